@@ -1,0 +1,8 @@
+module github.com/netlumina/lumina
+
+go 1.25.0
+
+require (
+	github.com/gopacket/gopacket v1.7.7 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)

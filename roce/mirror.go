@@ -1,0 +1,173 @@
+package roce
+
+import (
+	"encoding/binary"
+	"strconv"
+)
+
+// Event is the injected event a mirror copy reports in its IP TTL (IPv6 hop
+// limit). The numbering is Lumina's: 0 none, 1 drop, 2 ECN mark, 3
+// corruption.
+type Event uint8
+
+// Events.
+const (
+	EventNone    Event = 0
+	EventDrop    Event = 1
+	EventECN     Event = 2
+	EventCorrupt Event = 3
+)
+
+// String returns "none", "drop", "ecn" or "corrupt" ("event(N)" otherwise).
+func (e Event) String() string {
+	switch e {
+	case EventNone:
+		return "none"
+	case EventDrop:
+		return "drop"
+	case EventECN:
+		return "ecn"
+	case EventCorrupt:
+		return "corrupt"
+	}
+	return "event(" + strconv.Itoa(int(e)) + ")"
+}
+
+// Valid reports whether e is one of the four defined events.
+func (e Event) Valid() bool { return e <= EventCorrupt }
+
+// DefaultMirrorPort is the UDP destination port the public Lumina tool
+// writes into mirror copies (its rewrite-udp-dst-port example value).
+const DefaultMirrorPort = 9741
+
+// MirrorMeta is the metadata the injector embeds in a mirror copy.
+type MirrorMeta struct {
+	Seq         uint64 // mirror sequence number, 48 bits, in the source MAC
+	TimestampNs uint64 // switch ingress time in ns, 48 bits, in the destination MAC
+	Event       Event  // event type, in the IP TTL / hop limit
+}
+
+// MirrorSeqMask and MirrorTimeMask are the widths of the sequence number and
+// timestamp fields (48 bits each); both wrap.
+const (
+	MirrorSeqMask  = 1<<48 - 1
+	MirrorTimeMask = 1<<48 - 1
+)
+
+// Mirror returns the mirror metadata carried by a decoded mirror copy. It
+// does not check that p is one; see LooksMirrored.
+func (p *Packet) Mirror() MirrorMeta {
+	return MirrorMeta{
+		Seq:         mac48(p.SrcMAC),
+		TimestampNs: mac48(p.DstMAC),
+		Event:       Event(p.TTL),
+	}
+}
+
+// LooksMirrored is the heuristic "lumina decode --mirror auto" uses on a
+// frame whose ports were already restored: the TTL holds a defined event
+// (0-3) and the source MAC's top 16 bits are zero, as a sequence number below
+// 2^32 has them (real unicast MACs carry an OUI there). Raw mirror copies
+// (Packet.MirrorRaw) are recognised by their port instead.
+func (p *Packet) LooksMirrored() bool {
+	return p.MirrorRaw || (Event(p.TTL).Valid() && p.SrcMAC[0] == 0 && p.SrcMAC[1] == 0)
+}
+
+func mac48(m [6]byte) uint64 {
+	return uint64(m[0])<<40 | uint64(m[1])<<32 | uint64(binary.BigEndian.Uint32(m[2:]))
+}
+
+func putMAC48(b []byte, v uint64) {
+	binary.BigEndian.PutUint16(b, uint16(v>>32))
+	binary.BigEndian.PutUint32(b[2:], uint32(v))
+}
+
+// ApplyMirror rewrites a mirror copy in place the way the injector's egress
+// does: event in the TTL (IPv4 header checksum updated), sequence number in
+// the source MAC, timestamp in the destination MAC, the original UDP source
+// port stashed in the UDP checksum field, UDP source port = srcPort (random,
+// to spread RSS) and UDP destination port = mirrorPort. frame must be an
+// untagged or tagged Ethernet/IP/UDP frame to port 4791 with at least the
+// UDP header captured; ApplyMirror reports false otherwise and leaves frame
+// unchanged.
+func ApplyMirror(frame []byte, m MirrorMeta, mirrorPort, srcPort uint16) bool {
+	l3, l4, ok := udpOffsets(frame)
+	if !ok || binary.BigEndian.Uint16(frame[l4+2:]) != UDPPort {
+		return false
+	}
+	putMAC48(frame[0:6], m.TimestampNs&MirrorTimeMask)
+	putMAC48(frame[6:12], m.Seq&MirrorSeqMask)
+	if frame[l3]>>4 == 4 {
+		frame[l3+8] = byte(m.Event)
+		setIPv4Checksum(frame[l3:l4])
+	} else {
+		frame[l3+7] = byte(m.Event)
+	}
+	udp := frame[l4:]
+	copy(udp[6:8], udp[0:2])
+	binary.BigEndian.PutUint16(udp[0:], srcPort)
+	binary.BigEndian.PutUint16(udp[2:], mirrorPort)
+	return true
+}
+
+// RestoreMirror undoes the port rewrite of a mirror copy in place, as the
+// dumper does before writing its pcap: UDP source port from the checksum
+// field, destination port 4791, checksum 0 (what RNICs send). The MACs and
+// the TTL keep the metadata. It reports false, leaving frame unchanged, if
+// frame is not an IP/UDP frame to mirrorPort.
+func RestoreMirror(frame []byte, mirrorPort uint16) bool {
+	_, l4, ok := udpOffsets(frame)
+	if !ok || binary.BigEndian.Uint16(frame[l4+2:]) != mirrorPort {
+		return false
+	}
+	udp := frame[l4:]
+	copy(udp[0:2], udp[6:8])
+	binary.BigEndian.PutUint16(udp[2:], UDPPort)
+	udp[6], udp[7] = 0, 0
+	return true
+}
+
+// udpOffsets finds the IP and UDP headers of an Ethernet frame (up to two
+// VLAN tags), requiring the UDP header to be captured.
+func udpOffsets(frame []byte) (l3, l4 int, ok bool) {
+	if len(frame) < EthernetLen {
+		return 0, 0, false
+	}
+	off := 12
+	et := binary.BigEndian.Uint16(frame[off:])
+	for n := 0; (et == EtherTypeVLAN || et == EtherTypeQinQ) && n < 2; n++ {
+		off += VLANTagLen
+		if len(frame) < off+2 {
+			return 0, 0, false
+		}
+		et = binary.BigEndian.Uint16(frame[off:])
+	}
+	l3 = off + 2
+	switch et {
+	case EtherTypeIPv4:
+		if len(frame) < l3+IPv4MinLen || frame[l3]>>4 != 4 || frame[l3+9] != ipProtoUDP {
+			return 0, 0, false
+		}
+		ihl := int(frame[l3]&0x0F) * 4
+		if ihl < IPv4MinLen {
+			return 0, 0, false
+		}
+		l4 = l3 + ihl
+	case EtherTypeIPv6:
+		if len(frame) < l3+IPv6Len || frame[l3]>>4 != 6 || frame[l3+6] != ipProtoUDP {
+			return 0, 0, false
+		}
+		l4 = l3 + IPv6Len
+	default:
+		return 0, 0, false
+	}
+	if len(frame) < l4+UDPLen {
+		return 0, 0, false
+	}
+	return l3, l4, true
+}
+
+func setIPv4Checksum(h []byte) {
+	h[10], h[11] = 0, 0
+	binary.BigEndian.PutUint16(h[10:], IPv4Checksum(h))
+}
