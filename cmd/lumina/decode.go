@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strconv"
+
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/trace"
+)
+
+func init() {
+	register(&command{
+		name: "decode", args: "TRACE.pcap|TRACE.pcapng...",
+		summary: "print one line per frame of a trace, RoCE-aware (see docs/decode.md)",
+		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
+			format := fs.String("format", "text", "output `format`: text or jsonl")
+			mirror := fs.String("mirror", "auto", "decode Lumina mirror metadata: auto, on or off")
+			port := fs.Uint("mirror-port", roce.DefaultMirrorPort, "UDP destination `port` of unrestored mirror copies (rewrite-udp-dst-port); 0 = none")
+			return func(ctx context.Context, args []string, stdout, _ io.Writer) error {
+				d := decoder{jsonl: *format == "jsonl"}
+				if *format != "text" && *format != "jsonl" {
+					return usagef("decode: --format must be text or jsonl, not %q", *format)
+				}
+				switch *mirror {
+				case "auto", "on", "off":
+					d.mirrorMode = *mirror
+				default:
+					return usagef("decode: --mirror must be auto, on or off, not %q", *mirror)
+				}
+				if *port > 0xFFFF {
+					return usagef("decode: --mirror-port %d out of range", *port)
+				}
+				if *mirror != "off" {
+					d.parser.MirrorPort = uint16(*port)
+				}
+				d.parser.VerifyICRC = true
+				if len(args) == 0 {
+					return usagef("decode needs a trace file")
+				}
+				w := bufio.NewWriterSize(stdout, 64<<10)
+				defer w.Flush()
+				for _, path := range args {
+					if err := d.file(ctx, w, path); err != nil {
+						return err
+					}
+				}
+				return w.Flush()
+			}
+		},
+	})
+}
+
+// decoder prints frames; it reuses one line buffer, so printing a frame does
+// not allocate.
+type decoder struct {
+	jsonl      bool
+	mirrorMode string // auto, on, off
+	parser     roce.Parser
+	pkt        roce.Packet
+	buf        []byte
+	mirrored   int8 // auto mode, per file: 0 undecided, 1 yes, -1 no
+}
+
+func (d *decoder) file(ctx context.Context, w *bufio.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := trace.NewReader(f)
+	if err != nil {
+		return fmt.Errorf("decode %s: %w", path, err)
+	}
+	if lt := r.LinkType(); lt != trace.LinkTypeEthernet {
+		return fmt.Errorf("decode %s: link type %v not supported (Ethernet only)", path, lt)
+	}
+	d.mirrored = 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			// Lines already printed stay printed; say where it broke.
+			w.Flush()
+			return fmt.Errorf("decode %s: %w", path, err)
+		}
+		d.frame(p)
+		if _, err := w.Write(d.buf); err != nil {
+			return err
+		}
+	}
+}
+
+// frame formats one frame into d.buf.
+func (d *decoder) frame(tp trace.Packet) {
+	p := &d.pkt
+	perr := d.parser.Parse(tp.Data, tp.OrigLen, p)
+	if tp.LinkType != trace.LinkTypeEthernet {
+		perr = roce.ErrNotRoCE
+	}
+	showMirror := false
+	if perr == nil {
+		switch d.mirrorMode {
+		case "on":
+			showMirror = true
+		case "auto":
+			if d.mirrored == 0 {
+				d.mirrored = -1
+				if p.LooksMirrored() {
+					d.mirrored = 1
+				}
+			}
+			showMirror = d.mirrored == 1 || p.MirrorRaw
+		}
+	}
+	b := d.buf[:0]
+	if d.jsonl {
+		b = d.appendJSON(b, tp, perr, showMirror)
+	} else {
+		b = d.appendText(b, tp, perr, showMirror)
+	}
+	d.buf = append(b, '\n')
+}
+
+func appendAddr(b []byte, a netip.Addr) []byte {
+	if !a.IsValid() {
+		return append(b, "null"...)
+	}
+	b = append(b, '"')
+	b = a.AppendTo(b)
+	return append(b, '"')
+}
+
+func appendKey(b []byte, key string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	return append(b, '"', ':')
+}
+
+func appendBool(b []byte, v bool) []byte { return strconv.AppendBool(b, v) }
+
+func (d *decoder) appendJSON(b []byte, tp trace.Packet, perr error, mirror bool) []byte {
+	p := &d.pkt
+	b = append(b, `{"index":`...)
+	b = strconv.AppendInt(b, int64(tp.Index), 10)
+	b = appendKey(b, "time_ns")
+	b = strconv.AppendInt(b, tp.TimeNs, 10)
+	b = appendKey(b, "frame_len")
+	b = strconv.AppendInt(b, int64(tp.OrigLen), 10)
+	b = appendKey(b, "src_ip")
+	b = appendAddr(b, p.SrcIP)
+	b = appendKey(b, "dst_ip")
+	b = appendAddr(b, p.DstIP)
+	if perr != nil {
+		b = appendKey(b, "opcode")
+		b = append(b, "null"...)
+		b = appendKey(b, "error")
+		b = strconv.AppendQuote(b, perr.Error())
+		return append(b, '}')
+	}
+	b = appendKey(b, "udp_src")
+	b = strconv.AppendUint(b, uint64(p.UDPSrc), 10)
+	b = appendKey(b, "udp_dst")
+	b = strconv.AppendUint(b, uint64(p.UDPDst), 10)
+	b = appendKey(b, "ecn")
+	b = strconv.AppendUint(b, uint64(p.ECN()), 10)
+	b = appendKey(b, "opcode")
+	b = strconv.AppendQuote(b, p.Opcode.String())
+	b = appendKey(b, "opcode_num")
+	b = strconv.AppendUint(b, uint64(p.Opcode), 10)
+	b = appendKey(b, "dest_qp")
+	b = strconv.AppendUint(b, uint64(p.BTH.DestQP()), 10)
+	b = appendKey(b, "psn")
+	b = strconv.AppendUint(b, uint64(p.BTH.PSN()), 10)
+	b = appendKey(b, "ack_req")
+	b = appendBool(b, p.BTH.AckReq())
+	b = appendKey(b, "becn")
+	b = appendBool(b, p.BTH.BECN())
+	b = appendKey(b, "pad")
+	b = strconv.AppendInt(b, int64(p.PadLen), 10)
+	b = appendKey(b, "icrc")
+	b = strconv.AppendQuote(b, p.ICRC.String())
+	if p.AETH != nil {
+		s := p.AETH.Syndrome()
+		b = appendKey(b, "aeth")
+		b = append(b, `{"type":"`...)
+		b = append(b, s.Type().String()...)
+		b = append(b, `","code":`...)
+		b = strconv.AppendUint(b, uint64(s.Value()), 10)
+		b = append(b, `,"msn":`...)
+		b = strconv.AppendUint(b, uint64(p.AETH.MSN()), 10)
+		b = append(b, '}')
+	}
+	if p.RETH != nil {
+		b = appendKey(b, "reth")
+		b = append(b, `{"va":`...)
+		b = strconv.AppendUint(b, p.RETH.VirtualAddress(), 10)
+		b = append(b, `,"rkey":`...)
+		b = strconv.AppendUint(b, uint64(p.RETH.RKey()), 10)
+		b = append(b, `,"len":`...)
+		b = strconv.AppendUint(b, uint64(p.RETH.DMALength()), 10)
+		b = append(b, '}')
+	}
+	if mirror {
+		m := p.Mirror()
+		b = appendKey(b, "mirror")
+		b = append(b, `{"seq":`...)
+		b = strconv.AppendUint(b, m.Seq, 10)
+		b = append(b, `,"ts_ns":`...)
+		b = strconv.AppendUint(b, m.TimestampNs, 10)
+		b = append(b, `,"event":"`...)
+		b = append(b, m.Event.String()...)
+		b = append(b, `"}`...)
+	}
+	b = appendKey(b, "payload_len")
+	b = strconv.AppendInt(b, int64(p.PayloadLen), 10)
+	return append(b, '}')
+}
+
+func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool) []byte {
+	p := &d.pkt
+	b = strconv.AppendInt(b, int64(tp.Index), 10)
+	b = append(b, ' ')
+	b = appendSeconds(b, tp.TimeNs)
+	b = append(b, ' ')
+	if perr != nil {
+		if p.SrcIP.IsValid() {
+			b = p.SrcIP.AppendTo(b)
+			b = append(b, " > "...)
+			b = p.DstIP.AppendTo(b)
+			b = append(b, ' ')
+		}
+		b = append(b, "non-RoCE ("...)
+		b = append(b, perr.Error()...)
+		b = append(b, ") len="...)
+		return strconv.AppendInt(b, int64(tp.OrigLen), 10)
+	}
+	b = p.SrcIP.AppendTo(b)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, uint64(p.UDPSrc), 10)
+	b = append(b, " > "...)
+	b = p.DstIP.AppendTo(b)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, uint64(p.UDPDst), 10)
+	b = append(b, ' ')
+	b = append(b, p.Opcode.String()...)
+	b = append(b, " qp=0x"...)
+	b = appendHex(b, uint64(p.BTH.DestQP()), 6)
+	b = append(b, " psn="...)
+	b = strconv.AppendUint(b, uint64(p.BTH.PSN()), 10)
+	if p.BTH.AckReq() {
+		b = append(b, " A"...)
+	}
+	if p.BTH.BECN() {
+		b = append(b, " BECN"...)
+	}
+	if e := p.ECN(); e != 0 {
+		b = append(b, " ecn="...)
+		b = strconv.AppendUint(b, uint64(e), 10)
+	}
+	if p.AETH != nil {
+		b = append(b, ' ')
+		b = append(b, p.AETH.Syndrome().String()...)
+		b = append(b, " msn="...)
+		b = strconv.AppendUint(b, uint64(p.AETH.MSN()), 10)
+	}
+	if p.RETH != nil {
+		b = append(b, " va=0x"...)
+		b = appendHex(b, p.RETH.VirtualAddress(), 1)
+		b = append(b, " rkey=0x"...)
+		b = appendHex(b, uint64(p.RETH.RKey()), 1)
+		b = append(b, " dlen="...)
+		b = strconv.AppendUint(b, uint64(p.RETH.DMALength()), 10)
+	}
+	b = append(b, " len="...)
+	b = strconv.AppendInt(b, int64(p.PayloadLen), 10)
+	if p.PadLen != 0 {
+		b = append(b, " pad="...)
+		b = strconv.AppendInt(b, int64(p.PadLen), 10)
+	}
+	b = append(b, " icrc="...)
+	b = append(b, p.ICRC.String()...)
+	if mirror {
+		m := p.Mirror()
+		b = append(b, " [mirror seq="...)
+		b = strconv.AppendUint(b, m.Seq, 10)
+		b = append(b, " ts="...)
+		b = strconv.AppendUint(b, m.TimestampNs, 10)
+		b = append(b, " event="...)
+		b = append(b, m.Event.String()...)
+		b = append(b, ']')
+	}
+	return b
+}
+
+// appendSeconds formats ns as seconds with 9 decimals.
+func appendSeconds(b []byte, ns int64) []byte {
+	if ns < 0 {
+		b = append(b, '-')
+		ns = -ns
+	}
+	b = strconv.AppendInt(b, ns/1e9, 10)
+	b = append(b, '.')
+	frac := ns % 1e9
+	for div := int64(1e8); div > 0; div /= 10 {
+		b = append(b, byte('0'+frac/div%10))
+	}
+	return b
+}
+
+func appendHex(b []byte, v uint64, width int) []byte {
+	var tmp [16]byte
+	s := strconv.AppendUint(tmp[:0], v, 16)
+	for i := len(s); i < width; i++ {
+		b = append(b, '0')
+	}
+	return append(b, s...)
+}
