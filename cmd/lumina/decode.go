@@ -270,8 +270,27 @@ func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool)
 		b = strconv.AppendUint(b, uint64(e), 10)
 	}
 	if p.AETH != nil {
+		s := p.AETH.Syndrome()
 		b = append(b, ' ')
-		b = append(b, p.AETH.Syndrome().String()...)
+		b = append(b, s.Type().String()...)
+		b = append(b, '(')
+		switch s.Type() {
+		case roce.AckTypeNAK:
+			if c := s.NAKCode(); c <= roce.NAKInvalidRDRequest {
+				b = append(b, c.String()...)
+			} else {
+				b = strconv.AppendUint(b, uint64(c), 10)
+			}
+		case roce.AckTypeACK:
+			b = append(b, "credit="...)
+			b = strconv.AppendUint(b, uint64(s.Value()), 10)
+		case roce.AckTypeRNR:
+			b = append(b, "timer="...)
+			b = strconv.AppendUint(b, uint64(s.Value()), 10)
+		default:
+			b = strconv.AppendUint(b, uint64(s.Value()), 10)
+		}
+		b = append(b, ')')
 		b = append(b, " msn="...)
 		b = strconv.AppendUint(b, uint64(p.AETH.MSN()), 10)
 	}

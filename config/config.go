@@ -1,0 +1,175 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults that Parse fills in; see the field comments of Test and friends.
+const (
+	defaultSeed              = 1
+	defaultResultPath        = "results"
+	defaultAggregatePcap     = "trace.pcap"
+	defaultNumRepeats        = 1
+	defaultRewriteUDPDstPort = 9741
+	defaultSwitchListenPort  = 9000
+	defaultNumQPs            = 1
+	defaultNumMsgsPerQP      = 1
+	defaultMTU               = 1024
+	defaultMessageSize       = 4096
+	defaultTrafficListenPort = 12345
+	defaultTxDepth           = 1
+	defaultMinRetransTimeout = 14
+	defaultMaxRetransRetry   = 7
+	defaultMinTimeBtwCNPs    = 4
+	defaultIBPort            = 1
+	defaultDumperWeight      = 1
+	defaultDumperWorkers     = 1
+	defaultSnapLen           = 128
+	defaultNumPkts           = 1 << 20
+	defaultNumDumpers        = 2
+)
+
+// Limits that Parse enforces.
+const (
+	maxQPs            = 16384
+	maxDumpers        = 16
+	maxDumperWeight   = 255
+	maxDumperWorkers  = 256
+	minSnapLen        = 64
+	maxSnapLen        = 9216
+	maxMessageSize    = 1 << 31 // the largest RDMA message
+	maxMsgsPerQP      = 1<<31 - 1
+	maxExpandedEvents = 1 << 20
+	roceUDPPort       = 4791
+)
+
+// Load reads the test file at path and parses it with Parse. An unreadable
+// file gives an error that wraps the os error and names the path; an
+// invalid one gives an ErrorList.
+func Load(path string) (*Test, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: reading test file %s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses a test file. file is used for error positions, for
+// Test.File and for the default Test.Name. It returns the resolved Test,
+// or nil and an ErrorList (matched by errors.Is(err, ErrInvalid)) holding
+// every problem found, each with file:line:col.
+func Parse(file string, data []byte) (t *Test, err error) {
+	defer func() {
+		// Nothing in this package should panic, but a YAML library bug must
+		// not take the caller down with it.
+		if r := recover(); r != nil {
+			t, err = nil, ErrorList{{File: file, Line: 1, Col: 1, Msg: fmt.Sprintf("internal error while parsing: %v", r)}}
+		}
+	}()
+	root, errs := parseYAML(file, data)
+	if errs != nil {
+		return nil, errs.finish()
+	}
+	d := newDecoder(file)
+	t = d.test(root)
+	if t != nil {
+		d.resolve(t)
+		d.validate(t)
+	}
+	if len(d.errs) > 0 {
+		return nil, d.errs.finish()
+	}
+	return t, nil
+}
+
+var (
+	yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	anchorRE   = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+)
+
+// lineCol returns the 1-based line and column of byte offset off in data.
+func lineCol(data []byte, off int) (line, col int) {
+	line = 1 + bytes.Count(data[:off], []byte("\n"))
+	col = off - bytes.LastIndexByte(data[:off], '\n')
+	return line, col
+}
+
+// parseYAML parses data into the top-level node of its single document.
+func parseYAML(file string, data []byte) (*yaml.Node, ErrorList) {
+	syntax := func(err error) ErrorList {
+		msg := err.Error()
+		line := 1
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+				line = n
+			}
+			msg = m[2]
+		} else {
+			msg = strings.TrimPrefix(msg, "yaml: ")
+		}
+		col := 1
+		if m := anchorRE.FindStringSubmatch(msg); m != nil {
+			if i := bytes.Index(data, []byte("*"+m[1])); i >= 0 {
+				line, col = lineCol(data, i)
+			}
+		} else if strings.HasPrefix(msg, "control characters") {
+			if i := bytes.IndexFunc(data, func(r rune) bool {
+				return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f
+			}); i >= 0 {
+				line, col = lineCol(data, i)
+			}
+		}
+		return ErrorList{{File: file, Line: line, Col: col, Msg: "YAML syntax error: " + msg}}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, ErrorList{{File: file, Line: 1, Col: 1, Msg: "empty test file: want a mapping with the test's keys"}}
+		}
+		return nil, syntax(err)
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); err == nil {
+		line, col := next.Line, next.Column
+		if len(next.Content) > 0 {
+			line, col = next.Content[0].Line, next.Content[0].Column
+		}
+		return nil, ErrorList{{File: file, Line: max(line, 1), Col: max(col, 1), Msg: "more than one YAML document: a test file holds exactly one"}}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, syntax(err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, ErrorList{{File: file, Line: 1, Col: 1, Msg: "empty test file: want a mapping with the test's keys"}}
+	}
+	root := doc.Content[0]
+	if isNull(root) {
+		return nil, ErrorList{{File: file, Line: max(root.Line, 1), Col: max(root.Column, 1), Msg: "empty test file: want a mapping with the test's keys"}}
+	}
+	return root, nil
+}
+
+// defaultName is the file's base name without its extension.
+func defaultName(file string) string {
+	base := filepath.Base(file)
+	if base == "." || base == string(filepath.Separator) || base == "-" {
+		return "test"
+	}
+	if ext := filepath.Ext(base); ext != base {
+		base = strings.TrimSuffix(base, ext)
+	}
+	if base == "" {
+		return "test"
+	}
+	return base
+}

@@ -1,0 +1,94 @@
+// Package config reads lumina test files: the YAML schema, its defaults,
+// and validation with a file:line:col position on every error.
+//
+// A test file describes one Lumina experiment (SIGCOMM'23): a requester and
+// a responder host with RNICs, a programmable switch that injects events and
+// mirrors every RoCEv2 packet, a pool of dumpers, the traffic, and the events
+// to inject. The schema is compatible with the public Lumina tool's
+// conf/example.yml (every key of it is accepted) and with the spellings of
+// the paper's Listings 1 and 2 (num-connections for num-qps, lower-case NIC
+// types, bit-error for corrupt). lumina adds name, seed, testbed,
+// iter-scope, nic.personality, dumpers, and the msg and packet keys of
+// events. docs/config.md lists every key with its type and default.
+//
+// Load and Parse return a resolved *Test: every default filled in, aliases
+// mapped to lumina's names, and requester-mirror/responder-mirror turned
+// into Dumpers. Test.Marshal writes the canonical YAML of a resolved Test;
+// parsing it again gives an equal Test (apart from Event.Pos).
+//
+// # Errors
+//
+// Parsing walks the yaml.Node tree itself, so every problem carries the
+// position of the offending node: unknown keys (with a did-you-mean
+// suggestion), duplicate keys, values of the wrong type or out of range,
+// YAML syntax errors, and semantic errors such as an event's qpn beyond
+// num-qps. All problems are collected (up to 50) and returned together as
+// an ErrorList, which errors.Is matches against ErrInvalid. Checks that
+// depend on a rejected value are skipped rather than reported again: a bad
+// mtu does not also make every psn "out of range". An unreadable file is
+// not an ErrorList: Load wraps the os error with the path.
+//
+// # Events: relative QPN, PSN, ITER and msg
+//
+// Users do not know the runtime QP numbers and initial PSNs (IPSNs): the
+// RNICs choose them when the test starts. An event therefore names its
+// packet relatively:
+//
+//   - qpn is the 0-based index of the QP among the test's QPs;
+//   - psn is the 0-based index of the packet within its message, or "all"
+//     for every packet of the message; a message is
+//     Traffic.PacketsPerMessage() = max(1, ceil(message-size/mtu)) data
+//     packets (for READ, the data packets are the read responses, sent by
+//     the responder);
+//   - msg is the 0-based message index; without it the event applies to
+//     every message of the QP, as in the public tool, whose events are
+//     per-message templates;
+//   - iter is the 1-based transmission round: 1 is the first transmission
+//     of the packet, 2 its first retransmission, and so on.
+//
+// Test.ExpandEvents resolves msg and psn "all" into one ExpandedEvent per
+// packet, with RelPSN = msg*PacketsPerMessage()+psn, the offset from the
+// QP's IPSN that the control plane adds (modulo 2^24) once the runtime
+// metadata is known. A parsed Test never has two events that match the
+// same (qpn, msg, psn, iter): duplicates, conflicts and redundant events
+// are errors.
+//
+// # iter-scope
+//
+// The injector recognises retransmissions by counting rounds (ITER): a
+// packet whose PSN does not move forward from the previous packet's starts
+// a new round (the injector documents its exact rule). What a round counts
+// is a choice, made by iter-scope:
+//
+//   - message (default; the public tool's behaviour): ITER restarts at 1
+//     when the first packet of the next message arrives in order, so iter
+//     counts rounds within one message;
+//   - connection (the paper's §3.4): ITER counts rounds over the whole QP
+//     and never restarts.
+//
+// With tx-depth > 1 several messages are in flight, so a retransmission of
+// an earlier message cannot be told apart from a round of a later one under
+// iter-scope message; only ecn events (which do not cause retransmissions)
+// are allowed then. Use iter-scope: connection to inject drops and
+// corruptions with tx-depth > 1.
+//
+// # Pitfalls
+//
+//   - qpn and psn are 0-based. The paper's Listing 2 counts both from 1
+//     ("qpn: 1, psn: 4" is the 4th packet of the 1st QP): written as is, it
+//     addresses the 5th packet of the 2nd QP here, and its "qpn: 2" is out
+//     of range for 2 QPs. The error says so.
+//   - psn is relative to the message, not to the QP: with 10 packets per
+//     message, psn 12 is an error, not the 3rd packet of the 2nd message;
+//     write psn: 2 with msg: 1.
+//   - Without msg an event hits every message: "drop psn 0" with 100
+//     messages drops 100 packets. Give msg to hit one message only.
+//   - Events match data packets only; packet: ack (or nak, cnp, ...) is
+//     rejected, because the injector does not match control packets.
+//   - The zero values of Test and its parts are usable (sim testbed, write,
+//     message iter scope), but booleans that default to true, such as
+//     RoCEParameters.DCQCNRPEnable, are false in a hand-built struct.
+//
+// Nothing in this package is safe for concurrent mutation; a *Test that is
+// no longer modified may be read from many goroutines.
+package config

@@ -1,0 +1,519 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+)
+
+// Verb is the RDMA verb that the traffic generator uses (YAML key
+// traffic.rdma-verb). The zero value is VerbWrite, the default.
+type Verb int
+
+// Verbs.
+const (
+	VerbWrite    Verb = iota // "write": RDMA WRITE; the requester sends the data packets.
+	VerbRead                 // "read": RDMA READ; the responder sends the data (response) packets.
+	VerbSend                 // "send": SEND/RECV; the requester sends the data packets.
+	VerbSendRead             // "send_read": num-qps "a,b": a SEND QPs, then b READ QPs.
+)
+
+var verbNames = []string{"write", "read", "send", "send_read"}
+
+// String returns the YAML spelling, e.g. "send_read".
+func (v Verb) String() string {
+	if v >= 0 && int(v) < len(verbNames) {
+		return verbNames[v]
+	}
+	return fmt.Sprintf("Verb(%d)", int(v))
+}
+
+// EventType is what the injector does to a matched data packet (YAML key
+// type of a data-pkt-events entry). The numbers are the event encoding in
+// the TTL of mirrored packets; the zero value is invalid.
+type EventType int
+
+// Event types.
+const (
+	EventDrop    EventType = 1 // "drop": the packet is not forwarded (it is still mirrored).
+	EventECN     EventType = 2 // "ecn": the IP ECN field is set to CE.
+	EventCorrupt EventType = 3 // "corrupt" (alias "bit-error"): a bit flip that breaks the ICRC.
+)
+
+// String returns the YAML spelling, e.g. "ecn".
+func (e EventType) String() string {
+	switch e {
+	case EventDrop:
+		return "drop"
+	case EventECN:
+		return "ecn"
+	case EventCorrupt:
+		return "corrupt"
+	}
+	return fmt.Sprintf("EventType(%d)", int(e))
+}
+
+// Testbed selects where a test runs (YAML key testbed). The zero value is
+// TestbedSim, which never touches the host or real hardware.
+type Testbed int
+
+// Testbeds.
+const (
+	TestbedSim    Testbed = iota // "sim": everything in one process, on virtual time.
+	TestbedNetns                 // "netns": local network namespaces and veth pairs.
+	TestbedRemote                // "remote": real hosts, switch and RNICs reached by control-ip.
+)
+
+var testbedNames = []string{"sim", "netns", "remote"}
+
+// String returns the YAML spelling, e.g. "netns".
+func (t Testbed) String() string {
+	if t >= 0 && int(t) < len(testbedNames) {
+		return testbedNames[t]
+	}
+	return fmt.Sprintf("Testbed(%d)", int(t))
+}
+
+// IterScope says what an event's iter counts (YAML key iter-scope). The
+// zero value is IterScopeMessage, the default.
+type IterScope int
+
+// Iter scopes.
+const (
+	// IterScopeMessage is the public tool's semantics: ITER counts
+	// transmission rounds within one message and resets to 1 when the first
+	// packet of the next message arrives in order.
+	IterScopeMessage IterScope = iota
+	// IterScopeConnection is the paper's §3.4 semantics: ITER counts
+	// transmission rounds over the whole connection (QP); it grows by one
+	// each time a packet's PSN is not larger than the previous packet's.
+	IterScopeConnection
+)
+
+var iterScopeNames = []string{"message", "connection"}
+
+// String returns the YAML spelling, e.g. "connection".
+func (s IterScope) String() string {
+	if s >= 0 && int(s) < len(iterScopeNames) {
+		return iterScopeNames[s]
+	}
+	return fmt.Sprintf("IterScope(%d)", int(s))
+}
+
+// DumperBackend is how a dumper captures mirrored packets (YAML key backend
+// of a dumpers entry). The zero value is BackendSim.
+type DumperBackend int
+
+// Dumper backends.
+const (
+	BackendSim      DumperBackend = iota // "sim": in-process ports of the sim testbed.
+	BackendAFPacket                      // "afpacket": Linux AF_PACKET TPACKET_V3 with fanout.
+	BackendDPDK                          // "dpdk": DPDK poll-mode driver (build tag dpdk).
+)
+
+var backendNames = []string{"sim", "afpacket", "dpdk"}
+
+// String returns the YAML spelling, e.g. "afpacket".
+func (b DumperBackend) String() string {
+	if b >= 0 && int(b) < len(backendNames) {
+		return backendNames[b]
+	}
+	return fmt.Sprintf("DumperBackend(%d)", int(b))
+}
+
+// Test is one resolved test file: every default filled in, the paper's and
+// the public tool's spellings mapped to ours, and requester-mirror and
+// responder-mirror turned into Dumpers.
+//
+// A Test built by hand is usable at its zero value where that makes sense
+// (sim testbed, write verb, message iter scope); Parse always returns fully
+// resolved values, and the field comments give the defaults it fills in.
+type Test struct {
+	// File is the file name given to Parse or Load. It is not a YAML key;
+	// Event.Pos positions refer to this file.
+	File string
+	// Name is the test name. YAML key name; default: the file's base name
+	// without its extension ("test" if that is empty).
+	Name string
+	// Seed seeds every random choice of the test (initial PSNs, QPNs,
+	// mirror UDP source ports, ...). YAML key seed; default 1.
+	Seed uint64
+	// Testbed is where the test runs. YAML key testbed; default remote if
+	// the requester, the responder or the switch has a control-ip, else sim.
+	Testbed Testbed
+	// IterScope is what an event's iter counts. YAML key iter-scope;
+	// default message.
+	IterScope IterScope
+	// ResultPath is the directory that results are written under. YAML key
+	// result-path; default "results".
+	ResultPath string
+	// LocalWorkspace is the public tool's local source tree. YAML key
+	// local-workspace; default empty. Accepted for compatibility; unused by
+	// lumina itself.
+	LocalWorkspace string
+	// AggregatePcapFilename is the file name of the merged trace of every
+	// repeat. YAML key aggregate-pcap-filename; default "trace.pcap".
+	AggregatePcapFilename string
+	// NumRepeats is how many times the test runs. YAML key num-repeats;
+	// default 1.
+	NumRepeats int
+	// RewriteUDPDstPort is the UDP destination port written into mirrored
+	// copies, so that dumpers can tell them from live RoCEv2 traffic (4791).
+	// YAML key rewrite-udp-dst-port; default 9741.
+	RewriteUDPDstPort int
+	// Switch is the programmable switch (the event injector). YAML key switch.
+	Switch Switch
+	// Requester is the host that posts the work requests. YAML key requester.
+	Requester Host
+	// Responder is the other traffic host. YAML key responder.
+	Responder Host
+	// Dumpers is the dumper pool that mirrored packets are spread over by
+	// weighted round robin. YAML key dumpers, or the public tool's
+	// requester-mirror and responder-mirror; default: two dumpers named
+	// dumper-0 and dumper-1 with default settings.
+	Dumpers []Dumper
+	// Traffic is the workload and the injected events. YAML key traffic.
+	Traffic Traffic
+}
+
+// Switch is the programmable switch that forwards, injects events and
+// mirrors. Except for ListenPort, its keys matter only on the remote testbed.
+type Switch struct {
+	// SDEPath is the Barefoot SDE directory on the switch. YAML key
+	// sde-path; default empty. Hardware only.
+	SDEPath string
+	// Workspace is the working directory on the switch. YAML key workspace;
+	// default empty. Hardware only.
+	Workspace string
+	// ControlIP is the switch's management address or host name. YAML key
+	// control-ip; default empty (which, with the hosts', selects testbed sim).
+	ControlIP string
+	// Username is the login name on the switch. YAML key username; default
+	// empty. Hardware only.
+	Username string
+	// SSHKeyFilepath is the public tool's SSH key path. YAML key
+	// ssh-key-filepath; default empty. Accepted for compatibility.
+	SSHKeyFilepath string
+	// PortSpeed is the speed of the test ports: NONE, 1G, 10G, 25G, 40G,
+	// 50G, 100G, 200G or 400G. YAML key port-speed (case-insensitive,
+	// stored upper-case); default empty (the target's default). Hardware only.
+	PortSpeed string
+	// FECType is the forward error correction of the test ports: NONE, FC
+	// or RS. YAML key fec-type (case-insensitive, stored upper-case);
+	// default empty (the target's default). Hardware only.
+	FECType string
+	// ListenPort is the TCP port on which the control plane receives the
+	// traffic generator's runtime metadata. YAML key listen-port; default 9000.
+	ListenPort int
+	// LocalSwitchConfigPath is where the public tool wrote the generated
+	// controller config. YAML key local-switch-config-path; default empty.
+	// Accepted for compatibility.
+	LocalSwitchConfigPath string
+}
+
+// Host is the requester or the responder: a traffic host with an RNIC.
+type Host struct {
+	// Workspace is the working directory on the host. YAML key workspace;
+	// default empty. Hardware only.
+	Workspace string
+	// ControlIP is the host's management address or host name. YAML key
+	// control-ip; default empty.
+	ControlIP string
+	// Username is the login name on the host. YAML key username; default
+	// empty. Hardware only.
+	Username string
+	// SSHKeyFilepath is the public tool's SSH key path. YAML key
+	// ssh-key-filepath; default empty. Accepted for compatibility.
+	SSHKeyFilepath string
+	// NIC is the RNIC under test. YAML key nic.
+	NIC NIC
+	// RoCE is the RNIC's congestion-control and loss-recovery settings.
+	// YAML key roce-parameters.
+	RoCE RoCEParameters
+}
+
+// NIC describes an RNIC (on a traffic host) or a capture NIC (on a dumper).
+// Keys marked "traffic hosts only" or "dumpers only" are unknown keys
+// elsewhere.
+type NIC struct {
+	// Type is the NIC model: cx4, cx5, cx6 or e810, and also xl710 on
+	// dumpers. YAML key type (case-insensitive: the paper writes cx4, the
+	// public tool CX4; stored lower-case); default empty (no hardware NIC).
+	Type string
+	// Personality is the software RNIC's behaviour profile: spec, cx4, cx5,
+	// cx6, or the path of a YAML file (ending in .yaml or .yml; relative to
+	// the test file's directory). YAML key personality; default: Type when
+	// it is cx4, cx5 or cx6, else spec. Traffic hosts only.
+	Personality string
+	// IfName is the kernel interface name. YAML key if-name; default empty.
+	IfName string
+	// PCIAddr is the PCI address, e.g. 0000:3b:00.0. YAML key pci-addr;
+	// default empty. Hardware only.
+	PCIAddr string
+	// IBDevice is the verbs device name, e.g. mlx5_0. YAML key ib-device;
+	// default empty. Traffic hosts only; hardware only.
+	IBDevice string
+	// IBPort is the verbs port number. YAML key ib-port; default 1.
+	// Traffic hosts only.
+	IBPort int
+	// SwitchPort is the switch (Tofino dev) port the NIC is cabled to. YAML
+	// key switch-port; default 0. Hardware only.
+	SwitchPort int
+	// RTEPortID is the DPDK port id of the capture NIC. YAML key
+	// rte-port-id; default 0. Dumpers only; backend dpdk only.
+	RTEPortID int
+	// IPList is the NIC's IPv4 addresses, each a CIDR prefix or a plain
+	// address (stored as /32). YAML key ip-list; default empty. The first
+	// responder address is the one the requester connects to; multi-gid
+	// uses all of them. Traffic hosts only.
+	IPList []netip.Prefix
+	// PrioDSCPMap maps a priority (0..7) to the DSCP values (0..63) that
+	// map to it. YAML key prio-dscp-map, written {prio: "d,d,..."}; default
+	// empty (priority p gets DSCP 8p..8p+7). Traffic hosts only; hardware only.
+	PrioDSCPMap map[int][]int
+}
+
+// RoCEParameters are the RNIC's congestion-control and loss-recovery
+// knobs. The first five are Mellanox (cx4/cx5/cx6) knobs, DCQCNEnable is
+// Intel's (e810). The software RNIC honours all of them.
+type RoCEParameters struct {
+	// DCQCNRPEnable enables the DCQCN reaction point (rate limiting on
+	// CNPs). YAML key dcqcn-rp-enable; default true.
+	DCQCNRPEnable bool
+	// DCQCNNPEnable enables the DCQCN notification point (CNPs on CE
+	// marks). YAML key dcqcn-np-enable; default true.
+	DCQCNNPEnable bool
+	// MinTimeBetweenCNPs is the minimum gap between two CNPs of one QP, in
+	// microseconds. YAML key min-time-between-cnps; default 4.
+	MinTimeBetweenCNPs int
+	// AdaptiveRetrans enables adaptive retransmission timeouts. YAML key
+	// adaptive-retrans; default false.
+	AdaptiveRetrans bool
+	// SlowRestart enables slow restart after a retransmission timeout. YAML
+	// key slow-restart; default false.
+	SlowRestart bool
+	// DCQCNEnable enables DCQCN on Intel NICs. YAML key dcqcn-enable;
+	// default true.
+	DCQCNEnable bool
+}
+
+// Dumper is one host of the dumper pool.
+type Dumper struct {
+	// Name identifies the dumper in logs and results. YAML key name;
+	// default dumper-<i> with i the 0-based index in dumpers. Mirrors are
+	// named requester-mirror and responder-mirror.
+	Name string
+	// Weight is the dumper's share in the injector's weighted round robin,
+	// 1..255. YAML key weight; default 1.
+	Weight int
+	// Workers is how many capture workers (cores, queues, fanout members)
+	// the dumper runs. YAML key workers; default 1.
+	Workers int
+	// Backend is the capture method. YAML key backend; default sim on
+	// testbed sim, else afpacket.
+	Backend DumperBackend
+	// SnapLen is how many bytes of each packet are kept, 64..9216. YAML key
+	// snap-len (pkt-dump-conf.snap-len on mirrors); default 128.
+	SnapLen int
+	// NumPkts is the capture capacity per worker, in packets. YAML key
+	// num-pkts (pkt-dump-conf.num-pkts on mirrors); default 1048576.
+	NumPkts int
+	// DumpFilename is the name of the dumper's pcap in a repeat's results.
+	// YAML key dump-filename (pkt-dump-conf.dump-filename on mirrors);
+	// default Name + ".pcap".
+	DumpFilename string
+	// ControlIP is the dumper host's management address. YAML key
+	// control-ip; default empty. Hardware only.
+	ControlIP string
+	// Username is the login name on the dumper host. YAML key username;
+	// default empty. Hardware only.
+	Username string
+	// SSHKeyFilepath is the public tool's SSH key path. YAML key
+	// ssh-key-filepath; default empty. Accepted for compatibility.
+	SSHKeyFilepath string
+	// Workspace is the working directory on the dumper host. YAML key
+	// workspace; default empty. Hardware only.
+	Workspace string
+	// NIC is the capture NIC (keys if-name, pci-addr, switch-port,
+	// rte-port-id, type). YAML key nic.
+	NIC NIC
+	// EALArgs are extra DPDK EAL arguments. YAML key eal-args; default
+	// empty. Backend dpdk only.
+	EALArgs []string
+}
+
+// Traffic is the workload and the events injected into it.
+type Traffic struct {
+	// NumQPs is the number of QPs (connections). YAML key num-qps, or the
+	// paper's num-connections; 1..16384; default 1. With rdma-verb
+	// send_read it is written "a,b" and NumQPs is a+b.
+	NumQPs int
+	// NumReadQPs is, for VerbSendRead only, the b of num-qps "a,b": QPs
+	// 0..a-1 use SEND and QPs a..a+b-1 use READ. Zero for other verbs.
+	NumReadQPs int
+	// Verb is the RDMA verb. YAML key rdma-verb; default write.
+	Verb Verb
+	// NumMsgsPerQP is how many messages each QP sends. YAML key
+	// num-msgs-per-qp; default 1.
+	NumMsgsPerQP int
+	// MTU is the RoCE path MTU in bytes: 256, 512, 1024, 2048 or 4096. YAML
+	// key mtu; default 1024.
+	MTU int
+	// MessageSize is the size of every message in bytes. YAML key
+	// message-size; default 4096.
+	MessageSize int
+	// ListenPort is the TCP port on which the responder's traffic generator
+	// listens for the requester. YAML key listen-port; default 12345.
+	ListenPort int
+	// MultiGID spreads QPs over every address of the ip-lists. YAML key
+	// multi-gid; default false.
+	MultiGID bool
+	// BarrierSync makes the requester post the next round of requests only
+	// after every QP completed the current one. YAML key barrier-sync;
+	// default false.
+	BarrierSync bool
+	// TxDepth is the maximum number of outstanding requests per QP. YAML
+	// key tx-depth; default 1.
+	TxDepth int
+	// MinRetransmitTimeout is the QP's local ACK timeout exponent t (the
+	// timeout is 4.096 µs × 2^t), 0..31. YAML key min-retransmit-timeout;
+	// default 14.
+	MinRetransmitTimeout int
+	// MaxRetransmitRetry is the QP's retry count, 0..7. YAML key
+	// max-retransmit-retry; default 7.
+	MaxRetransmitRetry int
+	// DSCPList gives each QP's DSCP (0..63), one entry per QP. YAML key
+	// dscp-list; default empty (the generator's default traffic class).
+	DSCPList []int
+	// Events are the injected events, in file order. YAML key
+	// data-pkt-events; default none.
+	Events []Event
+}
+
+// AllPackets as Event.PSN means every packet of the message (YAML psn: all).
+const AllPackets = -1
+
+// AllMessages as Event.Msg means every message of the QP (msg omitted).
+const AllMessages = -1
+
+// Event is one injection intent on data packets: do Type to packet PSN of
+// message Msg of QP QPN in its Iter-th transmission round.
+type Event struct {
+	// QPN is the 0-based QP index (not the runtime QP number). YAML key
+	// qpn; required. The paper's Listing 2 counts from 1; the public tool
+	// and lumina count from 0.
+	QPN int
+	// PSN is the 0-based index of the packet within its message, or
+	// AllPackets. YAML key psn (an integer or "all"); required.
+	PSN int
+	// Type is what is done to the packet. YAML key type; required.
+	Type EventType
+	// Iter is the 1-based transmission round (1 is the first
+	// transmission, 2 the first retransmission, ...), counted per message
+	// or per connection according to Test.IterScope. YAML key iter;
+	// default 1.
+	Iter int
+	// Msg is the 0-based message index, or AllMessages. YAML key msg;
+	// default AllMessages (the public tool applies every event to every
+	// message).
+	Msg int
+	// Pos is where the event's mapping starts in Test.File. It is not part
+	// of the event's meaning: a Marshal/Parse round trip changes it.
+	Pos Pos
+}
+
+// ExpandedEvent is one (event, message, packet) after ExpandEvents
+// resolved AllMessages and AllPackets.
+type ExpandedEvent struct {
+	// QP is the 0-based QP index.
+	QP int
+	// Msg is the 0-based message index.
+	Msg int
+	// PSN is the 0-based packet index within the message.
+	PSN int
+	// RelPSN is the packet index relative to the QP's initial PSN:
+	// Msg*PacketsPerMessage()+PSN. Add it to the IPSN modulo 2^24.
+	RelPSN int
+	// Iter is the 1-based transmission round.
+	Iter int
+	// Type is what is done to the packet.
+	Type EventType
+}
+
+// mtuOrDefault returns MTU, or 1024 for the zero value.
+func (tr *Traffic) mtuOrDefault() int {
+	if tr.MTU <= 0 {
+		return defaultMTU
+	}
+	return tr.MTU
+}
+
+// PacketsPerMessage returns how many data packets one message takes:
+// max(1, ceil(MessageSize/MTU)). For READ these are the response packets;
+// the count is the same. A zero MTU counts as the default, 1024.
+func (tr *Traffic) PacketsPerMessage() int {
+	mtu := tr.mtuOrDefault()
+	if tr.MessageSize <= 0 {
+		return 1
+	}
+	return (tr.MessageSize-1)/mtu + 1
+}
+
+// QPVerb returns the verb that QP qp (0-based) uses: Verb itself, except
+// for VerbSendRead, where the first NumQPs-NumReadQPs QPs use VerbSend and
+// the rest VerbRead.
+func (tr *Traffic) QPVerb(qp int) Verb {
+	if tr.Verb != VerbSendRead {
+		return tr.Verb
+	}
+	if qp < tr.NumQPs-tr.NumReadQPs {
+		return VerbSend
+	}
+	return VerbRead
+}
+
+// ExpandEvents returns one entry per (event, message, packet): an event
+// without msg applies to every message, and psn all to every packet of
+// the message. Entries are sorted by (QP, Msg, PSN, Iter), and by event
+// order after that. Parse rejects files whose events expand to more than
+// 1<<20 entries; a hand-built Test is expanded as is. Iter zero (a
+// hand-built Event) counts as 1.
+func (t *Test) ExpandEvents() []ExpandedEvent {
+	tr := &t.Traffic
+	ppm := tr.PacketsPerMessage()
+	nmsgs := max(tr.NumMsgsPerQP, 1)
+	var out []ExpandedEvent
+	for _, ev := range tr.Events {
+		m0, m1 := ev.Msg, ev.Msg+1
+		if ev.Msg == AllMessages {
+			m0, m1 = 0, nmsgs
+		}
+		p0, p1 := ev.PSN, ev.PSN+1
+		if ev.PSN == AllPackets {
+			p0, p1 = 0, ppm
+		}
+		iter := ev.Iter
+		if iter == 0 {
+			iter = 1
+		}
+		for m := m0; m < m1; m++ {
+			for p := p0; p < p1; p++ {
+				out = append(out, ExpandedEvent{QP: ev.QPN, Msg: m, PSN: p, RelPSN: m*ppm + p, Iter: iter, Type: ev.Type})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.QP != b.QP {
+			return a.QP < b.QP
+		}
+		if a.Msg != b.Msg {
+			return a.Msg < b.Msg
+		}
+		if a.PSN != b.PSN {
+			return a.PSN < b.PSN
+		}
+		return a.Iter < b.Iter
+	})
+	return out
+}

@@ -1,0 +1,338 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// resolve fills in the defaults that depend on other keys.
+func (d *decoder) resolve(t *Test) {
+	if t.Name == "" {
+		t.Name = defaultName(d.file)
+	}
+	if !d.testbedSet {
+		t.Testbed = TestbedSim
+		if t.Requester.ControlIP != "" || t.Responder.ControlIP != "" || t.Switch.ControlIP != "" {
+			t.Testbed = TestbedRemote
+		}
+	}
+	for _, h := range []*Host{&t.Requester, &t.Responder} {
+		if h.NIC.Personality == "" {
+			h.NIC.Personality = "spec"
+			switch h.NIC.Type {
+			case "cx4", "cx5", "cx6":
+				h.NIC.Personality = h.NIC.Type
+			}
+		}
+	}
+	if len(t.Dumpers) == 0 && !d.dumpersGiven {
+		for i := 0; i < defaultNumDumpers; i++ {
+			t.Dumpers = append(t.Dumpers, defaultDumper(fmt.Sprintf("dumper-%d", i)))
+			d.backendSet = append(d.backendSet, false)
+		}
+	}
+	for i := range t.Dumpers {
+		dm := &t.Dumpers[i]
+		if !d.backendSet[i] {
+			dm.Backend = BackendSim
+			if t.Testbed != TestbedSim {
+				dm.Backend = BackendAFPacket
+			}
+		}
+		if dm.DumpFilename == "" {
+			dm.DumpFilename = dm.Name + ".pcap"
+		}
+	}
+}
+
+// dumperPath returns the path prefix of dumper i's keys.
+func (d *decoder) dumperPath(i int) string {
+	if len(d.mirrors) > 0 {
+		if i < len(d.mirrors) {
+			return d.mirrors[i]
+		}
+		return ""
+	}
+	if d.dumpersGiven {
+		return fmt.Sprintf("dumpers[%d]", i)
+	}
+	return ""
+}
+
+// validate runs the checks that involve more than one key.
+func (d *decoder) validate(t *Test) {
+	d.validateTestbed(t)
+	d.validateDumpers(t)
+	d.validateTraffic(t)
+}
+
+// firstPos returns the first known position among paths, or 1:1.
+func (d *decoder) firstPos(paths ...string) Pos {
+	for _, p := range paths {
+		if pos := d.pos(p); pos.Line > 0 {
+			return pos
+		}
+	}
+	return Pos{1, 1}
+}
+
+func (d *decoder) validateTestbed(t *Test) {
+	if t.Testbed != TestbedRemote || d.bad["testbed"] {
+		return
+	}
+	// Where to point: the testbed key if given, else the control-ip that
+	// selected the remote testbed.
+	at := d.firstPos("testbed", "requester.control-ip", "responder.control-ip", "switch.control-ip")
+	for _, h := range []struct {
+		name string
+		ip   string
+	}{{"requester", t.Requester.ControlIP}, {"responder", t.Responder.ControlIP}, {"switch", t.Switch.ControlIP}} {
+		if h.ip == "" && !d.bad[h.name] {
+			d.errorAt(at, fmt.Sprintf("testbed remote: %s has no control-ip", h.name))
+		}
+	}
+	if len(d.mirrors) == 0 && !d.dumpersGiven {
+		d.errorAt(at, "testbed remote: the dumpers need control-ips: add dumpers (or requester-mirror and responder-mirror) with control-ip")
+		return
+	}
+	for i, dm := range t.Dumpers {
+		p := d.dumperPath(i)
+		if dm.ControlIP == "" && p != "" && !d.bad[p] {
+			d.errorAt(d.firstPos(p), fmt.Sprintf("testbed remote: dumper %q has no control-ip", dm.Name))
+		}
+	}
+}
+
+func (d *decoder) validateDumpers(t *Test) {
+	names := map[string]Pos{}
+	files := map[string]Pos{}
+	for i, dm := range t.Dumpers {
+		p := d.dumperPath(i)
+		if p == "" {
+			continue
+		}
+		first, dupName := names[dm.Name]
+		if dupName {
+			d.errorAt(d.firstPos(p+".name", p), fmt.Sprintf("duplicate dumper name %q (first at %s)", dm.Name, first))
+		} else {
+			names[dm.Name] = d.firstPos(p+".name", p)
+		}
+		fp := d.firstPos(p+".dump-filename", p+".pkt-dump-conf.dump-filename", p)
+		// With a duplicate name, a clash of the default file names, which
+		// derive from the names, would only repeat the same error.
+		if first, dup := files[dm.DumpFilename]; dup && !dupName {
+			d.errorAt(fp, fmt.Sprintf("dump-filename %q is already used by another dumper (at %s)", dm.DumpFilename, first))
+		} else if dm.DumpFilename == t.AggregatePcapFilename {
+			d.errorAt(fp, fmt.Sprintf("dump-filename %q is also the aggregate-pcap-filename", dm.DumpFilename))
+		} else if !dup {
+			files[dm.DumpFilename] = fp
+		}
+		if d.backendSet[i] && !d.bad["testbed"] {
+			bp := d.firstPos(p + ".backend")
+			if t.Testbed == TestbedSim && dm.Backend != BackendSim {
+				d.errorAt(bp, fmt.Sprintf("backend %s needs a real network: testbed sim only supports backend sim", dm.Backend))
+			}
+			if t.Testbed != TestbedSim && dm.Backend == BackendSim {
+				d.errorAt(bp, fmt.Sprintf("backend sim only works on testbed sim, not %s; use afpacket or dpdk", t.Testbed))
+			}
+		}
+		if len(dm.EALArgs) > 0 && dm.Backend != BackendDPDK {
+			d.errorAt(d.firstPos(p+".eal-args"), fmt.Sprintf("eal-args are only used by backend dpdk, not %s", dm.Backend))
+		}
+	}
+}
+
+func (d *decoder) validateTraffic(t *Test) {
+	tr := &t.Traffic
+	if d.bad["traffic"] {
+		return
+	}
+	qpsOK := !d.bad["traffic.num-qps"]
+	if n := len(tr.DSCPList); n > 0 && qpsOK && !d.bad["traffic.dscp-list"] && n != tr.NumQPs {
+		d.errorAt(d.pos("traffic.dscp-list"), fmt.Sprintf("dscp-list: want %d entries (one per QP; num-qps is %d), got %d", tr.NumQPs, tr.NumQPs, n))
+	}
+	ppmOK := !d.bad["traffic.mtu"] && !d.bad["traffic.message-size"]
+	msgsOK := !d.bad["traffic.num-msgs-per-qp"]
+	txOK := !d.bad["traffic.tx-depth"] && !d.bad["iter-scope"]
+	ppm := tr.PacketsPerMessage()
+	good := make([]bool, len(tr.Events))
+	expanded := 0
+	for i, ev := range tr.Events {
+		if i >= len(d.evOK) || !d.evOK[i] {
+			continue
+		}
+		path := fmt.Sprintf("traffic.data-pkt-events[%d]", i)
+		good[i] = true
+		if qpsOK && ev.QPN >= tr.NumQPs {
+			d.errorAt(d.pos(path+".qpn"), fmt.Sprintf("qpn: want 0..%d, got %d (num-qps is %d); qpn is 0-based; the paper's Listing 2 counts from 1",
+				tr.NumQPs-1, ev.QPN, tr.NumQPs))
+			good[i] = false
+		}
+		if ppmOK && ev.PSN != AllPackets && ev.PSN >= ppm {
+			d.errorAt(d.pos(path+".psn"), fmt.Sprintf("psn: want 0..%d or \"all\", got %d (a message of %d bytes at mtu %d is %s; psn is the 0-based packet index within a message)",
+				ppm-1, ev.PSN, tr.MessageSize, tr.MTU, plural(ppm, "packet")))
+			good[i] = false
+		}
+		if msgsOK && ev.Msg != AllMessages && ev.Msg >= tr.NumMsgsPerQP {
+			d.errorAt(d.pos(path+".msg"), fmt.Sprintf("msg: want 0..%d, got %d (num-msgs-per-qp is %d; msg is 0-based)",
+				tr.NumMsgsPerQP-1, ev.Msg, tr.NumMsgsPerQP))
+			good[i] = false
+		}
+		if txOK && tr.TxDepth > 1 && t.IterScope == IterScopeMessage && ev.Type != EventECN {
+			d.errorAt(d.pos(path+".type"), fmt.Sprintf("type %s with tx-depth %d and iter-scope message: per-message ITER is ambiguous with several messages in flight; use iter-scope: connection, or only ecn events",
+				ev.Type, tr.TxDepth))
+			good[i] = false
+		}
+		if good[i] && expanded <= maxExpandedEvents {
+			n := 1
+			if ev.Msg == AllMessages {
+				n = tr.NumMsgsPerQP
+			}
+			if ev.PSN == AllPackets {
+				n *= ppm
+			}
+			expanded += n
+		}
+	}
+	if expanded > maxExpandedEvents {
+		d.errorAt(d.pos("traffic.data-pkt-events"), fmt.Sprintf("data-pkt-events expand to more than %d (event, message, packet) entries; give msg, or fewer psn: all events", maxExpandedEvents))
+	}
+	d.checkOverlaps(tr, good)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// byType holds, per event type, the 1-based index of the first event seen
+// (0: none).
+type byType [4]int
+
+func (b *byType) add(t EventType, idx int) {
+	if b[t] == 0 {
+		b[t] = idx + 1
+	}
+}
+
+// overlapGroup indexes the events of one (qpn, iter) by the shape of their
+// (psn, msg) so that overlaps are found in constant time per event.
+type overlapGroup struct {
+	exact       map[[2]int]*byType // (psn, msg)
+	psnAllByMsg map[int]*byType    // psn all, msg m
+	msgAllByPSN map[int]*byType    // psn p, msg all
+	exactByMsg  map[int]*byType    // any exact event with msg m
+	exactByPSN  map[int]*byType    // any exact event with psn p
+	allAll      byType             // psn all, msg all
+	anyExact    byType
+	anyPSNAll   byType // psn all, any specific msg
+	anyMsgAll   byType // msg all, any specific psn
+}
+
+func get[K comparable](m map[K]*byType, k K) *byType {
+	b := m[k]
+	if b == nil {
+		b = &byType{}
+		m[k] = b
+	}
+	return b
+}
+
+// checkOverlaps reports events that are identical to, covered by, or in
+// conflict with an earlier event: after expansion, no two events may
+// match the same (qpn, msg, psn, iter).
+func (d *decoder) checkOverlaps(tr *Traffic, good []bool) {
+	groups := map[[2]int]*overlapGroup{}
+	for i, ev := range tr.Events {
+		if !good[i] || ev.Type < EventDrop || ev.Type > EventCorrupt {
+			continue
+		}
+		g := groups[[2]int{ev.QPN, ev.Iter}]
+		if g == nil {
+			g = &overlapGroup{
+				exact:       map[[2]int]*byType{},
+				psnAllByMsg: map[int]*byType{},
+				msgAllByPSN: map[int]*byType{},
+				exactByMsg:  map[int]*byType{},
+				exactByPSN:  map[int]*byType{},
+			}
+			groups[[2]int{ev.QPN, ev.Iter}] = g
+		}
+		allP, allM := ev.PSN == AllPackets, ev.Msg == AllMessages
+		var same *byType // events of the same shape and key
+		var cands []*byType
+		switch {
+		case !allP && !allM:
+			same = get(g.exact, [2]int{ev.PSN, ev.Msg})
+			cands = []*byType{same, get(g.psnAllByMsg, ev.Msg), get(g.msgAllByPSN, ev.PSN), &g.allAll}
+		case allP && !allM:
+			same = get(g.psnAllByMsg, ev.Msg)
+			cands = []*byType{same, &g.allAll, get(g.exactByMsg, ev.Msg), &g.anyMsgAll}
+		case !allP && allM:
+			same = get(g.msgAllByPSN, ev.PSN)
+			cands = []*byType{same, &g.allAll, get(g.exactByPSN, ev.PSN), &g.anyPSNAll}
+		default:
+			same = &g.allAll
+			cands = []*byType{same, &g.anyExact, &g.anyPSNAll, &g.anyMsgAll}
+		}
+		if j := same[ev.Type]; j != 0 {
+			d.errorAt(ev.Pos, fmt.Sprintf("duplicate event: same as the event at %s", tr.Events[j-1].Pos))
+			continue
+		}
+		first := 0
+		for _, c := range cands {
+			for _, j := range c {
+				if j != 0 && (first == 0 || j < first) {
+					first = j
+				}
+			}
+		}
+		if first != 0 {
+			other := tr.Events[first-1]
+			psn, msg := ev.PSN, ev.Msg
+			if psn == AllPackets {
+				psn = other.PSN
+			}
+			if msg == AllMessages {
+				msg = other.Msg
+			}
+			what := describeMatch(ev.QPN, psn, ev.Iter, msg)
+			if other.Type == ev.Type {
+				d.errorAt(ev.Pos, fmt.Sprintf("redundant event: the %s event at %s already matches %s", other.Type, other.Pos, what))
+			} else {
+				d.errorAt(ev.Pos, fmt.Sprintf("conflicting events: this %s and the %s event at %s both match %s", ev.Type, other.Type, other.Pos, what))
+			}
+			continue
+		}
+		same.add(ev.Type, i)
+		switch {
+		case !allP && !allM:
+			get(g.exactByMsg, ev.Msg).add(ev.Type, i)
+			get(g.exactByPSN, ev.PSN).add(ev.Type, i)
+			g.anyExact.add(ev.Type, i)
+		case allP && !allM:
+			g.anyPSNAll.add(ev.Type, i)
+		case !allP && allM:
+			g.anyMsgAll.add(ev.Type, i)
+		}
+	}
+}
+
+func describeMatch(qpn, psn, iter, msg int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "qpn %d, ", qpn)
+	if psn == AllPackets {
+		b.WriteString("every packet, ")
+	} else {
+		fmt.Fprintf(&b, "psn %d, ", psn)
+	}
+	fmt.Fprintf(&b, "iter %d ", iter)
+	if msg == AllMessages {
+		b.WriteString("in every message")
+	} else {
+		fmt.Fprintf(&b, "in message %d", msg)
+	}
+	return b.String()
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# scripts/test.sh — lumina's whole test suite, the command CI runs (.ci/run).
+#
+# Installs what the tests need with apt when run as root (tshark now), then:
+# gofmt check, go vet, go test -race, and a short smoke run of every fuzz
+# target. As root, a test that would skip for a missing requirement fails
+# instead (LUMINA_REQUIRE_ALL=1): CI must run everything.
+#
+# Environment: FUZZTIME (default 10s) per fuzz target; SKIP_FUZZ=1 skips them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '== %s\n' "$*" >&2; }
+
+need=()
+command -v tshark >/dev/null 2>&1 || need+=(tshark)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    say "missing ${need[*]}: the tests that need them will skip (run as root to install)"
+  fi
+fi
+if [ "$(id -u)" = 0 ]; then
+  export LUMINA_REQUIRE_ALL="${LUMINA_REQUIRE_ALL:-1}"
+fi
+
+say "gofmt"
+bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$bad" ]; then
+  echo "gofmt would change:" >&2
+  echo "$bad" >&2
+  exit 1
+fi
+
+say "go vet"
+go vet ./...
+
+say "go test -race"
+go test -race -count=1 ./...
+
+if [ "${SKIP_FUZZ:-0}" != 1 ]; then
+  fuzztime="${FUZZTIME:-10s}"
+  # Every "func FuzzX(" in a _test.go file, run alone in its package.
+  grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r file; do
+    pkg="./$(dirname "${file#./}")"
+    grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | sed 's/^func //' | while read -r fn; do
+      say "fuzz $pkg $fn ($fuzztime)"
+      go test -run '^$' -fuzz "^${fn}\$" -fuzztime "$fuzztime" -parallel 1 "$pkg" >/tmp/lumina-fuzz.log 2>&1 || {
+        cat /tmp/lumina-fuzz.log >&2
+        exit 1
+      }
+    done
+  done
+fi
+say "all tests passed"
