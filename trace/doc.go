@@ -70,9 +70,15 @@
 // Readers and writers are not safe for concurrent use; use one per
 // goroutine.
 //
-// # Later
+// # Merging dumper files
 //
-// Merging several traces into one, ordered by the mirror sequence number
-// that lumina's dumpers stamp on each copy, will live in this package too;
-// it is not implemented yet.
+// Merge and MergeFiles combine the dumpers' files into one trace ordered by
+// the mirror sequence number the injector writes into each copy's source MAC
+// (MirrorFields). The merge streams: it holds one pending packet per source,
+// never the trace. Sequence numbers wrap; SeqSpace describes the counter's
+// range (48 bits by default; SeqSpaceLumina31 for the public tool's 1..2^31-1
+// counter) and all comparisons are modular. Merge never reorders packets
+// within one source: a corrupt source's out-of-order packet is emitted as is,
+// counted in MergeStats.OutOfOrder, and left for the integrity check
+// (analyzers/integrity) to report.
 package trace

@@ -1,0 +1,420 @@
+package trace
+
+// Merging dumper files into one trace ordered by mirror sequence number.
+//
+// The injector stamps every mirror copy with a sequence number (source MAC)
+// and its ingress timestamp (destination MAC) and spreads the copies over
+// several dumpers by weighted round robin. Each dumper's file is therefore in
+// sequence order with gaps where other dumpers got packets; the complete
+// trace is the k-way merge of the files by sequence number. See Merge.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// ErrNotMirrorCopy means a packet cannot be a mirror copy: it is not an
+// Ethernet frame, or it is too short to hold the two MAC addresses that carry
+// the mirror timestamp and sequence number (12 bytes).
+var ErrNotMirrorCopy = errors.New("not a mirror copy")
+
+// MirrorHeaderLen is the number of leading frame bytes that carry mirror
+// metadata: the destination MAC (timestamp) and the source MAC (sequence
+// number).
+const MirrorHeaderLen = 12
+
+// MirrorSeqMax is the largest mirror sequence number (and timestamp) the
+// 48-bit MAC fields hold: 2^48-1. It equals roce.MirrorSeqMask.
+const MirrorSeqMax = 1<<48 - 1
+
+// MirrorFields returns the mirror sequence number (bytes 6..11, the source
+// MAC, big-endian) and switch timestamp in nanoseconds (bytes 0..5, the
+// destination MAC, big-endian) of a mirror copy. ok is false if frame is
+// shorter than MirrorHeaderLen. It does not allocate.
+func MirrorFields(frame []byte) (seq, tsNs uint64, ok bool) {
+	if len(frame) < MirrorHeaderLen {
+		return 0, 0, false
+	}
+	_ = frame[11]
+	tsNs = uint64(frame[0])<<40 | uint64(frame[1])<<32 | uint64(frame[2])<<24 |
+		uint64(frame[3])<<16 | uint64(frame[4])<<8 | uint64(frame[5])
+	seq = uint64(frame[6])<<40 | uint64(frame[7])<<32 | uint64(frame[8])<<24 |
+		uint64(frame[9])<<16 | uint64(frame[10])<<8 | uint64(frame[11])
+	return seq, tsNs, true
+}
+
+// SeqSpace is the set of values a mirror sequence counter takes, in order:
+// Min, Min+1, …, Max, then Min again. All sequence arithmetic (Merge, the
+// integrity check) is modular over this cycle of Len() = Max-Min+1 values.
+//
+// A bit mask is not enough to describe every counter: lumina's injector
+// counts 0, 1, …, 2^48-1, 0 (a mask of 2^48-1 would do), but the public
+// Lumina P4 program's 31-bit register goes from 0x7FFFFFFF back to 1, never
+// to 0, so its cycle has 2^31-1 values, not 2^31. With a mask of 2^31-1 the
+// step 0x7FFFFFFF → 1 would look like a one-packet gap. Hence the explicit
+// range; see SeqSpace48 and SeqSpaceLumina31.
+//
+// The zero value means SeqSpace48. Max == 0 means MirrorSeqMax. A valid space
+// has Min < Max <= MirrorSeqMax.
+//
+// Two sequence numbers compare by their signed distance along the cycle
+// (serial-number arithmetic, RFC 1982): b is after a when it is less than
+// half a cycle ahead. This is right as long as the packets being compared
+// are less than Len()/2 sequence numbers apart, which for 48 bits is always
+// and for 31 bits is about 10^9 packets.
+//
+// Values outside [Min, Max] (a corrupt frame, or 0 with SeqSpaceLumina31)
+// are reduced modulo Len() so that arithmetic on them stays defined; use
+// Contains to detect them.
+type SeqSpace struct {
+	Min uint64 // first value, and the value after Max. Default 0.
+	Max uint64 // last value before the wrap. Default (0) MirrorSeqMax.
+}
+
+// Sequence spaces of the counters lumina knows.
+var (
+	// SeqSpace48 is lumina's injector counter: 48 bits, 2^48-1 wraps to 0.
+	// It is what the zero SeqSpace means.
+	SeqSpace48 = SeqSpace{Min: 0, Max: MirrorSeqMax}
+
+	// SeqSpaceLumina31 is the public Lumina tool's sequence_reg: 31 bits,
+	// incremented before use so the first packet gets 1, and 0x7FFFFFFF
+	// wraps to 1 (0 never appears).
+	SeqSpaceLumina31 = SeqSpace{Min: 1, Max: 1<<31 - 1}
+)
+
+// norm applies the defaults.
+func (s SeqSpace) norm() SeqSpace {
+	if s.Max == 0 {
+		s.Max = MirrorSeqMax
+	}
+	return s
+}
+
+// Validate reports whether s (after defaults) describes a usable cycle:
+// Min < Max <= MirrorSeqMax. The error wraps ErrInvalid.
+func (s SeqSpace) Validate() error {
+	n := s.norm()
+	if n.Min >= n.Max || n.Max > MirrorSeqMax {
+		return fmt.Errorf("trace: sequence space %d..%d: %w (want Min < Max <= %d)", n.Min, n.Max, ErrInvalid, uint64(MirrorSeqMax))
+	}
+	return nil
+}
+
+// Len returns the number of values in the cycle, Max-Min+1.
+func (s SeqSpace) Len() uint64 {
+	s = s.norm()
+	return s.Max - s.Min + 1
+}
+
+// Contains reports whether v is one of the space's values.
+func (s SeqSpace) Contains(v uint64) bool {
+	s = s.norm()
+	return v >= s.Min && v <= s.Max
+}
+
+// pos returns v's position in the cycle, 0 for Min, in [0, Len()). s must be
+// normalized.
+func (s SeqSpace) pos(v uint64) uint64 {
+	if v >= s.Min && v <= s.Max {
+		return v - s.Min
+	}
+	n := s.Max - s.Min + 1
+	if v > s.Max {
+		return (v - s.Min) % n
+	}
+	// v < Min: −(Min−v) modulo n.
+	if r := (s.Min - v) % n; r != 0 {
+		return n - r
+	}
+	return 0
+}
+
+// Add returns the value k steps after v along the cycle.
+func (s SeqSpace) Add(v, k uint64) uint64 {
+	s = s.norm()
+	n := s.Max - s.Min + 1
+	p := s.pos(v) + k%n // < 2n <= 2^49: no overflow
+	if p >= n {
+		p -= n
+	}
+	return s.Min + p
+}
+
+// Next returns the value after v: v+1, or Min after Max.
+func (s SeqSpace) Next(v uint64) uint64 { return s.Add(v, 1) }
+
+// Diff returns the signed distance a−b along the cycle, in
+// (−Len()/2, Len()/2]: positive when a comes after b, 1 when a follows b
+// directly, 0 when they are equal.
+func (s SeqSpace) Diff(a, b uint64) int64 {
+	s = s.norm()
+	n := s.Max - s.Min + 1
+	return diffPos(s.pos(a), s.pos(b), n)
+}
+
+// diffPos is Diff on cycle positions pa, pb in [0, n).
+func diffPos(pa, pb, n uint64) int64 {
+	d := pa - pb
+	if pa < pb {
+		d += n
+	}
+	if d > n/2 {
+		return int64(d) - int64(n)
+	}
+	return int64(d)
+}
+
+// MergeSource is one input of Merge: typically one dumper's file.
+type MergeSource struct {
+	// Name identifies the source in errors, e.g. "dumper-0" or a file
+	// name. Empty means "source N" with N its position.
+	Name string
+
+	// Reader is positioned at the source's first packet. Merge reads it to
+	// the end.
+	Reader *Reader
+}
+
+// MergeStats counts what Merge emitted.
+type MergeStats struct {
+	// Packets is the number of packets emitted.
+	Packets int
+
+	// PerSource[i] is the number of packets emitted from source i.
+	PerSource []int
+
+	// OutOfOrder counts packets emitted with a sequence number before that
+	// of the packet emitted just before them. Merge never reorders within a
+	// source, so each one means a source that is not in sequence order (a
+	// corrupt or badly written dumper file); the integrity check reports it
+	// precisely.
+	OutOfOrder int
+}
+
+// MergeOptions configure Merge and MergeFiles. The zero value is the
+// default: 48-bit sequence numbers.
+type MergeOptions struct {
+	// Seq is the sequence counter's range and wrap. Default (zero)
+	// SeqSpace48; use SeqSpaceLumina31 for traces of the public Lumina tool.
+	Seq SeqSpace
+}
+
+// Merge is MergeOptions{}.Merge: a merge of 48-bit sequence numbers.
+func Merge(out func(src int, p Packet) error, srcs ...MergeSource) (MergeStats, error) {
+	return MergeOptions{}.Merge(out, srcs...)
+}
+
+// MergeFiles is MergeOptions{}.MergeFiles.
+func MergeFiles(outPath string, snaplen int, inPaths ...string) (MergeStats, error) {
+	return MergeOptions{}.MergeFiles(outPath, snaplen, inPaths...)
+}
+
+// mergeHead is a source's pending packet.
+type mergeHead struct {
+	p   Packet
+	pos uint64 // cycle position of p's sequence number
+	ok  bool   // p is pending; false once the source is exhausted
+}
+
+// Merge reads every source to its end and calls out once per packet, in
+// mirror sequence order, with the source's position in srcs and the packet
+// as that source's Reader returned it (Index is the packet's index within
+// its source; Data is valid only during the call). Pass a closure around a
+// PcapWriter to write the merged trace, or an integrity checker, or both.
+//
+// Memory is bounded by the number of sources, not by the trace length: Merge
+// holds one pending packet per source. The pending packet's Data is not
+// copied: it stays valid because Merge calls a source's Reader.Next only
+// after its pending packet has been emitted. Per packet, Merge does O(k)
+// comparisons for k sources and allocates nothing.
+//
+// Order. The next packet emitted is the pending one whose sequence number is
+// nearest after the last emitted one, by signed distance along the cycle of
+// o.Seq (see SeqSpace), so a trace that crosses the counter's wrap
+// (…, 2^48-1, 0, 1, … or, for the public tool, …, 0x7FFFFFFF, 1, …) merges
+// in the order the switch counted. The first packet emitted is the earliest
+// of the sources' first packets in the same serial order. Ties (the same
+// number in two sources) go to the lower source position.
+//
+// Merge does not sort within a source: it assumes each source is in
+// sequence order, as a dumper writes it, and does not check it. If a source
+// is not (a corrupt file), a packet whose number is before the last emitted
+// one is emitted as soon as it is a source's pending packet, and counted in
+// MergeStats.OutOfOrder; the result is not sorted, and the integrity check
+// (package analyzers/integrity) names the offending packet. Duplicates are
+// emitted as they are.
+//
+// Errors. A read error from a source (ErrTruncated, ErrCorrupt, I/O) stops
+// the merge with an error naming the source and wrapping the Reader's error;
+// all packets ordered before the failing source's next packet have been
+// emitted. A packet that is not an Ethernet frame of at least
+// MirrorHeaderLen bytes stops it with ErrNotMirrorCopy, naming the source
+// and the packet's index. An error from out stops the merge and is returned
+// as is. An invalid o.Seq or a nil Reader returns ErrInvalid before anything
+// is read. In every case the stats count what was emitted.
+func (o MergeOptions) Merge(out func(src int, p Packet) error, srcs ...MergeSource) (MergeStats, error) {
+	stats := MergeStats{PerSource: make([]int, len(srcs))}
+	if err := o.Seq.Validate(); err != nil {
+		return stats, fmt.Errorf("trace: merge: %w", err)
+	}
+	sp := o.Seq.norm()
+	n := sp.Max - sp.Min + 1
+	for i := range srcs {
+		if srcs[i].Reader == nil {
+			return stats, fmt.Errorf("trace: merge: %s: %w (nil Reader)", sourceName(srcs, i), ErrInvalid)
+		}
+	}
+	heads := make([]mergeHead, len(srcs))
+	for i := range heads {
+		if err := heads[i].advance(srcs, i, sp); err != nil {
+			return stats, err
+		}
+	}
+
+	// The first packet: the earliest pending one in serial order.
+	best := -1
+	for i := range heads {
+		if heads[i].ok && (best < 0 || diffPos(heads[i].pos, heads[best].pos, n) < 0) {
+			best = i
+		}
+	}
+	var last uint64
+	for best >= 0 {
+		h := &heads[best]
+		if err := out(best, h.p); err != nil {
+			return stats, err
+		}
+		stats.Packets++
+		stats.PerSource[best]++
+		last = h.pos
+		if err := h.advance(srcs, best, sp); err != nil {
+			return stats, err
+		}
+
+		// The pending packet nearest after last (or furthest before it).
+		best = -1
+		var bestD int64
+		for i := range heads {
+			if !heads[i].ok {
+				continue
+			}
+			if d := diffPos(heads[i].pos, last, n); best < 0 || d < bestD {
+				best, bestD = i, d
+			}
+		}
+		if best >= 0 && bestD < 0 {
+			stats.OutOfOrder++
+		}
+	}
+	return stats, nil
+}
+
+// advance reads source i's next packet into h.
+func (h *mergeHead) advance(srcs []MergeSource, i int, sp SeqSpace) error {
+	p, err := srcs[i].Reader.Next()
+	if err == io.EOF {
+		h.ok = false
+		h.p = Packet{}
+		return nil
+	}
+	if err != nil {
+		h.ok = false
+		return fmt.Errorf("trace: merge: %s: %w", sourceName(srcs, i), err)
+	}
+	if p.LinkType != LinkTypeEthernet {
+		h.ok = false
+		return fmt.Errorf("trace: merge: %s: packet %d: %w (link type %v, want %v)",
+			sourceName(srcs, i), p.Index, ErrNotMirrorCopy, p.LinkType, LinkTypeEthernet)
+	}
+	seq, _, ok := MirrorFields(p.Data)
+	if !ok {
+		h.ok = false
+		return fmt.Errorf("trace: merge: %s: packet %d: %w (frame of %d bytes, want at least %d)",
+			sourceName(srcs, i), p.Index, ErrNotMirrorCopy, len(p.Data), MirrorHeaderLen)
+	}
+	h.p, h.pos, h.ok = p, sp.pos(seq), true
+	return nil
+}
+
+func sourceName(srcs []MergeSource, i int) string {
+	if srcs[i].Name != "" {
+		return srcs[i].Name
+	}
+	return "source " + strconv.Itoa(i)
+}
+
+// MergeFiles merges the pcap or pcapng files at inPaths (see Merge; each
+// source is named by its path) into a pcap file with nanosecond timestamps
+// at outPath. Each packet keeps its record timestamp (the switch timestamp,
+// as the dumpers write it), its captured bytes and its original length.
+//
+// snaplen is the output's snaplen; 0 means DefaultSnaplen, which keeps every
+// byte the reader accepts. A smaller snaplen truncates longer packets.
+//
+// The output is written atomically: to a temporary file in outPath's
+// directory, synced, then renamed to outPath (mode 0644). On any error the
+// temporary file is removed and outPath is left as it was; the returned
+// stats still count the packets merged before the error.
+func (o MergeOptions) MergeFiles(outPath string, snaplen int, inPaths ...string) (stats MergeStats, err error) {
+	if err := o.Seq.Validate(); err != nil {
+		return MergeStats{PerSource: make([]int, len(inPaths))}, fmt.Errorf("trace: merge: %w", err)
+	}
+	srcs := make([]MergeSource, len(inPaths))
+	for i, path := range inPaths {
+		f, err := os.Open(path)
+		if err != nil {
+			return MergeStats{PerSource: make([]int, len(inPaths))}, fmt.Errorf("trace: merge: %w", err)
+		}
+		defer f.Close()
+		r, err := NewReader(f)
+		if err != nil {
+			return MergeStats{PerSource: make([]int, len(inPaths))}, fmt.Errorf("trace: merge: %s: %w", path, err)
+		}
+		srcs[i] = MergeSource{Name: path, Reader: r}
+	}
+
+	tmp, err := os.CreateTemp(filepath.Dir(outPath), "."+filepath.Base(outPath)+".tmp*")
+	if err != nil {
+		return MergeStats{PerSource: make([]int, len(inPaths))}, fmt.Errorf("trace: merge: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	pw, err := NewPcapWriter(bw, snaplen, LinkTypeEthernet)
+	if err != nil {
+		return MergeStats{PerSource: make([]int, len(inPaths))}, fmt.Errorf("trace: merge: %s: %w", outPath, err)
+	}
+	stats, err = o.Merge(func(_ int, p Packet) error {
+		if err := pw.WritePacket(p.TimeNs, p.Data, p.OrigLen); err != nil {
+			return fmt.Errorf("trace: merge: writing %s: %w", outPath, err)
+		}
+		return nil
+	}, srcs...)
+	if err != nil {
+		return stats, err
+	}
+	if err = bw.Flush(); err == nil {
+		if err = tmp.Chmod(0o644); err == nil {
+			if err = tmp.Sync(); err == nil {
+				err = tmp.Close()
+			}
+		}
+	}
+	if err != nil {
+		return stats, fmt.Errorf("trace: merge: writing %s: %w", outPath, err)
+	}
+	if err = os.Rename(tmp.Name(), outPath); err != nil {
+		return stats, fmt.Errorf("trace: merge: %w", err)
+	}
+	return stats, nil
+}
