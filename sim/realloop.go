@@ -1,0 +1,219 @@
+package sim
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// RealLoop runs callbacks on one goroutine, in the order they were posted,
+// and tells wall-clock time: Now is the time since NewRealLoop, read from
+// the monotonic clock. Components written against Loop run unchanged on a
+// RealLoop and need no locks, because their callbacks never overlap.
+//
+// Create one with NewRealLoop, call Start, and Close when done. Work posted
+// before Start waits for it.
+//
+// # Concurrency
+//
+// All methods are safe to call from any goroutine. mu guards the queue and
+// the lifecycle flags. Callbacks must not block: while one runs, nothing
+// else on the loop (timers included) can.
+//
+// A callback that panics crashes the program, as on any goroutine.
+type RealLoop struct {
+	start time.Time
+	done  chan struct{} // closed when the loop goroutine exits (or by Close if never started)
+
+	closedFlag atomic.Bool   // mirrors closed, read without mu between callbacks
+	loopGID    atomic.Uint64 // goroutine ID of the loop goroutine
+
+	mu      sync.Mutex
+	cond    sync.Cond // signalled when q grows or closed is set; L is &mu
+	q       []func()
+	spare   []func()
+	started bool
+	closed  bool
+}
+
+var _ Loop = (*RealLoop)(nil)
+
+// NewRealLoop returns a RealLoop whose epoch is now. It does not start the
+// loop goroutine; call Start.
+func NewRealLoop() *RealLoop {
+	l := &RealLoop{start: time.Now(), done: make(chan struct{})}
+	l.cond.L = &l.mu
+	return l
+}
+
+// Start starts the loop goroutine. Calling it again, or after Close, does
+// nothing.
+func (l *RealLoop) Start() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.started || l.closed {
+		return
+	}
+	l.started = true
+	go l.run()
+}
+
+// Close stops the loop and drops work that has not started. Posts, timers
+// and AfterFuncs after Close do nothing. Called from any goroutine other
+// than the loop's, Close returns once the loop goroutine has exited, so no
+// callback is running or will run. Called from a callback, it returns at
+// once and the loop exits when that callback returns. Close is idempotent.
+func (l *RealLoop) Close() {
+	l.mu.Lock()
+	if !l.closed {
+		l.closed = true
+		l.closedFlag.Store(true)
+		clear(l.q)
+		l.q = nil
+		if !l.started {
+			close(l.done)
+		}
+		l.cond.Broadcast()
+	}
+	started := l.started
+	l.mu.Unlock()
+	if started && curGoroutineID() != l.loopGID.Load() {
+		<-l.done
+	}
+}
+
+// Done returns a channel that is closed when the loop has stopped for good:
+// its goroutine exited after Close, or Close was called before Start.
+func (l *RealLoop) Done() <-chan struct{} { return l.done }
+
+// Now returns the wall-clock time since NewRealLoop in nanoseconds.
+func (l *RealLoop) Now() int64 { return int64(time.Since(l.start)) }
+
+// Post queues f to run on the loop after the work already queued. After
+// Close it does nothing. It panics if f is nil.
+func (l *RealLoop) Post(f func()) {
+	if f == nil {
+		panic("sim: Post with nil func")
+	}
+	l.mu.Lock()
+	if !l.closed {
+		l.q = append(l.q, f)
+		if len(l.q) == 1 {
+			l.cond.Signal()
+		}
+	}
+	l.mu.Unlock()
+}
+
+// AfterFunc runs f on the loop after d of wall-clock time, measured by a
+// time.Timer that posts f onto the loop when it fires; a d <= 0 posts f
+// immediately. Stopping the Timer after it fired but before f ran still
+// prevents f from running, and Stop then returns true.
+func (l *RealLoop) AfterFunc(d time.Duration, f func()) Timer {
+	if f == nil {
+		panic("sim: AfterFunc with nil func")
+	}
+	rt := &realTimer{l: l, f: f}
+	if l.closedFlag.Load() {
+		rt.state.Store(timerStopped)
+		return rt
+	}
+	if d <= 0 {
+		l.Post(rt.run)
+		return rt
+	}
+	rt.t = time.AfterFunc(d, rt.post)
+	return rt
+}
+
+func (l *RealLoop) run() {
+	defer close(l.done)
+	l.loopGID.Store(curGoroutineID())
+	for {
+		l.mu.Lock()
+		for len(l.q) == 0 && !l.closed {
+			l.cond.Wait()
+		}
+		if l.closed {
+			l.mu.Unlock()
+			return
+		}
+		batch := l.q
+		l.q, l.spare = l.spare[:0], nil
+		l.mu.Unlock()
+
+		for i, f := range batch {
+			if l.closedFlag.Load() {
+				break
+			}
+			batch[i] = nil
+			f()
+		}
+		clear(batch)
+
+		l.mu.Lock()
+		if l.spare == nil && !l.closed {
+			l.spare = batch[:0]
+		}
+		l.mu.Unlock()
+	}
+}
+
+// Timer states of realTimer.
+const (
+	timerPending int32 = iota
+	timerFired
+	timerStopped
+)
+
+// realTimer is RealLoop's Timer. state moves once, from timerPending to
+// timerFired (on the loop, just before f runs) or to timerStopped (in Stop);
+// whichever compare-and-swap wins decides.
+type realTimer struct {
+	l     *RealLoop
+	f     func()
+	t     *time.Timer // nil when d <= 0; set before the Timer is returned
+	state atomic.Int32
+}
+
+var _ Timer = (*realTimer)(nil)
+
+func (rt *realTimer) post() { rt.l.Post(rt.run) }
+
+func (rt *realTimer) run() {
+	if rt.state.CompareAndSwap(timerPending, timerFired) {
+		rt.f()
+	}
+}
+
+// Stop prevents f from running if it has not started.
+func (rt *realTimer) Stop() bool {
+	if !rt.state.CompareAndSwap(timerPending, timerStopped) {
+		return false
+	}
+	if rt.t != nil {
+		rt.t.Stop()
+	}
+	return true
+}
+
+// curGoroutineID returns the ID of the calling goroutine, parsed from the
+// first line of its stack trace ("goroutine 123 [running]:"). It is slow
+// (about a microsecond) and used only by Close, to tell whether it runs on
+// the loop goroutine and so must not wait for it.
+func curGoroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i >= 0 {
+		b = b[:i]
+	}
+	id, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return id
+}

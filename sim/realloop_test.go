@@ -1,0 +1,209 @@
+package sim
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func newStartedRealLoop(t *testing.T) *RealLoop {
+	t.Helper()
+	l := NewRealLoop()
+	l.Start()
+	t.Cleanup(l.Close)
+	return l
+}
+
+// TestRealLoopSerialized posts and schedules from many goroutines; the
+// callbacks mutate unguarded state, so -race fails if two ever overlap.
+func TestRealLoopSerialized(t *testing.T) {
+	l := newStartedRealLoop(t)
+	const goroutines, each = 8, 500
+	count := 0 // touched only on the loop
+	var wg sync.WaitGroup
+	wg.Add(goroutines * each * 2)
+	for range goroutines {
+		go func() {
+			for i := range each {
+				l.Post(func() { count++; wg.Done() })
+				l.AfterFunc(time.Duration(i%3)*time.Microsecond, func() { count++; wg.Done() })
+			}
+		}()
+	}
+	wg.Wait()
+	got := make(chan int)
+	l.Post(func() { got <- count })
+	if g, want := <-got, goroutines*each*2; g != want {
+		t.Errorf("count = %d, want %d", g, want)
+	}
+}
+
+func TestRealLoopPostFIFO(t *testing.T) {
+	l := NewRealLoop() // posted before Start: waits for it
+	var got []int
+	done := make(chan struct{})
+	for i := range 100 {
+		l.Post(func() { got = append(got, i) })
+	}
+	l.AfterFunc(0, func() { close(done) }) // d <= 0: after already-queued work
+	l.Start()
+	defer l.Close()
+	<-done
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("got[%d] = %d, want %d", i, v, i)
+		}
+	}
+	if len(got) != 100 {
+		t.Errorf("len(got) = %d, want 100", len(got))
+	}
+}
+
+func TestRealLoopAfterFuncTiming(t *testing.T) {
+	l := newStartedRealLoop(t)
+	const d = 20 * time.Millisecond
+	fired := make(chan int64, 1)
+	start := l.Now()
+	l.AfterFunc(d, func() { fired <- l.Now() })
+	select {
+	case at := <-fired:
+		// Loose bounds: never early, and not absurdly late on a loaded machine.
+		if el := time.Duration(at - start); el < d || el > d+2*time.Second {
+			t.Errorf("AfterFunc(%v) fired after %v, want in [%v, %v]", d, el, d, d+2*time.Second)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("AfterFunc did not fire")
+	}
+}
+
+// TestRealLoopStopQueued stops timers whose callbacks are (or may be)
+// already queued behind a blocked callback: they must not run.
+func TestRealLoopStopQueued(t *testing.T) {
+	for _, d := range []time.Duration{0, time.Millisecond} {
+		t.Run(d.String(), func(t *testing.T) {
+			l := newStartedRealLoop(t)
+			block, blocked := make(chan struct{}), make(chan struct{})
+			l.Post(func() { close(blocked); <-block })
+			<-blocked
+			var ran atomic.Bool
+			tm := l.AfterFunc(d, func() { ran.Store(true) })
+			time.Sleep(10 * time.Millisecond) // let the time.Timer fire and queue the call
+			if got := tm.Stop(); !got {
+				t.Errorf("Stop() of queued timer = %v, want true", got)
+			}
+			close(block)
+			flushRealLoop(t, l)
+			if ran.Load() {
+				t.Error("stopped timer's callback ran")
+			}
+			if got := tm.Stop(); got {
+				t.Errorf("second Stop() = %v, want false", got)
+			}
+		})
+	}
+}
+
+func TestRealLoopStopAfterFire(t *testing.T) {
+	l := newStartedRealLoop(t)
+	fired := make(chan struct{})
+	tm := l.AfterFunc(time.Microsecond, func() { close(fired) })
+	<-fired
+	if got := tm.Stop(); got {
+		t.Errorf("Stop() after firing = %v, want false", got)
+	}
+}
+
+// flushRealLoop waits until everything queued on l before the call has run.
+func flushRealLoop(t *testing.T, l *RealLoop) {
+	t.Helper()
+	done := make(chan struct{})
+	l.Post(func() { close(done) })
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("loop did not drain")
+	}
+}
+
+func TestRealLoopClose(t *testing.T) {
+	t.Run("drops pending work", func(t *testing.T) {
+		l := NewRealLoop()
+		l.Start()
+		var ran atomic.Int32
+		block, blocked := make(chan struct{}), make(chan struct{})
+		l.Post(func() { close(blocked); <-block })
+		<-blocked
+		for range 10 {
+			l.Post(func() { ran.Add(1) })
+		}
+		closed := make(chan struct{})
+		go func() { l.Close(); close(closed) }()
+		// Unblock only once Close has marked the loop closed (it then waits
+		// for the blocked callback), so the queued callbacks must be dropped.
+		for deadline := time.Now().Add(5 * time.Second); !l.closedFlag.Load(); {
+			if time.Now().After(deadline) {
+				t.Fatal("Close did not mark the loop closed")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		close(block)
+		<-closed
+		l.Post(func() { ran.Add(1) })                       // no-op
+		l.AfterFunc(0, func() { ran.Add(1) })               // no-op
+		tm := l.AfterFunc(time.Hour, func() { ran.Add(1) }) // no-op
+		if tm.Stop() {
+			t.Error("Stop() of a timer made after Close = true, want false")
+		}
+		if got := ran.Load(); got != 0 {
+			t.Errorf("%d callbacks ran after Close, want 0", got)
+		}
+		select {
+		case <-l.Done():
+		default:
+			t.Error("Done() not closed after Close returned")
+		}
+	})
+	t.Run("idempotent", func(t *testing.T) {
+		l := NewRealLoop()
+		l.Start()
+		l.Close()
+		l.Close()
+		l.Start() // after Close: nothing
+		l.Close()
+	})
+	t.Run("before Start", func(t *testing.T) {
+		l := NewRealLoop()
+		l.Close()
+		l.Start()
+		<-l.Done()
+	})
+	t.Run("from a callback", func(t *testing.T) {
+		l := NewRealLoop()
+		l.Start()
+		var after atomic.Bool
+		l.Post(func() { l.Close(); after.Store(true) })
+		l.Post(func() { t.Error("callback after Close ran") })
+		select {
+		case <-l.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("loop did not exit after Close from a callback")
+		}
+		if !after.Load() {
+			t.Error("Close from a callback did not return")
+		}
+		l.Close()
+	})
+}
+
+func TestRealLoopNowMonotonic(t *testing.T) {
+	l := NewRealLoop()
+	prev := l.Now()
+	for range 1000 {
+		now := l.Now()
+		if now < prev {
+			t.Fatalf("Now() went backwards: %d after %d", now, prev)
+		}
+		prev = now
+	}
+}
