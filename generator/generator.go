@@ -1,0 +1,170 @@
+package generator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/netlumina/lumina/roce"
+)
+
+// Verb is the RDMA operation the generator uses.
+type Verb string
+
+// Verbs.
+const (
+	VerbWrite Verb = "write"
+	VerbRead  Verb = "read"
+	VerbSend  Verb = "send"
+	// VerbSendRead: the first NumQPs-NumReadQPs QPs SEND, the rest READ.
+	VerbSendRead Verb = "send_read"
+)
+
+// Traffic are the generator's parameters (the YAML test's traffic section).
+// Zero values take the defaults noted.
+type Traffic struct {
+	Verb       Verb `json:"verb"`         // default write
+	NumQPs     int  `json:"num_qps"`      // default 1
+	NumReadQPs int  `json:"num_read_qps"` // send_read: how many of NumQPs READ
+	MsgsPerQP  int  `json:"msgs_per_qp"`  // default 1
+	MsgSize    int  `json:"msg_size"`     // bytes, default 4096 (0 allowed with MsgSizeSet)
+	MsgSizeSet bool `json:"msg_size_set"`
+	MTU        int  `json:"mtu"`      // default 1024
+	TxDepth    int  `json:"tx_depth"` // outstanding messages per QP, default 1
+	Barrier    bool `json:"barrier"`  // post the next round only when every QP completed the current one
+	MultiGID   bool `json:"multi_gid"`
+	// Timeout and RetryCnt are the QP's timeout exponent and retry_cnt
+	// (defaults 14 and 7 unless Set).
+	Timeout     uint8 `json:"timeout"`
+	TimeoutSet  bool  `json:"timeout_set"`
+	RetryCnt    uint8 `json:"retry_cnt"`
+	RetryCntSet bool  `json:"retry_cnt_set"`
+	// DSCP per QP (optional; length NumQPs).
+	DSCP []int `json:"dscp,omitempty"`
+	// WithImm uses WRITE/SEND with immediate data.
+	WithImm bool `json:"with_imm,omitempty"`
+}
+
+func (t *Traffic) setDefaults() error {
+	if t.Verb == "" {
+		t.Verb = VerbWrite
+	}
+	if t.NumQPs == 0 {
+		t.NumQPs = 1
+	}
+	if t.MsgsPerQP == 0 {
+		t.MsgsPerQP = 1
+	}
+	if t.MsgSize == 0 && !t.MsgSizeSet {
+		t.MsgSize = 4096
+	}
+	if t.MTU == 0 {
+		t.MTU = 1024
+	}
+	if t.TxDepth == 0 {
+		t.TxDepth = 1
+	}
+	if !t.TimeoutSet && t.Timeout == 0 {
+		t.Timeout = 14
+	}
+	if !t.RetryCntSet && t.RetryCnt == 0 {
+		t.RetryCnt = 7
+	}
+	switch {
+	case t.Verb != VerbWrite && t.Verb != VerbRead && t.Verb != VerbSend && t.Verb != VerbSendRead:
+		return fmt.Errorf("generator: unknown verb %q", t.Verb)
+	case t.NumQPs < 1 || t.MsgsPerQP < 1 || t.MsgSize < 0 || t.TxDepth < 1:
+		return fmt.Errorf("generator: num_qps %d, msgs_per_qp %d, msg_size %d, tx_depth %d out of range", t.NumQPs, t.MsgsPerQP, t.MsgSize, t.TxDepth)
+	case t.Barrier && t.TxDepth != 1:
+		return errors.New("generator: barrier sync needs tx_depth 1")
+	case t.DSCP != nil && len(t.DSCP) != t.NumQPs:
+		return fmt.Errorf("generator: %d DSCP values for %d QPs", len(t.DSCP), t.NumQPs)
+	case t.Verb == VerbSendRead && (t.NumReadQPs < 0 || t.NumReadQPs > t.NumQPs):
+		return fmt.Errorf("generator: num_read_qps %d out of 0..%d", t.NumReadQPs, t.NumQPs)
+	}
+	return nil
+}
+
+// verbOf returns the verb QP i uses.
+func (t *Traffic) verbOf(i int) Verb {
+	if t.Verb == VerbSendRead {
+		if i >= t.NumQPs-t.NumReadQPs {
+			return VerbRead
+		}
+		return VerbSend
+	}
+	return t.Verb
+}
+
+// Connection is one QP connection as the requester reports it to the
+// control plane before traffic starts (Lumina §3.4).
+type Connection struct {
+	Index     int      `json:"index"`
+	Verb      Verb     `json:"verb"`
+	Requester Endpoint `json:"requester"`
+	Responder Endpoint `json:"responder"`
+}
+
+// Exec runs fn on the device's Loop and returns when fn has run. The
+// default, a direct call, is right when nothing else drives the Loop (the
+// sim testbed before the event loop runs); over a RealLoop use PostAndWait.
+type Exec func(fn func())
+
+// Clock tells time on the device's Loop (sim.Loop satisfies it).
+type Clock interface{ Now() int64 }
+
+// pattern fills b with the data pattern of QP qp on side side ('q'
+// requester, 's' responder) so the receiver can verify it.
+func pattern(b []byte, qp int, side byte) {
+	for i := range b {
+		b[i] = byte(i) ^ byte(qp*31) ^ side
+	}
+}
+
+func checkPattern(b []byte, qp int, side byte) bool {
+	for i := range b {
+		if b[i] != byte(i)^byte(qp*31)^side {
+			return false
+		}
+	}
+	return true
+}
+
+func macString(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
+
+func parseEndpoint(e Endpoint) (netip.Addr, [6]byte, error) {
+	ip, err := netip.ParseAddr(e.IP)
+	if err != nil {
+		return ip, [6]byte{}, fmt.Errorf("%w: endpoint IP %q", ErrProtocol, e.IP)
+	}
+	hw, err := net.ParseMAC(e.MAC)
+	if err != nil || len(hw) != 6 {
+		return ip, [6]byte{}, fmt.Errorf("%w: endpoint MAC %q", ErrProtocol, e.MAC)
+	}
+	if e.QPN == 0 || e.QPN > roce.PSNMask || e.IPSN > roce.PSNMask {
+		return ip, [6]byte{}, fmt.Errorf("%w: QPN %#x / IPSN %#x out of 24 bits", ErrProtocol, e.QPN, e.IPSN)
+	}
+	return ip, [6]byte(hw), nil
+}
+
+// PostAndWait returns an Exec that runs fn through post (a Loop's Post) and
+// waits for it.
+func PostAndWait(post func(func())) Exec {
+	return func(fn func()) {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		post(func() { defer wg.Done(); fn() })
+		wg.Wait()
+	}
+}
+
+func deadline(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Minute)
+}

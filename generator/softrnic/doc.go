@@ -1,0 +1,67 @@
+// Package softrnic is a software RoCEv2 RC NIC: the device under test of
+// every hardware-free lumina run. It emits and consumes byte-exact RoCEv2
+// frames (ICRC included) through a sim.Port, on a sim.Loop, so the same code
+// runs on the sim testbed's virtual clock and in real time over veth.
+//
+// # Verbs
+//
+// New creates a NIC on a port; RegMR registers memory; CreateQP creates an RC
+// QP with a random 24-bit QPN and initial PSN (seeded); QP.Connect moves it to
+// RTS with the peer's QPN/PSN/IP/MAC and the attributes of ibv_modify_qp
+// (MTU, timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd_atomic); PostSend
+// posts WRITE/SEND (with immediate) and READ, PostRecv posts receive buffers;
+// completions go to a handler or PollCQ, with ibv_wc_status-like statuses.
+//
+// # Behaviour (roce-facts §3-§5)
+//
+// Requester: MTU segmentation with FIRST/MIDDLE/LAST/ONLY opcodes, RETH on
+// the first WRITE packet, AckReq on the last packet (and every AckReqEvery),
+// READ requests consuming one PSN per response packet, outstanding PSN and
+// READ limits, coalesced ACKs, Go-back-N from the NAK'd PSN (resuming
+// mid-message with MIDDLE/LAST opcodes), one retry sequence per NAK episode,
+// implied NAK on READ response gaps (a re-issued READ for the remaining
+// range), the retransmission timer (T_tr = 4.096 µs × 2^timeout, counted from
+// the last transmission or progress) with retry_cnt, RNR NAK waits with
+// rnr_retry (7 = infinite), RETRY_EXC_ERR / RNR_RETRY_EXC_ERR / remote error
+// completions that move the QP to ERROR and flush the rest.
+//
+// Responder: expected-PSN tracking, exactly one NAK (PSN sequence error,
+// with the expected PSN) per loss episode, silent drop of further
+// out-of-order packets, duplicate requests re-ACKed (SEND/WRITE with AckReq)
+// or replayed (READ), ACK on AckReq with the MSN, READ responses with AETH on
+// FIRST/LAST/ONLY, RNR NAK when a SEND finds no receive buffer, NAKs for
+// invalid requests and remote access errors, silent drop and
+// rx_icrc_encapsulated on a bad ICRC, data written to registered memory.
+//
+// DCQCN: the notification point sends a CNP (0x81, BECN, 16 zero bytes) for a
+// CE-marked data packet unless one was sent within min_time_between_cnps in
+// the same pacing domain (per QP, port, destination IP or IP pair), and with
+// each NAK when slow restart is on and the personality does that. The
+// reaction point is a DCQCN rate limiter with the Mellanox defaults; it can
+// be disabled (CNPs are then only counted).
+//
+// Counters carry the Mellanox hw_counters names (Counters.Map).
+//
+// # Transmission and time
+//
+// The NIC transmits one frame at a time at its line rate: control frames
+// (ACK, NAK, CNP) first, then data frames, which pass through a pipeline of
+// TxPipelinePackets committed frames that a retransmission cannot preempt
+// (the Lumina paper's hypothesis for Fig. 9(b)/10). QPs share the NIC round
+// robin. Everything happens on the Loop: no goroutines, no time.Now, and all
+// randomness comes from Config.Seed, so a sim run is deterministic.
+//
+// # Personalities
+//
+// A Personality is data: NACK generation and reaction delays, pipeline
+// depth, timeout factors and adaptive-retransmission stages, CNP pacing
+// scope, CNP-on-NAK. Builtins: spec (ideal IBA), cx4, cx5, cx6, each number
+// documented with the Lumina figure or table it reproduces; user-defined
+// personalities load from YAML (LoadPersonality), optionally on top of a
+// builtin with `base:`.
+//
+// Pitfalls: the timer restarts on progress, so the measured retransmission
+// time of a tail packet sent before the previous ACK arrived includes that
+// wait; with no AckReq on earlier packets, a timeout goes back to the oldest
+// unacknowledged PSN, which is the start of the message.
+package softrnic

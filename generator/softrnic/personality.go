@@ -1,0 +1,284 @@
+package softrnic
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// CNPScope is the domain within which the notification point paces CNPs:
+// one timer per QP, per port, per destination IP, or per (source,
+// destination) IP pair (Lumina §6.4, roce-facts §5.1).
+type CNPScope uint8
+
+// CNP pacing scopes.
+const (
+	CNPPerQP CNPScope = iota + 1
+	CNPPerPort
+	CNPPerDestIP
+	CNPPerIPPair
+)
+
+var cnpScopeNames = map[CNPScope]string{CNPPerQP: "per-qp", CNPPerPort: "per-port", CNPPerDestIP: "per-dest-ip", CNPPerIPPair: "per-ip-pair"}
+
+// String returns "per-qp", "per-port", "per-dest-ip" or "per-ip-pair".
+func (s CNPScope) String() string {
+	if n, ok := cnpScopeNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("CNPScope(%d)", uint8(s))
+}
+
+// UnmarshalYAML accepts the names String returns.
+func (s *CNPScope) UnmarshalYAML(n *yaml.Node) error {
+	for k, v := range cnpScopeNames {
+		if v == n.Value {
+			*s = k
+			return nil
+		}
+	}
+	return fmt.Errorf("line %d: unknown cnp scope %q (want per-qp, per-port, per-dest-ip or per-ip-pair)", n.Line, n.Value)
+}
+
+// MarshalYAML writes the name.
+func (s CNPScope) MarshalYAML() (any, error) { return s.String(), nil }
+
+// Duration is a time.Duration that reads and writes YAML as "1.1us", "150us", "0.2s".
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string ("1.1us", "3µs", "0.537s").
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(strings.ReplaceAll(n.Value, "us", "µs"))
+	if err != nil {
+		return fmt.Errorf("line %d: %v", n.Line, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes a Go duration string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// AdaptiveStage is the retransmission timeout behaviour of one message of a
+// QP under adaptive retransmission: the successive timeout intervals (the
+// last one repeats) and the number of retries before RETRY_EXC_ERR.
+type AdaptiveStage struct {
+	Intervals  []Duration `yaml:"intervals"`
+	MaxRetries int        `yaml:"max-retries"`
+}
+
+// Personality is a named set of parameters that makes the software RNIC
+// behave like a NIC model measured in the Lumina paper. Every duration is
+// exact on the virtual clock unless a *Jitter field widens it (uniform,
+// seeded). Fields document which measurement they reproduce.
+type Personality struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description,omitempty"`
+
+	// LineRateGbps is the port speed (CX4 Lx 40, CX5/CX6 100).
+	LineRateGbps float64 `yaml:"line-rate-gbps"`
+
+	// NakGenDelay is the receiver's NACK generation latency: time from the
+	// arrival of the out-of-order packet to the NAK leaving (Lumina §6.2,
+	// Fig. 8: ≈1.1 µs on CX4/5/6).
+	NakGenDelay Duration `yaml:"nak-generation-delay"`
+	// NakGenDelayLastPacket replaces NakGenDelay when the out-of-order packet
+	// is the last packet of its message (Fig. 8(a): CX4 takes up to 13 µs
+	// when one of the last packets is dropped). Zero: same as NakGenDelay.
+	NakGenDelayLastPacket Duration `yaml:"nak-generation-delay-last-packet"`
+
+	// NakReactionDelay is the sender's NACK reaction latency: time from
+	// receiving a NAK to the retransmission entering the transmit pipeline
+	// (Fig. 9: CX4 150–200 µs, firmware; CX5/CX6 ≈3 µs). NakReactionJitter
+	// adds a seeded uniform [0, jitter) (CX4: 50 µs).
+	NakReactionDelay  Duration `yaml:"nak-reaction-delay"`
+	NakReactionJitter Duration `yaml:"nak-reaction-jitter"`
+	// TxPipelinePackets is how many packets the transmit pipeline commits
+	// ahead of the wire; a retransmission cannot preempt them. It yields the
+	// message-size dependence of Fig. 9(b)/10 (CX5/CX6: ≈6 µs for early
+	// drops in a 100 KB message, 3 µs late).
+	TxPipelinePackets int `yaml:"tx-pipeline-packets"`
+
+	// AckReqEvery sets AckReq on every n-th packet of a long message as well
+	// as on the last one (rxe: 64). Zero: only the last packet.
+	AckReqEvery int `yaml:"ack-req-every"`
+	// MaxOutstandingPSNs bounds the PSNs a QP may have unacknowledged.
+	MaxOutstandingPSNs int `yaml:"max-outstanding-psns"`
+
+	// Timeouts (non-adaptive mode). The first timeout of an episode is
+	// TimeoutFirstFactor × T_tr and the later ones TimeoutNextFactor × T_tr,
+	// T_tr = 4.096 µs × 2^max(timeout, MinTimeoutExp) (§6.3, Fig. 12(b):
+	// timeout 14 gives 0.2–0.4 s then ≈0.537 s = 8·T_tr on CX4/5/6; the spec
+	// has both factors 1).
+	TimeoutFirstFactor float64 `yaml:"timeout-first-factor"`
+	TimeoutNextFactor  float64 `yaml:"timeout-next-factor"`
+	MinTimeoutExp      uint8   `yaml:"min-timeout-exp"`
+
+	// Adaptive, when the host enables adaptive retransmission, gives the
+	// timeout intervals and retry limits per message of a QP (entry i for
+	// message i, the last entry for the rest): Fig. 12(a) and Table 2
+	// (13 retries for the first message, then 8, or 7 on CX4). Empty:
+	// adaptive retransmission unsupported (behaves as non-adaptive).
+	Adaptive []AdaptiveStage `yaml:"adaptive,omitempty"`
+
+	// CNPScope is the default CNP pacing domain (§6.4: CX6 per-port, CX4 and
+	// CX5 per-destination-IP).
+	CNPScope CNPScope `yaml:"cnp-scope"`
+	// CNPOnNAK makes the notification point send a CNP with each NAK when
+	// slow restart is enabled (roce-facts §5.1: CX5/CX6 yes, CX4 no).
+	CNPOnNAK bool `yaml:"cnp-on-nak"`
+}
+
+// Builtin personalities: spec (ideal IBA behaviour) and the three NICs of
+// the Lumina paper.
+var builtins = map[string]Personality{
+	"spec": {
+		Name: "spec", Description: "ideal InfiniBand behaviour: no processing delays, timeouts exactly T_tr",
+		LineRateGbps: 100, TimeoutFirstFactor: 1, TimeoutNextFactor: 1, CNPScope: CNPPerQP,
+		MaxOutstandingPSNs: 1 << 16,
+	},
+	"cx4": {
+		Name: "cx4", Description: "ConnectX-4 Lx 40GbE as measured by Lumina (SIGCOMM'23 §6)",
+		LineRateGbps: 40, NakGenDelay: Duration(1100 * time.Nanosecond), NakGenDelayLastPacket: Duration(13 * time.Microsecond),
+		NakReactionDelay: Duration(150 * time.Microsecond), NakReactionJitter: Duration(50 * time.Microsecond),
+		TxPipelinePackets: 4, AckReqEvery: 0, MaxOutstandingPSNs: 1 << 16,
+		TimeoutFirstFactor: 4, TimeoutNextFactor: 8, CNPScope: CNPPerDestIP, CNPOnNAK: false,
+		Adaptive: cxAdaptive(8, 7),
+	},
+	"cx5": {
+		Name: "cx5", Description: "ConnectX-5 100GbE as measured by Lumina (SIGCOMM'23 §6)",
+		LineRateGbps: 100, NakGenDelay: Duration(1100 * time.Nanosecond), NakReactionDelay: Duration(3 * time.Microsecond),
+		TxPipelinePackets: 36, MaxOutstandingPSNs: 1 << 16,
+		TimeoutFirstFactor: 4, TimeoutNextFactor: 8, CNPScope: CNPPerDestIP, CNPOnNAK: true,
+		Adaptive: cxAdaptive(8, 8),
+	},
+	"cx6": {
+		Name: "cx6", Description: "ConnectX-6 Dx 100GbE as measured by Lumina (SIGCOMM'23 §6)",
+		LineRateGbps: 100, NakGenDelay: Duration(1100 * time.Nanosecond), NakReactionDelay: Duration(3 * time.Microsecond),
+		TxPipelinePackets: 36, MaxOutstandingPSNs: 1 << 16,
+		TimeoutFirstFactor: 4, TimeoutNextFactor: 8, CNPScope: CNPPerPort, CNPOnNAK: true,
+		Adaptive: cxAdaptive(8, 8),
+	},
+}
+
+// cxAdaptive is Fig. 12(a) / Table 2: the first message's timeouts start
+// small and grow (5.6, 4.1, 8.4, 16.7, 25.1, 67.1, 134.2 ms, then doubling
+// up to the QP timeout's scale) with 13 retries; the second message starts
+// at 0.267 s with secondRetries (8 on all three NICs), later ones at 0.671 s
+// with laterRetries (CX4 7, CX5/CX6 8).
+func cxAdaptive(secondRetries, laterRetries int) []AdaptiveStage {
+	ms := func(v ...float64) []Duration {
+		out := make([]Duration, len(v))
+		for i, x := range v {
+			out[i] = Duration(time.Duration(x * float64(time.Millisecond)))
+		}
+		return out
+	}
+	return []AdaptiveStage{
+		{Intervals: ms(5.6, 4.1, 8.4, 16.7, 25.1, 67.1, 134.2, 268.4, 536.9), MaxRetries: 13},
+		{Intervals: ms(267.4, 536.9), MaxRetries: secondRetries},
+		{Intervals: ms(671.1, 536.9), MaxRetries: laterRetries},
+	}
+}
+
+// Personalities returns the names of the builtin personalities, sorted.
+func Personalities() []string {
+	names := make([]string, 0, len(builtins))
+	for n := range builtins {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ErrUnknownPersonality is returned by LoadPersonality for a name that is
+// neither builtin nor a YAML file.
+var ErrUnknownPersonality = errors.New("unknown personality")
+
+// LoadPersonality returns the builtin personality name (spec, cx4, cx5,
+// cx6), or reads a user-defined one from a YAML file when name ends in
+// .yaml or .yml. A file may set `base: cx5` to start from a builtin and
+// override some fields; unknown keys are errors.
+func LoadPersonality(name string) (Personality, error) {
+	if p, ok := builtins[strings.ToLower(name)]; ok {
+		p.Adaptive = append([]AdaptiveStage(nil), p.Adaptive...)
+		return p, nil
+	}
+	if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") {
+		return Personality{}, fmt.Errorf("%w %q (builtin: %s; or a .yaml file)", ErrUnknownPersonality, name, strings.Join(Personalities(), ", "))
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return Personality{}, err
+	}
+	return ParsePersonality(name, data)
+}
+
+// ParsePersonality decodes a personality YAML document (see LoadPersonality).
+func ParsePersonality(file string, data []byte) (Personality, error) {
+	var head struct {
+		Base string `yaml:"base"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return Personality{}, fmt.Errorf("%s: %w", file, err)
+	}
+	p := builtins["spec"]
+	if head.Base != "" {
+		b, ok := builtins[strings.ToLower(head.Base)]
+		if !ok {
+			return Personality{}, fmt.Errorf("%s: base: %w %q", file, ErrUnknownPersonality, head.Base)
+		}
+		p = b
+	}
+	p.Adaptive = append([]AdaptiveStage(nil), p.Adaptive...)
+	var doc struct {
+		Base        string `yaml:"base"`
+		Personality `yaml:",inline"`
+	}
+	doc.Personality = p
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		return Personality{}, fmt.Errorf("%s: %w", file, err)
+	}
+	p = doc.Personality
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(strings.TrimSuffix(file[strings.LastIndex(file, "/")+1:], ".yaml"), ".yml")
+	}
+	if err := p.Validate(); err != nil {
+		return Personality{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return p, nil
+}
+
+// Validate checks the parameters' ranges.
+func (p *Personality) Validate() error {
+	switch {
+	case p.LineRateGbps <= 0 || p.LineRateGbps > 1600:
+		return fmt.Errorf("line-rate-gbps %v out of range (0, 1600]", p.LineRateGbps)
+	case p.NakGenDelay < 0 || p.NakGenDelayLastPacket < 0 || p.NakReactionDelay < 0 || p.NakReactionJitter < 0:
+		return errors.New("delays must not be negative")
+	case p.TxPipelinePackets < 0 || p.TxPipelinePackets > 4096:
+		return fmt.Errorf("tx-pipeline-packets %d out of range 0..4096", p.TxPipelinePackets)
+	case p.TimeoutFirstFactor <= 0 || p.TimeoutNextFactor <= 0:
+		return errors.New("timeout factors must be positive")
+	case p.MinTimeoutExp > 31:
+		return fmt.Errorf("min-timeout-exp %d out of range 0..31", p.MinTimeoutExp)
+	case p.CNPScope < CNPPerQP || p.CNPScope > CNPPerIPPair:
+		return errors.New("cnp-scope must be per-qp, per-port, per-dest-ip or per-ip-pair")
+	case p.MaxOutstandingPSNs < 1 || p.MaxOutstandingPSNs > 1<<23:
+		return fmt.Errorf("max-outstanding-psns %d out of range 1..2^23", p.MaxOutstandingPSNs)
+	}
+	for i, s := range p.Adaptive {
+		if len(s.Intervals) == 0 || s.MaxRetries < 0 {
+			return fmt.Errorf("adaptive[%d]: needs intervals and max-retries >= 0", i)
+		}
+	}
+	return nil
+}

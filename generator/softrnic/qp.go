@@ -1,0 +1,639 @@
+package softrnic
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/sim"
+)
+
+// QP is an RC queue pair: a requester (send queue) and a responder
+// (receive queue) sharing one QPN. Methods must run on the NIC's Loop.
+type QP struct {
+	nic     *NIC
+	qpn     uint32
+	sqPSN   roce.PSN // initial send PSN (IPSN)
+	state   QPState
+	attr    ConnectAttr
+	localIP netip.Addr
+	mtu     int
+	udpSrc  uint16
+	rp      reactionPoint
+
+	// Requester.
+	sq          []*wqe   // posted and not yet completed, oldest first
+	sendIdx     int      // cursor: WQE being transmitted
+	sendOff     int      // cursor: packet offset in it
+	assignPSN   roce.PSN // next PSN for a WQE not yet started
+	compPSN     roce.PSN // oldest unacknowledged PSN
+	retryLeft   int
+	rnrLeft     int
+	msgIndex    int // messages completed on this QP (adaptive stage)
+	timeouts    int // consecutive timeouts without progress
+	timer       sim.Timer
+	timerDue    int64 // deadline of the armed timer (0: none)
+	lastSend    int64 // last transmission or progress: the timer counts from here
+	nakActive   bool  // a NAK/implied-NAK episode is being handled
+	nakPSN      roce.PSN
+	goBackTimer sim.Timer
+	pktsNoAck   int // packets since the last AckReq
+
+	// Responder.
+	ePSN     roce.PSN
+	msn      uint32
+	nakSent  bool
+	rq       []RecvWR
+	inMsg    bool   // a multi-packet SEND/WRITE is in progress
+	msgIsSnd bool   // the message in progress is a SEND
+	dst      []byte // destination of the message in progress
+	dstOff   int
+	recvWR   RecvWR
+	respQ    []*readResp
+}
+
+type wqe struct {
+	wr       SendWR
+	npkts    int
+	firstPSN roce.PSN
+	lastPSN  roce.PSN
+	assigned bool
+	done     bool
+	readGot  int // READ: response packets received in order
+}
+
+type readResp struct {
+	psn  roce.PSN // PSN of the next response packet
+	data []byte   // remaining bytes to send
+	n    int      // packets in the whole response (for FIRST/ONLY choice)
+	sent int
+	msn  uint32
+}
+
+// QPN returns the QP number.
+func (qp *QP) QPN() uint32 { return qp.qpn }
+
+// PSN returns the initial send PSN (the IPSN the metadata handshake reports).
+func (qp *QP) PSN() roce.PSN { return qp.sqPSN }
+
+// State returns the QP state.
+func (qp *QP) State() QPState { return qp.state }
+
+// LocalIP returns the address the QP sends from (valid after Connect).
+func (qp *QP) LocalIP() netip.Addr { return qp.localIP }
+
+// Connect moves the QP to RTS towards its peer.
+func (qp *QP) Connect(a ConnectAttr) error {
+	if qp.state != QPReset {
+		return fmt.Errorf("%w: connect in state %v", ErrBadConnect, qp.state)
+	}
+	if a.MTU == 0 {
+		a.MTU = 1024
+	}
+	switch a.MTU {
+	case 256, 512, 1024, 2048, 4096:
+	default:
+		return fmt.Errorf("%w: MTU %d (want 256, 512, 1024, 2048 or 4096)", ErrBadConnect, a.MTU)
+	}
+	if !a.TimeoutSet && a.Timeout == 0 {
+		a.Timeout = 14
+	}
+	if !a.RetryCntSet && a.RetryCnt == 0 {
+		a.RetryCnt = 7
+	}
+	if !a.RNRRetrySet && a.RNRRetry == 0 {
+		a.RNRRetry = 7
+	}
+	if !a.MinRNRTimerSet && a.MinRNRTimer == 0 {
+		a.MinRNRTimer = 12
+	}
+	if !a.TrafficClassSet && a.TrafficClass == 0 {
+		a.TrafficClass = 0x02
+	}
+	if a.MaxRdAtomic <= 0 {
+		a.MaxRdAtomic = 16
+	}
+	if a.Timeout > 31 || a.RetryCnt > 7 || a.RNRRetry > 7 || a.MinRNRTimer > 31 {
+		return fmt.Errorf("%w: timeout %d retry_cnt %d rnr_retry %d min_rnr_timer %d out of range",
+			ErrBadConnect, a.Timeout, a.RetryCnt, a.RNRRetry, a.MinRNRTimer)
+	}
+	if a.RemoteQPN == 0 || a.RemoteQPN > roce.PSNMask || !a.RemoteIP.IsValid() {
+		return fmt.Errorf("%w: remote QPN %#x IP %v", ErrBadConnect, a.RemoteQPN, a.RemoteIP)
+	}
+	if !a.LocalIP.IsValid() {
+		a.LocalIP = qp.nic.cfg.IPs[0]
+	}
+	if !qp.nic.hasIP(a.LocalIP) {
+		return fmt.Errorf("%w: %v", ErrUnknownAddr, a.LocalIP)
+	}
+	if a.LocalIP.Is4() != a.RemoteIP.Is4() {
+		return fmt.Errorf("%w: local %v and remote %v are of different families", ErrBadConnect, a.LocalIP, a.RemoteIP)
+	}
+	qp.attr = a
+	qp.localIP = a.LocalIP
+	qp.mtu = a.MTU
+	qp.udpSrc = roce.UDPSourcePort(qp.qpn, a.RemoteQPN)
+	qp.assignPSN, qp.compPSN = qp.sqPSN, qp.sqPSN
+	qp.ePSN = a.RemotePSN & roce.PSNMask
+	qp.rp.lineMbps = qp.nic.pers.LineRateGbps * 1000
+	qp.state = QPRTS
+	qp.resetRetries()
+	return nil
+}
+
+// PostRecv posts a receive buffer for an incoming SEND or WRITE with immediate.
+func (qp *QP) PostRecv(wr RecvWR) error {
+	if qp.state == QPError {
+		return ErrQPState
+	}
+	if wr.MR == nil || wr.Offset < 0 || wr.Length < 0 || wr.Offset+wr.Length > len(wr.MR.Buf) {
+		return fmt.Errorf("%w: receive buffer outside its MR", ErrBadWR)
+	}
+	qp.rq = append(qp.rq, wr)
+	return nil
+}
+
+// PostSend posts a WRITE, SEND or READ.
+func (qp *QP) PostSend(wr SendWR) error {
+	if qp.state != QPRTS {
+		return ErrQPState
+	}
+	if wr.Op < WRWrite || wr.Op > WRRead {
+		return fmt.Errorf("%w: opcode %v", ErrBadWR, wr.Op)
+	}
+	if wr.Local == nil || wr.Offset < 0 || wr.Length < 0 || wr.Offset+wr.Length > len(wr.Local.Buf) {
+		return fmt.Errorf("%w: local buffer outside its MR", ErrBadWR)
+	}
+	if len(qp.sq) >= 1<<16 {
+		return ErrQueueFull
+	}
+	n := max(1, (wr.Length+qp.mtu-1)/qp.mtu)
+	qp.sq = append(qp.sq, &wqe{wr: wr, npkts: n})
+	qp.nic.kick()
+	return nil
+}
+
+// ---- requester: transmission ----
+
+func (qp *QP) readyAt() int64 { return qp.rp.readyAt() }
+
+// hasDataFrame reports whether nextDataFrame would produce a frame.
+func (qp *QP) hasDataFrame() bool {
+	if qp.state != QPRTS {
+		return false
+	}
+	if len(qp.respQ) > 0 {
+		return true
+	}
+	if qp.sendIdx >= len(qp.sq) {
+		return false
+	}
+	w := qp.sq[qp.sendIdx]
+	psn := qp.assignPSN
+	if w.assigned {
+		psn = w.firstPSN.Add(qp.cursorOff(w))
+	}
+	if psn.Sub(qp.compPSN) >= qp.nic.pers.MaxOutstandingPSNs {
+		return false
+	}
+	if w.wr.Op == WRRead && !w.assigned && qp.readsOutstanding() >= qp.attr.MaxRdAtomic {
+		return false
+	}
+	return true
+}
+
+// cursorOff is the packet offset to send next in w: READs resume after the
+// responses already received.
+func (qp *QP) cursorOff(w *wqe) int {
+	if w.wr.Op == WRRead && w.assigned {
+		return max(qp.sendOff, w.readGot)
+	}
+	return qp.sendOff
+}
+
+func (qp *QP) readsOutstanding() int {
+	n := 0
+	for _, w := range qp.sq {
+		if w.wr.Op == WRRead && w.assigned && !w.done {
+			n++
+		}
+	}
+	return n
+}
+
+// nextDataFrame builds the spec of the next data frame and advances the
+// cursor. READ responses go before new requests.
+func (qp *QP) nextDataFrame(f *roce.FrameSpec) bool {
+	if !qp.hasDataFrame() {
+		return false
+	}
+	*f = roce.FrameSpec{
+		SrcMAC: qp.nic.cfg.MAC, DstMAC: qp.attr.RemoteMAC, SrcIP: qp.localIP, DstIP: qp.attr.RemoteIP,
+		TOS: qp.attr.TrafficClass, UDPSrc: qp.udpSrc, DestQP: qp.attr.RemoteQPN,
+	}
+	if len(qp.respQ) > 0 {
+		qp.nextReadResponse(f)
+		return true
+	}
+	w := qp.sq[qp.sendIdx]
+	if !w.assigned {
+		w.assigned = true
+		w.firstPSN = qp.assignPSN
+		w.lastPSN = w.firstPSN.Add(w.npkts - 1)
+		qp.assignPSN = w.lastPSN.Next()
+	}
+	off := qp.cursorOff(w)
+	f.PSN = w.firstPSN.Add(off)
+	wr := &w.wr
+	if wr.Op == WRRead {
+		f.Opcode = roce.RCReadRequest
+		f.AckReq = true
+		done := off * qp.mtu
+		f.RETH = roce.RETHFields{VA: wr.RemoteAddr + uint64(done), RKey: wr.RKey, Length: uint32(wr.Length - done)}
+		qp.advanceCursor(w.npkts)
+		return true
+	}
+	first, last := off == 0, off == w.npkts-1
+	start := wr.Offset + off*qp.mtu
+	end := min(start+qp.mtu, wr.Offset+wr.Length)
+	f.Payload = wr.Local.Buf[start:end]
+	imm := last && (wr.Op == WRWriteImm || wr.Op == WRSendImm)
+	switch {
+	case wr.Op == WRWrite || wr.Op == WRWriteImm:
+		f.Opcode = pick(first, last, imm, roce.RCWriteFirst, roce.RCWriteMiddle, roce.RCWriteLast,
+			roce.RCWriteLastWithImmediate, roce.RCWriteOnly, roce.RCWriteOnlyWithImmediate)
+		if first {
+			f.RETH = roce.RETHFields{VA: wr.RemoteAddr, RKey: wr.RKey, Length: uint32(wr.Length)}
+		}
+	default:
+		f.Opcode = pick(first, last, imm, roce.RCSendFirst, roce.RCSendMiddle, roce.RCSendLast,
+			roce.RCSendLastWithImmediate, roce.RCSendOnly, roce.RCSendOnlyWithImmediate)
+	}
+	if imm {
+		f.Immediate = wr.Imm
+	}
+	qp.pktsNoAck++
+	if last || qp.nic.pers.AckReqEvery > 0 && qp.pktsNoAck >= qp.nic.pers.AckReqEvery {
+		f.AckReq = true
+		qp.pktsNoAck = 0
+	}
+	if last {
+		f.SE = imm
+	}
+	qp.advanceCursor(off + 1)
+	return true
+}
+
+func pick(first, last, imm bool, fst, mid, lst, lstImm, only, onlyImm roce.Opcode) roce.Opcode {
+	switch {
+	case first && last && imm:
+		return onlyImm
+	case first && last:
+		return only
+	case first:
+		return fst
+	case last && imm:
+		return lstImm
+	case last:
+		return lst
+	}
+	return mid
+}
+
+// advanceCursor sets the cursor to packet off of the current WQE, moving to
+// the next WQE when off reaches its end.
+func (qp *QP) advanceCursor(off int) {
+	w := qp.sq[qp.sendIdx]
+	qp.sendOff = off
+	if off >= w.npkts {
+		qp.sendIdx++
+		qp.sendOff = 0
+	}
+}
+
+// onWire is called when a data frame of this QP leaves the NIC: the
+// retransmission timer counts from the last one.
+func (qp *QP) onWire(now int64) {
+	if qp.state == QPRTS && qp.compPSN != qp.assignPSN {
+		qp.lastSend = now
+		qp.armTimer()
+	}
+}
+
+// ---- requester: retransmission timer ----
+
+func (qp *QP) resetRetries() {
+	qp.retryLeft = int(qp.attr.RetryCnt)
+	if st, ok := qp.adaptiveStage(); ok {
+		qp.retryLeft = st.MaxRetries
+	}
+	qp.rnrLeft = int(qp.attr.RNRRetry)
+	qp.timeouts = 0
+}
+
+func (qp *QP) adaptiveStage() (AdaptiveStage, bool) {
+	a := qp.nic.pers.Adaptive
+	if !qp.nic.cfg.AdaptiveRetrans || len(a) == 0 {
+		return AdaptiveStage{}, false
+	}
+	return a[min(qp.msgIndex, len(a)-1)], true
+}
+
+// timeoutInterval is the time from the last transmission (or progress) to
+// the next timeout.
+func (qp *QP) timeoutInterval() time.Duration {
+	if st, ok := qp.adaptiveStage(); ok {
+		return time.Duration(st.Intervals[min(qp.timeouts, len(st.Intervals)-1)])
+	}
+	if qp.attr.Timeout == 0 {
+		return 0
+	}
+	t := roce.TransportTimeout(max(qp.attr.Timeout, qp.nic.pers.MinTimeoutExp))
+	f := qp.nic.pers.TimeoutFirstFactor
+	if qp.timeouts > 0 {
+		f = qp.nic.pers.TimeoutNextFactor
+	}
+	return time.Duration(float64(t) * f)
+}
+
+func (qp *QP) armTimer() {
+	d := qp.timeoutInterval()
+	if d == 0 || qp.state != QPRTS {
+		return
+	}
+	due := qp.lastSend + int64(d)
+	if qp.timerDue != 0 && qp.timerDue <= due {
+		return // the armed timer fires first and re-checks
+	}
+	if qp.timer != nil {
+		qp.timer.Stop()
+	}
+	qp.timerDue = due
+	qp.timer = qp.nic.loop.AfterFunc(time.Duration(due-qp.nic.loop.Now()), qp.onTimer)
+}
+
+func (qp *QP) stopTimer() {
+	if qp.timer != nil {
+		qp.timer.Stop()
+		qp.timer = nil
+	}
+	qp.timerDue = 0
+}
+
+func (qp *QP) onTimer() {
+	qp.timer, qp.timerDue = nil, 0
+	if qp.state != QPRTS || qp.compPSN == qp.assignPSN {
+		return
+	}
+	now := qp.nic.loop.Now()
+	if due := qp.lastSend + int64(qp.timeoutInterval()); now < due {
+		qp.timerDue = due
+		qp.timer = qp.nic.loop.AfterFunc(time.Duration(due-now), qp.onTimer)
+		return
+	}
+	if qp.retryLeft == 0 {
+		qp.nic.ctr.ReqTransportRetriesExc++
+		qp.fail(StatusRetryExcErr)
+		return
+	}
+	// Mellanox counts expirations that lead to a retry (limit not exceeded).
+	qp.nic.ctr.LocalAckTimeoutErr++
+	if _, ok := qp.adaptiveStage(); ok {
+		qp.nic.ctr.RoCEAdpRetransTo++
+	}
+	qp.retryLeft--
+	qp.timeouts++
+	qp.nakActive = false
+	qp.goBack(qp.compPSN)
+}
+
+// ---- requester: acknowledgements and READ responses ----
+
+func (qp *QP) requesterReceive(p *roce.Packet) {
+	psn := p.BTH.PSN()
+	if p.Opcode.IsReadResponse() {
+		qp.readResponse(p, psn)
+		return
+	}
+	if p.AETH == nil {
+		return
+	}
+	// An ACK/NAK PSN must lie in [compPSN-1, assignPSN): otherwise stale.
+	if psn.Sub(qp.compPSN) < -1 || psn.Sub(qp.assignPSN) >= 0 {
+		return
+	}
+	s := p.AETH.Syndrome()
+	switch s.Type() {
+	case roce.AckTypeACK:
+		qp.ackUpTo(psn)
+	case roce.AckTypeNAK:
+		if s.NAKCode() != roce.NAKPSNSequenceError {
+			qp.ackUpTo(psn.Add(-1))
+			qp.fail(nakStatus(s.NAKCode()))
+			return
+		}
+		qp.ackUpTo(psn.Add(-1))
+		if qp.nakActive && qp.nakPSN == psn {
+			return // one retry sequence per episode
+		}
+		if qp.startRetry(psn, qp.nic.pers.NakReactionDelay, qp.nic.pers.NakReactionJitter) {
+			qp.nic.ctr.PacketSeqErr++
+		}
+	case roce.AckTypeRNR:
+		qp.ackUpTo(psn.Add(-1))
+		if qp.rnrLeft == 0 {
+			qp.nic.ctr.ReqRNRRetriesExc++
+			qp.fail(StatusRNRRetryExcErr)
+			return
+		}
+		qp.nic.ctr.RNRNakRetryErr++
+		if qp.rnrLeft != 7 { // 7 = infinite
+			qp.rnrLeft--
+		}
+		qp.stopTimer()
+		qp.nakActive, qp.nakPSN = true, psn
+		d := roce.RNRTimer(s.Value())
+		qp.goBackTimer = qp.nic.loop.AfterFunc(d, func() { qp.goBack(psn) })
+	}
+	qp.completeHead()
+}
+
+func nakStatus(c roce.NAKCode) Status {
+	switch c {
+	case roce.NAKInvalidRequest:
+		return StatusRemInvReqErr
+	case roce.NAKRemoteAccessError:
+		return StatusRemAccessErr
+	}
+	return StatusRemOpErr
+}
+
+// startRetry begins a go-back-N episode at psn after the reaction delay. It
+// consumes one retry and reports false if none was left (the QP failed).
+func (qp *QP) startRetry(psn roce.PSN, delay, jitter Duration) bool {
+	if qp.retryLeft == 0 {
+		qp.nic.ctr.ReqTransportRetriesExc++
+		qp.fail(StatusRetryExcErr)
+		return false
+	}
+	qp.retryLeft--
+	qp.nakActive, qp.nakPSN = true, psn
+	d := time.Duration(delay) + qp.nic.jitter(jitter)
+	if qp.goBackTimer != nil {
+		qp.goBackTimer.Stop()
+	}
+	qp.goBackTimer = qp.nic.loop.AfterFunc(d, func() { qp.goBack(psn) })
+	return true
+}
+
+// ackUpTo acknowledges every PSN up to and including a (coalesced ACK).
+func (qp *QP) ackUpTo(a roce.PSN) {
+	next := a.Next()
+	if next.Sub(qp.compPSN) <= 0 {
+		return
+	}
+	for _, w := range qp.sq {
+		if !w.assigned || w.done || w.lastPSN.Sub(a) > 0 {
+			break
+		}
+		if w.wr.Op == WRRead {
+			// An ACK beyond an incomplete READ: its responses were lost.
+			qp.impliedNAK(w.firstPSN.Add(w.readGot))
+			return
+		}
+		w.done = true
+	}
+	qp.progress(next)
+}
+
+// progress records that everything before next is acknowledged.
+func (qp *QP) progress(next roce.PSN) {
+	if next.Sub(qp.compPSN) <= 0 {
+		return
+	}
+	qp.compPSN = next
+	qp.nakActive = false
+	qp.resetRetries()
+	qp.lastSend = qp.nic.loop.Now()
+	if qp.compPSN == qp.assignPSN {
+		qp.stopTimer()
+	} else {
+		qp.armTimer()
+	}
+}
+
+func (qp *QP) readResponse(p *roce.Packet, psn roce.PSN) {
+	var w *wqe
+	idx := -1
+	for i, x := range qp.sq {
+		if x.wr.Op == WRRead && x.assigned && !x.done && psn.InWindow(x.firstPSN, uint32(x.npkts)) {
+			w, idx = x, i
+			break
+		}
+	}
+	if w == nil {
+		return // stale or duplicate
+	}
+	want := w.firstPSN.Add(w.readGot)
+	switch d := psn.Sub(want); {
+	case d < 0:
+		return // duplicate response
+	case d > 0:
+		qp.impliedNAK(want)
+		return
+	}
+	// In order: everything before this READ is done (the responder
+	// executes in order), and this packet's data lands in the buffer.
+	for _, x := range qp.sq[:idx] {
+		if x.wr.Op != WRRead {
+			x.done = true
+		}
+	}
+	off := w.wr.Offset + w.readGot*qp.mtu
+	copy(w.wr.Local.Buf[off:w.wr.Offset+w.wr.Length], p.Payload)
+	w.readGot++
+	if w.readGot == w.npkts {
+		w.done = true
+	}
+	qp.progress(psn.Next())
+	qp.completeHead()
+}
+
+// impliedNAK re-issues a READ from the first missing response PSN.
+func (qp *QP) impliedNAK(missing roce.PSN) {
+	if qp.nakActive && qp.nakPSN == missing {
+		return
+	}
+	if qp.startRetry(missing, qp.nic.pers.NakReactionDelay, qp.nic.pers.NakReactionJitter) {
+		qp.nic.ctr.ImpliedNakSeqErr++
+	}
+}
+
+// goBack restarts transmission at psn (Go-back-N).
+func (qp *QP) goBack(psn roce.PSN) {
+	qp.goBackTimer = nil
+	if qp.state != QPRTS {
+		return
+	}
+	for i, w := range qp.sq {
+		if w.assigned && psn.InWindow(w.firstPSN, uint32(w.npkts)) {
+			qp.sendIdx, qp.sendOff = i, psn.Sub(w.firstPSN)
+			qp.pktsNoAck = 0
+			qp.lastSend = qp.nic.loop.Now()
+			qp.nic.kick()
+			return
+		}
+	}
+}
+
+// completeHead emits completions for finished WQEs in posting order.
+func (qp *QP) completeHead() {
+	popped := false
+	for len(qp.sq) > 0 && qp.sq[0].done {
+		popped = true
+		w := qp.sq[0]
+		qp.sq = qp.sq[1:]
+		if qp.sendIdx > 0 {
+			qp.sendIdx--
+		} else {
+			qp.sendOff = 0
+		}
+		qp.msgIndex++
+		op := CompWrite
+		switch w.wr.Op {
+		case WRSend, WRSendImm:
+			op = CompSend
+		case WRRead:
+			op = CompRead
+		}
+		qp.nic.complete(Completion{QPN: qp.qpn, WRID: w.wr.ID, Status: StatusSuccess, Op: op, ByteLen: w.wr.Length})
+	}
+	if popped {
+		qp.resetRetries() // a new head message: the adaptive stage may change
+	}
+}
+
+// fail completes the oldest WQE with status, flushes the rest and moves the
+// QP to the error state.
+func (qp *QP) fail(st Status) {
+	qp.stopTimer()
+	if qp.goBackTimer != nil {
+		qp.goBackTimer.Stop()
+	}
+	qp.state = QPError
+	qp.nic.ctr.ReqCQEError++
+	for i, w := range qp.sq {
+		s := st
+		if i > 0 {
+			s = StatusWRFlushErr
+		}
+		qp.nic.complete(Completion{QPN: qp.qpn, WRID: w.wr.ID, Status: s, Op: CompSend})
+	}
+	qp.sq = nil
+	for _, r := range qp.rq {
+		qp.nic.complete(Completion{QPN: qp.qpn, WRID: r.ID, Status: StatusWRFlushErr, Op: CompRecv})
+	}
+	qp.rq = nil
+	qp.respQ = nil
+}
