@@ -1,0 +1,333 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/antoninbas/p4runtime-go-client/pkg/client"
+	"github.com/sirupsen/logrus"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/p4src"
+)
+
+// Switch is a P4Runtime connection to the event injector (the software
+// target or a Tofino), as the primary controller.
+type Switch struct {
+	conn     *grpc.ClientConn
+	c        *client.Client
+	deviceID uint64
+	election *p4v1.Uint128
+	stop     chan struct{}
+	runErr   chan error
+	// BatchSize is the number of updates per Write. Default 1000.
+	BatchSize int
+}
+
+// DialOptions configure Dial. Zero values are defaults.
+type DialOptions struct {
+	DeviceID   uint64        // default 0
+	ElectionID uint64        // default 1
+	Timeout    time.Duration // arbitration timeout, default 10 s
+	GRPC       []grpc.DialOption
+}
+
+func init() {
+	// p4runtime-go-client logs through logrus, including an error on every
+	// normal stream close; our errors travel as return values.
+	logrus.SetLevel(logrus.PanicLevel)
+}
+
+// ErrNotPrimary is returned when another controller holds a higher
+// election ID.
+var ErrNotPrimary = errors.New("controlplane: not the primary controller")
+
+// Dial connects to a P4Runtime server and becomes primary.
+func Dial(ctx context.Context, addr string, o DialOptions) (*Switch, error) {
+	if o.ElectionID == 0 {
+		o.ElectionID = 1
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Second
+	}
+	opts := o.GRPC
+	if opts == nil {
+		opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+	conn, err := grpc.NewClient(addr, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: dialing %s: %w", addr, err)
+	}
+	s := &Switch{conn: conn, deviceID: o.DeviceID, election: &p4v1.Uint128{Low: o.ElectionID},
+		stop: make(chan struct{}), runErr: make(chan error, 1), BatchSize: 1000}
+	s.c = client.NewClient(p4v1.NewP4RuntimeClient(conn), o.DeviceID, s.election)
+	arb := make(chan bool, 4)
+	msgs := make(chan *p4v1.StreamMessageResponse, 16)
+	go func() { s.runErr <- s.c.Run(s.stop, arb, msgs) }()
+	go func() {
+		for range msgs { // packet-ins and other stream messages are not used
+		}
+	}()
+	t := time.NewTimer(o.Timeout)
+	defer t.Stop()
+	for {
+		select {
+		case primary := <-arb:
+			if primary {
+				return s, nil
+			}
+			s.Close()
+			return nil, fmt.Errorf("%w (election ID %d) at %s", ErrNotPrimary, o.ElectionID, addr)
+		case err := <-s.runErr:
+			s.Close()
+			return nil, fmt.Errorf("controlplane: P4Runtime stream to %s: %v", addr, err)
+		case <-t.C:
+			s.Close()
+			return nil, fmt.Errorf("controlplane: no arbitration answer from %s within %v", addr, o.Timeout)
+		case <-ctx.Done():
+			s.Close()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Close ends the stream and the connection.
+func (s *Switch) Close() error {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	return s.conn.Close()
+}
+
+// Client exposes the underlying p4runtime-go-client.
+func (s *Switch) Client() *client.Client { return s.c }
+
+// SetPipeline pushes lumina's P4Info and the target device config (empty
+// for the software target; bf-p4c output for a Tofino).
+func (s *Switch) SetPipeline(ctx context.Context, deviceConfig []byte, cookie uint64) error {
+	if _, err := s.c.SetFwdPipeFromBytes(ctx, deviceConfig, p4src.P4InfoText, cookie); err != nil {
+		return fmt.Errorf("controlplane: SetForwardingPipelineConfig: %w", err)
+	}
+	return nil
+}
+
+func u16(v uint64) []byte { return []byte{byte(v >> 8), byte(v)} }
+
+func be(v uint64, n int) []byte {
+	b := make([]byte, n)
+	for i := n - 1; i >= 0; i-- {
+		b[i] = byte(v)
+		v >>= 8
+	}
+	return b
+}
+
+// Updates renders the plan as P4Runtime updates, in installation order:
+// clone sessions and mirror config first, then forwarding, connections and
+// their registers, events last.
+func (s *Switch) Updates(p *Plan) ([]*p4v1.Update, error) {
+	c := s.c
+	var ups []*p4v1.Update
+	ins := func(e *p4v1.TableEntry) {
+		ups = append(ups, &p4v1.Update{Type: p4v1.Update_INSERT, Entity: &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: e}}})
+	}
+	mod := func(e *p4v1.Entity) { ups = append(ups, &p4v1.Update{Type: p4v1.Update_MODIFY, Entity: e}) }
+	exact := func(v []byte) client.MatchInterface { return &client.ExactMatch{Value: v} }
+	for _, ss := range p.Sessions {
+		ups = append(ups, &p4v1.Update{Type: p4v1.Update_INSERT, Entity: &p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{
+			PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{
+				CloneSessionEntry: &p4v1.CloneSessionEntry{SessionId: ss.ID, Replicas: []*p4v1.Replica{{EgressPort: ss.Port, Instance: 1}}}}}}}})
+	}
+	for slot, sess := range p.WRR {
+		ins(c.NewTableEntry("Ingress.mirror_select", map[string]client.MatchInterface{"meta.wrr_slot": exact(be(uint64(slot), 1))},
+			c.NewTableActionDirect("Ingress.set_mirror", [][]byte{u16(uint64(sess))}), nil))
+	}
+	mod(&p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: c.NewTableEntry("Ingress.wrr_config", nil,
+		c.NewTableActionDirect("Ingress.set_wrr_size", [][]byte{be(uint64(len(p.WRR)%256), 1)}), nil)}})
+	if len(p.WRR) == 256 {
+		return nil, errors.New("controlplane: 256 WRR slots do not fit the 8-bit slot size; use at most 255")
+	}
+	mod(&p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: c.NewTableEntry("Egress.mirror_rewrite", nil,
+		c.NewTableActionDirect("Egress.rewrite_mirror", [][]byte{u16(uint64(p.MirrorPort))}), nil)}})
+	for _, f := range p.Forward {
+		ins(c.NewTableEntry("Ingress.l2_forward", map[string]client.MatchInterface{"hdr.ethernet.dst_addr": exact(f.MAC[:])},
+			c.NewTableActionDirect("Ingress.forward", [][]byte{u16(uint64(f.Port))}), nil))
+	}
+	for _, a := range p.ARP {
+		ip := a.IP.As4()
+		ins(c.NewTableEntry("Ingress.arp_proxy", map[string]client.MatchInterface{"hdr.arp.target_proto_addr": exact(ip[:])},
+			c.NewTableActionDirect("Ingress.arp_reply", [][]byte{a.MAC[:]}), nil))
+	}
+	regID := func(name string) (uint32, error) {
+		info, err := p4src.P4Info()
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range info.GetRegisters() {
+			if r.GetPreamble().GetName() == name {
+				return r.GetPreamble().GetId(), nil
+			}
+		}
+		return 0, fmt.Errorf("controlplane: P4Info has no register %s", name)
+	}
+	expID, err := regID("Ingress.expected_psn")
+	if err != nil {
+		return nil, err
+	}
+	iterID, err := regID("Ingress.iter_reg")
+	if err != nil {
+		return nil, err
+	}
+	for _, ce := range p.Conns {
+		scope := uint64(0)
+		if ce.Scope == config.IterScopeConnection {
+			scope = 1
+		}
+		mod(&p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{RegisterId: expID,
+			Index: &p4v1.Index{Index: int64(ce.Index)}, Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: be(uint64(ce.IPSN), 4)}}}}})
+		mod(&p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{RegisterId: iterID,
+			Index: &p4v1.Index{Index: int64(ce.Index)}, Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: be(1, 2)}}}}})
+		ins(c.NewTableEntry("Ingress.conn_lookup", map[string]client.MatchInterface{
+			"ig_intr_md.ingress_port": exact(u16(uint64(ce.Port))), "hdr.bth.dest_qp": exact(be(uint64(ce.DestQP), 3))},
+			c.NewTableActionDirect("Ingress.set_conn", [][]byte{u16(uint64(ce.Index)), {byte(scope)}}), nil))
+	}
+	for _, e := range p.Events {
+		act := map[config.EventType]string{config.EventDrop: "Ingress.drop_event", config.EventECN: "Ingress.mark_ecn",
+			config.EventCorrupt: "Ingress.corrupt"}[e.Type]
+		if act == "" {
+			return nil, fmt.Errorf("controlplane: event type %v", e.Type)
+		}
+		ins(c.NewTableEntry("Ingress.event_table", map[string]client.MatchInterface{
+			"ig_intr_md.ingress_port": exact(u16(uint64(e.Port))), "hdr.bth.dest_qp": exact(be(uint64(e.DestQP), 3)),
+			"hdr.bth.psn": exact(be(uint64(e.PSN), 3)), "meta.iter": exact(u16(uint64(e.Iter)))},
+			c.NewTableActionDirect(act, nil), nil))
+	}
+	return ups, nil
+}
+
+// Install writes the plan in batches of BatchSize updates. It returns when
+// every entry is installed, so traffic never starts early.
+func (s *Switch) Install(ctx context.Context, p *Plan) error {
+	ups, err := s.Updates(p)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, ups)
+}
+
+func (s *Switch) write(ctx context.Context, ups []*p4v1.Update) error {
+	n := max(1, s.BatchSize)
+	for i := 0; i < len(ups); i += n {
+		req := &p4v1.WriteRequest{DeviceId: s.deviceID, ElectionId: s.election, Updates: ups[i:min(i+n, len(ups))],
+			Atomicity: p4v1.WriteRequest_CONTINUE_ON_ERROR}
+		if _, err := s.c.Write(ctx, req); err != nil {
+			return fmt.Errorf("controlplane: writing updates %d..%d: %w", i, min(i+n, len(ups))-1, describe(err))
+		}
+	}
+	return nil
+}
+
+// Cleanup deletes every table entry and clone session and zeroes the
+// counters. Deleting what is not there is not an error: it is idempotent.
+func (s *Switch) Cleanup(ctx context.Context) error {
+	var ups []*p4v1.Update
+	for _, t := range []string{"Ingress.event_table", "Ingress.conn_lookup", "Ingress.mirror_select", "Ingress.l2_forward", "Ingress.arp_proxy"} {
+		es, err := s.c.ReadTableEntryWildcard(ctx, t)
+		if err != nil {
+			return fmt.Errorf("controlplane: reading %s: %w", t, err)
+		}
+		for _, e := range es {
+			e.Action = nil
+			ups = append(ups, &p4v1.Update{Type: p4v1.Update_DELETE, Entity: &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: e}}})
+		}
+	}
+	sessions, err := s.readAll(ctx, &p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{
+		Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: &p4v1.CloneSessionEntry{}}}}})
+	if err != nil {
+		return err
+	}
+	for _, e := range sessions {
+		ups = append(ups, &p4v1.Update{Type: p4v1.Update_DELETE, Entity: e})
+	}
+	for _, cname := range []string{"Ingress.rx_roce", "Ingress.event_drops", "Ingress.mirrored", "Egress.tx_roce"} {
+		id, err := counterID(cname)
+		if err != nil {
+			return err
+		}
+		ups = append(ups, &p4v1.Update{Type: p4v1.Update_MODIFY, Entity: &p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{
+			CounterId: id, Data: &p4v1.CounterData{}}}}})
+	}
+	return s.write(ctx, ups)
+}
+
+func (s *Switch) readAll(ctx context.Context, q *p4v1.Entity) ([]*p4v1.Entity, error) {
+	ch := make(chan *p4v1.Entity, 64)
+	var out []*p4v1.Entity
+	done := make(chan struct{})
+	go func() {
+		for e := range ch {
+			out = append(out, e)
+		}
+		close(done)
+	}()
+	err := s.c.ReadEntityWildcard(ctx, q, ch)
+	<-done
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: read: %w", err)
+	}
+	return out, nil
+}
+
+func counterID(name string) (uint32, error) {
+	info, err := p4src.P4Info()
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range info.GetCounters() {
+		if c.GetPreamble().GetName() == name {
+			return c.GetPreamble().GetId(), nil
+		}
+	}
+	return 0, fmt.Errorf("controlplane: P4Info has no counter %s", name)
+}
+
+// Counters are the switch's per-port RoCE counters after a test.
+type Counters struct {
+	RxRoCE      map[uint32]uint64 `json:"rx_roce"`      // RoCE packets received, by ingress port
+	EventDrops  map[uint32]uint64 `json:"event_drops"`  // dropped by events, by ingress port
+	TxRoCE      map[uint32]uint64 `json:"tx_roce"`      // RoCE packets forwarded, by egress port
+	MirroredBy  map[uint32]uint64 `json:"mirrored"`     // copies mirrored, by WRR slot
+	RxTotal     uint64            `json:"rx_total"`     // sum of RxRoCE
+	MirrorTotal uint64            `json:"mirror_total"` // sum of MirroredBy
+}
+
+// ReadCounters reads every counter cell.
+func (s *Switch) ReadCounters(ctx context.Context) (*Counters, error) {
+	c := &Counters{RxRoCE: map[uint32]uint64{}, EventDrops: map[uint32]uint64{}, TxRoCE: map[uint32]uint64{}, MirroredBy: map[uint32]uint64{}}
+	for name, dst := range map[string]map[uint32]uint64{"Ingress.rx_roce": c.RxRoCE, "Ingress.event_drops": c.EventDrops,
+		"Egress.tx_roce": c.TxRoCE, "Ingress.mirrored": c.MirroredBy} {
+		cells, err := s.c.ReadCounterEntryWildcard(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("controlplane: reading %s: %w", name, err)
+		}
+		for i, d := range cells {
+			if d.GetPacketCount() != 0 {
+				dst[uint32(i)] = uint64(d.GetPacketCount())
+			}
+		}
+	}
+	for _, v := range c.RxRoCE {
+		c.RxTotal += v
+	}
+	for _, v := range c.MirroredBy {
+		c.MirrorTotal += v
+	}
+	return c, nil
+}

@@ -1,0 +1,22 @@
+// Package controlplane turns a test's intent and the generator's runtime
+// connection metadata into switch state, and installs it over P4Runtime on
+// the event injector (lumina's software target or a Tofino).
+//
+// Translate is pure and table-tested: for connection i it keys data
+// packets by (ingress port of the data sender, destination QPN of the data
+// receiver) — requester → responder QPN for WRITE/SEND, responder →
+// requester QPN for READ, whose responses use the requester's PSN space —
+// and every expanded event by (port, QPN, IPSN + relative PSN mod 2^24,
+// ITER). Dumpers get clone sessions 1..N and a smooth weighted round robin
+// slot sequence (every prefix within one packet of each dumper's share).
+//
+// Switch (Dial, SetPipeline, Install, ReadCounters, Cleanup) is the
+// P4Runtime client, built on github.com/antoninbas/p4runtime-go-client: it
+// arbitrates as primary, writes in batches, and Cleanup is idempotent.
+// Intake is the callback the generator calls before traffic: it returns
+// only after every entry is installed.
+//
+// Pitfalls: the relative PSN is 0-based within the QP (message index ×
+// packets per message + packet index); PSN keys wrap at 2^24; two
+// connections may not receive data on the same (port, QPN).
+package controlplane

@@ -1,0 +1,321 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sort"
+
+	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/roce"
+)
+
+// Host is a traffic host's switch port, MAC and addresses.
+type Host struct {
+	Port uint32
+	MAC  [6]byte
+	IPs  []netip.Addr
+}
+
+// Dumper is a dumper's switch port, MAC and WRR weight (1..255).
+type Dumper struct {
+	Name   string
+	Port   uint32
+	MAC    [6]byte
+	Weight int
+}
+
+// Ports is where everything is attached to the switch.
+type Ports struct {
+	Requester, Responder Host
+	Dumpers              []Dumper
+}
+
+// Intent is what the test asks for, independent of runtime QPNs and PSNs.
+type Intent struct {
+	// Events are the test's events, expanded per message and packet
+	// (config.Test.ExpandEvents).
+	Events    []config.ExpandedEvent
+	IterScope config.IterScope
+	// MirrorPort is the UDP destination port of mirror copies. Default 9741.
+	MirrorPort uint16
+}
+
+// Plan is the complete switch state for one test: every table entry,
+// register initial value, clone session and WRR slot.
+type Plan struct {
+	Forward  []ForwardEntry
+	ARP      []ARPEntry
+	Conns    []ConnEntry
+	Events   []EventEntry
+	Sessions []Session
+	// WRR lists, per slot, the clone session that slot mirrors to; the
+	// pipeline walks the slots round robin.
+	WRR        []uint32
+	MirrorPort uint16
+	// CountPorts are the ports whose counters the test reads: requester,
+	// responder, dumpers.
+	CountPorts []uint32
+}
+
+// ForwardEntry: l2_forward dst MAC → port.
+type ForwardEntry struct {
+	MAC  [6]byte
+	Port uint32
+}
+
+// ARPEntry: arp_proxy target IP → MAC.
+type ARPEntry struct {
+	IP  netip.Addr
+	MAC [6]byte
+}
+
+// ConnEntry identifies a connection's data packets: conn_lookup (ingress
+// port, destination QPN) → index, and the initial register values
+// (expected PSN = the data sender's IPSN, ITER = 1).
+type ConnEntry struct {
+	Index    uint16
+	Port     uint32
+	DestQP   uint32
+	IPSN     roce.PSN
+	Scope    config.IterScope
+	QP       int
+	DataFrom string // "requester" or "responder"
+}
+
+// EventEntry: event_table (port, QPN, PSN, ITER) → action, with where it
+// came from.
+type EventEntry struct {
+	Port   uint32
+	DestQP uint32
+	PSN    roce.PSN
+	Iter   uint16
+	Type   config.EventType
+	QP     int
+	Msg    int
+	RelPSN int
+}
+
+// Session is a clone session to one dumper port.
+type Session struct {
+	ID     uint32
+	Port   uint32
+	Dumper string
+}
+
+// Errors of Translate.
+var (
+	ErrMetadata = errors.New("controlplane: inconsistent connection metadata")
+	ErrIntent   = errors.New("controlplane: intent does not fit the connections")
+)
+
+// Translate combines the intent with the runtime connection list (the
+// generator's metadata) and the port map into a Plan. It is pure and
+// deterministic. PSN keys are computed modulo 2^24.
+func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, error) {
+	if len(conns) == 0 {
+		return nil, fmt.Errorf("%w: no connections", ErrMetadata)
+	}
+	if len(conns) > 16384 {
+		return nil, fmt.Errorf("%w: %d connections, the switch tracks at most 16384", ErrMetadata, len(conns))
+	}
+	if len(ports.Dumpers) == 0 || len(ports.Dumpers) > 16 {
+		return nil, fmt.Errorf("controlplane: %d dumpers, want 1..16", len(ports.Dumpers))
+	}
+	p := &Plan{MirrorPort: in.MirrorPort}
+	if p.MirrorPort == 0 {
+		p.MirrorPort = roce.DefaultMirrorPort
+	}
+	for _, h := range []Host{ports.Requester, ports.Responder} {
+		p.Forward = append(p.Forward, ForwardEntry{h.MAC, h.Port})
+		p.CountPorts = append(p.CountPorts, h.Port)
+		for _, ip := range h.IPs {
+			p.ARP = append(p.ARP, ARPEntry{ip, h.MAC})
+		}
+	}
+	seenQPN := map[[2]uint32]int{}
+	for i, c := range conns {
+		if c.Index != i {
+			return nil, fmt.Errorf("%w: connection %d has index %d", ErrMetadata, i, c.Index)
+		}
+		req, err := endpoint(c.Requester, "requester", i)
+		if err != nil {
+			return nil, err
+		}
+		rsp, err := endpoint(c.Responder, "responder", i)
+		if err != nil {
+			return nil, err
+		}
+		if !hasIP(ports.Requester.IPs, req.ip) || !hasIP(ports.Responder.IPs, rsp.ip) {
+			return nil, fmt.Errorf("%w: connection %d: %v → %v is not between the requester (%v) and responder (%v)",
+				ErrMetadata, i, req.ip, rsp.ip, ports.Requester.IPs, ports.Responder.IPs)
+		}
+		ce := ConnEntry{Index: uint16(i), Scope: in.IterScope, QP: i}
+		switch c.Verb {
+		case generator.VerbWrite, generator.VerbSend:
+			// Data flows requester → responder, addressed to the responder's QP.
+			ce.Port, ce.DestQP, ce.IPSN, ce.DataFrom = ports.Requester.Port, rsp.qpn, req.ipsn, "requester"
+		case generator.VerbRead:
+			// READ responses flow responder → requester in the requester's PSN space.
+			ce.Port, ce.DestQP, ce.IPSN, ce.DataFrom = ports.Responder.Port, req.qpn, req.ipsn, "responder"
+		default:
+			return nil, fmt.Errorf("%w: connection %d: verb %q", ErrMetadata, i, c.Verb)
+		}
+		k := [2]uint32{ce.Port, ce.DestQP}
+		if j, dup := seenQPN[k]; dup {
+			return nil, fmt.Errorf("%w: connections %d and %d both receive data on QPN %#x from port %d", ErrMetadata, j, i, ce.DestQP, ce.Port)
+		}
+		seenQPN[k] = i
+		p.Conns = append(p.Conns, ce)
+	}
+	type key struct {
+		port, qpn uint32
+		psn       roce.PSN
+		iter      uint16
+	}
+	seen := map[key]int{}
+	for _, e := range in.Events {
+		if e.QP < 0 || e.QP >= len(conns) {
+			return nil, fmt.Errorf("%w: event on QP %d, but only %d connections", ErrIntent, e.QP, len(conns))
+		}
+		if e.Iter < 1 || e.Iter > 0xFFFF || e.RelPSN < 0 || e.RelPSN > roce.PSNMask {
+			return nil, fmt.Errorf("%w: event QP %d psn %d iter %d out of range", ErrIntent, e.QP, e.RelPSN, e.Iter)
+		}
+		ce := p.Conns[e.QP]
+		ee := EventEntry{Port: ce.Port, DestQP: ce.DestQP, PSN: ce.IPSN.Add(e.RelPSN), Iter: uint16(e.Iter), Type: e.Type,
+			QP: e.QP, Msg: e.Msg, RelPSN: e.RelPSN}
+		k := key{ee.Port, ee.DestQP, ee.PSN, ee.Iter}
+		if j, dup := seen[k]; dup {
+			if p.Events[j].Type != ee.Type {
+				return nil, fmt.Errorf("%w: QP %d relative PSN %d iter %d is both %v and %v", ErrIntent, e.QP, e.RelPSN, e.Iter, p.Events[j].Type, ee.Type)
+			}
+			continue
+		}
+		seen[k] = len(p.Events)
+		p.Events = append(p.Events, ee)
+	}
+	sort.SliceStable(p.Events, func(i, j int) bool {
+		a, b := p.Events[i], p.Events[j]
+		if a.QP != b.QP {
+			return a.QP < b.QP
+		}
+		if a.RelPSN != b.RelPSN {
+			return a.RelPSN < b.RelPSN
+		}
+		return a.Iter < b.Iter
+	})
+	weights := make([]int, len(ports.Dumpers))
+	for i, d := range ports.Dumpers {
+		if d.Weight < 1 || d.Weight > 255 {
+			return nil, fmt.Errorf("controlplane: dumper %s weight %d out of 1..255", d.Name, d.Weight)
+		}
+		weights[i] = d.Weight
+		p.Sessions = append(p.Sessions, Session{ID: uint32(i + 1), Port: d.Port, Dumper: d.Name})
+		p.Forward = append(p.Forward, ForwardEntry{d.MAC, d.Port})
+		p.CountPorts = append(p.CountPorts, d.Port)
+	}
+	slots, err := SmoothWRR(weights)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range slots {
+		p.WRR = append(p.WRR, uint32(s+1))
+	}
+	return p, nil
+}
+
+type ep struct {
+	ip   netip.Addr
+	mac  [6]byte
+	qpn  uint32
+	ipsn roce.PSN
+}
+
+func endpoint(e generator.Endpoint, side string, i int) (ep, error) {
+	ip, err := netip.ParseAddr(e.IP)
+	if err != nil || !ip.Is4() {
+		return ep{}, fmt.Errorf("%w: connection %d %s IP %q is not IPv4", ErrMetadata, i, side, e.IP)
+	}
+	hw, err := net.ParseMAC(e.MAC)
+	if err != nil || len(hw) != 6 {
+		return ep{}, fmt.Errorf("%w: connection %d %s MAC %q", ErrMetadata, i, side, e.MAC)
+	}
+	if e.QPN == 0 || e.QPN > roce.PSNMask {
+		return ep{}, fmt.Errorf("%w: connection %d %s QPN %#x is not a 24-bit QPN", ErrMetadata, i, side, e.QPN)
+	}
+	if e.IPSN > roce.PSNMask {
+		return ep{}, fmt.Errorf("%w: connection %d %s IPSN %#x exceeds 24 bits", ErrMetadata, i, side, e.IPSN)
+	}
+	return ep{ip, [6]byte(hw), e.QPN, roce.PSN(e.IPSN)}, nil
+}
+
+func hasIP(ips []netip.Addr, a netip.Addr) bool {
+	for _, x := range ips {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+// SmoothWRR returns the slot sequence of smooth weighted round robin: each
+// index i appears weights[i] times in sum(weights) slots, spread so that
+// over any prefix every index is within one of its share. At most 256 slots.
+func SmoothWRR(weights []int) ([]int, error) {
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	if total == 0 || total > 256 {
+		return nil, fmt.Errorf("controlplane: dumper weights sum to %d, want 1..256", total)
+	}
+	cur := make([]int, len(weights))
+	out := make([]int, 0, total)
+	for range total {
+		best := -1
+		for i, w := range weights {
+			cur[i] += w
+			if best < 0 || cur[i] > cur[best] {
+				best = i
+			}
+		}
+		cur[best] -= total
+		out = append(out, best)
+	}
+	return out, nil
+}
+
+func mac64(m [6]byte) uint64 {
+	return uint64(binary.BigEndian.Uint16(m[:]))<<32 | uint64(binary.BigEndian.Uint32(m[2:]))
+}
+
+// Installer is the part of Switch that Intake needs.
+type Installer interface {
+	Install(ctx context.Context, p *Plan) error
+}
+
+// Intake returns the callback the traffic generator calls with its
+// connection list (generator.RequesterConfig.OnConnections): it translates
+// the intent and installs the plan, returning only when every entry is in
+// place, so traffic never starts early. Malformed or inconsistent metadata
+// is an error, never a crash. The installed plan is passed to done (may be
+// nil) for the run's report.
+func Intake(sw Installer, in Intent, ports Ports, done func(*Plan)) func(context.Context, []generator.Connection) error {
+	return func(ctx context.Context, conns []generator.Connection) error {
+		p, err := Translate(in, conns, ports)
+		if err != nil {
+			return err
+		}
+		if err := sw.Install(ctx, p); err != nil {
+			return err
+		}
+		if done != nil {
+			done(p)
+		}
+		return nil
+	}
+}

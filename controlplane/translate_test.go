@@ -1,0 +1,185 @@
+package controlplane
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/roce"
+)
+
+var testPorts = Ports{
+	Requester: Host{Port: 1, MAC: [6]byte{2, 0, 0, 0, 0, 1}, IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.11")}},
+	Responder: Host{Port: 2, MAC: [6]byte{2, 0, 0, 0, 0, 2}, IPs: []netip.Addr{netip.MustParseAddr("10.0.0.2")}},
+	Dumpers:   []Dumper{{Name: "d0", Port: 10, MAC: [6]byte{2, 0, 0, 0, 1, 0}, Weight: 1}, {Name: "d1", Port: 11, MAC: [6]byte{2, 0, 0, 0, 1, 1}, Weight: 2}},
+}
+
+func mkConn(i int, verb generator.Verb, reqIP string, reqQPN, reqIPSN, rspQPN, rspIPSN uint32) generator.Connection {
+	return generator.Connection{Index: i, Verb: verb,
+		Requester: generator.Endpoint{IP: reqIP, MAC: "02:00:00:00:00:01", QPN: reqQPN, IPSN: reqIPSN},
+		Responder: generator.Endpoint{IP: "10.0.0.2", MAC: "02:00:00:00:00:02", QPN: rspQPN, IPSN: rspIPSN}}
+}
+
+func renderEvents(p *Plan) string {
+	var s []string
+	for _, e := range p.Events {
+		s = append(s, fmt.Sprintf("p%d/q%#x/psn%#x/i%d/%v", e.Port, e.DestQP, uint32(e.PSN), e.Iter, e.Type))
+	}
+	return strings.Join(s, " ")
+}
+
+func TestTranslate(t *testing.T) {
+	// A test with 4-packet messages, 3 messages per QP.
+	mk := func(yamlEvents string, verb string, nqps int) []config.ExpandedEvent {
+		src := fmt.Sprintf("traffic:\n  num-qps: %d\n  rdma-verb: %s\n  num-msgs-per-qp: 3\n  message-size: 4096\n  mtu: 1024\n  data-pkt-events:\n%s", nqps, verb, yamlEvents)
+		tc, err := config.Parse("t.yaml", []byte(src))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, src)
+		}
+		return tc.ExpandEvents()
+	}
+	tests := []struct {
+		name  string
+		ev    []config.ExpandedEvent
+		conns []generator.Connection
+		want  string
+	}{
+		{
+			name:  "write, one event on msg 1, IPSN near the wrap",
+			ev:    mk("    - {qpn: 0, psn: 1, type: drop, iter: 1, msg: 1}\n", "write", 1),
+			conns: []generator.Connection{mkConn(0, generator.VerbWrite, "10.0.0.1", 0xAAA, 0xFFFFFE, 0xBBB, 0x10)},
+			// rel PSN 1*4+1 = 5 → 0xFFFFFE+5 = 0x3 (mod 2^24), addressed to the responder's QPN from the requester port.
+			want: "p1/q0xbbb/psn0x3/i1/drop",
+		},
+		{
+			name:  "every message (msg omitted)",
+			ev:    mk("    - {qpn: 0, psn: 3, type: ecn, iter: 2}\n", "write", 1),
+			conns: []generator.Connection{mkConn(0, generator.VerbWrite, "10.0.0.1", 0xAAA, 0xFFFFFF, 0xBBB, 0x10)},
+			want:  "p1/q0xbbb/psn0x2/i2/ecn p1/q0xbbb/psn0x6/i2/ecn p1/q0xbbb/psn0xa/i2/ecn",
+		},
+		{
+			name:  "psn all on one message",
+			ev:    mk("    - {qpn: 0, psn: all, type: corrupt, iter: 1, msg: 2}\n", "send", 1),
+			conns: []generator.Connection{mkConn(0, generator.VerbSend, "10.0.0.1", 0xAAA, 100, 0xBBB, 0x10)},
+			want:  "p1/q0xbbb/psn0x6c/i1/corrupt p1/q0xbbb/psn0x6d/i1/corrupt p1/q0xbbb/psn0x6e/i1/corrupt p1/q0xbbb/psn0x6f/i1/corrupt",
+		},
+		{
+			name:  "read: responses from the responder port, to the requester QPN, in the requester's PSN space",
+			ev:    mk("    - {qpn: 0, psn: 0, type: drop, iter: 1, msg: 0}\n", "read", 1),
+			conns: []generator.Connection{mkConn(0, generator.VerbRead, "10.0.0.1", 0xAAA, 0x500, 0xBBB, 0x900)},
+			want:  "p2/q0xaaa/psn0x500/i1/drop",
+		},
+		{
+			name: "two QPs (multi-GID requester), events kept per QP",
+			ev: mk("    - {qpn: 1, psn: 2, type: drop, iter: 1, msg: 0}\n    - {qpn: 0, psn: 0, type: drop, iter: 3, msg: 0}\n", "write", 2),
+			conns: []generator.Connection{mkConn(0, generator.VerbWrite, "10.0.0.1", 0xA1, 10, 0xB1, 0),
+				mkConn(1, generator.VerbWrite, "10.0.0.11", 0xA2, 20, 0xB2, 0)},
+			want: "p1/q0xb1/psn0xa/i3/drop p1/q0xb2/psn0x16/i1/drop",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Translate(Intent{Events: tt.ev}, tt.conns, testPorts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := renderEvents(p); got != tt.want {
+				t.Errorf("events\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTranslatePlan(t *testing.T) {
+	p, err := Translate(Intent{IterScope: config.IterScopeConnection},
+		[]generator.Connection{mkConn(0, generator.VerbWrite, "10.0.0.1", 0xA1, 0xFFFFFE, 0xB1, 7),
+			mkConn(1, generator.VerbRead, "10.0.0.11", 0xA2, 5, 0xB2, 9)}, testPorts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(p.Conns)
+	want := "[{0 1 177 16777214 connection 0 requester} {1 2 162 5 connection 1 responder}]"
+	if got != want {
+		t.Errorf("conns = %s, want %s", got, want)
+	}
+	if fmt.Sprint(p.WRR) != "[2 1 2]" || len(p.Sessions) != 2 || p.Sessions[1].Port != 11 || p.MirrorPort != 9741 {
+		t.Errorf("WRR %v sessions %v mirror port %d", p.WRR, p.Sessions, p.MirrorPort)
+	}
+	if len(p.ARP) != 3 || len(p.Forward) != 4 {
+		t.Errorf("ARP %v forward %v", p.ARP, p.Forward)
+	}
+}
+
+func TestTranslateErrors(t *testing.T) {
+	good := mkConn(0, generator.VerbWrite, "10.0.0.1", 0xA1, 1, 0xB1, 2)
+	tests := []struct {
+		name  string
+		in    Intent
+		conns []generator.Connection
+		ports Ports
+		want  error
+		msg   string
+	}{
+		{"no connections", Intent{}, nil, testPorts, ErrMetadata, "no connections"},
+		{"bad index", Intent{}, []generator.Connection{mkConn(3, generator.VerbWrite, "10.0.0.1", 1, 1, 2, 2)}, testPorts, ErrMetadata, "index 3"},
+		{"qpn 0", Intent{}, []generator.Connection{mkConn(0, generator.VerbWrite, "10.0.0.1", 0, 1, 2, 2)}, testPorts, ErrMetadata, "QPN 0x0"},
+		{"qpn > 24 bits", Intent{}, []generator.Connection{mkConn(0, generator.VerbWrite, "10.0.0.1", 1<<24, 1, 2, 2)}, testPorts, ErrMetadata, "24-bit"},
+		{"ipsn > 24 bits", Intent{}, []generator.Connection{mkConn(0, generator.VerbWrite, "10.0.0.1", 1, 1<<24, 2, 2)}, testPorts, ErrMetadata, "exceeds 24 bits"},
+		{"foreign ip", Intent{}, []generator.Connection{mkConn(0, generator.VerbWrite, "10.9.9.9", 1, 1, 2, 2)}, testPorts, ErrMetadata, "not between"},
+		{"bad ip", Intent{}, []generator.Connection{mkConn(0, generator.VerbWrite, "garbage", 1, 1, 2, 2)}, testPorts, ErrMetadata, "not IPv4"},
+		{"duplicate qpn", Intent{}, []generator.Connection{good, mkConn(1, generator.VerbWrite, "10.0.0.11", 0xA2, 1, 0xB1, 2)}, testPorts, ErrMetadata, "both receive"},
+		{"event on missing qp", Intent{Events: []config.ExpandedEvent{{QP: 1, Iter: 1, Type: config.EventDrop}}}, []generator.Connection{good}, testPorts, ErrIntent, "only 1 connections"},
+		{"conflicting events", Intent{Events: []config.ExpandedEvent{{QP: 0, Iter: 1, Type: config.EventDrop}, {QP: 0, Iter: 1, Type: config.EventECN}}},
+			[]generator.Connection{good}, testPorts, ErrIntent, "both drop and ecn"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Translate(tt.in, tt.conns, tt.ports)
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("Translate() = %v, want %v containing %q", err, tt.want, tt.msg)
+			}
+		})
+	}
+	bad := testPorts
+	bad.Dumpers = nil
+	if _, err := Translate(Intent{}, []generator.Connection{good}, bad); err == nil {
+		t.Error("no dumpers accepted")
+	}
+}
+
+func TestSmoothWRR(t *testing.T) {
+	for _, w := range [][]int{{1}, {1, 1}, {1, 2, 3}, {5, 1}, {3, 3, 3, 1}} {
+		seq, err := SmoothWRR(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, x := range w {
+			total += x
+		}
+		counts := make([]int, len(w))
+		for i, s := range seq {
+			counts[s]++
+			for d := range w {
+				ideal := float64((i+1)*w[d]) / float64(total)
+				if diff := float64(counts[d]) - ideal; diff > 1 || diff < -1 {
+					t.Errorf("weights %v: after %d slots index %d has %d, ideal %.2f", w, i+1, d, counts[d], ideal)
+				}
+			}
+		}
+		for d := range w {
+			if counts[d] != w[d] {
+				t.Errorf("weights %v: index %d got %d slots", w, d, counts[d])
+			}
+		}
+	}
+	if _, err := SmoothWRR([]int{200, 100}); err == nil {
+		t.Error("300 slots accepted")
+	}
+}
+
+var _ = roce.PSN(0)

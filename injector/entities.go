@@ -1,0 +1,407 @@
+package injector
+
+import (
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// apply performs one update. Called with sw.mu held.
+func (sw *Switch) apply(u *p4v1.Update, _ bool) error {
+	e := u.GetEntity()
+	switch {
+	case e.GetTableEntry() != nil:
+		return sw.applyTable(u.GetType(), e.GetTableEntry())
+	case e.GetCounterEntry() != nil:
+		return sw.applyCounter(u.GetType(), e.GetCounterEntry())
+	case e.GetRegisterEntry() != nil:
+		return sw.applyRegister(u.GetType(), e.GetRegisterEntry())
+	case e.GetPacketReplicationEngineEntry() != nil:
+		return sw.applyPRE(u.GetType(), e.GetPacketReplicationEngineEntry())
+	case e == nil:
+		return status.Error(codes.InvalidArgument, "update without an entity")
+	}
+	return status.Error(codes.Unimplemented, "entity type not supported by the software target")
+}
+
+// parseEntry validates a table entry and converts it. For deletes the
+// action is not required.
+func (sw *Switch) parseEntry(te *p4v1.TableEntry, needAction bool) (*table, *entry, error) {
+	t := sw.tables[te.GetTableId()]
+	if t == nil {
+		return nil, nil, status.Errorf(codes.NotFound, "unknown table ID %#x", te.GetTableId())
+	}
+	ti := t.info
+	if te.GetPriority() != 0 {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "table %s: priority must be 0 for exact-match tables", ti.name)
+	}
+	e := &entry{}
+	if !te.GetIsDefaultAction() {
+		if len(te.GetMatch()) != len(ti.fields) {
+			return nil, nil, status.Errorf(codes.InvalidArgument, "table %s: %d match fields, want %d (exact fields cannot be omitted)",
+				ti.name, len(te.GetMatch()), len(ti.fields))
+		}
+		seen := map[uint32]bool{}
+		for _, m := range te.GetMatch() {
+			idx := -1
+			for i, f := range ti.fields {
+				if f.id == m.GetFieldId() {
+					idx = i
+				}
+			}
+			if idx < 0 {
+				return nil, nil, status.Errorf(codes.InvalidArgument, "table %s: unknown match field ID %d", ti.name, m.GetFieldId())
+			}
+			if seen[m.GetFieldId()] {
+				return nil, nil, status.Errorf(codes.InvalidArgument, "table %s: match field %s given twice", ti.name, ti.fields[idx].name)
+			}
+			seen[m.GetFieldId()] = true
+			ex := m.GetExact()
+			if ex == nil {
+				return nil, nil, status.Errorf(codes.InvalidArgument, "table %s: field %s is exact-match", ti.name, ti.fields[idx].name)
+			}
+			v, err := decodeValue(ex.GetValue(), ti.fields[idx].width, ti.name+" "+ti.fields[idx].name)
+			if err != nil {
+				return nil, nil, err
+			}
+			e.key[idx] = v
+		}
+	} else if len(te.GetMatch()) != 0 {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "table %s: a default entry has no match", ti.name)
+	}
+	if !needAction {
+		return t, e, nil
+	}
+	act := te.GetAction()
+	if act == nil {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "table %s: entry without an action", ti.name)
+	}
+	if act.GetAction() == nil {
+		return nil, nil, status.Errorf(codes.Unimplemented, "table %s: only direct actions are supported", ti.name)
+	}
+	a := act.GetAction()
+	ai := sw.sch.actions[a.GetActionId()]
+	if ai == nil {
+		return nil, nil, status.Errorf(codes.NotFound, "unknown action ID %#x", a.GetActionId())
+	}
+	if !ti.actions[ai.id] {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "action %s is not an action of table %s", ai.name, ti.name)
+	}
+	if len(a.GetParams()) != len(ai.params) {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "action %s: %d parameters, want %d", ai.name, len(a.GetParams()), len(ai.params))
+	}
+	e.action = ai.id
+	e.params = make([]uint64, len(ai.params))
+	seen := map[uint32]bool{}
+	for _, p := range a.GetParams() {
+		idx := -1
+		for i, pi := range ai.params {
+			if pi.id == p.GetParamId() {
+				idx = i
+			}
+		}
+		if idx < 0 || seen[p.GetParamId()] {
+			return nil, nil, status.Errorf(codes.InvalidArgument, "action %s: unknown or repeated parameter ID %d", ai.name, p.GetParamId())
+		}
+		seen[p.GetParamId()] = true
+		v, err := decodeValue(p.GetValue(), ai.params[idx].width, ai.name+" "+ai.params[idx].name)
+		if err != nil {
+			return nil, nil, err
+		}
+		e.params[idx] = v
+	}
+	return t, e, nil
+}
+
+func (sw *Switch) applyTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
+	t, e, err := sw.parseEntry(te, typ != p4v1.Update_DELETE)
+	if err != nil {
+		return err
+	}
+	if te.GetIsDefaultAction() {
+		if typ != p4v1.Update_MODIFY {
+			return status.Errorf(codes.InvalidArgument, "table %s: the default entry can only be modified", t.info.name)
+		}
+		t.def, t.defSet = *e, true
+		return nil
+	}
+	old := t.entries[e.key]
+	switch typ {
+	case p4v1.Update_INSERT:
+		if old != nil {
+			return status.Errorf(codes.AlreadyExists, "table %s: entry already exists", t.info.name)
+		}
+		if len(t.entries) >= t.info.size {
+			return status.Errorf(codes.ResourceExhausted, "table %s is full (%d entries)", t.info.name, t.info.size)
+		}
+		t.entries[e.key] = e
+	case p4v1.Update_MODIFY:
+		if old == nil {
+			return status.Errorf(codes.NotFound, "table %s: no such entry to modify", t.info.name)
+		}
+		t.entries[e.key] = e
+	case p4v1.Update_DELETE:
+		if old == nil {
+			return status.Errorf(codes.NotFound, "table %s: no such entry to delete", t.info.name)
+		}
+		delete(t.entries, e.key)
+	default:
+		return status.Errorf(codes.InvalidArgument, "unknown update type %v", typ)
+	}
+	return nil
+}
+
+func (sw *Switch) applyCounter(typ p4v1.Update_Type, ce *p4v1.CounterEntry) error {
+	cells := sw.ctrs[ce.GetCounterId()]
+	if cells == nil {
+		return status.Errorf(codes.NotFound, "unknown counter ID %#x", ce.GetCounterId())
+	}
+	if typ != p4v1.Update_MODIFY {
+		return status.Error(codes.InvalidArgument, "counter entries can only be modified")
+	}
+	d := counterCell{uint64(ce.GetData().GetPacketCount()), uint64(ce.GetData().GetByteCount())}
+	if ce.GetIndex() == nil {
+		for i := range cells {
+			cells[i] = d
+		}
+		return nil
+	}
+	i := ce.GetIndex().GetIndex()
+	if i < 0 || int(i) >= len(cells) {
+		return status.Errorf(codes.OutOfRange, "counter index %d out of 0..%d", i, len(cells)-1)
+	}
+	cells[i] = d
+	return nil
+}
+
+func (sw *Switch) applyRegister(typ p4v1.Update_Type, re *p4v1.RegisterEntry) error {
+	ri := sw.sch.registers[re.GetRegisterId()]
+	if ri == nil {
+		return status.Errorf(codes.NotFound, "unknown register ID %#x", re.GetRegisterId())
+	}
+	if typ != p4v1.Update_MODIFY {
+		return status.Error(codes.InvalidArgument, "register entries can only be modified")
+	}
+	bs := re.GetData().GetBitstring()
+	if bs == nil {
+		return status.Errorf(codes.InvalidArgument, "register %s: data must be a bitstring", ri.name)
+	}
+	v, err := decodeValue(bs, ri.width, ri.name)
+	if err != nil {
+		return err
+	}
+	cells := sw.regs[ri.id]
+	if re.GetIndex() == nil {
+		for i := range cells {
+			cells[i] = v
+		}
+		return nil
+	}
+	i := re.GetIndex().GetIndex()
+	if i < 0 || int(i) >= len(cells) {
+		return status.Errorf(codes.OutOfRange, "register %s index %d out of 0..%d", ri.name, i, len(cells)-1)
+	}
+	cells[i] = v
+	return nil
+}
+
+func (sw *Switch) applyPRE(typ p4v1.Update_Type, pre *p4v1.PacketReplicationEngineEntry) error {
+	cs := pre.GetCloneSessionEntry()
+	if cs == nil {
+		return status.Error(codes.Unimplemented, "only clone sessions are supported")
+	}
+	id := cs.GetSessionId()
+	if id == 0 || id > 1023 {
+		return status.Errorf(codes.InvalidArgument, "clone session ID %d out of 1..1023", id)
+	}
+	old := sw.clones[id]
+	switch typ {
+	case p4v1.Update_INSERT, p4v1.Update_MODIFY:
+		if typ == p4v1.Update_INSERT && old != nil {
+			return status.Errorf(codes.AlreadyExists, "clone session %d exists", id)
+		}
+		if typ == p4v1.Update_MODIFY && old == nil {
+			return status.Errorf(codes.NotFound, "clone session %d does not exist", id)
+		}
+		if cs.GetPacketLengthBytes() < 0 {
+			return status.Error(codes.InvalidArgument, "negative packet_length_bytes")
+		}
+		s := &cloneSession{id: id, cos: cs.GetClassOfService(), truncate: int(cs.GetPacketLengthBytes())}
+		for _, r := range cs.GetReplicas() {
+			if r.GetEgressPort() > 511 {
+				return status.Errorf(codes.InvalidArgument, "clone session %d: egress port %d out of range", id, r.GetEgressPort())
+			}
+			s.replicas = append(s.replicas, r.GetEgressPort())
+			s.instances = append(s.instances, r.GetInstance())
+		}
+		sw.clones[id] = s
+	case p4v1.Update_DELETE:
+		if old == nil {
+			return status.Errorf(codes.NotFound, "clone session %d does not exist", id)
+		}
+		delete(sw.clones, id)
+	default:
+		return status.Errorf(codes.InvalidArgument, "unknown update type %v", typ)
+	}
+	return nil
+}
+
+// read returns the entities matching e (wildcards: table ID 0, empty match,
+// no index, session ID 0). Called with sw.mu held.
+func (sw *Switch) read(e *p4v1.Entity) ([]*p4v1.Entity, error) {
+	switch {
+	case e.GetTableEntry() != nil:
+		return sw.readTables(e.GetTableEntry())
+	case e.GetCounterEntry() != nil:
+		return sw.readCounters(e.GetCounterEntry())
+	case e.GetRegisterEntry() != nil:
+		return sw.readRegisters(e.GetRegisterEntry())
+	case e.GetPacketReplicationEngineEntry() != nil:
+		cs := e.GetPacketReplicationEngineEntry().GetCloneSessionEntry()
+		if cs == nil {
+			return nil, status.Error(codes.Unimplemented, "only clone sessions are supported")
+		}
+		var out []*p4v1.Entity
+		for _, id := range sortedIDs(sw.clones) {
+			if cs.GetSessionId() != 0 && cs.GetSessionId() != id {
+				continue
+			}
+			s := sw.clones[id]
+			ce := &p4v1.CloneSessionEntry{SessionId: id, ClassOfService: s.cos, PacketLengthBytes: int32(s.truncate)}
+			for i, p := range s.replicas {
+				ce.Replicas = append(ce.Replicas, &p4v1.Replica{EgressPort: p, Instance: s.instances[i]})
+			}
+			out = append(out, &p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{
+				Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: ce}}}})
+		}
+		if cs.GetSessionId() != 0 && len(out) == 0 {
+			return nil, status.Errorf(codes.NotFound, "clone session %d does not exist", cs.GetSessionId())
+		}
+		return out, nil
+	}
+	return nil, status.Error(codes.Unimplemented, "entity type not supported by the software target")
+}
+
+func sortedIDs[V any](m map[uint32]V) []uint32 {
+	ids := make([]uint32, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	for i := 1; i < len(ids); i++ {
+		for j := i; j > 0 && ids[j] < ids[j-1]; j-- {
+			ids[j], ids[j-1] = ids[j-1], ids[j]
+		}
+	}
+	return ids
+}
+
+func (sw *Switch) encodeEntry(t *table, e *entry, isDefault bool) *p4v1.Entity {
+	te := &p4v1.TableEntry{TableId: t.info.id, IsDefaultAction: isDefault}
+	if !isDefault {
+		for i, f := range t.info.fields {
+			te.Match = append(te.Match, &p4v1.FieldMatch{FieldId: f.id,
+				FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: canonical(e.key[i])}}})
+		}
+	}
+	a := &p4v1.Action{ActionId: e.action}
+	if ai := sw.sch.actions[e.action]; ai != nil {
+		for i, p := range ai.params {
+			a.Params = append(a.Params, &p4v1.Action_Param{ParamId: p.id, Value: canonical(e.params[i])})
+		}
+	}
+	te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}
+	return &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: te}}
+}
+
+func (sw *Switch) readTables(q *p4v1.TableEntry) ([]*p4v1.Entity, error) {
+	var out []*p4v1.Entity
+	ids := sortedIDs(sw.tables)
+	if q.GetTableId() != 0 {
+		if sw.tables[q.GetTableId()] == nil {
+			return nil, status.Errorf(codes.NotFound, "unknown table ID %#x", q.GetTableId())
+		}
+		ids = []uint32{q.GetTableId()}
+	}
+	for _, id := range ids {
+		t := sw.tables[id]
+		if q.GetIsDefaultAction() {
+			out = append(out, sw.encodeEntry(t, &t.def, true))
+			continue
+		}
+		if len(q.GetMatch()) > 0 {
+			_, e, err := sw.parseEntry(&p4v1.TableEntry{TableId: id, Match: q.GetMatch()}, false)
+			if err != nil {
+				return nil, err
+			}
+			if got := t.entries[e.key]; got != nil {
+				out = append(out, sw.encodeEntry(t, got, false))
+			}
+			continue
+		}
+		es := make([]*entry, 0, len(t.entries))
+		for _, e := range t.entries {
+			es = append(es, e)
+		}
+		sortEntries(es)
+		for _, e := range es {
+			out = append(out, sw.encodeEntry(t, e, false))
+		}
+	}
+	return out, nil
+}
+
+func (sw *Switch) readCounters(q *p4v1.CounterEntry) ([]*p4v1.Entity, error) {
+	ids := sortedIDs(sw.ctrs)
+	if q.GetCounterId() != 0 {
+		if sw.ctrs[q.GetCounterId()] == nil {
+			return nil, status.Errorf(codes.NotFound, "unknown counter ID %#x", q.GetCounterId())
+		}
+		ids = []uint32{q.GetCounterId()}
+	}
+	var out []*p4v1.Entity
+	for _, id := range ids {
+		cells := sw.ctrs[id]
+		lo, hi := 0, len(cells)
+		if q.GetIndex() != nil {
+			i := int(q.GetIndex().GetIndex())
+			if i < 0 || i >= len(cells) {
+				return nil, status.Errorf(codes.OutOfRange, "counter index %d out of range", i)
+			}
+			lo, hi = i, i+1
+		}
+		for i := lo; i < hi; i++ {
+			out = append(out, &p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{
+				CounterId: id, Index: &p4v1.Index{Index: int64(i)},
+				Data: &p4v1.CounterData{PacketCount: int64(cells[i].packets), ByteCount: int64(cells[i].bytes)}}}})
+		}
+	}
+	return out, nil
+}
+
+func (sw *Switch) readRegisters(q *p4v1.RegisterEntry) ([]*p4v1.Entity, error) {
+	ids := sortedIDs(sw.regs)
+	if q.GetRegisterId() != 0 {
+		if sw.regs[q.GetRegisterId()] == nil {
+			return nil, status.Errorf(codes.NotFound, "unknown register ID %#x", q.GetRegisterId())
+		}
+		ids = []uint32{q.GetRegisterId()}
+	}
+	var out []*p4v1.Entity
+	for _, id := range ids {
+		cells := sw.regs[id]
+		lo, hi := 0, len(cells)
+		if q.GetIndex() != nil {
+			i := int(q.GetIndex().GetIndex())
+			if i < 0 || i >= len(cells) {
+				return nil, status.Errorf(codes.OutOfRange, "register index %d out of range", i)
+			}
+			lo, hi = i, i+1
+		}
+		for i := lo; i < hi; i++ {
+			out = append(out, &p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{
+				RegisterId: id, Index: &p4v1.Index{Index: int64(i)},
+				Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: canonical(cells[i])}}}}})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,338 @@
+package injector
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/sim"
+)
+
+// Switch is the software switch target: the pipeline of p4src/lumina.p4 in
+// Go over Ports, programmed through P4Runtime (Server) or directly in tests.
+//
+// Concurrency: frames are processed on the Loop; the P4Runtime server
+// changes state from gRPC goroutines. mu guards every piece of program
+// state (tables, registers, counters, clone sessions, the pipeline itself).
+type Switch struct {
+	loop sim.Loop
+	rng  *rand.Rand
+
+	mu     sync.Mutex
+	ports  map[uint32]sim.Port
+	sch    *schema
+	cookie uint64
+	devCfg []byte
+	tables map[uint32]*table
+	regs   map[uint32][]uint64
+	ctrs   map[uint32][]counterCell
+	clones map[uint32]*cloneSession
+
+	// Resolved for the fast path when a pipeline is set.
+	t struct{ l2, arp, conn, event, wrrCfg, mirSel, mirRw *table }
+	a struct {
+		noAction, forward, dropFrame, arpReply, setConn, dropEvent, markECN, corrupt, setWRR, setMirror, rewrite uint32
+	}
+	r struct{ expected, iter, wrrIdx, seqLo, seqHi []uint64 }
+	c struct{ rx, drops, mirrored, tx []counterCell }
+
+	parser  roce.Parser
+	pkt     roce.Packet
+	scratch []byte
+	stats   Stats
+}
+
+// Stats are the software target's own counts (beyond the P4 counters).
+type Stats struct {
+	Frames      uint64 // frames received on any port
+	RoCE        uint64 // frames with a BTH
+	Mirrored    uint64 // mirror copies sent
+	Forwarded   uint64
+	Dropped     uint64 // by an event or for want of a forwarding entry
+	NoPipeline  uint64 // frames received before a pipeline was set
+	UnknownPort uint64 // forwarding entries naming a port that is not attached
+}
+
+type counterCell struct{ packets, bytes uint64 }
+
+type entry struct {
+	key    [4]uint64
+	action uint32
+	params []uint64
+}
+
+type table struct {
+	info    *tableInfo
+	entries map[[4]uint64]*entry
+	def     entry
+	defSet  bool // the default action was written by the controller
+}
+
+type cloneSession struct {
+	id        uint32
+	replicas  []uint32 // egress ports
+	instances []uint32
+	cos       uint32
+	truncate  int
+}
+
+// Config configures a Switch.
+type Config struct {
+	// Seed seeds the random UDP source ports of mirror copies. Default 0.
+	Seed uint64
+}
+
+// New creates a switch with no ports and no pipeline.
+func New(loop sim.Loop, cfg Config) *Switch {
+	return &Switch{loop: loop, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5357)), ports: map[uint32]sim.Port{},
+		scratch: make([]byte, 0, 9216+64)}
+}
+
+// AddPort attaches p as switch port id (a P4 PortId_t, 0..511).
+func (s *Switch) AddPort(id uint32, p sim.Port) error {
+	if id > 511 {
+		return fmt.Errorf("injector: port %d out of range 0..511", id)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ports[id] != nil {
+		return fmt.Errorf("injector: port %d already attached", id)
+	}
+	s.ports[id] = p
+	p.SetReceiver(func(frame []byte) { s.receive(id, frame) })
+	return nil
+}
+
+// Stats returns the switch's own counts.
+func (s *Switch) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// ErrNoPipeline is returned by operations that need a forwarding pipeline
+// before one was set.
+var ErrNoPipeline = errors.New("injector: no forwarding pipeline set")
+
+// install replaces the pipeline (and clears all state) with sch.
+func (s *Switch) install(sch *schema, cookie uint64, devCfg []byte) {
+	s.sch, s.cookie, s.devCfg = sch, cookie, devCfg
+	s.tables = map[uint32]*table{}
+	for id, ti := range sch.tables {
+		t := &table{info: ti, entries: map[[4]uint64]*entry{}}
+		d := defaultActions[ti.name]
+		t.def = entry{action: sch.byName[d.action], params: append([]uint64(nil), d.params...)}
+		s.tables[id] = t
+	}
+	s.regs = map[uint32][]uint64{}
+	for id, r := range sch.registers {
+		s.regs[id] = make([]uint64, r.size)
+	}
+	s.ctrs = map[uint32][]counterCell{}
+	for id, c := range sch.counters {
+		s.ctrs[id] = make([]counterCell, c.size)
+	}
+	s.clones = map[uint32]*cloneSession{}
+	tb := func(n string) *table { return s.tables[sch.byName[n]] }
+	s.t.l2, s.t.arp, s.t.conn, s.t.event = tb("Ingress.l2_forward"), tb("Ingress.arp_proxy"), tb("Ingress.conn_lookup"), tb("Ingress.event_table")
+	s.t.wrrCfg, s.t.mirSel, s.t.mirRw = tb("Ingress.wrr_config"), tb("Ingress.mirror_select"), tb("Egress.mirror_rewrite")
+	a := func(n string) uint32 { return sch.byName[n] }
+	s.a.noAction, s.a.forward, s.a.dropFrame, s.a.arpReply = a("NoAction"), a("Ingress.forward"), a("Ingress.drop_frame"), a("Ingress.arp_reply")
+	s.a.setConn, s.a.dropEvent, s.a.markECN, s.a.corrupt = a("Ingress.set_conn"), a("Ingress.drop_event"), a("Ingress.mark_ecn"), a("Ingress.corrupt")
+	s.a.setWRR, s.a.setMirror, s.a.rewrite = a("Ingress.set_wrr_size"), a("Ingress.set_mirror"), a("Egress.rewrite_mirror")
+	r := func(n string) []uint64 { return s.regs[sch.byName[n]] }
+	s.r.expected, s.r.iter, s.r.wrrIdx, s.r.seqLo, s.r.seqHi = r("Ingress.expected_psn"), r("Ingress.iter_reg"), r("Ingress.wrr_index"), r("Ingress.mirror_seq_lo"), r("Ingress.mirror_seq_hi")
+	c := func(n string) []counterCell { return s.ctrs[sch.byName[n]] }
+	s.c.rx, s.c.drops, s.c.mirrored, s.c.tx = c("Ingress.rx_roce"), c("Ingress.event_drops"), c("Ingress.mirrored"), c("Egress.tx_roce")
+}
+
+func (t *table) lookup(k [4]uint64) *entry {
+	if e := t.entries[k]; e != nil {
+		return e
+	}
+	return &t.def
+}
+
+func (t *table) hit(k [4]uint64) (*entry, bool) {
+	e := t.entries[k]
+	return e, e != nil
+}
+
+func mac48(b []byte) uint64 { return uint64(binary.BigEndian.Uint16(b))<<32 | uint64(binary.BigEndian.Uint32(b[2:])) }
+
+// receive is the pipeline (p4src/lumina.p4: Ingress, then Egress) for a
+// frame arriving on port in.
+func (s *Switch) receive(in uint32, frame []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.Frames++
+	if s.sch == nil {
+		s.stats.NoPipeline++
+		return
+	}
+	if len(frame) < roce.EthernetLen {
+		return
+	}
+	l3 := 14
+	et := binary.BigEndian.Uint16(frame[12:])
+	if et == roce.EtherTypeVLAN && len(frame) >= 18 {
+		et = binary.BigEndian.Uint16(frame[16:])
+		l3 = 18
+	}
+	// Proxy ARP (requests only).
+	if et == 0x0806 && len(frame) >= l3+28 && binary.BigEndian.Uint16(frame[l3+6:]) == 1 {
+		target := uint64(binary.BigEndian.Uint32(frame[l3+24:]))
+		if e, ok := s.t.arp.hit([4]uint64{target}); ok && e.action == s.a.arpReply {
+			s.arpReply(in, frame, l3, e.params[0])
+			return
+		}
+	}
+	fwd := s.t.l2.lookup([4]uint64{mac48(frame[0:6])})
+	egress, forward := uint32(0), false
+	if fwd.action == s.a.forward {
+		egress, forward = uint32(fwd.params[0]), true
+	}
+	var event roce.Event
+	isRoCE := et == roce.EtherTypeIPv4 && s.parser.Parse(frame, 0, &s.pkt) == nil && s.pkt.IPVersion == 4 && s.pkt.L4-s.pkt.L3 == 20
+	if isRoCE {
+		p := &s.pkt
+		s.stats.RoCE++
+		s.c.rx[in].packets++
+		s.c.rx[in].bytes += uint64(len(frame))
+		qpn, psn, op := p.BTH.DestQP(), p.BTH.PSN(), p.Opcode
+		if ce, ok := s.t.conn.hit([4]uint64{uint64(in), uint64(qpn)}); ok && ce.action == s.a.setConn && !op.IsAck() && !op.IsCNP() {
+			iter := s.updateIter(int(ce.params[0]), ce.params[1], psn, op)
+			ev := s.t.event.lookup([4]uint64{uint64(in), uint64(qpn), uint64(psn), uint64(iter)})
+			switch ev.action {
+			case s.a.dropEvent:
+				event = roce.EventDrop
+				forward = false
+				s.c.drops[in].packets++
+				s.c.drops[in].bytes += uint64(len(frame))
+			case s.a.markECN:
+				event = roce.EventECN
+				frame[p.L3+1] |= 3
+				fixIPv4(frame[p.L3 : p.L3+20])
+			case s.a.corrupt:
+				event = roce.EventCorrupt
+				frame[p.L3+4] ^= 0xFF
+				frame[p.L3+5] ^= 0xFF
+				fixIPv4(frame[p.L3 : p.L3+20])
+			}
+		}
+		s.mirror(in, frame, event)
+	}
+	if !forward {
+		s.stats.Dropped++
+		return
+	}
+	out := s.ports[egress]
+	if out == nil {
+		s.stats.UnknownPort++
+		return
+	}
+	if isRoCE {
+		s.c.tx[egress].packets++
+		s.c.tx[egress].bytes += uint64(len(frame))
+	}
+	s.stats.Forwarded++
+	out.Send(frame)
+}
+
+// updateIter is the ITER register logic of lumina.p4 for connection c.
+func (s *Switch) updateIter(c int, scope uint64, psn roce.PSN, op roce.Opcode) uint64 {
+	if c >= len(s.r.expected) {
+		return 0
+	}
+	exp := roce.PSN(s.r.expected[c] & roce.PSNMask)
+	s.r.expected[c] = uint64(psn.Next())
+	iter := s.r.iter[c]
+	if scope == 0 { // message
+		first := op.IsFirst() && (op.IsRequest() || op.IsReadResponse())
+		switch {
+		case first && psn == exp:
+			iter = 1
+		case psn != exp:
+			iter = (iter + 1) & 0xFFFF
+		}
+	} else if psn.Sub(exp) < 0 { // connection: PSN not larger than the previous one
+		iter = (iter + 1) & 0xFFFF
+	}
+	s.r.iter[c] = iter
+	return iter
+}
+
+// mirror sends the copy of a RoCE frame to the dumper chosen by weighted
+// round robin, rewritten as the egress control does.
+func (s *Switch) mirror(in uint32, frame []byte, event roce.Event) {
+	size := uint64(1)
+	if s.t.wrrCfg.def.action == s.a.setWRR {
+		size = max(1, s.t.wrrCfg.def.params[0])
+	}
+	slot := s.r.wrrIdx[0]
+	if slot+1 >= size {
+		s.r.wrrIdx[0] = 0
+	} else {
+		s.r.wrrIdx[0] = slot + 1
+	}
+	ms, ok := s.t.mirSel.hit([4]uint64{slot})
+	if !ok || ms.action != s.a.setMirror {
+		return
+	}
+	sess := s.clones[uint32(ms.params[0])]
+	if sess == nil {
+		return
+	}
+	s.r.seqLo[0] = (s.r.seqLo[0] + 1) & 0xFFFFFFFF
+	if s.r.seqLo[0] == 0 {
+		s.r.seqHi[0] = (s.r.seqHi[0] + 1) & 0xFFFF
+	}
+	seq := s.r.seqHi[0]<<32 | s.r.seqLo[0]
+	s.c.mirrored[slot].packets++
+	s.c.mirrored[slot].bytes += uint64(len(frame))
+	dport := uint16(9741)
+	if s.t.mirRw.def.action == s.a.rewrite {
+		dport = uint16(s.t.mirRw.def.params[0])
+	}
+	cp := append(s.scratch[:0], frame...)
+	if sess.truncate > 0 && len(cp) > sess.truncate {
+		cp = cp[:sess.truncate]
+	}
+	roce.ApplyMirror(cp, roce.MirrorMeta{Seq: seq, TimestampNs: uint64(s.loop.Now()) & roce.MirrorTimeMask, Event: event},
+		dport, uint16(s.rng.Uint32()))
+	for _, port := range sess.replicas {
+		if p := s.ports[port]; p != nil {
+			p.Send(cp)
+			s.stats.Mirrored++
+		}
+	}
+	s.scratch = cp[:0]
+}
+
+func (s *Switch) arpReply(in uint32, frame []byte, l3 int, mac uint64) {
+	var m [6]byte
+	binary.BigEndian.PutUint16(m[0:], uint16(mac>>32))
+	binary.BigEndian.PutUint32(m[2:], uint32(mac))
+	a := frame[l3:]
+	copy(frame[0:6], frame[6:12])
+	copy(frame[6:12], m[:])
+	binary.BigEndian.PutUint16(a[6:], 2)
+	var senderIP, targetIP [4]byte
+	copy(senderIP[:], a[14:18])
+	copy(targetIP[:], a[24:28])
+	copy(a[18:24], a[8:14]) // target MAC = old sender MAC
+	copy(a[24:28], senderIP[:])
+	copy(a[8:14], m[:])
+	copy(a[14:18], targetIP[:])
+	if p := s.ports[in]; p != nil {
+		p.Send(frame)
+	}
+}
+
+func fixIPv4(h []byte) {
+	h[10], h[11] = 0, 0
+	binary.BigEndian.PutUint16(h[10:], roce.IPv4Checksum(h))
+}

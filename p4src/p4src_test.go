@@ -1,0 +1,219 @@
+package p4src
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// p4Model is what the test extracts from lumina.p4: fully qualified names
+// ("Ingress.l2_forward") with key and parameter widths.
+type p4Model struct {
+	tables    map[string][]string // name → "field:width" keys, then "@action" refs
+	actions   map[string][]string // name → "param:width"
+	registers map[string]string   // name → "width/size"
+	counters  map[string]string   // name → "size"
+}
+
+var (
+	reTypedef  = regexp.MustCompile(`typedef\s+bit<(\d+)>\s+(\w+);`)
+	reConst    = regexp.MustCompile(`const\s+int\s+(\w+)\s*=\s*(\d+);`)
+	reHeader   = regexp.MustCompile(`(?s)(?:header|struct)\s+(\w+)\s*\{(.*?)\}`)
+	reField    = regexp.MustCompile(`(bit<(\d+)>|\w+)\s+(\w+);`)
+	reControl  = regexp.MustCompile(`(?m)^control\s+(\w+)\(`)
+	reTable    = regexp.MustCompile(`(?s)table\s+(\w+)\s*\{(.*?)\n    \}`)
+	reKey      = regexp.MustCompile(`([\w.]+)\s*:\s*exact;`)
+	reActs     = regexp.MustCompile(`actions\s*=\s*\{([^}]*)\}`)
+	reSize     = regexp.MustCompile(`size\s*=\s*(\w+);`)
+	reAction   = regexp.MustCompile(`action\s+(\w+)\(([^)]*)\)`)
+	reRegister = regexp.MustCompile(`Register<bit<(\d+)>,\s*bit<\d+>>\((\w+)\)\s+(\w+);`)
+	reCounter  = regexp.MustCompile(`Counter<bit<64>,\s*[\w<>]+>\((\w+),[^)]*\)\s+(\w+);`)
+)
+
+func parseP4(t *testing.T, src string) p4Model {
+	types := map[string]int{"PortId_t": 9, "MirrorId_t": 10}
+	for _, m := range reTypedef.FindAllStringSubmatch(src, -1) {
+		types[m[2]], _ = strconv.Atoi(m[1])
+	}
+	consts := map[string]string{}
+	for _, m := range reConst.FindAllStringSubmatch(src, -1) {
+		consts[m[1]] = m[2]
+	}
+	size := func(s string) string {
+		if v, ok := consts[s]; ok {
+			return v
+		}
+		return s
+	}
+	// Field widths: hdr.<header>.<field> and meta.<field>.
+	widths := map[string]int{"ig_intr_md.ingress_port": 9}
+	structOf := map[string]string{"ethernet": "ethernet_h", "vlan": "vlan_h", "arp": "arp_h", "ipv4": "ipv4_h", "udp": "udp_h", "bth": "bth_h"}
+	fields := map[string]map[string]int{}
+	for _, m := range reHeader.FindAllStringSubmatch(src, -1) {
+		fields[m[1]] = map[string]int{}
+		for _, f := range reField.FindAllStringSubmatch(m[2], -1) {
+			w := types[f[1]]
+			if f[2] != "" {
+				w, _ = strconv.Atoi(f[2])
+			}
+			fields[m[1]][f[3]] = w
+		}
+	}
+	for h, s := range structOf {
+		for f, w := range fields[s] {
+			widths["hdr."+h+"."+f] = w
+		}
+	}
+	for f, w := range fields["ig_meta_t"] {
+		widths["meta."+f] = w
+	}
+	m := p4Model{tables: map[string][]string{}, actions: map[string][]string{}, registers: map[string]string{}, counters: map[string]string{}}
+	ctrls := reControl.FindAllStringSubmatchIndex(src, -1)
+	for i, c := range ctrls {
+		name := src[c[2]:c[3]]
+		end := len(src)
+		if i+1 < len(ctrls) {
+			end = ctrls[i+1][0]
+		}
+		body := src[c[0]:end]
+		if !strings.HasPrefix(name, "Ingress") && !strings.HasPrefix(name, "Egress") || strings.HasSuffix(name, "Deparser") {
+			continue
+		}
+		for _, a := range reAction.FindAllStringSubmatch(body, -1) {
+			var ps []string
+			for _, p := range strings.Split(a[2], ",") {
+				p = strings.TrimSpace(p)
+				if p == "" {
+					continue
+				}
+				f := strings.Fields(p)
+				w := types[f[0]]
+				if mm := regexp.MustCompile(`bit<(\d+)>`).FindStringSubmatch(f[0]); mm != nil {
+					w, _ = strconv.Atoi(mm[1])
+				}
+				ps = append(ps, fmt.Sprintf("%s:%d", f[1], w))
+			}
+			m.actions[name+"."+a[1]] = ps
+		}
+		for _, tb := range reTable.FindAllStringSubmatch(body, -1) {
+			var ks []string
+			for _, k := range reKey.FindAllStringSubmatch(tb[2], -1) {
+				w, ok := widths[k[1]]
+				if !ok {
+					t.Fatalf("table %s: no width known for key %s", tb[1], k[1])
+				}
+				ks = append(ks, fmt.Sprintf("%s:%d", k[1], w))
+			}
+			if am := reActs.FindStringSubmatch(tb[2]); am != nil {
+				for _, a := range strings.Split(am[1], ";") {
+					if a = strings.TrimSpace(a); a != "" {
+						if a != "NoAction" {
+							a = name + "." + a
+						}
+						ks = append(ks, "@"+a)
+					}
+				}
+			}
+			if sm := reSize.FindStringSubmatch(tb[2]); sm != nil {
+				ks = append(ks, "size="+size(sm[1]))
+			}
+			m.tables[name+"."+tb[1]] = ks
+		}
+		for _, r := range reRegister.FindAllStringSubmatch(body, -1) {
+			m.registers[name+"."+r[3]] = r[1] + "/" + size(r[2])
+		}
+		for _, c := range reCounter.FindAllStringSubmatch(body, -1) {
+			m.counters[name+"."+c[2]] = size(c[1])
+		}
+	}
+	m.actions["NoAction"] = nil
+	return m
+}
+
+// p4infoModel renders the embedded P4Info the same way.
+func p4infoModel(t *testing.T) p4Model {
+	info, err := P4Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p4Model{tables: map[string][]string{}, actions: map[string][]string{}, registers: map[string]string{}, counters: map[string]string{}}
+	aname := map[uint32]string{}
+	for _, a := range info.Actions {
+		aname[a.Preamble.Id] = a.Preamble.Name
+		var ps []string
+		for _, p := range a.Params {
+			ps = append(ps, fmt.Sprintf("%s:%d", p.Name, p.Bitwidth))
+		}
+		m.actions[a.Preamble.Name] = ps
+	}
+	for _, tb := range info.Tables {
+		var ks []string
+		for _, f := range tb.MatchFields {
+			ks = append(ks, fmt.Sprintf("%s:%d", f.Name, f.Bitwidth))
+		}
+		for _, r := range tb.ActionRefs {
+			ks = append(ks, "@"+aname[r.Id])
+		}
+		ks = append(ks, fmt.Sprintf("size=%d", tb.Size))
+		m.tables[tb.Preamble.Name] = ks
+	}
+	for _, r := range info.Registers {
+		m.registers[r.Preamble.Name] = fmt.Sprintf("%d/%d", r.TypeSpec.GetBitstring().GetBit().GetBitwidth(), r.Size)
+	}
+	for _, c := range info.Counters {
+		m.counters[c.Preamble.Name] = fmt.Sprint(c.Size)
+	}
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func TestP4SourceMatchesP4Info(t *testing.T) {
+	src, info := parseP4(t, string(Source)), p4infoModel(t)
+	for _, pair := range []struct {
+		what      string
+		src, info map[string]string
+	}{
+		{"register", src.registers, info.registers},
+		{"counter", src.counters, info.counters},
+	} {
+		if a, b := sortedKeys(pair.src), sortedKeys(pair.info); fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%ss: P4 source has %v, P4Info has %v", pair.what, a, b)
+		}
+		for k, v := range pair.src {
+			if pair.info[k] != v {
+				t.Errorf("%s %s: P4 source %s, P4Info %s", pair.what, k, v, pair.info[k])
+			}
+		}
+	}
+	for _, pair := range []struct {
+		what      string
+		src, info map[string][]string
+	}{
+		{"table", src.tables, info.tables},
+		{"action", src.actions, info.actions},
+	} {
+		if a, b := sortedKeys(pair.src), sortedKeys(pair.info); fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%ss: P4 source has %v, P4Info has %v", pair.what, a, b)
+		}
+		for k, v := range pair.src {
+			if fmt.Sprint(pair.info[k]) != fmt.Sprint(v) {
+				t.Errorf("%s %s: P4 source %v, P4Info %v", pair.what, k, v, pair.info[k])
+			}
+		}
+	}
+	if len(src.tables) != 7 || len(src.actions) != 11 || len(src.registers) != 5 || len(src.counters) != 4 {
+		t.Errorf("parsed %d tables, %d actions, %d registers, %d counters from lumina.p4; want 7, 11, 5, 4",
+			len(src.tables), len(src.actions), len(src.registers), len(src.counters))
+	}
+}
