@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/antoninbas/p4runtime-go-client/pkg/client"
-	"github.com/sirupsen/logrus"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"github.com/sirupsen/logrus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 

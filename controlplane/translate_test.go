@@ -75,7 +75,7 @@ func TestTranslate(t *testing.T) {
 		},
 		{
 			name: "two QPs (multi-GID requester), events kept per QP",
-			ev: mk("    - {qpn: 1, psn: 2, type: drop, iter: 1, msg: 0}\n    - {qpn: 0, psn: 0, type: drop, iter: 3, msg: 0}\n", "write", 2),
+			ev:   mk("    - {qpn: 1, psn: 2, type: drop, iter: 1, msg: 0}\n    - {qpn: 0, psn: 0, type: drop, iter: 3, msg: 0}\n", "write", 2),
 			conns: []generator.Connection{mkConn(0, generator.VerbWrite, "10.0.0.1", 0xA1, 10, 0xB1, 0),
 				mkConn(1, generator.VerbWrite, "10.0.0.11", 0xA2, 20, 0xB2, 0)},
 			want: "p1/q0xb1/psn0xa/i3/drop p1/q0xb2/psn0x16/i1/drop",

@@ -444,4 +444,3 @@ var sortEntries = func(es []*entry) {
 		return false
 	})
 }
-

@@ -179,7 +179,7 @@ func TestP4RuntimeConformance(t *testing.T) {
 	wrongAction.Entity.GetTableEntry().Action.GetAction().ActionId = 0x01000006 // drop_event: not an l2_forward action
 	wrongAction.Entity.GetTableEntry().Action.GetAction().Params = nil
 	tooWide := fwdEntry([]byte{1, 0, 0, 0, 0, 0, 0}, []byte{1}) // 49+ bits for a 48-bit field
-	wideParam := fwdEntry([]byte{4}, []byte{2, 0})                // 10 bits for a 9-bit port
+	wideParam := fwdEntry([]byte{4}, []byte{2, 0})              // 10 bits for a 9-bit port
 	noMatch := fwdEntry([]byte{5}, []byte{1})
 	noMatch.Entity.GetTableEntry().Match = nil
 	dup := fwdEntry([]byte{0, 0, 0, 0, 0, 9}, []byte{1})
