@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/orchestrator"
+)
+
+func init() {
+	register(&command{
+		name: "run", args: "FILE.yaml|DIR...",
+		summary: "run tests: OUT/<test>/<repeat>/ gets trace.pcap, report.json, report.txt, counters, config",
+		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
+			out := fs.String("o", "", "results `dir` (default: each test's result-path)")
+			testbed := fs.String("testbed", "", "override the testbed: sim or netns")
+			seed := fs.Int64("seed", -1, "override the test's RNG `seed` (recorded in config.yaml)")
+			retries := fs.Int("retries", 2, "re-run an invalid repeat (failed integrity check) up to `n` times")
+			quiet := fs.Bool("q", false, "no progress lines on stderr")
+			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+				if len(args) == 0 {
+					return usagef("run needs at least one test file or folder")
+				}
+				if *testbed != "" && *testbed != "sim" && *testbed != "netns" && *testbed != "remote" {
+					return usagef("run: --testbed must be sim, netns or remote, not %q", *testbed)
+				}
+				files, err := testFiles(args)
+				if err != nil {
+					return usagef("run: %v", err)
+				}
+				// Validate everything first: a typo in the tenth file should
+				// not surface after nine runs.
+				var tests []*config.Test
+				bad := false
+				for _, f := range files {
+					t, err := config.Load(f)
+					var list config.ErrorList
+					switch {
+					case errors.As(err, &list):
+						for _, e := range list {
+							fmt.Fprintln(stderr, e.Error())
+						}
+						bad = true
+					case err != nil:
+						fmt.Fprintf(stderr, "lumina: %v\n", err)
+						bad = true
+					default:
+						tests = append(tests, t)
+					}
+				}
+				if bad {
+					return &usageError{"run: invalid test files; nothing was run"}
+				}
+				o := orchestrator.Options{OutDir: *out, Testbed: *testbed, Retries: *retries, RetriesSet: true, Progress: stderr}
+				if *quiet {
+					o.Progress = io.Discard
+				}
+				if *seed >= 0 {
+					o.Seed, o.SeedSet = uint64(*seed), true
+				}
+				failed := 0
+				for _, t := range tests {
+					res := orchestrator.RunTest(ctx, t, o)
+					for _, r := range res.Repeats {
+						state := "valid"
+						if r.Report == nil || !r.Report.Valid {
+							state = "INVALID"
+						}
+						checks := "all checks pass"
+						if r.Report != nil && !r.Report.Passed() {
+							var f []string
+							for n, c := range r.Report.Checks {
+								if c.Verdict == "fail" {
+									f = append(f, n)
+								}
+							}
+							sort.Strings(f)
+							checks = "FAILED: " + strings.Join(f, ", ")
+						}
+						fmt.Fprintf(stdout, "%s repeat %d: %s, %s → %s\n", res.Name, r.Report.Repeat, state, checks, r.Dir)
+					}
+					if res.Err != nil {
+						fmt.Fprintf(stderr, "lumina: %v\n", res.Err)
+					}
+					if !res.OK() {
+						failed++
+					}
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+				}
+				if failed > 0 {
+					return errSilent
+				}
+				return nil
+			}
+		},
+	})
+}
+
+// testFiles expands folders into their *.yaml and *.yml files, sorted.
+func testFiles(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		var found []string
+		for _, pat := range []string{"*.yaml", "*.yml"} {
+			m, _ := filepath.Glob(filepath.Join(a, pat))
+			found = append(found, m...)
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no .yaml test files", a)
+		}
+		sort.Strings(found)
+		out = append(out, found...)
+	}
+	return out, nil
+}

@@ -1,0 +1,112 @@
+package orchestrator
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/generator/softrnic"
+	"github.com/netlumina/lumina/roce"
+)
+
+// Switch port numbers the testbeds use (P4 PortId_t).
+const (
+	portRequester = 1
+	portResponder = 2
+	portDumper0   = 10
+)
+
+var (
+	macRequester = [6]byte{0x02, 0x4c, 0x00, 0x00, 0x00, 0x01}
+	macResponder = [6]byte{0x02, 0x4c, 0x00, 0x00, 0x00, 0x02}
+)
+
+func macDumper(i int) [6]byte { return [6]byte{0x02, 0x4c, 0x00, 0x00, 0x01, byte(i)} }
+
+// hostIPs returns the addresses of a host: its ip-list, or a default.
+func hostIPs(h config.Host, def string) []netip.Addr {
+	var out []netip.Addr
+	for _, p := range h.NIC.IPList {
+		out = append(out, p.Addr())
+	}
+	if len(out) == 0 {
+		out = []netip.Addr{netip.MustParseAddr(def)}
+	}
+	return out
+}
+
+// traffic maps the test's traffic section to the generator's parameters.
+func traffic(t *config.Test) generator.Traffic {
+	tr := t.Traffic
+	g := generator.Traffic{
+		NumQPs: tr.NumQPs, NumReadQPs: tr.NumReadQPs, MsgsPerQP: tr.NumMsgsPerQP, MsgSize: tr.MessageSize, MsgSizeSet: true,
+		MTU: tr.MTU, TxDepth: tr.TxDepth, Barrier: tr.BarrierSync, MultiGID: tr.MultiGID,
+		Timeout: uint8(tr.MinRetransmitTimeout), TimeoutSet: true, RetryCnt: uint8(tr.MaxRetransmitRetry), RetryCntSet: true,
+		DSCP: tr.DSCPList,
+	}
+	switch tr.Verb {
+	case config.VerbRead:
+		g.Verb = generator.VerbRead
+	case config.VerbSend:
+		g.Verb = generator.VerbSend
+	case config.VerbSendRead:
+		g.Verb = generator.VerbSendRead
+	default:
+		g.Verb = generator.VerbWrite
+	}
+	return g
+}
+
+// personality loads a host's software-RNIC personality; a file path is
+// relative to the test file.
+func personality(t *config.Test, h config.Host) (softrnic.Personality, error) {
+	name := h.NIC.Personality
+	if name == "" {
+		name = "spec"
+	}
+	if (strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) && !filepath.IsAbs(name) && t.File != "" {
+		name = filepath.Join(filepath.Dir(t.File), name)
+	}
+	return softrnic.LoadPersonality(name)
+}
+
+// nicConfig is the software RNIC configuration of a host (Listing 1's
+// roce-parameters).
+func nicConfig(name string, mac [6]byte, ips []netip.Addr, p softrnic.Personality, h config.Host, seed uint64) softrnic.Config {
+	return softrnic.Config{
+		Name: name, MAC: mac, IPs: ips, Personality: p, Seed: seed,
+		DisableRP: !h.RoCE.DCQCNRPEnable, DisableNP: !h.RoCE.DCQCNNPEnable,
+		MinTimeBetweenCNPs: time.Duration(h.RoCE.MinTimeBetweenCNPs) * time.Microsecond,
+		AdaptiveRetrans:    h.RoCE.AdaptiveRetrans, SlowRestart: h.RoCE.SlowRestart,
+	}
+}
+
+// trafficDeadline bounds a run on the virtual (or real) clock: the time to
+// send everything at 1 Gb/s plus, per message, every retry at the longest
+// timeout any personality uses (8·T_tr, or the adaptive stages), plus slack.
+func trafficDeadline(t *config.Test) time.Duration {
+	tr := t.Traffic
+	bytes := float64(tr.NumQPs) * float64(tr.NumMsgsPerQP) * float64(max(tr.MessageSize, 64))
+	send := time.Duration(bytes * 8) // ns at 1 Gb/s
+	retry := time.Duration(tr.MaxRetransmitRetry+1) * 8 * roce.TransportTimeout(uint8(tr.MinRetransmitTimeout))
+	retry = max(retry, 14*time.Second) // adaptive stages: 13 retries up to 0.67 s each
+	msgs := time.Duration(tr.NumMsgsPerQP)
+	if tr.TxDepth > 0 && !tr.BarrierSync {
+		msgs = (msgs + time.Duration(tr.TxDepth) - 1) / time.Duration(tr.TxDepth)
+	}
+	return send + msgs*retry/4 + time.Second
+}
+
+func seedFor(t *config.Test, repeat int, role string) uint64 {
+	h := t.Seed*0x9E3779B97F4A7C15 + uint64(repeat)*0xBF58476D1CE4E5B9
+	for _, c := range role {
+		h = (h ^ uint64(c)) * 0x100000001B3
+	}
+	return h
+}
+
+func errorf(format string, a ...any) error { return fmt.Errorf("orchestrator: "+format, a...) }
