@@ -84,13 +84,13 @@ type CheckEntry struct {
 
 // GeneratorReport summarizes the traffic generator's results.
 type GeneratorReport struct {
-	GoodputGbps float64             `json:"goodput_gbps"`
-	DurationNs  int64               `json:"duration_ns"`
-	Bytes       int64               `json:"bytes"`
-	Errors      []string            `json:"errors,omitempty"`
+	GoodputGbps float64              `json:"goodput_gbps"`
+	DurationNs  int64                `json:"duration_ns"`
+	Bytes       int64                `json:"bytes"`
+	Errors      []string             `json:"errors,omitempty"`
 	QPs         []generator.QPResult `json:"qps"`
-	Verified    bool                `json:"responder_verified"`
-	Stopped     string              `json:"stopped,omitempty"`
+	Verified    bool                 `json:"responder_verified"`
+	Stopped     string               `json:"stopped,omitempty"`
 }
 
 func newReport(t *config.Test, rep int, col *collected) *Report {
