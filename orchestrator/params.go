@@ -98,7 +98,7 @@ func trafficDeadline(t *config.Test) time.Duration {
 	if tr.TxDepth > 0 && !tr.BarrierSync {
 		msgs = (msgs + time.Duration(tr.TxDepth) - 1) / time.Duration(tr.TxDepth)
 	}
-	return send + msgs*retry/4 + time.Second
+	return send + msgs*retry + time.Second
 }
 
 func seedFor(t *config.Test, repeat int, role string) uint64 {

@@ -14,6 +14,9 @@ say() { printf '== %s\n' "$*" >&2; }
 
 need=()
 command -v tshark >/dev/null 2>&1 || need+=(tshark)
+command -v tcpdump >/dev/null 2>&1 || need+=(tcpdump)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+pkg-config --exists libdpdk 2>/dev/null || need+=(libdpdk-dev)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "installing ${need[*]}"

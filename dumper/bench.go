@@ -1,0 +1,31 @@
+package dumper
+
+// BenchConfig configures RunBench. The zero value sends 2 M frames of 130
+// bytes, captured with snap length 128 and one worker.
+type BenchConfig struct {
+	// Count is the number of frames sent per run. Default 2_000_000.
+	Count int
+	// FrameLen is the frame length (74+4k bytes). Default 130.
+	FrameLen int
+	// SnapLen is the snap length of every capture. Default 128.
+	SnapLen int
+	// Workers is the number of dumper workers. Default 1.
+	Workers int
+	// Exe is the lumina binary the captures run as (lumina dump). Default
+	// the running executable.
+	Exe string
+}
+
+// BenchResult is one capture's line of the benchmark table.
+type BenchResult struct {
+	Tool         string  `json:"tool"`
+	Sent         int     `json:"sent"`
+	OfferedPPS   float64 `json:"offered_pps"`
+	Captured     uint64  `json:"captured"`
+	Lost         uint64  `json:"lost"`
+	CPUNsPerPkt  float64 `json:"cpu_ns_per_pkt"`         // whole capture process (rusage), per captured packet
+	CaptureNsPkt float64 `json:"capture_cpu_ns_per_pkt"` // capture phase only (ours; 0 for tcpdump)
+	SetupNsPkt   float64 `json:"setup_cpu_ns_per_pkt"`   // buffer allocation, EAL init (ours)
+	StopNsPkt    float64 `json:"stop_cpu_ns_per_pkt"`    // drain + restore + write + fsync (ours)
+	Skipped      string  `json:"skipped,omitempty"`
+}

@@ -1,0 +1,349 @@
+//go:build dpdk && linux
+
+package dumper
+
+/*
+#cgo pkg-config: libdpdk
+#include <stdlib.h>
+#include <string.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_lcore.h>
+#include <rte_cycles.h>
+
+// One worker: its queue and its share of the preallocated (Go, pinned)
+// memory. Counters are written by the lcore, read atomically by Go.
+struct lum_rec { uint32_t orig_len, cap_len; int64_t ts; };
+struct lum_worker {
+	uint8_t *slab; struct lum_rec *recs;
+	uint32_t snap, cap; uint16_t port, queue, mirror_port;
+	uint64_t n, received, dropped, foreign;
+};
+
+static volatile int lum_stop;
+
+// lum_dst_port returns the UDP destination port of an Ethernet (one VLAN
+// tag at most) IPv4/IPv6 UDP frame, or -1.
+static int lum_dst_port(const uint8_t *p, uint32_t len) {
+	uint32_t off = 12;
+	if (len < 14) return -1;
+	uint16_t et = p[12] << 8 | p[13];
+	if (et == 0x8100 && len >= 18) { off = 16; et = p[16] << 8 | p[17]; }
+	off += 2;
+	if (et == 0x0800) {
+		if (len < off + 20 || p[off + 9] != 17 || ((p[off + 6] << 8 | p[off + 7]) & 0x1fff)) return -1;
+		off += (p[off] & 0xf) * 4;
+	} else if (et == 0x86dd) {
+		if (len < off + 40 || p[off + 6] != 17) return -1;
+		off += 40;
+	} else return -1;
+	if (len < off + 4) return -1;
+	return p[off + 2] << 8 | p[off + 3];
+}
+
+// lum_loop is an lcore's receive loop: copy up to snap bytes of every
+// mirror copy into the next slot, free every mbuf (also when the buffer is
+// full: the public dumper leaked them), and sleep briefly when idle. After
+// lum_stop it drains until the queue stays empty for ~20 ms.
+static int lum_loop(void *arg) {
+	struct lum_worker *w = arg;
+	struct rte_mbuf *pkts[64];
+	uint32_t idle = 0;
+	for (;;) {
+		uint16_t nb = rte_eth_rx_burst(w->port, w->queue, pkts, 64);
+		if (nb == 0) {
+			idle++;
+			if (__atomic_load_n(&lum_stop, __ATOMIC_ACQUIRE) && idle > 1000) break;
+			if (idle > 64) rte_delay_us_sleep(20);
+			continue;
+		}
+		idle = 0;
+		uint64_t rcv = 0, drp = 0, frg = 0;
+		for (uint16_t i = 0; i < nb; i++) {
+			struct rte_mbuf *m = pkts[i];
+			uint32_t len = rte_pktmbuf_pkt_len(m);
+			const uint8_t *hd = rte_pktmbuf_mtod(m, const uint8_t *);
+			if (lum_dst_port(hd, rte_pktmbuf_data_len(m)) != w->mirror_port) {
+				frg++;
+			} else if (w->n == w->cap) {
+				rcv++; drp++;
+			} else {
+				rcv++;
+				uint32_t c = len < w->snap ? len : w->snap;
+				uint8_t *dst = w->slab + (uint64_t)w->n * w->snap;
+				const void *src = rte_pktmbuf_read(m, 0, c, dst);
+				if (src != dst) memcpy(dst, src, c);
+				w->recs[w->n] = (struct lum_rec){len, c, 0};
+				w->n++;
+			}
+			rte_pktmbuf_free(m);
+		}
+		__atomic_fetch_add(&w->received, rcv, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&w->dropped, drp, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&w->foreign, frg, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
+static int lum_init(int argc, char **argv) { return rte_eal_init(argc, argv); }
+
+// lum_setup configures the first port with nq RX queues (RSS over IP/UDP
+// when the device has it), jumbo-sized mbufs, promiscuous mode.
+static int lum_setup(uint16_t nq, uint32_t maxlen, uint16_t *port_out, char *msg, size_t msglen) {
+	uint16_t port;
+	int found = 0;
+	RTE_ETH_FOREACH_DEV(port) { found = 1; break; }
+	if (!found) { snprintf(msg, msglen, "no DPDK port (give --vdev=net_af_packet0,iface=IF or a PCI device)"); return -1; }
+	*port_out = port;
+	struct rte_eth_dev_info info;
+	int ret = rte_eth_dev_info_get(port, &info);
+	if (ret) { snprintf(msg, msglen, "dev_info_get: %s", rte_strerror(-ret)); return -1; }
+	if (info.max_rx_queues < nq) { snprintf(msg, msglen, "port %u has %u RX queues, want %u (af_packet: add qpairs=%u to --vdev)", port, info.max_rx_queues, nq, nq); return -1; }
+	struct rte_eth_conf conf;
+	memset(&conf, 0, sizeof conf);
+	uint64_t rss = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+	if (nq > 1 && rss) { conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS; conf.rx_adv_conf.rss_conf.rss_hf = rss; }
+	// mbufs hold a whole frame of the largest size the port may deliver.
+	uint32_t room = (info.max_rx_pktlen > maxlen ? info.max_rx_pktlen : maxlen) + 1024 + RTE_PKTMBUF_HEADROOM;
+	if (info.max_rx_pktlen && maxlen > info.max_rx_pktlen) maxlen = info.max_rx_pktlen;
+	uint32_t mtu = maxlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
+	if (info.max_mtu && mtu > info.max_mtu) mtu = info.max_mtu;
+	conf.rxmode.mtu = mtu;
+	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	ret = rte_eth_dev_configure(port, nq, 0, &conf);
+	if (ret) { snprintf(msg, msglen, "dev_configure: %s", rte_strerror(-ret)); return -1; }
+	uint16_t nrx = 2048, ntx = 0;
+	rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
+	if (room > UINT16_MAX) room = UINT16_MAX;
+	struct rte_mempool *mp = rte_pktmbuf_pool_create("lumina_rx", nq * (nrx + 1024) - 1, 256, 0, room, rte_socket_id());
+	if (!mp) { snprintf(msg, msglen, "mbuf pool: %s (raise -m)", rte_strerror(rte_errno)); return -1; }
+	for (uint16_t q = 0; q < nq; q++) {
+		ret = rte_eth_rx_queue_setup(port, q, nrx, rte_eth_dev_socket_id(port), NULL, mp);
+		if (ret) { snprintf(msg, msglen, "rx_queue_setup %u: %s", q, rte_strerror(-ret)); return -1; }
+	}
+	rte_eth_promiscuous_enable(port);
+	ret = rte_eth_dev_start(port);
+	if (ret) { snprintf(msg, msglen, "dev_start: %s", rte_strerror(-ret)); return -1; }
+	rte_eth_stats_reset(port);
+	return 0;
+}
+
+// lum_launch starts workers 1..n-1 on the worker lcores; worker 0 runs on
+// the main lcore (the caller's thread) through lum_run_main.
+static int lum_launch(struct lum_worker *w, int n) {
+	int i = 1;
+	unsigned lc;
+	__atomic_store_n(&lum_stop, 0, __ATOMIC_RELEASE);
+	RTE_LCORE_FOREACH_WORKER(lc) {
+		if (i >= n) break;
+		int ret = rte_eal_remote_launch(lum_loop, &w[i], lc);
+		if (ret) return ret;
+		i++;
+	}
+	return i == n ? 0 : -ENODEV;
+}
+
+static void lum_run_main(struct lum_worker *w) { lum_loop(w); }
+static void lum_signal_stop(void) { __atomic_store_n(&lum_stop, 1, __ATOMIC_RELEASE); }
+static void lum_wait(void) { rte_eal_mp_wait_lcore(); }
+
+static void lum_finish(uint16_t port, uint64_t *imissed, uint64_t *nombuf, uint64_t *ierrors) {
+	struct rte_eth_stats st;
+	if (rte_eth_stats_get(port, &st) == 0) { *imissed = st.imissed; *nombuf = st.rx_nombuf; *ierrors = st.ierrors; }
+	rte_eth_dev_stop(port);
+	rte_eth_dev_close(port);
+}
+
+static uint64_t lum_load(uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// DPDKAvailable reports whether this binary was built with the dpdk
+// backend.
+const DPDKAvailable = true
+
+// ealUsed: EAL can be initialized once per process.
+var ealUsed atomic.Bool
+
+// dpdkBackend runs EAL on one locked OS thread (the main lcore, which
+// also runs worker 0) and workers 1..n-1 on EAL worker lcores.
+type dpdkBackend struct {
+	cfg     *Config
+	bufs    []*buffer
+	ws      *C.struct_lum_worker // C array of len(bufs)
+	pin     runtime.Pinner
+	port    C.uint16_t
+	started chan error
+	done    chan struct{}
+	doneErr error
+	kd      uint64
+	pollWG  sync.WaitGroup
+	pollEnd chan struct{}
+}
+
+func newDPDK(cfg *Config) backend { return &dpdkBackend{cfg: cfg} }
+
+// ealArgs adds lcores and the file prefix unless given.
+func ealArgs(cfg *Config) []string {
+	args := append([]string{"lumina"}, cfg.EALArgs...)
+	has := func(names ...string) bool {
+		for _, a := range cfg.EALArgs {
+			for _, n := range names {
+				if a == n || strings.HasPrefix(a, n+"=") || (len(n) == 2 && strings.HasPrefix(a, n)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !has("-l", "--lcores", "-c") {
+		args = append(args, "-l", fmt.Sprintf("0-%d", cfg.Workers-1))
+	}
+	if !has("--file-prefix", "--in-memory") {
+		args = append(args, fmt.Sprintf("--file-prefix=lumina-%d", os.Getpid()))
+	}
+	return args
+}
+
+func (d *dpdkBackend) start(ctx context.Context, bufs []*buffer) error {
+	if !ealUsed.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: DPDK EAL runs once per process", ErrState)
+	}
+	d.bufs = bufs
+	n := len(bufs)
+	d.ws = (*C.struct_lum_worker)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.struct_lum_worker{}))))
+	ws := unsafe.Slice(d.ws, n)
+	for i, b := range bufs {
+		d.pin.Pin(&b.slab[0])
+		d.pin.Pin(&b.recs[0])
+		ws[i] = C.struct_lum_worker{
+			slab: (*C.uint8_t)(unsafe.Pointer(&b.slab[0])), recs: (*C.struct_lum_rec)(unsafe.Pointer(&b.recs[0])),
+			snap: C.uint32_t(b.snap), cap: C.uint32_t(len(b.recs)), queue: C.uint16_t(i), mirror_port: C.uint16_t(d.cfg.MirrorPort),
+		}
+	}
+	d.started = make(chan error, 1)
+	d.done = make(chan struct{})
+	go d.mainLcore(ealArgs(d.cfg), n)
+	select {
+	case err := <-d.started:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		C.lum_signal_stop()
+		return ctx.Err()
+	}
+	d.pollEnd = make(chan struct{})
+	d.pollWG.Add(1)
+	go d.publish()
+	return nil
+}
+
+// mainLcore is the EAL main thread: init, port setup, launch, run worker
+// 0 until stop, wait for the other lcores, read stats, stop the port. The
+// OS thread stays locked (EAL pinned it) and exits with the goroutine.
+func (d *dpdkBackend) mainLcore(args []string, n int) {
+	runtime.LockOSThread()
+	defer close(d.done)
+	// rte_eal_init reorders and overwrites argv: free from a copy.
+	strs := make([]*C.char, len(args))
+	for i, a := range args {
+		strs[i] = C.CString(a)
+	}
+	defer func() {
+		for _, p := range strs {
+			C.free(unsafe.Pointer(p))
+		}
+	}()
+	argv := (**C.char)(C.calloc(C.size_t(len(strs)+1), C.size_t(unsafe.Sizeof(strs[0]))))
+	defer C.free(unsafe.Pointer(argv))
+	copy(unsafe.Slice(argv, len(strs)), strs)
+	if ret := C.lum_init(C.int(len(strs)), argv); ret < 0 {
+		d.started <- fmt.Errorf("rte_eal_init(%s): %s", strings.Join(args[1:], " "), C.GoString(C.rte_strerror(C.rte_errno)))
+		return
+	}
+	if int(C.rte_lcore_count()) < n {
+		d.started <- fmt.Errorf("EAL has %d lcores, want %d (one per worker)", C.rte_lcore_count(), n)
+		return
+	}
+	var msg [256]C.char
+	if C.lum_setup(C.uint16_t(n), C.uint32_t(MaxSnapLen+32), &d.port, &msg[0], C.size_t(len(msg))) != 0 {
+		d.started <- errors.New(C.GoString(&msg[0]))
+		return
+	}
+	if ret := C.lum_launch(d.ws, C.int(n)); ret != 0 {
+		C.lum_signal_stop()
+		C.lum_wait()
+		d.started <- fmt.Errorf("launching lcores: %d", ret)
+		return
+	}
+	d.started <- nil
+	C.lum_run_main(d.ws)
+	C.lum_wait()
+	var imissed, nombuf, ierrors C.uint64_t
+	C.lum_finish(d.port, &imissed, &nombuf, &ierrors)
+	d.kd = uint64(imissed) + uint64(nombuf)
+}
+
+// publish copies the lcores' counters into the buffers for Live.
+func (d *dpdkBackend) publish() {
+	defer d.pollWG.Done()
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		d.sync()
+		select {
+		case <-d.pollEnd:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (d *dpdkBackend) sync() {
+	for i, w := range unsafe.Slice(d.ws, len(d.bufs)) {
+		b := d.bufs[i]
+		b.received.Store(uint64(C.lum_load(&w.received)))
+		b.dropped.Store(uint64(C.lum_load(&w.dropped)))
+		b.foreign.Store(uint64(C.lum_load(&w.foreign)))
+	}
+}
+
+func (d *dpdkBackend) stop() (uint64, []uint64, error) {
+	C.lum_signal_stop()
+	<-d.done
+	close(d.pollEnd)
+	d.pollWG.Wait()
+	d.sync()
+	for i, w := range unsafe.Slice(d.ws, len(d.bufs)) {
+		d.bufs[i].n = int(w.n)
+	}
+	return d.kd, nil, d.doneErr
+}
+
+func (d *dpdkBackend) close() error {
+	if d.done != nil {
+		C.lum_signal_stop()
+		<-d.done
+	}
+	d.pin.Unpin()
+	if d.ws != nil {
+		C.free(unsafe.Pointer(d.ws))
+		d.ws = nil
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package dumper
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/netlumina/lumina/analyzers/integrity"
+)
+
+// Report is what a dumper reports when it stops: the numbers the
+// orchestrator hands to the integrity check (see Counters).
+type Report struct {
+	// Name is Config.Name.
+	Name string `json:"name"`
+	// Backend is the backend used.
+	Backend string `json:"backend"`
+	// Captured is the number of packets written to Path.
+	Captured uint64 `json:"captured"`
+	// KernelDropped counts packets the kernel or NIC dropped before a
+	// worker saw them: afpacket PACKET_STATISTICS tp_drops, DPDK imissed +
+	// rx_nombuf.
+	KernelDropped uint64 `json:"kernel_dropped"`
+	// BufferDropped counts packets a worker received when its buffer was
+	// full (Capacity reached).
+	BufferDropped uint64 `json:"buffer_dropped"`
+	// Foreign counts frames that were not mirror copies (not UDP to
+	// MirrorPort); they are not written and are not losses.
+	Foreign uint64 `json:"foreign"`
+	// PerWorker has one entry per worker, in worker order.
+	PerWorker []WorkerReport `json:"per_worker"`
+	// Path is the pcap file written; empty if writing failed.
+	Path string `json:"path"`
+}
+
+// WorkerReport is one worker's share of a Report.
+type WorkerReport struct {
+	Worker        int    `json:"worker"`
+	Received      uint64 `json:"received"` // frames the worker saw
+	Captured      uint64 `json:"captured"` // frames it wrote
+	KernelDropped uint64 `json:"kernel_dropped"`
+	BufferDropped uint64 `json:"buffer_dropped"`
+	Foreign       uint64 `json:"foreign"`
+}
+
+// Dropped is KernelDropped + BufferDropped.
+func (r Report) Dropped() uint64 { return r.KernelDropped + r.BufferDropped }
+
+// Counters returns the report as the integrity check's dumper counters.
+func (r Report) Counters() integrity.DumperCounters {
+	return integrity.DumperCounters{Name: r.Name, Captured: integrity.Known(r.Captured), Dropped: integrity.Known(r.Dropped())}
+}
+
+// Live are counters read while the dumper runs.
+type Live struct {
+	Received, BufferDropped, Foreign uint64
+}
+
+// backend is a capture implementation. start launches one worker per
+// buffer; each worker fills only its own buffer. stop makes the workers
+// drain what the kernel or NIC already holds, waits for them to exit and
+// returns the kernel/NIC drop counts (total and, if known, per worker).
+// close releases everything (called once, after stop or after a failed
+// start).
+type backend interface {
+	start(ctx context.Context, bufs []*buffer) error
+	stop() (kernelDropped uint64, perWorker []uint64, err error)
+	close() error
+}
+
+type state uint8
+
+const (
+	stateNew state = iota
+	stateRunning
+	stateStopped
+)
+
+// Dumper captures mirror copies into preallocated memory and writes them
+// to one pcap on Stop. Start, Stop and Live are safe for concurrent use;
+// mu serializes Start and Stop.
+type Dumper struct {
+	cfg  Config
+	bufs []*buffer
+
+	mu    sync.Mutex // guards state and be
+	state state
+	be    backend
+}
+
+// New validates cfg and allocates every worker's buffer. It opens nothing:
+// Start does.
+func New(cfg Config) (*Dumper, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	d := &Dumper{cfg: c, bufs: make([]*buffer, c.Workers)}
+	for i := range d.bufs {
+		d.bufs[i] = newBuffer(c.Capacity, c.SnapLen)
+	}
+	return d, nil
+}
+
+// Config returns the configuration with defaults filled in.
+func (d *Dumper) Config() Config { return d.cfg }
+
+// Start opens the backend and starts the workers. When it returns nil,
+// frames are being captured. ctx bounds the setup only; stop the capture
+// with Stop.
+func (d *Dumper) Start(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.state != stateNew {
+		return fmt.Errorf("%w: Start called twice", ErrState)
+	}
+	var be backend
+	switch d.cfg.Backend {
+	case "afpacket":
+		be = newAFPacket(&d.cfg)
+	case "dpdk":
+		be = newDPDK(&d.cfg)
+	case "sim":
+		be = newSimBackend(&d.cfg)
+	}
+	if err := be.start(ctx, d.bufs); err != nil {
+		be.close()
+		d.state = stateStopped
+		return fmt.Errorf("dumper %s: start %s: %w", d.cfg.Name, d.cfg.Backend, err)
+	}
+	d.be = be
+	d.state = stateRunning
+	return nil
+}
+
+// Live returns the counters so far, summed over workers.
+func (d *Dumper) Live() Live {
+	var l Live
+	for _, b := range d.bufs {
+		l.Received += b.received.Load()
+		l.BufferDropped += b.dropped.Load()
+		l.Foreign += b.foreign.Load()
+	}
+	return l
+}
+
+// Stop stops capturing (after draining what the kernel already holds),
+// restores the UDP ports, writes the pcap atomically to OutPath and
+// reports. The Report is filled even when writing fails (Path is then
+// empty). Stop may be called once.
+func (d *Dumper) Stop() (Report, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.state != stateRunning {
+		return Report{}, fmt.Errorf("%w: Stop without a running capture", ErrState)
+	}
+	d.state = stateStopped
+	kd, perKD, stopErr := d.be.stop()
+	closeErr := d.be.close()
+	r := Report{Name: d.cfg.Name, Backend: d.cfg.Backend, KernelDropped: kd, PerWorker: make([]WorkerReport, len(d.bufs))}
+	for i, b := range d.bufs {
+		w := WorkerReport{Worker: i, Received: b.received.Load(), BufferDropped: b.dropped.Load(), Foreign: b.foreign.Load()}
+		if i < len(perKD) {
+			w.KernelDropped = perKD[i]
+		}
+		r.BufferDropped += w.BufferDropped
+		r.PerWorker[i] = w
+	}
+	written, foreign, werr := writePcap(d.cfg.OutPath, d.cfg.SnapLen, d.cfg.MirrorPort, d.bufs)
+	for i := range r.PerWorker {
+		r.PerWorker[i].Captured = written[i]
+		r.PerWorker[i].Foreign += foreign[i]
+		r.Captured += written[i]
+		r.Foreign += r.PerWorker[i].Foreign
+	}
+	if werr == nil {
+		r.Path = d.cfg.OutPath
+	}
+	err := errors.Join(stopErr, closeErr, werr)
+	if err != nil {
+		err = fmt.Errorf("dumper %s: %w", d.cfg.Name, err)
+	}
+	return r, err
+}
+
+// mirrorDstPort returns the UDP destination port of an Ethernet (up to two
+// VLAN tags) / IPv4 or IPv6 / UDP frame; ok is false for anything else,
+// including IPv4 fragments after the first.
+func mirrorDstPort(frame []byte) (port uint16, ok bool) {
+	off := 12
+	for n := 0; ; n++ {
+		if len(frame) < off+2 {
+			return 0, false
+		}
+		et := binary.BigEndian.Uint16(frame[off:])
+		if (et == 0x8100 || et == 0x88a8) && n < 2 {
+			off += 4
+			continue
+		}
+		off += 2
+		switch et {
+		case 0x0800:
+			if len(frame) < off+20 || frame[off]>>4 != 4 || frame[off+9] != 17 ||
+				binary.BigEndian.Uint16(frame[off+6:])&0x1fff != 0 {
+				return 0, false
+			}
+			off += int(frame[off]&0x0f) * 4
+		case 0x86dd:
+			if len(frame) < off+40 || frame[off+6] != 17 {
+				return 0, false
+			}
+			off += 40
+		default:
+			return 0, false
+		}
+		if len(frame) < off+4 {
+			return 0, false
+		}
+		return binary.BigEndian.Uint16(frame[off+2:]), true
+	}
+}
