@@ -169,8 +169,10 @@ func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Op
 	switch t.Testbed {
 	case config.TestbedSim:
 		col, runErr = runSim(ctx, t, rep, tmp, progress)
+	case config.TestbedNetns:
+		col, runErr = runNetns(ctx, t, rep, tmp, progress)
 	default:
-		runErr = fmt.Errorf("%w: %v (this build runs sim; netns and remote come with the agents)", ErrTestbed, t.Testbed)
+		runErr = fmt.Errorf("%w: %v (this build runs sim and netns; the remote testbed client comes next)", ErrTestbed, t.Testbed)
 	}
 	rpt := newReport(t, rep, col)
 	rpt.WallNs = time.Since(started).Nanoseconds()

@@ -1,0 +1,127 @@
+package agent
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// Agents accept only orchestrators that present the configured token (in
+// the "authorization: Bearer <token>" metadata of every call) over TLS.
+// The agent's certificate is self-signed, generated on first use into its
+// TLS directory; the orchestrator pins it (trusts exactly that
+// certificate), so no CA is involved.
+
+const tokenHeader = "authorization"
+
+// EnsureCert returns the TLS certificate in dir (cert.pem, key.pem),
+// generating a self-signed one valid for the given names on first use.
+func EnsureCert(dir string, names ...string) (tls.Certificate, error) {
+	certPath, keyPath := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if c, err := tls.LoadX509KeyPair(certPath, keyPath); err == nil {
+		return c, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return tls.Certificate{}, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	serial, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: "lumina-agent"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(10 * 365 * 24 * time.Hour),
+		DNSNames: append([]string{"lumina-agent", "localhost"}, names...), KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		return tls.Certificate{}, err
+	}
+	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.LoadX509KeyPair(certPath, keyPath)
+}
+
+// ServerOptions returns gRPC server options: TLS with cert and a token check
+// on every call.
+func ServerOptions(cert tls.Certificate, token string) []grpc.ServerOption {
+	check := func(ctx context.Context) error {
+		md, _ := metadata.FromIncomingContext(ctx)
+		for _, v := range md.Get(tokenHeader) {
+			if subtle.ConstantTimeCompare([]byte(v), []byte("Bearer "+token)) == 1 {
+				return nil
+			}
+		}
+		return status.Error(codes.Unauthenticated, "lumina agent: missing or wrong token")
+	}
+	return []grpc.ServerOption{
+		grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13})),
+		grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if err := check(ctx); err != nil {
+				return nil, err
+			}
+			return h(ctx, req)
+		}),
+		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			if err := check(ss.Context()); err != nil {
+				return err
+			}
+			return h(srv, ss)
+		}),
+	}
+}
+
+type tokenCreds string
+
+func (t tokenCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{tokenHeader: "Bearer " + string(t)}, nil
+}
+func (tokenCreds) RequireTransportSecurity() bool { return true }
+
+// DialOptions returns client options that trust exactly the certificate in
+// certPEM and send token.
+func DialOptions(certPEM []byte, token string) ([]grpc.DialOption, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(certPEM) {
+		return nil, errors.New("agent: no certificate in the PEM data")
+	}
+	tc := &tls.Config{RootCAs: pool, ServerName: "lumina-agent", MinVersion: tls.VersionTLS13}
+	return []grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(tc)), grpc.WithPerRPCCredentials(tokenCreds(token))}, nil
+}
+
+// ReadCert reads an agent's certificate for pinning.
+func ReadCert(dir string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cert.pem"))
+	if err != nil {
+		return nil, fmt.Errorf("agent: reading the agent certificate: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,370 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/netlumina/lumina/dumper"
+	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/generator/softrnic"
+	"github.com/netlumina/lumina/injector"
+	luminav1 "github.com/netlumina/lumina/proto/luminav1"
+	"github.com/netlumina/lumina/sim"
+)
+
+// Agent hosts lumina components for an orchestrator: a dumper, a software
+// RNIC with a generator role, and the software switch. One agent runs per
+// machine (or per network namespace in the netns testbed).
+type Agent struct {
+	// DialOpts are the options the agent uses to call back (intake) and
+	// that the injector's P4Runtime server uses.
+	ServerOpts []grpc.ServerOption
+
+	mu      sync.Mutex
+	dumper  *dumper.Dumper
+	dpath   string
+	loop    *sim.RealLoop
+	port    *sim.AFPacketPort
+	nic     *softrnic.NIC
+	exec    generator.Exec
+	closers []func()
+}
+
+// Register adds the agent's services to g.
+func (a *Agent) Register(g *grpc.Server) {
+	luminav1.RegisterDumperServer(g, dumperSvc{Agent: a})
+	luminav1.RegisterGeneratorServer(g, generatorSvc{Agent: a})
+	luminav1.RegisterInjectorServer(g, injectorSvc{Agent: a})
+}
+
+type dumperSvc struct {
+	luminav1.UnimplementedDumperServer
+	*Agent
+}
+
+type generatorSvc struct {
+	luminav1.UnimplementedGeneratorServer
+	*Agent
+}
+
+type injectorSvc struct {
+	luminav1.UnimplementedInjectorServer
+	*Agent
+}
+
+// Start (Injector) attaches interfaces as switch ports and serves P4Runtime.
+func (s injectorSvc) Start(_ context.Context, req *luminav1.InjectorStartRequest) (*luminav1.InjectorStartResponse, error) {
+	return s.injectorStart(req)
+}
+
+// Close releases everything the agent started.
+func (a *Agent) Close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}
+
+func badRequest(format string, args ...any) error {
+	return status.Errorf(codes.InvalidArgument, format, args...)
+}
+
+// ---- dumper ----
+
+// Start creates and starts the dumper.
+func (ds dumperSvc) Start(ctx context.Context, req *luminav1.DumperStartRequest) (*luminav1.DumperStartResponse, error) {
+	a := ds.Agent
+	var cfg dumper.Config
+	if err := json.Unmarshal(req.GetConfigJson(), &cfg); err != nil {
+		return nil, badRequest("dumper config: %v", err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.dumper != nil {
+		return nil, status.Error(codes.FailedPrecondition, "a dumper is already running")
+	}
+	d, err := dumper.New(cfg)
+	if err != nil {
+		return nil, badRequest("%v", err)
+	}
+	if err := d.Start(context.Background()); err != nil {
+		return nil, status.Errorf(codes.Internal, "starting the dumper: %v", err)
+	}
+	a.dumper, a.dpath = d, d.Config().OutPath
+	a.closers = append(a.closers, func() { d.Stop() })
+	return &luminav1.DumperStartResponse{}, nil
+}
+
+// Stop stops the dumper and writes its file.
+func (ds dumperSvc) Stop(ctx context.Context, _ *luminav1.DumperStopRequest) (*luminav1.DumperStopResponse, error) {
+	a := ds.Agent
+	a.mu.Lock()
+	d := a.dumper
+	a.mu.Unlock()
+	if d == nil {
+		return nil, status.Error(codes.FailedPrecondition, "no dumper running")
+	}
+	rep, err := d.Stop()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "stopping the dumper: %v", err)
+	}
+	b, _ := json.Marshal(rep)
+	return &luminav1.DumperStopResponse{ReportJson: b}, nil
+}
+
+// Fetch streams the dumper's output file (and only that file).
+func (ds dumperSvc) Fetch(req *luminav1.FetchRequest, stream luminav1.Dumper_FetchServer) error {
+	a := ds.Agent
+	a.mu.Lock()
+	allowed := a.dpath
+	a.mu.Unlock()
+	if allowed == "" || req.GetPath() != allowed {
+		return status.Errorf(codes.PermissionDenied, "only the dumper's output %q can be fetched", allowed)
+	}
+	f, err := os.Open(allowed)
+	if err != nil {
+		return status.Errorf(codes.NotFound, "%v", err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			if err := stream.Send(&luminav1.Chunk{Data: buf[:n]}); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return status.Errorf(codes.Internal, "%v", err)
+		}
+	}
+}
+
+// ---- generator ----
+
+// NICSpec is the JSON of StartNIC: a software RNIC on an interface.
+type NICSpec struct {
+	Interface   string               `json:"interface"`
+	Name        string               `json:"name"`
+	MAC         string               `json:"mac"`
+	IPs         []netip.Addr         `json:"ips"`
+	Personality softrnic.Personality `json:"personality"`
+	Seed        uint64               `json:"seed"`
+	DisableRP   bool                 `json:"disable_rp"`
+	DisableNP   bool                 `json:"disable_np"`
+	MinCNPns    int64                `json:"min_time_between_cnps_ns"`
+	Adaptive    bool                 `json:"adaptive_retrans"`
+	SlowRestart bool                 `json:"slow_restart"`
+}
+
+// StartNIC starts the software RNIC on its interface, in real time.
+func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICRequest) (*luminav1.StartNICResponse, error) {
+	a := g.Agent
+	var spec NICSpec
+	if err := json.Unmarshal(req.GetNicJson(), &spec); err != nil {
+		return nil, badRequest("nic: %v", err)
+	}
+	mac, err := net.ParseMAC(spec.MAC)
+	if err != nil || len(mac) != 6 {
+		return nil, badRequest("nic MAC %q", spec.MAC)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.nic != nil {
+		return nil, status.Error(codes.FailedPrecondition, "an RNIC is already running")
+	}
+	loop := sim.NewRealLoop()
+	loop.Start()
+	port, err := sim.OpenAFPacket(spec.Interface, loop)
+	if err != nil {
+		loop.Close()
+		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+	}
+	exec := generator.PostAndWait(loop.Post)
+	var nic *softrnic.NIC
+	exec(func() {
+		nic, err = softrnic.New(loop, port, softrnic.Config{Name: spec.Name, MAC: [6]byte(mac), IPs: spec.IPs, Personality: spec.Personality,
+			Seed: spec.Seed, DisableRP: spec.DisableRP, DisableNP: spec.DisableNP, MinTimeBetweenCNPs: time.Duration(spec.MinCNPns),
+			AdaptiveRetrans: spec.Adaptive, SlowRestart: spec.SlowRestart})
+	})
+	if err != nil {
+		port.Close()
+		loop.Close()
+		return nil, badRequest("%v", err)
+	}
+	a.loop, a.port, a.nic, a.exec = loop, port, nic, exec
+	a.closers = append(a.closers, func() { port.Close(); loop.Close() })
+	return &luminav1.StartNICResponse{Mac: mac.String()}, nil
+}
+
+func (a *Agent) rnic() (*softrnic.NIC, generator.Exec, *sim.RealLoop, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.nic == nil {
+		return nil, nil, nil, status.Error(codes.FailedPrecondition, "StartNIC first")
+	}
+	return a.nic, a.exec, a.loop, nil
+}
+
+// Serve starts the responder on listen_addr and returns the bound address.
+func (g generatorSvc) Serve(ctx context.Context, req *luminav1.ServeRequest) (*luminav1.ServeResponse, error) {
+	a := g.Agent
+	nic, exec, _, err := a.rnic()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", req.GetListenAddr())
+	if err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "listening: %v", err)
+	}
+	go func() {
+		defer ln.Close()
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 24*time.Hour)
+		defer cancel()
+		generator.Serve(ctx, generator.ResponderConfig{Device: nic.Device(), Exec: exec, Verify: true}, c)
+	}()
+	a.mu.Lock()
+	a.closers = append(a.closers, func() { ln.Close() })
+	a.mu.Unlock()
+	return &luminav1.ServeResponse{Addr: ln.Addr().String()}, nil
+}
+
+// Run runs the requester side of a test to its end.
+func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*luminav1.RunResponse, error) {
+	a := g.Agent
+	nic, exec, loop, err := a.rnic()
+	if err != nil {
+		return nil, err
+	}
+	var tr generator.Traffic
+	if err := json.Unmarshal(req.GetTrafficJson(), &tr); err != nil {
+		return nil, badRequest("traffic: %v", err)
+	}
+	opts, err := DialOptions(req.GetIntakeCertPem(), req.GetIntakeToken())
+	if err != nil {
+		return nil, badRequest("intake credentials: %v", err)
+	}
+	ic, err := grpc.NewClient(req.GetIntakeAddr(), opts...)
+	if err != nil {
+		return nil, badRequest("intake address: %v", err)
+	}
+	defer ic.Close()
+	intake := luminav1.NewIntakeClient(ic)
+	r, err := generator.NewRequester(generator.RequesterConfig{Device: nic.Device(), Clock: loop, Exec: exec, Traffic: tr,
+		OnConnections: func(ctx context.Context, conns []generator.Connection) error {
+			b, _ := json.Marshal(conns)
+			_, err := intake.Install(ctx, &luminav1.InstallRequest{ConnectionsJson: b})
+			return err
+		}})
+	if err != nil {
+		return nil, badRequest("%v", err)
+	}
+	conn, err := net.DialTimeout("tcp", req.GetResponderAddr(), 10*time.Second)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "responder: %v", err)
+	}
+	defer conn.Close()
+	if _, err := r.Handshake(ctx, conn); err != nil {
+		return nil, status.Errorf(codes.Aborted, "handshake: %v", err)
+	}
+	r.Start()
+	stopped := ""
+	deadline := time.NewTimer(time.Duration(req.GetDeadlineNs()))
+	defer deadline.Stop()
+	select {
+	case <-r.Done():
+	case <-deadline.C:
+		stopped = fmt.Sprintf("traffic did not complete within %v", time.Duration(req.GetDeadlineNs()))
+	case <-ctx.Done():
+		stopped = "interrupted: " + ctx.Err().Error()
+	}
+	fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, ferr := r.Finish(fctx)
+	b, _ := json.Marshal(res)
+	if ferr != nil && stopped == "" {
+		stopped = "finish: " + ferr.Error()
+	}
+	return &luminav1.RunResponse{ResultJson: b, Stopped: stopped}, nil
+}
+
+// Counters returns the RNIC's counters.
+func (g generatorSvc) Counters(ctx context.Context, _ *luminav1.CountersRequest) (*luminav1.CountersResponse, error) {
+	a := g.Agent
+	nic, exec, _, err := a.rnic()
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]uint64
+	exec(func() { m = nic.Counters().Map() })
+	return &luminav1.CountersResponse{Counters: m}, nil
+}
+
+// ---- injector ----
+
+// Start (Injector) attaches interfaces as switch ports and serves P4Runtime.
+func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.InjectorStartResponse, error) {
+	loop := sim.NewRealLoop()
+	loop.Start()
+	sw := injector.New(loop, injector.Config{Seed: uint64(time.Now().UnixNano())})
+	var ports []*sim.AFPacketPort
+	cleanup := func() {
+		for _, p := range ports {
+			p.Close()
+		}
+		loop.Close()
+	}
+	for id, ifname := range req.GetPorts() {
+		p, err := sim.OpenAFPacket(ifname, loop)
+		if err != nil {
+			cleanup()
+			return nil, status.Errorf(codes.FailedPrecondition, "port %d: %v", id, err)
+		}
+		ports = append(ports, p)
+		if err := sw.AddPort(id, p); err != nil {
+			cleanup()
+			return nil, badRequest("%v", err)
+		}
+	}
+	network, addr := "tcp", req.GetP4RuntimeAddr()
+	if len(addr) > 7 && addr[:7] == "unix://" {
+		network, addr = "unix", addr[7:]
+	}
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		cleanup()
+		return nil, status.Errorf(codes.FailedPrecondition, "P4Runtime listener: %v", err)
+	}
+	g := grpc.NewServer(a.ServerOpts...)
+	injector.NewServer(sw, 0).Register(g)
+	go g.Serve(ln)
+	a.mu.Lock()
+	a.closers = append(a.closers, func() { g.Stop(); cleanup() })
+	a.mu.Unlock()
+	bound := ln.Addr().String()
+	if network == "unix" {
+		bound = "unix://" + bound
+	}
+	return &luminav1.InjectorStartResponse{P4RuntimeAddr: bound}, nil
+}
