@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -19,11 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/netlumina/lumina/config"
-	"github.com/netlumina/lumina/controlplane"
-	"github.com/netlumina/lumina/dumper"
-	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/orchestrator/agent"
-	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 )
 
 // AgentBinary is the lumina executable the netns testbed starts as agents
@@ -184,23 +178,6 @@ func (b *netnsBed) startAgent(ctx context.Context, role string) (*grpc.ClientCon
 	}
 }
 
-// intakeServer serves the Intake service to the requester agent.
-type intakeServer struct {
-	luminav1.UnimplementedIntakeServer
-	fn func(context.Context, []generator.Connection) error
-}
-
-func (s *intakeServer) Install(ctx context.Context, req *luminav1.InstallRequest) (*luminav1.InstallResponse, error) {
-	var conns []generator.Connection
-	if err := json.Unmarshal(req.GetConnectionsJson(), &conns); err != nil {
-		return nil, fmt.Errorf("connections: %w", err)
-	}
-	if err := s.fn(ctx, conns); err != nil {
-		return nil, err
-	}
-	return &luminav1.InstallResponse{}, nil
-}
-
 func runNetns(ctx context.Context, t *config.Test, repeat int, dir string, progress func(string)) (out *collected, err error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("%w: netns needs root (network namespaces, AF_PACKET)", ErrTestbed)
@@ -218,17 +195,6 @@ func runNetns(ctx context.Context, t *config.Test, repeat int, dir string, progr
 	if err := os.WriteFile(filepath.Join(b.work, "token"), []byte(b.token), 0o600); err != nil {
 		return nil, err
 	}
-	out = &collected{NICs: map[string]map[string]uint64{}, Personas: map[string]string{}}
-	reqP, err := personality(t, t.Requester)
-	if err != nil {
-		return nil, errorf("requester personality: %w", err)
-	}
-	rspP, err := personality(t, t.Responder)
-	if err != nil {
-		return nil, errorf("responder personality: %w", err)
-	}
-	out.Personas["requester"], out.Personas["responder"] = reqP.Name, rspP.Name
-
 	progress(fmt.Sprintf("netns: create %d namespaces and veth links", 3+len(t.Dumpers)))
 	roles := []string{"req", "rsp", "sw"}
 	for i := range t.Dumpers {
@@ -267,186 +233,27 @@ func runNetns(ctx context.Context, t *config.Test, repeat int, dir string, progr
 		conns[r] = c
 	}
 
-	progress("injector: software switch on AF_PACKET ports, P4Runtime over TLS")
-	inj := luminav1.NewInjectorClient(conns["sw"])
-	ir, err := inj.Start(ctx, &luminav1.InjectorStartRequest{Ports: swPorts, P4RuntimeAddr: "unix://" + filepath.Join(b.work, "p4rt.sock")})
-	if err != nil {
-		return nil, fmt.Errorf("injector: %w", err)
+	env := &agentEnv{
+		conns: conns, token: b.token, work: b.work, swPorts: swPorts,
+		p4rtListen:      "unix://" + filepath.Join(b.work, "p4rt.sock"),
+		p4rtCert:        func() ([]byte, error) { return agent.ReadCert(filepath.Join(b.work, "tls-sw")) },
+		iface:           map[string]string{"req": "eth0", "rsp": "eth0"},
+		dumperIface:     func(int) string { return "eth0" },
+		dumperPath:      func(i int) string { return filepath.Join(b.work, "d"+strconv.Itoa(i)+"-"+t.Dumpers[i].DumpFilename) },
+		responderListen: "10.255.0.2:0",
+		intakeNetwork:   "unix", intakeListen: filepath.Join(b.work, "intake.sock"),
+		addServer: func(g *grpc.Server) { b.servers = append(b.servers, g) },
 	}
-	pem, _ := agent.ReadCert(filepath.Join(b.work, "tls-sw"))
-	p4opts, err := agent.DialOptions(pem, b.token)
-	if err != nil {
-		return nil, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cp, err := controlplane.Dial(cctx, ir.GetP4RuntimeAddr(), controlplane.DialOptions{GRPC: p4opts})
-	if err != nil {
-		return nil, err
-	}
-	defer cp.Close()
-	if err := cp.SetPipeline(cctx, nil, uint64(repeat+1)); err != nil {
-		return nil, err
-	}
-
-	progress(fmt.Sprintf("dumpers: start %d (afpacket)", len(t.Dumpers)))
-	var dports []controlplane.Dumper
-	dclients := make([]luminav1.DumperClient, len(t.Dumpers))
-	remotePaths := make([]string, len(t.Dumpers))
-	for i, d := range t.Dumpers {
-		backend := "afpacket"
-		if d.Backend == config.BackendDPDK {
-			backend = "dpdk"
-		}
-		remotePaths[i] = filepath.Join(b.work, "d"+strconv.Itoa(i)+"-"+d.DumpFilename)
-		cfg, _ := json.Marshal(dumper.Config{Name: d.Name, Backend: backend, Interface: "eth0", Workers: d.Workers, SnapLen: d.SnapLen,
-			Capacity: d.NumPkts, MirrorPort: uint16(t.RewriteUDPDstPort), EALArgs: d.EALArgs, OutPath: remotePaths[i]})
-		dclients[i] = luminav1.NewDumperClient(conns["d"+strconv.Itoa(i)])
-		if _, err := dclients[i].Start(ctx, &luminav1.DumperStartRequest{ConfigJson: cfg}); err != nil {
-			return nil, fmt.Errorf("dumper %s: %w", d.Name, err)
-		}
-		dports = append(dports, controlplane.Dumper{Name: d.Name, Port: uint32(portDumper0 + i), MAC: macDumper(i), Weight: d.Weight})
-	}
-	stopDumpers := func() {
-		for i, dc := range dclients {
-			sctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			r, err := dc.Stop(sctx, &luminav1.DumperStopRequest{})
-			var rep dumper.Report
-			if err == nil {
-				json.Unmarshal(r.GetReportJson(), &rep)
-				err = fetch(sctx, dc, remotePaths[i], filepath.Join(dir, "dumpers", t.Dumpers[i].DumpFilename))
+	env.hook = func() {
+		if netnsHook != nil {
+			pids := map[string]int{}
+			for i, r := range roles {
+				if i < len(b.procs) && b.procs[i].Process != nil {
+					pids[r] = b.procs[i].Process.Pid
+				}
 			}
-			cancel()
-			if err != nil {
-				rep.Name = t.Dumpers[i].Name
-				progress(fmt.Sprintf("dumper %s: %v", t.Dumpers[i].Name, err))
-			}
-			out.Dumpers = append(out.Dumpers, rep)
-			out.DumperPcap = append(out.DumperPcap, filepath.Join(dir, "dumpers", t.Dumpers[i].DumpFilename))
-		}
-		dclients = nil
-	}
-	defer func() {
-		if dclients != nil {
-			stopDumpers()
-		}
-	}()
-
-	progress("generator: RNICs on eth0, responder, requester")
-	reqIPs, rspIPs := hostIPs(t.Requester, "10.0.0.1"), hostIPs(t.Responder, "10.0.0.2")
-	gens := map[string]luminav1.GeneratorClient{"req": luminav1.NewGeneratorClient(conns["req"]), "rsp": luminav1.NewGeneratorClient(conns["rsp"])}
-	for role, h := range map[string]struct {
-		cfg config.Host
-		mac [6]byte
-		ips any
-	}{"req": {t.Requester, macRequester, reqIPs}, "rsp": {t.Responder, macResponder, rspIPs}} {
-		p := reqP
-		ips := reqIPs
-		if role == "rsp" {
-			p, ips = rspP, rspIPs
-		}
-		spec, _ := json.Marshal(agent.NICSpec{Interface: "eth0", Name: role, MAC: macString(h.mac), IPs: ips, Personality: p,
-			Seed: seedFor(t, repeat, role), DisableRP: !h.cfg.RoCE.DCQCNRPEnable, DisableNP: !h.cfg.RoCE.DCQCNNPEnable,
-			MinCNPns: int64(time.Duration(h.cfg.RoCE.MinTimeBetweenCNPs) * time.Microsecond), Adaptive: h.cfg.RoCE.AdaptiveRetrans,
-			SlowRestart: h.cfg.RoCE.SlowRestart})
-		if _, err := gens[role].StartNIC(ctx, &luminav1.StartNICRequest{NicJson: spec}); err != nil {
-			return nil, fmt.Errorf("%s RNIC: %w", role, err)
+			go netnsHook(pids)
 		}
 	}
-	sr, err := gens["rsp"].Serve(ctx, &luminav1.ServeRequest{ListenAddr: "10.255.0.2:0"})
-	if err != nil {
-		return nil, fmt.Errorf("responder: %w", err)
-	}
-
-	// The intake service, here in the orchestrator.
-	ports := controlplane.Ports{
-		Requester: controlplane.Host{Port: portRequester, MAC: macRequester, IPs: reqIPs},
-		Responder: controlplane.Host{Port: portResponder, MAC: macResponder, IPs: rspIPs},
-		Dumpers:   dports,
-	}
-	intent := controlplane.Intent{Events: t.ExpandEvents(), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort)}
-	icert, err := agent.EnsureCert(filepath.Join(b.work, "tls-orchestrator"))
-	if err != nil {
-		return nil, err
-	}
-	ipem, _ := agent.ReadCert(filepath.Join(b.work, "tls-orchestrator"))
-	isock := filepath.Join(b.work, "intake.sock")
-	iln, err := net.Listen("unix", isock)
-	if err != nil {
-		return nil, err
-	}
-	ig := grpc.NewServer(agent.ServerOptions(icert, b.token)...)
-	luminav1.RegisterIntakeServer(ig, &intakeServer{fn: controlplane.Intake(cp, intent, ports, func(p *controlplane.Plan) { out.Plan = p })})
-	go ig.Serve(iln)
-	b.servers = append(b.servers, ig)
-
-	limit := trafficDeadline(t)
-	progress(fmt.Sprintf("traffic: run in real time (limit %v)", limit))
-	tr, _ := json.Marshal(traffic(t))
-	rctx, rcancel := context.WithTimeout(ctx, limit+time.Minute)
-	defer rcancel()
-	start := time.Now()
-	if netnsHook != nil {
-		pids := map[string]int{}
-		for i, r := range roles {
-			if i < len(b.procs) && b.procs[i].Process != nil {
-				pids[r] = b.procs[i].Process.Pid
-			}
-		}
-		go netnsHook(pids)
-	}
-	rr, err := gens["req"].Run(rctx, &luminav1.RunRequest{TrafficJson: tr, ResponderAddr: sr.GetAddr(), IntakeAddr: "unix://" + isock,
-		DeadlineNs: int64(limit), IntakeCertPem: ipem, IntakeToken: b.token})
-	if err != nil {
-		return out, fmt.Errorf("requester: %w", err)
-	}
-	out.Stopped = rr.GetStopped()
-	var res generator.Result
-	if err := json.Unmarshal(rr.GetResultJson(), &res); err == nil {
-		out.Generator = &res
-		out.Conns = res.Connections
-	}
-	progress(fmt.Sprintf("traffic: done in %v", time.Since(start).Round(time.Millisecond)))
-
-	progress("collect: switch and NIC counters, stop dumpers, fetch their files")
-	if out.Switch, err = cp.ReadCounters(cctx); err != nil {
-		return out, err
-	}
-	for role, g := range gens {
-		c, err := g.Counters(ctx, &luminav1.CountersRequest{})
-		if err != nil {
-			return out, fmt.Errorf("%s counters: %w", role, err)
-		}
-		out.NICs[map[string]string{"req": "requester", "rsp": "responder"}[role]] = c.GetCounters()
-	}
-	stopDumpers()
-	return out, nil
-}
-
-// fetch copies a file from a dumper agent.
-func fetch(ctx context.Context, dc luminav1.DumperClient, remote, local string) error {
-	st, err := dc.Fetch(ctx, &luminav1.FetchRequest{Path: remote})
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(local)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	for {
-		c, err := st.Recv()
-		if err == io.EOF {
-			return f.Sync()
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := f.Write(c.GetData()); err != nil {
-			return err
-		}
-	}
+	return driveAgents(ctx, t, repeat, dir, env, progress)
 }
