@@ -67,11 +67,14 @@ type agentEnv struct {
 	intakeNetwork, intakeListen, intakeAdvertise string
 	addServer                                    func(*grpc.Server)
 	hook                                         func()
+	// Switch ports of the requester, responder and each dumper.
+	reqPort, rspPort uint32
+	dumperPort       func(i int) uint32
 }
 
 // driveAgents runs one repeat on provisioned agents.
 func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, env *agentEnv, progress func(string)) (*collected, error) {
-	out := &collected{NICs: map[string]map[string]uint64{}, Personas: map[string]string{}}
+	out := &collected{NICs: map[string]map[string]uint64{}, Personas: map[string]string{}, ReqPort: env.reqPort, RspPort: env.rspPort}
 	reqP, err := personality(t, t.Requester)
 	if err != nil {
 		return nil, errorf("requester personality: %w", err)
@@ -129,7 +132,7 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 		if _, err := dclients[i].Start(ctx, &luminav1.DumperStartRequest{ConfigJson: cfg}); err != nil {
 			return nil, fmt.Errorf("dumper %s: %w", d.Name, err)
 		}
-		dports = append(dports, controlplane.Dumper{Name: d.Name, Port: uint32(portDumper0 + i), MAC: macDumper(i), Weight: d.Weight})
+		dports = append(dports, controlplane.Dumper{Name: d.Name, Port: env.dumperPort(i), MAC: macDumper(i), Weight: d.Weight})
 	}
 	stopDumpers := func() {
 		for i, dc := range dclients {
@@ -158,6 +161,7 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 
 	progress("generator: RNICs on eth0, responder, requester")
 	reqIPs, rspIPs := hostIPs(t.Requester, "10.0.0.1"), hostIPs(t.Responder, "10.0.0.2")
+	nicMAC := map[string][6]byte{}
 	gens := map[string]luminav1.GeneratorClient{"req": luminav1.NewGeneratorClient(conns["req"]), "rsp": luminav1.NewGeneratorClient(conns["rsp"])}
 	for role, h := range map[string]struct {
 		cfg config.Host
@@ -173,9 +177,15 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 			Seed: seedFor(t, repeat, role), DisableRP: !h.cfg.RoCE.DCQCNRPEnable, DisableNP: !h.cfg.RoCE.DCQCNNPEnable,
 			MinCNPns: int64(time.Duration(h.cfg.RoCE.MinTimeBetweenCNPs) * time.Microsecond), Adaptive: h.cfg.RoCE.AdaptiveRetrans,
 			SlowRestart: h.cfg.RoCE.SlowRestart})
-		if _, err := gens[role].StartNIC(ctx, &luminav1.StartNICRequest{NicJson: spec}); err != nil {
+		sn, err := gens[role].StartNIC(ctx, &luminav1.StartNICRequest{NicJson: spec})
+		if err != nil {
 			return nil, fmt.Errorf("%s RNIC: %w", role, err)
 		}
+		hw, err := net.ParseMAC(sn.GetMac())
+		if err != nil || len(hw) != 6 {
+			return nil, fmt.Errorf("%s RNIC reported MAC %q", role, sn.GetMac())
+		}
+		nicMAC[role] = [6]byte(hw)
 	}
 	sr, err := gens["rsp"].Serve(ctx, &luminav1.ServeRequest{ListenAddr: env.responderListen})
 	if err != nil {
@@ -189,8 +199,8 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 
 	// The intake service, here in the orchestrator.
 	ports := controlplane.Ports{
-		Requester: controlplane.Host{Port: portRequester, MAC: macRequester, IPs: reqIPs},
-		Responder: controlplane.Host{Port: portResponder, MAC: macResponder, IPs: rspIPs},
+		Requester: controlplane.Host{Port: env.reqPort, MAC: nicMAC["req"], IPs: reqIPs},
+		Responder: controlplane.Host{Port: env.rspPort, MAC: nicMAC["rsp"], IPs: rspIPs},
 		Dumpers:   dports,
 	}
 	intent := controlplane.Intent{Events: t.ExpandEvents(), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort)}

@@ -34,6 +34,8 @@ type Options struct {
 	Progress io.Writer
 	// Now is the wall clock for result directory bookkeeping. Default time.Now.
 	Now func() time.Time
+	// Remote says how to reach the agents of the remote testbed.
+	Remote RemoteOptions
 }
 
 // RepeatResult is one repeat's outcome.
@@ -171,8 +173,10 @@ func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Op
 		col, runErr = runSim(ctx, t, rep, tmp, progress)
 	case config.TestbedNetns:
 		col, runErr = runNetns(ctx, t, rep, tmp, progress)
+	case config.TestbedRemote:
+		col, runErr = runRemote(ctx, t, rep, tmp, o.Remote, progress)
 	default:
-		runErr = fmt.Errorf("%w: %v (this build runs sim and netns; the remote testbed client comes next)", ErrTestbed, t.Testbed)
+		runErr = fmt.Errorf("%w: %v", ErrTestbed, t.Testbed)
 	}
 	rpt := newReport(t, rep, col)
 	rpt.WallNs = time.Since(started).Nanoseconds()
@@ -237,7 +241,7 @@ func mergeAndCheck(col *collected, tracePath string, snaplen int) (integrity.Ver
 	}
 	c := integrity.Counters{}
 	if col.Switch != nil {
-		c.SwitchRoCEReceived = integrity.Known(col.Switch.RxRoCE[portRequester] + col.Switch.RxRoCE[portResponder])
+		c.SwitchRoCEReceived = integrity.Known(col.Switch.RxRoCE[col.ReqPort] + col.Switch.RxRoCE[col.RspPort])
 		c.SwitchMirrored = integrity.Known(col.Switch.MirrorTotal)
 	}
 	for _, d := range col.Dumpers {

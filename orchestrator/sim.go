@@ -30,6 +30,8 @@ type collected struct {
 	DumperPcap []string
 	Personas   map[string]string
 	Stopped    string // why traffic stopped early ("" if it completed)
+	// Switch ports of the traffic hosts (for the integrity counters).
+	ReqPort, RspPort uint32
 }
 
 // runSim runs one repeat on the sim testbed: every component in this
@@ -41,7 +43,7 @@ func runSim(ctx context.Context, t *config.Test, repeat int, dir string, progres
 	net0 := sim.NewNetwork(loop)
 	var mu sync.Mutex // serializes device calls from control goroutines with the event loop
 	exec := func(fn func()) { mu.Lock(); defer mu.Unlock(); fn() }
-	out := &collected{NICs: map[string]map[string]uint64{}, Personas: map[string]string{}}
+	out := &collected{NICs: map[string]map[string]uint64{}, Personas: map[string]string{}, ReqPort: portRequester, RspPort: portResponder}
 
 	reqP, err := personality(t, t.Requester)
 	if err != nil {

@@ -25,6 +25,10 @@ func init() {
 			seed := fs.Int64("seed", -1, "override the test's RNG `seed` (recorded in config.yaml)")
 			retries := fs.Int("retries", 2, "re-run an invalid repeat (failed integrity check) up to `n` times")
 			quiet := fs.Bool("q", false, "no progress lines on stderr")
+			tokenFile := fs.String("agent-token-file", "", "remote: `file` with the agents' token")
+			certs := fs.String("agent-certs", "", "remote: `dir` with each agent's certificate as <control-ip>.pem")
+			intakeListen := fs.String("intake-listen", "", "remote: `address` for the metadata intake service (default :0)")
+			intakeAddr := fs.String("intake-addr", "", "remote: `address` the requester's agent dials for the intake (default: ours towards it)")
 			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				if len(args) == 0 {
 					return usagef("run needs at least one test file or folder")
@@ -59,7 +63,8 @@ func init() {
 				if bad {
 					return &usageError{"run: invalid test files; nothing was run"}
 				}
-				o := orchestrator.Options{OutDir: *out, Testbed: *testbed, Retries: *retries, RetriesSet: true, Progress: stderr}
+				o := orchestrator.Options{OutDir: *out, Testbed: *testbed, Retries: *retries, RetriesSet: true, Progress: stderr,
+					Remote: orchestrator.RemoteOptions{TokenFile: *tokenFile, CertDir: *certs, IntakeListen: *intakeListen, IntakeAddr: *intakeAddr}}
 				if *quiet {
 					o.Progress = io.Discard
 				}

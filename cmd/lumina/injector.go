@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/netlumina/lumina/injector"
+	"github.com/netlumina/lumina/orchestrator/agent"
+	"github.com/netlumina/lumina/sim"
+)
+
+// portFlags collects --port N=IFACE.
+type portFlags map[uint32]string
+
+func (p portFlags) String() string { return fmt.Sprint(map[uint32]string(p)) }
+func (p portFlags) Set(s string) error {
+	n, ifname, ok := strings.Cut(s, "=")
+	id, err := strconv.ParseUint(n, 10, 32)
+	if !ok || err != nil || id > 511 || ifname == "" {
+		return fmt.Errorf("want PORT=INTERFACE with PORT 0..511, got %q", s)
+	}
+	if _, dup := p[uint32(id)]; dup {
+		return fmt.Errorf("port %d given twice", id)
+	}
+	p[uint32(id)] = ifname
+	return nil
+}
+
+func init() {
+	register(&command{
+		name: "injector", args: "",
+		summary: "run the software switch target on network interfaces, serving P4Runtime (for hosts without a Tofino)",
+		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
+			listen := fs.String("listen", ":9559", "P4Runtime `address`: host:port or unix:///path.sock")
+			ports := portFlags{}
+			fs.Var(ports, "port", "switch `PORT=INTERFACE` (repeatable), e.g. --port 1=ens1f0")
+			tokenFile := fs.String("token-file", "", "require this `file`'s token and TLS (recommended)")
+			tlsDir := fs.String("tls-dir", "", "`dir` with the TLS certificate (generated on first use), with --token-file")
+			device := fs.Uint64("device-id", 0, "P4Runtime device `id`")
+			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+				if len(args) != 0 || len(ports) == 0 {
+					return usagef("injector needs at least one --port PORT=INTERFACE")
+				}
+				if (*tokenFile == "") != (*tlsDir == "") {
+					return usagef("injector: --token-file and --tls-dir go together")
+				}
+				var opts []grpc.ServerOption
+				if *tokenFile != "" {
+					tok, err := os.ReadFile(*tokenFile)
+					if err != nil {
+						return err
+					}
+					cert, err := agent.EnsureCert(*tlsDir)
+					if err != nil {
+						return err
+					}
+					opts = agent.ServerOptions(cert, strings.TrimSpace(string(tok)))
+				} else {
+					fmt.Fprintln(stderr, "lumina: injector: P4Runtime without TLS or token; anyone who reaches the port can program the switch")
+				}
+				loop := sim.NewRealLoop()
+				loop.Start()
+				defer loop.Close()
+				sw := injector.New(loop, injector.Config{Seed: uint64(time.Now().UnixNano())})
+				for id, ifname := range ports {
+					p, err := sim.OpenAFPacket(ifname, loop)
+					if err != nil {
+						return err
+					}
+					defer p.Close()
+					if err := sw.AddPort(id, p); err != nil {
+						return err
+					}
+				}
+				network, addr := "tcp", *listen
+				if rest, ok := strings.CutPrefix(addr, "unix://"); ok {
+					network, addr = "unix", rest
+					os.Remove(addr)
+				}
+				ln, err := net.Listen(network, addr)
+				if err != nil {
+					return err
+				}
+				g := grpc.NewServer(opts...)
+				injector.NewServer(sw, *device).Register(g)
+				fmt.Fprintf(stderr, "lumina: injector: %d ports, P4Runtime on %s\n", len(ports), ln.Addr())
+				go func() { <-ctx.Done(); g.Stop() }()
+				if err := g.Serve(ln); err != nil && ctx.Err() == nil {
+					return err
+				}
+				return nil
+			}
+		},
+	})
+}
