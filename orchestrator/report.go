@@ -1,11 +1,16 @@
 package orchestrator
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/netlumina/lumina/analyzers"
 	"github.com/netlumina/lumina/analyzers/integrity"
+	areport "github.com/netlumina/lumina/analyzers/report"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/roce"
@@ -37,6 +42,41 @@ type Report struct {
 	TracePath   string                `json:"trace,omitempty"`
 	Packets     int                   `json:"packets"`
 	WallNs      int64                 `json:"wall_ns"`
+	// Analysis is the analyzers' full report (schema in docs/analyze.md):
+	// Go-back-N violations, per-loss latencies, timeouts, CNP scopes,
+	// counter cross-checks. Its verdicts are also in Checks.
+	Analysis *areport.Report `json:"analysis,omitempty"`
+}
+
+// runAnalyzers analyzes the run directory dir (trace, config.yaml,
+// report.json, counters.json), adds the checks' verdicts and writes
+// report.html.
+func (r *Report) runAnalyzers(ctx context.Context, dir string) error {
+	tracePath, meta, err := analyzers.RunInputs(dir, "")
+	if err != nil {
+		return err
+	}
+	a, err := analyzers.AnalyzeFile(ctx, tracePath, meta, analyzers.Options{})
+	if err != nil {
+		return err
+	}
+	a.Trace.Path = filepath.Base(a.Trace.Path)
+	r.Analysis = a
+	c := &a.Checks
+	for name, e := range map[string]CheckEntry{
+		"gbn":            {string(c.GBN.Verdict), c.GBN.Reason},
+		"retransmission": {string(c.Retransmission.Verdict), c.Retransmission.Reason},
+		"timeout":        {string(c.Timeout.Verdict), c.Timeout.Reason},
+		"cnp":            {string(c.CNP.Verdict), c.CNP.Reason},
+		"counters":       {string(c.Counters.Verdict), c.Counters.Reason},
+	} {
+		r.Checks[name] = e
+	}
+	html, err := areport.HTML(a)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, areport.FileHTML), html, 0o644)
 }
 
 // IntegrityReport is the integrity verdict.

@@ -89,6 +89,15 @@ func RunTest(ctx context.Context, t *config.Test, o Options) *TestResult {
 			return &TestResult{Name: t.Name, File: t.File, Err: err}
 		}
 		t.Testbed = tb
+		// Keep the resolved config valid: dumpers use the testbed's backend.
+		for i := range t.Dumpers {
+			switch {
+			case tb == config.TestbedSim:
+				t.Dumpers[i].Backend = config.BackendSim
+			case t.Dumpers[i].Backend == config.BackendSim:
+				t.Dumpers[i].Backend = config.BackendAFPacket
+			}
+		}
 	}
 	out := o.OutDir
 	if out == "" {
@@ -190,12 +199,6 @@ func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Op
 			progress("analyzers: events applied, checks")
 		}
 	}
-	if err := writeJSON(filepath.Join(tmp, "report.json"), rpt); err != nil {
-		return "", nil, err
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "report.txt"), []byte(rpt.Text()), 0o644); err != nil {
-		return "", nil, errorf("results: %w", err)
-	}
 	if col != nil {
 		if err := writeJSON(filepath.Join(tmp, "counters.json"), map[string]any{"switch": col.Switch, "nics": col.NICs, "dumpers": col.Dumpers}); err != nil {
 			return "", nil, err
@@ -203,6 +206,22 @@ func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Op
 		if err := writeJSON(filepath.Join(tmp, "generator.json"), col.Generator); err != nil {
 			return "", nil, err
 		}
+	}
+	if err := writeJSON(filepath.Join(tmp, "report.json"), rpt); err != nil {
+		return "", nil, err
+	}
+	if rpt.Valid {
+		// The analyzers read the run directory exactly as `lumina analyze
+		// DIR` does, so both give the same verdicts.
+		if err := rpt.runAnalyzers(ctx, tmp); err != nil {
+			rpt.Checks["analyzers"] = CheckEntry{Verdict: "fail", Detail: err.Error()}
+		}
+		if err := writeJSON(filepath.Join(tmp, "report.json"), rpt); err != nil {
+			return "", nil, err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "report.txt"), []byte(rpt.Text()), 0o644); err != nil {
+		return "", nil, errorf("results: %w", err)
 	}
 	final := filepath.Join(testDir, strconv.Itoa(rep))
 	if _, err := os.Stat(final); err == nil {

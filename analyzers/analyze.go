@@ -1,0 +1,378 @@
+package analyzers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/netlumina/lumina/analyzers/cnp"
+	"github.com/netlumina/lumina/analyzers/counters"
+	"github.com/netlumina/lumina/analyzers/gbn"
+	"github.com/netlumina/lumina/analyzers/integrity"
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/analyzers/report"
+	"github.com/netlumina/lumina/analyzers/retransmission"
+	"github.com/netlumina/lumina/analyzers/timeout"
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/trace"
+)
+
+// Report is the analysis report (see package report).
+type Report = report.Report
+
+// ErrChecks is returned for an unknown check name in Options.Checks.
+var ErrChecks = errors.New("analyzers: unknown check")
+
+// DefaultTimeoutToleranceNs is the least tolerance of the timeout bound.
+const DefaultTimeoutToleranceNs = 1000
+
+// Options configure Analyze. The zero value runs every check.
+type Options struct {
+	// Checks selects the checks whose verdicts the report carries (gbn,
+	// retransmission, timeout, cnp, counters). Default (nil): all.
+	Checks []string
+	// Name is the trace's name in the report. Default: the Source's.
+	Name string
+	// Integrity configures the integrity check of mirror traces. Default:
+	// the zero integrity.Options (48-bit counters, strict timestamps).
+	Integrity integrity.Options
+	// MirrorPort is the UDP port of unrestored mirror copies (see
+	// roce.Parser.MirrorPort). Default (0) roce.DefaultMirrorPort; -1
+	// disables.
+	MirrorPort int
+	// TimeoutToleranceNs widens the IB timeout bound on both sides. At
+	// least DefaultTimeoutToleranceNs and half of Params.RTTNs are always
+	// allowed: a requester's timer may start when it receives a packet,
+	// half an RTT after the switch saw it, and NIC clocks round.
+	TimeoutToleranceNs int64
+	// NoPlots skips collecting sequence-diagram data (report.html then has
+	// no sequence diagrams). Default false.
+	NoPlots bool
+}
+
+// Source is a trace that can be read (twice, when connections must be
+// inferred).
+type Source interface {
+	Name() string
+	Open() (io.ReadCloser, error)
+}
+
+type fileSource string
+
+func (f fileSource) Name() string                 { return string(f) }
+func (f fileSource) Open() (io.ReadCloser, error) { return os.Open(string(f)) }
+
+// File returns the file at path as a Source.
+func File(path string) Source { return fileSource(path) }
+
+type bytesSource struct {
+	name string
+	b    []byte
+}
+
+func (b bytesSource) Name() string                 { return b.name }
+func (b bytesSource) Open() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b.b)), nil }
+
+// Bytes returns an in-memory trace as a Source.
+func Bytes(name string, b []byte) Source { return bytesSource{name, b} }
+
+// AnalyzeFile is Analyze on the pcap or pcapng file at path.
+func AnalyzeFile(ctx context.Context, path string, meta model.Meta, opt Options) (*Report, error) {
+	return Analyze(ctx, File(path), meta, opt)
+}
+
+// Analyze analyzes the trace src with the run metadata meta (the zero Meta
+// when there is none) and returns the report. Errors are for traces that
+// cannot be read or invalid options; a failed check is a report that does
+// not pass (Report.Passed).
+func Analyze(ctx context.Context, src Source, meta model.Meta, opt Options) (*Report, error) {
+	selected, err := selectChecks(opt.Checks)
+	if err != nil {
+		return nil, err
+	}
+	if err := meta.Validate(); err != nil {
+		return nil, err
+	}
+	name := opt.Name
+	if name == "" {
+		name = src.Name()
+	}
+	params := meta.Params
+	conns := meta.Connections
+	dec := model.Decoder{Parser: roce.Parser{MirrorPort: mirrorPort(opt.MirrorPort)}, MTU: params.MTU}
+	mirrorAuto := meta.Mirror == nil
+	if !mirrorAuto {
+		dec.Mirror = *meta.Mirror
+	}
+	if len(conns) == 0 {
+		in := model.NewInferrer()
+		d := dec
+		decided := !mirrorAuto
+		var p model.Pkt
+		if err := pass(ctx, src, func(tp *trace.Packet) {
+			if !decided {
+				decided = detectMirror(&d, tp)
+			}
+			if d.Decode(tp, &p) {
+				in.Observe(&p)
+			}
+		}); err != nil {
+			return nil, err
+		}
+		conns = in.Connections()
+		if params.MTU == 0 {
+			params.MTU = in.MTU()
+		}
+	}
+	if params.MTU == 0 {
+		params.MTU = 1024
+	}
+	dec.MTU = params.MTU
+	table := model.NewTable(conns)
+
+	m := newMainPass(table, meta, params, opt, dec, !mirrorAuto)
+	m.r.Trace.Path = name
+	if err := pass(ctx, src, m.packet); err != nil {
+		return nil, err
+	}
+	r := m.r
+	r.Trace.Mirrored = m.dec.Mirror
+	a := m.a
+	a.finish(r, meta, selected)
+	return r, nil
+}
+
+func mirrorPort(v int) uint16 {
+	switch {
+	case v < 0:
+		return 0
+	case v == 0:
+		return roce.DefaultMirrorPort
+	}
+	return uint16(v)
+}
+
+// detectMirror decides from the first RoCE frame whether the trace carries
+// mirror metadata, and reports whether it could decide.
+func detectMirror(d *model.Decoder, tp *trace.Packet) bool {
+	var pk roce.Packet
+	if d.Parser.Parse(tp.Data, tp.OrigLen, &pk) != nil {
+		return false
+	}
+	d.Mirror = pk.LooksMirrored()
+	return true
+}
+
+func selectChecks(names []string) (map[string]bool, error) {
+	sel := map[string]bool{}
+	if len(names) == 0 {
+		names = report.AllChecks
+	}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		ok := false
+		for _, c := range report.AllChecks {
+			ok = ok || c == n
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w %q (want %s)", ErrChecks, n, strings.Join(report.AllChecks, ", "))
+		}
+		sel[n] = true
+	}
+	return sel, nil
+}
+
+// pass streams the packets of src to fn, checking ctx every 64Ki packets.
+func pass(ctx context.Context, src Source, fn func(*trace.Packet)) error {
+	rc, err := src.Open()
+	if err != nil {
+		return fmt.Errorf("analyzers: %w", err)
+	}
+	defer rc.Close()
+	tr, err := trace.NewReader(rc)
+	if err != nil {
+		return fmt.Errorf("analyzers: %s: %w", src.Name(), err)
+	}
+	var tp trace.Packet // one variable for the whole pass: &tp escapes
+	for n := 0; ; n++ {
+		if n&0xFFFF == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		tp, err = tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("analyzers: %s: %w", src.Name(), err)
+		}
+		fn(&tp)
+	}
+}
+
+// mainPass is the state of the analysis pass.
+type mainPass struct {
+	a       *pipeline
+	dec     model.Decoder
+	r       *Report
+	decided bool
+	p       model.Pkt
+}
+
+func newMainPass(table *model.Table, meta model.Meta, params model.Params, opt Options, dec model.Decoder, decided bool) *mainPass {
+	m := &mainPass{a: newPipeline(table, meta, params, opt), dec: dec, decided: decided,
+		r: &Report{Params: params, Connections: table.Connections()}}
+	m.dec.Table = table
+	m.a.gbn.SetForeign(!dec.Mirror)
+	return m
+}
+
+// packet handles one frame of the trace. It does not allocate in steady
+// state.
+func (m *mainPass) packet(tp *trace.Packet) {
+	if !m.decided {
+		if m.decided = detectMirror(&m.dec, tp); m.decided {
+			m.a.gbn.SetForeign(!m.dec.Mirror)
+		}
+	}
+	r := m.r
+	r.Trace.Packets++
+	m.a.integ.AddFrame(tp.Data, -1, tp.Index)
+	if !m.dec.Decode(tp, &m.p) {
+		return
+	}
+	if r.Trace.RoCEPackets == 0 {
+		r.Trace.FirstNs = m.p.TimeNs
+	}
+	r.Trace.LastNs = m.p.TimeNs
+	r.Trace.RoCEPackets++
+	if m.p.Conn < 0 && m.p.Kind != model.KindCNP {
+		r.Trace.Unattributed++
+	}
+	m.a.observe(&m.p)
+}
+
+// pipeline holds every analyzer of one pass.
+type pipeline struct {
+	table   *model.Table
+	integ   *integrity.Checker
+	integOK bool
+	gbn     *gbn.Checker
+	retx    *retransmission.Tracker
+	cnp     *cnp.Analyzer
+	tally   *counters.Tally
+	seq     *report.SeqCollector
+	params  model.Params
+	opt     Options
+}
+
+func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Options) *pipeline {
+	a := &pipeline{table: t, params: params, opt: opt, tally: counters.NewTally()}
+	var err error
+	if a.integ, err = integrity.NewChecker(opt.Integrity); err != nil {
+		a.integ, _ = integrity.NewChecker(integrity.Options{})
+	} else {
+		a.integOK = true
+	}
+	inferred := len(meta.Connections) == 0
+	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred})
+	a.retx = retransmission.New(t, retransmission.Options{RetryCnt: params.Retries(), RTTNs: params.RTTNs})
+	co := cnp.Options{NAKTriggers: params.NAKTriggersCNP, ExpectScope: params.CNPScope}
+	if params.MinTimeBetweenCNPsUs != nil {
+		co.Known = true
+		co.MinTimeBetweenCNPsNs = int64(*params.MinTimeBetweenCNPsUs * 1000)
+	}
+	a.cnp = cnp.New(t, co)
+	if !opt.NoPlots {
+		a.seq = report.NewSeqCollector(t)
+	}
+	return a
+}
+
+func (a *pipeline) observe(p *model.Pkt) {
+	a.retx.Observe(p) // first: it marks retransmissions
+	a.gbn.Observe(p)
+	a.cnp.Observe(p)
+	a.tally.Observe(p)
+	if a.seq != nil {
+		a.seq.Add(p)
+	}
+}
+
+func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) {
+	if r.Trace.Mirrored {
+		v := a.integ.Finish(integrityCounters(meta.Switch))
+		switch {
+		case !a.integOK:
+			r.Integrity = report.Integrity{Verdict: model.Fail, Reason: "invalid integrity options"}
+		case v.Pass:
+			r.Integrity = report.Integrity{Verdict: model.Pass}
+			if sk := v.Skipped(); len(sk) > 0 {
+				r.Integrity.Reason = "skipped: " + strings.Join(sk, ", ")
+			}
+		default:
+			r.Integrity = report.Integrity{Verdict: model.Fail, Reason: v.Check + ": " + v.Reason}
+		}
+	} else {
+		r.Integrity = report.Integrity{Verdict: model.Skip, Reason: "no mirror metadata: a foreign capture"}
+	}
+	r.Valid = r.Integrity.Verdict != model.Fail
+	if !r.Valid {
+		for _, c := range report.AllChecks {
+			r.Checks.Skip(c, "integrity check failed: the run is invalid")
+		}
+		return
+	}
+	g := a.gbn.Finish()
+	rt := a.retx.Finish()
+	ttr, _ := a.params.TransportTimeoutNs()
+	retry := a.params.Retries()
+	if retry == 0 {
+		retry = -1
+	}
+	tol := max(a.opt.TimeoutToleranceNs, a.params.RTTNs/2, DefaultTimeoutToleranceNs)
+	to := timeout.Check(&rt, a.table, timeout.Options{TransportTimeoutNs: ttr, RetryCnt: retry, ToleranceNs: tol})
+	cn := a.cnp.Finish()
+	ct := counters.Check(model.ResolveNICs(meta.NICs, r.Connections), counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally})
+	r.Checks = report.Checks{GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct}
+	for _, c := range report.AllChecks {
+		if !selected[c] {
+			r.Checks.Skip(c, report.NotSelected)
+		}
+	}
+	for _, c := range r.Connections {
+		if c.Verb == model.VerbMixed && selected[report.CheckGBN] && r.Checks.GBN.Reason == "" {
+			r.Checks.GBN.Reason = "connections mixing READ with SEND/WRITE are not checked"
+		}
+	}
+	if a.seq != nil {
+		r.Plots = a.seq.Plots()
+	}
+}
+
+func integrityCounters(s *model.Switch) integrity.Counters {
+	var c integrity.Counters
+	if s == nil {
+		return c
+	}
+	if s.RoCEReceived != nil {
+		c.SwitchRoCEReceived = integrity.Known(*s.RoCEReceived)
+	}
+	if s.Mirrored != nil {
+		c.SwitchMirrored = integrity.Known(*s.Mirrored)
+	}
+	for _, d := range s.Dumpers {
+		dc := integrity.DumperCounters{Name: d.Name}
+		if d.Captured != nil {
+			dc.Captured = integrity.Known(*d.Captured)
+		}
+		if d.Dropped != nil {
+			dc.Dropped = integrity.Known(*d.Dropped)
+		}
+		c.Dumpers = append(c.Dumpers, dc)
+	}
+	return c
+}

@@ -1,0 +1,181 @@
+package counters
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+
+	"github.com/netlumina/lumina/analyzers/gbn"
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/analyzers/retransmission"
+	"github.com/netlumina/lumina/roce"
+)
+
+// Mismatch is one counter that disagrees with the trace.
+type Mismatch struct {
+	NIC     string `json:"nic"`
+	Counter string `json:"counter"`
+	// Trace is the value the trace implies; NIC the counter's delta.
+	Trace  int64  `json:"trace"`
+	NICVal int64  `json:"nic_value"`
+	Detail string `json:"detail"`
+}
+
+// Checked is one counter that was compared.
+type Checked struct {
+	NIC     string `json:"nic"`
+	Counter string `json:"counter"`
+	Value   int64  `json:"value"`
+	OK      bool   `json:"ok"`
+}
+
+// Result is the outcome of the check.
+type Result struct {
+	Verdict    model.Verdict `json:"verdict"`
+	Reason     string        `json:"reason,omitempty"`
+	Mismatches []Mismatch    `json:"mismatches"`
+	Checked    []Checked     `json:"checked,omitempty"`
+}
+
+type ipCounts struct {
+	corruptTo, ceTo, cnpFrom, cnpTo int64
+}
+
+// Tally counts, per IP address, the packets the relations need. Observe
+// allocates only the first time an address has a counted event.
+type Tally struct {
+	ips map[netip.Addr]*ipCounts
+}
+
+// NewTally returns an empty Tally.
+func NewTally() *Tally { return &Tally{ips: map[netip.Addr]*ipCounts{}} }
+
+func (t *Tally) get(a netip.Addr) *ipCounts {
+	c := t.ips[a]
+	if c == nil {
+		c = &ipCounts{}
+		t.ips[a] = c
+	}
+	return c
+}
+
+// Observe feeds one packet (of any connection or none).
+func (t *Tally) Observe(p *model.Pkt) {
+	switch {
+	case p.Kind == model.KindCNP:
+		t.get(p.SrcIP).cnpFrom++
+		if p.Delivered {
+			t.get(p.DstIP).cnpTo++
+		}
+	case p.Event == roce.EventCorrupt:
+		t.get(p.DstIP).corruptTo++
+	case p.CE:
+		t.get(p.DstIP).ceTo++
+	}
+}
+
+// Inputs are the other analyzers' results the relations use.
+type Inputs struct {
+	Table   *model.Table
+	GBN     *gbn.Result
+	Retrans *retransmission.Result
+	Tally   *Tally
+}
+
+// Check compares the NICs' counters with the trace.
+func Check(nics []model.NIC, in Inputs) Result {
+	res := Result{Mismatches: []Mismatch{}}
+	gs := map[int]gbn.ConnStats{}
+	if in.GBN != nil {
+		for _, c := range in.GBN.Conns {
+			gs[c.Conn] = c
+		}
+	}
+	rs := map[int]retransmission.ConnStats{}
+	if in.Retrans != nil {
+		for _, c := range in.Retrans.Conns {
+			rs[c.Conn] = c
+		}
+	}
+	checked := false
+	for i := range nics {
+		n := &nics[i]
+		name := n.Name
+		if name == "" {
+			name = fmt.Sprintf("nic-%d", i)
+		}
+		want := map[string]int64{}
+		for _, c := range in.Table.Conns {
+			g, r := gs[c.ID], rs[c.ID]
+			if n.Owns(c.Requester.IP) {
+				want["local_ack_timeout_err"] += int64(r.Timeouts)
+				if c.Verb.IsRead() {
+					want["implied_nak_seq_err"] += int64(r.Implied)
+				} else {
+					want["packet_seq_err"] += int64(r.Fast)
+				}
+			}
+			if n.Owns(c.Responder.IP) {
+				want["duplicate_request"] += int64(g.Duplicates)
+				if !c.Verb.IsRead() {
+					want["out_of_sequence"] += int64(g.NAKs)
+				}
+			}
+		}
+		var cnpTo int64
+		if in.Tally != nil {
+			for _, ip := range n.IPs {
+				if c := in.Tally.ips[ip]; c != nil {
+					want["rx_icrc_encapsulated"] += c.corruptTo
+					want["np_ecn_marked_roce_packets"] += c.ceTo
+					want["np_cnp_sent"] += c.cnpFrom
+					cnpTo += c.cnpTo
+				}
+			}
+		}
+		for _, k := range []string{"rx_icrc_encapsulated", "np_ecn_marked_roce_packets", "np_cnp_sent"} {
+			if _, ok := want[k]; !ok {
+				want[k] = 0
+			}
+		}
+		names := make([]string, 0, len(want))
+		for k := range want {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			d, ok := n.Delta(k)
+			if !ok {
+				continue
+			}
+			checked = true
+			res.Checked = append(res.Checked, Checked{NIC: name, Counter: k, Value: d, OK: d == want[k]})
+			if d != want[k] {
+				res.Mismatches = append(res.Mismatches, Mismatch{NIC: name, Counter: k, Trace: want[k], NICVal: d,
+					Detail: fmt.Sprintf("%s: %s = %d, the trace shows %d", name, k, d, want[k])})
+			}
+		}
+		h, okh := n.Delta("rp_cnp_handled")
+		ig, oki := n.Delta("rp_cnp_ignored")
+		if okh || oki {
+			checked = true
+			ok := h+ig == cnpTo
+			res.Checked = append(res.Checked, Checked{NIC: name, Counter: "rp_cnp_handled+rp_cnp_ignored", Value: h + ig, OK: ok})
+			if !ok {
+				res.Mismatches = append(res.Mismatches, Mismatch{NIC: name, Counter: "rp_cnp_handled+rp_cnp_ignored", Trace: cnpTo, NICVal: h + ig,
+					Detail: fmt.Sprintf("%s: rp_cnp_handled+rp_cnp_ignored = %d, the trace delivered %d CNPs to it", name, h+ig, cnpTo)})
+			}
+		}
+	}
+	switch {
+	case !checked:
+		res.Verdict = model.Skip
+		res.Reason = "no NIC counters"
+	case len(res.Mismatches) > 0:
+		res.Verdict = model.Fail
+		res.Reason = fmt.Sprintf("%d counters disagree with the trace", len(res.Mismatches))
+	default:
+		res.Verdict = model.Pass
+	}
+	return res
+}

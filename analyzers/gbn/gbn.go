@@ -1,0 +1,573 @@
+package gbn
+
+import (
+	"fmt"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/roce"
+)
+
+// Sides.
+const (
+	SideRequester = "requester"
+	SideResponder = "responder"
+)
+
+// Rule names (stable; see the package documentation).
+const (
+	RuleMissingNAK          = "missing-nak"
+	RuleDuplicateNAK        = "duplicate-nak"
+	RuleNAKWrongPSN         = "nak-wrong-psn"
+	RuleUnexpectedNAK       = "unexpected-nak"
+	RuleACKBackwards        = "ack-backwards"
+	RuleACKUnreceived       = "ack-unreceived"
+	RuleReissueWrongRange   = "reissue-wrong-range"
+	RuleIncomplete          = "incomplete"
+	RuleStartPSN            = "start-psn"
+	RulePSNGap              = "psn-gap"
+	RuleRetransmitWrongPSN  = "retransmit-wrong-psn"
+	RuleSkippedRetransmit   = "skipped-retransmission"
+	RuleMissingRetransmit   = "missing-retransmission"
+	RuleUnsolicitedRetx     = "unsolicited-retransmission"
+	RuleResponseUnrequested = "response-unrequested"
+)
+
+// MaxViolationsPerConn bounds the violations recorded per connection.
+const MaxViolationsPerConn = 100
+
+// Violation is one broken rule.
+type Violation struct {
+	Conn   int    `json:"conn"`
+	Side   string `json:"side"`
+	Rule   string `json:"rule"`
+	PSN    uint32 `json:"psn"`
+	RelPSN int    `json:"rel_psn"`
+	Index  int    `json:"index"`
+	TimeNs int64  `json:"time_ns"`
+	Detail string `json:"detail"`
+}
+
+// ConnStats are per-connection facts the counter check uses.
+type ConnStats struct {
+	Conn int `json:"conn"`
+	// NAKs is the number of PSN-sequence-error NAKs the receiver sent
+	// (READ: re-issued requests after a gap).
+	NAKs int `json:"naks"`
+	// Duplicates is the number of requests delivered to the responder with
+	// a PSN it had already executed (duplicate_request).
+	Duplicates int `json:"duplicates"`
+	// Completed: all data sent was received and acknowledged.
+	Completed bool `json:"completed"`
+	// GaveUp: the requester stopped after retry_cnt go-backs without
+	// progress; Fatal: a fatal NAK ended the connection.
+	GaveUp bool `json:"gave_up,omitempty"`
+	Fatal  bool `json:"fatal,omitempty"`
+}
+
+// Result is the outcome of the check.
+type Result struct {
+	Verdict    model.Verdict `json:"verdict"`
+	Reason     string        `json:"reason,omitempty"`
+	Violations []Violation   `json:"violations"`
+	// Dropped counts violations not recorded (MaxViolationsPerConn).
+	Dropped int         `json:"dropped,omitempty"`
+	Conns   []ConnStats `json:"conns,omitempty"`
+}
+
+// Options configure a Checker.
+type Options struct {
+	// RetryCnt is the QP's retry_cnt: a connection that ends after at
+	// least this many go-backs without progress gave up and need not
+	// complete. Default (0) 7.
+	RetryCnt int
+	// Foreign says the trace has no mirror metadata: it may have been
+	// captured after a loss, so new data skipping PSNs is a loss before the
+	// capture point, not rule psn-gap. Default false. See also SetForeign.
+	Foreign bool
+	// CheckStartPSN requires the first PSN of each connection to be its
+	// metadata IPSN (rule start-psn). Default false (inferred IPSNs are
+	// the first PSN anyway).
+	CheckStartPSN bool
+}
+
+// Checker runs the state machines of every connection of a Table.
+type Checker struct {
+	opt   Options
+	table *model.Table
+	conns []conn
+	res   Result
+}
+
+type conn struct {
+	id    int
+	verb  model.Verb
+	ipsn  roce.PSN
+	nviol int
+	fatal bool
+
+	// WRITE/SEND: responder = receiver, requester = sender.
+	recv receiver
+	snd  sender
+	// READ: requester = receiver, responder = sender.
+	rrecv readReceiver
+	rsnd  readSender
+
+	naks, dups int
+}
+
+// receiver is the WRITE/SEND responder.
+type receiver struct {
+	ePSN     roce.PSN // expected PSN
+	gap      bool     // an out-of-sequence packet arrived, no NAK yet
+	gapPSN   roce.PSN
+	gapIdx   int
+	gapT     int64
+	gapGot   roce.PSN // the out-of-sequence PSN that revealed the gap
+	nakOut   bool     // NAK sent in this loss episode
+	ackValid bool
+	lastAck  roce.PSN
+}
+
+// sender is the WRITE/SEND requester.
+type sender struct {
+	sent       bool
+	cur        roce.PSN // last PSN sent
+	sndNxt     roce.PSN // one past the highest PSN sent
+	una        roce.PSN // oldest unacknowledged PSN (as the trace shows)
+	nakPending bool
+	nakPSN     roce.PSN
+	nakIdx     int
+	nakT       int64
+	handled    bool // a NAK episode at handledPSN was acted upon, no progress since
+	handledPSN roce.PSN
+	noProgress int // go-backs since the last progress
+}
+
+// readReceiver is the READ requester.
+type readReceiver struct {
+	started    bool
+	reqNxt     roce.PSN // one past the highest PSN requested
+	ePSN       roce.PSN // next expected response PSN
+	ends       []rng    // requested ranges not yet fully received
+	gap        bool
+	gapPSN     roce.PSN
+	gapIdx     int
+	gapT       int64
+	reissued   bool
+	noProgress int
+}
+
+type rng struct{ start, end roce.PSN }
+
+// readSender is the READ responder.
+type readSender struct {
+	started    bool
+	reqNxt     roce.PSN // one past the highest PSN requested (delivered)
+	sentAny    bool
+	cur        roce.PSN
+	sndNxt     roce.PSN
+	pending    bool
+	pendPSN    roce.PSN
+	pendIdx    int
+	pendT      int64
+	reqOutside bool
+}
+
+// New returns a Checker for the connections of t.
+func New(t *model.Table, opt Options) *Checker {
+	if opt.RetryCnt <= 0 {
+		opt.RetryCnt = 7
+	}
+	c := &Checker{opt: opt, table: t, conns: make([]conn, len(t.Conns))}
+	for i, tc := range t.Conns {
+		cs := &c.conns[i]
+		cs.id, cs.verb, cs.ipsn = tc.ID, tc.Verb, tc.IPSN
+		cs.recv.ePSN = tc.IPSN
+		cs.snd.cur, cs.snd.sndNxt, cs.snd.una = tc.IPSN.Add(-1), tc.IPSN, tc.IPSN
+		cs.rrecv.reqNxt, cs.rrecv.ePSN = tc.IPSN, tc.IPSN
+		cs.rsnd.reqNxt, cs.rsnd.cur, cs.rsnd.sndNxt = tc.IPSN, tc.IPSN.Add(-1), tc.IPSN
+		cs.rrecv.ends = make([]rng, 0, 8)
+	}
+	return c
+}
+
+func (c *Checker) violate(cs *conn, side, rule string, psn roce.PSN, idx int, t int64, format string, args ...any) {
+	if cs.nviol >= MaxViolationsPerConn {
+		c.res.Dropped++
+		return
+	}
+	cs.nviol++
+	c.res.Violations = append(c.res.Violations, Violation{
+		Conn: cs.id, Side: side, Rule: rule, PSN: uint32(psn), RelPSN: psn.Sub(cs.ipsn),
+		Index: idx, TimeNs: t, Detail: fmt.Sprintf(format, args...),
+	})
+}
+
+// SetForeign sets Options.Foreign (before the first packet).
+func (c *Checker) SetForeign(v bool) { c.opt.Foreign = v }
+
+// Observe feeds one packet. Packets of no connection are ignored.
+func (c *Checker) Observe(p *model.Pkt) {
+	if p.Conn < 0 {
+		return
+	}
+	cs := &c.conns[p.Conn]
+	if cs.fatal {
+		return
+	}
+	if p.Kind == model.KindNakFatal {
+		cs.fatal = true
+		return
+	}
+	switch cs.verb {
+	case model.VerbWrite, model.VerbSend:
+		c.observeWrite(cs, p)
+	case model.VerbRead:
+		c.observeRead(cs, p)
+	}
+}
+
+func (c *Checker) observeWrite(cs *conn, p *model.Pkt) {
+	switch {
+	case p.Dir == model.ToResponder && p.Kind == model.KindData:
+		c.sendData(cs, p)
+		if p.Delivered {
+			c.recvData(cs, p)
+		}
+	case p.Dir == model.ToRequester && (p.Kind == model.KindAck || p.Kind == model.KindNak || p.Kind == model.KindRNR):
+		c.recvFeedback(cs, p)
+		if p.Delivered {
+			c.sendFeedback(cs, p)
+		}
+	}
+}
+
+// recvData: the responder receives a request packet.
+func (c *Checker) recvData(cs *conn, p *model.Pkt) {
+	r := &cs.recv
+	switch d := p.PSN.Sub(r.ePSN); {
+	case d == 0:
+		if r.gap && !r.nakOut {
+			c.violate(cs, SideResponder, RuleMissingNAK, r.gapPSN, r.gapIdx, r.gapT,
+				"PSN %d arrived out of sequence (expected %d) and the loss was repaired at index %d without a NAK",
+				r.gapGot, r.gapPSN, p.Index)
+		}
+		r.gap, r.nakOut = false, false
+		r.ePSN = p.PSN.Next()
+	case d > 0:
+		if !r.gap && !r.nakOut {
+			r.gap, r.gapPSN, r.gapIdx, r.gapT, r.gapGot = true, r.ePSN, p.Index, p.TimeNs, p.PSN
+		}
+	default:
+		cs.dups++
+	}
+}
+
+// recvFeedback: the responder sent an ACK, NAK or RNR NAK.
+func (c *Checker) recvFeedback(cs *conn, p *model.Pkt) {
+	r := &cs.recv
+	switch p.Kind {
+	case model.KindNak:
+		cs.naks++
+		switch {
+		case r.nakOut:
+			c.violate(cs, SideResponder, RuleDuplicateNAK, p.PSN, p.Index, p.TimeNs,
+				"second NAK (PSN %d) in one loss episode: a NAK for PSN %d was already sent", p.PSN, r.ePSN)
+		case p.PSN != r.ePSN:
+			c.violate(cs, SideResponder, RuleNAKWrongPSN, p.PSN, p.Index, p.TimeNs,
+				"NAK for PSN %d, expected PSN is %d", p.PSN, r.ePSN)
+		case !r.gap:
+			c.violate(cs, SideResponder, RuleUnexpectedNAK, p.PSN, p.Index, p.TimeNs,
+				"NAK for PSN %d although no packet arrived out of sequence", p.PSN)
+		}
+		r.nakOut, r.gap = true, false
+	case model.KindAck:
+		if r.ackValid && p.PSN.LessThan(r.lastAck) {
+			c.violate(cs, SideResponder, RuleACKBackwards, p.PSN, p.Index, p.TimeNs,
+				"ACK for PSN %d after an ACK for PSN %d", p.PSN, r.lastAck)
+		} else {
+			r.lastAck, r.ackValid = p.PSN, true
+		}
+		if p.PSN.Sub(r.ePSN) >= 0 {
+			c.violate(cs, SideResponder, RuleACKUnreceived, p.PSN, p.Index, p.TimeNs,
+				"ACK for PSN %d, but only PSNs before %d were received in order", p.PSN, r.ePSN)
+		}
+	}
+}
+
+// sendData: the requester sent a request packet.
+func (c *Checker) sendData(cs *conn, p *model.Pkt) {
+	s := &cs.snd
+	psn := p.PSN
+	if !s.sent {
+		s.sent = true
+		if c.opt.CheckStartPSN && psn != cs.ipsn {
+			c.violate(cs, SideRequester, RuleStartPSN, psn, p.Index, p.TimeNs,
+				"first PSN %d, the metadata's IPSN is %d", psn, cs.ipsn)
+			s.cur, s.sndNxt, s.una = psn.Add(-1), psn, psn
+		}
+	}
+	if psn == s.cur.Next() {
+		if s.nakPending && psn == s.nakPSN && psn.LessThan(s.sndNxt) {
+			c.handleNAK(s) // an ongoing go-back reaches the NAK'd PSN by itself
+		}
+	} else {
+		switch {
+		case s.nakPending:
+			if psn != s.nakPSN {
+				c.violate(cs, SideRequester, RuleRetransmitWrongPSN, psn, p.Index, p.TimeNs,
+					"retransmission starts at PSN %d, the NAK (index %d) asked for PSN %d", psn, s.nakIdx, s.nakPSN)
+			}
+			c.handleNAK(s)
+			s.noProgress++
+		case psn.Sub(s.sndNxt) > 0:
+			if c.opt.Foreign {
+				break
+			}
+			c.violate(cs, SideRequester, RulePSNGap, psn, p.Index, p.TimeNs,
+				"sent PSN %d after %d: PSNs %d..%d were never sent", psn, s.cur, s.sndNxt, psn.Add(-1))
+		case psn.Sub(s.cur) <= 0: // backwards without a NAK: timeout
+			if psn.Sub(s.una) > 0 {
+				c.violate(cs, SideRequester, RuleRetransmitWrongPSN, psn, p.Index, p.TimeNs,
+					"timeout retransmission starts at PSN %d, PSN %d is the oldest unacknowledged", psn, s.una)
+			}
+			s.noProgress++
+		default: // forward jump inside what was sent
+			if psn.Sub(s.una) > 0 {
+				from := s.cur.Next()
+				if from.LessThan(s.una) {
+					from = s.una
+				}
+				c.violate(cs, SideRequester, RuleSkippedRetransmit, psn, p.Index, p.TimeNs,
+					"retransmission jumps from PSN %d to %d: PSNs %d..%d are neither retransmitted nor acknowledged",
+					s.cur, psn, from, psn.Add(-1))
+			}
+		}
+	}
+	s.cur = psn
+	if psn.Sub(s.sndNxt) >= 0 {
+		s.sndNxt = psn.Next()
+	}
+}
+
+func (c *Checker) handleNAK(s *sender) {
+	s.nakPending = false
+	s.handled, s.handledPSN = true, s.nakPSN
+}
+
+// sendFeedback: the requester received an ACK, NAK or RNR NAK.
+func (c *Checker) sendFeedback(cs *conn, p *model.Pkt) {
+	s := &cs.snd
+	if p.PSN.Sub(s.sndNxt) >= 0 {
+		return // acknowledges nothing sent: the responder side reports it
+	}
+	acked := p.PSN.Next() // ACK: everything up to PSN
+	if p.Kind != model.KindAck {
+		acked = p.PSN // NAK/RNR: everything before PSN
+	}
+	if acked.Sub(s.una) > 0 {
+		s.una = acked
+		s.noProgress = 0
+		s.handled = false
+		if s.nakPending && s.nakPSN.LessThan(s.una) {
+			s.nakPending = false
+		}
+	}
+	if p.Kind == model.KindAck {
+		return
+	}
+	if s.nakPending && s.nakPSN == p.PSN || s.handled && s.handledPSN == p.PSN {
+		return // duplicate NAK for an episode already pending or handled
+	}
+	s.nakPending, s.nakPSN, s.nakIdx, s.nakT = true, p.PSN, p.Index, p.TimeNs
+}
+
+func (c *Checker) observeRead(cs *conn, p *model.Pkt) {
+	switch {
+	case p.Dir == model.ToResponder && p.Kind == model.KindReadReq:
+		c.readRequestSent(cs, p)
+		if p.Delivered {
+			c.readRequestDelivered(cs, p)
+		}
+	case p.Dir == model.ToRequester && p.Kind == model.KindReadResp:
+		c.readResponseSent(cs, p)
+		if p.Delivered {
+			c.readResponseDelivered(cs, p)
+		}
+	}
+}
+
+// readRequestSent: the requester (data receiver) issued a READ request.
+func (c *Checker) readRequestSent(cs *conn, p *model.Pkt) {
+	r := &cs.rrecv
+	psn, end := p.PSN, p.PSN.Add(p.NPkts-1)
+	switch d := psn.Sub(r.reqNxt); {
+	case d >= 0:
+		if d > 0 {
+			c.violate(cs, SideRequester, RulePSNGap, psn, p.Index, p.TimeNs,
+				"READ request at PSN %d after PSN %d: PSNs %d..%d were never requested", psn, r.reqNxt.Add(-1), r.reqNxt, psn.Add(-1))
+		}
+		r.ends = append(r.ends, rng{psn, end})
+		r.reqNxt = end.Next()
+	default: // re-issued request: the NAK's role
+		cs.naks++
+		if psn != r.ePSN {
+			c.violate(cs, SideRequester, RuleNAKWrongPSN, psn, p.Index, p.TimeNs,
+				"READ re-issued from PSN %d, the first missing response is PSN %d", psn, r.ePSN)
+		}
+		for _, x := range r.ends {
+			if psn.InWindow(x.start, uint32(x.end.Sub(x.start))+1) {
+				if end != x.end {
+					c.violate(cs, SideRequester, RuleReissueWrongRange, psn, p.Index, p.TimeNs,
+						"re-issued READ covers PSNs %d..%d, the original request ends at %d", psn, end, x.end)
+				}
+				break
+			}
+		}
+		r.gap, r.reissued = false, true
+		r.noProgress++
+	}
+}
+
+// readResponseDelivered: the requester received a READ response.
+func (c *Checker) readResponseDelivered(cs *conn, p *model.Pkt) {
+	r := &cs.rrecv
+	switch d := p.PSN.Sub(r.ePSN); {
+	case d == 0:
+		if p.PSN.Sub(r.reqNxt) >= 0 {
+			return // unrequested: the responder side reports it
+		}
+		if r.gap && !r.reissued {
+			c.violate(cs, SideRequester, RuleMissingNAK, r.gapPSN, r.gapIdx, r.gapT,
+				"READ response PSN %d missing and a later one arrived, but the READ was not re-issued before index %d", r.gapPSN, p.Index)
+		}
+		r.gap, r.reissued = false, false
+		r.noProgress = 0
+		r.ePSN = p.PSN.Next()
+		for len(r.ends) > 0 && r.ends[0].end.LessThan(r.ePSN) {
+			r.ends = append(r.ends[:0], r.ends[1:]...)
+		}
+	case d > 0:
+		if !r.gap && !r.reissued {
+			r.gap, r.gapPSN, r.gapIdx, r.gapT = true, r.ePSN, p.Index, p.TimeNs
+		}
+	}
+}
+
+// readRequestDelivered: the responder received a READ request.
+func (c *Checker) readRequestDelivered(cs *conn, p *model.Pkt) {
+	s := &cs.rsnd
+	if d := p.PSN.Sub(s.reqNxt); d >= 0 {
+		s.reqNxt = p.PSN.Add(p.NPkts)
+		return
+	}
+	cs.dups++
+	s.pending, s.pendPSN, s.pendIdx, s.pendT = true, p.PSN, p.Index, p.TimeNs
+}
+
+// readResponseSent: the responder sent a READ response.
+func (c *Checker) readResponseSent(cs *conn, p *model.Pkt) {
+	s := &cs.rsnd
+	psn := p.PSN
+	if psn.Sub(s.reqNxt) >= 0 {
+		c.violate(cs, SideResponder, RuleResponseUnrequested, psn, p.Index, p.TimeNs,
+			"READ response PSN %d, requests so far end at PSN %d", psn, s.reqNxt.Add(-1))
+	}
+	if psn == s.cur.Next() {
+		if s.pending && psn == s.pendPSN {
+			s.pending = false
+		}
+	} else {
+		switch {
+		case s.pending:
+			if psn != s.pendPSN {
+				c.violate(cs, SideResponder, RuleRetransmitWrongPSN, psn, p.Index, p.TimeNs,
+					"READ responses replayed from PSN %d, the re-issued request (index %d) asked for PSN %d", psn, s.pendIdx, s.pendPSN)
+			}
+			s.pending = false
+		case psn.Sub(s.cur) <= 0:
+			c.violate(cs, SideResponder, RuleUnsolicitedRetx, psn, p.Index, p.TimeNs,
+				"READ response PSN %d re-sent after PSN %d without a re-issued request", psn, s.cur)
+		}
+	}
+	s.cur = psn
+	if psn.Sub(s.sndNxt) >= 0 {
+		s.sndNxt = psn.Next()
+	}
+}
+
+// Finish applies the end-of-trace rules and returns the result. Rules
+// that apply to several connections report each.
+func (c *Checker) Finish() Result {
+	stats := make([]ConnStats, len(c.conns))
+	for i := range c.conns {
+		cs := &c.conns[i]
+		st := ConnStats{Conn: cs.id, NAKs: cs.naks, Duplicates: cs.dups, Fatal: cs.fatal}
+		switch cs.verb {
+		case model.VerbWrite, model.VerbSend:
+			st.Completed, st.GaveUp = c.finishWrite(cs)
+		case model.VerbRead:
+			st.Completed, st.GaveUp = c.finishRead(cs)
+		}
+		stats[i] = st
+	}
+	res := c.res
+	res.Conns = stats
+	if res.Violations == nil {
+		res.Violations = []Violation{}
+	}
+	res.Verdict = model.Pass
+	if len(res.Violations) > 0 || res.Dropped > 0 {
+		res.Verdict = model.Fail
+	}
+	return res
+}
+
+func (c *Checker) finishWrite(cs *conn) (completed, gaveUp bool) {
+	r, s := &cs.recv, &cs.snd
+	if cs.fatal {
+		return false, false
+	}
+	if r.gap && !r.nakOut {
+		c.violate(cs, SideResponder, RuleMissingNAK, r.gapPSN, r.gapIdx, r.gapT,
+			"PSN %d missing and a later PSN arrived, but no NAK was sent before the trace ended", r.gapPSN)
+	}
+	gaveUp = s.noProgress >= c.opt.RetryCnt
+	if s.nakPending && !gaveUp {
+		c.violate(cs, SideRequester, RuleMissingRetransmit, s.nakPSN, s.nakIdx, s.nakT,
+			"NAK for PSN %d was never followed by a retransmission from it", s.nakPSN)
+	}
+	completed = r.ePSN == s.sndNxt && s.una == s.sndNxt && (!s.sent || r.ackValid && r.lastAck == s.sndNxt.Add(-1))
+	if !completed && !gaveUp && s.sent {
+		if r.ePSN != s.sndNxt {
+			c.violate(cs, SideResponder, RuleIncomplete, r.ePSN, -1, 0,
+				"trace ended with PSNs %d..%d sent but not received in order", r.ePSN, s.sndNxt.Add(-1))
+		} else {
+			c.violate(cs, SideRequester, RuleIncomplete, s.una, -1, 0,
+				"trace ended with PSNs %d..%d received but not acknowledged", s.una, s.sndNxt.Add(-1))
+		}
+	}
+	return completed, gaveUp
+}
+
+func (c *Checker) finishRead(cs *conn) (completed, gaveUp bool) {
+	r, s := &cs.rrecv, &cs.rsnd
+	if cs.fatal {
+		return false, false
+	}
+	if r.gap && !r.reissued {
+		c.violate(cs, SideRequester, RuleMissingNAK, r.gapPSN, r.gapIdx, r.gapT,
+			"READ response PSN %d missing and a later one arrived, but the READ was not re-issued before the trace ended", r.gapPSN)
+	}
+	gaveUp = r.noProgress >= c.opt.RetryCnt
+	if s.pending && !gaveUp {
+		c.violate(cs, SideResponder, RuleMissingRetransmit, s.pendPSN, s.pendIdx, s.pendT,
+			"re-issued READ from PSN %d was never answered", s.pendPSN)
+	}
+	completed = r.ePSN == r.reqNxt
+	if !completed && !gaveUp {
+		c.violate(cs, SideRequester, RuleIncomplete, r.ePSN, -1, 0,
+			"trace ended with READ responses %d..%d requested but not received", r.ePSN, r.reqNxt.Add(-1))
+	}
+	return completed, gaveUp
+}

@@ -1,0 +1,462 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/netlumina/lumina/roce"
+)
+
+// ErrMeta is wrapped by every metadata decoding error.
+var ErrMeta = errors.New("invalid run metadata")
+
+// Endpoint is one side of a connection: its IP address, QPN and initial
+// send PSN.
+type Endpoint struct {
+	IP   netip.Addr `json:"ip"`
+	QPN  uint32     `json:"qpn"`
+	IPSN uint32     `json:"ipsn"`
+	// Port names the NIC port the endpoint sits on, for the CNP per-port
+	// pacing domain. Default "": the IP address stands for the port.
+	Port string `json:"port,omitempty"`
+}
+
+// Connection is one RC connection of a run, as its metadata (or inference)
+// describes it. ID is its index in the run; reports name connections by it.
+type Connection struct {
+	ID        int      `json:"id"`
+	Verb      Verb     `json:"verb"`
+	Requester Endpoint `json:"requester"`
+	Responder Endpoint `json:"responder"`
+	// Inferred is set when the connection was inferred from the trace
+	// rather than read from metadata. Inferred requester QPNs are 0 when
+	// the responder never answered.
+	Inferred bool `json:"inferred,omitempty"`
+}
+
+// UnmarshalJSON accepts "index" as a synonym of "id" (the run metadata's
+// spelling).
+func (c *Connection) UnmarshalJSON(b []byte) error {
+	type plain Connection
+	var v struct {
+		plain
+		Index *int `json:"index"`
+	}
+	v.plain.ID = -1
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Connection(v.plain)
+	if v.Index != nil && c.ID < 0 {
+		c.ID = *v.Index
+	}
+	return nil
+}
+
+// Params are the test parameters the analyzers need. Pointers distinguish
+// "not given" from zero.
+type Params struct {
+	// MTU is the path MTU in bytes (256..4096). Default: inferred from the
+	// trace, else 1024.
+	MTU int `json:"mtu,omitempty"`
+	// Timeout is the QP's local ACK timeout exponent (ibv_qp_attr.timeout):
+	// T_tr = 4.096 µs × 2^Timeout. Nil: unknown, the timeout bounds are
+	// not checked.
+	Timeout *uint8 `json:"timeout,omitempty"`
+	// RetryCnt is the QP's retry_cnt. Nil: 7, the verbs default lumina uses.
+	RetryCnt *int `json:"retry_cnt,omitempty"`
+	// AdaptiveRetrans says adaptive retransmission was on (informational:
+	// its timeouts are expected to leave the IB bound, Lumina §6.3).
+	AdaptiveRetrans bool `json:"adaptive_retrans,omitempty"`
+	// MinTimeBetweenCNPsUs is the notification point's CNP pacing interval
+	// in µs. Nil: unknown, the CNP check is computed with 0 and skipped.
+	MinTimeBetweenCNPsUs *float64 `json:"min_time_between_cnps_us,omitempty"`
+	// NAKTriggersCNP says a NAK is also a CNP trigger (CX5/CX6 with slow
+	// restart, roce-facts §5.1). Default false.
+	NAKTriggersCNP bool `json:"nak_triggers_cnp,omitempty"`
+	// CNPScope, when set, is the pacing scope the NIC is expected to use
+	// (per-qp, per-port, per-dest-ip, per-ip-pair): the CNP check then
+	// passes only if that scope is consistent with the trace. Default "":
+	// it passes if any scope is.
+	CNPScope string `json:"cnp_scope,omitempty"`
+	// RTTNs is the pre-measured switch↔NIC round trip of the testbed, used
+	// to correct NACK latencies by half of it (Lumina §4). Default 0.
+	RTTNs int64 `json:"rtt_ns,omitempty"`
+}
+
+// TransportTimeoutNs returns T_tr in ns and whether the timeout is known.
+func (p Params) TransportTimeoutNs() (int64, bool) {
+	if p.Timeout == nil || *p.Timeout == 0 {
+		return 0, false
+	}
+	return int64(roce.TransportTimeout(*p.Timeout)), true
+}
+
+// Retries returns retry_cnt, 7 when not given.
+func (p Params) Retries() int {
+	if p.RetryCnt == nil {
+		return 7
+	}
+	return *p.RetryCnt
+}
+
+// Counters are counter values under their Mellanox names.
+type Counters map[string]uint64
+
+// NIC is one host's NIC: the IP addresses (GIDs) it owns and its counters
+// before and after the test.
+type NIC struct {
+	Name   string       `json:"name"`
+	IPs    []netip.Addr `json:"ips"`
+	Before Counters     `json:"before"`
+	After  Counters     `json:"after"`
+}
+
+// Delta returns after − before for a counter present in After, and whether
+// it is.
+func (n *NIC) Delta(name string) (int64, bool) {
+	a, ok := n.After[name]
+	if !ok {
+		return 0, false
+	}
+	return int64(a) - int64(n.Before[name]), true
+}
+
+// Owns reports whether ip is one of the NIC's addresses.
+func (n *NIC) Owns(ip netip.Addr) bool {
+	for _, a := range n.IPs {
+		if a == ip {
+			return true
+		}
+	}
+	return false
+}
+
+// Switch are the switch and dumper counters the integrity check uses.
+// Nil fields are unknown.
+type Switch struct {
+	RoCEReceived *uint64  `json:"roce_received,omitempty"`
+	Mirrored     *uint64  `json:"mirrored,omitempty"`
+	Dumpers      []Dumper `json:"dumpers,omitempty"`
+}
+
+// Dumper is one dumper's own counters.
+type Dumper struct {
+	Name     string  `json:"name,omitempty"`
+	Captured *uint64 `json:"captured,omitempty"`
+	Dropped  *uint64 `json:"dropped,omitempty"`
+}
+
+// Meta is the run metadata the analyzers accept (docs/analyze.md): the
+// connections, the test parameters, the NIC counters and the switch
+// counters. Every part is optional; missing connections are inferred from
+// the trace.
+type Meta struct {
+	Connections []Connection `json:"connections,omitempty"`
+	Params
+	NICs   []NIC   `json:"nics,omitempty"`
+	Switch *Switch `json:"switch,omitempty"`
+	// Mirror says whether the trace carries Lumina mirror metadata
+	// (timestamps, events in the MACs and TTL). Nil: detected from the first
+	// RoCE packet (roce.Packet.LooksMirrored).
+	Mirror *bool `json:"mirror,omitempty"`
+}
+
+// metaDoc is the JSON shape: Meta's fields at the top level, and
+// optionally a "params" object (as report.json has) whose fields override
+// them. "nics", "switch" and "dumpers" also accept the shapes of the
+// orchestrator's counters.json (see rawNICs, rawSwitch).
+type metaDoc struct {
+	Connections []Connection `json:"connections,omitempty"`
+	Params
+	Mirror    *bool           `json:"mirror,omitempty"`
+	ParamsObj *Params         `json:"params,omitempty"`
+	NICs      json.RawMessage `json:"nics,omitempty"`
+	Switch    json.RawMessage `json:"switch,omitempty"`
+	Dumpers   []rawDumper     `json:"dumpers,omitempty"`
+}
+
+// rawDumper accepts our Dumper and the orchestrator's dumper report
+// (kernel_dropped + buffer_dropped).
+type rawDumper struct {
+	Name          string  `json:"name,omitempty"`
+	Captured      *uint64 `json:"captured,omitempty"`
+	Dropped       *uint64 `json:"dropped,omitempty"`
+	KernelDropped *uint64 `json:"kernel_dropped,omitempty"`
+	BufferDropped *uint64 `json:"buffer_dropped,omitempty"`
+}
+
+func (d rawDumper) dumper() Dumper {
+	out := Dumper{Name: d.Name, Captured: d.Captured, Dropped: d.Dropped}
+	if d.KernelDropped != nil || d.BufferDropped != nil {
+		var n uint64
+		for _, v := range []*uint64{d.KernelDropped, d.BufferDropped} {
+			if v != nil {
+				n += *v
+			}
+		}
+		out.Dropped = &n
+	}
+	return out
+}
+
+// decodeNICs accepts a list of NIC, or an object mapping a role
+// ("requester", "responder") to its counters after the test (the
+// orchestrator's counters.json; counters start at 0). Roles get their IP
+// addresses from the connections (ResolveNICs).
+func decodeNICs(b json.RawMessage) ([]NIC, error) {
+	if len(b) == 0 || string(b) == "null" {
+		return nil, nil
+	}
+	var list []NIC
+	if err := json.Unmarshal(b, &list); err == nil {
+		return list, nil
+	}
+	var byRole map[string]Counters
+	if err := json.Unmarshal(b, &byRole); err != nil {
+		return nil, fmt.Errorf("nics: want a list of {name, ips, before, after} or {role: counters}: %v", err)
+	}
+	roles := make([]string, 0, len(byRole))
+	for r := range byRole {
+		roles = append(roles, r)
+	}
+	sort.Strings(roles)
+	for _, r := range roles {
+		list = append(list, NIC{Name: r, Before: Counters{}, After: byRole[r]})
+	}
+	return list, nil
+}
+
+// decodeSwitch accepts our Switch or the orchestrator's switch counters
+// (rx_total, mirror_total).
+func decodeSwitch(b json.RawMessage) (*Switch, error) {
+	if len(b) == 0 || string(b) == "null" {
+		return nil, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, fmt.Errorf("switch: %v", err)
+	}
+	num := func(names ...string) (*uint64, error) {
+		for _, n := range names {
+			raw, ok := fields[n]
+			if !ok || len(raw) == 0 || raw[0] == '{' || string(raw) == "null" {
+				continue // absent, or a per-port breakdown
+			}
+			var v uint64
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, fmt.Errorf("switch: %s: %v", n, err)
+			}
+			return &v, nil
+		}
+		return nil, nil
+	}
+	s := &Switch{}
+	var err error
+	if s.RoCEReceived, err = num("roce_received", "rx_total"); err != nil {
+		return nil, err
+	}
+	if s.Mirrored, err = num("mirrored", "mirror_total"); err != nil {
+		return nil, err
+	}
+	if raw, ok := fields["dumpers"]; ok {
+		var ds []rawDumper
+		if err := json.Unmarshal(raw, &ds); err != nil {
+			return nil, fmt.Errorf("switch: dumpers: %v", err)
+		}
+		for _, d := range ds {
+			s.Dumpers = append(s.Dumpers, d.dumper())
+		}
+	}
+	return s, nil
+}
+
+// ParseMeta decodes run metadata. It accepts a metadata file, a
+// report.json (connections and params), or a counters file (nics, switch,
+// dumpers, also in the orchestrator's shapes), and checks the values.
+// Unknown fields are ignored, so that a run's report.json can be read as
+// is.
+func ParseMeta(data []byte) (Meta, error) {
+	var d metaDoc
+	if err := json.Unmarshal(data, &d); err != nil {
+		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
+	}
+	m := Meta{Connections: d.Connections, Params: d.Params, Mirror: d.Mirror}
+	if d.ParamsObj != nil {
+		m.Params = mergeParams(m.Params, *d.ParamsObj)
+	}
+	var err error
+	if m.NICs, err = decodeNICs(d.NICs); err != nil {
+		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
+	}
+	if m.Switch, err = decodeSwitch(d.Switch); err != nil {
+		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
+	}
+	if len(d.Dumpers) > 0 {
+		if m.Switch == nil {
+			m.Switch = &Switch{}
+		}
+		m.Switch.Dumpers = m.Switch.Dumpers[:0]
+		for _, x := range d.Dumpers {
+			m.Switch.Dumpers = append(m.Switch.Dumpers, x.dumper())
+		}
+	}
+	if err := m.Validate(); err != nil {
+		return Meta{}, err
+	}
+	return m, nil
+}
+
+// ResolveNICs gives NICs without addresses named "requester" or
+// "responder" the addresses of that side of the connections.
+func ResolveNICs(nics []NIC, conns []Connection) []NIC {
+	out := append([]NIC(nil), nics...)
+	for i := range out {
+		n := &out[i]
+		if len(n.IPs) > 0 {
+			continue
+		}
+		seen := map[netip.Addr]bool{}
+		for _, c := range conns {
+			var ip netip.Addr
+			switch n.Name {
+			case "requester":
+				ip = c.Requester.IP
+			case "responder":
+				ip = c.Responder.IP
+			default:
+				continue
+			}
+			if !seen[ip] {
+				seen[ip] = true
+				n.IPs = append(n.IPs, ip)
+			}
+		}
+	}
+	return out
+}
+
+// LoadMeta reads and decodes the metadata file at path.
+func LoadMeta(path string) (Meta, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Meta{}, err
+	}
+	m, err := ParseMeta(b)
+	if err != nil {
+		return Meta{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// Merge returns m with the fields set in o (connections, params, NICs,
+// switch) taking precedence.
+func (m Meta) Merge(o Meta) Meta {
+	if len(o.Connections) > 0 {
+		m.Connections = o.Connections
+	}
+	m.Params = mergeParams(m.Params, o.Params)
+	if len(o.NICs) > 0 {
+		m.NICs = o.NICs
+	}
+	if o.Switch != nil {
+		m.Switch = o.Switch
+	}
+	if o.Mirror != nil {
+		m.Mirror = o.Mirror
+	}
+	return m
+}
+
+func mergeParams(a, b Params) Params {
+	if b.MTU != 0 {
+		a.MTU = b.MTU
+	}
+	if b.Timeout != nil {
+		a.Timeout = b.Timeout
+	}
+	if b.RetryCnt != nil {
+		a.RetryCnt = b.RetryCnt
+	}
+	a.AdaptiveRetrans = a.AdaptiveRetrans || b.AdaptiveRetrans
+	if b.MinTimeBetweenCNPsUs != nil {
+		a.MinTimeBetweenCNPsUs = b.MinTimeBetweenCNPsUs
+	}
+	a.NAKTriggersCNP = a.NAKTriggersCNP || b.NAKTriggersCNP
+	if b.CNPScope != "" {
+		a.CNPScope = b.CNPScope
+	}
+	if b.RTTNs != 0 {
+		a.RTTNs = b.RTTNs
+	}
+	return a
+}
+
+// Scopes are the CNP pacing scopes, in report order.
+var Scopes = []string{"per-qp", "per-port", "per-dest-ip", "per-ip-pair"}
+
+// Validate checks the metadata's values.
+func (m *Meta) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrMeta, fmt.Sprintf(format, args...))
+	}
+	seen := map[int]bool{}
+	for i := range m.Connections {
+		c := &m.Connections[i]
+		if c.ID < 0 {
+			c.ID = i
+		}
+		if seen[c.ID] {
+			return bad("connection id %d appears twice", c.ID)
+		}
+		seen[c.ID] = true
+		switch c.Verb {
+		case VerbWrite, VerbSend, VerbRead, VerbMixed:
+		case "":
+			c.Verb = VerbWrite
+		case "send_read":
+			c.Verb = VerbMixed
+		default:
+			return bad("connection %d: verb %q (want write, send, read or mixed)", c.ID, c.Verb)
+		}
+		for _, e := range []struct {
+			name string
+			ep   Endpoint
+		}{{"requester", c.Requester}, {"responder", c.Responder}} {
+			if !e.ep.IP.IsValid() {
+				return bad("connection %d: %s ip missing", c.ID, e.name)
+			}
+			if e.ep.QPN > roce.PSNMask || e.ep.IPSN > roce.PSNMask {
+				return bad("connection %d: %s qpn/ipsn beyond 24 bits", c.ID, e.name)
+			}
+		}
+	}
+	p := m.Params
+	if p.MTU != 0 && (p.MTU < 256 || p.MTU > 4096) {
+		return bad("mtu %d (want 256..4096)", p.MTU)
+	}
+	if p.Timeout != nil && *p.Timeout > 31 {
+		return bad("timeout %d (want 0..31)", *p.Timeout)
+	}
+	if p.RetryCnt != nil && (*p.RetryCnt < 0 || *p.RetryCnt > 7) {
+		return bad("retry_cnt %d (want 0..7)", *p.RetryCnt)
+	}
+	if p.MinTimeBetweenCNPsUs != nil && *p.MinTimeBetweenCNPsUs < 0 {
+		return bad("min_time_between_cnps_us must not be negative")
+	}
+	if p.CNPScope != "" {
+		ok := false
+		for _, s := range Scopes {
+			ok = ok || s == p.CNPScope
+		}
+		if !ok {
+			return bad("cnp_scope %q (want %s)", p.CNPScope, strings.Join(Scopes, ", "))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package model
+
+import (
+	"errors"
+	"net/netip"
+	"reflect"
+	"testing"
+
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/trace"
+)
+
+func TestParseMeta(t *testing.T) {
+	m, err := ParseMeta([]byte(`{
+		"connections": [{"index": 3, "verb": "read", "requester": {"ip": "10.0.0.1", "qpn": 17, "ipsn": 100},
+		                 "responder": {"ip": "10.0.0.2", "qpn": 18, "ipsn": 200, "port": "p0"}}],
+		"mtu": 4096, "timeout": 14, "retry_cnt": 7, "min_time_between_cnps_us": 50, "cnp_scope": "per-port",
+		"nics": [{"name": "rsp", "ips": ["10.0.0.2"], "before": {"np_cnp_sent": 1}, "after": {"np_cnp_sent": 3}}],
+		"switch": {"roce_received": 10, "mirrored": 10, "dumpers": [{"name": "d0", "captured": 10, "dropped": 0}]},
+		"unknown_field": true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Connections[0]
+	if c.ID != 3 || c.Verb != VerbRead || c.Responder.Port != "p0" || c.Requester.IPSN != 100 {
+		t.Errorf("connection = %+v", c)
+	}
+	if ttr, ok := m.TransportTimeoutNs(); !ok || ttr != int64(roce.TransportTimeout(14)) || m.Retries() != 7 || m.MTU != 4096 {
+		t.Errorf("params = %+v", m.Params)
+	}
+	if d, ok := m.NICs[0].Delta("np_cnp_sent"); !ok || d != 2 {
+		t.Errorf("Delta(np_cnp_sent) = %d, %v; want 2", d, ok)
+	}
+	if *m.Switch.RoCEReceived != 10 || *m.Switch.Dumpers[0].Captured != 10 {
+		t.Errorf("switch = %+v", m.Switch)
+	}
+}
+
+// TestParseMetaRunDir reads the orchestrator's shapes: report.json
+// connections, counters.json with NICs by role and switch totals.
+func TestParseMetaRunDir(t *testing.T) {
+	rep, err := ParseMeta([]byte(`{"schema": "lumina.report/v1", "valid": true, "checks": {"integrity": {"verdict": "pass"}},
+		"connections": [{"id": 0, "verb": "write", "requester": {"ip": "10.0.0.1", "qpn": 5, "ipsn": 9}, "responder": {"ip": "10.0.0.2", "qpn": 6, "ipsn": 1}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cnt, err := ParseMeta([]byte(`{"nics": {"responder": {"out_of_sequence": 2}, "requester": {"packet_seq_err": 2}},
+		"switch": {"rx_roce": {"1": 5}, "mirrored": {"0": 3, "1": 2}, "rx_total": 5, "mirror_total": 5},
+		"dumpers": [{"name": "dumper-0", "captured": 3, "kernel_dropped": 0, "buffer_dropped": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Merge(cnt)
+	nics := ResolveNICs(m.NICs, m.Connections)
+	if len(nics) != 2 || nics[0].Name != "requester" || !nics[0].Owns(netip.MustParseAddr("10.0.0.1")) || !nics[1].Owns(netip.MustParseAddr("10.0.0.2")) {
+		t.Errorf("NICs = %+v", nics)
+	}
+	if *m.Switch.RoCEReceived != 5 || *m.Switch.Mirrored != 5 || *m.Switch.Dumpers[0].Dropped != 1 {
+		t.Errorf("switch = %+v", m.Switch)
+	}
+}
+
+func TestParseMetaErrors(t *testing.T) {
+	for _, in := range []string{
+		`{"connections": [{"verb": "write", "requester": {"qpn": 1}, "responder": {"ip": "10.0.0.2"}}]}`,
+		`{"connections": [{"verb": "atomic", "requester": {"ip": "10.0.0.1"}, "responder": {"ip": "10.0.0.2"}}]}`,
+		`{"connections": [{"requester": {"ip": "10.0.0.1", "qpn": 16777216}, "responder": {"ip": "10.0.0.2"}}]}`,
+		`{"mtu": 100}`, `{"timeout": 32}`, `{"retry_cnt": 8}`, `{"min_time_between_cnps_us": -1}`, `{"cnp_scope": "per-host"}`,
+		`{"nics": 3}`, `[1, 2]`,
+	} {
+		if _, err := ParseMeta([]byte(in)); !errors.Is(err, ErrMeta) {
+			t.Errorf("ParseMeta(%s) = %v, want ErrMeta", in, err)
+		}
+	}
+}
+
+func FuzzParseMeta(f *testing.F) {
+	f.Add([]byte(`{"connections": [{"index": 0, "requester": {"ip": "10.0.0.1"}, "responder": {"ip": "10.0.0.2"}}], "timeout": 14}`))
+	f.Add([]byte(`{"nics": {"requester": {"x": 1}}, "switch": {"rx_total": 3, "mirrored": {"0": 1}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ParseMeta(b)
+		if err == nil {
+			if err := m.Validate(); err != nil {
+				t.Errorf("ParseMeta accepted metadata that Validate rejects: %v", err)
+			}
+		}
+	})
+}
+
+// TestInfer infers WRITE, READ and two opposite connections between the
+// same hosts from a foreign capture.
+func TestInfer(t *testing.T) {
+	a, b := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	frame := func(src, dst netip.Addr, qpn uint32, op roce.Opcode, psn roce.PSN, syn roce.Syndrome, payload int) []byte {
+		f := roce.FrameSpec{SrcIP: src, DstIP: dst, DestQP: qpn, Opcode: op, PSN: psn, Payload: make([]byte, payload)}
+		f.AETH.Syndrome = syn
+		if op == roce.RCReadRequest {
+			f.RETH.Length = 4096
+		}
+		out, err := f.Append(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	ack := roce.ACKSyndrome(roce.CreditCountInvalid)
+	frames := [][]byte{
+		frame(a, b, 0x22, roce.RCWriteFirst, 100, 0, 2048), // A→B WRITE: A is requester 0x11
+		frame(b, a, 0x33, roce.RCSendOnly, 7000, 0, 10),    // B→A SEND: B is requester 0x44
+		frame(a, b, 0x22, roce.RCWriteLast, 101, 0, 5),
+		frame(b, a, 0x11, roce.RCAcknowledge, 101, ack, 0),
+		frame(a, b, 0x44, roce.RCAcknowledge, 7000, ack, 0),
+		frame(a, b, 0x55, roce.RCReadRequest, 0xFFFFFF, 0, 0), // READ across the wrap
+		frame(b, a, 0x66, roce.RCReadResponseFirst, 0xFFFFFF, ack, 2048),
+		frame(b, a, 0x66, roce.RCReadResponseLast, 0, ack, 2048),
+	}
+	in := NewInferrer()
+	var d Decoder
+	for i, f := range frames {
+		var p Pkt
+		tp := trace.Packet{Index: i, Data: f, OrigLen: len(f)}
+		if !d.Decode(&tp, &p) {
+			t.Fatalf("frame %d not decoded", i)
+		}
+		in.Observe(&p)
+	}
+	got := in.Connections()
+	want := []Connection{
+		{ID: 0, Verb: VerbWrite, Inferred: true, Requester: Endpoint{IP: a, QPN: 0x11, IPSN: 100}, Responder: Endpoint{IP: b, QPN: 0x22}},
+		{ID: 1, Verb: VerbSend, Inferred: true, Requester: Endpoint{IP: b, QPN: 0x44, IPSN: 7000}, Responder: Endpoint{IP: a, QPN: 0x33}},
+		{ID: 2, Verb: VerbRead, Inferred: true, Requester: Endpoint{IP: a, QPN: 0x66, IPSN: 0xFFFFFF}, Responder: Endpoint{IP: b, QPN: 0x55}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Connections() =\n%+v\nwant\n%+v", got, want)
+	}
+	if in.MTU() != 2048 {
+		t.Errorf("MTU() = %d, want 2048", in.MTU())
+	}
+	// The table maps each direction, requests and responses apart.
+	tab := NewTable(got)
+	for _, tc := range []struct {
+		src, dst netip.Addr
+		qpn      uint32
+		req      bool
+		conn     int
+		dir      Dir
+	}{{a, b, 0x22, true, 0, ToResponder}, {b, a, 0x11, false, 0, ToRequester}, {a, b, 0x44, false, 1, ToRequester}, {a, b, 0x44, true, -1, DirNone}} {
+		if c, d := tab.Lookup(tc.src, tc.dst, tc.qpn, tc.req); c != tc.conn || d != tc.dir {
+			t.Errorf("Lookup(%v, %v, %#x, %v) = %d %v, want %d %v", tc.src, tc.dst, tc.qpn, tc.req, c, d, tc.conn, tc.dir)
+		}
+	}
+}

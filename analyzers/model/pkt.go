@@ -1,0 +1,193 @@
+package model
+
+import (
+	"net/netip"
+
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/trace"
+)
+
+// Dir is the direction of a packet within its connection.
+type Dir uint8
+
+// Directions. The zero value means the packet belongs to no known
+// connection.
+const (
+	DirNone     Dir = 0
+	ToResponder Dir = 1 // requests; READ CNPs
+	ToRequester Dir = 2 // ACKs, NAKs, READ responses; WRITE/SEND CNPs
+)
+
+// String returns "none", "to-responder" or "to-requester".
+func (d Dir) String() string {
+	switch d {
+	case ToResponder:
+		return "to-responder"
+	case ToRequester:
+		return "to-requester"
+	}
+	return "none"
+}
+
+// Kind is the coarse class of a packet.
+type Kind uint8
+
+// Packet kinds.
+const (
+	KindOther    Kind = iota // atomics, UD, unknown opcodes
+	KindData                 // SEND or WRITE request packet
+	KindReadReq              // READ request
+	KindReadResp             // READ response (any position)
+	KindAck                  // ACKNOWLEDGE with an ACK syndrome
+	KindNak                  // NAK: PSN sequence error
+	KindNakFatal             // NAK with another code (the QP goes to error)
+	KindRNR                  // RNR NAK
+	KindCNP                  // congestion notification
+)
+
+var kindNames = [...]string{"other", "data", "read-req", "read-resp", "ack", "nak", "nak-fatal", "rnr", "cnp"}
+
+// String names the kind.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind?"
+}
+
+// IsRequest reports whether packets of kind k are sent by a requester.
+func (k Kind) IsRequest() bool { return k == KindData || k == KindReadReq }
+
+// Pkt is one RoCE packet of a trace as the analyzers see it.
+type Pkt struct {
+	Index  int   // frame index in the trace (0-based)
+	TimeNs int64 // switch timestamp (mirror traces, unwrapped) or capture time
+	Conn   int   // index into Table.Conns; -1 when unknown
+	Dir    Dir
+	Kind   Kind
+	Op     roce.Opcode
+	PSN    roce.PSN
+	Event  roce.Event
+	// Delivered: the packet reached its destination intact (event neither
+	// drop nor corrupt).
+	Delivered bool
+	// CE: the packet was delivered ECN-marked (event ecn, or the IP ECN
+	// bits are 11).
+	CE     bool
+	AckReq bool
+	// NPkts is, for a READ request, the number of response packets (PSNs)
+	// it covers; 1 otherwise.
+	NPkts      int
+	DMALen     uint32
+	PayloadLen int
+	NAKCode    roce.NAKCode
+	SrcIP      netip.Addr
+	DstIP      netip.Addr
+	DestQP     uint32
+	// Retx is set by the retransmission tracker when this data packet
+	// re-sends a PSN already sent.
+	Retx bool
+}
+
+// Delivered reports whether a packet with event e reached its destination
+// intact.
+func Delivered(e roce.Event) bool { return e != roce.EventDrop && e != roce.EventCorrupt }
+
+// Decoder turns trace packets into Pkts. Mirror selects how timestamps and
+// events are read; Table assigns connections. It does not allocate.
+type Decoder struct {
+	Parser roce.Parser
+	// Mirror: the trace carries Lumina mirror metadata (48-bit switch
+	// timestamps in the destination MAC, events in the TTL).
+	Mirror bool
+	// MTU computes the PSN ranges of READ requests.
+	MTU   int
+	Table *Table
+
+	pk      roce.Packet
+	lastRaw uint64
+	wraps   int64
+	started bool
+}
+
+// Decode fills p from tp and reports whether tp is an RC RoCE packet (or a
+// CNP). Connections are assigned when d.Table is set.
+func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
+	if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
+		return false
+	}
+	pk := &d.pk
+	op := pk.Opcode
+	*p = Pkt{Index: tp.Index, TimeNs: tp.TimeNs, Conn: -1, Op: op, PSN: pk.BTH.PSN(),
+		SrcIP: pk.SrcIP, DstIP: pk.DstIP, DestQP: pk.BTH.DestQP(), NPkts: 1, PayloadLen: pk.PayloadLen,
+		AckReq: pk.BTH.AckReq()}
+	if d.Mirror {
+		m := pk.Mirror()
+		p.TimeNs = d.unwrap(m.TimestampNs)
+		p.Event = m.Event
+		if !m.Event.Valid() {
+			p.Event = roce.EventNone
+		}
+	}
+	p.Delivered = Delivered(p.Event)
+	switch {
+	case op.IsCNP():
+		p.Kind = KindCNP
+	case op.Transport() != roce.TransportRC:
+		p.Kind = KindOther
+	case op.IsAck():
+		if pk.AETH == nil {
+			return false
+		}
+		s := pk.AETH.Syndrome()
+		switch s.Type() {
+		case roce.AckTypeACK:
+			p.Kind = KindAck
+		case roce.AckTypeRNR:
+			p.Kind = KindRNR
+		case roce.AckTypeNAK:
+			p.NAKCode = s.NAKCode()
+			p.Kind = KindNakFatal
+			if p.NAKCode == roce.NAKPSNSequenceError {
+				p.Kind = KindNak
+			}
+		default:
+			p.Kind = KindOther
+		}
+	case op.IsReadRequest():
+		p.Kind = KindReadReq
+		if pk.RETH != nil {
+			p.DMALen = pk.RETH.DMALength()
+			mtu := d.MTU
+			if mtu <= 0 {
+				mtu = 1024
+			}
+			p.NPkts = max(1, int((uint64(p.DMALen)+uint64(mtu)-1)/uint64(mtu)))
+		}
+	case op.IsReadResponse():
+		p.Kind = KindReadResp
+	case op.IsWrite() || op.IsSend():
+		p.Kind = KindData
+	default:
+		p.Kind = KindOther
+	}
+	if p.Delivered && op.IsData() && (p.Event == roce.EventECN || pk.ECN() == 3) {
+		p.CE = true
+	}
+	if d.Table != nil {
+		d.Table.Assign(p)
+	}
+	return true
+}
+
+// unwrap extends a 48-bit switch timestamp to a monotonic int64 across
+// wraps (a step back of more than half the range is a wrap).
+func (d *Decoder) unwrap(raw uint64) int64 {
+	const span = roce.MirrorTimeMask + 1
+	if d.started && raw < d.lastRaw && d.lastRaw-raw > span/2 {
+		d.wraps++
+	}
+	d.started = true
+	d.lastRaw = raw
+	return d.wraps*span + int64(raw)
+}

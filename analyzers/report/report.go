@@ -1,0 +1,156 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/netlumina/lumina/analyzers/cnp"
+	"github.com/netlumina/lumina/analyzers/counters"
+	"github.com/netlumina/lumina/analyzers/gbn"
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/analyzers/retransmission"
+	"github.com/netlumina/lumina/analyzers/timeout"
+)
+
+// Check names, in report order.
+const (
+	CheckGBN            = "gbn"
+	CheckRetransmission = "retransmission"
+	CheckTimeout        = "timeout"
+	CheckCNP            = "cnp"
+	CheckCounters       = "counters"
+)
+
+// NotSelected is the reason of a check that was not selected.
+const NotSelected = "not selected"
+
+// AllChecks lists every check.
+var AllChecks = []string{CheckGBN, CheckRetransmission, CheckTimeout, CheckCNP, CheckCounters}
+
+// Report is the outcome of an analysis. It marshals to the documented
+// JSON schema; Plots is not part of it.
+type Report struct {
+	// Valid: the integrity check passed or was skipped (a foreign capture);
+	// the checks ran.
+	Valid       bool               `json:"valid"`
+	Trace       TraceInfo          `json:"trace"`
+	Integrity   Integrity          `json:"integrity"`
+	Params      model.Params       `json:"params"`
+	Connections []model.Connection `json:"connections"`
+	Checks      Checks             `json:"checks"`
+
+	Plots *Plots `json:"-"`
+}
+
+// TraceInfo describes the analyzed trace.
+type TraceInfo struct {
+	Path        string `json:"path,omitempty"`
+	Packets     int    `json:"packets"`
+	RoCEPackets int    `json:"roce_packets"`
+	// Unattributed counts RoCE packets of no connection.
+	Unattributed int   `json:"unattributed,omitempty"`
+	Mirrored     bool  `json:"mirrored"`
+	FirstNs      int64 `json:"first_ns"`
+	LastNs       int64 `json:"last_ns"`
+}
+
+// Integrity is the integrity check's verdict. Verdict skip means the trace
+// carries no mirror metadata (a foreign capture).
+type Integrity struct {
+	Verdict model.Verdict `json:"verdict"`
+	Reason  string        `json:"reason"`
+}
+
+// Checks holds each check's result. A check that was not selected, or did
+// not run because the integrity check failed, has verdict skip.
+type Checks struct {
+	GBN            gbn.Result            `json:"gbn"`
+	Retransmission retransmission.Result `json:"retransmission"`
+	Timeout        timeout.Result        `json:"timeout"`
+	CNP            cnp.Result            `json:"cnp"`
+	Counters       counters.Result       `json:"counters"`
+}
+
+// Verdicts returns each check's verdict by name.
+func (c *Checks) Verdicts() map[string]model.Verdict {
+	return map[string]model.Verdict{
+		CheckGBN: c.GBN.Verdict, CheckRetransmission: c.Retransmission.Verdict, CheckTimeout: c.Timeout.Verdict,
+		CheckCNP: c.CNP.Verdict, CheckCounters: c.Counters.Verdict,
+	}
+}
+
+// Skip sets check name's verdict to skip with reason, clearing its
+// results.
+func (c *Checks) Skip(name, reason string) {
+	switch name {
+	case CheckGBN:
+		c.GBN = gbn.Result{Verdict: model.Skip, Reason: reason, Violations: []gbn.Violation{}}
+	case CheckRetransmission:
+		c.Retransmission = retransmission.Result{Verdict: model.Skip, Reason: reason, Losses: []retransmission.Loss{}}
+	case CheckTimeout:
+		c.Timeout = timeout.Result{Verdict: model.Skip, Reason: reason, Timeouts: []timeout.Timeout{}}
+	case CheckCNP:
+		c.CNP = cnp.Result{Verdict: model.Skip, Reason: reason, ConsistentScopes: []string{}}
+	case CheckCounters:
+		c.Counters = counters.Result{Verdict: model.Skip, Reason: reason, Mismatches: []counters.Mismatch{}}
+	}
+}
+
+// Passed reports whether the run is valid and no check failed (skipped
+// checks do not fail a run).
+func (r *Report) Passed() bool {
+	if !r.Valid {
+		return false
+	}
+	for _, v := range r.Checks.Verdicts() {
+		if v == model.Fail {
+			return false
+		}
+	}
+	return true
+}
+
+// MarshalIndent returns the report as indented JSON with a final newline.
+func (r *Report) MarshalIndent() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Files written by WriteFiles.
+const (
+	FileJSON = "report.json"
+	FileText = "report.txt"
+	FileHTML = "report.html"
+)
+
+// WriteFiles writes report.json, report.txt and report.html into dir,
+// creating it if needed.
+func WriteFiles(dir string, r *Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	j, err := r.MarshalIndent()
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	var errs []error
+	if err := os.WriteFile(filepath.Join(dir, FileJSON), j, 0o644); err != nil {
+		errs = append(errs, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileText), []byte(Text(r)), 0o644); err != nil {
+		errs = append(errs, err)
+	}
+	h, err := HTML(r)
+	if err != nil {
+		errs = append(errs, err)
+	} else if err := os.WriteFile(filepath.Join(dir, FileHTML), h, 0o644); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

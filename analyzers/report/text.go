@@ -1,0 +1,137 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/netlumina/lumina/analyzers/model"
+)
+
+// maxTextLines bounds each list in the text summary.
+const maxTextLines = 10
+
+func dur(ns int64) string { return time.Duration(ns).String() }
+
+func durp(ns *int64) string {
+	if ns == nil {
+		return "-"
+	}
+	return dur(*ns)
+}
+
+// ConnString describes a connection on one line.
+func ConnString(c model.Connection) string {
+	return fmt.Sprintf("#%d %s %s qpn %#x ipsn %d -> %s qpn %#x", c.ID, c.Verb,
+		model.IPString(c.Requester.IP), c.Requester.QPN, c.Requester.IPSN, model.IPString(c.Responder.IP), c.Responder.QPN)
+}
+
+// Text returns the short human summary (report.txt, and the CLI's text
+// output).
+func Text(r *Report) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	name := r.Trace.Path
+	if name == "" {
+		name = "(trace)"
+	}
+	w("trace: %s: %d packets, %d RoCE, %s\n", name, r.Trace.Packets, r.Trace.RoCEPackets,
+		map[bool]string{true: "mirror metadata", false: "no mirror metadata (pcap timestamps)"}[r.Trace.Mirrored])
+	w("integrity: %s", r.Integrity.Verdict)
+	if r.Integrity.Reason != "" {
+		w(" (%s)", r.Integrity.Reason)
+	}
+	w("\n")
+	w("connections: %d\n", len(r.Connections))
+	for i, c := range r.Connections {
+		if i == maxTextLines {
+			w("  ... %d more\n", len(r.Connections)-i)
+			break
+		}
+		w("  %s\n", ConnString(c))
+	}
+	c := &r.Checks
+	w("checks:\n")
+	line := func(name string, v model.Verdict, summary, reason string) {
+		if reason == NotSelected {
+			summary = ""
+		}
+		w("  %-15s %-4s  %s", name, v, summary)
+		if reason != "" {
+			w(" (%s)", reason)
+		}
+		w("\n")
+	}
+	line(CheckGBN, c.GBN.Verdict, fmt.Sprintf("%d violations", len(c.GBN.Violations)+c.GBN.Dropped), c.GBN.Reason)
+	kinds := map[string]int{}
+	for _, l := range c.Retransmission.Losses {
+		kinds[l.Kind]++
+	}
+	line(CheckRetransmission, c.Retransmission.Verdict, fmt.Sprintf("%d losses (%d fast, %d timeout, %d rnr, %d not retransmitted)",
+		len(c.Retransmission.Losses), kinds["fast"], kinds["timeout"], kinds["rnr"], kinds["none"]), c.Retransmission.Reason)
+	line(CheckTimeout, c.Timeout.Verdict, fmt.Sprintf("%d timeout episodes", len(c.Timeout.Timeouts)), c.Timeout.Reason)
+	line(CheckCNP, c.CNP.Verdict, fmt.Sprintf("%d CNPs; consistent scopes: %s", c.CNP.Observed, orNone(c.CNP.ConsistentScopes)), c.CNP.Reason)
+	line(CheckCounters, c.Counters.Verdict, fmt.Sprintf("%d mismatches", len(c.Counters.Mismatches)), c.Counters.Reason)
+
+	if n := len(c.GBN.Violations); n > 0 {
+		w("gbn violations:\n")
+		for i, v := range c.GBN.Violations {
+			if i == maxTextLines {
+				w("  ... %d more\n", n-i)
+				break
+			}
+			w("  conn %d %s %s: psn %d (rel %d) index %d: %s\n", v.Conn, v.Side, v.Rule, v.PSN, v.RelPSN, v.Index, v.Detail)
+		}
+	}
+	if n := len(c.Retransmission.Losses); n > 0 {
+		w("losses:\n")
+		for i, l := range c.Retransmission.Losses {
+			if i == maxTextLines {
+				w("  ... %d more\n", n-i)
+				break
+			}
+			w("  conn %d rel %d iter %d %s %s: nack generation %s, reaction %s, retransmission %s\n",
+				l.Conn, l.RelPSN, l.Iter, l.Event, l.Kind, durp(l.NACKGenerationNs), durp(l.NACKReactionNs), durp(l.RetransmissionNs))
+		}
+	}
+	if n := len(c.Timeout.Timeouts); n > 0 {
+		w("timeouts (T_tr %s):\n", dur(c.Timeout.TransportTimeoutNs))
+		for i, t := range c.Timeout.Timeouts {
+			if i == maxTextLines {
+				w("  ... %d more\n", n-i)
+				break
+			}
+			iv := make([]string, len(t.IntervalsNs))
+			for j, v := range t.IntervalsNs {
+				iv[j] = dur(v)
+			}
+			flag := ""
+			if t.OutOfBound {
+				flag += " OUT-OF-BOUND"
+			}
+			if t.RetryExceeded {
+				flag += " RETRY-EXCEEDED"
+			}
+			w("  conn %d rel %d: %d retries, %s: %s%s\n", t.Conn, t.RelPSN, t.Retries, t.Outcome, strings.Join(iv, " "), flag)
+		}
+	}
+	for i, m := range c.Counters.Mismatches {
+		if i == maxTextLines {
+			break
+		}
+		w("  counter %s\n", m.Detail)
+	}
+	result := "PASS"
+	if !r.Passed() {
+		result = "FAIL"
+	}
+	w("result: %s\n", result)
+	return b.String()
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}

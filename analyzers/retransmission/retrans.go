@@ -1,0 +1,511 @@
+package retransmission
+
+import (
+	"strconv"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/roce"
+)
+
+// Loss kinds and go-back triggers.
+const (
+	KindFast    = "fast"
+	KindTimeout = "timeout"
+	KindRNR     = "rnr"
+	KindNone    = "none" // never retransmitted
+)
+
+// Loss is one lost packet and how it was recovered. Latency fields are nil
+// where they do not apply.
+type Loss struct {
+	Conn   int    `json:"conn"`
+	PSN    uint32 `json:"psn"`
+	RelPSN int    `json:"rel_psn"`
+	Iter   int    `json:"iter"`
+	Index  int    `json:"index"`
+	TimeNs int64  `json:"time_ns"`
+	// Event is "drop", "corrupt" or "gap" (not in the trace).
+	Event string `json:"event"`
+	Kind  string `json:"kind"`
+	// NAKPSN is the PSN of the NAK (READ: re-issued request) that
+	// triggered the retransmission, when there was one.
+	NAKPSN                    *uint32 `json:"nak_psn,omitempty"`
+	NACKGenerationNs          *int64  `json:"nack_generation_ns"`
+	NACKReactionNs            *int64  `json:"nack_reaction_ns"`
+	RetransmissionNs          *int64  `json:"retransmission_ns"`
+	NextDeliveredNs           *int64  `json:"next_delivered_ns,omitempty"`
+	NACKGenerationCorrectedNs *int64  `json:"nack_generation_corrected_ns,omitempty"`
+	NACKReactionCorrectedNs   *int64  `json:"nack_reaction_corrected_ns,omitempty"`
+	RetxIndex                 int     `json:"retx_index"`
+}
+
+// GoBack is one go-back of a requester (WRITE/SEND: the first packet of a
+// retransmission sequence; READ: a re-issued request).
+type GoBack struct {
+	Conn   int
+	Kind   string // fast, rnr, timeout
+	PSN    roce.PSN
+	Una    roce.PSN // oldest unacknowledged PSN at the time
+	Index  int
+	TimeNs int64
+	// IdleNs is the time since the requester's last transmission or the
+	// last progress (timeouts: the measured timeout interval).
+	IdleNs int64
+	// Epoch counts the connection's progress events before this go-back:
+	// go-backs with the same Epoch belong to one episode without progress.
+	Epoch int
+}
+
+// ConnStats count a connection's recoveries.
+type ConnStats struct {
+	Conn int `json:"conn"`
+	// Fast counts NAK-triggered go-backs (WRITE/SEND; packet_seq_err),
+	// Implied READs re-issued after a gap (implied_nak_seq_err), Timeouts
+	// timer go-backs (local_ack_timeout_err), RNR go-backs after RNR NAKs.
+	Fast     int `json:"fast"`
+	Implied  int `json:"implied"`
+	Timeouts int `json:"timeouts"`
+	RNR      int `json:"rnr"`
+	Losses   int `json:"losses"`
+	// Epochs is the number of progress events; GaveUp: the connection
+	// ended after at least retry_cnt go-backs without progress.
+	Epochs int  `json:"-"`
+	GaveUp bool `json:"gave_up,omitempty"`
+	Fatal  bool `json:"fatal,omitempty"`
+}
+
+// Result is the outcome of the analysis.
+type Result struct {
+	Verdict model.Verdict `json:"verdict"`
+	Reason  string        `json:"reason,omitempty"`
+	Losses  []Loss        `json:"losses"`
+	Conns   []ConnStats   `json:"conns,omitempty"`
+	// HalfRTTNs is the correction applied to *_corrected_ns.
+	HalfRTTNs int64    `json:"half_rtt_ns,omitempty"`
+	GoBacks   []GoBack `json:"-"`
+}
+
+// Options configure a Tracker.
+type Options struct {
+	// RetryCnt: a connection ending after this many go-backs without
+	// progress gave up. Default (0) 7.
+	RetryCnt int
+	// RTTNs is the testbed's switch↔NIC round trip; half of it is
+	// subtracted in the *_corrected_ns fields. Default 0: no correction.
+	RTTNs int64
+}
+
+const maxRounds = 32
+
+type round struct{ start, reach roce.PSN }
+
+type openLoss struct {
+	psn     roce.PSN
+	iter    int
+	t       int64
+	idx     int
+	event   string
+	next    int64
+	hasNext bool
+	hasNak  bool
+	nakRNR  bool
+	nakPSN  roce.PSN
+	nakT    int64
+}
+
+type connTrk struct {
+	id   int
+	verb model.Verb
+	ipsn roce.PSN
+
+	// Data stream as sent.
+	sent        bool
+	cur, sndNxt roce.PSN
+	rounds      [maxRounds]round
+	nr, rhead   int // rounds in use; index of the oldest
+	curRound    int // index of the round being extended, -1 none
+
+	// Receiver's view of the data stream.
+	ePSN roce.PSN
+	gap  bool // READ requester: a later response arrived since the last in-order one
+
+	// Requester (timer owner).
+	lastAct    int64
+	actValid   bool
+	una        roce.PSN
+	reqNxt     roce.PSN // READ: next new request PSN (sent)
+	rspReqNxt  roce.PSN // READ: next new request PSN (delivered)
+	nakPending bool
+	nakRNR     bool
+	nakPSN     roce.PSN
+	handled    bool
+	handledPSN roce.PSN
+	noProgress int
+	fatal      bool
+
+	open  []openLoss
+	stats ConnStats
+}
+
+// Tracker follows every connection of a Table. It does not allocate per
+// packet in steady state: losses and go-backs are appended as they occur.
+type Tracker struct {
+	opt   Options
+	table *model.Table
+	conns []connTrk
+	res   Result
+}
+
+// New returns a Tracker for the connections of t.
+func New(t *model.Table, opt Options) *Tracker {
+	if opt.RetryCnt <= 0 {
+		opt.RetryCnt = 7
+	}
+	tr := &Tracker{opt: opt, table: t, conns: make([]connTrk, len(t.Conns))}
+	for i, c := range t.Conns {
+		ct := &tr.conns[i]
+		ct.id, ct.verb, ct.ipsn = c.ID, c.Verb, c.IPSN
+		ct.cur, ct.sndNxt, ct.ePSN, ct.una = c.IPSN.Add(-1), c.IPSN, c.IPSN, c.IPSN
+		ct.reqNxt, ct.rspReqNxt = c.IPSN, c.IPSN
+		ct.curRound = -1
+		ct.open = make([]openLoss, 0, 8)
+		ct.stats.Conn = c.ID
+	}
+	return tr
+}
+
+// Observe feeds one packet and sets p.Retx on data packets that re-send a
+// PSN.
+func (tr *Tracker) Observe(p *model.Pkt) {
+	if p.Conn < 0 {
+		return
+	}
+	ct := &tr.conns[p.Conn]
+	if ct.fatal {
+		return
+	}
+	if p.Kind == model.KindNakFatal {
+		ct.fatal = true
+		return
+	}
+	switch ct.verb {
+	case model.VerbWrite, model.VerbSend:
+		switch {
+		case p.Dir == model.ToResponder && p.Kind == model.KindData:
+			tr.writeGoBack(ct, p)
+			tr.data(ct, p)
+			ct.lastAct, ct.actValid = p.TimeNs, true
+		case p.Dir == model.ToRequester && p.Delivered && (p.Kind == model.KindAck || p.Kind == model.KindNak || p.Kind == model.KindRNR):
+			tr.writeFeedback(ct, p)
+		}
+	case model.VerbRead:
+		switch {
+		case p.Dir == model.ToResponder && p.Kind == model.KindReadReq:
+			tr.readRequest(ct, p)
+			ct.lastAct, ct.actValid = p.TimeNs, true
+		case p.Dir == model.ToRequester && p.Kind == model.KindReadResp:
+			tr.data(ct, p)
+		}
+	}
+}
+
+// writeGoBack detects the start of a retransmission sequence by the
+// requester of a WRITE/SEND connection.
+func (tr *Tracker) writeGoBack(ct *connTrk, p *model.Pkt) {
+	psn := p.PSN
+	if !ct.sent {
+		return
+	}
+	jump := psn != ct.cur.Next() && psn.LessThan(ct.sndNxt)
+	if !jump && !(ct.nakPending && psn == ct.nakPSN && psn.LessThan(ct.sndNxt)) {
+		return
+	}
+	kind := KindTimeout
+	if ct.nakPending {
+		kind = KindFast
+		if ct.nakRNR {
+			kind = KindRNR
+		}
+		ct.nakPending = false
+		ct.handled, ct.handledPSN = true, ct.nakPSN
+	}
+	tr.goBack(ct, p, kind, ct.una)
+}
+
+func (tr *Tracker) goBack(ct *connTrk, p *model.Pkt, kind string, una roce.PSN) {
+	g := GoBack{Conn: ct.id, Kind: kind, PSN: p.PSN, Una: una, Index: p.Index, TimeNs: p.TimeNs, Epoch: ct.stats.Epochs}
+	if ct.actValid {
+		g.IdleNs = p.TimeNs - ct.lastAct
+	}
+	switch kind {
+	case KindFast:
+		if ct.verb == model.VerbRead {
+			ct.stats.Implied++
+		} else {
+			ct.stats.Fast++
+		}
+	case KindRNR:
+		ct.stats.RNR++
+	default:
+		ct.stats.Timeouts++
+	}
+	ct.noProgress++
+	tr.res.GoBacks = append(tr.res.GoBacks, g)
+}
+
+func (tr *Tracker) progress(ct *connTrk, t int64) {
+	ct.stats.Epochs++
+	ct.noProgress = 0
+	ct.handled = false
+	ct.lastAct, ct.actValid = t, true
+}
+
+// writeFeedback: an ACK, NAK or RNR NAK delivered to a WRITE/SEND requester.
+func (tr *Tracker) writeFeedback(ct *connTrk, p *model.Pkt) {
+	if p.PSN.Sub(ct.sndNxt) >= 0 {
+		return
+	}
+	acked := p.PSN.Next()
+	if p.Kind != model.KindAck {
+		acked = p.PSN
+	}
+	if acked.Sub(ct.una) > 0 {
+		ct.una = acked
+		tr.progress(ct, p.TimeNs)
+		if ct.nakPending && ct.nakPSN.LessThan(ct.una) {
+			ct.nakPending = false
+		}
+		tr.pruneRounds(ct)
+	}
+	if p.Kind == model.KindAck {
+		return
+	}
+	rnr := p.Kind == model.KindRNR
+	for i := range ct.open {
+		o := &ct.open[i]
+		if !o.hasNak && o.psn.Sub(p.PSN) >= 0 {
+			o.hasNak, o.nakRNR, o.nakPSN, o.nakT = true, rnr, p.PSN, p.TimeNs
+		}
+	}
+	if ct.nakPending && ct.nakPSN == p.PSN || ct.handled && ct.handledPSN == p.PSN {
+		return
+	}
+	ct.nakPending, ct.nakRNR, ct.nakPSN = true, rnr, p.PSN
+}
+
+// readRequest: a READ request from the requester (new or re-issued).
+func (tr *Tracker) readRequest(ct *connTrk, p *model.Pkt) {
+	psn := p.PSN
+	if psn.Sub(ct.reqNxt) >= 0 {
+		ct.reqNxt = psn.Add(p.NPkts)
+	} else {
+		p.Retx = true
+		kind := KindTimeout
+		if ct.gap {
+			kind = KindFast
+		}
+		ct.gap = false
+		tr.goBack(ct, p, kind, ct.ePSN)
+		if p.Delivered && kind == KindFast {
+			for i := range ct.open {
+				o := &ct.open[i]
+				if !o.hasNak && o.hasNext && o.psn.Sub(psn) >= 0 {
+					o.hasNak, o.nakPSN, o.nakT = true, psn, p.TimeNs
+				}
+			}
+		}
+	}
+	if p.Delivered && psn.Sub(ct.rspReqNxt) >= 0 {
+		ct.rspReqNxt = psn.Add(p.NPkts)
+	}
+}
+
+// data handles a data packet (WRITE/SEND request or READ response) as sent.
+func (tr *Tracker) data(ct *connTrk, p *model.Pkt) {
+	psn := p.PSN
+	if !ct.sent {
+		ct.sent = true
+		ct.cur = psn.Add(-1)
+	}
+	// Rounds: a re-sent PSN that does not continue the previous packet
+	// starts a new round.
+	if psn.LessThan(ct.sndNxt) {
+		p.Retx = true
+		if psn != ct.cur.Next() || ct.curRound < 0 {
+			tr.newRound(ct, psn)
+		} else {
+			ct.rounds[ct.curRound].reach = psn
+		}
+	} else {
+		ct.curRound = -1
+	}
+	// A retransmission closes the open loss of its PSN.
+	for i := 0; i < len(ct.open); i++ {
+		if ct.open[i].psn == psn {
+			tr.close(ct, &ct.open[i], p)
+			ct.open = append(ct.open[:i], ct.open[i+1:]...)
+			break
+		}
+	}
+	if !p.Delivered {
+		ev := "drop"
+		if p.Event == roce.EventCorrupt {
+			ev = "corrupt"
+		}
+		ct.open = append(ct.open, openLoss{psn: psn, iter: tr.iter(ct, psn), t: p.TimeNs, idx: p.Index, event: ev})
+		ct.stats.Losses++
+	} else {
+		for i := range ct.open {
+			if o := &ct.open[i]; !o.hasNext {
+				o.hasNext, o.next = true, p.TimeNs
+			}
+		}
+		tr.receive(ct, p)
+	}
+	ct.cur = psn
+	if psn.Sub(ct.sndNxt) >= 0 {
+		ct.sndNxt = psn.Next()
+	}
+}
+
+// receive advances the receiver's expected PSN and records gaps that no
+// dropped packet in the trace explains.
+func (tr *Tracker) receive(ct *connTrk, p *model.Pkt) {
+	switch d := p.PSN.Sub(ct.ePSN); {
+	case d == 0:
+		ct.ePSN = p.PSN.Next()
+		if ct.verb == model.VerbRead {
+			ct.gap = false
+			tr.progress(ct, p.TimeNs)
+			tr.pruneRounds(ct)
+		}
+	case d > 0:
+		if ct.verb == model.VerbRead {
+			ct.gap = true
+		}
+		for i := range ct.open {
+			if ct.open[i].psn == ct.ePSN {
+				return
+			}
+		}
+		ct.open = append(ct.open, openLoss{psn: ct.ePSN, iter: tr.iter(ct, ct.ePSN), t: p.TimeNs, idx: p.Index,
+			event: "gap", hasNext: true, next: p.TimeNs})
+		ct.stats.Losses++
+	}
+}
+
+func (tr *Tracker) newRound(ct *connTrk, psn roce.PSN) {
+	var i int
+	if ct.nr < maxRounds {
+		i = (ct.rhead + ct.nr) % maxRounds
+		ct.nr++
+	} else {
+		i = ct.rhead
+		ct.rhead = (ct.rhead + 1) % maxRounds
+	}
+	ct.rounds[i] = round{psn, psn}
+	ct.curRound = i
+}
+
+// pruneRounds forgets rounds entirely before the oldest unacknowledged
+// PSN (WRITE) or the next expected response (READ).
+func (tr *Tracker) pruneRounds(ct *connTrk) {
+	low := ct.una
+	if ct.verb == model.VerbRead {
+		low = ct.ePSN
+	}
+	for ct.nr > 0 && ct.rounds[ct.rhead].reach.LessThan(low) && ct.rhead != ct.curRound {
+		ct.rhead = (ct.rhead + 1) % maxRounds
+		ct.nr--
+	}
+}
+
+// iter returns the transmission round of psn just sent: 1 plus the
+// retransmission rounds that covered it.
+func (tr *Tracker) iter(ct *connTrk, psn roce.PSN) int {
+	n := 1
+	for k := 0; k < ct.nr; k++ {
+		r := ct.rounds[(ct.rhead+k)%maxRounds]
+		if psn.Sub(r.start) >= 0 && psn.Sub(r.reach) <= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func i64(v int64) *int64 { return &v }
+
+func (tr *Tracker) close(ct *connTrk, o *openLoss, p *model.Pkt) {
+	l := tr.lossOf(ct, o)
+	l.RetxIndex = p.Index
+	l.RetransmissionNs = i64(p.TimeNs - o.t)
+	l.Kind = KindTimeout
+	if o.hasNak {
+		l.Kind = KindFast
+		if o.nakRNR {
+			l.Kind = KindRNR
+		}
+		np := uint32(o.nakPSN)
+		l.NAKPSN = &np
+		if o.nakPSN == o.psn && !o.nakRNR {
+			if o.hasNext {
+				l.NACKGenerationNs = i64(o.nakT - o.next)
+			}
+			l.NACKReactionNs = i64(p.TimeNs - o.nakT)
+			if h := tr.opt.RTTNs / 2; h > 0 {
+				if l.NACKGenerationNs != nil {
+					l.NACKGenerationCorrectedNs = i64(*l.NACKGenerationNs - h)
+				}
+				l.NACKReactionCorrectedNs = i64(*l.NACKReactionNs - h)
+			}
+		}
+	}
+	tr.res.Losses = append(tr.res.Losses, l)
+}
+
+func (tr *Tracker) lossOf(ct *connTrk, o *openLoss) Loss {
+	l := Loss{Conn: ct.id, PSN: uint32(o.psn), RelPSN: o.psn.Sub(ct.ipsn), Iter: o.iter, Index: o.idx,
+		TimeNs: o.t, Event: o.event, RetxIndex: -1}
+	if o.hasNext {
+		l.NextDeliveredNs = i64(o.next - o.t)
+	}
+	return l
+}
+
+// Finish reports the losses never retransmitted and returns the result.
+// Call it once.
+func (tr *Tracker) Finish() Result {
+	res := tr.res
+	res.HalfRTTNs = tr.opt.RTTNs / 2
+	bad := 0
+	for i := range tr.conns {
+		ct := &tr.conns[i]
+		ct.stats.GaveUp = ct.noProgress >= tr.opt.RetryCnt
+		ct.stats.Fatal = ct.fatal
+		for j := range ct.open {
+			l := tr.lossOf(ct, &ct.open[j])
+			l.Kind = KindNone
+			res.Losses = append(res.Losses, l)
+			if !ct.stats.GaveUp && !ct.fatal {
+				bad++
+			}
+		}
+		res.Conns = append(res.Conns, ct.stats)
+	}
+	if res.Losses == nil {
+		res.Losses = []Loss{}
+	}
+	res.Verdict = model.Pass
+	if bad > 0 {
+		res.Verdict = model.Fail
+		res.Reason = plural(bad, "lost packet was", "lost packets were") + " never retransmitted"
+	}
+	return res
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

@@ -1,0 +1,103 @@
+package analyzers
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/config"
+)
+
+// RunInputs returns the trace and metadata for analyzing arg: a trace file,
+// or a `lumina run` result directory, from which it reads trace.pcap and, in
+// order (later overrides earlier), config.yaml (parameters), meta.json or
+// report.json (connections) and counters.json. metaPath, if set, overrides
+// them all.
+func RunInputs(arg, metaPath string) (string, model.Meta, error) {
+	var meta model.Meta
+	st, err := os.Stat(arg)
+	if err != nil {
+		return "", meta, err
+	}
+	tracePath := arg
+	if st.IsDir() {
+		tracePath = ""
+		for _, n := range []string{"trace.pcap", "trace.pcapng"} {
+			if p := filepath.Join(arg, n); fileExists(p) {
+				tracePath = p
+				break
+			}
+		}
+		if tracePath == "" {
+			return "", meta, fmt.Errorf("%s: no trace.pcap or trace.pcapng in the run directory", arg)
+		}
+		if p := filepath.Join(arg, "config.yaml"); fileExists(p) {
+			t, err := config.Load(p)
+			if err != nil {
+				return "", meta, err
+			}
+			meta.Params = ParamsFromConfig(t)
+		}
+		for _, n := range []string{"meta.json", "report.json"} {
+			if p := filepath.Join(arg, n); fileExists(p) {
+				m, err := model.LoadMeta(p)
+				if err != nil {
+					return "", meta, err
+				}
+				meta = meta.Merge(m)
+				break
+			}
+		}
+		if p := filepath.Join(arg, "counters.json"); fileExists(p) {
+			c, err := model.LoadMeta(p)
+			if err != nil {
+				return "", meta, err
+			}
+			meta = meta.Merge(c)
+		}
+	}
+	if metaPath != "" {
+		m, err := model.LoadMeta(metaPath)
+		if err != nil {
+			return "", meta, err
+		}
+		meta = meta.Merge(m)
+	}
+	return tracePath, meta, nil
+}
+
+// ParamsFromConfig reads the analyzers' parameters from a run's resolved
+// test file: MTU, QP timeout and retry_cnt, and the notification point's
+// CNP settings (the data receiver: the responder, or the requester for
+// READ). A NAK is a CNP trigger with slow restart on CX5/CX6.
+func ParamsFromConfig(t *config.Test) model.Params {
+	var p model.Params
+	p.MTU = t.Traffic.MTU
+	if v := t.Traffic.MinRetransmitTimeout; v >= 0 && v <= 31 {
+		to := uint8(v)
+		p.Timeout = &to
+	}
+	if v := t.Traffic.MaxRetransmitRetry; v >= 0 && v <= 7 {
+		p.RetryCnt = &v
+	}
+	np := t.Responder
+	if t.Traffic.Verb == config.VerbRead && t.Traffic.NumReadQPs == 0 {
+		np = t.Requester
+	}
+	us := float64(np.RoCE.MinTimeBetweenCNPs)
+	p.MinTimeBetweenCNPsUs = &us
+	p.AdaptiveRetrans = t.Requester.RoCE.AdaptiveRetrans
+	model := strings.ToLower(np.NIC.Personality)
+	if model == "" {
+		model = strings.ToLower(np.NIC.Type)
+	}
+	p.NAKTriggersCNP = np.RoCE.SlowRestart && (model == "cx5" || model == "cx6")
+	return p
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
