@@ -188,6 +188,15 @@ func TestInjectorEndToEnd(t *testing.T) {
 				t.Fatalf("%d mirror copies, want %d", len(mirror), len(pattern)+1)
 			}
 			var p roce.Packet
+			var lastTS uint64
+			for i, f := range mirror {
+				(&roce.Parser{MirrorPort: roce.DefaultMirrorPort}).Parse(f, 0, &p)
+				if ts := p.Mirror().TimestampNs; ts < lastTS || ts == 0 {
+					t.Errorf("mirror copy %d: timestamp %d after %d", i, ts, lastTS)
+				} else {
+					lastTS = ts
+				}
+			}
 			mi := 0
 			for i, rel := range pattern {
 				if i == 9 {
