@@ -57,6 +57,11 @@ func TestCLIGolden(t *testing.T) {
 		{name: "help-decode", args: []string{"help", "decode"}},
 	}
 	cases = append(cases, validateCases()...)
+	runGolden(t, cases)
+}
+
+// runGolden runs each case and compares it with its golden file.
+func runGolden(t *testing.T, cases []cliCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp := t.TempDir()
