@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/antoninbas/p4runtime-go-client/pkg/client"
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/grpc"
@@ -25,6 +26,7 @@ type Switch struct {
 	election *p4v1.Uint128
 	stop     chan struct{}
 	runErr   chan error
+	info     *p4configv1.P4Info // the pushed P4Info (IDs of registers and counters)
 	// BatchSize is the number of updates per Write. Default 1000.
 	BatchSize int
 }
@@ -110,12 +112,47 @@ func (s *Switch) Close() error {
 func (s *Switch) Client() *client.Client { return s.c }
 
 // SetPipeline pushes lumina's P4Info and the target device config (empty
-// for the software target; bf-p4c output for a Tofino).
+// for the software target).
 func (s *Switch) SetPipeline(ctx context.Context, deviceConfig []byte, cookie uint64) error {
-	if _, err := s.c.SetFwdPipeFromBytes(ctx, deviceConfig, p4src.P4InfoText, cookie); err != nil {
+	return s.SetPipelineWith(ctx, p4src.P4InfoText, deviceConfig, cookie)
+}
+
+// SetPipelineWith pushes a P4Info (text format) and device config: on a
+// Tofino, the P4Info bf-p4c emitted for p4src/lumina.p4 (same names,
+// other IDs) and the packed device config (p4src/tofino, docs/tofino.md).
+func (s *Switch) SetPipelineWith(ctx context.Context, p4info, deviceConfig []byte, cookie uint64) error {
+	cfg, err := s.c.SetFwdPipeFromBytes(ctx, deviceConfig, p4info, cookie)
+	if err != nil {
 		return fmt.Errorf("controlplane: SetForwardingPipelineConfig: %w", err)
 	}
+	s.info = cfg.P4Info
 	return nil
+}
+
+// objectID finds a register's or counter's ID in the pushed P4Info.
+func (s *Switch) objectID(kind, name string) (uint32, error) {
+	info := s.info
+	if info == nil {
+		var err error
+		if info, err = p4src.P4Info(); err != nil {
+			return 0, err
+		}
+	}
+	switch kind {
+	case "register":
+		for _, r := range info.GetRegisters() {
+			if r.GetPreamble().GetName() == name {
+				return r.GetPreamble().GetId(), nil
+			}
+		}
+	case "counter":
+		for _, c := range info.GetCounters() {
+			if c.GetPreamble().GetName() == name {
+				return c.GetPreamble().GetId(), nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("controlplane: the P4Info has no %s %s", kind, name)
 }
 
 func u16(v uint64) []byte { return []byte{byte(v >> 8), byte(v)} }
@@ -165,18 +202,7 @@ func (s *Switch) Updates(p *Plan) ([]*p4v1.Update, error) {
 		ins(c.NewTableEntry("Ingress.arp_proxy", map[string]client.MatchInterface{"hdr.arp.target_proto_addr": exact(ip[:])},
 			c.NewTableActionDirect("Ingress.arp_reply", [][]byte{a.MAC[:]}), nil))
 	}
-	regID := func(name string) (uint32, error) {
-		info, err := p4src.P4Info()
-		if err != nil {
-			return 0, err
-		}
-		for _, r := range info.GetRegisters() {
-			if r.GetPreamble().GetName() == name {
-				return r.GetPreamble().GetId(), nil
-			}
-		}
-		return 0, fmt.Errorf("controlplane: P4Info has no register %s", name)
-	}
+	regID := func(name string) (uint32, error) { return s.objectID("register", name) }
 	expID, err := regID("Ingress.expected_psn")
 	if err != nil {
 		return nil, err
@@ -257,7 +283,7 @@ func (s *Switch) Cleanup(ctx context.Context) error {
 		ups = append(ups, &p4v1.Update{Type: p4v1.Update_DELETE, Entity: e})
 	}
 	for _, cname := range []string{"Ingress.rx_roce", "Ingress.event_drops", "Ingress.mirrored", "Egress.tx_roce"} {
-		id, err := counterID(cname)
+		id, err := s.objectID("counter", cname)
 		if err != nil {
 			return err
 		}
@@ -283,19 +309,6 @@ func (s *Switch) readAll(ctx context.Context, q *p4v1.Entity) ([]*p4v1.Entity, e
 		return nil, fmt.Errorf("controlplane: read: %w", err)
 	}
 	return out, nil
-}
-
-func counterID(name string) (uint32, error) {
-	info, err := p4src.P4Info()
-	if err != nil {
-		return 0, err
-	}
-	for _, c := range info.GetCounters() {
-		if c.GetPreamble().GetName() == name {
-			return c.GetPreamble().GetId(), nil
-		}
-	}
-	return 0, fmt.Errorf("controlplane: P4Info has no counter %s", name)
 }
 
 // Counters are the switch's per-port RoCE counters after a test.

@@ -17,6 +17,7 @@ import (
 	"github.com/netlumina/lumina/controlplane"
 	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/nic"
 	"github.com/netlumina/lumina/orchestrator/agent"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 )
@@ -70,11 +71,18 @@ type agentEnv struct {
 	// Switch ports of the requester, responder and each dumper.
 	reqPort, rspPort uint32
 	dumperPort       func(i int) uint32
+	// rnic is the RNIC backend the agents use: "softrnic" or "verbs" (real
+	// NICs, configured with the hosts' roce-parameters).
+	rnic string
+	// p4info and p4DeviceConfig, when set, are pushed instead of lumina's
+	// P4Info and an empty device config (a Tofino: bf-p4c's output).
+	p4info, p4DeviceConfig []byte
 }
 
 // driveAgents runs one repeat on provisioned agents.
 func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, env *agentEnv, progress func(string)) (*collected, error) {
-	out := &collected{NICs: map[string]map[string]uint64{}, Personas: map[string]string{}, ReqPort: env.reqPort, RspPort: env.rspPort}
+	out := &collected{NICs: map[string]map[string]uint64{}, Personas: map[string]string{}, ReqPort: env.reqPort, RspPort: env.rspPort,
+		Versions: map[string]json.RawMessage{}}
 	reqP, err := personality(t, t.Requester)
 	if err != nil {
 		return nil, errorf("requester personality: %w", err)
@@ -112,7 +120,12 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 		return nil, err
 	}
 	defer cp.Close()
-	if err := cp.SetPipeline(cctx, nil, uint64(repeat+1)); err != nil {
+	if env.p4info != nil {
+		err = cp.SetPipelineWith(cctx, env.p4info, env.p4DeviceConfig, uint64(repeat+1))
+	} else {
+		err = cp.SetPipeline(cctx, env.p4DeviceConfig, uint64(repeat+1))
+	}
+	if err != nil {
 		return nil, err
 	}
 
@@ -173,10 +186,15 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 		if role == "rsp" {
 			p, ips = rspP, rspIPs
 		}
-		spec, _ := json.Marshal(agent.NICSpec{Interface: env.iface[role], Name: role, MAC: macString(h.mac), IPs: ips, Personality: p,
+		ns := agent.NICSpec{Backend: env.rnic, Interface: env.iface[role], Name: role, MAC: macString(h.mac), IPs: ips, Personality: p,
 			Seed: seedFor(t, repeat, role), DisableRP: !h.cfg.RoCE.DCQCNRPEnable, DisableNP: !h.cfg.RoCE.DCQCNNPEnable,
 			MinCNPns: int64(time.Duration(h.cfg.RoCE.MinTimeBetweenCNPs) * time.Microsecond), Adaptive: h.cfg.RoCE.AdaptiveRetrans,
-			SlowRestart: h.cfg.RoCE.SlowRestart})
+			SlowRestart: h.cfg.RoCE.SlowRestart}
+		if env.rnic == "verbs" {
+			dev, params := nic.FromConfig(h.cfg)
+			ns.Device, ns.Configure = dev, &params
+		}
+		spec, _ := json.Marshal(ns)
 		sn, err := gens[role].StartNIC(ctx, &luminav1.StartNICRequest{NicJson: spec})
 		if err != nil {
 			return nil, fmt.Errorf("%s RNIC: %w", role, err)
@@ -186,6 +204,9 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 			return nil, fmt.Errorf("%s RNIC reported MAC %q", role, sn.GetMac())
 		}
 		nicMAC[role] = [6]byte(hw)
+		if v := sn.GetVersionsJson(); len(v) > 0 {
+			out.Versions[map[string]string{"req": "requester", "rsp": "responder"}[role]] = json.RawMessage(v)
+		}
 	}
 	sr, err := gens["rsp"].Serve(ctx, &luminav1.ServeRequest{ListenAddr: env.responderListen})
 	if err != nil {

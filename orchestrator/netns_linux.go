@@ -243,7 +243,7 @@ func runNetns(ctx context.Context, t *config.Test, repeat int, dir string, progr
 		responderListen: "10.255.0.2:0",
 		intakeNetwork:   "unix", intakeListen: filepath.Join(b.work, "intake.sock"),
 		addServer: func(g *grpc.Server) { b.servers = append(b.servers, g) },
-		reqPort:   portRequester, rspPort: portResponder,
+		reqPort:   portRequester, rspPort: portResponder, rnic: "softrnic",
 		dumperPort: func(i int) uint32 { return uint32(portDumper0 + i) },
 	}
 	env.hook = func() {

@@ -42,6 +42,14 @@ type RemoteOptions struct {
 	// (default ":0"); IntakeAddr the address the requester's agent dials
 	// (default: this machine's address towards the requester, same port).
 	IntakeListen, IntakeAddr string
+	// RNIC is the RNIC the agents drive: "verbs" (default: the hosts' real
+	// NICs, configured with roce-parameters; agents built with -tags verbs)
+	// or "softrnic" (lumina's software RNIC on nic.if-name).
+	RNIC string
+	// P4Info and DeviceConfig are files to push to a Tofino: bf-p4c's
+	// P4Info for lumina.p4 and the packed device config (docs/tofino.md).
+	// Default: lumina's P4Info and no device config (the software target).
+	P4Info, DeviceConfig string
 }
 
 func splitHostPort(s string, def int) (host, addr string) {
@@ -94,6 +102,25 @@ func runRemote(ctx context.Context, t *config.Test, repeat int, dir string, ro R
 			return filepath.Join(ws, fmt.Sprintf("lumina-%s-%d-%s", t.Name, repeat, t.Dumpers[i].DumpFilename))
 		},
 		responderListen: ":0", intakeNetwork: "tcp", intakeListen: ro.IntakeListen, intakeAdvertise: ro.IntakeAddr,
+		rnic: ro.RNIC,
+	}
+	if env.rnic == "" {
+		env.rnic = "verbs"
+	}
+	if env.rnic != "verbs" && env.rnic != "softrnic" {
+		return nil, fmt.Errorf("%w: remote: RNIC %q (verbs or softrnic)", ErrTestbed, env.rnic)
+	}
+	for _, f := range []struct {
+		path string
+		dst  *[]byte
+	}{{ro.P4Info, &env.p4info}, {ro.DeviceConfig, &env.p4DeviceConfig}} {
+		if f.path != "" {
+			b, err := os.ReadFile(f.path)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrTestbed, err)
+			}
+			*f.dst = b
+		}
 	}
 	if env.intakeListen == "" {
 		env.intakeListen = ":0"

@@ -168,7 +168,7 @@ func TestRemoteTestbed(t *testing.T) {
 	if tc.Testbed != config.TestbedRemote {
 		t.Fatalf("testbed %v, want remote", tc.Testbed)
 	}
-	res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Remote: RemoteOptions{TokenFile: lab.tokenFile, CertDir: lab.certs}})
+	res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Remote: RemoteOptions{TokenFile: lab.tokenFile, CertDir: lab.certs, RNIC: "softrnic"}})
 	if !res.OK() {
 		t.Fatalf("remote run: %v %+v", res.Err, res.Repeats)
 	}
@@ -187,7 +187,7 @@ func TestRemoteTestbed(t *testing.T) {
 	os.WriteFile(bad, []byte("not-the-token-at-all-000"), 0o600)
 	tc, _ = config.Load(lab.cfg)
 	res = RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Retries: 0, RetriesSet: true,
-		Remote: RemoteOptions{TokenFile: bad, CertDir: lab.certs}})
+		Remote: RemoteOptions{TokenFile: bad, CertDir: lab.certs, RNIC: "softrnic"}})
 	if res.OK() || res.Err == nil || !strings.Contains(res.Err.Error(), "refused our token") {
 		t.Errorf("wrong token: %v", res.Err)
 	}
@@ -200,7 +200,7 @@ func TestRemoteTestbed(t *testing.T) {
 	}
 	tc, _ = config.Load(lab.cfg)
 	res = RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Retries: 0, RetriesSet: true,
-		Remote: RemoteOptions{TokenFile: lab.tokenFile, CertDir: untrusted}})
+		Remote: RemoteOptions{TokenFile: lab.tokenFile, CertDir: untrusted, RNIC: "softrnic"}})
 	if res.OK() || res.Err == nil || !strings.Contains(res.Err.Error(), "req agent") {
 		t.Errorf("untrusted certificate: %v", res.Err)
 	}

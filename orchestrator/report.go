@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,6 +31,9 @@ type Report struct {
 	Seed        uint64            `json:"seed"`
 	Testbed     string            `json:"testbed"`
 	Personality map[string]string `json:"personality,omitempty"`
+	// NICVersions is each traffic host's NIC identity: driver and firmware
+	// on real hosts, the personality for the software RNIC.
+	NICVersions map[string]json.RawMessage `json:"nic_versions,omitempty"`
 	// Valid is true when the trace passed the integrity check; otherwise no
 	// analyzer ran and Checks only holds integrity.
 	Valid       bool                  `json:"valid"`
@@ -140,6 +144,7 @@ func newReport(t *config.Test, rep int, col *collected) *Report {
 		return r
 	}
 	r.Personality = col.Personas
+	r.NICVersions = col.Versions
 	for _, c := range col.Conns {
 		r.Connections = append(r.Connections, ConnectionReport{ID: c.Index, Verb: string(c.Verb),
 			Requester: EndpointInfo{c.Requester.IP, c.Requester.QPN, c.Requester.IPSN},

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -32,6 +33,9 @@ type collected struct {
 	Stopped    string // why traffic stopped early ("" if it completed)
 	// Switch ports of the traffic hosts (for the integrity counters).
 	ReqPort, RspPort uint32
+	// Versions is each traffic host's NIC identity (driver, firmware; the
+	// personality for the software RNIC), as its agent reported it.
+	Versions map[string]json.RawMessage
 }
 
 // runSim runs one repeat on the sim testbed: every component in this
@@ -54,6 +58,10 @@ func runSim(ctx context.Context, t *config.Test, repeat int, dir string, progres
 		return nil, errorf("responder personality: %w", err)
 	}
 	out.Personas["requester"], out.Personas["responder"] = reqP.Name, rspP.Name
+	out.Versions = map[string]json.RawMessage{}
+	for role, p := range map[string]string{"requester": reqP.Name, "responder": rspP.Name} {
+		out.Versions[role], _ = json.Marshal(map[string]string{"personality": p, "driver": "lumina softrnic"})
+	}
 
 	// The switch and its P4Runtime server.
 	progress("injector: start software switch, P4Runtime on loopback")

@@ -17,6 +17,7 @@ command -v tshark >/dev/null 2>&1 || need+=(tshark)
 command -v tcpdump >/dev/null 2>&1 || need+=(tcpdump)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists libdpdk 2>/dev/null || need+=(libdpdk-dev)
+pkg-config --exists libibverbs 2>/dev/null || need+=(libibverbs-dev)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "installing ${need[*]}"
@@ -40,6 +41,10 @@ fi
 
 say "go vet"
 go vet ./...
+
+say "go build/vet -tags verbs"
+go build -tags verbs ./...
+go vet -tags verbs ./...
 
 say "go test -race"
 go test -race -count=1 ./...

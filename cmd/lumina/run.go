@@ -29,6 +29,9 @@ func init() {
 			certs := fs.String("agent-certs", "", "remote: `dir` with each agent's certificate as <control-ip>.pem")
 			intakeListen := fs.String("intake-listen", "", "remote: `address` for the metadata intake service (default :0)")
 			intakeAddr := fs.String("intake-addr", "", "remote: `address` the requester's agent dials for the intake (default: ours towards it)")
+			rnic := fs.String("rnic", "verbs", "remote: the agents' RNIC: verbs (the hosts' NICs) or softrnic")
+			p4info := fs.String("p4info", "", "remote: P4Info `file` to push (a Tofino: bf-p4c's for lumina.p4)")
+			devcfg := fs.String("device-config", "", "remote: packed Tofino device config `file` (docs/tofino.md)")
 			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				if len(args) == 0 {
 					return usagef("run needs at least one test file or folder")
@@ -64,7 +67,8 @@ func init() {
 					return &usageError{"run: invalid test files; nothing was run"}
 				}
 				o := orchestrator.Options{OutDir: *out, Testbed: *testbed, Retries: *retries, RetriesSet: true, Progress: stderr,
-					Remote: orchestrator.RemoteOptions{TokenFile: *tokenFile, CertDir: *certs, IntakeListen: *intakeListen, IntakeAddr: *intakeAddr}}
+					Remote: orchestrator.RemoteOptions{TokenFile: *tokenFile, CertDir: *certs, IntakeListen: *intakeListen, IntakeAddr: *intakeAddr,
+						RNIC: *rnic, P4Info: *p4info, DeviceConfig: *devcfg}}
 				if *quiet {
 					o.Progress = io.Discard
 				}

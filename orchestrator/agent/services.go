@@ -18,7 +18,9 @@ import (
 	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/generator/softrnic"
+	"github.com/netlumina/lumina/generator/verbs"
 	"github.com/netlumina/lumina/injector"
+	"github.com/netlumina/lumina/nic"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 	"github.com/netlumina/lumina/sim"
 )
@@ -35,8 +37,7 @@ type Agent struct {
 	dumper  *dumper.Dumper
 	dpath   string
 	loop    *sim.RealLoop
-	port    *sim.AFPacketPort
-	nic     *softrnic.NIC
+	dev     generator.Device
 	exec    generator.Exec
 	closers []func()
 }
@@ -158,8 +159,18 @@ func (ds dumperSvc) Fetch(req *luminav1.FetchRequest, stream luminav1.Dumper_Fet
 
 // ---- generator ----
 
-// NICSpec is the JSON of StartNIC: a software RNIC on an interface.
+// NICSpec is the JSON of StartNIC: a software RNIC on an interface, or a
+// real RNIC through libibverbs (Backend "verbs": needs an agent built with
+// -tags verbs), optionally configured with Listing 1's RoCE parameters.
 type NICSpec struct {
+	// Backend is "softrnic" (default) or "verbs".
+	Backend string `json:"backend,omitempty"`
+	// Device identifies the real NIC (verbs) for configuration, counters
+	// and versions.
+	Device nic.Device `json:"device,omitempty"`
+	// Configure, when set (verbs), is applied to the NIC before the test
+	// and restored when the agent closes.
+	Configure   *nic.Params          `json:"configure,omitempty"`
 	Interface   string               `json:"interface"`
 	Name        string               `json:"name"`
 	MAC         string               `json:"mac"`
@@ -186,46 +197,79 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.nic != nil {
+	if a.dev != nil {
 		return nil, status.Error(codes.FailedPrecondition, "an RNIC is already running")
 	}
 	loop := sim.NewRealLoop()
 	loop.Start()
-	port, err := sim.OpenAFPacket(spec.Interface, loop)
-	if err != nil {
-		loop.Close()
-		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
-	}
 	exec := generator.PostAndWait(loop.Post)
-	var nic *softrnic.NIC
-	exec(func() {
-		nic, err = softrnic.New(loop, port, softrnic.Config{Name: spec.Name, MAC: [6]byte(mac), IPs: spec.IPs, Personality: spec.Personality,
-			Seed: spec.Seed, DisableRP: spec.DisableRP, DisableNP: spec.DisableNP, MinTimeBetweenCNPs: time.Duration(spec.MinCNPns),
-			AdaptiveRetrans: spec.Adaptive, SlowRestart: spec.SlowRestart})
-	})
-	if err != nil {
-		port.Close()
+	var dev generator.Device
+	var versions []byte
+	switch spec.Backend {
+	case "", "softrnic":
+		port, err := sim.OpenAFPacket(spec.Interface, loop)
+		if err != nil {
+			loop.Close()
+			return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+		}
+		var nc *softrnic.NIC
+		exec(func() {
+			nc, err = softrnic.New(loop, port, softrnic.Config{Name: spec.Name, MAC: [6]byte(mac), IPs: spec.IPs, Personality: spec.Personality,
+				Seed: spec.Seed, DisableRP: spec.DisableRP, DisableNP: spec.DisableNP, MinTimeBetweenCNPs: time.Duration(spec.MinCNPns),
+				AdaptiveRetrans: spec.Adaptive, SlowRestart: spec.SlowRestart})
+		})
+		if err != nil {
+			port.Close()
+			loop.Close()
+			return nil, badRequest("%v", err)
+		}
+		dev = nc.Device()
+		versions, _ = json.Marshal(map[string]string{"personality": spec.Personality.Name, "driver": "lumina softrnic"})
+		a.closers = append(a.closers, func() { port.Close(); loop.Close() })
+	case "verbs":
+		if spec.Configure != nil {
+			restore, err := nic.Configure(ctx, spec.Device, *spec.Configure)
+			if err != nil {
+				loop.Close()
+				return nil, status.Errorf(codes.FailedPrecondition, "configuring %s: %v", spec.Device.IfName, err)
+			}
+			a.closers = append(a.closers, restore)
+		}
+		vd, err := verbs.Open(verbs.Config{Loop: loop, Device: spec.Device.IBDev, IfName: spec.Interface, Port: spec.Device.Port,
+			IPs: spec.IPs, Seed: spec.Seed})
+		if err != nil {
+			loop.Close()
+			return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+		}
+		dev = vd
+		if ifi, err := net.InterfaceByName(spec.Interface); err == nil && len(ifi.HardwareAddr) == 6 {
+			mac = ifi.HardwareAddr
+		}
+		if v, err := nic.ReadVersions(spec.Device); err == nil {
+			versions, _ = json.Marshal(v)
+		}
+		a.closers = append(a.closers, func() { vd.Close(); loop.Close() })
+	default:
 		loop.Close()
-		return nil, badRequest("%v", err)
+		return nil, badRequest("unknown RNIC backend %q (softrnic or verbs)", spec.Backend)
 	}
-	a.loop, a.port, a.nic, a.exec = loop, port, nic, exec
-	a.closers = append(a.closers, func() { port.Close(); loop.Close() })
-	return &luminav1.StartNICResponse{Mac: mac.String()}, nil
+	a.loop, a.dev, a.exec = loop, dev, exec
+	return &luminav1.StartNICResponse{Mac: mac.String(), VersionsJson: versions}, nil
 }
 
-func (a *Agent) rnic() (*softrnic.NIC, generator.Exec, *sim.RealLoop, error) {
+func (a *Agent) rnic() (generator.Device, generator.Exec, *sim.RealLoop, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.nic == nil {
+	if a.dev == nil {
 		return nil, nil, nil, status.Error(codes.FailedPrecondition, "StartNIC first")
 	}
-	return a.nic, a.exec, a.loop, nil
+	return a.dev, a.exec, a.loop, nil
 }
 
 // Serve starts the responder on listen_addr and returns the bound address.
 func (g generatorSvc) Serve(ctx context.Context, req *luminav1.ServeRequest) (*luminav1.ServeResponse, error) {
 	a := g.Agent
-	nic, exec, _, err := a.rnic()
+	dev, exec, _, err := a.rnic()
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +286,7 @@ func (g generatorSvc) Serve(ctx context.Context, req *luminav1.ServeRequest) (*l
 		defer c.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 24*time.Hour)
 		defer cancel()
-		generator.Serve(ctx, generator.ResponderConfig{Device: nic.Device(), Exec: exec, Verify: true}, c)
+		generator.Serve(ctx, generator.ResponderConfig{Device: dev, Exec: exec, Verify: true}, c)
 	}()
 	a.mu.Lock()
 	a.closers = append(a.closers, func() { ln.Close() })
@@ -253,7 +297,7 @@ func (g generatorSvc) Serve(ctx context.Context, req *luminav1.ServeRequest) (*l
 // Run runs the requester side of a test to its end.
 func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*luminav1.RunResponse, error) {
 	a := g.Agent
-	nic, exec, loop, err := a.rnic()
+	dev, exec, loop, err := a.rnic()
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +315,7 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 	}
 	defer ic.Close()
 	intake := luminav1.NewIntakeClient(ic)
-	r, err := generator.NewRequester(generator.RequesterConfig{Device: nic.Device(), Clock: loop, Exec: exec, Traffic: tr,
+	r, err := generator.NewRequester(generator.RequesterConfig{Device: dev, Clock: loop, Exec: exec, Traffic: tr,
 		OnConnections: func(ctx context.Context, conns []generator.Connection) error {
 			b, _ := json.Marshal(conns)
 			_, err := intake.Install(ctx, &luminav1.InstallRequest{ConnectionsJson: b})
@@ -312,12 +356,12 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 // Counters returns the RNIC's counters.
 func (g generatorSvc) Counters(ctx context.Context, _ *luminav1.CountersRequest) (*luminav1.CountersResponse, error) {
 	a := g.Agent
-	nic, exec, _, err := a.rnic()
+	dev, exec, _, err := a.rnic()
 	if err != nil {
 		return nil, err
 	}
 	var m map[string]uint64
-	exec(func() { m = nic.Counters().Map() })
+	exec(func() { m = dev.CounterMap() })
 	return &luminav1.CountersResponse{Counters: m}, nil
 }
 

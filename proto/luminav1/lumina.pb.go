@@ -322,8 +322,11 @@ func (x *StartNICRequest) GetNicJson() []byte {
 }
 
 type StartNICResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Mac           string                 `protobuf:"bytes,1,opt,name=mac,proto3" json:"mac,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Mac   string                 `protobuf:"bytes,1,opt,name=mac,proto3" json:"mac,omitempty"`
+	// Driver and firmware identity of a real NIC (nic.Versions as JSON);
+	// the personality for the software RNIC.
+	VersionsJson  []byte `protobuf:"bytes,2,opt,name=versions_json,json=versionsJson,proto3" json:"versions_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -363,6 +366,13 @@ func (x *StartNICResponse) GetMac() string {
 		return x.Mac
 	}
 	return ""
+}
+
+func (x *StartNICResponse) GetVersionsJson() []byte {
+	if x != nil {
+		return x.VersionsJson
+	}
+	return nil
 }
 
 type ServeRequest struct {
@@ -864,9 +874,10 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x05Chunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\",\n" +
 	"\x0fStartNICRequest\x12\x19\n" +
-	"\bnic_json\x18\x01 \x01(\fR\anicJson\"$\n" +
+	"\bnic_json\x18\x01 \x01(\fR\anicJson\"I\n" +
 	"\x10StartNICResponse\x12\x10\n" +
-	"\x03mac\x18\x01 \x01(\tR\x03mac\"/\n" +
+	"\x03mac\x18\x01 \x01(\tR\x03mac\x12#\n" +
+	"\rversions_json\x18\x02 \x01(\fR\fversionsJson\"/\n" +
 	"\fServeRequest\x12\x1f\n" +
 	"\vlisten_addr\x18\x01 \x01(\tR\n" +
 	"listenAddr\"#\n" +

@@ -1,0 +1,67 @@
+// Package nic configures the RoCE knobs of a real RNIC and reads its
+// counters: what `lumina agent` does on a traffic host before and after a
+// test (Lumina §3.3, Listing 1; the public tool's config_traffic_gen and
+// counter_dump.py).
+//
+// # Concepts
+//
+// A Device names one RNIC port: its kernel interface (IfName), its verbs
+// device (IBDev, found from the interface when empty), the verbs port and
+// the PCI function. Params are the knobs of Listing 1 (roce-parameters)
+// plus the DSCP trust state; FromConfig converts a config.Host.
+//
+// A Host is the machine as the package sees it, with everything it touches
+// injectable: the file system (FS; sysfs, configfs and procfs under one
+// root), the command runner for mlxreg and mlnx_qos (Runner) and the
+// ethtool statistics source (Ethtool). The zero Host is the local machine.
+//
+// Where each knob lives (roce-facts §5.4, §6.1):
+//
+//	Mellanox (mlx5, MLNX_OFED sysfs)
+//	  DCQCN NP per priority   /sys/class/net/IF/ecn/roce_np/enable/0..7
+//	  DCQCN RP per priority   /sys/class/net/IF/ecn/roce_rp/enable/0..7
+//	  CNP pacing (µs)         /sys/class/net/IF/ecn/roce_np/min_time_between_cnps
+//	  adaptive retransmission mlxreg -d PCI --reg_name ROCE_ACCL --set roce_adp_retrans_en=0|1 --yes
+//	  slow restart            mlxreg -d PCI --reg_name ROCE_ACCL --set roce_slow_restart_en=0|1 --yes
+//	  DSCP trust              mlnx_qos -i IF --trust=dscp|pcp
+//	  DSCP → priority         mlnx_qos -i IF --dscp2prio=set,DSCP,PRIO
+//	Intel E810 (irdma, configfs)
+//	  DCQCN                   mkdir /sys/kernel/config/irdma/IBDEV; echo 0|1 > roce_dcqcn_enable; rmdir
+//
+// The previous values come from the same files, from
+// `mlxreg -d PCI --reg_name ROCE_ACCL --get --yes` (the "name | 0x…" table)
+// and from `mlnx_qos -i IF` (its "Priority trust state:" and "prio:P
+// dscp:…" lines): these two are the only command outputs parsed, because
+// neither tool has another interface for reading. When mlnx_qos prints no
+// dscp2prio table (trust pcp), the driver's default map (priority =
+// DSCP / 8) is taken as the previous one.
+//
+// Counters (roce-facts §6.3, public-lumina-notes §5.6): every file of
+// /sys/class/infiniband/IBDEV/ports/PORT/hw_counters and …/counters,
+// under their own names, and the driver statistics of `ethtool -S IF`
+// (ETHTOOL_GSTRINGS/ETHTOOL_GSTATS over the SIOCETHTOOL ioctl: ethtool's
+// netlink interface has no driver-private statistics) as "ethtool.<name>".
+//
+// Versions records the driver, driver version, firmware and kernel of a
+// run from sysfs and procfs.
+//
+// # Pitfalls
+//
+//   - Configure is all or nothing. It reads every previous value and checks
+//     that every file is writable before it writes anything; if a write or
+//     command still fails, it restores what it had changed, in reverse
+//     order, before returning. The restore function it returns undoes a
+//     successful Configure the same way.
+//   - sysfs attributes without a write bit refuse writes even from root;
+//     the default FS mimics this on any directory tree, so a fake tree with
+//     mode 0444 files behaves like the kernel.
+//   - The mlx5 ecn/ files exist only with MLNX_OFED's mlx5_core; the
+//     upstream driver keeps congestion control in debugfs (cc_params), which
+//     this package does not write: Configure fails with ErrUnsupported and
+//     names the missing file.
+//   - mlxreg does a read-modify-write of ROCE_ACCL, so the *_field_select
+//     bits the query returns (1 = configurable) travel with the set; a
+//     field whose select bit reads 0 is not configurable on that firmware
+//     and Configure refuses it up front.
+//   - Counters are cumulative; analyzers use finish − start.
+package nic
