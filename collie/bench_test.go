@@ -1,0 +1,103 @@
+package collie
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// plantedRun runs one search on the model with the Table-2 planted profile
+// and reports, per planted anomaly, the experiment at which an anomalous
+// search point (not an MFS probe) first fell into its region.
+func plantedRun(tb testing.TB, profile, algo string, seed uint64, budget int) (found map[string]int, natural int, total int) {
+	tb.Helper()
+	p, _, err := LoadProfile(filepath.Join("..", "examples", "collie", profile+".yaml"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pl, err := LoadPlanted(filepath.Join("..", "examples", "collie", "table2-planted.yaml"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := NewModel(*p, pl, seed)
+	found = map[string]int{}
+	_, err = Search(context.Background(), Options{
+		Engine: m, Algo: algo, Budget: budget, Seed: seed,
+		Monitor: Monitor{LineGbps: p.LineGbps, LineMpps: p.LineMpps},
+		OnExperiment: func(r Record) {
+			if r.Phase == "probe" || r.Verdict == nil || !r.Verdict.Anomalous() {
+				return
+			}
+			hits := m.PlantedHits(r.Workload)
+			if len(hits) == 0 {
+				natural++
+			}
+			for _, h := range hits {
+				if _, ok := found[h]; !ok {
+					found[h] = r.ID
+				}
+			}
+		},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return found, natural, len(m.Planted)
+}
+
+// BenchmarkPlanted compares random, SA without MFS and SA with MFS on the
+// model with the paper's Table-2 anomalies planted (10 seeds each, a fixed
+// experiment budget, MFS probes included). Run with
+//
+//	go test ./collie -run '^$' -bench Planted -benchtime 1x
+//
+// COLLIE_BENCH_BUDGET overrides the budget of 1000 experiments.
+func BenchmarkPlanted(b *testing.B) {
+	b.ReportAllocs()
+	budget := 1000
+	if v, err := strconv.Atoi(os.Getenv("COLLIE_BENCH_BUDGET")); err == nil && v > 0 {
+		budget = v
+	}
+	for _, profile := range []string{"cx6-200g", "p2100-100g"} {
+		for _, algo := range []string{AlgoRandom, AlgoSANoMFS, AlgoSA} {
+			b.Run(profile+"/"+algo, func(b *testing.B) {
+				for range b.N {
+					var sum, all, nat int
+					var firsts []int
+					var per []string
+					perID := map[string]int{}
+					for seed := uint64(1); seed <= 10; seed++ {
+						f, n, tot := plantedRun(b, profile, algo, seed, budget)
+						sum += len(f)
+						all += tot
+						nat += n
+						for id, at := range f {
+							firsts = append(firsts, at)
+							perID[id]++
+						}
+						per = append(per, fmt.Sprint(len(f)))
+					}
+					sort.Ints(firsts)
+					med := 0
+					if len(firsts) > 0 {
+						med = firsts[len(firsts)/2]
+					}
+					b.ReportMetric(100*float64(sum)/float64(all), "%found")
+					var ids []string
+					for id, n := range perID {
+						ids = append(ids, fmt.Sprintf("#%s:%d", id, n))
+					}
+					sort.Strings(ids)
+					b.Logf("%s %s: seeds finding each planted anomaly: %s", profile, algo, strings.Join(ids, " "))
+					b.Logf("%s %s: found %d/%d planted (%.0f%%) over 10 seeds [%s], median first-hit experiment %d, natural anomalous points %d",
+						profile, algo, sum, all, 100*float64(sum)/float64(all), strings.Join(per, " "), med, nat)
+				}
+			})
+		}
+	}
+}

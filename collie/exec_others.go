@@ -1,0 +1,8 @@
+//go:build !unix
+
+package collie
+
+import "os/exec"
+
+// setProcessGroup is a no-op: the default cancel kills the shell only.
+func setProcessGroup(*exec.Cmd) {}

@@ -1,0 +1,135 @@
+package collie
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+func tr(dir, qp, op string, sizes ...int64) Traffic {
+	return Traffic{Direction: dir, Memory: "dram-local", NumMRs: 1, MRSize: 4 << 20, QPType: qp, Opcode: op,
+		NumQPs: 8, MTU: 4096, WQDepth: 128, WQEBatch: 8, SGEPerWQE: 3, MessageSizes: sizes}
+}
+
+func TestMFSMatch(t *testing.T) {
+	// Anomaly #9: bidirectional, ≥ 3 SGEs, a mix of ≤ 1 KB and ≥ 64 KB.
+	mix := MFS{{"direction": Values(Bi), "sge_per_wqe": Range(3, math.MaxInt64),
+		"msg_size_min": Range(math.MinInt64, 1024), "msg_size_max": Range(65536, math.MaxInt64)}}
+	// Anomaly #13: a loopback traffic and a receiving traffic.
+	pair := MFS{{"direction": Values(Loopback)}, {"direction": Values(Uni), "opcode": Values("WRITE", "SEND")}}
+	for _, tc := range []struct {
+		name string
+		m    MFS
+		w    Workload
+		want bool
+	}{
+		{"mixed", mix, Workload{[]Traffic{tr(Bi, "RC", "WRITE", 128, 65536, 1024)}}, true},
+		// The public code's "mix" match is inverted: it matches unmixed
+		// patterns. Here only a real mix matches.
+		{"all-small", mix, Workload{[]Traffic{tr(Bi, "RC", "WRITE", 128, 512)}}, false},
+		{"all-large", mix, Workload{[]Traffic{tr(Bi, "RC", "WRITE", 65536, 1<<20)}}, false},
+		{"mix-uni", mix, Workload{[]Traffic{tr(Uni, "RC", "WRITE", 128, 65536)}}, false},
+		{"mix-2sge", mix, Workload{[]Traffic{func() Traffic { t := tr(Bi, "RC", "WRITE", 128, 65536); t.SGEPerWQE = 2; return t }()}}, false},
+		{"mix-second-traffic", mix, Workload{[]Traffic{tr(Uni, "RC", "WRITE", 128), tr(Bi, "UC", "SEND", 64, 1<<20)}}, true},
+		{"pair", pair, Workload{[]Traffic{tr(Uni, "RC", "SEND", 4096), tr(Loopback, "RC", "WRITE", 4096)}}, true},
+		{"pair-read", pair, Workload{[]Traffic{tr(Uni, "RC", "READ", 4096), tr(Loopback, "RC", "WRITE", 4096)}}, false},
+		// Each entry needs its own traffic.
+		{"pair-one-traffic", pair, Workload{[]Traffic{tr(Loopback, "RC", "WRITE", 4096)}}, false},
+		{"pair-two-loopbacks", pair, Workload{[]Traffic{tr(Loopback, "RC", "WRITE", 4096), tr(Loopback, "RC", "WRITE", 4096)}}, false},
+		{"empty-mfs", MFS{{}}, Workload{[]Traffic{tr(Uni, "UD", "SEND", 64)}}, true},
+		{"mtu-values", MFS{{"mtu": IntValues(1024, 2048)}}, Workload{[]Traffic{tr(Uni, "RC", "WRITE", 64)}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.m.Match(tc.w); got != tc.want {
+				t.Errorf("Match(%s) = %v, want %v", tc.w.Key(), got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMFSJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		m    MFS
+		want string
+	}{
+		{"one", MFS{{"qp_type": Values("UD"), "wqe_batch": Range(64, math.MaxInt64), "mtu": IntValues(1024)}},
+			`{"mtu":{"values":[1024]},"qp_type":{"values":["UD"]},"wqe_batch":{"min":64}}`},
+		{"two", MFS{{"direction": Values(Loopback)}, {"num_qps": Range(2, 8)}},
+			`{"t0.direction":{"values":["loopback"]},"t1.num_qps":{"max":8,"min":2}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := json.Marshal(tc.m)
+			if err != nil || string(b) != tc.want {
+				t.Fatalf("Marshal = %s, %v, want %s", b, err, tc.want)
+			}
+			var back MFS
+			if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, tc.m) {
+				t.Errorf("Unmarshal(%s) = %v, %v, want %v", b, back, err, tc.m)
+			}
+		})
+	}
+	for _, bad := range []string{`{"nope":{"min":1}}`, `{"mtu":{}}`, `{"mtu":{"values":[1,"a"]}}`, `{"mtu":{"values":[1],"min":2}}`} {
+		var m MFS
+		if err := json.Unmarshal([]byte(bad), &m); err == nil {
+			t.Errorf("Unmarshal(%s) = nil error, want an error", bad)
+		}
+	}
+}
+
+// TestBuildMFSRecoversRegion runs the MFS algorithm against an oracle that
+// is anomalous exactly inside a known region.
+func TestBuildMFSRecoversRegion(t *testing.T) {
+	sp := DefaultSpace()
+	region := MFS{{"qp_type": Values("RC"), "opcode": Values("SEND"), "mtu": IntValues(1024),
+		"wqe_batch": Range(64, math.MaxInt64), "wq_depth": Range(1024, math.MaxInt64),
+		"msg_size_min": Range(2048, math.MaxInt64), "msg_size_max": Range(math.MinInt64, 8192)}}
+	point := tr(Uni, "RC", "SEND", 4096, 2048)
+	point.MTU, point.WQEBatch, point.WQDepth, point.NumQPs = 1024, 128, 4096, 64
+	other := tr(Uni, "RC", "WRITE", 4096)
+	w := Workload{Traffics: []Traffic{other, point}}
+	if !region.Match(w) || sp.Validate(w) != nil {
+		t.Fatal("bad fixture")
+	}
+	probes := 0
+	res, err := sp.BuildMFS(w, func(p Workload) (bool, error) {
+		probes++
+		return region.Match(p), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Conditions implied by the constraints may be added (msg_size_max ≥
+	// 2048 follows from msg_size_min ≥ 2048): compare the sets of valid
+	// workloads around the point that each one matches.
+	r := rand.New(rand.NewPCG(5, 6))
+	cur := Workload{Traffics: []Traffic{point}}
+	in, diff := 0, 0
+	for range 20000 {
+		cur = sp.Mutate(r, cur)
+		if r.IntN(50) == 0 {
+			cur = Workload{Traffics: []Traffic{point}}
+		}
+		a, b := region.Match(cur), res.MFS.Match(cur)
+		if a {
+			in++
+		}
+		if a != b {
+			diff++
+			if diff < 5 {
+				t.Errorf("region.Match(%s) = %v, MFS.Match = %v (MFS %v)", cur.Key(), a, b, res.MFS)
+			}
+		}
+	}
+	if in < 100 {
+		t.Errorf("only %d of the walk's points were in the region; the test is too weak", in)
+	}
+	if !res.Validated || len(res.Reduced.Traffics) != 1 || res.Reduced.Traffics[0].NumQPs != 1 {
+		t.Errorf("reduced point = %s (validated %v), want one traffic with 1 QP", res.Reduced.Key(), res.Validated)
+	}
+	if res.Probes != probes || probes > 60 {
+		t.Errorf("probes = %d (counted %d), want ≤ 60", res.Probes, probes)
+	}
+}

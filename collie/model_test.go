@@ -1,0 +1,114 @@
+package collie
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestModelPlanted(t *testing.T) {
+	m, mon := plantedModel(t)
+	// Anomaly #1's concrete trigger (Appendix A).
+	a1 := Traffic{Direction: Uni, Memory: "dram-local", NumMRs: 1, MRSize: 65536, QPType: "UD", Opcode: "SEND",
+		NumQPs: 1, MTU: 2048, WQDepth: 256, WQEBatch: 64, SGEPerWQE: 1, MessageSizes: []int64{2048}}
+	healthy := a1.clone()
+	healthy.QPType, healthy.WQEBatch = "RC", 1
+	for _, tc := range []struct {
+		name string
+		t    Traffic
+		want []string
+		hits []string
+	}{
+		{"anomaly-1", a1, []string{SymptomPause}, []string{"1"}},
+		{"healthy", healthy, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := Workload{Traffics: []Traffic{tc.t}}
+			met, err := m.Run(context.Background(), 1, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := mon.Check(w, met).Symptoms; !slices.Equal(got, tc.want) {
+				t.Errorf("Check = %v, want %v (metrics %+v)", got, tc.want, met.Sample)
+			}
+			if got := m.PlantedHits(w); !slices.Equal(got, tc.hits) {
+				t.Errorf("PlantedHits = %v, want %v", got, tc.hits)
+			}
+		})
+	}
+}
+
+func TestModelDeterministicAndMostlyHealthy(t *testing.T) {
+	p, _, err := LoadProfile("../examples/collie/cx6-200g.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewModel(*p, nil, 1)
+	mon := Monitor{LineGbps: p.LineGbps, LineMpps: p.LineMpps}
+	sp := DefaultSpace()
+	r := rand.New(rand.NewPCG(1, 1))
+	bad := 0
+	for i := range 2000 {
+		w := sp.Random(r)
+		a, _ := m.Run(context.Background(), i, w)
+		b, _ := m.Run(context.Background(), i, w)
+		if a.Sample != b.Sample {
+			t.Fatalf("Run is not deterministic for %s", w.Key())
+		}
+		if mon.Check(w, a).Anomalous() {
+			bad++
+		}
+	}
+	// The modelled bottlenecks (cache thrashing, PCIe sharing) make some
+	// random workloads anomalous, but not most.
+	if bad > 2000/10 {
+		t.Errorf("%d of 2000 random workloads anomalous without planted anomalies, want ≤ 10%%", bad)
+	}
+}
+
+func TestClosenessGrows(t *testing.T) {
+	region := MFS{{"qp_type": Values("UD"), "wqe_batch": Range(64, 1<<62)}}
+	w := Workload{Traffics: []Traffic{tr(Uni, "RC", "SEND", 1024)}}
+	w.Traffics[0].WQEBatch = 4
+	c0 := Closeness(region, w)
+	w.Traffics[0].WQEBatch = 16
+	c1 := Closeness(region, w)
+	w.Traffics[0].QPType = "UD"
+	c2 := Closeness(region, w)
+	w.Traffics[0].WQEBatch, w.Traffics[0].WQDepth = 64, 128
+	c3 := Closeness(region, w)
+	if !(c0 < c1 && c1 < c2 && c2 < c3 && c3 == 1) {
+		t.Errorf("Closeness along the way = %v %v %v %v, want increasing to 1", c0, c1, c2, c3)
+	}
+}
+
+func TestCheckSpace(t *testing.T) {
+	app, err := LoadSpace("../examples/collie/app-rpc.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := []Anomaly{
+		{ID: "ud", Symptom: SymptomPause, MFS: MFS{{"qp_type": Values("UD")}}},
+		{ID: "bi-mix", Symptom: SymptomPause, MFS: MFS{{"direction": Values(Bi), "sge_per_wqe": Range(3, 1<<62),
+			"msg_size_min": Range(-1<<62, 1024), "msg_size_max": Range(65536, 1<<62)}}},
+		{ID: "loop", Symptom: SymptomPause, MFS: MFS{{"direction": Values(Loopback)}, {"direction": Values(Uni)}}},
+		{ID: "batch", Symptom: SymptomPause, MFS: MFS{{"wqe_batch": Range(128, 1<<62)}}},
+		{ID: "none", Symptom: SymptomPause},
+	}
+	got := CheckSpace(app, as)
+	want := map[string]bool{"ud": false, "bi-mix": true, "loop": false, "batch": false, "none": false}
+	for _, r := range got {
+		if r.Intersects != want[r.Anomaly] {
+			t.Errorf("%s: Intersects = %v (%s), want %v", r.Anomaly, r.Intersects, r.Reason, want[r.Anomaly])
+		}
+		if r.Intersects {
+			if r.Witness == nil || !r.MFS.Match(*r.Witness) || app.Validate(*r.Witness) != nil {
+				t.Errorf("%s: bad witness %v", r.Anomaly, r.Witness)
+			}
+			if len(r.Break) == 0 {
+				t.Errorf("%s: no conditions to break", r.Anomaly)
+			}
+		}
+	}
+}

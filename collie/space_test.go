@@ -1,0 +1,144 @@
+package collie
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestRandomRespectsConstraints(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		space string
+	}{
+		{"default", ""},
+		{"ud-only", "qp_types: [UD]\nmtu: {values: [1024]}\n"},
+		{"small-depth", "wq_depth: {min: 1, max: 8}\nwqe_batch: {min: 1, max: 128}\n"},
+		{"events", "max_traffics: 1\nmessage_sizes: {min: 1024, max: 8192, max_len: 1}\nevents: {slots: 2, messages: 3}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp, err := ParseSpace([]byte(tc.space))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			for i := range 2000 {
+				w := sp.Random(r)
+				if err := sp.Validate(w); err != nil {
+					t.Fatalf("draw %d: Validate(%s) = %v, want nil", i, w.Key(), err)
+				}
+			}
+		})
+	}
+}
+
+func TestMutateRespectsConstraintsAndIsLocal(t *testing.T) {
+	sp := DefaultSpace()
+	r := rand.New(rand.NewPCG(3, 4))
+	w := sp.Random(r)
+	oneDim := 0
+	const steps = 5000
+	for i := range steps {
+		n := sp.Mutate(r, w)
+		if err := sp.Validate(n); err != nil {
+			t.Fatalf("step %d: Validate(Mutate(%s)) = %v, want nil", i, w.Key(), err)
+		}
+		if n.Equal(w) {
+			t.Fatalf("step %d: Mutate returned the same workload", i)
+		}
+		if len(n.Traffics) == len(w.Traffics) && changedDims(w, n) == 1 {
+			oneDim++
+		}
+		w = n
+	}
+	// Constraint repairs may touch a second dimension; most steps change one.
+	if oneDim < steps*7/10 {
+		t.Errorf("single-dimension mutations = %d of %d, want ≥ 70%%", oneDim, steps)
+	}
+}
+
+func changedDims(a, b Workload) int {
+	n := 0
+	for i := range a.Traffics {
+		for _, d := range baseDims {
+			if d == "msg_size_min" || d == "msg_size_max" || d == "msg_count" {
+				continue
+			}
+			va, _ := dimValue(&a.Traffics[i], d)
+			vb, _ := dimValue(&b.Traffics[i], d)
+			if va != vb {
+				n++
+			}
+		}
+		if !slices.Equal(a.Traffics[i].MessageSizes, b.Traffics[i].MessageSizes) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRepairKeepsMutatedDimension(t *testing.T) {
+	sp := DefaultSpace()
+	tr := Traffic{Direction: Uni, Memory: "dram-local", NumMRs: 1, MRSize: 65536, QPType: "RC", Opcode: "WRITE",
+		NumQPs: 1, MTU: 1024, WQDepth: 16, WQEBatch: 8, SGEPerWQE: 1, MessageSizes: []int64{4096}}
+	for _, tc := range []struct {
+		dim   string
+		v     value
+		check func(t *Traffic) bool
+	}{
+		{"wqe_batch", value{n: 64}, func(t *Traffic) bool { return t.WQEBatch == 64 && t.WQDepth >= 64 }},
+		{"wq_depth", value{n: 4}, func(t *Traffic) bool { return t.WQDepth == 4 && t.WQEBatch <= 4 }},
+		{"qp_type", value{isStr: true, str: "UD"}, func(t *Traffic) bool { return t.QPType == "UD" && t.Opcode == "SEND" && t.MaxMsg() <= t.MTU }},
+		{"opcode", value{isStr: true, str: "READ"}, func(t *Traffic) bool { return t.Opcode == "READ" && t.QPType == "RC" }},
+		{"msg_size_max", value{n: 1 << 20}, func(t *Traffic) bool { return t.MaxMsg() == 1<<20 && t.MRSize >= 1<<20 }},
+	} {
+		t.Run(tc.dim, func(t *testing.T) {
+			c := tr.clone()
+			sp.setDim(&c, tc.dim, tc.v)
+			if !tc.check(&c) {
+				t.Errorf("setDim(%s, %+v) = %+v", tc.dim, tc.v, c)
+			}
+			if err := sp.validateTraffic(&c); err != nil {
+				t.Errorf("validateTraffic = %v, want nil", err)
+			}
+		})
+	}
+}
+
+func TestParseSpaceErrors(t *testing.T) {
+	for _, tc := range []struct{ name, yaml string }{
+		{"unknown-key", "num_qpz: {min: 1}\n"},
+		{"bad-direction", "directions: [sideways]\n"},
+		{"bad-qp", "qp_types: [XRC]\n"},
+		{"no-transport", "qp_types: [UD]\nopcodes: [READ]\n"},
+		{"min-gt-max", "num_qps: {min: 10, max: 5}\n"},
+		{"batch-gt-depth", "wq_depth: {min: 1, max: 4}\nwqe_batch: {min: 8, max: 16}\n"},
+		{"bad-event-type", "events: {slots: 1, types: [explode]}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSpace([]byte(tc.yaml))
+			if !errors.Is(err, ErrSpace) {
+				t.Errorf("ParseSpace(%q) = %v, want ErrSpace", tc.yaml, err)
+			}
+		})
+	}
+}
+
+func TestLevels(t *testing.T) {
+	for _, tc := range []struct {
+		r    IntRange
+		want []int64
+	}{
+		{IntRange{Min: 1, Max: 20}, []int64{1, 2, 4, 8, 16, 20}},
+		{IntRange{Min: 3, Max: 3}, []int64{3}},
+		{IntRange{Min: 100, Max: 300}, []int64{100, 128, 256, 300}},
+		{IntRange{Values: []int64{4096, 1024, 1024}}, []int64{1024, 4096}},
+	} {
+		if got := tc.r.Levels(); !slices.Equal(got, tc.want) {
+			t.Errorf("Levels(%+v) = %v, want %v", tc.r, got, tc.want)
+		}
+	}
+}
+
+func nil2(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }
