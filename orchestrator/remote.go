@@ -190,5 +190,13 @@ func runRemote(ctx context.Context, t *config.Test, repeat int, dir string, ro R
 		progress("injector: no certificate for " + swHost + ": P4Runtime in plaintext")
 		env.p4rtOpts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
+	env.hook = func() {
+		if remoteHook != nil {
+			go remoteHook()
+		}
+	}
 	return driveAgents(ctx, t, repeat, dir, env, progress)
 }
+
+// remoteHook, when set (tests), runs in its own goroutine when traffic starts.
+var remoteHook func()

@@ -25,6 +25,7 @@ import (
 type remoteLab struct {
 	certs, tokenFile string
 	cfg              string
+	pids             map[string]int // by host: req, rsp, sw, d0, d1
 }
 
 func mustRun(t *testing.T, args ...string) {
@@ -38,7 +39,7 @@ func newRemoteLab(t *testing.T) *remoteLab {
 	buildAgent(t)
 	pfx := fmt.Sprintf("lum%d-r", os.Getpid())
 	work := t.TempDir()
-	lab := &remoteLab{certs: filepath.Join(work, "certs"), tokenFile: filepath.Join(work, "token")}
+	lab := &remoteLab{certs: filepath.Join(work, "certs"), tokenFile: filepath.Join(work, "token"), pids: map[string]int{}}
 	os.MkdirAll(lab.certs, 0o755)
 	os.WriteFile(lab.tokenFile, []byte("remote-lab-token-0123456789"), 0o600)
 	var procs []*exec.Cmd
@@ -114,6 +115,7 @@ func newRemoteLab(t *testing.T) *remoteLab {
 		} else {
 			start(h, "agent", "--listen", ip+":7946", "--token-file", lab.tokenFile, "--tls-dir", tls)
 		}
+		lab.pids[h] = procs[len(procs)-1].Process.Pid
 		// The operator copies each machine's certificate to the orchestrator.
 		deadline := time.Now().Add(15 * time.Second)
 		for {
@@ -204,4 +206,36 @@ func TestRemoteTestbed(t *testing.T) {
 	if res.OK() || res.Err == nil || !strings.Contains(res.Err.Error(), "req agent") {
 		t.Errorf("untrusted certificate: %v", res.Err)
 	}
+}
+
+// TestRemoteAgentKilled kills the responder's agent during traffic: the run
+// fails with a clear reason within its timeout and keeps partial results,
+// marked invalid.
+func TestRemoteAgentKilled(t *testing.T) {
+	testutil.RequireNetns(t)
+	lab := newRemoteLab(t)
+	remoteHook = func() {
+		time.Sleep(300 * time.Millisecond)
+		syscall.Kill(lab.pids["rsp"], syscall.SIGKILL)
+	}
+	defer func() { remoteHook = nil }()
+	tc, _ := config.Load(lab.cfg)
+	start := time.Now()
+	res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Retries: 0, RetriesSet: true,
+		Remote: RemoteOptions{TokenFile: lab.tokenFile, CertDir: lab.certs, RNIC: "softrnic"}})
+	if res.OK() || len(res.Repeats) != 1 || res.Repeats[0].Report.Valid {
+		t.Fatalf("run with a killed responder agent: OK=%v err=%v", res.OK(), res.Err)
+	}
+	rep := res.Repeats[0].Report
+	reason := rep.Error
+	if reason == "" && rep.Generator != nil {
+		reason = rep.Generator.Stopped
+	}
+	if reason == "" || time.Since(start) > 2*time.Minute {
+		t.Errorf("failure after %v with reason %q", time.Since(start), reason)
+	}
+	if _, err := os.Stat(filepath.Join(res.Repeats[0].Dir, "report.json")); err != nil {
+		t.Errorf("partial results not kept: %v", err)
+	}
+	t.Logf("failed in %v: %s", time.Since(start).Round(time.Millisecond), reason)
 }
