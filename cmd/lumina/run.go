@@ -13,6 +13,7 @@ import (
 
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/orchestrator"
+	"github.com/netlumina/lumina/suite"
 )
 
 func init() {
@@ -106,6 +107,7 @@ func init() {
 						return ctx.Err()
 					}
 				}
+				suite.SummarizeRuns(*out, tests, o.Progress, stderr)
 				if failed > 0 {
 					return errSilent
 				}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netlumina/lumina/analyzers/cnp"
+	"github.com/netlumina/lumina/analyzers/model"
+	areport "github.com/netlumina/lumina/analyzers/report"
+	"github.com/netlumina/lumina/analyzers/retransmission"
+	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/orchestrator"
+)
+
+// writeFakeSuite writes dir/<test>/<repeat>/report.json for a test
+// "fast" whose NACK reaction is reaction ns (+ a per-repeat, per-loss
+// spread), and a test "cnp" whose consistent CNP scope is scope.
+func writeFakeSuite(t *testing.T, dir, personality string, reaction int64, scope string) {
+	t.Helper()
+	for rep := range 4 {
+		for _, test := range []string{"fast", "cnp"} {
+			r := &orchestrator.Report{Schema: orchestrator.ReportSchema, Test: test, Repeat: rep, Seed: 1, Testbed: "sim", Valid: true,
+				Personality: map[string]string{"requester": personality, "responder": personality},
+				Checks:      map[string]orchestrator.CheckEntry{"integrity": {Verdict: "pass"}, "retransmission": {Verdict: "pass"}},
+				Generator:   &orchestrator.GeneratorReport{GoodputGbps: 20, QPs: []generator.QPResult{{MCTNs: []int64{10000, 10010}}}}}
+			a := &areport.Report{Valid: true}
+			a.Checks.CNP = cnp.Result{Verdict: model.Skip}
+			if test == "fast" {
+				for i := range 10 {
+					g, re := int64(1100), reaction+int64(rep*7+i*13)
+					x := g + re + 500
+					a.Checks.Retransmission.Losses = append(a.Checks.Retransmission.Losses,
+						retransmission.Loss{Kind: retransmission.KindFast, NACKGenerationNs: &g, NACKReactionNs: &re, RetransmissionNs: &x})
+				}
+			} else {
+				a.Checks.CNP = cnp.Result{Verdict: model.Pass, Observed: 2, ConsistentScopes: []string{scope}}
+			}
+			r.Analysis = a
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := filepath.Join(dir, test, fmt.Sprint(rep))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			write(t, d, "report.json", b)
+		}
+	}
+}
+
+func diffSetup(t *testing.T, tmp string) {
+	writeFakeSuite(t, filepath.Join(tmp, "base"), "cx5", 3000, "per-dest-ip")
+	writeFakeSuite(t, filepath.Join(tmp, "new"), "cx4", 170000, "per-dest-ip")
+	writeFakeSuite(t, filepath.Join(tmp, "cx6"), "cx6", 3000, "per-port")
+	writeFakeSuite(t, filepath.Join(tmp, "same"), "cx5", 3001, "per-dest-ip")
+}
+
+func TestDiffGolden(t *testing.T) {
+	cases := []cliCase{
+		{name: "diff-regression", args: []string{"diff", "$TMP/base", "$TMP/new"}, setup: diffSetup},
+		{name: "diff-json", args: []string{"diff", "--format", "json", "$TMP/base", "$TMP/new"}, setup: diffSetup},
+		{name: "diff-same", args: []string{"diff", "$TMP/base", "$TMP/same"}, setup: diffSetup},
+		{name: "diff-scope", args: []string{"diff", "$TMP/base", "$TMP/cx6"}, setup: diffSetup},
+		{name: "diff-fail-on-change", args: []string{"diff", "--fail-on", "change", "$TMP/base/cnp", "$TMP/cx6/cnp"}, setup: diffSetup},
+		{name: "diff-bootstrap-holm", args: []string{"diff", "--method", "bootstrap", "--holm", "--min-shift", "0", "$TMP/base/fast", "$TMP/same/fast"}, setup: diffSetup},
+		{name: "diff-one-arg", args: []string{"diff", "$TMP/base"}},
+		{name: "diff-bad-format", args: []string{"diff", "--format", "xml", "a", "b"}},
+		{name: "diff-bad-alpha", args: []string{"diff", "--alpha", "1.5", "a", "b"}},
+		{name: "diff-missing", args: []string{"diff", "$TMP/nope", "$TMP/nope2"}},
+		{name: "diff-empty", args: []string{"diff", "$TMP", "$TMP"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			if tc.setup != nil {
+				tc.setup(t, tmp)
+			}
+			args := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				args[i] = strings.ReplaceAll(a, "$TMP", tmp)
+			}
+			code, stdout, stderr := runCLI(args...)
+			got := fmt.Sprintf("$ lumina %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s",
+				strings.Join(tc.args, " "), code, strings.ReplaceAll(stdout, tmp, "$TMP"), strings.ReplaceAll(stderr, tmp, "$TMP"))
+			golden := filepath.Join("testdata", "golden", tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s (-want +got):\n%s", golden, lineDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// TestDiffHTML: the page is self-contained and has a plot per quantity.
+func TestDiffHTML(t *testing.T) {
+	tmp := t.TempDir()
+	diffSetup(t, tmp)
+	page := filepath.Join(tmp, "diff.html")
+	code, stdout, stderr := runCLI("diff", "--html", page, filepath.Join(tmp, "base"), filepath.Join(tmp, "new"))
+	if code != 1 || !strings.Contains(stdout, "REGRESSION") {
+		t.Fatalf("lumina diff --html = exit %d, stdout %q, stderr %q; want exit 1 and a regression", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(b)
+	for _, bad := range []string{"<script", "http://", "https://", "<link", "src="} {
+		if strings.Contains(h, bad) && !strings.Contains(h, "http://www.w3.org/") {
+			t.Errorf("diff.html contains %q: not self-contained", bad)
+		}
+	}
+	if n := strings.Count(h, "<svg"); n < 6 {
+		t.Errorf("diff.html has %d SVG plots, want one per quantity (>= 6)", n)
+	}
+	code, stdout, _ = runCLI("diff", "--format", "html", filepath.Join(tmp, "base"), filepath.Join(tmp, "same"))
+	if code != 0 || !strings.HasPrefix(stdout, "<!DOCTYPE html>") {
+		t.Errorf("lumina diff --format html = exit %d, %.40q", code, stdout)
+	}
+}

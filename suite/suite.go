@@ -1,0 +1,515 @@
+package suite
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/orchestrator"
+)
+
+// Schema names the suite.json format. Fields are only ever added.
+const Schema = "lumina.suite/v1"
+
+// FileName is the suite summary's file name in a results directory.
+const FileName = "suite.json"
+
+// Sentinel errors.
+var (
+	// ErrNoRuns: the directory holds no OUT/<test>/<repeat>/report.json and
+	// no suite.json.
+	ErrNoRuns = errors.New("suite: no runs found")
+	// ErrSchema: a suite.json of an unknown schema.
+	ErrSchema = errors.New("suite: unknown suite.json schema")
+)
+
+// Suite is suite.json: the summary of every run under a results directory.
+type Suite struct {
+	Schema string  `json:"schema"`
+	Tests  []*Test `json:"tests"`
+	// Dir is where the suite was read from (not serialized).
+	Dir string `json:"-"`
+}
+
+// Identity is what a run recorded about one RNIC under test: the software
+// RNIC personality in sim and netns, the driver and firmware on real hosts
+// (empty when not recorded).
+type Identity struct {
+	Personality   string `json:"personality,omitempty"`
+	Driver        string `json:"driver,omitempty"`
+	DriverVersion string `json:"driver_version,omitempty"`
+	Firmware      string `json:"firmware,omitempty"`
+}
+
+// String is "cx5", "mlx5_core 5.8 fw 16.35.2000", or "unknown".
+func (id Identity) String() string {
+	var parts []string
+	if id.Personality != "" {
+		parts = append(parts, id.Personality)
+	}
+	if id.Driver != "" {
+		parts = append(parts, strings.TrimSpace(id.Driver+" "+id.DriverVersion))
+	}
+	if id.Firmware != "" {
+		parts = append(parts, "fw "+id.Firmware)
+	}
+	if len(parts) == 0 {
+		return "unknown"
+	}
+	return strings.Join(parts, " ")
+}
+
+// Test summarizes every repeat of one test.
+type Test struct {
+	Name    string `json:"name"`
+	File    string `json:"file,omitempty"`
+	Testbed string `json:"testbed"`
+	Seed    uint64 `json:"seed"`
+	// NIC is the identity of the requester's and the responder's RNIC, by
+	// role. Repeats that disagree are joined with " | ".
+	NIC map[string]Identity `json:"nic"`
+	// Repeats counts the repeats found, Valid those whose trace passed the
+	// integrity check. Only valid repeats contribute to Checks (except
+	// integrity), Violations, Counters, CNPScopes and Quantities.
+	Repeats int   `json:"repeats"`
+	Valid   int   `json:"valid"`
+	Runs    []Run `json:"runs"`
+	// Checks counts each check's verdicts over the repeats.
+	Checks map[string]*CheckSummary `json:"checks"`
+	// Violations counts Go-back-N violations by "side/rule".
+	Violations map[string]*Count `json:"violations"`
+	// Counters counts, by "nic/counter", the repeats whose counter agreed
+	// with the trace (OK) and those where it did not.
+	Counters map[string]*CounterSummary `json:"counters"`
+	// CNPScopes are the CNP pacing scopes consistent with the trace in
+	// every valid repeat where the cnp check ran; nil when it never ran.
+	CNPScopes []string `json:"cnp_scopes"`
+	// Quantities are the measured distributions, by QuantitySpec name;
+	// quantities never measured are absent.
+	Quantities map[string]*Dist `json:"quantities"`
+}
+
+// Run is one repeat.
+type Run struct {
+	Repeat int    `json:"repeat"`
+	Dir    string `json:"dir"` // relative to the suite directory
+	Valid  bool   `json:"valid"`
+	// Failed lists the checks that failed.
+	Failed []string `json:"failed,omitempty"`
+}
+
+// CheckSummary counts one check's verdicts.
+type CheckSummary struct {
+	Pass int `json:"pass"`
+	Fail int `json:"fail"`
+	Skip int `json:"skip"`
+}
+
+// Verdict is "pass" (no fail, some pass), "fail" (no pass, some fail),
+// "mixed" (both) or "skip".
+func (c *CheckSummary) Verdict() string {
+	switch {
+	case c.Fail > 0 && c.Pass > 0:
+		return "mixed"
+	case c.Fail > 0:
+		return "fail"
+	case c.Pass > 0:
+		return "pass"
+	}
+	return "skip"
+}
+
+// Count is how often something occurred and in how many repeats.
+type Count struct {
+	Total   int `json:"total"`
+	Repeats int `json:"repeats"`
+}
+
+// CounterSummary counts the repeats in which one counter relation held.
+type CounterSummary struct {
+	OK       int `json:"ok"`
+	Mismatch int `json:"mismatch"`
+}
+
+// Dist is the distribution of one quantity over the valid repeats.
+type Dist struct {
+	Unit   Unit      `json:"unit"`
+	N      int       `json:"n"`
+	Min    float64   `json:"min"`
+	P25    float64   `json:"p25"`
+	Median float64   `json:"median"`
+	P75    float64   `json:"p75"`
+	Max    float64   `json:"max"`
+	Mean   float64   `json:"mean"`
+	Values []float64 `json:"values"` // in measurement order
+}
+
+func newDist(u Unit, v []float64) *Dist {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	sum := 0.0
+	for _, x := range s {
+		sum += x
+	}
+	return &Dist{Unit: u, N: len(s), Min: s[0], P25: quantile(s, 0.25), Median: quantile(s, 0.5), P75: quantile(s, 0.75),
+		Max: s[len(s)-1], Mean: sum / float64(len(s)), Values: v}
+}
+
+// repeatReport is report.json with the fields lumina's Report type does
+// not (yet) have: the RNICs' driver and firmware on real hosts, by role,
+// with the JSON names of nic.Versions.
+type repeatReport struct {
+	orchestrator.Report
+	Versions map[string]struct {
+		Driver        string `json:"driver"`
+		DriverVersion string `json:"driver_version"`
+		Firmware      string `json:"firmware"`
+	} `json:"nic_versions,omitempty"`
+}
+
+// Summarize reads every OUT/<test>/<repeat>/report.json under outDir and
+// writes outDir/suite.json atomically (a temporary file renamed into
+// place). Repeat directories are the all-digit names; kept older results
+// (<repeat>.replaced-…) and temporary ones are skipped. It returns
+// ErrNoRuns when there is no repeat at all (and then writes nothing).
+func Summarize(outDir string) (*Suite, error) {
+	s, err := Read(outDir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	tmp, err := os.CreateTemp(outDir, ".suite-*.json")
+	if err != nil {
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(outDir, FileName)); err != nil {
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	return s, nil
+}
+
+// Read summarizes the runs under outDir like Summarize without writing
+// anything.
+func Read(outDir string) (*Suite, error) {
+	ents, err := os.ReadDir(outDir)
+	if err != nil {
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	s := &Suite{Schema: Schema, Tests: []*Test{}, Dir: outDir}
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		t, err := readTest(filepath.Join(outDir, e.Name()), e.Name())
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			s.Tests = append(s.Tests, t)
+		}
+	}
+	if len(s.Tests) == 0 {
+		return nil, fmt.Errorf("%w under %s", ErrNoRuns, outDir)
+	}
+	sort.Slice(s.Tests, func(i, j int) bool { return s.Tests[i].Name < s.Tests[j].Name })
+	return s, nil
+}
+
+// repeatDirs returns the repeat subdirectories of testDir holding a
+// report.json, by repeat number.
+func repeatDirs(testDir string) ([]int, error) {
+	ents, err := os.ReadDir(testDir)
+	if err != nil {
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	var reps []int
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if !e.IsDir() || err != nil || n < 0 || strconv.Itoa(n) != e.Name() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(testDir, e.Name(), "report.json")); err == nil {
+			reps = append(reps, n)
+		}
+	}
+	sort.Ints(reps)
+	return reps, nil
+}
+
+// readTest summarizes testDir; nil if it holds no repeat.
+func readTest(testDir, rel string) (*Test, error) {
+	reps, err := repeatDirs(testDir)
+	if err != nil || len(reps) == 0 {
+		return nil, err
+	}
+	var reports []*repeatReport
+	var dirs []string
+	for _, n := range reps {
+		dir := filepath.Join(testDir, strconv.Itoa(n))
+		r, err := readReport(dir)
+		if err != nil {
+			return nil, err
+		}
+		reports = append(reports, r)
+		dirs = append(dirs, filepath.ToSlash(filepath.Join(rel, strconv.Itoa(n))))
+	}
+	return summarizeTest(reports, dirs), nil
+}
+
+func readReport(dir string) (*repeatReport, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	var r repeatReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("suite: %s: %w", filepath.Join(dir, "report.json"), err)
+	}
+	return &r, nil
+}
+
+// summarizeTest builds a Test from its repeats' reports; dirs are the
+// repeat directories relative to the suite.
+func summarizeTest(reports []*repeatReport, dirs []string) *Test {
+	first := reports[0]
+	t := &Test{Name: first.Test, File: first.File, Testbed: first.Testbed, Seed: first.Seed, NIC: map[string]Identity{},
+		Runs: []Run{}, Checks: map[string]*CheckSummary{}, Violations: map[string]*Count{}, Counters: map[string]*CounterSummary{},
+		Quantities: map[string]*Dist{}}
+	if t.Name == "" {
+		t.Name = filepath.Dir(dirs[0])
+	}
+	vals := map[string][]float64{}
+	var scopes []string
+	cnpRan := false
+	ids := map[string][]Identity{}
+	for i, r := range reports {
+		t.Repeats++
+		run := Run{Repeat: r.Repeat, Dir: dirs[i], Valid: r.Valid}
+		for _, role := range []string{"requester", "responder"} {
+			id := Identity{Personality: r.Personality[role]}
+			if v, ok := r.Versions[role]; ok {
+				id.Driver, id.DriverVersion, id.Firmware = v.Driver, v.DriverVersion, v.Firmware
+			}
+			if id != (Identity{}) && !slices.Contains(ids[role], id) {
+				ids[role] = append(ids[role], id)
+			}
+		}
+		for name, c := range r.Checks {
+			if !r.Valid && name != "integrity" {
+				continue
+			}
+			cs := t.Checks[name]
+			if cs == nil {
+				cs = &CheckSummary{}
+				t.Checks[name] = cs
+			}
+			switch c.Verdict {
+			case "pass":
+				cs.Pass++
+			case "fail":
+				cs.Fail++
+				run.Failed = append(run.Failed, name)
+			default:
+				cs.Skip++
+			}
+		}
+		sort.Strings(run.Failed)
+		t.Runs = append(t.Runs, run)
+		if !r.Valid {
+			continue
+		}
+		t.Valid++
+		extract(&r.Report, vals)
+		a := r.Analysis
+		if a == nil {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, v := range a.Checks.GBN.Violations {
+			k := v.Side + "/" + v.Rule
+			c := t.Violations[k]
+			if c == nil {
+				c = &Count{}
+				t.Violations[k] = c
+			}
+			c.Total++
+			if !seen[k] {
+				seen[k] = true
+				c.Repeats++
+			}
+		}
+		for _, c := range a.Checks.Counters.Checked {
+			k := c.NIC + "/" + c.Counter
+			cs := t.Counters[k]
+			if cs == nil {
+				cs = &CounterSummary{}
+				t.Counters[k] = cs
+			}
+			if c.OK {
+				cs.OK++
+			} else {
+				cs.Mismatch++
+			}
+		}
+		if a.Checks.CNP.Verdict != model.Skip {
+			cs := slices.Clone(a.Checks.CNP.ConsistentScopes)
+			if !cnpRan {
+				scopes, cnpRan = cs, true
+			} else {
+				scopes = slices.DeleteFunc(scopes, func(s string) bool { return !slices.Contains(cs, s) })
+			}
+		}
+	}
+	for role, list := range ids {
+		id := list[0]
+		for _, o := range list[1:] {
+			id.Personality = joinDistinct(id.Personality, o.Personality)
+			id.Driver = joinDistinct(id.Driver, o.Driver)
+			id.DriverVersion = joinDistinct(id.DriverVersion, o.DriverVersion)
+			id.Firmware = joinDistinct(id.Firmware, o.Firmware)
+		}
+		t.NIC[role] = id
+	}
+	if cnpRan {
+		t.CNPScopes = orderScopes(scopes)
+	}
+	for _, q := range Quantities {
+		if v := vals[q.Name]; len(v) > 0 {
+			t.Quantities[q.Name] = newDist(q.Unit, v)
+		}
+	}
+	return t
+}
+
+func joinDistinct(a, b string) string {
+	if b == "" || slices.Contains(strings.Split(a, " | "), b) {
+		return a
+	}
+	if a == "" {
+		return b
+	}
+	return a + " | " + b
+}
+
+var scopeOrder = []string{"per-qp", "per-port", "per-dest-ip", "per-ip-pair"}
+
+func orderScopes(s []string) []string {
+	out := []string{}
+	for _, o := range scopeOrder {
+		if slices.Contains(s, o) {
+			out = append(out, o)
+		}
+	}
+	for _, x := range s {
+		if !slices.Contains(scopeOrder, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Load reads a suite from path, which may be:
+//   - a results directory (OUT/<test>/<repeat>/report.json): summarized
+//     afresh from the reports, so a stale suite.json does not matter;
+//   - a directory with only a suite.json, or a suite.json file;
+//   - one test's directory (OUT/<test>, holding repeat directories);
+//   - one repeat's directory (holding report.json).
+//
+// Nothing is written.
+func Load(path string) (*Suite, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	if !st.IsDir() {
+		return readSuiteFile(path)
+	}
+	if _, err := os.Stat(filepath.Join(path, "report.json")); err == nil {
+		r, err := readReport(path)
+		if err != nil {
+			return nil, err
+		}
+		return &Suite{Schema: Schema, Dir: path, Tests: []*Test{summarizeTest([]*repeatReport{r}, []string{"."})}}, nil
+	}
+	if reps, err := repeatDirs(path); err == nil && len(reps) > 0 {
+		t, err := readTest(path, ".")
+		if err != nil {
+			return nil, err
+		}
+		return &Suite{Schema: Schema, Dir: path, Tests: []*Test{t}}, nil
+	}
+	s, err := Read(path)
+	if errors.Is(err, ErrNoRuns) {
+		if _, serr := os.Stat(filepath.Join(path, FileName)); serr == nil {
+			return readSuiteFile(filepath.Join(path, FileName))
+		}
+	}
+	return s, err
+}
+
+func readSuiteFile(path string) (*Suite, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("suite: %w", err)
+	}
+	var s Suite
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("suite: %s: %w", path, err)
+	}
+	if s.Schema != Schema {
+		return nil, fmt.Errorf("%w %q in %s (want %s)", ErrSchema, s.Schema, path, Schema)
+	}
+	s.Dir = filepath.Dir(path)
+	return &s, nil
+}
+
+// SummarizeRuns writes the suite summary of a `lumina run`: into outDir,
+// or, when outDir is empty, into the result-path of every test (each
+// directory once). It prints "lumina: suite summary: DIR/suite.json" to
+// progress and errors to stderr; it never fails the run.
+func SummarizeRuns(outDir string, tests []*config.Test, progress, stderr io.Writer) {
+	var dirs []string
+	if outDir != "" {
+		dirs = []string{outDir}
+	} else {
+		for _, t := range tests {
+			if !slices.Contains(dirs, t.ResultPath) {
+				dirs = append(dirs, t.ResultPath)
+			}
+		}
+	}
+	if progress == nil {
+		progress = io.Discard
+	}
+	for _, d := range dirs {
+		if _, err := Summarize(d); err != nil {
+			fmt.Fprintf(stderr, "lumina: suite summary: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(progress, "lumina: suite summary: %s\n", filepath.Join(d, FileName))
+	}
+}
