@@ -74,35 +74,7 @@ func TestDiffGolden(t *testing.T) {
 		{name: "diff-missing", args: []string{"diff", "$TMP/nope", "$TMP/nope2"}},
 		{name: "diff-empty", args: []string{"diff", "$TMP", "$TMP"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			tmp := t.TempDir()
-			if tc.setup != nil {
-				tc.setup(t, tmp)
-			}
-			args := make([]string, len(tc.args))
-			for i, a := range tc.args {
-				args[i] = strings.ReplaceAll(a, "$TMP", tmp)
-			}
-			code, stdout, stderr := runCLI(args...)
-			got := fmt.Sprintf("$ lumina %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s",
-				strings.Join(tc.args, " "), code, strings.ReplaceAll(stdout, tmp, "$TMP"), strings.ReplaceAll(stderr, tmp, "$TMP"))
-			golden := filepath.Join("testdata", "golden", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (-want +got):\n%s", golden, lineDiff(string(want), got))
-			}
-		})
-	}
+	runGolden(t, cases)
 }
 
 // TestDiffHTML: the page is self-contained and has a plot per quantity.
