@@ -3,6 +3,7 @@ package collie
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -98,6 +99,51 @@ func BenchmarkPlanted(b *testing.B) {
 						profile, algo, sum, all, 100*float64(sum)/float64(all), strings.Join(per, " "), med, nat)
 				}
 			})
+		}
+	}
+}
+
+// TestPlantedRandomHitProbability estimates, per planted anomaly, the
+// probability that one uniformly random point of the default space is
+// inside it (active: conditions and load). Run with -v to see the table;
+// COLLIE_MC_DRAWS sets the number of draws (default 20000).
+func TestPlantedRandomHitProbability(t *testing.T) {
+	n := 20000
+	if v, err := strconv.Atoi(os.Getenv("COLLIE_MC_DRAWS")); err == nil && v > 0 {
+		n = v
+	}
+	pl, err := LoadPlanted(filepath.Join("..", "examples", "collie", "table2-planted.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := DefaultSpace()
+	for _, profile := range []string{"cx6-200g", "p2100-100g"} {
+		p, _, err := LoadProfile(filepath.Join("..", "examples", "collie", profile+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := NewModel(*p, pl, 1)
+		r := rand.New(rand.NewPCG(1, 2))
+		active, region := map[string]int{}, map[string]int{}
+		for range n {
+			w := sp.Random(r)
+			for _, id := range m.PlantedHits(w) {
+				active[id]++
+			}
+			for i := range m.Planted {
+				if m.Planted[i].Region().Match(w) {
+					region[m.Planted[i].ID]++
+				}
+			}
+		}
+		for _, x := range m.Planted {
+			pa := float64(active[x.ID]) / float64(n)
+			t.Logf("%s #%s: P(random point active) = %.3f%% (conditions alone %.3f%%)", profile, x.ID, 100*pa, 100*float64(region[x.ID])/float64(n))
+			// Table 2's simplest anomalies (two or three conditions) are
+			// broad; none covers a fifth of the space.
+			if pa > 0.2 {
+				t.Errorf("%s #%s covers %.1f%% of the space", profile, x.ID, 100*pa)
+			}
 		}
 	}
 }

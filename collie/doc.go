@@ -15,8 +15,9 @@
 // discretised into levels (powers of two between the bounds). Constraints
 // (wqe_batch ≤ wq_depth; UD: SEND only and messages ≤ MTU; UC: no READ;
 // messages ≤ mr_size; num_mrs × mr_size ≤ max_registered_bytes) hold after
-// every draw and mutation. The lumina engine adds event slots (which
-// message, packet and round to drop or mark).
+// every draw and mutation. Random draws are uniform over the valid points
+// (rejection sampling). The lumina engine adds event slots (which message,
+// packet and round to drop or mark).
 //
 // An Engine runs one experiment and returns Metrics: the monitored host's
 // (B's) throughput in both directions, its pause duration ratio, diagnostic
@@ -41,12 +42,17 @@
 // # Pitfalls
 //
 //   - MFS probes are experiments: they count against the budget (the
-//     paper's "flat" periods after each anomaly).
+//     paper's "flat" periods after each anomaly); a probe of a workload
+//     measured before reuses that measurement.
 //   - Matching is exact: a workload matches an MFS when each entry is
 //     satisfied by a distinct traffic; a pattern "mix" is expressed as
 //     msg_size_min ≤ small and msg_size_max ≥ large, never as a flag.
-//   - The planted-anomaly regions of the model are large in the discretised
-//     space; see docs/collie.md for what the benchmark shows.
+//   - The model's diagnostic counters are computed from modelled subsystem
+//     loads, never from the planted regions; a planted anomaly is active
+//     where its Table-2 conditions hold and its root-cause counter reaches
+//     its load. Several Table-2 regions are still broad in the uniform
+//     space (#9, #11, #12, #13: 5–15% of random points); see docs/collie.md
+//     for what the benchmark shows.
 //   - Resume requires the same options (seed, space, algorithm, budget
 //     may grow); a mismatch is ErrLog.
 //

@@ -543,15 +543,18 @@ type MFSResult struct {
 //     alternative value, and continuous ones probe their discretised
 //     levels outward (the end level, then a binary search for the
 //     boundary); a dimension whose every probe stays anomalous is not in
-//     the MFS. The constraints may change a second dimension with the
-//     probed one (a smaller wq_depth lowers wqe_batch); the conditions that
-//     result are implied by the constraints. A value the constraints do not
-//     allow at all is not probed: discrete values are then left out of the
-//     MFS, continuous levels count as anomalous;
+//     the MFS. A continuous level is probed only when the constraints allow
+//     it without changing a coupled dimension (a wq_depth below the batch,
+//     an mr_size below the largest message): the coupled dimension's own
+//     condition covers it, and probing it would blame the wrong dimension.
+//     A discrete value the constraints do not allow is not probed and is
+//     left out of the MFS;
 //  3. the reduced point (the other dimensions at their simplest values) is
 //     run again to validate the MFS.
 //
-// Probes that the constraints turn back into w itself are not run.
+// Probes that the constraints turn back into w itself are not run. The
+// prober may answer from earlier measurements of the same workload (the
+// search does): the cost of an MFS is the probes it could not reuse.
 func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 	var res MFSResult
 	run := func(p Workload) (bool, error) {
@@ -645,12 +648,23 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 					}
 				}
 			default:
-				lo, hi, err := s.walk(d.levels, cur.n, func(v int64) (bool, error) {
+				// Only the levels the constraints allow without changing a
+				// coupled dimension are probed (a smaller mr_size would cut
+				// the messages, a smaller wq_depth the batch): the coupled
+				// dimension's own condition covers those levels.
+				var reach []int64
+				for _, v := range d.levels {
 					p := variant(value{n: v})
-					if got, _ := dimValue(&p.Traffics[ti], d.name); got.n != v {
-						return true, nil // not reachable under the constraints
+					if got, _ := dimValue(&p.Traffics[ti], d.name); got.n == v && !coupledChanged(&w.Traffics[ti], &p.Traffics[ti], d.name) {
+						reach = append(reach, v)
 					}
-					return run(p)
+				}
+				if !slices.Contains(reach, cur.n) {
+					reach = append(reach, cur.n)
+					slices.Sort(reach)
+				}
+				lo, hi, err := s.walk(reach, cur.n, func(v int64) (bool, error) {
+					return run(variant(value{n: v}))
 				})
 				if err != nil {
 					return res, err
@@ -696,12 +710,28 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 	return res, nil
 }
 
+// coupledChanged reports whether probing dimension d changed a dimension
+// tied to it by a constraint: wq_depth and wqe_batch, mr_size and the
+// message sizes.
+func coupledChanged(a, b *Traffic, d string) bool {
+	switch d {
+	case "wq_depth":
+		return a.WQEBatch != b.WQEBatch
+	case "wqe_batch":
+		return a.WQDepth != b.WQDepth
+	case "mr_size":
+		return !slices.Equal(a.MessageSizes, b.MessageSizes) || a.NumMRs != b.NumMRs
+	case "num_mrs":
+		return a.MRSize != b.MRSize
+	}
+	return false
+}
+
 // walk finds the anomalous range of a continuous dimension around cur. Per
 // side it probes the end level first (an anomalous end means the side is
 // open) and otherwise binary-searches the boundary between cur and the end.
-// A level the constraints make unreachable counts as anomalous: no valid
-// workload has it, so the bound there does not matter. An open side returns
-// math.MinInt64 / math.MaxInt64.
+// lv holds the levels the constraints let the probes reach. An open side
+// returns math.MinInt64 / math.MaxInt64.
 func (s *Space) walk(lv []int64, cur int64, anomalous func(int64) (bool, error)) (lo, hi int64, err error) {
 	ci := nearestIndex(lv, cur)
 	side := func(dir int) (int64, error) {

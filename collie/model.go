@@ -73,9 +73,6 @@ type Profile struct {
 	// Noise is the relative standard deviation of each of the 4 samples.
 	// Default 0.005.
 	Noise float64 `yaml:"noise"`
-	// CounterScale is the value a planted anomaly adds to its counter at
-	// its centre. Default 100.
-	CounterScale float64 `yaml:"counter_scale"`
 }
 
 func (p *Profile) setDefaults() {
@@ -104,7 +101,6 @@ func (p *Profile) setDefaults() {
 	d(&p.RxBufferKB, 2048)
 	d(&p.PFCThreshold, 0.7)
 	d(&p.Noise, 0.005)
-	d(&p.CounterScale, 100)
 	mem := map[string]float64{"dram-local": 1, "dram-remote": 0.9, "gpu": 0.9}
 	for k, v := range p.Memory {
 		mem[k] = v
@@ -125,9 +121,13 @@ type Planted struct {
 	// Severity is the pause duration ratio (pause) or the fraction of
 	// throughput lost (low_throughput). Default 0.1 / 0.5.
 	Severity float64 `yaml:"severity" json:"severity,omitempty"`
-	// Counter is the diagnostic counter that reflects the root cause.
-	// Default "planted_<id>".
+	// Counter is the model's diagnostic counter of the root-cause
+	// subsystem (one of the Diag* names). Required.
 	Counter string `yaml:"counter" json:"counter,omitempty"`
+	// Load is the value Counter must reach for the anomaly to appear: the
+	// Table-2 conditions are necessary, the subsystem must also be loaded
+	// (Appendix A's concrete triggers all are). 0: the conditions suffice.
+	Load float64 `yaml:"load" json:"load,omitempty"`
 	// Conditions on one traffic, or Traffics for several (each matched by a
 	// distinct traffic), in the MFS form.
 	Conditions Conds   `yaml:"conditions" json:"conditions,omitempty"`
@@ -204,8 +204,8 @@ func checkPlanted(ps []Planted) error {
 		default:
 			return fmt.Errorf("%w: planted anomaly %s: symptom %q (want pause or low_throughput)", ErrProfile, p.ID, p.Symptom)
 		}
-		if p.Counter == "" {
-			p.Counter = "planted_" + p.ID
+		if !slices.Contains(DiagCounters, p.Counter) {
+			return fmt.Errorf("%w: planted anomaly %s: counter %q is not a model counter (%v)", ErrProfile, p.ID, p.Counter, DiagCounters)
 		}
 		if len(p.Conditions) > 0 && len(p.Traffics) > 0 {
 			return fmt.Errorf("%w: planted anomaly %s: conditions and traffics together", ErrProfile, p.ID)
@@ -309,6 +309,28 @@ const (
 
 // Evaluate computes the noiseless metrics of w.
 func (m *Model) Evaluate(w Workload) *Metrics {
+	met := m.physical(w)
+	active := m.active(w, met.Diag)
+	for i := range m.Planted {
+		pl := &m.Planted[i]
+		if !active[i] {
+			continue
+		}
+		met.RxGbps *= 1 - pl.Severity
+		met.RxMpps *= 1 - pl.Severity
+		met.TxGbps *= 1 - pl.Severity
+		met.TxMpps *= 1 - pl.Severity
+		if pl.Symptom == SymptomPause {
+			met.PauseDurationRatio = math.Max(met.PauseDurationRatio, pl.Severity)
+			met.Diag[DiagRxBuffer] = math.Max(met.Diag[DiagRxBuffer], 100*m.Profile.PFCThreshold)
+		}
+	}
+	return met
+}
+
+// physical computes the metrics of the performance model, without planted
+// anomalies.
+func (m *Model) physical(w Workload) *Metrics {
 	p := &m.Profile
 	var flows []*flow
 	for i := range w.Traffics {
@@ -443,7 +465,6 @@ func (m *Model) Evaluate(w Workload) *Metrics {
 	}
 	// Two passes: loopback traffic throttled inside the NIC in the first
 	// pass frees its share of the sender's PCIe reads in the second.
-	var pcieOffered, dbOffered, pktOffered [2]float64
 	for pass := 0; pass < 2; pass++ {
 		if pass == 1 {
 			again := false
@@ -494,11 +515,6 @@ func (m *Model) Evaluate(w Workload) *Metrics {
 				} else if f.dst == h {
 					uses = append(uses, use{i, true})
 					dem = append(dem, s1[i]*pktCost[i])
-				}
-			}
-			if pass == 0 {
-				for _, d := range dem {
-					pktOffered[h] += d
 				}
 			}
 			for k, a := range waterFill(dem, p.PacketMpps*1e6) {
@@ -566,15 +582,9 @@ func (m *Model) Evaluate(w Workload) *Metrics {
 			}
 		}
 	}
-	for i, f := range flows {
-		pcieOffered[f.src] += f.send * readBits[i] * mem[i]
-		pcieOffered[f.dst] += f.send * writeBits[i] * mem[i]
-		b := float64(f.t.WQEBatch)
-		dbOffered[f.src] += f.send * (1/b + 1/math.Min(b, 8))
-	}
 	met := &Metrics{Diag: map[string]float64{}}
 	const B = 1
-	var pause, recvRate, occ float64
+	var pause, occ float64
 	for _, f := range flows {
 		if f.src == B || f.dst == B {
 			if f.drain < f.send {
@@ -597,49 +607,13 @@ func (m *Model) Evaluate(w Workload) *Metrics {
 			met.RxGbps += gbps
 			met.RxMpps += mpps
 			met.TxMpps += ack
-			if f.t.Opcode == "SEND" {
-				recvRate += f.rate
-			}
-		}
-	}
-	var msgB float64
-	for _, f := range flows {
-		if f.src == B || f.dst == B {
-			msgB += f.rate
 		}
 	}
 	met.PauseDurationRatio = pause
-	met.Diag[DiagQPCMiss] = mQPC[B] * msgB / 1e6
-	met.Diag[DiagMTTMiss] = mMTT[B] * msgB / 1e6
-	met.Diag[DiagRWQEMiss] = mRWQE[B] * recvRate / 1e6
-	met.Diag[DiagPCIeBP] = 100 * pcieOffered[B] / (p.PCIeGbps * 1e9)
-	met.Diag[DiagOrderingStall] = 100 * stall[B]
-	met.Diag[DiagRxBuffer] = 100 * occ
-	met.Diag[DiagPacketEngine] = 100 * pktOffered[B] / (p.PacketMpps * 1e6)
-	met.Diag[DiagDoorbell] = 100 * dbOffered[B] / (p.DoorbellMops * 1e6)
-	// Planted anomalies.
-	for i := range m.Planted {
-		pl := &m.Planted[i]
-		region := pl.Region()
-		met.Diag[pl.Counter] += p.CounterScale * Closeness(region, w)
-		if !region.Match(w) {
-			continue
-		}
-		switch pl.Symptom {
-		case SymptomPause:
-			met.PauseDurationRatio = math.Max(met.PauseDurationRatio, pl.Severity)
-			met.RxGbps *= 1 - pl.Severity
-			met.RxMpps *= 1 - pl.Severity
-			met.TxGbps *= 1 - pl.Severity
-			met.TxMpps *= 1 - pl.Severity
-			met.Diag[DiagRxBuffer] = math.Max(met.Diag[DiagRxBuffer], 100*p.PFCThreshold)
-		default:
-			met.RxGbps *= 1 - pl.Severity
-			met.RxMpps *= 1 - pl.Severity
-			met.TxGbps *= 1 - pl.Severity
-			met.TxMpps *= 1 - pl.Severity
-		}
+	for k, v := range m.counters(w) {
+		met.Diag[k] = v
 	}
+	met.Diag[DiagRxBuffer] = math.Max(met.Diag[DiagRxBuffer], 100*occ)
 	return met
 }
 
@@ -664,95 +638,55 @@ func (m *Model) Run(ctx context.Context, id int, w Workload) (*Metrics, error) {
 	return met, nil
 }
 
-// PlantedHits returns the ids of the planted anomalies whose region w is in.
+// PlantedHits returns the ids of the planted anomalies active at w: w
+// matches the region and the root-cause counter reaches the load.
 func (m *Model) PlantedHits(w Workload) []string {
 	var out []string
-	for i := range m.Planted {
-		if m.Planted[i].Region().Match(w) {
+	for i, a := range m.active(w, nil) {
+		if a {
 			out = append(out, m.Planted[i].ID)
 		}
 	}
 	return out
 }
 
-// Closeness measures how near w is to an MFS region, in (0, 1]: 1 inside,
-// and otherwise the best product over traffic assignments of per-condition
-// factors: 0.3 for a wrong named value, 0.75 per factor of two for a number
-// outside its range, 0.2 for a missing traffic.
-func Closeness(m MFS, w Workload) float64 {
-	best := 0.0
-	used := make([]bool, len(w.Traffics))
-	var rec func(i int, acc float64)
-	rec = func(i int, acc float64) {
-		if acc <= best {
-			return
+// active reports which planted anomalies are active at w: the region's
+// conditions hold and the root-cause counter (before any planted effect)
+// reaches the load. For a one-traffic region the traffic that meets the
+// conditions must carry the load itself (its share of the counter); for a
+// region of several traffics the host's counter counts. diag is the
+// physical model's counters of w (nil: computed).
+func (m *Model) active(w Workload, diag map[string]float64) []bool {
+	out := make([]bool, len(m.Planted))
+	var shares []map[string]float64
+	for i := range m.Planted {
+		pl := &m.Planted[i]
+		region := pl.Region()
+		if !region.Match(w) {
+			continue
 		}
-		if i == len(m) {
-			best = acc
-			return
+		if pl.Load <= 0 {
+			out[i] = true
+			continue
 		}
-		any := false
+		if len(region) > 1 {
+			if diag == nil {
+				diag = m.physical(w).Diag
+			}
+			out[i] = diag[pl.Counter] >= pl.Load
+			continue
+		}
+		if shares == nil {
+			_, shares = m.trafficCounters(w)
+		}
 		for j := range w.Traffics {
-			if used[j] {
-				continue
-			}
-			any = true
-			used[j] = true
-			rec(i+1, acc*closeTraffic(m[i], &w.Traffics[j]))
-			used[j] = false
-		}
-		if !any {
-			rec(i+1, acc*0.2)
-		}
-	}
-	rec(0, 1)
-	return best
-}
-
-func closeTraffic(c Conds, t *Traffic) float64 {
-	out := 1.0
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cond := c[k]
-		v, ok := dimValue(t, k)
-		switch {
-		case !ok:
-			out *= 0.3
-		case v.isStr:
-			if !cond.HoldsStr(v.str) {
-				out *= 0.3
-			}
-		case cond.Ints != nil:
-			if !cond.HoldsInt(v.n) {
-				// Distance to the nearest allowed value, log scale.
-				d := math.Inf(1)
-				for _, x := range cond.Ints {
-					d = math.Min(d, logDist(v.n, x))
-				}
-				out *= math.Max(0.3, math.Pow(0.75, d))
-			}
-		default:
-			if cond.Min != nil && v.n < *cond.Min {
-				out *= math.Pow(0.75, logDist(v.n, *cond.Min))
-			}
-			if cond.Max != nil && v.n > *cond.Max {
-				out *= math.Pow(0.75, logDist(v.n, *cond.Max))
+			if region[0].MatchTraffic(&w.Traffics[j]) && shares[j][pl.Counter] >= pl.Load {
+				out[i] = true
+				break
 			}
 		}
 	}
 	return out
-}
-
-func logDist(a, b int64) float64 {
-	fa, fb := math.Max(1, float64(a)), math.Max(1, float64(b))
-	if a == b {
-		return 0
-	}
-	return math.Max(1, math.Abs(math.Log2(fa/fb)))
 }
 
 // waterFill shares capacity among demands max-min fairly.

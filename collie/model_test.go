@@ -67,22 +67,6 @@ func TestModelDeterministicAndMostlyHealthy(t *testing.T) {
 	}
 }
 
-func TestClosenessGrows(t *testing.T) {
-	region := MFS{{"qp_type": Values("UD"), "wqe_batch": Range(64, 1<<62)}}
-	w := Workload{Traffics: []Traffic{tr(Uni, "RC", "SEND", 1024)}}
-	w.Traffics[0].WQEBatch = 4
-	c0 := Closeness(region, w)
-	w.Traffics[0].WQEBatch = 16
-	c1 := Closeness(region, w)
-	w.Traffics[0].QPType = "UD"
-	c2 := Closeness(region, w)
-	w.Traffics[0].WQEBatch, w.Traffics[0].WQDepth = 64, 128
-	c3 := Closeness(region, w)
-	if !(c0 < c1 && c1 < c2 && c2 < c3 && c3 == 1) {
-		t.Errorf("Closeness along the way = %v %v %v %v, want increasing to 1", c0, c1, c2, c3)
-	}
-}
-
 func TestCheckSpace(t *testing.T) {
 	app, err := LoadSpace("../examples/collie/app-rpc.yaml")
 	if err != nil {

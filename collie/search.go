@@ -145,6 +145,9 @@ type searcher struct {
 	history []measured
 	counter Counter
 	temp    float64
+	// symptoms holds the symptoms of every measured workload by key: MFS
+	// probes of a workload measured before reuse them.
+	symptoms map[string][]string
 	// seen holds the non-anomalous measurements by workload key: the
 	// annealing revisits them without spending budget.
 	seen map[string]measured
@@ -199,7 +202,8 @@ func Search(ctx context.Context, o Options) (*Result, error) {
 	if o.Alpha <= 0 || o.Alpha >= 1 || o.Tmin <= 0 || o.T0 <= o.Tmin {
 		return nil, fmt.Errorf("collie: want 0 < alpha < 1 and 0 < tmin < t0")
 	}
-	s := &searcher{o: o, sp: o.Space, ctx: ctx, rng: rand.New(rand.NewPCG(o.Seed, 0x636f6c6c6965)), best: map[Counter]*Best{}, seen: map[string]measured{}}
+	s := &searcher{o: o, sp: o.Space, ctx: ctx, rng: rand.New(rand.NewPCG(o.Seed, 0x636f6c6c6965)), best: map[Counter]*Best{}, seen: map[string]measured{},
+		symptoms: map[string][]string{}}
 	if o.LogPath != "" {
 		if err := s.openLog(); err != nil {
 			return nil, err
@@ -302,6 +306,7 @@ func (s *searcher) measure(w Workload, phase string) (measured, *Record, error) 
 		v := s.o.Monitor.Check(w, rec.Metrics)
 		rec.Verdict = &v
 		m.v, m.ok = v, true
+		s.symptoms[w.Key()] = v.Symptoms
 		m.val = counterValues(rec.Metrics, v, s.o.Monitor.LineGbps > 0 || s.o.Monitor.LineMpps > 0)
 		for c, x := range m.val {
 			b := s.best[c]
@@ -398,7 +403,18 @@ func (s *searcher) anomaly(m measured, rec *Record) (string, error) {
 		return a.ID, err
 	}
 	rec.ID = -1 // committed: eval must not write it again
+	measuredProbes := 0
 	probe := func(p Workload) (bool, error) {
+		if known, ok := s.symptoms[p.Key()]; ok {
+			// Measured before (a search point or an earlier probe): reuse it.
+			for _, x := range known {
+				if slices.Contains(sym, x) {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+		measuredProbes++
 		pm, prec, err := s.measure(p, "probe")
 		if err != nil {
 			return false, err
@@ -417,7 +433,7 @@ func (s *searcher) anomaly(m measured, rec *Record) (string, error) {
 		return false, nil
 	}
 	r, err := s.sp.BuildMFS(m.w, probe)
-	a.Probes = r.Probes
+	a.Probes = measuredProbes
 	if err != nil {
 		a.Method = "incomplete"
 		a.MFS = nil

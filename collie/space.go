@@ -517,8 +517,16 @@ func (s *Space) validateTraffic(t *Traffic) error {
 	return nil
 }
 
-// Random draws a workload uniformly over the levels of every dimension,
-// then enforces the constraints.
+// Random draws a workload uniformly over the discretised space: the number
+// of traffics and each traffic's request-vector length are uniform, and
+// given those every valid point (all constraints hold) is equally likely.
+// Each traffic is drawn uniformly over the levels of every dimension and
+// redrawn while it violates a constraint (rejection sampling). Repairing an
+// invalid draw instead would pile draws onto the constraint boundaries
+// (UD messages at the MTU, wqe_batch at wq_depth, mr_size at the largest
+// message) and make those regions far more likely than their share of the
+// space. After maxRejections draws (a space whose constraints are hard to
+// meet) the last draw is repaired.
 func (s *Space) Random(r *rand.Rand) Workload {
 	n := 1 + r.IntN(s.MaxTraffics)
 	w := Workload{Traffics: make([]Traffic, n)}
@@ -528,14 +536,32 @@ func (s *Space) Random(r *rand.Rand) Workload {
 	return w
 }
 
+// maxRejections bounds the redraws of one random traffic.
+const maxRejections = 1000
+
 func pick[T any](r *rand.Rand, v []T) T { return v[r.IntN(len(v))] }
 
+// randomTraffic draws one valid traffic (see Random). The transport is
+// drawn as one (qp_type, opcode) pair so UD-SEND is not over-represented.
 func (s *Space) randomTraffic(r *rand.Rand) Traffic {
 	var t Traffic
+	n := 1 + r.IntN(s.MessageSizes.MaxLen)
+	lv := s.msgLevels()
+	for try := 0; ; try++ {
+		s.drawTraffic(r, &t, n, lv)
+		if try+1 >= maxRejections {
+			s.repair(&t, "")
+			return t
+		}
+		if s.validateTraffic(&t) == nil {
+			return t
+		}
+	}
+}
+
+func (s *Space) drawTraffic(r *rand.Rand, t *Traffic, n int, lv []int64) {
 	t.Direction = pick(r, s.Directions)
 	t.Memory = pick(r, s.Memory)
-	// Draw the transport as one (qp_type, opcode) pair so UD-SEND is not
-	// over-represented.
 	var pairs [][2]string
 	for _, q := range s.QPTypes {
 		for _, o := range s.opcodesFor(q) {
@@ -551,16 +577,17 @@ func (s *Space) randomTraffic(r *rand.Rand) Traffic {
 	t.WQDepth = pick(r, s.WQDepth.Levels())
 	t.WQEBatch = pick(r, s.WQEBatch.Levels())
 	t.SGEPerWQE = pick(r, s.SGEPerWQE.Levels())
-	n := 1 + r.IntN(s.MessageSizes.MaxLen)
-	lv := s.msgLevels()
+	t.MessageSizes = t.MessageSizes[:0]
 	for range n {
 		t.MessageSizes = append(t.MessageSizes, pick(r, lv))
 	}
+	t.Events = t.Events[:0]
 	for range s.Events.Slots {
 		t.Events = append(t.Events, s.randomEvent(r))
 	}
-	s.repair(&t, "")
-	return t
+	if s.Events.Slots == 0 {
+		t.Events = nil
+	}
 }
 
 func (s *Space) randomEvent(r *rand.Rand) Event {
