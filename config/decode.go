@@ -90,14 +90,6 @@ func (d *decoder) pos(path string) Pos {
 	return Pos{}
 }
 
-// keyPos returns the position of the key at path, or the zero Pos.
-func (d *decoder) keyPos(path string) Pos {
-	if n := d.keys[path]; n != nil && n.Line > 0 {
-		return Pos{n.Line, n.Column}
-	}
-	return Pos{}
-}
-
 // deref follows alias nodes.
 func deref(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < maxMergeDepth; i++ {

@@ -30,20 +30,3 @@ func describe(err error) error {
 	}
 	return fmt.Errorf("%w [%s]", err, strings.Join(parts, "; "))
 }
-
-// UpdateErrors returns the per-update P4Runtime errors of a batch error
-// (index → canonical code), for tests and callers that need them.
-func UpdateErrors(err error) map[int]int32 {
-	st, ok := status.FromError(err)
-	if !ok {
-		return nil
-	}
-	out := map[int]int32{}
-	for i, d := range st.Proto().GetDetails() {
-		var pe p4v1.Error
-		if d.UnmarshalTo(&pe) == nil && pe.GetCanonicalCode() != 0 {
-			out[i] = pe.GetCanonicalCode()
-		}
-	}
-	return out
-}

@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -287,10 +286,6 @@ func SmoothWRR(weights []int) ([]int, error) {
 		out = append(out, best)
 	}
 	return out, nil
-}
-
-func mac64(m [6]byte) uint64 {
-	return uint64(binary.BigEndian.Uint16(m[:]))<<32 | uint64(binary.BigEndian.Uint32(m[2:]))
 }
 
 // Installer is the part of Switch that Intake needs.

@@ -2,7 +2,6 @@ package nic
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -261,5 +260,3 @@ func (f fakeEthtool) Stats(ifname string) (map[string]uint64, error) {
 	}
 	return m, nil
 }
-
-func isErr(err, target error) bool { return errors.Is(err, target) }

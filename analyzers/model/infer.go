@@ -2,7 +2,6 @@ package model
 
 import (
 	"net/netip"
-	"sort"
 
 	"github.com/netlumina/lumina/roce"
 )
@@ -148,11 +147,6 @@ func countPeers(reqs []flowKey, rk flowKey) int {
 		}
 	}
 	return n
-}
-
-// SortConnections orders connections by ID.
-func SortConnections(cs []Connection) {
-	sort.Slice(cs, func(i, j int) bool { return cs[i].ID < cs[j].ID })
 }
 
 // IPString formats an address for reports ("" for the zero Addr).

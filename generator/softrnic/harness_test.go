@@ -3,7 +3,6 @@ package softrnic
 import (
 	"fmt"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
@@ -155,13 +154,4 @@ func (p *pair) hook(dir sim.Direction, frame []byte) sim.Verdict {
 // run runs the loop until nothing is left or the virtual deadline passes.
 func (p *pair) run(limit time.Duration) {
 	p.loop.RunUntil(int64(limit))
-}
-
-func (p *pair) seq() string {
-	var b strings.Builder
-	for _, f := range p.frames {
-		b.WriteString(f.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
