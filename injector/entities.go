@@ -1,6 +1,9 @@
 package injector
 
 import (
+	"maps"
+	"slices"
+
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -282,18 +285,7 @@ func (sw *Switch) read(e *p4v1.Entity) ([]*p4v1.Entity, error) {
 	return nil, status.Error(codes.Unimplemented, "entity type not supported by the software target")
 }
 
-func sortedIDs[V any](m map[uint32]V) []uint32 {
-	ids := make([]uint32, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	for i := 1; i < len(ids); i++ {
-		for j := i; j > 0 && ids[j] < ids[j-1]; j-- {
-			ids[j], ids[j-1] = ids[j-1], ids[j]
-		}
-	}
-	return ids
-}
+func sortedIDs[V any](m map[uint32]V) []uint32 { return slices.Sorted(maps.Keys(m)) }
 
 func (sw *Switch) encodeEntry(t *table, e *entry, isDefault bool) *p4v1.Entity {
 	te := &p4v1.TableEntry{TableId: t.info.id, IsDefaultAction: isDefault}

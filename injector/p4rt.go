@@ -434,7 +434,7 @@ func canonical(v uint64) []byte {
 	return append([]byte(nil), b[i:]...)
 }
 
-var sortEntries = func(es []*entry) {
+func sortEntries(es []*entry) {
 	sort.Slice(es, func(i, j int) bool {
 		for k := range 4 {
 			if es[i].key[k] != es[j].key[k] {

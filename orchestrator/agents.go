@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/netlumina/lumina/controlplane"
 	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/generator/softrnic"
 	"github.com/netlumina/lumina/nic"
 	"github.com/netlumina/lumina/orchestrator/agent"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
@@ -93,7 +95,6 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 	}
 	out.Personas["requester"], out.Personas["responder"] = reqP.Name, rspP.Name
 	conns := env.conns
-	b := struct{ work, token string }{env.work, env.token}
 	p4addr, p4opts := env.p4rtDial, env.p4rtOpts
 	if p4addr == "" {
 		progress("injector: software switch on AF_PACKET ports, P4Runtime over TLS")
@@ -106,7 +107,7 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 		if err != nil {
 			return nil, err
 		}
-		if p4opts, err = agent.DialOptions(pem, b.token); err != nil {
+		if p4opts, err = agent.DialOptions(pem, env.token); err != nil {
 			return nil, err
 		}
 		p4addr = ir.GetP4RuntimeAddr()
@@ -177,16 +178,13 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 	nicMAC := map[string][6]byte{}
 	gens := map[string]luminav1.GeneratorClient{"req": luminav1.NewGeneratorClient(conns["req"]), "rsp": luminav1.NewGeneratorClient(conns["rsp"])}
 	for role, h := range map[string]struct {
-		cfg config.Host
-		mac [6]byte
-		ips any
-	}{"req": {t.Requester, macRequester, reqIPs}, "rsp": {t.Responder, macResponder, rspIPs}} {
-		p := reqP
-		ips := reqIPs
-		if role == "rsp" {
-			p, ips = rspP, rspIPs
-		}
-		ns := agent.NICSpec{Backend: env.rnic, Interface: env.iface[role], Name: role, MAC: macString(h.mac), IPs: ips, Personality: p,
+		cfg  config.Host
+		mac  [6]byte
+		ips  []netip.Addr
+		pers softrnic.Personality
+	}{"req": {t.Requester, macRequester, reqIPs, reqP}, "rsp": {t.Responder, macResponder, rspIPs, rspP}} {
+		ns := agent.NICSpec{Backend: env.rnic, Interface: env.iface[role], Name: role, MAC: net.HardwareAddr(h.mac[:]).String(),
+			IPs: h.ips, Personality: h.pers,
 			Seed: seedFor(t, repeat, role), DisableRP: !h.cfg.RoCE.DCQCNRPEnable, DisableNP: !h.cfg.RoCE.DCQCNNPEnable,
 			MinCNPns: int64(time.Duration(h.cfg.RoCE.MinTimeBetweenCNPs) * time.Microsecond), Adaptive: h.cfg.RoCE.AdaptiveRetrans,
 			SlowRestart: h.cfg.RoCE.SlowRestart}
@@ -225,11 +223,11 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 		Dumpers:   dports,
 	}
 	intent := controlplane.Intent{Events: t.ExpandEvents(), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort)}
-	icert, err := agent.EnsureCert(filepath.Join(b.work, "tls-orchestrator"))
+	icert, err := agent.EnsureCert(filepath.Join(env.work, "tls-orchestrator"))
 	if err != nil {
 		return nil, err
 	}
-	ipem, _ := agent.ReadCert(filepath.Join(b.work, "tls-orchestrator"))
+	ipem, _ := agent.ReadCert(filepath.Join(env.work, "tls-orchestrator"))
 	iln, err := net.Listen(env.intakeNetwork, env.intakeListen)
 	if err != nil {
 		return nil, err
@@ -245,7 +243,7 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 			intakeAddr = net.JoinHostPort(h, port)
 		}
 	}
-	ig := grpc.NewServer(agent.ServerOptions(icert, b.token)...)
+	ig := grpc.NewServer(agent.ServerOptions(icert, env.token)...)
 	luminav1.RegisterIntakeServer(ig, &intakeServer{fn: controlplane.Intake(cp, intent, ports, func(p *controlplane.Plan) { out.Plan = p })})
 	go ig.Serve(iln)
 	defer ig.Stop()
@@ -263,7 +261,7 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 		env.hook()
 	}
 	rr, err := gens["req"].Run(rctx, &luminav1.RunRequest{TrafficJson: tr, ResponderAddr: rspAddr, IntakeAddr: intakeAddr,
-		DeadlineNs: int64(limit), IntakeCertPem: ipem, IntakeToken: b.token})
+		DeadlineNs: int64(limit), IntakeCertPem: ipem, IntakeToken: env.token})
 	if err != nil {
 		return out, fmt.Errorf("requester: %w", err)
 	}

@@ -110,7 +110,3 @@ func seedFor(t *config.Test, repeat int, role string) uint64 {
 }
 
 func errorf(format string, a ...any) error { return fmt.Errorf("orchestrator: "+format, a...) }
-
-func macString(m [6]byte) string {
-	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
-}

@@ -253,18 +253,37 @@ func writeJSON(path string, v any) error {
 }
 
 // mergeAndCheck merges the dumper pcaps into tracePath and runs the
-// integrity check with the switch and dumper counters.
-func mergeAndCheck(col *collected, tracePath string, snaplen int) (integrity.Verdict, error) {
-	if _, err := trace.MergeFiles(tracePath, snaplen, col.DumperPcap...); err != nil {
-		return integrity.Verdict{}, err
-	}
+// integrity check with the switch and dumper counters, in one pass; also,
+// if set, sees every merged packet.
+func mergeAndCheck(col *collected, tracePath string, snaplen int, also func(trace.Packet)) (integrity.Verdict, error) {
 	c := integrity.Counters{}
 	if col.Switch != nil {
 		c.SwitchRoCEReceived = integrity.Known(col.Switch.RxRoCE[col.ReqPort] + col.Switch.RxRoCE[col.RspPort])
 		c.SwitchMirrored = integrity.Known(col.Switch.MirrorTotal)
 	}
-	for _, d := range col.Dumpers {
-		c.Dumpers = append(c.Dumpers, d.Counters())
+	names := make([]string, len(col.DumperPcap))
+	for i, p := range col.DumperPcap {
+		names[i] = filepath.Base(p)
 	}
-	return integrity.CheckFiles(c, integrity.Options{ExpectFirstSeq: true}, col.DumperPcap...)
+	for i, d := range col.Dumpers {
+		c.Dumpers = append(c.Dumpers, d.Counters())
+		if i < len(names) && d.Name != "" {
+			names[i] = d.Name
+		}
+	}
+	opt := integrity.Options{ExpectFirstSeq: true}
+	chk, err := integrity.NewChecker(opt, names...)
+	if err != nil {
+		return integrity.Verdict{}, err
+	}
+	observe := func(src int, p trace.Packet) error {
+		if also != nil {
+			also(p)
+		}
+		return chk.Observe(src, p)
+	}
+	if _, err := (trace.MergeOptions{Seq: opt.Seq, Observe: observe}).MergeFiles(tracePath, snaplen, col.DumperPcap...); err != nil {
+		return integrity.Verdict{}, err
+	}
+	return chk.Finish(c), nil
 }

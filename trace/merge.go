@@ -203,6 +203,10 @@ type MergeOptions struct {
 	// Seq is the sequence counter's range and wrap. Default (zero)
 	// SeqSpace48; use SeqSpaceLumina31 for traces of the public Lumina tool.
 	Seq SeqSpace
+	// Observe, if set, also sees every packet MergeFiles writes, with its
+	// source index (e.g. an integrity checker's Observe), so writing and
+	// checking the merged trace take one pass over the inputs.
+	Observe func(src int, p Packet) error
 }
 
 // Merge is MergeOptions{}.Merge: a merge of 48-bit sequence numbers.
@@ -394,7 +398,12 @@ func (o MergeOptions) MergeFiles(outPath string, snaplen int, inPaths ...string)
 	if err != nil {
 		return MergeStats{PerSource: make([]int, len(inPaths))}, fmt.Errorf("trace: merge: %s: %w", outPath, err)
 	}
-	stats, err = o.Merge(func(_ int, p Packet) error {
+	stats, err = o.Merge(func(src int, p Packet) error {
+		if o.Observe != nil {
+			if err := o.Observe(src, p); err != nil {
+				return err
+			}
+		}
 		if err := pw.WritePacket(p.TimeNs, p.Data, p.OrigLen); err != nil {
 			return fmt.Errorf("trace: merge: writing %s: %w", outPath, err)
 		}
