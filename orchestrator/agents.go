@@ -183,11 +183,8 @@ func driveAgents(ctx context.Context, t *config.Test, repeat int, dir string, en
 		ips  []netip.Addr
 		pers softrnic.Personality
 	}{"req": {t.Requester, macRequester, reqIPs, reqP}, "rsp": {t.Responder, macResponder, rspIPs, rspP}} {
-		ns := agent.NICSpec{Backend: env.rnic, Interface: env.iface[role], Name: role, MAC: net.HardwareAddr(h.mac[:]).String(),
-			IPs: h.ips, Personality: h.pers,
-			Seed: seedFor(t, repeat, role), DisableRP: !h.cfg.RoCE.DCQCNRPEnable, DisableNP: !h.cfg.RoCE.DCQCNNPEnable,
-			MinCNPns: int64(time.Duration(h.cfg.RoCE.MinTimeBetweenCNPs) * time.Microsecond), Adaptive: h.cfg.RoCE.AdaptiveRetrans,
-			SlowRestart: h.cfg.RoCE.SlowRestart}
+		ns := agent.NICSpec{Backend: env.rnic, Interface: env.iface[role],
+			RNIC: nicConfig(role, h.mac, h.ips, h.pers, h.cfg, seedFor(t, repeat, role))}
 		if env.rnic == "verbs" {
 			dev, params := nic.FromConfig(h.cfg)
 			ns.Device, ns.Configure = dev, &params

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"os"
 	"sync"
 	"time"
@@ -170,18 +169,12 @@ type NICSpec struct {
 	Device nic.Device `json:"device,omitempty"`
 	// Configure, when set (verbs), is applied to the NIC before the test
 	// and restored when the agent closes.
-	Configure   *nic.Params          `json:"configure,omitempty"`
-	Interface   string               `json:"interface"`
-	Name        string               `json:"name"`
-	MAC         string               `json:"mac"`
-	IPs         []netip.Addr         `json:"ips"`
-	Personality softrnic.Personality `json:"personality"`
-	Seed        uint64               `json:"seed"`
-	DisableRP   bool                 `json:"disable_rp"`
-	DisableNP   bool                 `json:"disable_np"`
-	MinCNPns    int64                `json:"min_time_between_cnps_ns"`
-	Adaptive    bool                 `json:"adaptive_retrans"`
-	SlowRestart bool                 `json:"slow_restart"`
+	Configure *nic.Params `json:"configure,omitempty"`
+	// Interface is the data interface.
+	Interface string `json:"interface"`
+	// RNIC is the software RNIC's configuration (softrnic); for verbs its
+	// Name, IPs and Seed are used.
+	RNIC softrnic.Config `json:"rnic"`
 }
 
 // StartNIC starts the software RNIC on its interface, in real time.
@@ -191,10 +184,8 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 	if err := json.Unmarshal(req.GetNicJson(), &spec); err != nil {
 		return nil, badRequest("nic: %v", err)
 	}
-	mac, err := net.ParseMAC(spec.MAC)
-	if err != nil || len(mac) != 6 {
-		return nil, badRequest("nic MAC %q", spec.MAC)
-	}
+	rc := spec.RNIC
+	mac := net.HardwareAddr(rc.MAC[:])
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.dev != nil {
@@ -214,9 +205,7 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 		}
 		var nc *softrnic.NIC
 		exec(func() {
-			nc, err = softrnic.New(loop, port, softrnic.Config{Name: spec.Name, MAC: [6]byte(mac), IPs: spec.IPs, Personality: spec.Personality,
-				Seed: spec.Seed, DisableRP: spec.DisableRP, DisableNP: spec.DisableNP, MinTimeBetweenCNPs: time.Duration(spec.MinCNPns),
-				AdaptiveRetrans: spec.Adaptive, SlowRestart: spec.SlowRestart})
+			nc, err = softrnic.New(loop, port, rc)
 		})
 		if err != nil {
 			port.Close()
@@ -224,7 +213,7 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 			return nil, badRequest("%v", err)
 		}
 		dev = nc.Device()
-		versions, _ = json.Marshal(map[string]string{"personality": spec.Personality.Name, "driver": "lumina softrnic"})
+		versions, _ = json.Marshal(map[string]string{"personality": rc.Personality.Name, "driver": "lumina softrnic"})
 		a.closers = append(a.closers, func() { port.Close(); loop.Close() })
 	case "verbs":
 		if spec.Configure != nil {
@@ -236,7 +225,7 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 			a.closers = append(a.closers, restore)
 		}
 		vd, err := verbs.Open(verbs.Config{Loop: loop, Device: spec.Device.IBDev, IfName: spec.Interface, Port: spec.Device.Port,
-			IPs: spec.IPs, Seed: spec.Seed})
+			IPs: rc.IPs, Seed: rc.Seed})
 		if err != nil {
 			loop.Close()
 			return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
