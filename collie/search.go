@@ -502,7 +502,7 @@ func (s *searcher) anneal() error {
 			counters = append(counters, Counter{n, k})
 		}
 	} else {
-		counters = RankCounters(readings)
+		counters = searchTargets(RankCounters(readings))
 	}
 	if len(counters) == 0 {
 		counters = []Counter{{"pause_duration_ratio", Diagnostic}}
@@ -562,6 +562,23 @@ func (s *searcher) anneal() error {
 			}
 		}
 	}
+}
+
+// searchTargets keeps the diagnostic counters of the engine when it
+// reports any (§7.2: the search drives the vendor's diagnostic counters in
+// their rank order); the monitor's own metrics, throughput_ratio and
+// pause_duration_ratio, are the targets only for engines without them.
+func searchTargets(ranked []Counter) []Counter {
+	var diag []Counter
+	for _, c := range ranked {
+		if c.Name != "throughput_ratio" && c.Name != "pause_duration_ratio" {
+			diag = append(diag, c)
+		}
+	}
+	if len(diag) == 0 {
+		return ranked
+	}
+	return diag
 }
 
 // start picks the starting point for the current counter: the best

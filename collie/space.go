@@ -780,13 +780,28 @@ func (s *Space) mutateOnce(r *rand.Rand, w *Workload) {
 		t.SGEPerWQE = step(s.SGEPerWQE.Levels(), t.SGEPerWQE)
 	case "msg":
 		lv := s.msgLevels()
-		switch op := r.IntN(4); {
+		switch op := r.IntN(6); {
 		case op == 0 && len(t.MessageSizes) < s.MessageSizes.MaxLen:
 			i := r.IntN(len(t.MessageSizes) + 1)
 			t.MessageSizes = slices.Insert(t.MessageSizes, i, pick(r, lv))
 		case op == 1 && len(t.MessageSizes) > 1:
 			i := r.IntN(len(t.MessageSizes))
 			t.MessageSizes = slices.Delete(t.MessageSizes, i, i+1)
+		case op >= 4:
+			// The whole request vector moves: every size by the same
+			// number of levels (local) or to one drawn level (jump).
+			k := 1 + r.IntN(2)
+			if r.IntN(2) == 0 {
+				k = -k
+			}
+			to := pick(r, lv)
+			for i, v := range t.MessageSizes {
+				if local {
+					t.MessageSizes[i] = lv[max(0, min(len(lv)-1, nearestIndex(lv, v)+k))]
+				} else {
+					t.MessageSizes[i] = to
+				}
+			}
 		default:
 			i := r.IntN(len(t.MessageSizes))
 			t.MessageSizes[i] = step(lv, t.MessageSizes[i])
