@@ -12,6 +12,12 @@ import (
 	"testing"
 )
 
+// algoFreeMFS is a diagnostic variant of the benchmark: SA with MFS whose
+// probes are not charged to the budget (the budget counts search points
+// only). It separates the cost of the MFS probes from the guidance of the
+// annealing.
+const algoFreeMFS = "sa-freemfs"
+
 // plantedRun runs one search on the model with the Table-2 planted profile
 // and reports, per planted anomaly, the experiment at which an anomalous
 // search point (not an MFS probe) first fell into its region.
@@ -30,11 +36,19 @@ func plantedRun(tb testing.TB, profile, algo string, seed uint64, budget int) (f
 	p.IdealDatapath = true
 	m := NewModel(*p, pl, seed)
 	found = map[string]int{}
+	searchBudget, probes := budget, 0
+	if algo == algoFreeMFS {
+		algo, budget = AlgoSA, 5*budget
+	}
 	_, err = Search(context.Background(), Options{
 		Engine: m, Algo: algo, Budget: budget, Seed: seed,
 		Monitor: Monitor{LineGbps: p.LineGbps, LineMpps: p.LineMpps},
 		OnExperiment: func(r Record) {
-			if r.Phase == "probe" || r.Verdict == nil || !r.Verdict.Anomalous() {
+			if r.Phase == "probe" {
+				probes++
+				return
+			}
+			if r.ID-probes >= searchBudget || r.Verdict == nil || !r.Verdict.Anomalous() {
 				return
 			}
 			hits := m.PlantedHits(r.Workload)
@@ -43,7 +57,7 @@ func plantedRun(tb testing.TB, profile, algo string, seed uint64, budget int) (f
 			}
 			for _, h := range hits {
 				if _, ok := found[h]; !ok {
-					found[h] = r.ID
+					found[h] = r.ID - probes
 				}
 			}
 		},
@@ -56,7 +70,8 @@ func plantedRun(tb testing.TB, profile, algo string, seed uint64, budget int) (f
 
 // BenchmarkPlanted compares random, SA without MFS and SA with MFS on the
 // model with the paper's Table-2 anomalies planted (10 seeds each, a fixed
-// experiment budget, MFS probes included). Run with
+// experiment budget, MFS probes included; sa-freemfs does not charge the
+// probes, see algoFreeMFS). Run with
 //
 //	go test ./collie -run '^$' -bench Planted -benchtime 1x
 //
@@ -68,7 +83,7 @@ func BenchmarkPlanted(b *testing.B) {
 		budget = v
 	}
 	for _, profile := range []string{"cx6-200g", "p2100-100g"} {
-		for _, algo := range []string{AlgoRandom, AlgoSANoMFS, AlgoSA} {
+		for _, algo := range []string{AlgoRandom, AlgoSANoMFS, AlgoSA, algoFreeMFS} {
 			b.Run(profile+"/"+algo, func(b *testing.B) {
 				for range b.N {
 					var sum, all, nat int
@@ -98,7 +113,7 @@ func BenchmarkPlanted(b *testing.B) {
 					}
 					sort.Strings(ids)
 					b.Logf("%s %s: seeds finding each planted anomaly: %s", profile, algo, strings.Join(ids, " "))
-					b.Logf("%s %s: found %d/%d planted (%.0f%%) over 10 seeds [%s], median first-hit experiment %d, natural anomalous points %d",
+					b.Logf("%s %s: found %d/%d planted (%.0f%%) over 10 seeds [%s], median first-hit search experiment %d, natural anomalous points %d",
 						profile, algo, sum, all, 100*float64(sum)/float64(all), strings.Join(per, " "), med, nat)
 				}
 			})
@@ -147,6 +162,72 @@ func TestPlantedRandomHitProbability(t *testing.T) {
 			if pa > 0.2 {
 				t.Errorf("%s #%s covers %.1f%% of the space", profile, x.ID, 100*pa)
 			}
+		}
+	}
+}
+
+// BenchmarkCounterLandscape measures the premise of counter-guided search
+// (§7.2, Fig. 6: anomalies sit where diagnostic counters are extreme) on
+// the model: per counter, the share of the top 1% of 100 000 random
+// one-traffic points (by that counter) that are inside an active planted
+// anomaly whose root cause is that counter, and inside any planted
+// anomaly. A low share means the counter's extremes lie outside the
+// anomalies of its subsystem and annealing on it climbs away from them.
+//
+//	go test ./collie -run '^$' -bench CounterLandscape -benchtime 1x -v
+func BenchmarkCounterLandscape(b *testing.B) {
+	b.ReportAllocs()
+	p, _, err := LoadProfile(filepath.Join("..", "examples", "collie", "cx6-200g.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pl, err := LoadPlanted(filepath.Join("..", "examples", "collie", "table2-planted.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := NewModel(*p, pl, 1)
+	for range b.N {
+		type point struct {
+			v        float64
+			own, any bool
+		}
+		byCounter := map[string][]point{}
+		sp := DefaultSpace()
+		r := rand.New(rand.NewPCG(1, 2))
+		for len(byCounter[DiagCounters[0]]) < 100000 {
+			w := sp.Random(r)
+			if len(w.Traffics) != 1 {
+				continue
+			}
+			d := m.physical(w).Diag
+			root := map[string]bool{}
+			hits := m.PlantedHits(w)
+			for _, id := range hits {
+				for _, x := range m.Planted {
+					if x.ID == id {
+						root[x.Counter] = true
+					}
+				}
+			}
+			for _, c := range DiagCounters {
+				byCounter[c] = append(byCounter[c], point{d[c], root[c], len(hits) > 0})
+			}
+		}
+		for _, c := range DiagCounters {
+			x := byCounter[c]
+			sort.Slice(x, func(i, j int) bool { return x[i].v > x[j].v })
+			top, own, any := len(x)/100, 0, 0
+			for _, q := range x[:top] {
+				if q.own {
+					own++
+				}
+				if q.any {
+					any++
+				}
+			}
+			b.ReportMetric(100*float64(own)/float64(top), "%top1-own/"+c)
+			b.Logf("%-24s max %6.1f, top-1%% from %6.1f: %3.0f%% of the top 1%% in an anomaly of this subsystem, %3.0f%% in any",
+				c, x[0].v, x[top].v, 100*float64(own)/float64(top), 100*float64(any)/float64(top))
 		}
 	}
 }

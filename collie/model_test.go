@@ -96,3 +96,61 @@ func TestCheckSpace(t *testing.T) {
 		}
 	}
 }
+
+func TestIdealDatapath(t *testing.T) {
+	m, mon := plantedModel(t)
+	ideal := *m
+	ideal.Profile.IdealDatapath = true
+	// Doorbell-limited: 64-byte WRITEs posted one WQE per doorbell reach
+	// 120/2 = 60 M messages/s, far below the 200 Gbps wire. Not planted.
+	small := Traffic{Direction: Uni, Memory: "dram-local", NumMRs: 1, MRSize: 65536, QPType: "RC", Opcode: "WRITE",
+		NumQPs: 4, MTU: 4096, WQDepth: 64, WQEBatch: 1, SGEPerWQE: 1, MessageSizes: []int64{64}}
+	// Anomaly #1's concrete trigger (Appendix A), planted.
+	a1 := Traffic{Direction: Uni, Memory: "dram-local", NumMRs: 1, MRSize: 65536, QPType: "UD", Opcode: "SEND",
+		NumQPs: 1, MTU: 2048, WQDepth: 256, WQEBatch: 64, SGEPerWQE: 1, MessageSizes: []int64{2048}}
+	for _, tc := range []struct {
+		name        string
+		t           Traffic
+		real, ideal []string
+	}{
+		{"doorbell-limited", small, []string{SymptomLowThroughput}, nil},
+		{"planted-1", a1, []string{SymptomPause}, []string{SymptomPause}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := Workload{Traffics: []Traffic{tc.t}}
+			a, b := m.Evaluate(w), ideal.Evaluate(w)
+			if got := mon.Check(w, a).Symptoms; !slices.Equal(got, tc.real) {
+				t.Errorf("modelled datapath: symptoms %v, want %v (%+v)", got, tc.real, a)
+			}
+			if got := mon.Check(w, b).Symptoms; !slices.Equal(got, tc.ideal) {
+				t.Errorf("ideal datapath: symptoms %v, want %v (%+v)", got, tc.ideal, b)
+			}
+			for _, c := range DiagCounters {
+				if c != DiagRxBuffer && a.Diag[c] != b.Diag[c] {
+					t.Errorf("counter %s: %v on the modelled datapath, %v on the ideal one; want equal", c, a.Diag[c], b.Diag[c])
+				}
+			}
+		})
+	}
+	// The ideal datapath meets the line bound: a uni 64 KiB WRITE stream
+	// carries 200 Gbps on the wire.
+	big := small.clone()
+	big.MessageSizes, big.MRSize = []int64{65536}, 65536
+	w := Workload{Traffics: []Traffic{big}}
+	if got := ideal.Evaluate(w).RxGbps; got < 199.9 || got > 200.1 {
+		t.Errorf("ideal RxGbps = %v, want 200", got)
+	}
+	// No random workload is anomalous on the ideal datapath without planted
+	// anomalies.
+	bare := *m
+	bare.Planted = nil
+	bare.Profile.IdealDatapath = true
+	sp := DefaultSpace()
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 3000 {
+		w := sp.Random(r)
+		if v := mon.Check(w, bare.Evaluate(w)); v.Anomalous() {
+			t.Fatalf("ideal datapath, nothing planted: %s shows %v", w.Key(), v.Symptoms)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -105,5 +106,21 @@ func TestSearchSkipsKnownMFS(t *testing.T) {
 	}
 	if res.Skipped == 0 {
 		t.Errorf("Skipped = 0, want candidates skipped for matching an MFS")
+	}
+}
+
+func TestSearchTargets(t *testing.T) {
+	tr, pause := Counter{"throughput_ratio", Performance}, Counter{"pause_duration_ratio", Diagnostic}
+	a, b := Counter{"rx_wqe_cache_miss", Diagnostic}, Counter{"qpc_cache_miss", Diagnostic}
+	for _, tc := range []struct {
+		in, want []Counter
+	}{
+		{[]Counter{pause, a, tr, b}, []Counter{a, b}},
+		{[]Counter{tr, pause}, []Counter{tr, pause}},
+		{nil, nil},
+	} {
+		if got := searchTargets(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("searchTargets(%v) = %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }

@@ -142,3 +142,41 @@ func TestLevels(t *testing.T) {
 }
 
 func nil2(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }
+
+func TestMutateMovesWholeRequestVector(t *testing.T) {
+	sp := DefaultSpace()
+	lv := sp.msgLevels()
+	r := rand.New(rand.NewPCG(8, 9))
+	base := Workload{Traffics: []Traffic{{Direction: Uni, Memory: "dram-local", NumMRs: 1, MRSize: 4 << 20, QPType: "RC",
+		Opcode: "WRITE", NumQPs: 1, MTU: 4096, WQDepth: 64, WQEBatch: 1, SGEPerWQE: 1,
+		MessageSizes: []int64{1024, 4096, 16384, 65536}}}}
+	shifted, same := 0, 0
+	for range 20000 {
+		n := sp.Mutate(r, base)
+		if len(n.Traffics) != 1 {
+			continue
+		}
+		got := n.Traffics[0].MessageSizes
+		if len(got) != 4 {
+			continue
+		}
+		// Every size moved by the same number of levels (a local shift),
+		// or all sizes set to one level (a jump).
+		k := nearestIndex(lv, got[0]) - nearestIndex(lv, 1024)
+		all := k != 0
+		for i, v := range got {
+			if nearestIndex(lv, v)-nearestIndex(lv, base.Traffics[0].MessageSizes[i]) != k {
+				all = false
+			}
+		}
+		if all {
+			shifted++
+		}
+		if got[0] == got[1] && got[1] == got[2] && got[2] == got[3] {
+			same++
+		}
+	}
+	if shifted == 0 || same == 0 {
+		t.Errorf("whole-vector mutations: %d shifts, %d jumps to one level in 20000; want both > 0", shifted, same)
+	}
+}
