@@ -177,15 +177,7 @@ func TestPlantedRandomHitProbability(t *testing.T) {
 //	go test ./collie -run '^$' -bench CounterLandscape -benchtime 1x -v
 func BenchmarkCounterLandscape(b *testing.B) {
 	b.ReportAllocs()
-	p, _, err := LoadProfile(filepath.Join("..", "examples", "collie", "cx6-200g.yaml"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	pl, err := LoadPlanted(filepath.Join("..", "examples", "collie", "table2-planted.yaml"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	m := NewModel(*p, pl, 1)
+	m, _ := plantedModel(b)
 	for range b.N {
 		type point struct {
 			v        float64
