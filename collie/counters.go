@@ -50,9 +50,10 @@ func sat(x float64) float64 {
 //     1, READ/SEND 0.5; RC 1, UC/UD 0.5.
 //   - qpc_cache_miss: QP-context misses: small unbatched requests over
 //     many shallow QPs, ρ·sat(q_B/(Q/8))·(1 − sat(b/2))·(1 − sat(d/16))
-//     (WRITE 1 else 0.5; RC 1 else 0.5), plus bidirectional RC contexts
-//     with large MTUs and long SG lists, (MTU/4096)·sat(g/4)·sat(q_B/(Q/1.6)),
-//     with Q the QPC cache.
+//     (WRITE 1 else 0.5; RC 1 else 0.5), plus, unless the profile's
+//     contexts are compact, bidirectional RC contexts with large MTUs and
+//     long SG lists, (MTU/4096)·sat(g/4)·sat(q_B/(Q/1.6)), with Q the QPC
+//     cache.
 //   - packet_engine_util: RC traffics, per direction B handles:
 //     √(1024/MTU)·sat(b/16)·sat(q_B/256) (bursts over many connections at
 //     small MTUs) plus, for READ responses B sends, (1024/MTU)·sat(min
@@ -137,7 +138,7 @@ func (m *Model) trafficCounters(w Workload) (map[string]float64, []map[string]fl
 			expose := 1 - sat(b/2)
 			c[DiagMTTMiss] += 100 * rho * sat(ent/(p.MTTCache/2)) * expose * half(t.Opcode == "WRITE") * half(t.QPType == "RC")
 			qpc := rho * sat(qB/(p.QPCCache/8)) * expose * (1 - sat(d/16)) * half(t.Opcode == "WRITE") * half(t.QPType == "RC")
-			if t.Direction == Bi && t.QPType == "RC" {
+			if t.Direction == Bi && t.QPType == "RC" && !p.CompactQPC {
 				qpc += mtu / 4096 * sat(g/4) * sat(qB/(p.QPCCache/1.6))
 			}
 			c[DiagQPCMiss] += 100 * qpc

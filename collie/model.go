@@ -47,6 +47,11 @@ type Profile struct {
 	DoorbellMops float64 `yaml:"doorbell_mops"`
 	// QPCCache is the number of QP contexts the NIC caches. Default 4096.
 	QPCCache float64 `yaml:"qpc_cache"`
+	// CompactQPC: bidirectional RC contexts keep one size whatever the MTU
+	// and SG list length. Without it (the default) large MTUs and long SG
+	// lists enlarge them and they crowd the QPC cache (the root cause of
+	// the paper's #14 on subsystem H, never seen on subsystem F).
+	CompactQPC bool `yaml:"compact_qpc"`
 	// MTTCache is the number of MPT/MTT entries cached. Default 65536.
 	MTTCache float64 `yaml:"mtt_cache"`
 	// MTTPage is the bytes one MTT entry maps. Default 2 MiB (huge pages).

@@ -154,3 +154,18 @@ func TestIdealDatapath(t *testing.T) {
 		}
 	}
 }
+
+func TestCompactQPC(t *testing.T) {
+	p := Profile{Name: "x"}
+	w := Workload{Traffics: []Traffic{{Direction: Bi, Memory: "dram-local", NumMRs: 1, MRSize: 65536, QPType: "RC", Opcode: "WRITE",
+		NumQPs: 1024, MTU: 4096, WQDepth: 64, WQEBatch: 64, SGEPerWQE: 16, MessageSizes: []int64{65536}}}}
+	large := NewModel(p, nil, 1).counters(w)[DiagQPCMiss]
+	p.CompactQPC = true
+	compact := NewModel(p, nil, 1).counters(w)[DiagQPCMiss]
+	// Batched 64 KiB WRITEs miss little in the first term; the large
+	// bidirectional contexts (MTU 4096, 16 SGEs, 2048 QPs on B) dominate:
+	// 100·(4096/4096)·sat(16/4)·sat(2048/2560) = 100·0.8·0.444 = 35.6.
+	if d := large - compact; d < 35.5 || d > 35.6 {
+		t.Errorf("qpc_cache_miss %.2f with growing contexts, %.2f compact: difference %.2f, want 35.56", large, compact, d)
+	}
+}
