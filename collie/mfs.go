@@ -593,59 +593,49 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 			}
 			switch {
 			case d.strs != nil || d.ints != nil:
-				allowedS, allowedI := []string{}, []int64{}
+				var alts []value
+				for _, v := range d.strs {
+					alts = append(alts, value{isStr: true, str: v})
+				}
+				for _, v := range d.ints {
+					alts = append(alts, value{n: v})
+				}
+				var allowed []value
 				tested, all := 0, true
-				if d.strs != nil {
-					for _, alt := range d.strs {
-						if alt == cur.str {
-							allowedS = append(allowedS, alt)
-							continue
-						}
-						p := variant(value{isStr: true, str: alt})
-						if v, _ := dimValue(&p.Traffics[ti], d.name); v.str != alt {
-							all = false // the constraints do not allow it here
-							continue
-						}
-						ok, err := run(p)
-						if err != nil {
-							return res, err
-						}
-						tested++
-						if ok {
-							allowedS = append(allowedS, alt)
-						} else {
-							all = false
-						}
+				for _, alt := range alts {
+					if alt == cur {
+						allowed = append(allowed, alt)
+						continue
 					}
-				} else {
-					for _, alt := range d.ints {
-						if alt == cur.n {
-							allowedI = append(allowedI, alt)
-							continue
-						}
-						p := variant(value{n: alt})
-						if v, _ := dimValue(&p.Traffics[ti], d.name); v.n != alt {
-							all = false
-							continue
-						}
-						ok, err := run(p)
-						if err != nil {
-							return res, err
-						}
-						tested++
-						if ok {
-							allowedI = append(allowedI, alt)
-						} else {
-							all = false
-						}
+					p := variant(alt)
+					if v, _ := dimValue(&p.Traffics[ti], d.name); v != alt {
+						all = false // the constraints do not allow it here
+						continue
+					}
+					ok, err := run(p)
+					if err != nil {
+						return res, err
+					}
+					tested++
+					if ok {
+						allowed = append(allowed, alt)
+					} else {
+						all = false
 					}
 				}
 				if tested > 0 && !all {
-					if d.strs != nil {
-						conds[d.name] = Cond{Strs: allowedS}
-					} else {
-						conds[d.name] = Cond{Ints: allowedI}
+					c := Cond{Strs: []string{}}
+					if d.strs == nil {
+						c = Cond{Ints: []int64{}}
 					}
+					for _, v := range allowed {
+						if v.isStr {
+							c.Strs = append(c.Strs, v.str)
+						} else {
+							c.Ints = append(c.Ints, v.n)
+						}
+					}
+					conds[d.name] = c
 				}
 			default:
 				// Only the levels the constraints allow without changing a

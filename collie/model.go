@@ -323,7 +323,7 @@ const (
 func (m *Model) Evaluate(w Workload) *Metrics {
 	met := m.physical(w)
 	if m.Profile.IdealDatapath {
-		id := m.ideal().physical(w)
+		id, _ := m.ideal().rates(w)
 		met.TxGbps, met.RxGbps, met.TxMpps, met.RxMpps = id.TxGbps, id.RxGbps, id.TxMpps, id.RxMpps
 		met.PauseDurationRatio = id.PauseDurationRatio
 	}
@@ -358,8 +358,17 @@ func (m *Model) ideal() *Model {
 }
 
 // physical computes the metrics of the performance model, without planted
-// anomalies.
+// anomalies: the rates and the diagnostic counters.
 func (m *Model) physical(w Workload) *Metrics {
+	met, occ := m.rates(w)
+	met.Diag = m.counters(w)
+	met.Diag[DiagRxBuffer] = math.Max(met.Diag[DiagRxBuffer], 100*occ)
+	return met
+}
+
+// rates computes the throughput and pause of the performance model and the
+// RX buffer occupancy (a share of the buffer) its flows cause on host B.
+func (m *Model) rates(w Workload) (*Metrics, float64) {
 	p := &m.Profile
 	var flows []*flow
 	for i := range w.Traffics {
@@ -611,7 +620,7 @@ func (m *Model) physical(w Workload) *Metrics {
 			}
 		}
 	}
-	met := &Metrics{Diag: map[string]float64{}}
+	met := &Metrics{}
 	const B = 1
 	var pause, occ float64
 	for _, f := range flows {
@@ -639,11 +648,7 @@ func (m *Model) physical(w Workload) *Metrics {
 		}
 	}
 	met.PauseDurationRatio = pause
-	for k, v := range m.counters(w) {
-		met.Diag[k] = v
-	}
-	met.Diag[DiagRxBuffer] = math.Max(met.Diag[DiagRxBuffer], 100*occ)
-	return met
+	return met, occ
 }
 
 // Run implements Engine: Evaluate plus four noisy samples.

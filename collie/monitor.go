@@ -246,15 +246,21 @@ type Counter struct {
 	Kind CounterKind
 }
 
+// The monitor's own metrics as search counters.
+const (
+	CounterThroughputRatio = "throughput_ratio"     // performance counter, minimised
+	CounterPauseRatio      = "pause_duration_ratio" // maximised
+)
+
 // counterValues lists the search targets of one experiment: the performance
 // counter "throughput_ratio" (needs the line rates) and every diagnostic
 // counter, pause_duration_ratio included.
 func counterValues(met *Metrics, v Verdict, lineSet bool) map[Counter]float64 {
 	out := map[Counter]float64{}
 	if lineSet {
-		out[Counter{"throughput_ratio", Performance}] = v.ThroughputRatio
+		out[Counter{CounterThroughputRatio, Performance}] = v.ThroughputRatio
 	}
-	out[Counter{"pause_duration_ratio", Diagnostic}] = met.PauseDurationRatio
+	out[Counter{CounterPauseRatio, Diagnostic}] = met.PauseDurationRatio
 	for k, x := range met.Diag {
 		out[Counter{k, Diagnostic}] = x
 	}

@@ -496,7 +496,7 @@ func (s *searcher) anneal() error {
 	if len(s.o.Counters) > 0 {
 		for _, n := range s.o.Counters {
 			k := Diagnostic
-			if n == "throughput_ratio" {
+			if n == CounterThroughputRatio {
 				k = Performance
 			}
 			counters = append(counters, Counter{n, k})
@@ -505,7 +505,7 @@ func (s *searcher) anneal() error {
 		counters = searchTargets(RankCounters(readings))
 	}
 	if len(counters) == 0 {
-		counters = []Counter{{"pause_duration_ratio", Diagnostic}}
+		counters = []Counter{{CounterPauseRatio, Diagnostic}}
 	}
 	for _, c := range counters {
 		s.res.Counters = append(s.res.Counters, c.Name)
@@ -571,7 +571,7 @@ func (s *searcher) anneal() error {
 func searchTargets(ranked []Counter) []Counter {
 	var diag []Counter
 	for _, c := range ranked {
-		if c.Name != "throughput_ratio" && c.Name != "pause_duration_ratio" {
+		if c.Name != CounterThroughputRatio && c.Name != CounterPauseRatio {
 			diag = append(diag, c)
 		}
 	}

@@ -748,12 +748,7 @@ func (s *Space) mutateOnce(r *rand.Rand, w *Workload) {
 		if !local {
 			return pick(r, lv)
 		}
-		i := nearestIndex(lv, v)
-		k := 1 + r.IntN(2)
-		if r.IntN(2) == 0 {
-			k = -k
-		}
-		return lv[max(0, min(len(lv)-1, i+k))]
+		return shiftLevel(lv, v, randomStep(r))
 	}
 	switch d {
 	case "direction":
@@ -790,14 +785,10 @@ func (s *Space) mutateOnce(r *rand.Rand, w *Workload) {
 		case op >= 4:
 			// The whole request vector moves: every size by the same
 			// number of levels (local) or to one drawn level (jump).
-			k := 1 + r.IntN(2)
-			if r.IntN(2) == 0 {
-				k = -k
-			}
-			to := pick(r, lv)
+			k, to := randomStep(r), pick(r, lv)
 			for i, v := range t.MessageSizes {
 				if local {
-					t.MessageSizes[i] = lv[max(0, min(len(lv)-1, nearestIndex(lv, v)+k))]
+					t.MessageSizes[i] = shiftLevel(lv, v, k)
 				} else {
 					t.MessageSizes[i] = to
 				}
@@ -828,6 +819,20 @@ func (s *Space) mutateOnce(r *rand.Rand, w *Workload) {
 		}
 	}
 	s.repair(t, d)
+}
+
+// randomStep draws a local step: ±1 or ±2 levels.
+func randomStep(r *rand.Rand) int {
+	k := 1 + r.IntN(2)
+	if r.IntN(2) == 0 {
+		k = -k
+	}
+	return k
+}
+
+// shiftLevel moves v by k levels of lv, clamped to the ends.
+func shiftLevel(lv []int64, v int64, k int) int64 {
+	return lv[max(0, min(len(lv)-1, nearestIndex(lv, v)+k))]
 }
 
 // mutableDims lists the traffic dimensions with more than one value.
