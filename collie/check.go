@@ -2,6 +2,7 @@ package collie
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -185,7 +186,7 @@ func (s *Space) witness(m MFS) (bool, *Workload, string) {
 func (s *Space) breakers(m MFS) []string {
 	var out []string
 	for i, c := range m {
-		for _, d := range sortedKeys(c) {
+		for _, d := range slices.Sorted(maps.Keys(c)) {
 			cond := c[d]
 			prefix := d
 			if len(m) > 1 {
@@ -200,15 +201,6 @@ func (s *Space) breakers(m MFS) []string {
 		out = []string{"none: every condition holds throughout this space; the design must change"}
 	}
 	return out
-}
-
-func sortedKeys(c Conds) []string {
-	k := make([]string, 0, len(c))
-	for x := range c {
-		k = append(k, x)
-	}
-	slices.Sort(k)
-	return k
 }
 
 // outside describes the values of dimension d in s that violate cond, or ""

@@ -3,9 +3,9 @@ package collie
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -220,12 +220,7 @@ func unflatten(flat map[string]Cond) (MFS, error) {
 func (m MFS) String() string {
 	var parts []string
 	for i, c := range m {
-		keys := make([]string, 0, len(c))
-		for k := range c {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(c)) {
 			p := k
 			if len(m) > 1 {
 				p = fmt.Sprintf("traffic %d %s", i, k)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -398,7 +399,7 @@ func (td *TestDiff) compareViolations(b, n *Test) {
 	for k := range n.Violations {
 		keys[k] = true
 	}
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		bc, nc := b.Violations[k], n.Violations[k]
 		bs, ns := violStr(bc, b.Valid), violStr(nc, n.Valid)
 		switch {
@@ -425,7 +426,7 @@ func (td *TestDiff) compareCounters(b, n *Test) {
 	for k := range n.Counters {
 		keys[k] = true
 	}
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		bc, nc := b.Counters[k], n.Counters[k]
 		if bc == nil || nc == nil {
 			continue // compared on one side only
@@ -439,15 +440,6 @@ func (td *TestDiff) compareCounters(b, n *Test) {
 			td.add(KindCounter, Improvement, k, bs, ns, "the counter now agrees with the trace")
 		}
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (td *TestDiff) compareQuantities(b, n *Test, o Options) {
