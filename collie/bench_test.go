@@ -3,9 +3,11 @@ package collie
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,10 +20,23 @@ import (
 // annealing.
 const algoFreeMFS = "sa-freemfs"
 
-// plantedRun runs one search on the model with the Table-2 planted profile
-// and reports, per planted anomaly, the experiment at which an anomalous
-// search point (not an MFS probe) first fell into its region.
-func plantedRun(tb testing.TB, profile, algo string, seed uint64, budget int) (found map[string]int, natural int, total int) {
+// plantedResult is one search of the planted benchmark.
+type plantedResult struct {
+	// found: per planted anomaly, the search experiment (probes not
+	// counted) at which an anomalous search point first fell where it is
+	// active; distinct: the same for points where it is the only active
+	// planted anomaly (a point in two overlapping regions shows one
+	// symptom and does not tell them apart).
+	found, distinct map[string]int
+	natural, total  int
+	// covered: per planted anomaly, the share of its active region (a
+	// random sample) inside the MFS the search reported within its
+	// budget; nil for algorithms without MFS.
+	covered map[string]float64
+}
+
+// plantedRun runs one search on the model with the Table-2 planted profile.
+func plantedRun(tb testing.TB, profile, algo string, seed uint64, budget int) plantedResult {
 	tb.Helper()
 	p, _, err := LoadProfile(filepath.Join("..", "examples", "collie", profile+".yaml"))
 	if err != nil {
@@ -35,12 +50,14 @@ func plantedRun(tb testing.TB, profile, algo string, seed uint64, budget int) (f
 	// otherwise ideal (the counters are still the modelled loads).
 	p.IdealDatapath = true
 	m := NewModel(*p, pl, seed)
-	found = map[string]int{}
+	out := plantedResult{found: map[string]int{}, distinct: map[string]int{}, total: len(m.Planted)}
 	searchBudget, probes := budget, 0
+	withMFS := algo == AlgoSA || algo == algoFreeMFS
 	if algo == algoFreeMFS {
 		algo, budget = AlgoSA, 5*budget
 	}
-	_, err = Search(context.Background(), Options{
+	revealed := map[string]bool{}
+	res, err := Search(context.Background(), Options{
 		Engine: m, Algo: algo, Budget: budget, Seed: seed,
 		Monitor: Monitor{LineGbps: p.LineGbps, LineMpps: p.LineMpps},
 		OnExperiment: func(r Record) {
@@ -51,13 +68,19 @@ func plantedRun(tb testing.TB, profile, algo string, seed uint64, budget int) (f
 			if r.ID-probes >= searchBudget || r.Verdict == nil || !r.Verdict.Anomalous() {
 				return
 			}
+			if r.Anomaly != "" {
+				revealed[r.Anomaly] = true
+			}
 			hits := m.PlantedHits(r.Workload)
 			if len(hits) == 0 {
-				natural++
+				out.natural++
 			}
 			for _, h := range hits {
-				if _, ok := found[h]; !ok {
-					found[h] = r.ID - probes
+				if _, ok := out.found[h]; !ok {
+					out.found[h] = r.ID - probes
+				}
+				if _, ok := out.distinct[h]; !ok && len(hits) == 1 {
+					out.distinct[h] = r.ID - probes
 				}
 			}
 		},
@@ -65,7 +88,54 @@ func plantedRun(tb testing.TB, profile, algo string, seed uint64, budget int) (f
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return found, natural, len(m.Planted)
+	if withMFS {
+		var set []MFS
+		for _, a := range res.Anomalies {
+			if revealed[a.ID] && a.MFS != nil {
+				set = append(set, a.MFS)
+			}
+		}
+		out.covered = map[string]float64{}
+		for id, ws := range activeSamples(tb, profile, m) {
+			n := 0
+			for _, w := range ws {
+				if MatchAny(set, w) {
+					n++
+				}
+			}
+			out.covered[id] = float64(n) / float64(len(ws))
+		}
+	}
+	return out
+}
+
+var activeSampleCache = map[string]map[string][]Workload{}
+
+// activeSamples returns, per planted anomaly of the profile, up to 300
+// random points of the default space where it is active (300 000 draws).
+func activeSamples(tb testing.TB, profile string, m *Model) map[string][]Workload {
+	tb.Helper()
+	if s, ok := activeSampleCache[profile]; ok {
+		return s
+	}
+	s := map[string][]Workload{}
+	sp := DefaultSpace()
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 300000 {
+		w := sp.Random(r)
+		for _, h := range m.PlantedHits(w) {
+			if len(s[h]) < 300 {
+				s[h] = append(s[h], w)
+			}
+		}
+	}
+	for _, x := range m.Planted {
+		if len(s[x.ID]) == 0 {
+			tb.Fatalf("%s #%s: no active point in 300 000 draws", profile, x.ID)
+		}
+	}
+	activeSampleCache[profile] = s
+	return s
 }
 
 // BenchmarkPlanted compares random, SA without MFS and SA with MFS on the
@@ -86,20 +156,29 @@ func BenchmarkPlanted(b *testing.B) {
 		for _, algo := range []string{AlgoRandom, AlgoSANoMFS, AlgoSA, algoFreeMFS} {
 			b.Run(profile+"/"+algo, func(b *testing.B) {
 				for range b.N {
-					var sum, all, nat int
+					var sum, dist, all, nat int
 					var firsts []int
 					var per []string
-					perID := map[string]int{}
+					perID, distID, covID := map[string]int{}, map[string]int{}, map[string]float64{}
+					var cov float64
 					for seed := uint64(1); seed <= 10; seed++ {
-						f, n, tot := plantedRun(b, profile, algo, seed, budget)
-						sum += len(f)
-						all += tot
-						nat += n
-						for id, at := range f {
+						r := plantedRun(b, profile, algo, seed, budget)
+						sum += len(r.found)
+						dist += len(r.distinct)
+						all += r.total
+						nat += r.natural
+						for id, at := range r.found {
 							firsts = append(firsts, at)
 							perID[id]++
 						}
-						per = append(per, fmt.Sprint(len(f)))
+						for id := range r.distinct {
+							distID[id]++
+						}
+						for id, c := range r.covered {
+							covID[id] += c / 10
+							cov += c
+						}
+						per = append(per, fmt.Sprint(len(r.found)))
 					}
 					sort.Ints(firsts)
 					med := 0
@@ -107,18 +186,37 @@ func BenchmarkPlanted(b *testing.B) {
 						med = firsts[len(firsts)/2]
 					}
 					b.ReportMetric(100*float64(sum)/float64(all), "%found")
-					var ids []string
-					for id, n := range perID {
-						ids = append(ids, fmt.Sprintf("#%s:%d", id, n))
+					b.ReportMetric(100*float64(dist)/float64(all), "%distinct")
+					b.Logf("%s %s: seeds finding each planted anomaly: %s", profile, algo, byID(perID, "%d"))
+					b.Logf("%s %s: seeds finding each alone (no other planted anomaly active at the point): %s", profile, algo, byID(distID, "%d"))
+					b.Logf("%s %s: found %d/%d planted (%.0f%%), alone %d/%d (%.0f%%) over 10 seeds [%s], median first-hit search experiment %d, natural anomalous points %d",
+						profile, algo, sum, all, 100*float64(sum)/float64(all), dist, all, 100*float64(dist)/float64(all),
+						strings.Join(per, " "), med, nat)
+					if len(covID) > 0 {
+						b.ReportMetric(100*cov/float64(all), "%covered")
+						for id := range covID {
+							covID[id] *= 100
+						}
+						b.Logf("%s %s: mean %% of each planted region inside the reported MFS: %s (all: %.0f%%)", profile, algo, byID(covID, "%.0f"), 100*cov/float64(all))
 					}
-					sort.Strings(ids)
-					b.Logf("%s %s: seeds finding each planted anomaly: %s", profile, algo, strings.Join(ids, " "))
-					b.Logf("%s %s: found %d/%d planted (%.0f%%) over 10 seeds [%s], median first-hit search experiment %d, natural anomalous points %d",
-						profile, algo, sum, all, 100*float64(sum)/float64(all), strings.Join(per, " "), med, nat)
 				}
 			})
 		}
 	}
+}
+
+// byID formats per-anomaly values in the planted anomalies' numeric order.
+func byID[V int | float64](m map[string]V, format string) string {
+	ids := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		return x - y
+	})
+	var out []string
+	for _, id := range ids {
+		out = append(out, "#"+id+":"+fmt.Sprintf(format, m[id]))
+	}
+	return strings.Join(out, " ")
 }
 
 // TestPlantedRandomHitProbability estimates, per planted anomaly, the
@@ -178,6 +276,7 @@ func TestPlantedRandomHitProbability(t *testing.T) {
 func BenchmarkCounterLandscape(b *testing.B) {
 	b.ReportAllocs()
 	m, _ := plantedModel(b)
+	m.Profile.IdealDatapath = true // as BenchmarkPlanted
 	for range b.N {
 		type point struct {
 			v        float64

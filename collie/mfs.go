@@ -603,8 +603,13 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 						continue
 					}
 					p := variant(alt)
-					if v, _ := dimValue(&p.Traffics[ti], d.name); v != alt {
-						all = false // the constraints do not allow it here
+					if v, _ := dimValue(&p.Traffics[ti], d.name); v != alt || s.otherDimChanged(&w.Traffics[ti], &p.Traffics[ti], d.name) {
+						// The constraints do not allow it here, or only by
+						// changing another dimension (UD turns a READ into a
+						// SEND, a smaller UD MTU cuts the messages): that
+						// probe would blame this dimension for what the other
+						// change does.
+						all = false
 						continue
 					}
 					ok, err := run(p)
@@ -675,7 +680,11 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 		return res, err
 	}
 	res.Validated = ok
-	if !ok {
+	if ok {
+		if err := s.pruneAlternatives(&res, red, run); err != nil {
+			return res, err
+		}
+	} else {
 		// Not reproduced: narrow the MFS to the point's named dimensions
 		// so that it does not hide a larger area than it has shown.
 		for ti := range w.Traffics {
@@ -693,6 +702,115 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// otherDimChanged reports whether b differs from a in an MFS dimension
+// other than d.
+func (s *Space) otherDimChanged(a, b *Traffic, d string) bool {
+	for _, o := range s.mfsDims() {
+		if o.name == d {
+			continue
+		}
+		x, _ := dimValue(a, o.name)
+		y, _ := dimValue(b, o.name)
+		if x != y {
+			return true
+		}
+	}
+	return false
+}
+
+// pruneAlternatives checks the extra values of the named conditions at the
+// corner of the MFS: the validated reduced point with every range condition
+// at its tightest level (its finite end nearest the rest of the space). The
+// per-dimension probes ran around one point, where a value of a named
+// dimension can be anomalous because it lands in a neighbouring anomaly (a
+// UD SEND point probed with RC lands in an RC SEND anomaly of the same
+// subsystem) rather than because the anomaly does not depend on that
+// dimension; at the corner the neighbour is usually inactive. A value that
+// is not anomalous at the corner leaves the condition. When the corner
+// itself is not anomalous (or not a valid point) nothing is pruned.
+func (s *Space) pruneAlternatives(res *MFSResult, red Workload, run func(Workload) (bool, error)) error {
+	several := false
+	for _, conds := range res.MFS {
+		for _, c := range conds {
+			several = several || len(c.Strs)+len(c.Ints) > 1
+		}
+	}
+	if !several {
+		return nil
+	}
+	corner := red.Clone()
+	tight := false
+	for ti := range corner.Traffics {
+		for _, d := range s.mfsDims() {
+			c, ok := res.MFS[ti][d.name]
+			if !ok || !c.isRange() {
+				continue
+			}
+			v := c.Max
+			if c.Min != nil {
+				v = c.Min
+			}
+			if v == nil {
+				continue
+			}
+			if cur, _ := dimValue(&corner.Traffics[ti], d.name); cur.n != *v {
+				s.setDim(&corner.Traffics[ti], d.name, value{n: *v})
+				tight = true
+			}
+		}
+	}
+	if !tight || s.Validate(corner) != nil || !res.MFS.Match(corner) {
+		return nil
+	}
+	ok, err := run(corner)
+	if err != nil || !ok {
+		return err
+	}
+	for ti := range corner.Traffics {
+		for _, d := range s.mfsDims() {
+			c, has := res.MFS[ti][d.name]
+			if !has || c.isRange() || len(c.Strs)+len(c.Ints) < 2 {
+				continue
+			}
+			cur, _ := dimValue(&corner.Traffics[ti], d.name)
+			var kept Cond
+			for _, alt := range condValues(c) {
+				keep := true
+				if alt != cur {
+					p := corner.Clone()
+					s.setDim(&p.Traffics[ti], d.name, alt)
+					if got, _ := dimValue(&p.Traffics[ti], d.name); got == alt && !s.otherDimChanged(&corner.Traffics[ti], &p.Traffics[ti], d.name) {
+						if keep, err = run(p); err != nil {
+							return err
+						}
+					}
+				}
+				if keep {
+					if alt.isStr {
+						kept.Strs = append(kept.Strs, alt.str)
+					} else {
+						kept.Ints = append(kept.Ints, alt.n)
+					}
+				}
+			}
+			res.MFS[ti][d.name] = kept
+		}
+	}
+	return nil
+}
+
+// condValues lists the values of a named condition.
+func condValues(c Cond) []value {
+	var out []value
+	for _, v := range c.Strs {
+		out = append(out, value{isStr: true, str: v})
+	}
+	for _, v := range c.Ints {
+		out = append(out, value{n: v})
+	}
+	return out
 }
 
 // coupledChanged reports whether probing dimension d changed a dimension
@@ -777,7 +895,13 @@ func (s *Space) simplify(t *Traffic, c Conds) {
 		}
 		switch {
 		case d.strs != nil:
+			// Unless the constraints would change another dimension with
+			// it (a UD traffic's opcode stays SEND).
+			before := t.clone()
 			s.setDim(t, d.name, value{isStr: true, str: d.strs[0]})
+			if s.otherDimChanged(&before, t, d.name) {
+				*t = before
+			}
 		case d.ints != nil && d.name == "mtu":
 			// Keep the MTU: the simplest MTU is not obvious.
 		case d.ints != nil:

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -131,5 +132,79 @@ func TestBuildMFSRecoversRegion(t *testing.T) {
 	}
 	if res.Probes != probes || probes > 60 {
 		t.Errorf("probes = %d (counted %d), want ≤ 60", res.Probes, probes)
+	}
+}
+
+// TestBuildMFSNeighbourAnomaly: a UD SEND anomaly next to an RC SEND
+// anomaly of narrower conditions (paper #15 and #17). At the found point
+// the RC probe lands in the neighbour and shows the same symptom; the
+// corner of the MFS (every range at its tightest level) is outside the
+// neighbour, so RC leaves the condition. A WRITE anomaly is never probed
+// with UD (that would turn the WRITE into a SEND and blame qp_type for the
+// opcode): UD is left out without a probe.
+func TestBuildMFSNeighbourAnomaly(t *testing.T) {
+	sp := DefaultSpace()
+	ud := MFS{{"qp_type": Values("UD"), "opcode": Values("SEND"),
+		"num_qps": Range(32, math.MaxInt64), "wq_depth": Range(64, math.MaxInt64)}}
+	rc := MFS{{"qp_type": Values("RC"), "opcode": Values("SEND"), "wqe_batch": Range(math.MinInt64, 16),
+		"num_qps": Range(64, math.MaxInt64), "wq_depth": Range(128, math.MaxInt64), "msg_size_max": Range(math.MinInt64, 1024)}}
+	point := tr(Uni, "UD", "SEND", 256)
+	point.NumQPs, point.WQDepth, point.WQEBatch = 4096, 2048, 2
+	w := Workload{Traffics: []Traffic{point}}
+	if !ud.Match(w) || sp.Validate(w) != nil {
+		t.Fatal("bad fixture")
+	}
+	// The RC probe of the point is inside the neighbour.
+	probe := w.Clone()
+	probe.Traffics[0].QPType = "RC"
+	if !rc.Match(probe) || sp.Validate(probe) != nil {
+		t.Fatal("bad fixture: the RC probe should land in the neighbour")
+	}
+	var probed []Workload
+	res, err := sp.BuildMFS(w, func(p Workload) (bool, error) {
+		probed = append(probed, p)
+		return MatchAny([]MFS{ud, rc}, p), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.MFS[0]["qp_type"]
+	if !slices.Equal(got.Strs, []string{"UD"}) {
+		t.Errorf("qp_type condition %v, want {UD} (MFS %v)", got, res.MFS)
+	}
+	for _, c := range []struct {
+		dim  string
+		want int64
+	}{{"num_qps", 32}, {"wq_depth", 64}} {
+		if r := res.MFS[0][c.dim]; r.Min == nil || *r.Min != c.want || r.Max != nil {
+			t.Errorf("%s condition %v, want ≥ %d", c.dim, r, c.want)
+		}
+	}
+	if !res.Validated {
+		t.Error("not validated")
+	}
+
+	// WRITE anomaly: UD is not probed.
+	wr := MFS{{"qp_type": Values("RC", "UC"), "opcode": Values("WRITE")}}
+	point = tr(Uni, "RC", "WRITE", 256)
+	w = Workload{Traffics: []Traffic{point}}
+	probed = nil
+	res, err = sp.BuildMFS(w, func(p Workload) (bool, error) {
+		probed = append(probed, p)
+		return MatchAny([]MFS{wr, ud}, p), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range probed {
+		if p.Traffics[0].QPType == "UD" {
+			t.Errorf("probed %s: UD turns the WRITE into a SEND", p.Key())
+		}
+	}
+	if got := res.MFS[0]["qp_type"]; got.Strs != nil && slices.Contains(got.Strs, "UD") {
+		t.Errorf("qp_type condition %v contains UD", got)
+	}
+	if !res.MFS.Match(w) {
+		t.Errorf("MFS %v does not match its own point", res.MFS)
 	}
 }

@@ -322,11 +322,6 @@ const (
 // Evaluate computes the noiseless metrics of w.
 func (m *Model) Evaluate(w Workload) *Metrics {
 	met := m.physical(w)
-	if m.Profile.IdealDatapath {
-		id, _ := m.ideal().rates(w)
-		met.TxGbps, met.RxGbps, met.TxMpps, met.RxMpps = id.TxGbps, id.RxGbps, id.TxMpps, id.RxMpps
-		met.PauseDurationRatio = id.PauseDurationRatio
-	}
 	active := m.active(w, met.Diag)
 	for i := range m.Planted {
 		pl := &m.Planted[i]
@@ -358,9 +353,14 @@ func (m *Model) ideal() *Model {
 }
 
 // physical computes the metrics of the performance model, without planted
-// anomalies: the rates and the diagnostic counters.
+// anomalies: the rates and the diagnostic counters. With IdealDatapath the
+// rates and the RX buffer they fill are those of the ideal datapath.
 func (m *Model) physical(w Workload) *Metrics {
-	met, occ := m.rates(w)
+	dp := m
+	if m.Profile.IdealDatapath {
+		dp = m.ideal()
+	}
+	met, occ := dp.rates(w)
 	met.Diag = m.counters(w)
 	met.Diag[DiagRxBuffer] = math.Max(met.Diag[DiagRxBuffer], 100*occ)
 	return met

@@ -108,13 +108,23 @@ func TestIdealDatapath(t *testing.T) {
 	// Anomaly #1's concrete trigger (Appendix A), planted.
 	a1 := Traffic{Direction: Uni, Memory: "dram-local", NumMRs: 1, MRSize: 65536, QPType: "UD", Opcode: "SEND",
 		NumQPs: 1, MTU: 2048, WQDepth: 256, WQEBatch: 64, SGEPerWQE: 1, MessageSizes: []int64{2048}}
+	// Receive-WQE-miss-limited drain: 256-byte UD SENDs over 8192 deep
+	// QPs fill the RX buffer of the modelled NIC. Not planted (#1 needs a
+	// batch of 64, #2 at most 8).
+	rxLimited := Traffic{Direction: Uni, Memory: "dram-local", NumMRs: 1, MRSize: 65536, QPType: "UD", Opcode: "SEND",
+		NumQPs: 8192, MTU: 4096, WQDepth: 8192, WQEBatch: 32, SGEPerWQE: 2, MessageSizes: []int64{256}}
 	for _, tc := range []struct {
 		name        string
 		t           Traffic
 		real, ideal []string
+		// RX buffer occupancy (%) on the modelled and the ideal datapath:
+		// a drain that keeps up with the sender sits at the PFC threshold
+		// (70%), a slower one fills the buffer.
+		bufReal, bufIdeal float64
 	}{
-		{"doorbell-limited", small, []string{SymptomLowThroughput}, nil},
-		{"planted-1", a1, []string{SymptomPause}, []string{SymptomPause}},
+		{"doorbell-limited", small, []string{SymptomLowThroughput}, nil, 70, 70},
+		{"planted-1", a1, []string{SymptomPause}, []string{SymptomPause}, 70, 70},
+		{"rx-wqe-limited", rxLimited, []string{SymptomPause, SymptomLowThroughput}, nil, 100, 70},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := Workload{Traffics: []Traffic{tc.t}}
@@ -124,6 +134,9 @@ func TestIdealDatapath(t *testing.T) {
 			}
 			if got := mon.Check(w, b).Symptoms; !slices.Equal(got, tc.ideal) {
 				t.Errorf("ideal datapath: symptoms %v, want %v (%+v)", got, tc.ideal, b)
+			}
+			if a.Diag[DiagRxBuffer] != tc.bufReal || b.Diag[DiagRxBuffer] != tc.bufIdeal {
+				t.Errorf("rx_buffer_occupancy %v modelled, %v ideal; want %v, %v", a.Diag[DiagRxBuffer], b.Diag[DiagRxBuffer], tc.bufReal, tc.bufIdeal)
 			}
 			for _, c := range DiagCounters {
 				if c != DiagRxBuffer && a.Diag[c] != b.Diag[c] {
