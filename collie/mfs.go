@@ -588,27 +588,15 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 			}
 			switch {
 			case d.strs != nil || d.ints != nil:
-				var alts []value
-				for _, v := range d.strs {
-					alts = append(alts, value{isStr: true, str: v})
-				}
-				for _, v := range d.ints {
-					alts = append(alts, value{n: v})
-				}
 				var allowed []value
 				tested, all := 0, true
-				for _, alt := range alts {
+				for _, alt := range condValues(Cond{Strs: d.strs, Ints: d.ints}) {
 					if alt == cur {
 						allowed = append(allowed, alt)
 						continue
 					}
-					p := variant(alt)
-					if v, _ := dimValue(&p.Traffics[ti], d.name); v != alt || s.otherDimChanged(&w.Traffics[ti], &p.Traffics[ti], d.name) {
-						// The constraints do not allow it here, or only by
-						// changing another dimension (UD turns a READ into a
-						// SEND, a smaller UD MTU cuts the messages): that
-						// probe would blame this dimension for what the other
-						// change does.
+					p := w.Clone()
+					if !s.setOnly(&p.Traffics[ti], d.name, alt) {
 						all = false
 						continue
 					}
@@ -624,18 +612,7 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 					}
 				}
 				if tested > 0 && !all {
-					c := Cond{Strs: []string{}}
-					if d.strs == nil {
-						c = Cond{Ints: []int64{}}
-					}
-					for _, v := range allowed {
-						if v.isStr {
-							c.Strs = append(c.Strs, v.str)
-						} else {
-							c.Ints = append(c.Ints, v.n)
-						}
-					}
-					conds[d.name] = c
+					conds[d.name] = valuesCond(allowed, d.strs != nil)
 				}
 			default:
 				// Only the levels the constraints allow without changing a
@@ -704,20 +681,29 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 	return res, nil
 }
 
-// otherDimChanged reports whether b differs from a in an MFS dimension
-// other than d.
-func (s *Space) otherDimChanged(a, b *Traffic, d string) bool {
+// setOnly sets dimension d of t to v when the constraints allow it without
+// changing another MFS dimension (UD turns a READ or WRITE into a SEND, a
+// smaller UD MTU cuts the messages) and reports whether it did; otherwise t
+// is left as it was. A probe that changes another dimension too would blame
+// d for what the other change does.
+func (s *Space) setOnly(t *Traffic, d string, v value) bool {
+	p := t.clone()
+	s.setDim(&p, d, v)
+	if got, _ := dimValue(&p, d); got != v {
+		return false
+	}
 	for _, o := range s.mfsDims() {
 		if o.name == d {
 			continue
 		}
-		x, _ := dimValue(a, o.name)
-		y, _ := dimValue(b, o.name)
+		x, _ := dimValue(t, o.name)
+		y, _ := dimValue(&p, o.name)
 		if x != y {
-			return true
+			return false
 		}
 	}
-	return false
+	*t = p
+	return true
 }
 
 // pruneAlternatives checks the extra values of the named conditions at the
@@ -731,13 +717,20 @@ func (s *Space) otherDimChanged(a, b *Traffic, d string) bool {
 // is not anomalous at the corner leaves the condition. When the corner
 // itself is not anomalous (or not a valid point) nothing is pruned.
 func (s *Space) pruneAlternatives(res *MFSResult, red Workload, run func(Workload) (bool, error)) error {
-	several := false
-	for _, conds := range res.MFS {
-		for _, c := range conds {
-			several = several || len(c.Strs)+len(c.Ints) > 1
+	type named struct {
+		ti   int
+		dim  string
+		cond Cond
+	}
+	var several []named // in probing order
+	for ti := range res.MFS {
+		for _, d := range s.mfsDims() {
+			if c := res.MFS[ti][d.name]; len(c.Strs)+len(c.Ints) > 1 {
+				several = append(several, named{ti, d.name, c})
+			}
 		}
 	}
-	if !several {
+	if len(several) == 0 {
 		return nil
 	}
 	corner := red.Clone()
@@ -768,40 +761,45 @@ func (s *Space) pruneAlternatives(res *MFSResult, red Workload, run func(Workloa
 	if err != nil || !ok {
 		return err
 	}
-	for ti := range corner.Traffics {
-		for _, d := range s.mfsDims() {
-			c, has := res.MFS[ti][d.name]
-			if !has || c.isRange() || len(c.Strs)+len(c.Ints) < 2 {
-				continue
-			}
-			cur, _ := dimValue(&corner.Traffics[ti], d.name)
-			var kept Cond
-			for _, alt := range condValues(c) {
-				keep := true
-				if alt != cur {
-					p := corner.Clone()
-					s.setDim(&p.Traffics[ti], d.name, alt)
-					if got, _ := dimValue(&p.Traffics[ti], d.name); got == alt && !s.otherDimChanged(&corner.Traffics[ti], &p.Traffics[ti], d.name) {
-						if keep, err = run(p); err != nil {
-							return err
-						}
-					}
-				}
-				if keep {
-					if alt.isStr {
-						kept.Strs = append(kept.Strs, alt.str)
-					} else {
-						kept.Ints = append(kept.Ints, alt.n)
+	for _, n := range several {
+		cur, _ := dimValue(&corner.Traffics[n.ti], n.dim)
+		var kept []value
+		for _, alt := range condValues(n.cond) {
+			keep := true
+			if alt != cur {
+				if p := corner.Clone(); s.setOnly(&p.Traffics[n.ti], n.dim, alt) {
+					if keep, err = run(p); err != nil {
+						return err
 					}
 				}
 			}
-			res.MFS[ti][d.name] = kept
+			if keep {
+				kept = append(kept, alt)
+			}
 		}
+		res.MFS[n.ti][n.dim] = valuesCond(kept, n.cond.Strs != nil)
 	}
 	return nil
 }
 
-// condValues lists the values of a named condition.
+// valuesCond is the value-set condition of vals (strings or numbers; an
+// empty set stays a set, not a range).
+func valuesCond(vals []value, strs bool) Cond {
+	c := Cond{Ints: []int64{}}
+	if strs {
+		c = Cond{Strs: []string{}}
+	}
+	for _, v := range vals {
+		if v.isStr {
+			c.Strs = append(c.Strs, v.str)
+		} else {
+			c.Ints = append(c.Ints, v.n)
+		}
+	}
+	return c
+}
+
+// condValues lists the values of a value-set condition.
 func condValues(c Cond) []value {
 	var out []value
 	for _, v := range c.Strs {
@@ -897,11 +895,7 @@ func (s *Space) simplify(t *Traffic, c Conds) {
 		case d.strs != nil:
 			// Unless the constraints would change another dimension with
 			// it (a UD traffic's opcode stays SEND).
-			before := t.clone()
-			s.setDim(t, d.name, value{isStr: true, str: d.strs[0]})
-			if s.otherDimChanged(&before, t, d.name) {
-				*t = before
-			}
+			s.setOnly(t, d.name, value{isStr: true, str: d.strs[0]})
 		case d.ints != nil && d.name == "mtu":
 			// Keep the MTU: the simplest MTU is not obvious.
 		case d.ints != nil:
