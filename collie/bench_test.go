@@ -57,10 +57,27 @@ func plantedRun(tb testing.TB, profile, algo string, seed uint64, budget int) pl
 		algo, budget = AlgoSA, 5*budget
 	}
 	revealed := map[string]bool{}
+	// at: the search experiment (probes not counted) of every experiment.
+	at := map[int]int{}
+	hit := func(w Workload, n int) {
+		hits := m.PlantedHits(w)
+		if len(hits) == 0 {
+			out.natural++
+		}
+		for _, h := range hits {
+			if f, ok := out.found[h]; !ok || n < f {
+				out.found[h] = n
+			}
+			if f, ok := out.distinct[h]; len(hits) == 1 && (!ok || n < f) {
+				out.distinct[h] = n
+			}
+		}
+	}
 	res, err := Search(context.Background(), Options{
 		Engine: m, Algo: algo, Budget: budget, Seed: seed,
 		Monitor: Monitor{LineGbps: p.LineGbps, LineMpps: p.LineMpps},
 		OnExperiment: func(r Record) {
+			at[r.ID] = r.ID - probes
 			if r.Phase == "probe" {
 				probes++
 				return
@@ -71,22 +88,19 @@ func plantedRun(tb testing.TB, profile, algo string, seed uint64, budget int) pl
 			if r.Anomaly != "" {
 				revealed[r.Anomaly] = true
 			}
-			hits := m.PlantedHits(r.Workload)
-			if len(hits) == 0 {
-				out.natural++
-			}
-			for _, h := range hits {
-				if _, ok := out.found[h]; !ok {
-					out.found[h] = r.ID - probes
-				}
-				if _, ok := out.distinct[h]; !ok && len(hits) == 1 {
-					out.distinct[h] = r.ID - probes
-				}
-			}
+			hit(r.Workload, r.ID-probes)
 		},
 	})
 	if err != nil {
 		tb.Fatal(err)
+	}
+	// An anomaly revealed by an anomalous MFS probe (outside the MFS being
+	// built) is found at that probe.
+	for _, a := range res.Anomalies {
+		if n := at[a.FoundAtExperiment]; a.ProbeOf != "" && n < searchBudget {
+			revealed[a.ID] = true
+			hit(a.Example, n)
+		}
 	}
 	if withMFS {
 		var set []MFS

@@ -542,8 +542,10 @@ type MFSResult struct {
 //     it without changing a coupled dimension (a wq_depth below the batch,
 //     an mr_size below the largest message): the coupled dimension's own
 //     condition covers it, and probing it would blame the wrong dimension.
-//     A discrete value the constraints do not allow is not probed and is
-//     left out of the MFS;
+//     A discrete value that the constraints only allow with a change of
+//     another dimension (UD turns a WRITE into a SEND) is probed last, with
+//     that change, and only when the changed point is inside the other
+//     conditions; otherwise it is left out of the MFS;
 //  3. the reduced point (the other dimensions at their simplest values) is
 //     run again to validate the MFS.
 //
@@ -579,6 +581,13 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 	res.MFS = make(MFS, len(w.Traffics))
 	for ti := range w.Traffics {
 		conds := Conds{}
+		type coupledAlt struct {
+			dim    string
+			alt    value
+			strs   bool
+			domain int
+		}
+		var coupled []coupledAlt
 		for _, d := range s.mfsDims() {
 			cur, _ := dimValue(&w.Traffics[ti], d.name)
 			variant := func(v value) Workload {
@@ -597,6 +606,7 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 					}
 					p := w.Clone()
 					if !s.setOnly(&p.Traffics[ti], d.name, alt) {
+						coupled = append(coupled, coupledAlt{d.name, alt, d.strs != nil, len(d.strs) + len(d.ints)})
 						all = false
 						continue
 					}
@@ -638,6 +648,38 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 				}
 				if lo != math.MinInt64 || hi != math.MaxInt64 {
 					conds[d.name] = Range(lo, hi)
+				}
+			}
+		}
+		// A value that changes another dimension with it (UD turns a WRITE
+		// into a SEND, a 1024 MTU cuts a UD traffic's 4096 B messages) is
+		// probed once every dimension has its condition, with the coupled
+		// change: when the changed point is inside the conditions (SEND is
+		// allowed too) and still anomalous, the value joins its condition.
+		for _, c := range coupled {
+			cond, ok := conds[c.dim]
+			if !ok {
+				continue
+			}
+			p := w.Clone()
+			s.setDim(&p.Traffics[ti], c.dim, c.alt)
+			if got, _ := dimValue(&p.Traffics[ti], c.dim); got != c.alt {
+				continue
+			}
+			vals := append(condValues(cond), c.alt)
+			wider := maps.Clone(conds)
+			wider[c.dim] = valuesCond(vals, c.strs)
+			if !wider.MatchTraffic(&p.Traffics[ti]) {
+				continue
+			}
+			ok, err := run(p)
+			if err != nil {
+				return res, err
+			}
+			if ok {
+				conds = wider
+				if len(vals) == c.domain {
+					delete(conds, c.dim)
 				}
 			}
 		}

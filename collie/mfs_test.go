@@ -208,3 +208,58 @@ func TestBuildMFSNeighbourAnomaly(t *testing.T) {
 		t.Errorf("MFS %v does not match its own point", res.MFS)
 	}
 }
+
+// TestBuildMFSCoupledValue: a value that cannot be probed alone (UD turns
+// a WRITE into a SEND) is probed after the other dimensions with its
+// coupled change, and joins its condition when that point is inside the
+// conditions and anomalous. Before, UD was left out of a WRITE-or-SEND
+// anomaly's qp_type and the search found the UD part again as a new
+// anomaly.
+func TestBuildMFSCoupledValue(t *testing.T) {
+	sp := DefaultSpace()
+	for _, tc := range []struct {
+		name   string
+		region MFS
+		// want: the qp_type condition (nil: none) and whether a UD point
+		// was probed.
+		want     []string
+		probesUD bool
+	}{
+		// Any transport, WRITE or SEND: UD SEND is inside and anomalous.
+		{"write-or-send", MFS{{"opcode": Values("WRITE", "SEND")}}, nil, true},
+		// UD SEND is inside the conditions but not anomalous.
+		{"not-ud", MFS{{"opcode": Values("WRITE", "SEND"), "qp_type": Values("RC", "UC")}}, []string{"RC", "UC"}, true},
+		// WRITE only: a UD point cannot be inside, it is not probed.
+		{"write-only", MFS{{"opcode": Values("WRITE")}}, []string{"RC", "UC"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := Workload{Traffics: []Traffic{tr(Uni, "RC", "WRITE", 256)}}
+			probedUD := false
+			res, err := sp.BuildMFS(w, func(p Workload) (bool, error) {
+				if p.Traffics[0].QPType == "UD" {
+					probedUD = true
+					if p.Traffics[0].Opcode != "SEND" {
+						t.Errorf("probed %s", p.Key())
+					}
+				}
+				return tc.region.Match(p), nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, has := res.MFS[0]["qp_type"]
+			if (tc.want == nil) == has || (has && !slices.Equal(got.Strs, tc.want)) {
+				t.Errorf("qp_type condition %v (present %v), want %v; MFS %v", got, has, tc.want, res.MFS)
+			}
+			if probedUD != tc.probesUD {
+				t.Errorf("UD probed = %v, want %v", probedUD, tc.probesUD)
+			}
+			if op := res.MFS[0]["opcode"]; !slices.Equal(op.Strs, tc.region[0]["opcode"].Strs) {
+				t.Errorf("opcode condition %v, want %v", op, tc.region[0]["opcode"])
+			}
+			if !res.Validated {
+				t.Error("not validated")
+			}
+		})
+	}
+}

@@ -101,8 +101,13 @@ type Anomaly struct {
 	Example           Workload  `json:"example"`
 	Reduced           *Workload `json:"reduced,omitempty"`
 	FoundAtExperiment int       `json:"found_at_experiment"`
-	Probes            int       `json:"mfs_probes,omitempty"`
-	// Occurrences counts anomalous experiments grouped into it (signature).
+	// ProbeOf is the anomaly whose MFS probe revealed this one (the probe
+	// was anomalous outside that MFS).
+	ProbeOf string `json:"probe_of,omitempty"`
+	Probes  int    `json:"mfs_probes,omitempty"`
+	// Occurrences counts anomalous experiments grouped into it (signature;
+	// with MFS: points inside it measured later, when the search could not
+	// draw a point outside every MFS).
 	Occurrences int `json:"occurrences,omitempty"`
 }
 
@@ -394,16 +399,64 @@ func (s *searcher) anomaly(m measured, rec *Record) (string, error) {
 		fmt.Fprintf(s.o.Progress, "collie: anomaly %s (%s) at experiment %d: %s\n", a.ID, primary, m.id, sig)
 		return a.ID, s.writeAnomalies()
 	}
-	a := Anomaly{ID: fmt.Sprintf("A%d", len(s.res.Anomalies)+1), Symptom: primary, Symptoms: sym,
-		Example: m.w.Clone(), FoundAtExperiment: m.id, Method: "mfs"}
-	fmt.Fprintf(s.o.Progress, "collie: anomaly %s (%s) at experiment %d; building its MFS\n", a.ID, primary, m.id)
-	// The record of the anomalous experiment precedes its probes in the log.
-	rec.Anomaly = a.ID
-	if err := s.commit(rec); err != nil {
-		return a.ID, err
+	// A point inside a known MFS with its symptom (a restart drawn there
+	// after MaxSkips tries, when the MFS cover most of the space) is that
+	// anomaly again.
+	for i := range s.res.Anomalies {
+		a := &s.res.Anomalies[i]
+		if a.Method == "mfs" && a.MFS.Match(m.w) && slices.ContainsFunc(sym, func(x string) bool { return slices.Contains(a.Symptoms, x) }) {
+			a.Occurrences++
+			return a.ID, nil
+		}
 	}
-	rec.ID = -1 // committed: eval must not write it again
+	id, witnesses, err := s.withMFS(m, rec, "")
+	// An MFS probe the monitor flags as anomalous and that lies outside
+	// every MFS (another symptom, or a value the corner check dropped) is
+	// an anomaly the search has measured: it gets its own MFS, in the order
+	// the probes ran, before the search goes on.
+	for len(witnesses) > 0 && err == nil {
+		x := witnesses[0]
+		witnesses = witnesses[1:]
+		if MatchAny(s.mfs, x.m.w) {
+			continue
+		}
+		var more []witness
+		_, more, err = s.withMFS(x.m, nil, x.of)
+		witnesses = append(witnesses, more...)
+	}
+	return id, err
+}
+
+// witness is an anomalous MFS probe of anomaly of.
+type witness struct {
+	m  measured
+	of string
+}
+
+// withMFS records an anomaly and builds its MFS. rec is the record of the
+// revealing experiment, committed here with the anomaly id; nil when that
+// experiment was a probe of anomaly probeOf (its record is in the log
+// already). It returns the anomalous probes outside the new MFS.
+func (s *searcher) withMFS(m measured, rec *Record, probeOf string) (string, []witness, error) {
+	sym := m.v.Symptoms
+	primary := sym[0]
+	a := Anomaly{ID: fmt.Sprintf("A%d", len(s.res.Anomalies)+1), Symptom: primary, Symptoms: sym,
+		Example: m.w.Clone(), FoundAtExperiment: m.id, ProbeOf: probeOf, Method: "mfs"}
+	at := ""
+	if probeOf != "" {
+		at = ", a probe of " + probeOf
+	}
+	fmt.Fprintf(s.o.Progress, "collie: anomaly %s (%s) at experiment %d%s; building its MFS\n", a.ID, primary, m.id, at)
+	if rec != nil {
+		// The record of the anomalous experiment precedes its probes in the log.
+		rec.Anomaly = a.ID
+		if err := s.commit(rec); err != nil {
+			return a.ID, nil, err
+		}
+		rec.ID = -1 // committed: eval must not write it again
+	}
 	measuredProbes := 0
+	var anomalous []measured
 	probe := func(p Workload) (bool, error) {
 		if known, ok := s.symptoms[p.Key()]; ok {
 			// Measured before (a search point or an earlier probe): reuse it.
@@ -425,6 +478,9 @@ func (s *searcher) anomaly(m measured, rec *Record) (string, error) {
 		if !pm.ok {
 			return false, nil
 		}
+		if pm.v.Anomalous() {
+			anomalous = append(anomalous, pm)
+		}
 		for _, x := range pm.v.Symptoms {
 			if slices.Contains(sym, x) {
 				return true, nil
@@ -438,7 +494,7 @@ func (s *searcher) anomaly(m measured, rec *Record) (string, error) {
 		a.Method = "incomplete"
 		a.MFS = nil
 		s.res.Anomalies = append(s.res.Anomalies, a)
-		return a.ID, err
+		return a.ID, nil, err
 	}
 	a.MFS, a.Validated = r.MFS, r.Validated
 	red := r.Reduced
@@ -446,7 +502,16 @@ func (s *searcher) anomaly(m measured, rec *Record) (string, error) {
 	s.mfs = append(s.mfs, r.MFS)
 	s.res.Anomalies = append(s.res.Anomalies, a)
 	fmt.Fprintf(s.o.Progress, "collie: anomaly %s MFS (%d probes, validated=%v): %s\n", a.ID, r.Probes, r.Validated, r.MFS)
-	return a.ID, s.writeAnomalies()
+	// An MFS that did not validate was narrowed to the point's named values
+	// for precision, not because its probes showed another anomaly: only
+	// probes with another symptom are witnesses then.
+	var out []witness
+	for _, pm := range anomalous {
+		if !r.MFS.Match(pm.w) && (r.Validated || !slices.ContainsFunc(pm.v.Symptoms, func(x string) bool { return slices.Contains(sym, x) })) {
+			out = append(out, witness{pm, a.ID})
+		}
+	}
+	return a.ID, out, s.writeAnomalies()
 }
 
 // signature is the grouping key of anomalies found without MFS.

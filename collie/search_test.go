@@ -124,3 +124,57 @@ func TestSearchTargets(t *testing.T) {
 		}
 	}
 }
+
+// twoSymptoms is an engine with two anomalies at ≥ 4096 QPs: pause at
+// wq_depth ≥ 1024, low throughput below.
+type twoSymptoms struct{}
+
+func (twoSymptoms) Run(_ context.Context, _ int, w Workload) (*Metrics, error) {
+	t := w.Traffics[0]
+	m := &Metrics{Diag: map[string]float64{"depth": float64(t.WQDepth), "qps": float64(t.NumQPs)}}
+	switch {
+	case t.NumQPs < 4096:
+	case t.WQDepth >= 1024:
+		m.PauseDurationRatio = 0.05
+	default:
+		m.Symptoms = []string{SymptomLowThroughput}
+	}
+	return m, nil
+}
+
+// TestSearchProbeWitness: an MFS probe that shows another symptom is an
+// anomaly the search measured; it is reported with its own MFS (ProbeOf
+// names the anomaly whose probe revealed it), not dropped.
+func TestSearchProbeWitness(t *testing.T) {
+	sp, err := ParseSpace([]byte("max_traffics: 1\ndirections: [uni]\nmemory: [dram-local]\nqp_types: [RC]\nopcodes: [WRITE]\n" +
+		"num_qps: {min: 1, max: 8192}\nnum_mrs: {min: 1, max: 1}\nwqe_batch: {min: 1, max: 1}\nsge_per_wqe: {min: 1, max: 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var phases []string
+	res, err := Search(context.Background(), Options{Space: sp, Engine: twoSymptoms{}, Budget: 200, Seed: 1,
+		OnExperiment: func(r Record) { phases = append(phases, r.Phase) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Anomalies) != 2 {
+		t.Fatalf("%d anomalies, want 2: %+v", len(res.Anomalies), res.Anomalies)
+	}
+	first, second := res.Anomalies[0], res.Anomalies[1]
+	if second.ProbeOf != first.ID || first.ProbeOf != "" {
+		t.Errorf("ProbeOf = %q, %q, want \"\", %q", first.ProbeOf, second.ProbeOf, first.ID)
+	}
+	if phases[second.FoundAtExperiment] != "probe" || second.FoundAtExperiment <= first.FoundAtExperiment {
+		t.Errorf("second anomaly found at experiment %d (%s), want a probe after %d",
+			second.FoundAtExperiment, phases[second.FoundAtExperiment], first.FoundAtExperiment)
+	}
+	want := map[string]string{SymptomPause: "num_qps ≥ 4096, wq_depth ≥ 1024", SymptomLowThroughput: "num_qps ≥ 4096, wq_depth ≤ 512"}
+	for _, a := range res.Anomalies {
+		if got := a.MFS.String(); got != want[a.Symptom] || !a.Validated {
+			t.Errorf("%s (%s): MFS %s, validated %v; want %s", a.ID, a.Symptom, got, a.Validated, want[a.Symptom])
+		}
+	}
+	if first.Symptom == second.Symptom {
+		t.Errorf("both anomalies are %s", first.Symptom)
+	}
+}
