@@ -172,7 +172,11 @@ func collieSearch(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			case "signature":
 				desc = fmt.Sprintf("%s (signature, %d occurrences)", desc, a.Occurrences)
 			}
-			fmt.Fprintf(stdout, "  %s %-14s at experiment %d: %s\n", a.ID, a.Symptom, a.FoundAtExperiment, desc)
+			at := fmt.Sprint(a.FoundAtExperiment)
+			if a.ProbeOf != "" {
+				at += " (a probe of " + a.ProbeOf + ")"
+			}
+			fmt.Fprintf(stdout, "  %s %-14s at experiment %s: %s\n", a.ID, a.Symptom, at, desc)
 		}
 	}
 	return err
