@@ -39,6 +39,9 @@ func TestSearchResumesExactly(t *testing.T) {
 			if len(full.Anomalies) == 0 {
 				t.Fatal("no anomalies; the test needs some")
 			}
+			if algo == AlgoSA && !slices.ContainsFunc(full.Anomalies, func(a Anomaly) bool { return a.ProbeOf != "" }) {
+				t.Fatal("no anomaly revealed by an MFS probe; the test needs one")
+			}
 			want, _ := os.ReadFile(filepath.Join(dir, "full", "experiments.jsonl"))
 			// A search killed after 137 experiments, mid-way through writing
 			// the next line.
