@@ -672,11 +672,11 @@ func (s *Space) BuildMFS(w Workload, probe Prober) (MFSResult, error) {
 			if !wider.MatchTraffic(&p.Traffics[ti]) {
 				continue
 			}
-			ok, err := run(p)
+			anomalous, err := run(p)
 			if err != nil {
 				return res, err
 			}
-			if ok {
+			if anomalous {
 				conds = wider
 				if len(vals) == c.domain {
 					delete(conds, c.dim)

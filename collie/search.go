@@ -404,7 +404,7 @@ func (s *searcher) anomaly(m measured, rec *Record) (string, error) {
 	// anomaly again.
 	for i := range s.res.Anomalies {
 		a := &s.res.Anomalies[i]
-		if a.Method == "mfs" && a.MFS.Match(m.w) && slices.ContainsFunc(sym, func(x string) bool { return slices.Contains(a.Symptoms, x) }) {
+		if a.Method == "mfs" && a.MFS.Match(m.w) && sharesSymptom(sym, a.Symptoms) {
 			a.Occurrences++
 			return a.ID, nil
 		}
@@ -425,6 +425,11 @@ func (s *searcher) anomaly(m measured, rec *Record) (string, error) {
 		witnesses = append(witnesses, more...)
 	}
 	return id, err
+}
+
+// sharesSymptom reports whether a and b have a symptom in common.
+func sharesSymptom(a, b []string) bool {
+	return slices.ContainsFunc(a, func(x string) bool { return slices.Contains(b, x) })
 }
 
 // witness is an anomalous MFS probe of anomaly of.
@@ -460,12 +465,7 @@ func (s *searcher) withMFS(m measured, rec *Record, probeOf string) (string, []w
 	probe := func(p Workload) (bool, error) {
 		if known, ok := s.symptoms[p.Key()]; ok {
 			// Measured before (a search point or an earlier probe): reuse it.
-			for _, x := range known {
-				if slices.Contains(sym, x) {
-					return true, nil
-				}
-			}
-			return false, nil
+			return sharesSymptom(known, sym), nil
 		}
 		measuredProbes++
 		pm, prec, err := s.measure(p, "probe")
@@ -481,12 +481,7 @@ func (s *searcher) withMFS(m measured, rec *Record, probeOf string) (string, []w
 		if pm.v.Anomalous() {
 			anomalous = append(anomalous, pm)
 		}
-		for _, x := range pm.v.Symptoms {
-			if slices.Contains(sym, x) {
-				return true, nil
-			}
-		}
-		return false, nil
+		return sharesSymptom(pm.v.Symptoms, sym), nil
 	}
 	r, err := s.sp.BuildMFS(m.w, probe)
 	a.Probes = measuredProbes
@@ -507,7 +502,7 @@ func (s *searcher) withMFS(m measured, rec *Record, probeOf string) (string, []w
 	// probes with another symptom are witnesses then.
 	var out []witness
 	for _, pm := range anomalous {
-		if !r.MFS.Match(pm.w) && (r.Validated || !slices.ContainsFunc(pm.v.Symptoms, func(x string) bool { return slices.Contains(sym, x) })) {
+		if !r.MFS.Match(pm.w) && (r.Validated || !sharesSymptom(pm.v.Symptoms, sym)) {
 			out = append(out, witness{pm, a.ID})
 		}
 	}
