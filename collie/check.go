@@ -226,25 +226,13 @@ func (s *Space) outside(d string, cond Cond) string {
 		}
 		return strings.Join(alt, ", ")
 	}
-	var r IntRange
-	switch d {
-	case "mtu":
-		r = s.MTU
-	case "num_qps":
-		r = s.NumQPs
-	case "num_mrs":
-		r = s.NumMRs
-	case "mr_size":
-		r = s.MRSize
-	case "wq_depth":
-		r = s.WQDepth
-	case "wqe_batch":
-		r = s.WQEBatch
-	case "sge_per_wqe":
-		r = s.SGEPerWQE
-	case "msg_size_max", "msg_size_min":
+	r := IntRange{}
+	switch nd, ok := numDims[d]; {
+	case ok:
+		r = nd.rng(s)
+	case d == "msg_size_max", d == "msg_size_min":
 		r = IntRange{Min: s.MessageSizes.Min, Max: s.MessageSizes.Max}
-	case "msg_count":
+	case d == "msg_count":
 		r = IntRange{Min: 1, Max: int64(s.MessageSizes.MaxLen)}
 	default:
 		return "other values"

@@ -337,20 +337,6 @@ func dimValue(t *Traffic, d string) (value, bool) {
 		return s(t.QPType)
 	case "opcode":
 		return s(t.Opcode)
-	case "mtu":
-		return n(t.MTU)
-	case "num_qps":
-		return n(t.NumQPs)
-	case "num_mrs":
-		return n(t.NumMRs)
-	case "mr_size":
-		return n(t.MRSize)
-	case "wq_depth":
-		return n(t.WQDepth)
-	case "wqe_batch":
-		return n(t.WQEBatch)
-	case "sge_per_wqe":
-		return n(t.SGEPerWQE)
 	case "msg_size_max":
 		if len(t.MessageSizes) == 0 {
 			return value{}, false
@@ -363,6 +349,9 @@ func dimValue(t *Traffic, d string) (value, bool) {
 		return n(t.MinMsg())
 	case "msg_count":
 		return n(int64(len(t.MessageSizes)))
+	}
+	if nd, ok := numDims[d]; ok {
+		return n(*nd.field(t))
 	}
 	slot, f, ok := eventDim(d)
 	if !ok || slot >= len(t.Events) {
@@ -394,20 +383,6 @@ func (s *Space) setDim(t *Traffic, d string, v value) {
 		t.QPType = v.str
 	case "opcode":
 		t.Opcode = v.str
-	case "mtu":
-		t.MTU = v.n
-	case "num_qps":
-		t.NumQPs = v.n
-	case "num_mrs":
-		t.NumMRs = v.n
-	case "mr_size":
-		t.MRSize = v.n
-	case "wq_depth":
-		t.WQDepth = v.n
-	case "wqe_batch":
-		t.WQEBatch = v.n
-	case "sge_per_wqe":
-		t.SGEPerWQE = v.n
 	case "msg_size_max":
 		i := slices.Index(t.MessageSizes, t.MaxMsg())
 		for j := range t.MessageSizes {
@@ -429,6 +404,10 @@ func (s *Space) setDim(t *Traffic, d string, v value) {
 		t.MessageSizes = t.MessageSizes[:v.n]
 		keep = "msg"
 	default:
+		if nd, ok := numDims[d]; ok {
+			*nd.field(t) = v.n
+			break
+		}
 		slot, f, ok := eventDim(d)
 		if !ok || slot >= len(t.Events) {
 			return

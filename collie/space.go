@@ -107,6 +107,21 @@ type IntRange struct {
 	Values []int64 `yaml:"values,omitempty" json:"values,omitempty"`
 }
 
+// numDims are a traffic's numeric dimensions: each one's field and the
+// space's range for it.
+var numDims = map[string]struct {
+	field func(*Traffic) *int64
+	rng   func(*Space) IntRange
+}{
+	"mtu":         {func(t *Traffic) *int64 { return &t.MTU }, func(s *Space) IntRange { return s.MTU }},
+	"num_qps":     {func(t *Traffic) *int64 { return &t.NumQPs }, func(s *Space) IntRange { return s.NumQPs }},
+	"num_mrs":     {func(t *Traffic) *int64 { return &t.NumMRs }, func(s *Space) IntRange { return s.NumMRs }},
+	"mr_size":     {func(t *Traffic) *int64 { return &t.MRSize }, func(s *Space) IntRange { return s.MRSize }},
+	"wq_depth":    {func(t *Traffic) *int64 { return &t.WQDepth }, func(s *Space) IntRange { return s.WQDepth }},
+	"wqe_batch":   {func(t *Traffic) *int64 { return &t.WQEBatch }, func(s *Space) IntRange { return s.WQEBatch }},
+	"sge_per_wqe": {func(t *Traffic) *int64 { return &t.SGEPerWQE }, func(s *Space) IntRange { return s.SGEPerWQE }},
+}
+
 // Levels returns the discrete values draws and mutations use, ascending.
 func (r IntRange) Levels() []int64 {
 	if len(r.Values) > 0 {
@@ -759,20 +774,6 @@ func (s *Space) mutateOnce(r *rand.Rand, w *Workload) {
 		t.QPType = pick(r, s.QPTypes)
 	case "opcode":
 		t.Opcode = pick(r, s.Opcodes)
-	case "mtu":
-		t.MTU = step(s.MTU.Levels(), t.MTU)
-	case "num_qps":
-		t.NumQPs = step(s.NumQPs.Levels(), t.NumQPs)
-	case "num_mrs":
-		t.NumMRs = step(s.NumMRs.Levels(), t.NumMRs)
-	case "mr_size":
-		t.MRSize = step(s.MRSize.Levels(), t.MRSize)
-	case "wq_depth":
-		t.WQDepth = step(s.WQDepth.Levels(), t.WQDepth)
-	case "wqe_batch":
-		t.WQEBatch = step(s.WQEBatch.Levels(), t.WQEBatch)
-	case "sge_per_wqe":
-		t.SGEPerWQE = step(s.SGEPerWQE.Levels(), t.SGEPerWQE)
 	case "msg":
 		lv := s.msgLevels()
 		switch op := r.IntN(6); {
@@ -817,6 +818,10 @@ func (s *Space) mutateOnce(r *rand.Rand, w *Workload) {
 				e.PSN = pick(r, ps)
 			}
 		}
+	default:
+		nd := numDims[d]
+		f := nd.field(t)
+		*f = step(nd.rng(s).Levels(), *f)
 	}
 	s.repair(t, d)
 }
