@@ -143,9 +143,11 @@ func (h *Host) ReadCounterSet(dev Device) (*Counters, error) {
 // Versions identifies the software and firmware of an RNIC, for the run's
 // record.
 type Versions struct {
-	IfName  string `json:"if_name"`
-	IBDev   string `json:"ib_device,omitempty"`
-	PCIAddr string `json:"pci_addr,omitempty"`
+	// Personality is the software RNIC's personality (lumina's softrnic).
+	Personality string `json:"personality,omitempty"`
+	IfName      string `json:"if_name,omitempty"`
+	IBDev       string `json:"ib_device,omitempty"`
+	PCIAddr     string `json:"pci_addr,omitempty"`
 	// Driver is the kernel module bound to the PCI function
 	// (/sys/class/net/IF/device/driver).
 	Driver string `json:"driver,omitempty"`

@@ -16,7 +16,6 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/orchestrator/agent"
 )
 
@@ -35,14 +34,13 @@ var netnsHook func(pids map[string]int)
 // each component a separate `lumina agent` process in its namespace,
 // driven over gRPC (TLS + token) on unix sockets; real time, AF_PACKET.
 type netnsBed struct {
-	prefix  string
-	work    string
-	token   string
-	nss     []string
-	procs   []*exec.Cmd
-	conns   []*grpc.ClientConn
-	servers []*grpc.Server
-	log     func(string)
+	prefix string
+	work   string
+	token  string
+	nss    []string
+	procs  []*exec.Cmd
+	conns  []*grpc.ClientConn
+	log    func(string)
 }
 
 func run(args ...string) error {
@@ -58,9 +56,6 @@ func run(args ...string) error {
 func (b *netnsBed) close() {
 	for _, c := range b.conns {
 		c.Close()
-	}
-	for _, s := range b.servers {
-		s.Stop()
 	}
 	for _, p := range b.procs {
 		if p.Process == nil {
@@ -81,7 +76,9 @@ func (b *netnsBed) close() {
 			b.log("cleanup: " + err.Error())
 		}
 	}
-	os.RemoveAll(b.work)
+	if b.work != "" {
+		os.RemoveAll(b.work)
+	}
 }
 
 func (b *netnsBed) ns(role string) string { return b.prefix + "-" + role }
@@ -178,17 +175,23 @@ func (b *netnsBed) startAgent(ctx context.Context, role string) (*grpc.ClientCon
 	}
 }
 
-func runNetns(ctx context.Context, t *config.Test, repeat int, dir string, progress func(string)) (out *collected, err error) {
+func newNetnsBed() (testbed, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("%w: netns needs root (network namespaces, AF_PACKET)", ErrTestbed)
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
 		return nil, fmt.Errorf("%w: netns needs the ip command (apt-get install iproute2)", ErrTestbed)
 	}
+	return &netnsBed{prefix: fmt.Sprintf("lum%d-%d", os.Getpid(), nsSeq.Add(1)), log: func(string) {}}, nil
+}
+
+func (b *netnsBed) place(ctx context.Context, run *Run, progress func(string)) (*placement, error) {
+	t := run.Test
+	b.log = progress
 	tok := make([]byte, 24)
 	rand.Read(tok)
-	b := &netnsBed{prefix: fmt.Sprintf("lum%d-%d", os.Getpid(), nsSeq.Add(1)), token: hex.EncodeToString(tok), log: progress}
-	defer b.close()
+	b.token = hex.EncodeToString(tok)
+	var err error
 	if b.work, err = os.MkdirTemp("", "lumina-netns-"); err != nil {
 		return nil, err
 	}
@@ -196,66 +199,92 @@ func runNetns(ctx context.Context, t *config.Test, repeat int, dir string, progr
 		return nil, err
 	}
 	progress(fmt.Sprintf("netns: create %d namespaces and veth links", 3+len(t.Dumpers)))
-	roles := []string{"req", "rsp", "sw"}
+	roles := []string{"requester", "responder", "switch"}
 	for i := range t.Dumpers {
-		roles = append(roles, "d"+strconv.Itoa(i))
+		roles = append(roles, "dumper"+strconv.Itoa(i))
 	}
 	for _, r := range roles {
 		if err := b.addNS(r); err != nil {
 			return nil, err
 		}
 	}
-	swPorts := map[uint32]string{portRequester: "p1", portResponder: "p2"}
-	if err := b.veth("req", "eth0", "sw", "p1", "", ""); err != nil {
+	pl := &placement{reqPort: portRequester, rspPort: portResponder, reqIface: "eth0", rspIface: "eth0",
+		switchIfaces: map[uint32]string{portRequester: "p1", portResponder: "p2"}, rnic: "softrnic",
+		p4rtListen: "unix://" + filepath.Join(b.work, "p4rt.sock"), responderListen: "10.255.0.2:0", token: b.token}
+	if err := b.veth("requester", "eth0", "switch", "p1", "", ""); err != nil {
 		return nil, err
 	}
-	if err := b.veth("rsp", "eth0", "sw", "p2", "", ""); err != nil {
+	if err := b.veth("responder", "eth0", "switch", "p2", "", ""); err != nil {
 		return nil, err
 	}
-	if err := b.veth("req", "ctl0", "rsp", "ctl0", "10.255.0.1/30", "10.255.0.2/30"); err != nil {
+	if err := b.veth("requester", "ctl0", "responder", "ctl0", "10.255.0.1/30", "10.255.0.2/30"); err != nil {
 		return nil, err
 	}
-	for i := range t.Dumpers {
+	for i, d := range t.Dumpers {
 		p := "pd" + strconv.Itoa(i)
-		if err := b.veth("d"+strconv.Itoa(i), "eth0", "sw", p, "", ""); err != nil {
+		if err := b.veth("dumper"+strconv.Itoa(i), "eth0", "switch", p, "", ""); err != nil {
 			return nil, err
 		}
-		swPorts[uint32(portDumper0+i)] = p
+		pl.switchIfaces[uint32(portDumper0+i)] = p
+		pl.dumperPorts = append(pl.dumperPorts, uint32(portDumper0+i))
+		pl.dumperIfaces = append(pl.dumperIfaces, "eth0")
+		pl.dumperPaths = append(pl.dumperPaths, filepath.Join(b.work, "dumper"+strconv.Itoa(i)+"-"+d.DumpFilename))
 	}
 
 	progress(fmt.Sprintf("agents: start %d lumina agent processes", len(roles)))
-	conns := map[string]*grpc.ClientConn{}
 	for _, r := range roles {
 		c, err := b.startAgent(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		conns[r] = c
-	}
-
-	env := &agentEnv{
-		conns: conns, token: b.token, work: b.work, swPorts: swPorts,
-		p4rtListen:      "unix://" + filepath.Join(b.work, "p4rt.sock"),
-		p4rtCert:        func() ([]byte, error) { return agent.ReadCert(filepath.Join(b.work, "tls-sw")) },
-		iface:           map[string]string{"req": "eth0", "rsp": "eth0"},
-		dumperIface:     func(int) string { return "eth0" },
-		dumperPath:      func(i int) string { return filepath.Join(b.work, "d"+strconv.Itoa(i)+"-"+t.Dumpers[i].DumpFilename) },
-		responderListen: "10.255.0.2:0",
-		intakeNetwork:   "unix", intakeListen: filepath.Join(b.work, "intake.sock"),
-		addServer: func(g *grpc.Server) { b.servers = append(b.servers, g) },
-		reqPort:   portRequester, rspPort: portResponder, rnic: "softrnic",
-		dumperPort: func(i int) uint32 { return uint32(portDumper0 + i) },
-	}
-	env.hook = func() {
-		if netnsHook != nil {
-			pids := map[string]int{}
-			for i, r := range roles {
-				if i < len(b.procs) && b.procs[i].Process != nil {
-					pids[r] = b.procs[i].Process.Pid
-				}
-			}
-			go netnsHook(pids)
+		switch r {
+		case "requester":
+			pl.requester = c
+		case "responder":
+			pl.responder = c
+		case "switch":
+			pl.injector = c
+		default:
+			pl.dumpers = append(pl.dumpers, c)
 		}
 	}
-	return driveAgents(ctx, t, repeat, dir, env, progress)
+	// The switch agent serves P4Runtime with its own certificate.
+	swPEM, err := agent.ReadCert(filepath.Join(b.work, "tls-switch"))
+	if err != nil {
+		return nil, err
+	}
+	if pl.p4rtDial, err = agent.DialOptions(swPEM, b.token); err != nil {
+		return nil, err
+	}
+	if err := intakeTLS(pl, filepath.Join(b.work, "tls-orchestrator")); err != nil {
+		return nil, err
+	}
+	if pl.intake, err = net.Listen("unix", filepath.Join(b.work, "intake.sock")); err != nil {
+		return nil, err
+	}
+	pl.intakeAddr = "unix://" + pl.intake.Addr().String()
+	if netnsHook != nil {
+		pids := map[string]int{}
+		for i, r := range roles {
+			if i < len(b.procs) && b.procs[i].Process != nil {
+				pids[r] = b.procs[i].Process.Pid
+			}
+		}
+		pl.onTraffic = func() { netnsHook(pids) }
+	}
+	return pl, nil
+}
+
+// intakeTLS gives the Intake service of pl the orchestrator's certificate
+// (made in dir on first use) and the token.
+func intakeTLS(pl *placement, dir string) error {
+	cert, err := agent.EnsureCert(dir)
+	if err != nil {
+		return err
+	}
+	if pl.intakeCert, err = agent.ReadCert(dir); err != nil {
+		return err
+	}
+	pl.intakeServer = agent.ServerOptions(cert, pl.token)
+	return nil
 }

@@ -76,7 +76,7 @@ func TestNetnsComponentKilled(t *testing.T) {
 	pids := make(chan map[string]int, 1)
 	netnsHook = func(p map[string]int) {
 		time.Sleep(300 * time.Millisecond) // traffic is under way (it takes ~2.7 s)
-		syscall.Kill(p["req"], syscall.SIGKILL)
+		syscall.Kill(p["requester"], syscall.SIGKILL)
 		pids <- p
 	}
 	defer func() { netnsHook = nil }()

@@ -2,16 +2,11 @@
 
 package orchestrator
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/netlumina/lumina/config"
-)
+import "fmt"
 
 // AgentBinary is the lumina executable the netns testbed starts as agents.
 var AgentBinary = ""
 
-func runNetns(ctx context.Context, t *config.Test, repeat int, dir string, progress func(string)) (*collected, error) {
+func newNetnsBed() (testbed, error) {
 	return nil, fmt.Errorf("%w: netns needs Linux", ErrTestbed)
 }

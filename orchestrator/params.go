@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/generator/softrnic"
+	"github.com/netlumina/lumina/nic"
 	"github.com/netlumina/lumina/roce"
 )
 
@@ -74,15 +76,33 @@ func personality(t *config.Test, h config.Host) (softrnic.Personality, error) {
 	return softrnic.LoadPersonality(name)
 }
 
-// nicConfig is the software RNIC configuration of a host (Listing 1's
-// roce-parameters).
-func nicConfig(name string, mac [6]byte, ips []netip.Addr, p softrnic.Personality, h config.Host, seed uint64) softrnic.Config {
+// nicConfig is the software RNIC configuration of a traffic host
+// (Listing 1's roce-parameters).
+func (r *Run) nicConfig(s Side) softrnic.Config {
+	h := r.host(s)
+	mac := macRequester
+	if s == Responder {
+		mac = macResponder
+	}
 	return softrnic.Config{
-		Name: name, MAC: mac, IPs: ips, Personality: p, Seed: seed,
+		Name: string(s), MAC: mac, IPs: r.IPs[s], Personality: r.Personality[s], Seed: r.seed(s),
 		DisableRP: !h.RoCE.DCQCNRPEnable, DisableNP: !h.RoCE.DCQCNNPEnable,
 		MinTimeBetweenCNPs: time.Duration(h.RoCE.MinTimeBetweenCNPs) * time.Microsecond,
 		AdaptiveRetrans:    h.RoCE.AdaptiveRetrans, SlowRestart: h.RoCE.SlowRestart,
 	}
+}
+
+// nicDevice is a real RNIC's identity and the RoCE parameters to set on it.
+func (r *Run) nicDevice(s Side) (nic.Device, nic.Params) {
+	return nic.FromConfig(r.host(s))
+}
+
+// dumperConfig is dumper i's configuration: it captures on iface and
+// writes path on its host.
+func dumperConfig(t *config.Test, i int, iface, path string) dumper.Config {
+	d := t.Dumpers[i]
+	return dumper.Config{Name: d.Name, Backend: d.Backend.String(), Interface: iface, Workers: d.Workers, SnapLen: d.SnapLen,
+		Capacity: d.NumPkts, MirrorPort: uint16(t.RewriteUDPDstPort), EALArgs: d.EALArgs, OutPath: path}
 }
 
 // trafficDeadline bounds a run on the virtual (or real) clock: the time to

@@ -16,7 +16,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/orchestrator/agent"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 )
@@ -75,7 +74,17 @@ func probe(ctx context.Context, conn *grpc.ClientConn) error {
 	return err
 }
 
-func runRemote(ctx context.Context, t *config.Test, repeat int, dir string, ro RemoteOptions, progress func(string)) (*collected, error) {
+// remoteBed is the remote testbed: agents already running on real hosts,
+// reached over TCP with TLS (each agent's certificate pinned) and a token;
+// the switch is any P4Runtime target.
+type remoteBed struct {
+	opt   RemoteOptions
+	token string
+	work  string
+	conns []*grpc.ClientConn
+}
+
+func newRemoteBed(ro RemoteOptions) (testbed, error) {
 	if ro.TokenFile == "" || ro.CertDir == "" {
 		return nil, fmt.Errorf("%w: remote needs --agent-token-file and --agent-certs", ErrTestbed)
 	}
@@ -83,65 +92,68 @@ func runRemote(ctx context.Context, t *config.Test, repeat int, dir string, ro R
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrTestbed, err)
 	}
-	token := strings.TrimSpace(string(tok))
-	work, err := os.MkdirTemp("", "lumina-remote-")
-	if err != nil {
-		return nil, err
+	if ro.RNIC == "" {
+		ro.RNIC = "verbs"
 	}
-	defer os.RemoveAll(work)
-	env := &agentEnv{conns: map[string]*grpc.ClientConn{}, token: token, work: work,
-		iface:   map[string]string{"req": t.Requester.NIC.IfName, "rsp": t.Responder.NIC.IfName},
+	if ro.RNIC != "verbs" && ro.RNIC != "softrnic" {
+		return nil, fmt.Errorf("%w: remote: RNIC %q (verbs or softrnic)", ErrTestbed, ro.RNIC)
+	}
+	if ro.IntakeListen == "" {
+		ro.IntakeListen = ":0"
+	}
+	return &remoteBed{opt: ro, token: strings.TrimSpace(string(tok))}, nil
+}
+
+func (b *remoteBed) close() {
+	for _, c := range b.conns {
+		c.Close()
+	}
+	if b.work != "" {
+		os.RemoveAll(b.work)
+	}
+}
+
+func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) (*placement, error) {
+	t, ro := run.Test, b.opt
+	pl := &placement{reqIface: t.Requester.NIC.IfName, rspIface: t.Responder.NIC.IfName,
 		reqPort: uint32(t.Requester.NIC.SwitchPort), rspPort: uint32(t.Responder.NIC.SwitchPort),
-		dumperPort:  func(i int) uint32 { return uint32(t.Dumpers[i].NIC.SwitchPort) },
-		dumperIface: func(i int) string { return t.Dumpers[i].NIC.IfName },
-		dumperPath: func(i int) string {
-			ws := t.Dumpers[i].Workspace
-			if ws == "" {
-				ws = os.TempDir()
-			}
-			return filepath.Join(ws, fmt.Sprintf("lumina-%s-%d-%s", t.Name, repeat, t.Dumpers[i].DumpFilename))
-		},
-		responderListen: ":0", intakeNetwork: "tcp", intakeListen: ro.IntakeListen, intakeAdvertise: ro.IntakeAddr,
-		rnic: ro.RNIC,
-	}
-	if env.rnic == "" {
-		env.rnic = "verbs"
-	}
-	if env.rnic != "verbs" && env.rnic != "softrnic" {
-		return nil, fmt.Errorf("%w: remote: RNIC %q (verbs or softrnic)", ErrTestbed, env.rnic)
-	}
+		responderListen: ":0", rnic: ro.RNIC, token: b.token}
 	for _, f := range []struct {
 		path string
 		dst  *[]byte
-	}{{ro.P4Info, &env.p4info}, {ro.DeviceConfig, &env.p4DeviceConfig}} {
+	}{{ro.P4Info, &pl.p4info}, {ro.DeviceConfig, &pl.deviceConfig}} {
 		if f.path != "" {
-			b, err := os.ReadFile(f.path)
+			data, err := os.ReadFile(f.path)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrTestbed, err)
 			}
-			*f.dst = b
+			*f.dst = data
 		}
 	}
-	if env.intakeListen == "" {
-		env.intakeListen = ":0"
-	}
-	for role, name := range map[string]string{"req": t.Requester.NIC.IfName, "rsp": t.Responder.NIC.IfName} {
+	for side, name := range map[Side]string{Requester: pl.reqIface, Responder: pl.rspIface} {
 		if name == "" {
-			return nil, fmt.Errorf("%w: remote: the %s's nic.if-name is required", ErrTestbed, role)
+			return nil, fmt.Errorf("%w: remote: the %s's nic.if-name is required", ErrTestbed, side)
 		}
 	}
-	type target struct{ role, controlIP string }
-	targets := []target{{"req", t.Requester.ControlIP}, {"rsp", t.Responder.ControlIP}}
+	for _, d := range t.Dumpers {
+		ws := d.Workspace
+		if ws == "" {
+			ws = os.TempDir()
+		}
+		pl.dumperPorts = append(pl.dumperPorts, uint32(d.NIC.SwitchPort))
+		pl.dumperIfaces = append(pl.dumperIfaces, d.NIC.IfName)
+		pl.dumperPaths = append(pl.dumperPaths, filepath.Join(ws, fmt.Sprintf("lumina-%s-%d-%s", t.Name, run.Repeat, d.DumpFilename)))
+	}
+	type target struct {
+		role, controlIP string
+		conn            **grpc.ClientConn
+	}
+	targets := []target{{"requester", t.Requester.ControlIP, &pl.requester}, {"responder", t.Responder.ControlIP, &pl.responder}}
+	pl.dumpers = make([]*grpc.ClientConn, len(t.Dumpers))
 	for i, d := range t.Dumpers {
-		targets = append(targets, target{"d" + strconv.Itoa(i), d.ControlIP})
+		targets = append(targets, target{"dumper " + d.Name, d.ControlIP, &pl.dumpers[i]})
 	}
 	progress(fmt.Sprintf("agents: connect to %d agents (TLS, pinned certificates, token)", len(targets)))
-	var conns []*grpc.ClientConn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
 	for _, tg := range targets {
 		if tg.controlIP == "" {
 			return nil, fmt.Errorf("%w: remote: %s has no control-ip", ErrTestbed, tg.role)
@@ -151,7 +163,7 @@ func runRemote(ctx context.Context, t *config.Test, repeat int, dir string, ro R
 		if err != nil {
 			return nil, fmt.Errorf("%w: the certificate of the %s agent: %v", ErrTestbed, tg.role, err)
 		}
-		opts, err := agent.DialOptions(pem, token)
+		opts, err := agent.DialOptions(pem, b.token)
 		if err != nil {
 			return nil, err
 		}
@@ -159,17 +171,43 @@ func runRemote(ctx context.Context, t *config.Test, repeat int, dir string, ro R
 		if err != nil {
 			return nil, err
 		}
-		conns = append(conns, conn)
+		b.conns = append(b.conns, conn)
 		pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		err = probe(pctx, conn)
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("the %s agent at %s: %w", tg.role, addr, err)
 		}
-		env.conns[tg.role] = conn
+		*tg.conn = conn
 	}
-	env.responderHost, _ = splitHostPort(t.Responder.ControlIP, DefaultAgentPort)
-	if env.intakeAdvertise == "" {
+	pl.responderHost, _ = splitHostPort(t.Responder.ControlIP, DefaultAgentPort)
+
+	// The switch: a P4Runtime target of its own.
+	swHost, swAddr := splitHostPort(t.Switch.ControlIP, DefaultP4RuntimePort)
+	pl.p4rt = swAddr
+	if pem, err := os.ReadFile(filepath.Join(ro.CertDir, swHost+".pem")); err == nil {
+		if pl.p4rtDial, err = agent.DialOptions(pem, b.token); err != nil {
+			return nil, err
+		}
+	} else {
+		progress("injector: no certificate for " + swHost + ": P4Runtime in plaintext")
+		pl.p4rtDial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+
+	// The Intake service, on this machine.
+	var err error
+	if b.work, err = os.MkdirTemp("", "lumina-remote-"); err != nil {
+		return nil, err
+	}
+	if err := intakeTLS(pl, filepath.Join(b.work, "tls-orchestrator")); err != nil {
+		return nil, err
+	}
+	if pl.intake, err = net.Listen("tcp", ro.IntakeListen); err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(pl.intake.Addr().String())
+	switch h, p, err := net.SplitHostPort(ro.IntakeAddr); {
+	case ro.IntakeAddr == "":
 		// This machine's address towards the requester.
 		reqHost, reqAddr := splitHostPort(t.Requester.ControlIP, DefaultAgentPort)
 		c, err := net.Dial("udp", reqAddr)
@@ -178,24 +216,16 @@ func runRemote(ctx context.Context, t *config.Test, repeat int, dir string, ro R
 		}
 		local := c.LocalAddr().(*net.UDPAddr).IP.String()
 		c.Close()
-		env.intakeAdvertise = net.JoinHostPort(local, "0")
+		pl.intakeAddr = net.JoinHostPort(local, port)
+	case err == nil && (p == "" || p == "0"):
+		pl.intakeAddr = net.JoinHostPort(h, port)
+	default:
+		pl.intakeAddr = ro.IntakeAddr
 	}
-	swHost, swAddr := splitHostPort(t.Switch.ControlIP, DefaultP4RuntimePort)
-	env.p4rtDial = swAddr
-	if pem, err := os.ReadFile(filepath.Join(ro.CertDir, swHost+".pem")); err == nil {
-		if env.p4rtOpts, err = agent.DialOptions(pem, token); err != nil {
-			return nil, err
-		}
-	} else {
-		progress("injector: no certificate for " + swHost + ": P4Runtime in plaintext")
-		env.p4rtOpts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if remoteHook != nil {
+		pl.onTraffic = remoteHook
 	}
-	env.hook = func() {
-		if remoteHook != nil {
-			go remoteHook()
-		}
-	}
-	return driveAgents(ctx, t, repeat, dir, env, progress)
+	return pl, nil
 }
 
 // remoteHook, when set (tests), runs in its own goroutine when traffic starts.

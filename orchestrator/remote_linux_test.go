@@ -203,7 +203,7 @@ func TestRemoteTestbed(t *testing.T) {
 	tc, _ = config.Load(lab.cfg)
 	res = RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Retries: 0, RetriesSet: true,
 		Remote: RemoteOptions{TokenFile: lab.tokenFile, CertDir: untrusted, RNIC: "softrnic"}})
-	if res.OK() || res.Err == nil || !strings.Contains(res.Err.Error(), "req agent") {
+	if res.OK() || res.Err == nil || !strings.Contains(res.Err.Error(), "requester agent") {
 		t.Errorf("untrusted certificate: %v", res.Err)
 	}
 }

@@ -2,17 +2,20 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/netlumina/lumina/analyzers"
+	"github.com/netlumina/lumina/analyzers/integrity"
+	"github.com/netlumina/lumina/analyzers/model"
 	areport "github.com/netlumina/lumina/analyzers/report"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/nic"
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/trace"
 )
@@ -23,16 +26,19 @@ const ReportSchema = "lumina.report/v1"
 // Report is report.json: what a network engineer needs to know about one
 // repeat. See docs/run.md for the schema.
 type Report struct {
-	Schema      string            `json:"schema"`
-	Test        string            `json:"test"`
-	File        string            `json:"file,omitempty"`
-	Repeat      int               `json:"repeat"`
-	Seed        uint64            `json:"seed"`
-	Testbed     string            `json:"testbed"`
-	Personality map[string]string `json:"personality,omitempty"`
+	Schema  string `json:"schema"`
+	Test    string `json:"test"`
+	File    string `json:"file,omitempty"`
+	Repeat  int    `json:"repeat"`
+	Seed    uint64 `json:"seed"`
+	Testbed string `json:"testbed"`
+	// Seeds are every seed the repeat used (the switch's and each RNIC's,
+	// derived from Seed and Repeat).
+	Seeds       *Seeds          `json:"seeds,omitempty"`
+	Personality map[Side]string `json:"personality,omitempty"`
 	// NICVersions is each traffic host's NIC identity: driver and firmware
 	// on real hosts, the personality for the software RNIC.
-	NICVersions map[string]json.RawMessage `json:"nic_versions,omitempty"`
+	NICVersions map[Side]nic.Versions `json:"nic_versions,omitempty"`
 	// Valid is true when the trace passed the integrity check; otherwise no
 	// analyzer ran and Checks only holds integrity.
 	Valid       bool                  `json:"valid"`
@@ -47,23 +53,21 @@ type Report struct {
 	WallNs      int64                 `json:"wall_ns"`
 	// Analysis is the analyzers' full report (schema in docs/analyze.md):
 	// Go-back-N violations, per-loss latencies, timeouts, CNP scopes,
-	// counter cross-checks. Its verdicts are also in Checks.
+	// counter cross-checks. Its verdicts are also in Checks. It carries no
+	// integrity verdict of its own: Integrity is the run's one verdict.
 	Analysis *areport.Report `json:"analysis,omitempty"`
 }
 
-// runAnalyzers analyzes the run directory dir (trace, config.yaml,
-// report.json, counters.json), adds the checks' verdicts and writes
-// report.html.
-func (r *Report) runAnalyzers(ctx context.Context, dir string) error {
-	tracePath, meta, err := analyzers.RunInputs(dir, "")
-	if err != nil {
-		return err
-	}
-	a, err := analyzers.AnalyzeFile(ctx, tracePath, meta, analyzers.Options{})
+// runAnalyzers analyzes the merged trace of a valid run in memory, adds
+// the checks' verdicts and the analysis, and writes report.html to dir.
+func (r *Report) runAnalyzers(ctx context.Context, run *Run, dir string) error {
+	checked := run.Integrity
+	a, err := analyzers.AnalyzeFile(ctx, run.TracePath, run.meta(), analyzers.Options{Checked: &checked})
 	if err != nil {
 		return err
 	}
 	a.Trace.Path = filepath.Base(a.Trace.Path)
+	a.Integrity = areport.Integrity{} // report.json's integrity is the run's one verdict
 	r.Analysis = a
 	c := &a.Checks
 	for name, e := range map[string]CheckEntry{
@@ -80,6 +84,27 @@ func (r *Report) runAnalyzers(ctx context.Context, dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, areport.FileHTML), html, 0o644)
+}
+
+// meta is the run metadata the analyzers take: the runtime connections,
+// the test's parameters and the NIC counters (from zero).
+func (r *Run) meta() model.Meta {
+	m := model.Meta{Params: analyzers.ParamsFromConfig(r.Test)}
+	for _, c := range r.Connections {
+		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: model.Verb(c.Verb),
+			Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)})
+	}
+	for _, s := range sides {
+		if c, ok := r.NICs[s]; ok {
+			m.NICs = append(m.NICs, model.NIC{Name: string(s), Before: model.Counters{}, After: c})
+		}
+	}
+	return m
+}
+
+func endpoint(e generator.Endpoint) model.Endpoint {
+	ip, _ := netip.ParseAddr(e.IP) // the generator reports valid addresses; Validate catches one that is not
+	return model.Endpoint{IP: ip, QPN: e.QPN, IPSN: e.IPSN}
 }
 
 // IntegrityReport is the integrity verdict.
@@ -136,52 +161,58 @@ type GeneratorReport struct {
 	Stopped     string               `json:"stopped,omitempty"`
 }
 
-func newReport(t *config.Test, rep int, col *collected) *Report {
+func newReport(t *config.Test, rep int, run *Run) *Report {
 	r := &Report{Schema: ReportSchema, Test: t.Name, File: t.File, Repeat: rep, Seed: t.Seed, Testbed: t.Testbed.String(),
 		Checks: map[string]CheckEntry{}, Integrity: IntegrityReport{Verdict: "skip"}, Connections: []ConnectionReport{}, Events: []EventReport{}}
-	if col == nil {
+	if run == nil {
 		return r
 	}
-	r.Personality = col.Personas
-	r.NICVersions = col.Versions
-	for _, c := range col.Conns {
+	seeds := run.Seeds
+	r.Seeds = &seeds
+	r.Personality = map[Side]string{}
+	for s, p := range run.Personality {
+		r.Personality[s] = p.Name
+	}
+	if len(run.NICVersions) > 0 {
+		r.NICVersions = run.NICVersions
+	}
+	for _, c := range run.Connections {
 		r.Connections = append(r.Connections, ConnectionReport{ID: c.Index, Verb: string(c.Verb),
 			Requester: EndpointInfo{c.Requester.IP, c.Requester.QPN, c.Requester.IPSN},
 			Responder: EndpointInfo{c.Responder.IP, c.Responder.QPN, c.Responder.IPSN}})
 	}
-	if g := col.Generator; g != nil {
+	if g := run.Generator; g != nil {
 		r.Generator = &GeneratorReport{GoodputGbps: g.GoodputGbps, DurationNs: g.DurationNs, Bytes: g.Bytes, Errors: g.Errors, QPs: g.QPs,
-			Stopped: col.Stopped}
+			Stopped: run.Stopped}
 		if g.Responder != nil {
 			r.Generator.Verified = g.Responder.Verified
 		}
 	}
-	if col.Plan != nil {
-		for _, e := range col.Plan.Events {
-			r.Events = append(r.Events, EventReport{QP: e.QP, Msg: e.Msg, PSN: e.RelPSN, RelPSN: e.RelPSN, AbsPSN: uint32(e.PSN),
-				DestQP: e.DestQP, Iter: int(e.Iter), Type: e.Type.String()})
-		}
+	if run.Plan != nil {
 		ppm := t.Traffic.PacketsPerMessage()
-		for i := range r.Events {
-			r.Events[i].PSN = r.Events[i].RelPSN - r.Events[i].Msg*ppm
+		for _, e := range run.Plan.Events {
+			r.Events = append(r.Events, EventReport{QP: e.QP, Msg: e.Msg, PSN: e.RelPSN - e.Msg*ppm, RelPSN: e.RelPSN, AbsPSN: uint32(e.PSN),
+				DestQP: e.DestQP, Iter: int(e.Iter), Type: e.Type.String()})
 		}
 	}
 	return r
 }
 
-// analyze merges the dumps, checks integrity, and if the trace is complete
-// evaluates the checks.
-func (r *Report) analyze(t *config.Test, col *collected, tracePath string) {
+// merge merges the dumps into the run's trace, checks its integrity and,
+// if the trace is complete, evaluates the run's own checks (events
+// applied, generator).
+func (r *Report) merge(run *Run) {
 	// One pass over the dumper files writes the trace, checks it and finds
 	// the packets the events hit.
-	v, err := mergeAndCheck(col, tracePath, 0, r.applyObserver())
+	v, err := mergeAndCheck(run, r.applyObserver())
 	if err != nil {
 		r.Valid, r.Error = false, "merging or checking the trace: "+err.Error()
 		r.Integrity = IntegrityReport{Verdict: "fail", Reason: err.Error()}
 		r.Checks["integrity"] = CheckEntry{Verdict: "fail", Detail: err.Error()}
 		return
 	}
-	r.TracePath = t.AggregatePcapFilename
+	run.Integrity = v
+	r.TracePath = run.Test.AggregatePcapFilename
 	r.Packets = v.Stats.Packets
 	r.Integrity = IntegrityReport{Verdict: "pass", Reason: v.Reason}
 	for _, c := range v.Checks {
@@ -218,6 +249,41 @@ func (r *Report) analyze(t *config.Test, col *collected, tracePath string) {
 		gen = CheckEntry{Verdict: "fail", Detail: "the responder's memory does not hold the data sent"}
 	}
 	r.Checks["generator"] = gen
+}
+
+// mergeAndCheck merges the run's dumper files into its trace and checks
+// integrity with the switch and dumper counters, in one pass; also, if
+// set, sees every merged packet.
+func mergeAndCheck(run *Run, also func(trace.Packet)) (integrity.Verdict, error) {
+	c := integrity.Counters{}
+	if run.Switch != nil {
+		c.SwitchRoCEReceived = integrity.Known(run.Switch.RxRoCE[run.ReqPort] + run.Switch.RxRoCE[run.RspPort])
+		c.SwitchMirrored = integrity.Known(run.Switch.MirrorTotal)
+	}
+	names := make([]string, len(run.DumperFiles))
+	for i, p := range run.DumperFiles {
+		names[i] = filepath.Base(p)
+	}
+	for i, d := range run.Dumpers {
+		c.Dumpers = append(c.Dumpers, d.Counters())
+		if i < len(names) && d.Name != "" {
+			names[i] = d.Name
+		}
+	}
+	chk, err := integrity.NewChecker(IntegrityOptions, names...)
+	if err != nil {
+		return integrity.Verdict{}, err
+	}
+	observe := func(src int, p trace.Packet) error {
+		if also != nil {
+			also(p)
+		}
+		return chk.Observe(src, p)
+	}
+	if _, err := (trace.MergeOptions{Seq: IntegrityOptions.Seq, Observe: observe}).MergeFiles(run.TracePath, 0, run.DumperFiles...); err != nil {
+		return integrity.Verdict{}, err
+	}
+	return chk.Finish(c), nil
 }
 
 // applyObserver returns a function that, fed the merged trace in order,

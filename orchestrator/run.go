@@ -6,14 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/netlumina/lumina/analyzers/integrity"
 	"github.com/netlumina/lumina/config"
-	"github.com/netlumina/lumina/trace"
+	"github.com/netlumina/lumina/controlplane"
+	"github.com/netlumina/lumina/dumper"
+	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/generator/softrnic"
+	"github.com/netlumina/lumina/nic"
 )
 
 // Options control a run. Zero values are defaults.
@@ -21,7 +27,8 @@ type Options struct {
 	// OutDir is where results go: OutDir/<test-name>/<repeat>/. Default:
 	// the test's result-path.
 	OutDir string
-	// Testbed overrides the test's testbed (sim, netns). Default: the test's.
+	// Testbed overrides the test's testbed (sim, netns, remote). Default:
+	// the test's.
 	Testbed string
 	// Seed overrides the test's seed when SeedSet.
 	Seed    uint64
@@ -42,6 +49,7 @@ type Options struct {
 type RepeatResult struct {
 	Dir      string
 	Report   *Report
+	Run      *Run
 	Attempts int
 }
 
@@ -69,7 +77,100 @@ func (r *TestResult) OK() bool {
 // ErrTestbed is returned for a testbed this build or machine cannot run.
 var ErrTestbed = errors.New("orchestrator: testbed not available")
 
-// RunTest runs every repeat of one loaded test.
+// Side names a traffic host.
+type Side string
+
+// The two traffic hosts.
+const (
+	Requester Side = "requester"
+	Responder Side = "responder"
+)
+
+var sides = [2]Side{Requester, Responder}
+
+// Seeds are every seed a repeat uses, derived from the test's seed and the
+// repeat number; report.json records them.
+type Seeds struct {
+	Test      uint64 `json:"test"`
+	Switch    uint64 `json:"switch"`    // the switch's mirror source ports
+	Requester uint64 `json:"requester"` // the requester RNIC
+	Responder uint64 `json:"responder"` // the responder RNIC
+}
+
+// Run is one repeat as the driver saw it: the resolved test and what each
+// phase produced, from the runtime metadata to the merged trace and its
+// integrity verdict. The driver fills it and hands it to the analyzers;
+// the results directory is written from it, once.
+type Run struct {
+	// Test is the resolved test (a copy: RunTest leaves its input alone).
+	Test   *config.Test
+	Repeat int
+	Seeds  Seeds
+	// Personality and IPs of each traffic host.
+	Personality map[Side]softrnic.Personality
+	IPs         map[Side][]netip.Addr
+	// Intent is what the control plane installs; Limit bounds the traffic
+	// on the testbed's clock.
+	Intent controlplane.Intent
+	Limit  time.Duration
+
+	// Filled by the driver.
+	ReqPort, RspPort uint32 // switch ports of the traffic hosts
+	NICVersions      map[Side]nic.Versions
+	Connections      []generator.Connection
+	Plan             *controlplane.Plan
+	Generator        *generator.Result
+	Stopped          string // why traffic stopped early; "" if it completed
+	Switch           *controlplane.Counters
+	NICs             map[Side]map[string]uint64
+	Dumpers          []dumper.Report
+	DumperFiles      []string
+	DumperErrors     []string
+
+	// Filled by the merge: the merged trace and its one integrity check.
+	TracePath string
+	Integrity integrity.Verdict
+}
+
+// IntegrityOptions are the options of a run's integrity check: the
+// switch's pipeline is pushed for each run, so the first mirror copy
+// carries sequence number 1 and a loss before it is caught.
+var IntegrityOptions = integrity.Options{ExpectFirstSeq: true}
+
+// newRun resolves repeat rep of t.
+func newRun(t *config.Test, rep int) (*Run, error) {
+	r := &Run{Test: t, Repeat: rep,
+		Seeds: Seeds{Test: t.Seed, Switch: seedFor(t, rep, "switch"),
+			Requester: seedFor(t, rep, "requester"), Responder: seedFor(t, rep, "responder")},
+		Personality: map[Side]softrnic.Personality{},
+		IPs:         map[Side][]netip.Addr{Requester: hostIPs(t.Requester, "10.0.0.1"), Responder: hostIPs(t.Responder, "10.0.0.2")},
+		Intent:      controlplane.Intent{Events: t.ExpandEvents(), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort)},
+		Limit:       trafficDeadline(t), NICVersions: map[Side]nic.Versions{}, NICs: map[Side]map[string]uint64{}}
+	for _, s := range sides {
+		p, err := personality(t, r.host(s))
+		if err != nil {
+			return nil, errorf("%s personality: %w", s, err)
+		}
+		r.Personality[s] = p
+	}
+	return r, nil
+}
+
+func (r *Run) host(s Side) config.Host {
+	if s == Requester {
+		return r.Test.Requester
+	}
+	return r.Test.Responder
+}
+
+func (r *Run) seed(s Side) uint64 {
+	if s == Requester {
+		return r.Seeds.Requester
+	}
+	return r.Seeds.Responder
+}
+
+// RunTest runs every repeat of one loaded test. It does not modify t.
 func RunTest(ctx context.Context, t *config.Test, o Options) *TestResult {
 	if o.Progress == nil {
 		o.Progress = io.Discard
@@ -80,13 +181,58 @@ func RunTest(ctx context.Context, t *config.Test, o Options) *TestResult {
 	if !o.RetriesSet {
 		o.Retries = 2
 	}
+	res := &TestResult{Name: t.Name, File: t.File}
+	t, err := resolve(t, o)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	out := o.OutDir
+	if out == "" {
+		out = t.ResultPath
+	}
+	for rep := range t.NumRepeats {
+		var rr RepeatResult
+		for attempt := 1; attempt <= o.Retries+1; attempt++ {
+			progress := func(msg string) {
+				fmt.Fprintf(o.Progress, "lumina: %s [%d/%d]: %s\n", t.Name, rep+1, t.NumRepeats, msg)
+			}
+			if attempt > 1 {
+				progress(fmt.Sprintf("invalid run, attempt %d of %d", attempt, o.Retries+1))
+			}
+			run, dir, report, err := runRepeat(ctx, t, rep, out, o, progress)
+			rr = RepeatResult{Dir: dir, Report: report, Run: run, Attempts: attempt}
+			if err != nil {
+				res.Err = fmt.Errorf("%s repeat %d: %w", t.Name, rep, err)
+				if dir != "" {
+					res.Repeats = append(res.Repeats, rr)
+				}
+				return res
+			}
+			if report.Valid || ctx.Err() != nil {
+				break
+			}
+		}
+		res.Repeats = append(res.Repeats, rr)
+		if ctx.Err() != nil {
+			res.Err = ctx.Err()
+			return res
+		}
+	}
+	return res
+}
+
+// resolve returns a copy of t with the options' overrides applied.
+func resolve(in *config.Test, o Options) (*config.Test, error) {
+	t := *in
+	t.Dumpers = slices.Clone(in.Dumpers)
 	if o.SeedSet {
 		t.Seed = o.Seed
 	}
 	if o.Testbed != "" {
 		tb, err := parseTestbed(o.Testbed)
 		if err != nil {
-			return &TestResult{Name: t.Name, File: t.File, Err: err}
+			return nil, err
 		}
 		t.Testbed = tb
 		// Keep the resolved config valid: dumpers use the testbed's backend.
@@ -99,41 +245,7 @@ func RunTest(ctx context.Context, t *config.Test, o Options) *TestResult {
 			}
 		}
 	}
-	out := o.OutDir
-	if out == "" {
-		out = t.ResultPath
-	}
-	res := &TestResult{Name: t.Name, File: t.File}
-	for rep := range t.NumRepeats {
-		var rr RepeatResult
-		for attempt := 1; attempt <= o.Retries+1; attempt++ {
-			progress := func(msg string) {
-				fmt.Fprintf(o.Progress, "lumina: %s [%d/%d]: %s\n", t.Name, rep+1, t.NumRepeats, msg)
-			}
-			if attempt > 1 {
-				progress(fmt.Sprintf("invalid run, attempt %d of %d", attempt, o.Retries+1))
-			}
-			dir, report, err := runRepeat(ctx, t, rep, out, o, progress)
-			if err != nil {
-				res.Err = fmt.Errorf("%s repeat %d: %w", t.Name, rep, err)
-				if dir != "" {
-					rr = RepeatResult{Dir: dir, Report: report, Attempts: attempt}
-					res.Repeats = append(res.Repeats, rr)
-				}
-				return res
-			}
-			rr = RepeatResult{Dir: dir, Report: report, Attempts: attempt}
-			if report.Valid || ctx.Err() != nil {
-				break
-			}
-		}
-		res.Repeats = append(res.Repeats, rr)
-		if ctx.Err() != nil {
-			res.Err = ctx.Err()
-			return res
-		}
-	}
-	return res
+	return &t, nil
 }
 
 func parseTestbed(s string) (config.Testbed, error) {
@@ -148,97 +260,107 @@ func parseTestbed(s string) (config.Testbed, error) {
 	return 0, fmt.Errorf("%w: unknown testbed %q (want sim, netns or remote)", ErrTestbed, s)
 }
 
+func newTestbed(t *config.Test, o Options) (testbed, error) {
+	switch t.Testbed {
+	case config.TestbedSim:
+		return newSimBed(), nil
+	case config.TestbedNetns:
+		return newNetnsBed()
+	case config.TestbedRemote:
+		return newRemoteBed(o.Remote)
+	}
+	return nil, fmt.Errorf("%w: %v", ErrTestbed, t.Testbed)
+}
+
 // runRepeat runs one attempt and publishes its directory atomically. It
 // returns the published directory (also for failed runs, whose partial
 // results are kept and marked invalid).
-func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Options, progress func(string)) (string, *Report, error) {
+func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Options, progress func(string)) (*Run, string, *Report, error) {
 	testDir := filepath.Join(outDir, t.Name)
 	if err := os.MkdirAll(testDir, 0o755); err != nil {
-		return "", nil, errorf("results: %w", err)
+		return nil, "", nil, errorf("results: %w", err)
 	}
 	tmp, err := os.MkdirTemp(testDir, ".run-"+strconv.Itoa(rep)+"-")
 	if err != nil {
-		return "", nil, errorf("results: %w", err)
+		return nil, "", nil, errorf("results: %w", err)
 	}
 	defer os.RemoveAll(tmp) // only does anything if we did not publish
-	for _, d := range []string{"dumpers"} {
-		if err := os.MkdirAll(filepath.Join(tmp, d), 0o755); err != nil {
-			return "", nil, errorf("results: %w", err)
-		}
+	if err := os.MkdirAll(filepath.Join(tmp, "dumpers"), 0o755); err != nil {
+		return nil, "", nil, errorf("results: %w", err)
 	}
 	resolved, err := t.Marshal()
 	if err != nil {
-		return "", nil, errorf("resolved config: %w", err)
+		return nil, "", nil, errorf("resolved config: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(tmp, "config.yaml"), resolved, 0o644); err != nil {
-		return "", nil, errorf("results: %w", err)
+		return nil, "", nil, errorf("results: %w", err)
 	}
 
 	started := time.Now()
-	var col *collected
-	var runErr error
-	switch t.Testbed {
-	case config.TestbedSim:
-		col, runErr = runSim(ctx, t, rep, tmp, progress)
-	case config.TestbedNetns:
-		col, runErr = runNetns(ctx, t, rep, tmp, progress)
-	case config.TestbedRemote:
-		col, runErr = runRemote(ctx, t, rep, tmp, o.Remote, progress)
-	default:
-		runErr = fmt.Errorf("%w: %v", ErrTestbed, t.Testbed)
+	run, runErr := newRun(t, rep)
+	if runErr == nil {
+		var tb testbed
+		if tb, runErr = newTestbed(t, o); runErr == nil {
+			runErr = drive(ctx, tb, run, tmp, progress)
+			tb.close()
+		}
 	}
-	rpt := newReport(t, rep, col)
-	rpt.WallNs = time.Since(started).Nanoseconds()
+	rpt := newReport(t, rep, run)
 	if runErr != nil {
 		rpt.Valid = false
 		rpt.Error = runErr.Error()
 	} else {
 		progress("trace: merge dumper files, integrity check")
-		rpt.analyze(t, col, filepath.Join(tmp, t.AggregatePcapFilename))
+		run.TracePath = filepath.Join(tmp, t.AggregatePcapFilename)
+		rpt.merge(run)
 		if rpt.Valid {
 			progress("analyzers: events applied, checks")
+			if err := rpt.runAnalyzers(ctx, run, tmp); err != nil {
+				rpt.Checks["analyzers"] = CheckEntry{Verdict: "fail", Detail: err.Error()}
+			}
 		}
 	}
-	if col != nil {
-		if err := writeJSON(filepath.Join(tmp, "counters.json"), map[string]any{"switch": col.Switch, "nics": col.NICs, "dumpers": col.Dumpers}); err != nil {
-			return "", nil, err
+	rpt.WallNs = time.Since(started).Nanoseconds()
+	if run != nil {
+		if err := writeJSON(filepath.Join(tmp, "counters.json"), countersFile{Switch: run.Switch, NICs: run.NICs, Dumpers: run.Dumpers}); err != nil {
+			return run, "", nil, err
 		}
-		if err := writeJSON(filepath.Join(tmp, "generator.json"), col.Generator); err != nil {
-			return "", nil, err
+		if err := writeJSON(filepath.Join(tmp, "generator.json"), run.Generator); err != nil {
+			return run, "", nil, err
 		}
 	}
 	if err := writeJSON(filepath.Join(tmp, "report.json"), rpt); err != nil {
-		return "", nil, err
-	}
-	if rpt.Valid {
-		// The analyzers read the run directory exactly as `lumina analyze
-		// DIR` does, so both give the same verdicts.
-		if err := rpt.runAnalyzers(ctx, tmp); err != nil {
-			rpt.Checks["analyzers"] = CheckEntry{Verdict: "fail", Detail: err.Error()}
-		}
-		if err := writeJSON(filepath.Join(tmp, "report.json"), rpt); err != nil {
-			return "", nil, err
-		}
+		return run, "", nil, err
 	}
 	if err := os.WriteFile(filepath.Join(tmp, "report.txt"), []byte(rpt.Text()), 0o644); err != nil {
-		return "", nil, errorf("results: %w", err)
+		return run, "", nil, errorf("results: %w", err)
 	}
 	final := filepath.Join(testDir, strconv.Itoa(rep))
 	if _, err := os.Stat(final); err == nil {
 		old := final + ".replaced-" + o.Now().UTC().Format("20060102T150405.000")
 		if err := os.Rename(final, old); err != nil {
-			return "", nil, errorf("results: keeping the previous %s: %w", final, err)
+			return run, "", nil, errorf("results: keeping the previous %s: %w", final, err)
 		}
 		progress("results: previous results moved to " + old)
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return "", nil, errorf("results: %w", err)
+		return run, "", nil, errorf("results: %w", err)
 	}
 	if err := os.Rename(tmp, final); err != nil {
-		return "", nil, errorf("results: %w", err)
+		return run, "", nil, errorf("results: %w", err)
+	}
+	if run != nil && run.TracePath != "" {
+		run.TracePath = filepath.Join(final, t.AggregatePcapFilename)
 	}
 	progress(fmt.Sprintf("results: %s (valid=%v)", final, rpt.Valid))
-	return final, rpt, runErr
+	return run, final, rpt, runErr
+}
+
+// countersFile is counters.json.
+type countersFile struct {
+	Dumpers []dumper.Report            `json:"dumpers"`
+	NICs    map[Side]map[string]uint64 `json:"nics"`
+	Switch  *controlplane.Counters     `json:"switch"`
 }
 
 func writeJSON(path string, v any) error {
@@ -250,40 +372,4 @@ func writeJSON(path string, v any) error {
 		return errorf("results: %w", err)
 	}
 	return nil
-}
-
-// mergeAndCheck merges the dumper pcaps into tracePath and runs the
-// integrity check with the switch and dumper counters, in one pass; also,
-// if set, sees every merged packet.
-func mergeAndCheck(col *collected, tracePath string, snaplen int, also func(trace.Packet)) (integrity.Verdict, error) {
-	c := integrity.Counters{}
-	if col.Switch != nil {
-		c.SwitchRoCEReceived = integrity.Known(col.Switch.RxRoCE[col.ReqPort] + col.Switch.RxRoCE[col.RspPort])
-		c.SwitchMirrored = integrity.Known(col.Switch.MirrorTotal)
-	}
-	names := make([]string, len(col.DumperPcap))
-	for i, p := range col.DumperPcap {
-		names[i] = filepath.Base(p)
-	}
-	for i, d := range col.Dumpers {
-		c.Dumpers = append(c.Dumpers, d.Counters())
-		if i < len(names) && d.Name != "" {
-			names[i] = d.Name
-		}
-	}
-	opt := integrity.Options{ExpectFirstSeq: true}
-	chk, err := integrity.NewChecker(opt, names...)
-	if err != nil {
-		return integrity.Verdict{}, err
-	}
-	observe := func(src int, p trace.Packet) error {
-		if also != nil {
-			also(p)
-		}
-		return chk.Observe(src, p)
-	}
-	if _, err := (trace.MergeOptions{Seq: opt.Seq, Observe: observe}).MergeFiles(tracePath, snaplen, col.DumperPcap...); err != nil {
-		return integrity.Verdict{}, err
-	}
-	return chk.Finish(c), nil
 }

@@ -2,240 +2,183 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 
-	"github.com/netlumina/lumina/config"
-	"github.com/netlumina/lumina/controlplane"
-	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/generator"
-	"github.com/netlumina/lumina/generator/softrnic"
-	"github.com/netlumina/lumina/injector"
+	"github.com/netlumina/lumina/internal/memnet"
+	"github.com/netlumina/lumina/orchestrator/agent"
 	"github.com/netlumina/lumina/sim"
 )
 
-// collected is what a testbed hands back after traffic.
-type collected struct {
-	Conns      []generator.Connection
-	Plan       *controlplane.Plan
-	Generator  *generator.Result
-	Switch     *controlplane.Counters
-	NICs       map[string]map[string]uint64
-	Dumpers    []dumper.Report
-	DumperPcap []string
-	Personas   map[string]string
-	Stopped    string // why traffic stopped early ("" if it completed)
-	// Switch ports of the traffic hosts (for the integrity counters).
-	ReqPort, RspPort uint32
-	// Versions is each traffic host's NIC identity (driver, firmware; the
-	// personality for the software RNIC), as its agent reported it.
-	Versions map[string]json.RawMessage
+// simBed is the sim testbed: every component is an agent in this process,
+// on one virtual clock, with sim links between the hosts and the switch.
+// The driver reaches the agents, the P4Runtime server and the Intake
+// service through the same gRPC services as on the other testbeds, over
+// an in-memory network that no other process can reach; the generator's
+// control connection crosses it too.
+type simBed struct {
+	loop *sim.EventLoop
+	// mu serializes calls into components (control goroutines) with the
+	// event loop, which runs under it.
+	mu      sync.Mutex
+	net     memnet.Network
+	work    string
+	agents  []*agent.Agent
+	servers []*grpc.Server
+	conns   []*grpc.ClientConn
 }
 
-// runSim runs one repeat on the sim testbed: every component in this
-// process on one virtual clock. Control still crosses real sockets on
-// loopback: P4Runtime (gRPC) between control plane and injector, the
-// generator's TCP control connection.
-func runSim(ctx context.Context, t *config.Test, repeat int, dir string, progress func(string)) (*collected, error) {
-	loop := sim.NewEventLoop()
-	net0 := sim.NewNetwork(loop)
-	var mu sync.Mutex // serializes device calls from control goroutines with the event loop
-	exec := func(fn func()) { mu.Lock(); defer mu.Unlock(); fn() }
-	out := &collected{NICs: map[string]map[string]uint64{}, Personas: map[string]string{}, ReqPort: portRequester, RspPort: portResponder}
+func newSimBed() *simBed { return &simBed{loop: sim.NewEventLoop()} }
 
-	reqP, err := personality(t, t.Requester)
-	if err != nil {
-		return nil, errorf("requester personality: %w", err)
-	}
-	rspP, err := personality(t, t.Responder)
-	if err != nil {
-		return nil, errorf("responder personality: %w", err)
-	}
-	out.Personas["requester"], out.Personas["responder"] = reqP.Name, rspP.Name
-	out.Versions = map[string]json.RawMessage{}
-	for role, p := range map[string]string{"requester": reqP.Name, "responder": rspP.Name} {
-		out.Versions[role], _ = json.Marshal(map[string]string{"personality": p, "driver": "lumina softrnic"})
-	}
+func (b *simBed) exec(fn func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	fn()
+}
 
-	// The switch and its P4Runtime server.
-	progress("injector: start software switch, P4Runtime on loopback")
-	sw := injector.New(loop, injector.Config{Seed: seedFor(t, repeat, "switch")})
-	g := grpc.NewServer()
-	injector.NewServer(sw, 0).Register(g)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func (b *simBed) place(ctx context.Context, run *Run, progress func(string)) (*placement, error) {
+	t := run.Test
+	progress("sim: agents in this process on one virtual clock, gRPC in memory")
+	work, err := os.MkdirTemp("", "lumina-sim-")
 	if err != nil {
-		return nil, errorf("listening for P4Runtime: %w", err)
+		return nil, errorf("sim: %w", err)
 	}
-	go g.Serve(ln)
-	defer g.Stop()
-
-	link := func(name string, gbps float64) (host, swp *sim.Endpoint) {
-		return net0.NewLink(sim.LinkConfig{Name: name, BandwidthBps: int64(gbps * 1e9)})
+	b.work = work
+	network := sim.NewNetwork(b.loop)
+	link := func(name string, gbps float64) (host, sw sim.Port) {
+		return network.NewLink(sim.LinkConfig{Name: name, BandwidthBps: int64(gbps * 1e9)})
 	}
-	reqHost, reqSw := link("requester", reqP.LineRateGbps)
-	rspHost, rspSw := link("responder", rspP.LineRateGbps)
-	if err := sw.AddPort(portRequester, reqSw); err != nil {
+	pl := &placement{reqPort: portRequester, rspPort: portResponder, reqIface: "eth0", rspIface: "eth0",
+		switchIfaces: map[uint32]string{portRequester: "p1", portResponder: "p2"}, p4rtListen: "p4runtime",
+		rnic: "softrnic", responderListen: "generator:0"}
+	reqHost, reqSw := link(string(Requester), run.Personality[Requester].LineRateGbps)
+	rspHost, rspSw := link(string(Responder), run.Personality[Responder].LineRateGbps)
+	swPorts := map[string]sim.Port{"p1": reqSw, "p2": rspSw}
+	if pl.requester, err = b.start("requester", map[string]sim.Port{"eth0": reqHost}); err != nil {
 		return nil, err
 	}
-	if err := sw.AddPort(portResponder, rspSw); err != nil {
+	if pl.responder, err = b.start("responder", map[string]sim.Port{"eth0": rspHost}); err != nil {
 		return nil, err
 	}
-
-	// Dumpers.
-	progress(fmt.Sprintf("dumpers: start %d (sim backend)", len(t.Dumpers)))
-	var dumpers []*dumper.Dumper
-	var dports []controlplane.Dumper
 	for i, d := range t.Dumpers {
-		host, swp := link(d.Name, 400)
-		if err := sw.AddPort(uint32(portDumper0+i), swp); err != nil {
+		host, sw := link(d.Name, 400)
+		p := "pd" + strconv.Itoa(i)
+		swPorts[p] = sw
+		pl.switchIfaces[uint32(portDumper0+i)] = p
+		c, err := b.start("dumper"+strconv.Itoa(i), map[string]sim.Port{"eth0": host})
+		if err != nil {
 			return nil, err
 		}
-		path := filepath.Join(dir, "dumpers", d.DumpFilename)
-		dp, err := dumper.New(dumper.Config{Name: d.Name, Backend: "sim", SimPort: host, Workers: d.Workers, SnapLen: d.SnapLen,
-			Capacity: d.NumPkts, MirrorPort: uint16(t.RewriteUDPDstPort), OutPath: path})
-		if err != nil {
-			return nil, errorf("dumper %s: %w", d.Name, err)
-		}
-		if err := dp.Start(ctx); err != nil {
-			return nil, errorf("dumper %s: %w", d.Name, err)
-		}
-		dumpers = append(dumpers, dp)
-		dports = append(dports, controlplane.Dumper{Name: d.Name, Port: uint32(portDumper0 + i), MAC: macDumper(i), Weight: d.Weight})
-		out.DumperPcap = append(out.DumperPcap, path)
+		pl.dumpers = append(pl.dumpers, c)
+		pl.dumperPorts = append(pl.dumperPorts, uint32(portDumper0+i))
+		pl.dumperIfaces = append(pl.dumperIfaces, "eth0")
+		pl.dumperPaths = append(pl.dumperPaths, filepath.Join(work, "dumper"+strconv.Itoa(i)+"-"+d.DumpFilename))
 	}
-	stopDumpers := func() {
-		for _, dp := range dumpers {
-			r, err := dp.Stop()
-			if err != nil {
-				r.Name = dp.Config().Name
-			}
-			out.Dumpers = append(out.Dumpers, r)
-		}
-		dumpers = nil
+	if pl.injector, err = b.start("switch", swPorts); err != nil {
+		return nil, err
 	}
-	defer stopDumpers()
+	pl.p4rtDial = b.net.DialOptions()
+	if pl.intake, err = b.net.Listen("intake"); err != nil {
+		return nil, err
+	}
+	pl.intakeAddr = pl.intake.Addr().String()
+	return pl, nil
+}
 
-	// Control plane: arbitrate, push the pipeline.
-	progress("control plane: connect, push pipeline")
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cp, err := controlplane.Dial(cctx, ln.Addr().String(), controlplane.DialOptions{})
+// start starts an agent whose data interfaces are ports and serves its
+// services on the in-memory network under name.
+func (b *simBed) start(name string, ports map[string]sim.Port) (*grpc.ClientConn, error) {
+	a := &agent.Agent{Env: &simEnv{bed: b, ports: ports}}
+	b.agents = append(b.agents, a)
+	g := grpc.NewServer()
+	a.Register(g)
+	b.servers = append(b.servers, g)
+	ln, err := b.net.Listen(name)
 	if err != nil {
 		return nil, err
 	}
-	defer cp.Close()
-	if err := cp.SetPipeline(cctx, nil, uint64(repeat+1)); err != nil {
+	go g.Serve(ln)
+	c, err := b.net.GRPC(name)
+	if err != nil {
 		return nil, err
 	}
+	b.conns = append(b.conns, c)
+	return c, nil
+}
 
-	// NICs.
-	reqIPs, rspIPs := hostIPs(t.Requester, "10.0.0.1"), hostIPs(t.Responder, "10.0.0.2")
-	reqNIC, err := softrnic.New(loop, reqHost, nicConfig("requester", macRequester, reqIPs, reqP, t.Requester, seedFor(t, repeat, "requester")))
-	if err != nil {
-		return nil, err
+func (b *simBed) close() {
+	for _, c := range b.conns {
+		c.Close()
 	}
-	rspNIC, err := softrnic.New(loop, rspHost, nicConfig("responder", macResponder, rspIPs, rspP, t.Responder, seedFor(t, repeat, "responder")))
-	if err != nil {
-		return nil, err
+	for _, g := range b.servers {
+		g.Stop()
 	}
+	for _, a := range b.agents {
+		a.Close()
+	}
+	if b.work != "" {
+		os.RemoveAll(b.work)
+	}
+}
 
-	// Generator: responder served over TCP, requester handshake, metadata
-	// to the control plane, then traffic.
-	progress("generator: responder, requester, metadata handshake")
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, errorf("generator listener: %w", err)
-	}
-	defer gl.Close()
-	type served struct {
-		st  *generator.ResponderStats
-		err error
-	}
-	rspDone := make(chan served, 1)
-	go func() {
-		c, err := gl.Accept()
-		if err != nil {
-			rspDone <- served{nil, err}
-			return
-		}
-		defer c.Close()
-		st, err := generator.Serve(ctx, generator.ResponderConfig{Device: rspNIC.Device(), Exec: exec, Verify: true}, c)
-		rspDone <- served{st, err}
-	}()
-	conn, err := net.Dial("tcp", gl.Addr().String())
-	if err != nil {
-		return nil, errorf("generator control connection: %w", err)
-	}
-	defer conn.Close()
-	ports := controlplane.Ports{
-		Requester: controlplane.Host{Port: portRequester, MAC: macRequester, IPs: reqIPs},
-		Responder: controlplane.Host{Port: portResponder, MAC: macResponder, IPs: rspIPs},
-		Dumpers:   dports,
-	}
-	intent := controlplane.Intent{Events: t.ExpandEvents(), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort)}
-	req, err := generator.NewRequester(generator.RequesterConfig{
-		Device: reqNIC.Device(), Clock: loop, Exec: exec, Traffic: traffic(t),
-		OnConnections: controlplane.Intake(cp, intent, ports, func(p *controlplane.Plan) { out.Plan = p }),
-	})
-	if err != nil {
-		return nil, err
-	}
-	hctx, hcancel := context.WithTimeout(ctx, 60*time.Second)
-	defer hcancel()
-	if out.Conns, err = req.Handshake(hctx, conn); err != nil {
-		return nil, err
-	}
-	progress(fmt.Sprintf("control plane: %d connections, %d event entries installed", len(out.Conns), len(out.Plan.Events)))
+// simEnv is one sim agent's Env: the bed's clock and in-memory network,
+// and the agent's own data interfaces.
+type simEnv struct {
+	bed   *simBed
+	ports map[string]sim.Port
+}
 
-	// Traffic on the virtual clock.
-	limit := trafficDeadline(t)
-	progress(fmt.Sprintf("traffic: run (virtual time limit %v)", limit))
-	req.Start()
-	start := time.Now()
-	exec(func() {
-		for loop.Pending() > 0 && loop.Now() < int64(limit) {
+var _ agent.Env = (*simEnv)(nil)
+
+func (e *simEnv) Loop() (sim.Loop, generator.Exec, func()) { return e.bed.loop, e.bed.exec, func() {} }
+
+func (e *simEnv) Port(name string, _ sim.Loop) (sim.Port, func(), error) {
+	p, ok := e.ports[name]
+	if !ok {
+		return nil, nil, fmt.Errorf("sim: no interface %q on this host", name)
+	}
+	return p, func() {}, nil
+}
+
+func (e *simEnv) Listen(addr string) (net.Listener, error) { return e.bed.net.Listen(addr) }
+
+func (e *simEnv) Dial(ctx context.Context, addr string) (net.Conn, error) {
+	return e.bed.net.Dial(ctx, addr)
+}
+
+// GRPC implements agent.Env: in memory, in plaintext.
+func (e *simEnv) GRPC(addr string, _ []byte, _ string) (*grpc.ClientConn, error) {
+	return e.bed.net.GRPC(addr)
+}
+
+// Await implements agent.Env: it runs the virtual clock until nothing is
+// left to do or limit has passed on it.
+func (e *simEnv) Await(ctx context.Context, _ sim.Loop, done <-chan struct{}, limit time.Duration) string {
+	l := e.bed.loop
+	end := l.Now() + int64(limit)
+	e.bed.exec(func() {
+		for l.Pending() > 0 && l.Now() < end {
 			if ctx.Err() != nil {
 				return
 			}
-			loop.RunUntil(min(loop.Now()+int64(100*time.Millisecond), int64(limit)))
+			l.RunUntil(min(l.Now()+int64(100*time.Millisecond), end))
 		}
 	})
 	select {
-	case <-req.Done():
-		progress(fmt.Sprintf("traffic: done at %v virtual (%v wall)", time.Duration(loop.Now()), time.Since(start).Round(time.Millisecond)))
+	case <-done:
+		return ""
 	default:
-		out.Stopped = fmt.Sprintf("traffic did not complete within %v of virtual time", limit)
-		if ctx.Err() != nil {
-			out.Stopped = "interrupted: " + ctx.Err().Error()
-		}
-		progress("traffic: " + out.Stopped)
 	}
-	fctx, fcancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer fcancel()
-	res, err := req.Finish(fctx)
-	out.Generator = res
-	if err != nil && out.Stopped == "" {
-		return out, err
+	if ctx.Err() != nil {
+		return "interrupted: " + ctx.Err().Error()
 	}
-	if s := <-rspDone; s.err != nil && out.Stopped == "" {
-		return out, errorf("responder: %w", s.err)
-	}
-
-	// Collect: switch counters, NIC counters, dumps.
-	progress("collect: switch and NIC counters, stop dumpers")
-	if out.Switch, err = cp.ReadCounters(fctx); err != nil {
-		return out, err
-	}
-	exec(func() {
-		out.NICs["requester"] = reqNIC.Counters().Map()
-		out.NICs["responder"] = rspNIC.Counters().Map()
-	})
-	stopDumpers()
-	return out, nil
+	return fmt.Sprintf("traffic did not complete within %v of virtual time", limit)
 }

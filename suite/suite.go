@@ -164,18 +164,6 @@ func newDist(u Unit, v []float64) *Dist {
 		Max: s[len(s)-1], Mean: sum / float64(len(s)), Values: v}
 }
 
-// repeatReport is report.json with the fields lumina's Report type does
-// not (yet) have: the RNICs' driver and firmware on real hosts, by role,
-// with the JSON names of nic.Versions.
-type repeatReport struct {
-	orchestrator.Report
-	Versions map[string]struct {
-		Driver        string `json:"driver"`
-		DriverVersion string `json:"driver_version"`
-		Firmware      string `json:"firmware"`
-	} `json:"nic_versions,omitempty"`
-}
-
 // Summarize reads every OUT/<test>/<repeat>/report.json under outDir and
 // writes outDir/suite.json atomically (a temporary file renamed into
 // place). Repeat directories are the all-digit names; kept older results
@@ -266,7 +254,7 @@ func readTest(testDir, rel string) (*Test, error) {
 	if err != nil || len(reps) == 0 {
 		return nil, err
 	}
-	var reports []*repeatReport
+	var reports []*orchestrator.Report
 	var dirs []string
 	for _, n := range reps {
 		dir := filepath.Join(testDir, strconv.Itoa(n))
@@ -280,12 +268,12 @@ func readTest(testDir, rel string) (*Test, error) {
 	return summarizeTest(reports, dirs), nil
 }
 
-func readReport(dir string) (*repeatReport, error) {
+func readReport(dir string) (*orchestrator.Report, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
 	if err != nil {
 		return nil, fmt.Errorf("suite: %w", err)
 	}
-	var r repeatReport
+	var r orchestrator.Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("suite: %s: %w", filepath.Join(dir, "report.json"), err)
 	}
@@ -294,7 +282,7 @@ func readReport(dir string) (*repeatReport, error) {
 
 // summarizeTest builds a Test from its repeats' reports; dirs are the
 // repeat directories relative to the suite.
-func summarizeTest(reports []*repeatReport, dirs []string) *Test {
+func summarizeTest(reports []*orchestrator.Report, dirs []string) *Test {
 	first := reports[0]
 	t := &Test{Name: first.Test, File: first.File, Testbed: first.Testbed, Seed: first.Seed, NIC: map[string]Identity{},
 		Runs: []Run{}, Checks: map[string]*CheckSummary{}, Violations: map[string]*Count{}, Counters: map[string]*CounterSummary{},
@@ -309,13 +297,13 @@ func summarizeTest(reports []*repeatReport, dirs []string) *Test {
 	for i, r := range reports {
 		t.Repeats++
 		run := Run{Repeat: r.Repeat, Dir: dirs[i], Valid: r.Valid}
-		for _, role := range []string{"requester", "responder"} {
+		for _, role := range []orchestrator.Side{orchestrator.Requester, orchestrator.Responder} {
 			id := Identity{Personality: r.Personality[role]}
-			if v, ok := r.Versions[role]; ok {
+			if v, ok := r.NICVersions[role]; ok {
 				id.Driver, id.DriverVersion, id.Firmware = v.Driver, v.DriverVersion, v.Firmware
 			}
-			if id != (Identity{}) && !slices.Contains(ids[role], id) {
-				ids[role] = append(ids[role], id)
+			if id != (Identity{}) && !slices.Contains(ids[string(role)], id) {
+				ids[string(role)] = append(ids[string(role)], id)
 			}
 		}
 		for name, c := range r.Checks {
@@ -343,7 +331,7 @@ func summarizeTest(reports []*repeatReport, dirs []string) *Test {
 			continue
 		}
 		t.Valid++
-		extract(&r.Report, vals)
+		extract(r, vals)
 		a := r.Analysis
 		if a == nil {
 			continue
@@ -453,7 +441,7 @@ func Load(path string) (*Suite, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Suite{Schema: Schema, Dir: path, Tests: []*Test{summarizeTest([]*repeatReport{r}, []string{"."})}}, nil
+		return &Suite{Schema: Schema, Dir: path, Tests: []*Test{summarizeTest([]*orchestrator.Report{r}, []string{"."})}}, nil
 	}
 	if reps, err := repeatDirs(path); err == nil && len(reps) > 0 {
 		t, err := readTest(path, ".")

@@ -41,7 +41,7 @@ func i64(v int64) *int64 { return &v }
 
 func (f fakeRun) report(test string, rep int) any {
 	r := &orchestrator.Report{Schema: orchestrator.ReportSchema, Test: test, File: test + ".yaml", Repeat: rep, Seed: 3, Testbed: "sim",
-		Personality: map[string]string{"requester": f.personality, "responder": f.personality}, Valid: !f.invalid,
+		Personality: map[orchestrator.Side]string{orchestrator.Requester: f.personality, orchestrator.Responder: f.personality}, Valid: !f.invalid,
 		Checks: map[string]orchestrator.CheckEntry{"integrity": {Verdict: "pass"}}}
 	if f.invalid {
 		r.Checks["integrity"] = orchestrator.CheckEntry{Verdict: "fail", Detail: "dumper dropped packets"}

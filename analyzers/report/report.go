@@ -37,7 +37,7 @@ type Report struct {
 	// the checks ran.
 	Valid       bool               `json:"valid"`
 	Trace       TraceInfo          `json:"trace"`
-	Integrity   Integrity          `json:"integrity"`
+	Integrity   Integrity          `json:"integrity,omitzero"`
 	Params      model.Params       `json:"params"`
 	Connections []model.Connection `json:"connections"`
 	Checks      Checks             `json:"checks"`

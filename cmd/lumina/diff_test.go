@@ -24,7 +24,7 @@ func writeFakeSuite(t *testing.T, dir, personality string, reaction int64, scope
 	for rep := range 4 {
 		for _, test := range []string{"fast", "cnp"} {
 			r := &orchestrator.Report{Schema: orchestrator.ReportSchema, Test: test, Repeat: rep, Seed: 1, Testbed: "sim", Valid: true,
-				Personality: map[string]string{"requester": personality, "responder": personality},
+				Personality: map[orchestrator.Side]string{orchestrator.Requester: personality, orchestrator.Responder: personality},
 				Checks:      map[string]orchestrator.CheckEntry{"integrity": {Verdict: "pass"}, "retransmission": {Verdict: "pass"}},
 				Generator:   &orchestrator.GeneratorReport{GoodputGbps: 20, QPs: []generator.QPResult{{MCTNs: []int64{10000, 10010}}}}}
 			a := &areport.Report{Valid: true}

@@ -2,11 +2,12 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,17 +29,26 @@ import (
 // RNIC with a generator role, and the software switch. One agent runs per
 // machine (or per network namespace in the netns testbed).
 type Agent struct {
-	// DialOpts are the options the agent uses to call back (intake) and
-	// that the injector's P4Runtime server uses.
+	// ServerOpts are the options of the injector's P4Runtime server (the
+	// agent's own TLS and token check).
 	ServerOpts []grpc.ServerOption
+	// Env is where the components live. Default Real{}.
+	Env Env
 
 	mu      sync.Mutex
 	dumper  *dumper.Dumper
 	dpath   string
-	loop    *sim.RealLoop
+	loop    sim.Loop
 	dev     generator.Device
 	exec    generator.Exec
 	closers []func()
+}
+
+func (a *Agent) env() Env {
+	if a.Env == nil {
+		return Real{}
+	}
+	return a.Env
 }
 
 // Register adds the agent's services to g.
@@ -87,14 +97,24 @@ func badRequest(format string, args ...any) error {
 // Start creates and starts the dumper.
 func (ds dumperSvc) Start(ctx context.Context, req *luminav1.DumperStartRequest) (*luminav1.DumperStartResponse, error) {
 	a := ds.Agent
-	var cfg dumper.Config
-	if err := json.Unmarshal(req.GetConfigJson(), &cfg); err != nil {
-		return nil, badRequest("dumper config: %v", err)
+	cfg, err := DumperConfigFromProto(req.GetConfig())
+	if err != nil {
+		return nil, badRequest("%v", err)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.dumper != nil {
 		return nil, status.Error(codes.FailedPrecondition, "a dumper is already running")
+	}
+	if cfg.Backend == "sim" {
+		loop, _, release := a.env().Loop()
+		port, closePort, err := a.env().Port(cfg.Interface, loop)
+		if err != nil {
+			release()
+			return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+		}
+		cfg.SimPort = port
+		a.closers = append(a.closers, func() { closePort(); release() })
 	}
 	d, err := dumper.New(cfg)
 	if err != nil {
@@ -121,8 +141,7 @@ func (ds dumperSvc) Stop(ctx context.Context, _ *luminav1.DumperStopRequest) (*l
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "stopping the dumper: %v", err)
 	}
-	b, _ := json.Marshal(rep)
-	return &luminav1.DumperStopResponse{ReportJson: b}, nil
+	return &luminav1.DumperStopResponse{Report: DumperReportToProto(rep)}, nil
 }
 
 // Fetch streams the dumper's output file (and only that file).
@@ -180,9 +199,9 @@ type NICSpec struct {
 // StartNIC starts the software RNIC on its interface, in real time.
 func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICRequest) (*luminav1.StartNICResponse, error) {
 	a := g.Agent
-	var spec NICSpec
-	if err := json.Unmarshal(req.GetNicJson(), &spec); err != nil {
-		return nil, badRequest("nic: %v", err)
+	spec, err := NICSpecFromProto(req.GetNic())
+	if err != nil {
+		return nil, badRequest("%v", err)
 	}
 	rc := spec.RNIC
 	mac := net.HardwareAddr(rc.MAC[:])
@@ -191,16 +210,14 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 	if a.dev != nil {
 		return nil, status.Error(codes.FailedPrecondition, "an RNIC is already running")
 	}
-	loop := sim.NewRealLoop()
-	loop.Start()
-	exec := generator.PostAndWait(loop.Post)
+	loop, exec, release := a.env().Loop()
 	var dev generator.Device
-	var versions []byte
+	var versions *luminav1.NICVersions
 	switch spec.Backend {
 	case "", "softrnic":
-		port, err := sim.OpenAFPacket(spec.Interface, loop)
+		port, closePort, err := a.env().Port(spec.Interface, loop)
 		if err != nil {
-			loop.Close()
+			release()
 			return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 		}
 		var nc *softrnic.NIC
@@ -208,18 +225,18 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 			nc, err = softrnic.New(loop, port, rc)
 		})
 		if err != nil {
-			port.Close()
-			loop.Close()
+			closePort()
+			release()
 			return nil, badRequest("%v", err)
 		}
 		dev = nc.Device()
-		versions, _ = json.Marshal(map[string]string{"personality": rc.Personality.Name, "driver": "lumina softrnic"})
-		a.closers = append(a.closers, func() { port.Close(); loop.Close() })
+		versions = NICVersionsToProto(nic.Versions{Driver: "lumina softrnic", Personality: rc.Personality.Name})
+		a.closers = append(a.closers, func() { closePort(); release() })
 	case "verbs":
 		if spec.Configure != nil {
 			restore, err := nic.Configure(ctx, spec.Device, *spec.Configure)
 			if err != nil {
-				loop.Close()
+				release()
 				return nil, status.Errorf(codes.FailedPrecondition, "configuring %s: %v", spec.Device.IfName, err)
 			}
 			a.closers = append(a.closers, restore)
@@ -227,7 +244,7 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 		vd, err := verbs.Open(verbs.Config{Loop: loop, Device: spec.Device.IBDev, IfName: spec.Interface, Port: spec.Device.Port,
 			IPs: rc.IPs, Seed: rc.Seed})
 		if err != nil {
-			loop.Close()
+			release()
 			return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 		}
 		dev = vd
@@ -235,18 +252,18 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 			mac = ifi.HardwareAddr
 		}
 		if v, err := nic.ReadVersions(spec.Device); err == nil {
-			versions, _ = json.Marshal(v)
+			versions = NICVersionsToProto(v)
 		}
-		a.closers = append(a.closers, func() { vd.Close(); loop.Close() })
+		a.closers = append(a.closers, func() { vd.Close(); release() })
 	default:
-		loop.Close()
+		release()
 		return nil, badRequest("unknown RNIC backend %q (softrnic or verbs)", spec.Backend)
 	}
 	a.loop, a.dev, a.exec = loop, dev, exec
-	return &luminav1.StartNICResponse{Mac: mac.String(), VersionsJson: versions}, nil
+	return &luminav1.StartNICResponse{Mac: mac.String(), Versions: versions}, nil
 }
 
-func (a *Agent) rnic() (generator.Device, generator.Exec, *sim.RealLoop, error) {
+func (a *Agent) rnic() (generator.Device, generator.Exec, sim.Loop, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.dev == nil {
@@ -262,7 +279,7 @@ func (g generatorSvc) Serve(ctx context.Context, req *luminav1.ServeRequest) (*l
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", req.GetListenAddr())
+	ln, err := a.env().Listen(req.GetListenAddr())
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "listening: %v", err)
 	}
@@ -290,30 +307,27 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 	if err != nil {
 		return nil, err
 	}
-	var tr generator.Traffic
-	if err := json.Unmarshal(req.GetTrafficJson(), &tr); err != nil {
-		return nil, badRequest("traffic: %v", err)
-	}
-	opts, err := DialOptions(req.GetIntakeCertPem(), req.GetIntakeToken())
+	tr, err := TrafficFromProto(req.GetTraffic())
 	if err != nil {
-		return nil, badRequest("intake credentials: %v", err)
+		return nil, badRequest("%v", err)
 	}
-	ic, err := grpc.NewClient(req.GetIntakeAddr(), opts...)
+	ic, err := a.env().GRPC(req.GetIntakeAddr(), req.GetIntakeCertPem(), req.GetIntakeToken())
 	if err != nil {
-		return nil, badRequest("intake address: %v", err)
+		return nil, badRequest("intake: %v", err)
 	}
 	defer ic.Close()
 	intake := luminav1.NewIntakeClient(ic)
 	r, err := generator.NewRequester(generator.RequesterConfig{Device: dev, Clock: loop, Exec: exec, Traffic: tr,
 		OnConnections: func(ctx context.Context, conns []generator.Connection) error {
-			b, _ := json.Marshal(conns)
-			_, err := intake.Install(ctx, &luminav1.InstallRequest{ConnectionsJson: b})
+			_, err := intake.Install(ctx, &luminav1.InstallRequest{Connections: ConnectionsToProto(conns)})
 			return err
 		}})
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
-	conn, err := net.DialTimeout("tcp", req.GetResponderAddr(), 10*time.Second)
+	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+	conn, err := a.env().Dial(dctx, req.GetResponderAddr())
+	dcancel()
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "responder: %v", err)
 	}
@@ -322,24 +336,18 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 		return nil, status.Errorf(codes.Aborted, "handshake: %v", err)
 	}
 	r.Start()
-	stopped := ""
-	deadline := time.NewTimer(time.Duration(req.GetDeadlineNs()))
-	defer deadline.Stop()
-	select {
-	case <-r.Done():
-	case <-deadline.C:
-		stopped = fmt.Sprintf("traffic did not complete within %v", time.Duration(req.GetDeadlineNs()))
-	case <-ctx.Done():
-		stopped = "interrupted: " + ctx.Err().Error()
-	}
+	stopped := a.env().Await(ctx, loop, r.Done(), time.Duration(req.GetDeadlineNs()))
 	fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, ferr := r.Finish(fctx)
-	b, _ := json.Marshal(res)
 	if ferr != nil && stopped == "" {
 		stopped = "finish: " + ferr.Error()
 	}
-	return &luminav1.RunResponse{ResultJson: b, Stopped: stopped}, nil
+	out := &luminav1.RunResponse{Stopped: stopped}
+	if res != nil {
+		out.Result = ResultToProto(*res)
+	}
+	return out, nil
 }
 
 // Counters returns the RNIC's counters.
@@ -358,33 +366,30 @@ func (g generatorSvc) Counters(ctx context.Context, _ *luminav1.CountersRequest)
 
 // Start (Injector) attaches interfaces as switch ports and serves P4Runtime.
 func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.InjectorStartResponse, error) {
-	loop := sim.NewRealLoop()
-	loop.Start()
-	sw := injector.New(loop, injector.Config{Seed: uint64(time.Now().UnixNano())})
-	var ports []*sim.AFPacketPort
+	env := a.env()
+	loop, exec, release := env.Loop()
+	var sw *injector.Switch
+	exec(func() { sw = injector.New(loop, injector.Config{Seed: req.GetSeed()}) })
+	closers := []func(){release}
 	cleanup := func() {
-		for _, p := range ports {
-			p.Close()
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
 		}
-		loop.Close()
 	}
-	for id, ifname := range req.GetPorts() {
-		p, err := sim.OpenAFPacket(ifname, loop)
+	for _, id := range slices.Sorted(maps.Keys(req.GetPorts())) {
+		p, closePort, err := env.Port(req.GetPorts()[id], loop)
 		if err != nil {
 			cleanup()
 			return nil, status.Errorf(codes.FailedPrecondition, "port %d: %v", id, err)
 		}
-		ports = append(ports, p)
-		if err := sw.AddPort(id, p); err != nil {
+		closers = append(closers, closePort)
+		exec(func() { err = sw.AddPort(id, p) })
+		if err != nil {
 			cleanup()
 			return nil, badRequest("%v", err)
 		}
 	}
-	network, addr := "tcp", req.GetP4RuntimeAddr()
-	if len(addr) > 7 && addr[:7] == "unix://" {
-		network, addr = "unix", addr[7:]
-	}
-	ln, err := net.Listen(network, addr)
+	ln, err := env.Listen(req.GetP4RuntimeAddr())
 	if err != nil {
 		cleanup()
 		return nil, status.Errorf(codes.FailedPrecondition, "P4Runtime listener: %v", err)
@@ -396,7 +401,7 @@ func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.Inj
 	a.closers = append(a.closers, func() { g.Stop(); cleanup() })
 	a.mu.Unlock()
 	bound := ln.Addr().String()
-	if network == "unix" {
+	if strings.HasPrefix(req.GetP4RuntimeAddr(), "unix://") {
 		bound = "unix://" + bound
 	}
 	return &luminav1.InjectorStartResponse{P4RuntimeAddr: bound}, nil

@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/sim"
+)
+
+// Env is where an agent's components live: on a machine in real time
+// (Real: AF_PACKET interfaces, sockets, wall clock), or inside the sim
+// testbed's process on its virtual clock. The services are the same code
+// in both; only the Env differs.
+type Env interface {
+	// Loop returns the loop one component runs on, the Exec that runs a
+	// function on it and waits, and a function that releases the loop.
+	Loop() (loop sim.Loop, exec generator.Exec, release func())
+	// Port opens the data interface name as a port whose frames arrive on
+	// loop; close releases it.
+	Port(name string, loop sim.Loop) (p sim.Port, close func(), err error)
+	// Listen listens on addr ("host:port", or "unix://path").
+	Listen(addr string) (net.Listener, error)
+	// Dial connects to a listener of Listen.
+	Dial(ctx context.Context, addr string) (net.Conn, error)
+	// GRPC returns a client connection to addr that trusts exactly the
+	// server certificate certPEM and sends token.
+	GRPC(addr string, certPEM []byte, token string) (*grpc.ClientConn, error)
+	// Await waits until done is closed, limit has passed on loop's clock
+	// since the call, or ctx ends, driving the clock if the Env owns it. It
+	// returns why traffic stopped early, or "" if done was closed.
+	Await(ctx context.Context, loop sim.Loop, done <-chan struct{}, limit time.Duration) string
+}
+
+// Real is the Env of an agent on a machine: one real-time loop per
+// component, AF_PACKET ports, TCP or unix sockets, TLS with a pinned
+// certificate.
+type Real struct{}
+
+var _ Env = Real{}
+
+// Loop implements Env.
+func (Real) Loop() (sim.Loop, generator.Exec, func()) {
+	l := sim.NewRealLoop()
+	l.Start()
+	return l, generator.PostAndWait(l.Post), l.Close
+}
+
+// Port implements Env.
+func (Real) Port(name string, loop sim.Loop) (sim.Port, func(), error) {
+	p, err := sim.OpenAFPacket(name, loop)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func() { p.Close() }, nil
+}
+
+// Listen implements Env.
+func (Real) Listen(addr string) (net.Listener, error) {
+	if path, ok := strings.CutPrefix(addr, "unix://"); ok {
+		return net.Listen("unix", path)
+	}
+	return net.Listen("tcp", addr)
+}
+
+// Dial implements Env.
+func (Real) Dial(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	if path, ok := strings.CutPrefix(addr, "unix://"); ok {
+		return d.DialContext(ctx, "unix", path)
+	}
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// GRPC implements Env.
+func (Real) GRPC(addr string, certPEM []byte, token string) (*grpc.ClientConn, error) {
+	opts, err := DialOptions(certPEM, token)
+	if err != nil {
+		return nil, err
+	}
+	return grpc.NewClient(addr, opts...)
+}
+
+// Await implements Env: the wall clock.
+func (Real) Await(ctx context.Context, _ sim.Loop, done <-chan struct{}, limit time.Duration) string {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-done:
+		return ""
+	case <-t.C:
+		return fmt.Sprintf("traffic did not complete within %v", limit)
+	case <-ctx.Done():
+		return "interrupted: " + ctx.Err().Error()
+	}
+}

@@ -1,0 +1,825 @@
+package agent
+
+// Conversions between the Go types that cross the agent boundary and their
+// typed protobuf messages (proto/lumina/v1/lumina.proto, whose header
+// documents the encoding conventions).
+//
+// Every XToProto is total: it encodes whatever the Go value holds. Every
+// XFromProto validates what the Go type cannot hold (a nil message, a
+// number that would overflow, an IP or MAC that does not parse, an unknown
+// enum value or verb, a personality file that ParsePersonality rejects) and
+// returns a *WireError, which wraps ErrWire and names the field.
+// Semantic checks (ranges, defaults) stay with the consumers
+// (dumper.New, softrnic.New, generator.NewRequester, nic.Configure).
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/netip"
+	"reflect"
+	"slices"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"gopkg.in/yaml.v3"
+
+	"github.com/netlumina/lumina/dumper"
+	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/generator/softrnic"
+	"github.com/netlumina/lumina/nic"
+	luminav1 "github.com/netlumina/lumina/proto/luminav1"
+)
+
+// ErrWire is wrapped by every error of the FromProto conversions.
+var ErrWire = errors.New("agent: invalid wire message")
+
+// WireError is a FromProto conversion's error: Field is the path of the
+// offending field from the message converted, e.g.
+// "NICSpec.rnic.ips[1]" or "connections[0].requester.mac". It matches
+// ErrWire with errors.Is, and the cause (if any) too.
+type WireError struct {
+	Field string
+	Err   error
+}
+
+func (e *WireError) Error() string { return ErrWire.Error() + ": " + e.Field + ": " + e.Err.Error() }
+
+// Unwrap returns ErrWire and the cause.
+func (e *WireError) Unwrap() []error { return []error{ErrWire, e.Err} }
+
+// decoder records the first error of a conversion, so the conversions can
+// read as plain assignments.
+type decoder struct{ err error }
+
+func (d *decoder) fail(field string, err error) {
+	if d.err == nil {
+		d.err = &WireError{Field: field, Err: err}
+	}
+}
+
+func (d *decoder) failf(field, format string, args ...any) {
+	d.fail(field, fmt.Errorf(format, args...))
+}
+
+// nilMsg reports (and records) a missing message.
+func (d *decoder) nilMsg(field string, isNil bool) bool {
+	if isNil {
+		d.failf(field, "missing (nil message)")
+	}
+	return isNil
+}
+
+func (d *decoder) int(field string, v int64) int {
+	if int64(int(v)) != v {
+		d.failf(field, "%d overflows a %d-bit int", v, strconv.IntSize)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) uint8(field string, v uint32) uint8 {
+	if v > 0xff {
+		d.failf(field, "%d overflows a uint8", v)
+		return 0
+	}
+	return uint8(v)
+}
+
+func (d *decoder) uint16(field string, v uint32) uint16 {
+	if v > 0xffff {
+		d.failf(field, "%d overflows a uint16", v)
+		return 0
+	}
+	return uint16(v)
+}
+
+func (d *decoder) ints(field string, vs []int64) []int {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		out[i] = d.int(field+"["+strconv.Itoa(i)+"]", v)
+	}
+	return out
+}
+
+// enum checks that v is a value the proto enum declares (which also bounds
+// it to the Go type's range) and returns its number.
+func (d *decoder) enum(field string, v protoreflect.Enum) int32 {
+	n := v.Number()
+	if v.Descriptor().Values().ByNumber(n) == nil {
+		d.failf(field, "unknown %s value %d", v.Descriptor().Name(), n)
+		return 0
+	}
+	return int32(n)
+}
+
+func (d *decoder) verb(field, s string) generator.Verb {
+	switch v := generator.Verb(s); v {
+	case "", generator.VerbWrite, generator.VerbRead, generator.VerbSend, generator.VerbSendRead:
+		return v
+	}
+	d.failf(field, "unknown verb %q (want write, read, send or send_read)", s)
+	return ""
+}
+
+func int64s(vs []int) []int64 {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]int64, len(vs))
+	for i, v := range vs {
+		out[i] = int64(v)
+	}
+	return out
+}
+
+// cloneSlice and cloneMap copy, and make an empty slice or map nil (which
+// is what the wire gives back).
+func cloneSlice[S ~[]E, E any](s S) S {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
+}
+
+func cloneMap[M ~map[K]V, K comparable, V any](m M) M {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
+}
+
+// done returns v, or v's zero value and the error if decoding failed.
+func done[T any](v T, d *decoder) (T, error) {
+	if d.err != nil {
+		var zero T
+		return zero, d.err
+	}
+	return v, nil
+}
+
+func index(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
+
+// ---- dumper ----
+
+// DumperConfigToProto encodes c; c.SimPort is not sent.
+func DumperConfigToProto(c dumper.Config) *luminav1.DumperConfig {
+	return &luminav1.DumperConfig{
+		Name:           c.Name,
+		Backend:        c.Backend,
+		Interface:      c.Interface,
+		Workers:        int64(c.Workers),
+		SnapLen:        int64(c.SnapLen),
+		Capacity:       int64(c.Capacity),
+		MirrorPort:     uint32(c.MirrorPort),
+		FanoutMode:     c.FanoutMode,
+		EalArgs:        cloneSlice(c.EALArgs),
+		OutPath:        c.OutPath,
+		BlockSize:      int64(c.BlockSize),
+		BlockCount:     int64(c.BlockCount),
+		BlockTimeoutNs: int64(c.BlockTimeout),
+	}
+}
+
+// DumperConfigFromProto decodes m; SimPort is left nil.
+func DumperConfigFromProto(m *luminav1.DumperConfig) (dumper.Config, error) {
+	var d decoder
+	return done(d.dumperConfig("DumperConfig", m), &d)
+}
+
+func (d *decoder) dumperConfig(f string, m *luminav1.DumperConfig) dumper.Config {
+	if d.nilMsg(f, m == nil) {
+		return dumper.Config{}
+	}
+	return dumper.Config{
+		Name:         m.GetName(),
+		Backend:      m.GetBackend(),
+		Interface:    m.GetInterface(),
+		Workers:      d.int(f+".workers", m.GetWorkers()),
+		SnapLen:      d.int(f+".snap_len", m.GetSnapLen()),
+		Capacity:     d.int(f+".capacity", m.GetCapacity()),
+		MirrorPort:   d.uint16(f+".mirror_port", m.GetMirrorPort()),
+		FanoutMode:   m.GetFanoutMode(),
+		EALArgs:      cloneSlice(m.GetEalArgs()),
+		OutPath:      m.GetOutPath(),
+		BlockSize:    d.int(f+".block_size", m.GetBlockSize()),
+		BlockCount:   d.int(f+".block_count", m.GetBlockCount()),
+		BlockTimeout: time.Duration(m.GetBlockTimeoutNs()),
+	}
+}
+
+// DumperReportToProto encodes r.
+func DumperReportToProto(r dumper.Report) *luminav1.DumperReport {
+	m := &luminav1.DumperReport{
+		Name:          r.Name,
+		Backend:       r.Backend,
+		Captured:      r.Captured,
+		KernelDropped: r.KernelDropped,
+		BufferDropped: r.BufferDropped,
+		Foreign:       r.Foreign,
+		Path:          r.Path,
+	}
+	for _, w := range r.PerWorker {
+		m.PerWorker = append(m.PerWorker, WorkerReportToProto(w))
+	}
+	return m
+}
+
+// DumperReportFromProto decodes m.
+func DumperReportFromProto(m *luminav1.DumperReport) (dumper.Report, error) {
+	var d decoder
+	return done(d.dumperReport("DumperReport", m), &d)
+}
+
+func (d *decoder) dumperReport(f string, m *luminav1.DumperReport) dumper.Report {
+	if d.nilMsg(f, m == nil) {
+		return dumper.Report{}
+	}
+	r := dumper.Report{
+		Name:          m.GetName(),
+		Backend:       m.GetBackend(),
+		Captured:      m.GetCaptured(),
+		KernelDropped: m.GetKernelDropped(),
+		BufferDropped: m.GetBufferDropped(),
+		Foreign:       m.GetForeign(),
+		Path:          m.GetPath(),
+	}
+	for i, w := range m.GetPerWorker() {
+		r.PerWorker = append(r.PerWorker, d.workerReport(index(f+".per_worker", i), w))
+	}
+	return r
+}
+
+// WorkerReportToProto encodes w.
+func WorkerReportToProto(w dumper.WorkerReport) *luminav1.DumperWorkerReport {
+	return &luminav1.DumperWorkerReport{
+		Worker:        int64(w.Worker),
+		Received:      w.Received,
+		Captured:      w.Captured,
+		KernelDropped: w.KernelDropped,
+		BufferDropped: w.BufferDropped,
+		Foreign:       w.Foreign,
+	}
+}
+
+// WorkerReportFromProto decodes m.
+func WorkerReportFromProto(m *luminav1.DumperWorkerReport) (dumper.WorkerReport, error) {
+	var d decoder
+	return done(d.workerReport("DumperWorkerReport", m), &d)
+}
+
+func (d *decoder) workerReport(f string, m *luminav1.DumperWorkerReport) dumper.WorkerReport {
+	if d.nilMsg(f, m == nil) {
+		return dumper.WorkerReport{}
+	}
+	return dumper.WorkerReport{
+		Worker:        d.int(f+".worker", m.GetWorker()),
+		Received:      m.GetReceived(),
+		Captured:      m.GetCaptured(),
+		KernelDropped: m.GetKernelDropped(),
+		BufferDropped: m.GetBufferDropped(),
+		Foreign:       m.GetForeign(),
+	}
+}
+
+// ---- NIC ----
+
+// NICSpecToProto encodes s.
+func NICSpecToProto(s NICSpec) *luminav1.NICSpec {
+	m := &luminav1.NICSpec{
+		Backend:   s.Backend,
+		Device:    NICDeviceToProto(s.Device),
+		Interface: s.Interface,
+		Rnic:      RNICConfigToProto(s.RNIC),
+	}
+	if s.Configure != nil {
+		m.Configure = NICParamsToProto(*s.Configure)
+	}
+	return m
+}
+
+// NICSpecFromProto decodes m; device and rnic are required, an unset
+// configure is a nil Configure.
+func NICSpecFromProto(m *luminav1.NICSpec) (NICSpec, error) {
+	var d decoder
+	return done(d.nicSpec("NICSpec", m), &d)
+}
+
+func (d *decoder) nicSpec(f string, m *luminav1.NICSpec) NICSpec {
+	if d.nilMsg(f, m == nil) {
+		return NICSpec{}
+	}
+	s := NICSpec{
+		Backend:   m.GetBackend(),
+		Device:    d.nicDevice(f+".device", m.GetDevice()),
+		Interface: m.GetInterface(),
+		RNIC:      d.rnicConfig(f+".rnic", m.GetRnic()),
+	}
+	if m.GetConfigure() != nil {
+		p := d.nicParams(f+".configure", m.GetConfigure())
+		s.Configure = &p
+	}
+	return s
+}
+
+// NICDeviceToProto encodes dev.
+func NICDeviceToProto(dev nic.Device) *luminav1.NICDevice {
+	return &luminav1.NICDevice{
+		IfName:  dev.IfName,
+		IbDev:   dev.IBDev,
+		Port:    int64(dev.Port),
+		PciAddr: dev.PCIAddr,
+		Vendor:  luminav1.NICVendor(dev.Vendor),
+	}
+}
+
+// NICDeviceFromProto decodes m.
+func NICDeviceFromProto(m *luminav1.NICDevice) (nic.Device, error) {
+	var d decoder
+	return done(d.nicDevice("NICDevice", m), &d)
+}
+
+func (d *decoder) nicDevice(f string, m *luminav1.NICDevice) nic.Device {
+	if d.nilMsg(f, m == nil) {
+		return nic.Device{}
+	}
+	return nic.Device{
+		IfName:  m.GetIfName(),
+		IBDev:   m.GetIbDev(),
+		Port:    d.int(f+".port", m.GetPort()),
+		PCIAddr: m.GetPciAddr(),
+		Vendor:  nic.Vendor(d.enum(f+".vendor", m.GetVendor())),
+	}
+}
+
+// NICParamsToProto encodes p.
+func NICParamsToProto(p nic.Params) *luminav1.NICParams {
+	m := &luminav1.NICParams{
+		DcqcnRpEnable:        p.DCQCNRPEnable,
+		DcqcnNpEnable:        p.DCQCNNPEnable,
+		MinTimeBetweenCnpsUs: int64(p.MinTimeBetweenCNPs),
+		AdaptiveRetrans:      p.AdaptiveRetrans,
+		SlowRestart:          p.SlowRestart,
+		DcqcnEnable:          p.DCQCNEnable,
+		Trust:                p.Trust,
+	}
+	if len(p.DSCP2Prio) > 0 {
+		m.Dscp2Prio = make(map[int64]int64, len(p.DSCP2Prio))
+		for k, v := range p.DSCP2Prio {
+			m.Dscp2Prio[int64(k)] = int64(v)
+		}
+	}
+	return m
+}
+
+// NICParamsFromProto decodes m.
+func NICParamsFromProto(m *luminav1.NICParams) (nic.Params, error) {
+	var d decoder
+	return done(d.nicParams("NICParams", m), &d)
+}
+
+func (d *decoder) nicParams(f string, m *luminav1.NICParams) nic.Params {
+	if d.nilMsg(f, m == nil) {
+		return nic.Params{}
+	}
+	p := nic.Params{
+		DCQCNRPEnable:      m.GetDcqcnRpEnable(),
+		DCQCNNPEnable:      m.GetDcqcnNpEnable(),
+		MinTimeBetweenCNPs: d.int(f+".min_time_between_cnps_us", m.GetMinTimeBetweenCnpsUs()),
+		AdaptiveRetrans:    m.GetAdaptiveRetrans(),
+		SlowRestart:        m.GetSlowRestart(),
+		DCQCNEnable:        m.GetDcqcnEnable(),
+		Trust:              m.GetTrust(),
+	}
+	if len(m.GetDscp2Prio()) > 0 {
+		p.DSCP2Prio = make(map[int]int, len(m.GetDscp2Prio()))
+		for k, v := range m.GetDscp2Prio() {
+			kf := f + ".dscp2prio[" + strconv.FormatInt(k, 10) + "]"
+			p.DSCP2Prio[d.int(kf, k)] = d.int(kf, v)
+		}
+	}
+	return p
+}
+
+// NICVersionsToProto encodes v.
+func NICVersionsToProto(v nic.Versions) *luminav1.NICVersions {
+	return &luminav1.NICVersions{
+		IfName:        v.IfName,
+		IbDev:         v.IBDev,
+		PciAddr:       v.PCIAddr,
+		Driver:        v.Driver,
+		DriverVersion: v.DriverVersion,
+		Firmware:      v.Firmware,
+		HcaType:       v.HCAType,
+		BoardId:       v.BoardID,
+		Kernel:        v.Kernel,
+		Personality:   v.Personality,
+	}
+}
+
+// NICVersionsFromProto decodes m.
+func NICVersionsFromProto(m *luminav1.NICVersions) (nic.Versions, error) {
+	var d decoder
+	if d.nilMsg("NICVersions", m == nil) {
+		return nic.Versions{}, d.err
+	}
+	return nic.Versions{
+		IfName:        m.GetIfName(),
+		IBDev:         m.GetIbDev(),
+		PCIAddr:       m.GetPciAddr(),
+		Driver:        m.GetDriver(),
+		DriverVersion: m.GetDriverVersion(),
+		Firmware:      m.GetFirmware(),
+		HCAType:       m.GetHcaType(),
+		BoardID:       m.GetBoardId(),
+		Kernel:        m.GetKernel(),
+		Personality:   m.GetPersonality(),
+	}, nil
+}
+
+// ---- software RNIC ----
+
+// RNICConfigToProto encodes c; the personality travels as a personality
+// file (PersonalityToYAML).
+func RNICConfigToProto(c softrnic.Config) *luminav1.RNICConfig {
+	m := &luminav1.RNICConfig{
+		Name:                 c.Name,
+		Mac:                  slices.Clone(c.MAC[:]),
+		PersonalityYaml:      PersonalityToYAML(c.Personality),
+		Seed:                 c.Seed,
+		DisableRp:            c.DisableRP,
+		DisableNp:            c.DisableNP,
+		MinTimeBetweenCnpsNs: int64(c.MinTimeBetweenCNPs),
+		CnpScope:             luminav1.CNPScope(c.CNPScope),
+		AdaptiveRetrans:      c.AdaptiveRetrans,
+		SlowRestart:          c.SlowRestart,
+	}
+	for _, ip := range c.IPs {
+		m.Ips = append(m.Ips, ip.String())
+	}
+	return m
+}
+
+// RNICConfigFromProto decodes m: mac must be 6 bytes, every IP must parse,
+// and the personality file must parse (softrnic.ParsePersonality, which
+// also validates it).
+func RNICConfigFromProto(m *luminav1.RNICConfig) (softrnic.Config, error) {
+	var d decoder
+	return done(d.rnicConfig("RNICConfig", m), &d)
+}
+
+func (d *decoder) rnicConfig(f string, m *luminav1.RNICConfig) softrnic.Config {
+	if d.nilMsg(f, m == nil) {
+		return softrnic.Config{}
+	}
+	c := softrnic.Config{
+		Name:               m.GetName(),
+		Seed:               m.GetSeed(),
+		DisableRP:          m.GetDisableRp(),
+		DisableNP:          m.GetDisableNp(),
+		MinTimeBetweenCNPs: time.Duration(m.GetMinTimeBetweenCnpsNs()),
+		CNPScope:           softrnic.CNPScope(d.enum(f+".cnp_scope", m.GetCnpScope())),
+		AdaptiveRetrans:    m.GetAdaptiveRetrans(),
+		SlowRestart:        m.GetSlowRestart(),
+	}
+	if mac := m.GetMac(); len(mac) != 6 {
+		d.failf(f+".mac", "%d bytes, want 6", len(mac))
+	} else {
+		c.MAC = [6]byte(mac)
+	}
+	for i, s := range m.GetIps() {
+		ip, err := netip.ParseAddr(s)
+		if err != nil {
+			d.fail(index(f+".ips", i), err)
+		}
+		c.IPs = append(c.IPs, ip)
+	}
+	p, err := PersonalityFromYAML(m.GetPersonalityYaml())
+	if err != nil {
+		d.fail(f+".personality_yaml", err)
+	}
+	c.Personality = p
+	return c
+}
+
+// PersonalityToYAML returns p as a personality file that
+// softrnic.ParsePersonality reads back as p: yaml.v3's encoding of the
+// struct (softrnic has no marshaller; its yaml tags and the MarshalYAML
+// methods of Duration and CNPScope define the format), with the fields
+// tagged omitempty written even when empty, since ParsePersonality starts
+// from "spec" and would otherwise keep spec's. The zero Personality (the
+// RNIC's default, "spec") is empty.
+func PersonalityToYAML(p softrnic.Personality) []byte {
+	if reflect.ValueOf(p).IsZero() {
+		return nil
+	}
+	var n yaml.Node
+	if err := n.Encode(p); err != nil {
+		// Only a field of a type yaml cannot encode (a func, a channel)
+		// gets here: a programming error that the round-trip test catches.
+		panic(fmt.Sprintf("agent: encoding personality %q: %v", p.Name, err))
+	}
+	has := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		has[n.Content[i].Value] = true
+	}
+	if !has["description"] {
+		n.Content = append(n.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Value: "description"},
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ""})
+	}
+	if !has["adaptive"] {
+		n.Content = append(n.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Value: "adaptive"},
+			&yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle})
+	}
+	b, err := yaml.Marshal(&n)
+	if err != nil {
+		panic(fmt.Sprintf("agent: encoding personality %q: %v", p.Name, err))
+	}
+	return b
+}
+
+// PersonalityFromYAML parses a personality file (softrnic.ParsePersonality,
+// which validates it). Empty data is the zero Personality.
+func PersonalityFromYAML(data []byte) (softrnic.Personality, error) {
+	if len(data) == 0 {
+		return softrnic.Personality{}, nil
+	}
+	// The file name "" keeps an empty name empty (ParsePersonality would
+	// name the personality after its file); its errors then read
+	// ": line 3: ...", hence the prefix without a colon.
+	p, err := softrnic.ParsePersonality("", data)
+	if err != nil {
+		return softrnic.Personality{}, fmt.Errorf("personality file%w", err)
+	}
+	if len(p.Adaptive) == 0 {
+		p.Adaptive = nil
+	}
+	return p, nil
+}
+
+// ---- generator ----
+
+// TrafficToProto encodes t.
+func TrafficToProto(t generator.Traffic) *luminav1.Traffic {
+	return &luminav1.Traffic{
+		Verb:        string(t.Verb),
+		NumQps:      int64(t.NumQPs),
+		NumReadQps:  int64(t.NumReadQPs),
+		MsgsPerQp:   int64(t.MsgsPerQP),
+		MsgSize:     int64(t.MsgSize),
+		MsgSizeSet:  t.MsgSizeSet,
+		Mtu:         int64(t.MTU),
+		TxDepth:     int64(t.TxDepth),
+		Barrier:     t.Barrier,
+		MultiGid:    t.MultiGID,
+		Timeout:     uint32(t.Timeout),
+		TimeoutSet:  t.TimeoutSet,
+		RetryCnt:    uint32(t.RetryCnt),
+		RetryCntSet: t.RetryCntSet,
+		Dscp:        int64s(t.DSCP),
+		WithImm:     t.WithImm,
+	}
+}
+
+// TrafficFromProto decodes m; an empty dscp is a nil DSCP.
+func TrafficFromProto(m *luminav1.Traffic) (generator.Traffic, error) {
+	var d decoder
+	return done(d.traffic("Traffic", m), &d)
+}
+
+func (d *decoder) traffic(f string, m *luminav1.Traffic) generator.Traffic {
+	if d.nilMsg(f, m == nil) {
+		return generator.Traffic{}
+	}
+	return generator.Traffic{
+		Verb:        d.verb(f+".verb", m.GetVerb()),
+		NumQPs:      d.int(f+".num_qps", m.GetNumQps()),
+		NumReadQPs:  d.int(f+".num_read_qps", m.GetNumReadQps()),
+		MsgsPerQP:   d.int(f+".msgs_per_qp", m.GetMsgsPerQp()),
+		MsgSize:     d.int(f+".msg_size", m.GetMsgSize()),
+		MsgSizeSet:  m.GetMsgSizeSet(),
+		MTU:         d.int(f+".mtu", m.GetMtu()),
+		TxDepth:     d.int(f+".tx_depth", m.GetTxDepth()),
+		Barrier:     m.GetBarrier(),
+		MultiGID:    m.GetMultiGid(),
+		Timeout:     d.uint8(f+".timeout", m.GetTimeout()),
+		TimeoutSet:  m.GetTimeoutSet(),
+		RetryCnt:    d.uint8(f+".retry_cnt", m.GetRetryCnt()),
+		RetryCntSet: m.GetRetryCntSet(),
+		DSCP:        d.ints(f+".dscp", m.GetDscp()),
+		WithImm:     m.GetWithImm(),
+	}
+}
+
+// ResultToProto encodes r.
+func ResultToProto(r generator.Result) *luminav1.Result {
+	m := &luminav1.Result{
+		Verb:        string(r.Verb),
+		Bytes:       r.Bytes,
+		DurationNs:  r.DurationNs,
+		GoodputGbps: r.GoodputGbps,
+		Errors:      cloneSlice(r.Errors),
+		Connections: ConnectionsToProto(r.Connections),
+		Counters:    cloneMap(r.Counters),
+	}
+	for _, q := range r.QPs {
+		m.Qps = append(m.Qps, QPResultToProto(q))
+	}
+	if r.Responder != nil {
+		m.Responder = ResponderStatsToProto(*r.Responder)
+	}
+	return m
+}
+
+// ResultFromProto decodes m; an unset responder is a nil Responder.
+func ResultFromProto(m *luminav1.Result) (generator.Result, error) {
+	var d decoder
+	return done(d.result("Result", m), &d)
+}
+
+func (d *decoder) result(f string, m *luminav1.Result) generator.Result {
+	if d.nilMsg(f, m == nil) {
+		return generator.Result{}
+	}
+	r := generator.Result{
+		Verb:        d.verb(f+".verb", m.GetVerb()),
+		Bytes:       m.GetBytes(),
+		DurationNs:  m.GetDurationNs(),
+		GoodputGbps: m.GetGoodputGbps(),
+		Errors:      cloneSlice(m.GetErrors()),
+		Connections: d.connections(f+".connections", m.GetConnections()),
+		Counters:    cloneMap(m.GetCounters()),
+	}
+	for i, q := range m.GetQps() {
+		r.QPs = append(r.QPs, d.qpResult(index(f+".qps", i), q))
+	}
+	if m.GetResponder() != nil {
+		s := d.responderStats(f+".responder", m.GetResponder())
+		r.Responder = &s
+	}
+	return r
+}
+
+// QPResultToProto encodes q.
+func QPResultToProto(q generator.QPResult) *luminav1.QPResult {
+	return &luminav1.QPResult{
+		Index:               int64(q.Index),
+		Posted:              int64(q.Posted),
+		Completed:           int64(q.Completed),
+		Errors:              int64(q.Errors),
+		MessageCompletionNs: cloneSlice(q.MCTNs),
+		AvgMctNs:            q.AvgMCTNs,
+	}
+}
+
+// QPResultFromProto decodes m.
+func QPResultFromProto(m *luminav1.QPResult) (generator.QPResult, error) {
+	var d decoder
+	return done(d.qpResult("QPResult", m), &d)
+}
+
+func (d *decoder) qpResult(f string, m *luminav1.QPResult) generator.QPResult {
+	if d.nilMsg(f, m == nil) {
+		return generator.QPResult{}
+	}
+	return generator.QPResult{
+		Index:     d.int(f+".index", m.GetIndex()),
+		Posted:    d.int(f+".posted", m.GetPosted()),
+		Completed: d.int(f+".completed", m.GetCompleted()),
+		Errors:    d.int(f+".errors", m.GetErrors()),
+		MCTNs:     cloneSlice(m.GetMessageCompletionNs()),
+		AvgMCTNs:  m.GetAvgMctNs(),
+	}
+}
+
+// ResponderStatsToProto encodes s.
+func ResponderStatsToProto(s generator.ResponderStats) *luminav1.ResponderStats {
+	return &luminav1.ResponderStats{
+		RecvCompletions: int64(s.RecvCompletions),
+		RecvErrors:      int64(s.RecvErrors),
+		Verified:        s.Verified,
+		BadQps:          int64s(s.BadQPs),
+		Counters:        cloneMap(s.Counters),
+	}
+}
+
+// ResponderStatsFromProto decodes m.
+func ResponderStatsFromProto(m *luminav1.ResponderStats) (generator.ResponderStats, error) {
+	var d decoder
+	return done(d.responderStats("ResponderStats", m), &d)
+}
+
+func (d *decoder) responderStats(f string, m *luminav1.ResponderStats) generator.ResponderStats {
+	if d.nilMsg(f, m == nil) {
+		return generator.ResponderStats{}
+	}
+	return generator.ResponderStats{
+		RecvCompletions: d.int(f+".recv_completions", m.GetRecvCompletions()),
+		RecvErrors:      d.int(f+".recv_errors", m.GetRecvErrors()),
+		Verified:        m.GetVerified(),
+		BadQPs:          d.ints(f+".bad_qps", m.GetBadQps()),
+		Counters:        cloneMap(m.GetCounters()),
+	}
+}
+
+// ConnectionsToProto encodes cs (InstallRequest.connections).
+func ConnectionsToProto(cs []generator.Connection) []*luminav1.Connection {
+	var out []*luminav1.Connection
+	for _, c := range cs {
+		out = append(out, ConnectionToProto(c))
+	}
+	return out
+}
+
+// ConnectionsFromProto decodes ms; errors name "connections[i]...". No
+// connections is nil.
+func ConnectionsFromProto(ms []*luminav1.Connection) ([]generator.Connection, error) {
+	var d decoder
+	return done(d.connections("connections", ms), &d)
+}
+
+func (d *decoder) connections(f string, ms []*luminav1.Connection) []generator.Connection {
+	var out []generator.Connection
+	for i, m := range ms {
+		out = append(out, d.connection(index(f, i), m))
+	}
+	return out
+}
+
+// ConnectionToProto encodes c.
+func ConnectionToProto(c generator.Connection) *luminav1.Connection {
+	return &luminav1.Connection{
+		Index:     int64(c.Index),
+		Verb:      string(c.Verb),
+		Requester: EndpointToProto(c.Requester),
+		Responder: EndpointToProto(c.Responder),
+	}
+}
+
+// ConnectionFromProto decodes m; both endpoints are required.
+func ConnectionFromProto(m *luminav1.Connection) (generator.Connection, error) {
+	var d decoder
+	return done(d.connection("Connection", m), &d)
+}
+
+func (d *decoder) connection(f string, m *luminav1.Connection) generator.Connection {
+	if d.nilMsg(f, m == nil) {
+		return generator.Connection{}
+	}
+	return generator.Connection{
+		Index:     d.int(f+".index", m.GetIndex()),
+		Verb:      d.verb(f+".verb", m.GetVerb()),
+		Requester: d.endpoint(f+".requester", m.GetRequester()),
+		Responder: d.endpoint(f+".responder", m.GetResponder()),
+	}
+}
+
+// EndpointToProto encodes e.
+func EndpointToProto(e generator.Endpoint) *luminav1.Endpoint {
+	return &luminav1.Endpoint{
+		Ip:   e.IP,
+		Mac:  e.MAC,
+		Qpn:  e.QPN,
+		Ipsn: e.IPSN,
+		Addr: e.Addr,
+		Rkey: e.RKey,
+		Len:  int64(e.Len),
+	}
+}
+
+// EndpointFromProto decodes m: ip must be an IP address and mac a 6-byte
+// MAC address; both are kept as sent.
+func EndpointFromProto(m *luminav1.Endpoint) (generator.Endpoint, error) {
+	var d decoder
+	return done(d.endpoint("Endpoint", m), &d)
+}
+
+func (d *decoder) endpoint(f string, m *luminav1.Endpoint) generator.Endpoint {
+	if d.nilMsg(f, m == nil) {
+		return generator.Endpoint{}
+	}
+	if _, err := netip.ParseAddr(m.GetIp()); err != nil {
+		d.fail(f+".ip", err)
+	}
+	if hw, err := net.ParseMAC(m.GetMac()); err != nil {
+		d.fail(f+".mac", err)
+	} else if len(hw) != 6 {
+		d.failf(f+".mac", "%q is %d bytes, want 6", m.GetMac(), len(hw))
+	}
+	return generator.Endpoint{
+		IP:   m.GetIp(),
+		MAC:  m.GetMac(),
+		QPN:  m.GetQpn(),
+		IPSN: m.GetIpsn(),
+		Addr: m.GetAddr(),
+		RKey: m.GetRkey(),
+		Len:  d.int(f+".len", m.GetLen()),
+	}
+}

@@ -1,0 +1,306 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/netlumina/lumina/controlplane"
+	"github.com/netlumina/lumina/dumper"
+	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/orchestrator/agent"
+	luminav1 "github.com/netlumina/lumina/proto/luminav1"
+)
+
+// A testbed decides where one repeat's components live: it starts them
+// (agents in this process on a virtual clock, in network namespaces, or
+// on remote hosts) and hands back gRPC clients for them and the wiring
+// the driver needs. Everything else, the phases of a run, is the driver's.
+type testbed interface {
+	// place starts the components of a repeat.
+	place(ctx context.Context, run *Run, progress func(string)) (*placement, error)
+	// close stops what place started and removes what it created.
+	close()
+}
+
+// placement says where a repeat's components live and how to reach them.
+type placement struct {
+	// Generator services of the requester and responder hosts, Dumper
+	// services in t.Dumpers order, and the Injector service (nil when the
+	// switch is a P4Runtime target of its own at p4rt).
+	requester, responder *grpc.ClientConn
+	dumpers              []*grpc.ClientConn
+	injector             *grpc.ClientConn
+
+	// Data plane: the switch ports of the hosts and dumpers, the interface
+	// behind each port of the software switch, each host's data interface
+	// and where each dumper writes its pcap on its host.
+	reqPort, rspPort   uint32
+	dumperPorts        []uint32
+	switchIfaces       map[uint32]string
+	reqIface, rspIface string
+	dumperIfaces       []string
+	dumperPaths        []string
+
+	// P4Runtime: where the software switch serves it (p4rtListen) or the
+	// address of a target of its own (p4rt); the dial options for either;
+	// a P4Info and device config to push instead of lumina's.
+	p4rtListen, p4rt     string
+	p4rtDial             []grpc.DialOption
+	p4info, deviceConfig []byte
+
+	// rnic is the agents' RNIC: "softrnic" or "verbs".
+	rnic string
+	// responderListen is the responder's generator control address;
+	// responderHost, if set, replaces the host of the address it bound.
+	responderListen, responderHost string
+
+	// The Intake service: the listener the driver serves it on, the
+	// address the requester's agent dials, the server options, and the
+	// certificate and token the agent uses.
+	intake       net.Listener
+	intakeAddr   string
+	intakeServer []grpc.ServerOption
+	intakeCert   []byte
+	token        string
+
+	// onTraffic, if set, runs in its own goroutine when traffic starts
+	// (tests kill components with it).
+	onTraffic func()
+}
+
+// drive runs the phases of one repeat on a testbed: switch, control plane,
+// dumpers, RNICs, responder, intake, traffic, collection. It fills run as
+// it goes, so a failed run keeps what was collected; dumper files land in
+// dir/dumpers.
+func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(string)) error {
+	t := run.Test
+	pl, err := tb.place(ctx, run, progress)
+	if err != nil {
+		return err
+	}
+	run.ReqPort, run.RspPort = pl.reqPort, pl.rspPort
+
+	// The switch and its pipeline.
+	p4addr := pl.p4rt
+	if pl.injector != nil {
+		progress("injector: start the software switch, serve P4Runtime")
+		ir, err := luminav1.NewInjectorClient(pl.injector).Start(ctx, &luminav1.InjectorStartRequest{
+			Ports: pl.switchIfaces, P4RuntimeAddr: pl.p4rtListen, Seed: run.Seeds.Switch})
+		if err != nil {
+			return fmt.Errorf("injector: %w", err)
+		}
+		p4addr = ir.GetP4RuntimeAddr()
+	} else {
+		progress("injector: P4Runtime target at " + p4addr)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cp, err := controlplane.Dial(cctx, p4addr, controlplane.DialOptions{GRPC: pl.p4rtDial})
+	if err != nil {
+		return err
+	}
+	defer cp.Close()
+	election := uint64(run.Repeat + 1)
+	if pl.p4info != nil {
+		err = cp.SetPipelineWith(cctx, pl.p4info, pl.deviceConfig, election)
+	} else {
+		err = cp.SetPipeline(cctx, pl.deviceConfig, election)
+	}
+	if err != nil {
+		return err
+	}
+
+	// Dumpers.
+	progress(fmt.Sprintf("dumpers: start %d", len(t.Dumpers)))
+	var dports []controlplane.Dumper
+	dumpers := make([]luminav1.DumperClient, len(t.Dumpers))
+	for i, d := range t.Dumpers {
+		dumpers[i] = luminav1.NewDumperClient(pl.dumpers[i])
+		cfg := agent.DumperConfigToProto(dumperConfig(t, i, pl.dumperIfaces[i], pl.dumperPaths[i]))
+		if _, err := dumpers[i].Start(ctx, &luminav1.DumperStartRequest{Config: cfg}); err != nil {
+			return fmt.Errorf("dumper %s: %w", d.Name, err)
+		}
+		dports = append(dports, controlplane.Dumper{Name: d.Name, Port: pl.dumperPorts[i], MAC: macDumper(i), Weight: d.Weight})
+	}
+	stopDumpers := func() {
+		for i, dc := range dumpers {
+			name := t.Dumpers[i].Name
+			local := filepath.Join(dir, "dumpers", t.Dumpers[i].DumpFilename)
+			sctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			rep, err := stopDumper(sctx, dc, pl.dumperPaths[i], local)
+			cancel()
+			if err != nil {
+				rep.Name = name
+				run.DumperErrors = append(run.DumperErrors, fmt.Sprintf("dumper %s: %v", name, err))
+				progress(fmt.Sprintf("dumper %s: %v", name, err))
+			}
+			run.Dumpers = append(run.Dumpers, rep)
+			run.DumperFiles = append(run.DumperFiles, local)
+		}
+		dumpers = nil
+	}
+	defer func() {
+		if dumpers != nil {
+			stopDumpers()
+		}
+	}()
+
+	// RNICs and the responder.
+	progress("generator: RNICs, responder")
+	gens := [2]luminav1.GeneratorClient{luminav1.NewGeneratorClient(pl.requester), luminav1.NewGeneratorClient(pl.responder)}
+	var macs [2][6]byte
+	for i, side := range sides {
+		spec := agent.NICSpec{Backend: pl.rnic, Interface: [2]string{pl.reqIface, pl.rspIface}[i], RNIC: run.nicConfig(side)}
+		if pl.rnic == "verbs" {
+			dev, params := run.nicDevice(side)
+			spec.Device, spec.Configure = dev, &params
+		}
+		sn, err := gens[i].StartNIC(ctx, &luminav1.StartNICRequest{Nic: agent.NICSpecToProto(spec)})
+		if err != nil {
+			return fmt.Errorf("%s RNIC: %w", side, err)
+		}
+		hw, err := net.ParseMAC(sn.GetMac())
+		if err != nil || len(hw) != 6 {
+			return fmt.Errorf("%s RNIC reported MAC %q", side, sn.GetMac())
+		}
+		macs[i] = [6]byte(hw)
+		if m := sn.GetVersions(); m != nil {
+			v, err := agent.NICVersionsFromProto(m)
+			if err != nil {
+				return fmt.Errorf("%s RNIC: %w", side, err)
+			}
+			run.NICVersions[side] = v
+		}
+	}
+	sr, err := gens[1].Serve(ctx, &luminav1.ServeRequest{ListenAddr: pl.responderListen})
+	if err != nil {
+		return fmt.Errorf("responder: %w", err)
+	}
+	rspAddr := sr.GetAddr()
+	if pl.responderHost != "" {
+		_, port, _ := net.SplitHostPort(rspAddr)
+		rspAddr = net.JoinHostPort(pl.responderHost, port)
+	}
+
+	// The Intake service: the control plane installs the test's entries
+	// when the requester reports its connections.
+	ports := controlplane.Ports{
+		Requester: controlplane.Host{Port: pl.reqPort, MAC: macs[0], IPs: run.IPs[Requester]},
+		Responder: controlplane.Host{Port: pl.rspPort, MAC: macs[1], IPs: run.IPs[Responder]},
+		Dumpers:   dports,
+	}
+	ig := grpc.NewServer(pl.intakeServer...)
+	luminav1.RegisterIntakeServer(ig, &intakeServer{install: controlplane.Intake(cp, run.Intent, ports, func(p *controlplane.Plan) { run.Plan = p })})
+	go ig.Serve(pl.intake)
+	defer ig.Stop()
+
+	// Traffic.
+	progress(fmt.Sprintf("traffic: run (limit %v on the testbed's clock)", run.Limit))
+	rctx, rcancel := context.WithTimeout(ctx, run.Limit+time.Minute)
+	defer rcancel()
+	start := time.Now()
+	if pl.onTraffic != nil {
+		go pl.onTraffic()
+	}
+	rr, err := gens[0].Run(rctx, &luminav1.RunRequest{Traffic: agent.TrafficToProto(traffic(t)), ResponderAddr: rspAddr,
+		IntakeAddr: pl.intakeAddr, DeadlineNs: int64(run.Limit), IntakeCertPem: pl.intakeCert, IntakeToken: pl.token})
+	if err != nil {
+		return fmt.Errorf("requester: %w", err)
+	}
+	run.Stopped = rr.GetStopped()
+	if m := rr.GetResult(); m != nil {
+		res, err := agent.ResultFromProto(m)
+		if err != nil {
+			return fmt.Errorf("requester: %w", err)
+		}
+		run.Generator, run.Connections = &res, res.Connections
+	} else if run.Stopped == "" {
+		return fmt.Errorf("requester: no result")
+	}
+	if run.Stopped != "" {
+		progress("traffic: " + run.Stopped)
+	} else {
+		progress(fmt.Sprintf("traffic: done in %v wall", time.Since(start).Round(time.Millisecond)))
+	}
+
+	// Collect.
+	progress("collect: switch and NIC counters, stop dumpers, fetch their files")
+	if run.Switch, err = cp.ReadCounters(cctx); err != nil {
+		return err
+	}
+	for i, side := range sides {
+		c, err := gens[i].Counters(ctx, &luminav1.CountersRequest{})
+		if err != nil {
+			return fmt.Errorf("%s counters: %w", side, err)
+		}
+		run.NICs[side] = c.GetCounters()
+	}
+	stopDumpers()
+	return nil
+}
+
+// stopDumper stops a dumper, checks its report and copies its pcap from
+// remote on its host to local.
+func stopDumper(ctx context.Context, dc luminav1.DumperClient, remote, local string) (dumper.Report, error) {
+	r, err := dc.Stop(ctx, &luminav1.DumperStopRequest{})
+	if err != nil {
+		return dumper.Report{}, err
+	}
+	rep, err := agent.DumperReportFromProto(r.GetReport())
+	if err != nil {
+		return dumper.Report{}, err
+	}
+	return rep, fetch(ctx, dc, remote, local)
+}
+
+// intakeServer serves the Intake service to the requester's agent.
+type intakeServer struct {
+	luminav1.UnimplementedIntakeServer
+	install func(context.Context, []generator.Connection) error
+}
+
+func (s *intakeServer) Install(ctx context.Context, req *luminav1.InstallRequest) (*luminav1.InstallResponse, error) {
+	conns, err := agent.ConnectionsFromProto(req.GetConnections())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.install(ctx, conns); err != nil {
+		return nil, err
+	}
+	return &luminav1.InstallResponse{}, nil
+}
+
+// fetch copies the file remote from a dumper's agent to local.
+func fetch(ctx context.Context, dc luminav1.DumperClient, remote, local string) error {
+	st, err := dc.Fetch(ctx, &luminav1.FetchRequest{Path: remote})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(local)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for {
+		c, err := st.Recv()
+		if err == io.EOF {
+			return f.Sync()
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(c.GetData()); err != nil {
+			return err
+		}
+	}
+}
