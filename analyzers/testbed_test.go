@@ -61,12 +61,11 @@ type frameInfo struct {
 }
 
 type bedOpts struct {
-	pers     string
-	reqIPs   []string
-	reqCfg   softrnic.Config
-	rspCfg   softrnic.Config
-	delay    time.Duration
-	noInject bool
+	pers   string
+	reqIPs []string
+	reqCfg softrnic.Config
+	rspCfg softrnic.Config
+	delay  time.Duration
 }
 
 func newTestbed(t testing.TB, o bedOpts) *testbed {

@@ -133,7 +133,6 @@ func TestInjectorEndToEnd(t *testing.T) {
 	// A go-back-N pattern over two 4-packet messages: msg 0 sent, then
 	// retransmitted from rel 1 and again from rel 2; msg 1 sent, then
 	// retransmitted from rel 5.
-	type tx struct{ rel int }
 	pattern := []int{0, 1, 2, 3, 1, 2, 3, 2, 3, 4, 5, 6, 7, 5, 6, 7}
 	tests := []struct {
 		name   string

@@ -41,7 +41,6 @@ type Requester struct {
 	startNs  int64
 	endNs    int64
 	qpState  []qpRun
-	round    int // barrier: current round
 	inRound  int // barrier: completions missing in the current round
 	failures []string
 	done     chan struct{}

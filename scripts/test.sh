@@ -2,9 +2,9 @@
 # scripts/test.sh — lumina's whole test suite, the command CI runs (.ci/run).
 #
 # Installs what the tests need with apt when run as root (tshark now), then:
-# gofmt check, go vet, go test -race, and a short smoke run of every fuzz
-# target. As root, a test that would skip for a missing requirement fails
-# instead (LUMINA_REQUIRE_ALL=1): CI must run everything.
+# gofmt check, go vet, staticcheck, go test -race, and a short smoke run of
+# every fuzz target. As root, a test that would skip for a missing requirement
+# fails instead (LUMINA_REQUIRE_ALL=1): CI must run everything.
 #
 # Environment: FUZZTIME (default 10s) per fuzz target; SKIP_FUZZ=1 skips them.
 set -euo pipefail
@@ -45,6 +45,21 @@ go vet ./...
 say "go build/vet -tags verbs"
 go build -tags verbs ./...
 go vet -tags verbs ./...
+
+# staticcheck from PATH, else from GOBIN/GOPATH's bin, else installed there.
+staticcheck=$(command -v staticcheck 2>/dev/null || true)
+if [ -z "$staticcheck" ]; then
+  gobin=$(go env GOBIN)
+  [ -n "$gobin" ] || gobin="$(go env GOPATH | cut -d: -f1)/bin"
+  staticcheck="$gobin/staticcheck"
+  if [ ! -x "$staticcheck" ]; then
+    say "installing staticcheck"
+    go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+  fi
+fi
+say "staticcheck ($("$staticcheck" -version))"
+"$staticcheck" ./...
+"$staticcheck" -tags verbs ./...
 
 say "go test -race"
 go test -race -count=1 ./...

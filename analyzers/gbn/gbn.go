@@ -145,7 +145,6 @@ type sender struct {
 
 // readReceiver is the READ requester.
 type readReceiver struct {
-	started    bool
 	reqNxt     roce.PSN // one past the highest PSN requested
 	ePSN       roce.PSN // next expected response PSN
 	ends       []rng    // requested ranges not yet fully received
@@ -161,16 +160,13 @@ type rng struct{ start, end roce.PSN }
 
 // readSender is the READ responder.
 type readSender struct {
-	started    bool
-	reqNxt     roce.PSN // one past the highest PSN requested (delivered)
-	sentAny    bool
-	cur        roce.PSN
-	sndNxt     roce.PSN
-	pending    bool
-	pendPSN    roce.PSN
-	pendIdx    int
-	pendT      int64
-	reqOutside bool
+	reqNxt  roce.PSN // one past the highest PSN requested (delivered)
+	cur     roce.PSN
+	sndNxt  roce.PSN
+	pending bool
+	pendPSN roce.PSN
+	pendIdx int
+	pendT   int64
 }
 
 // New returns a Checker for the connections of t.

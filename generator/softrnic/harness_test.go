@@ -61,15 +61,14 @@ func (f frameRec) String() string {
 }
 
 type pairOpts struct {
-	pers        string
-	reqCfg      Config
-	rspCfg      Config
-	attr        ConnectAttr
-	bufSize     int
-	bandwidth   int64
-	delay       time.Duration
-	disableRecv bool
-	noHook      bool // no frame log (benchmarks)
+	pers      string
+	reqCfg    Config
+	rspCfg    Config
+	attr      ConnectAttr
+	bufSize   int
+	bandwidth int64
+	delay     time.Duration
+	noHook    bool // no frame log (benchmarks)
 }
 
 func newPair(t testing.TB, o pairOpts) *pair {
