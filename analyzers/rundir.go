@@ -6,9 +6,23 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/netlumina/lumina/analyzers/integrity"
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
 )
+
+// RunIntegrity are the options of the integrity check of a lumina run's
+// trace: the switch's pipeline is pushed for every run, so its first
+// mirror copy carries sequence number 1 and a loss before the first
+// captured copy is caught. lumina run checks with them while it merges the
+// dumps; lumina analyze checks a run directory with them.
+var RunIntegrity = integrity.Options{ExpectFirstSeq: true}
+
+// IsRunDir reports whether path is a lumina run's result directory (it
+// holds the run's config.yaml and report.json).
+func IsRunDir(path string) bool {
+	return fileExists(filepath.Join(path, "config.yaml")) && fileExists(filepath.Join(path, "report.json"))
+}
 
 // RunInputs returns the trace and metadata for analyzing arg: a trace file,
 // or a `lumina run` result directory, from which it reads trace.pcap and, in

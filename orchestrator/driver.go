@@ -2,11 +2,13 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -243,6 +245,9 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		run.NICs[side] = c.GetCounters()
 	}
 	stopDumpers()
+	if len(run.DumperErrors) > 0 {
+		return errors.New(strings.Join(run.DumperErrors, "; "))
+	}
 	return nil
 }
 

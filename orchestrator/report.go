@@ -270,7 +270,7 @@ func mergeAndCheck(run *Run, also func(trace.Packet)) (integrity.Verdict, error)
 			names[i] = d.Name
 		}
 	}
-	chk, err := integrity.NewChecker(IntegrityOptions, names...)
+	chk, err := integrity.NewChecker(analyzers.RunIntegrity, names...)
 	if err != nil {
 		return integrity.Verdict{}, err
 	}
@@ -280,7 +280,7 @@ func mergeAndCheck(run *Run, also func(trace.Packet)) (integrity.Verdict, error)
 		}
 		return chk.Observe(src, p)
 	}
-	if _, err := (trace.MergeOptions{Seq: IntegrityOptions.Seq, Observe: observe}).MergeFiles(run.TracePath, 0, run.DumperFiles...); err != nil {
+	if _, err := (trace.MergeOptions{Seq: analyzers.RunIntegrity.Seq, Observe: observe}).MergeFiles(run.TracePath, 0, run.DumperFiles...); err != nil {
 		return integrity.Verdict{}, err
 	}
 	return chk.Finish(c), nil

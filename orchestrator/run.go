@@ -132,11 +132,6 @@ type Run struct {
 	Integrity integrity.Verdict
 }
 
-// IntegrityOptions are the options of a run's integrity check: the
-// switch's pipeline is pushed for each run, so the first mirror copy
-// carries sequence number 1 and a loss before it is caught.
-var IntegrityOptions = integrity.Options{ExpectFirstSeq: true}
-
 // newRun resolves repeat rep of t.
 func newRun(t *config.Test, rep int) (*Run, error) {
 	r := &Run{Test: t, Repeat: rep,

@@ -28,12 +28,15 @@ type simBed struct {
 	loop *sim.EventLoop
 	// mu serializes calls into components (control goroutines) with the
 	// event loop, which runs under it.
-	mu      sync.Mutex
-	net     memnet.Network
-	work    string
-	agents  []*agent.Agent
-	servers []*grpc.Server
-	conns   []*grpc.ClientConn
+	mu  sync.Mutex
+	net memnet.Network
+	// serverOpts are the agents' gRPC server options (tests intercept
+	// with them). Default none.
+	serverOpts []grpc.ServerOption
+	work       string
+	agents     []*agent.Agent
+	servers    []*grpc.Server
+	conns      []*grpc.ClientConn
 }
 
 func newSimBed() *simBed { return &simBed{loop: sim.NewEventLoop()} }
@@ -98,7 +101,7 @@ func (b *simBed) place(ctx context.Context, run *Run, progress func(string)) (*p
 func (b *simBed) start(name string, ports map[string]sim.Port) (*grpc.ClientConn, error) {
 	a := &agent.Agent{Env: &simEnv{bed: b, ports: ports}}
 	b.agents = append(b.agents, a)
-	g := grpc.NewServer()
+	g := grpc.NewServer(b.serverOpts...)
 	a.Register(g)
 	b.servers = append(b.servers, g)
 	ln, err := b.net.Listen(name)

@@ -54,7 +54,11 @@ func init() {
 					v := *minCNP
 					meta.MinTimeBetweenCNPsUs = &v
 				}
-				r, err := analyzers.AnalyzeFile(ctx, tracePath, meta, analyzers.Options{Checks: sel, Name: tracePath})
+				opt := analyzers.Options{Checks: sel, Name: tracePath}
+				if analyzers.IsRunDir(args[0]) {
+					opt.Integrity = analyzers.RunIntegrity // as lumina run checked it
+				}
+				r, err := analyzers.AnalyzeFile(ctx, tracePath, meta, opt)
 				if errors.Is(err, analyzers.ErrChecks) {
 					return usagef("%v", err)
 				}

@@ -1,0 +1,121 @@
+package orchestrator
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+
+	"github.com/netlumina/lumina/config"
+	luminav1 "github.com/netlumina/lumina/proto/luminav1"
+)
+
+// TestRunTestLeavesInput runs a test with the seed and testbed overridden
+// and checks the caller's config is untouched while the run used the
+// overrides, and that every seed the run used is recorded.
+func TestRunTestLeavesInput(t *testing.T) {
+	tc, err := config.Load("../examples/send.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := config.Load("../examples/send.yaml")
+	res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Seed: 77, SeedSet: true, Testbed: "sim"})
+	if !res.OK() {
+		t.Fatalf("run: %v", res.Err)
+	}
+	if !reflect.DeepEqual(tc, before) {
+		t.Errorf("RunTest modified its input:\n got %+v\nwant %+v", tc, before)
+	}
+	r := res.Repeats[0]
+	if r.Run.Test.Seed != 77 || r.Report.Seed != 77 {
+		t.Errorf("run seed %d, report seed %d, want 77", r.Run.Test.Seed, r.Report.Seed)
+	}
+	want := Seeds{Test: 77, Switch: seedFor(r.Run.Test, 0, "switch"), Requester: seedFor(r.Run.Test, 0, "requester"),
+		Responder: seedFor(r.Run.Test, 0, "responder")}
+	if r.Report.Seeds == nil || *r.Report.Seeds != want {
+		t.Errorf("report seeds %+v, want %+v", r.Report.Seeds, want)
+	}
+	if want.Switch == want.Requester || want.Requester == want.Responder {
+		t.Errorf("seeds not distinct: %+v", want)
+	}
+	resolved, err := config.Load(filepath.Join(r.Dir, "config.yaml"))
+	if err != nil || resolved.Seed != 77 {
+		t.Errorf("config.yaml seed %v (%v), want 77", resolved, err)
+	}
+}
+
+// TestMalformedDumperReport corrupts a dumper agent's Stop response: the
+// run fails and says which field was bad, instead of going on with a zero
+// report.
+func TestMalformedDumperReport(t *testing.T) {
+	tc, err := config.Load("../examples/send.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := newRun(tc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newSimBed()
+	b.serverOpts = []grpc.ServerOption{grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		resp, err := h(ctx, req)
+		if r, ok := resp.(*luminav1.DumperStopResponse); ok && err == nil {
+			r.Report = nil
+		}
+		return resp, err
+	})}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "dumpers"), 0o755)
+	err = drive(context.Background(), b, run, dir, func(string) {})
+	b.close()
+	if err == nil || !strings.Contains(err.Error(), "DumperReport") {
+		t.Fatalf("drive with a malformed dumper report = %v, want an error naming DumperReport", err)
+	}
+	t.Logf("error: %v", err)
+	if len(run.DumperErrors) != len(tc.Dumpers) {
+		t.Errorf("dumper errors %q, want one per dumper", run.DumperErrors)
+	}
+}
+
+// TestSimReachesAgentsOverGRPC checks that the sim testbed's components
+// are reached through the agents' services: a sim run's Injector, Dumper
+// and Generator calls all cross the in-memory gRPC servers.
+func TestSimReachesAgentsOverGRPC(t *testing.T) {
+	tc, err := config.Load("../examples/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := newRun(tc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newSimBed()
+	calls := make(chan string, 64)
+	b.serverOpts = []grpc.ServerOption{grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		calls <- info.FullMethod
+		return h(ctx, req)
+	})}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "dumpers"), 0o755)
+	if err := drive(context.Background(), b, run, dir, func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	b.close()
+	close(calls)
+	n := map[string]int{}
+	for c := range calls {
+		n[c]++
+	}
+	want := map[string]int{"/lumina.v1.Injector/Start": 1, "/lumina.v1.Dumper/Start": 2, "/lumina.v1.Dumper/Stop": 2,
+		"/lumina.v1.Generator/StartNIC": 2, "/lumina.v1.Generator/Serve": 1, "/lumina.v1.Generator/Run": 1, "/lumina.v1.Generator/Counters": 2}
+	if !reflect.DeepEqual(n, want) {
+		t.Errorf("agent calls %v, want %v", n, want)
+	}
+	if run.Plan == nil || len(run.Connections) != tc.Traffic.NumQPs || run.Generator == nil {
+		t.Errorf("run not filled: plan %v, %d connections", run.Plan != nil, len(run.Connections))
+	}
+}
