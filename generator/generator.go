@@ -103,7 +103,9 @@ func (t *Traffic) verbOf(i int) Verb {
 // Connection is one QP connection as the requester reports it to the
 // control plane before traffic starts (Lumina §3.4).
 type Connection struct {
-	Index     int      `json:"index"`
+	// Index is the connection's index in the run (0..num-qps-1): the "id"
+	// of report.json's and the analyzers' connections.
+	Index     int      `json:"id"`
 	Verb      Verb     `json:"verb"`
 	Requester Endpoint `json:"requester"`
 	Responder Endpoint `json:"responder"`

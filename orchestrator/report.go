@@ -71,11 +71,11 @@ func (r *Report) runAnalyzers(ctx context.Context, run *Run, dir string) error {
 	r.Analysis = a
 	c := &a.Checks
 	for name, e := range map[string]CheckEntry{
-		"gbn":            {string(c.GBN.Verdict), c.GBN.Reason},
-		"retransmission": {string(c.Retransmission.Verdict), c.Retransmission.Reason},
-		"timeout":        {string(c.Timeout.Verdict), c.Timeout.Reason},
-		"cnp":            {string(c.CNP.Verdict), c.CNP.Reason},
-		"counters":       {string(c.Counters.Verdict), c.Counters.Reason},
+		"gbn":            {c.GBN.Verdict, c.GBN.Reason},
+		"retransmission": {c.Retransmission.Verdict, c.Retransmission.Reason},
+		"timeout":        {c.Timeout.Verdict, c.Timeout.Reason},
+		"cnp":            {c.CNP.Verdict, c.CNP.Reason},
+		"counters":       {c.Counters.Verdict, c.Counters.Reason},
 	} {
 		r.Checks[name] = e
 	}
@@ -109,7 +109,7 @@ func endpoint(e generator.Endpoint) model.Endpoint {
 
 // IntegrityReport is the integrity verdict.
 type IntegrityReport struct {
-	Verdict string   `json:"verdict"` // pass | fail | skip
+	Verdict model.Verdict `json:"verdict"`
 	Reason  string   `json:"reason,omitempty"`
 	Checks  []string `json:"checks,omitempty"` // "name: status" per condition
 }
@@ -146,7 +146,7 @@ type EventReport struct {
 
 // CheckEntry is one check's verdict.
 type CheckEntry struct {
-	Verdict string `json:"verdict"` // pass | fail | skip
+	Verdict model.Verdict `json:"verdict"`
 	Detail  string `json:"detail,omitempty"`
 }
 
@@ -163,7 +163,7 @@ type GeneratorReport struct {
 
 func newReport(t *config.Test, rep int, run *Run) *Report {
 	r := &Report{Schema: ReportSchema, Test: t.Name, File: t.File, Repeat: rep, Seed: t.Seed, Testbed: t.Testbed.String(),
-		Checks: map[string]CheckEntry{}, Integrity: IntegrityReport{Verdict: "skip"}, Connections: []ConnectionReport{}, Events: []EventReport{}}
+		Checks: map[string]CheckEntry{}, Integrity: IntegrityReport{Verdict: model.Skip}, Connections: []ConnectionReport{}, Events: []EventReport{}}
 	if run == nil {
 		return r
 	}
@@ -207,19 +207,19 @@ func (r *Report) merge(run *Run) {
 	v, err := mergeAndCheck(run, r.applyObserver())
 	if err != nil {
 		r.Valid, r.Error = false, "merging or checking the trace: "+err.Error()
-		r.Integrity = IntegrityReport{Verdict: "fail", Reason: err.Error()}
-		r.Checks["integrity"] = CheckEntry{Verdict: "fail", Detail: err.Error()}
+		r.Integrity = IntegrityReport{Verdict: model.Fail, Reason: err.Error()}
+		r.Checks["integrity"] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
 		return
 	}
 	run.Integrity = v
 	r.TracePath = run.Test.AggregatePcapFilename
 	r.Packets = v.Stats.Packets
-	r.Integrity = IntegrityReport{Verdict: "pass", Reason: v.Reason}
+	r.Integrity = IntegrityReport{Verdict: model.Pass, Reason: v.Reason}
 	for _, c := range v.Checks {
 		r.Integrity.Checks = append(r.Integrity.Checks, c.Name+": "+c.Status.String())
 	}
 	if !v.Pass {
-		r.Integrity.Verdict = "fail"
+		r.Integrity.Verdict = model.Fail
 	}
 	r.Valid = v.Pass
 	r.Checks["integrity"] = CheckEntry{Verdict: r.Integrity.Verdict, Detail: v.Reason}
@@ -232,21 +232,21 @@ func (r *Report) merge(run *Run) {
 			missing++
 		}
 	}
-	ce := CheckEntry{Verdict: "pass", Detail: fmt.Sprintf("%d of %d events applied", len(r.Events)-missing, len(r.Events))}
+	ce := CheckEntry{Verdict: model.Pass, Detail: fmt.Sprintf("%d of %d events applied", len(r.Events)-missing, len(r.Events))}
 	if missing > 0 {
 		ce.Verdict = "fail"
 	}
 	r.Checks["events_applied"] = ce
-	gen := CheckEntry{Verdict: "pass"}
+	gen := CheckEntry{Verdict: model.Pass}
 	switch g := r.Generator; {
 	case g == nil:
-		gen = CheckEntry{Verdict: "fail", Detail: "no generator results"}
+		gen = CheckEntry{Verdict: model.Fail, Detail: "no generator results"}
 	case g.Stopped != "":
-		gen = CheckEntry{Verdict: "fail", Detail: g.Stopped}
+		gen = CheckEntry{Verdict: model.Fail, Detail: g.Stopped}
 	case len(g.Errors) > 0:
-		gen = CheckEntry{Verdict: "fail", Detail: strings.Join(g.Errors, "; ")}
+		gen = CheckEntry{Verdict: model.Fail, Detail: strings.Join(g.Errors, "; ")}
 	case !g.Verified:
-		gen = CheckEntry{Verdict: "fail", Detail: "the responder's memory does not hold the data sent"}
+		gen = CheckEntry{Verdict: model.Fail, Detail: "the responder's memory does not hold the data sent"}
 	}
 	r.Checks["generator"] = gen
 }
@@ -335,7 +335,7 @@ func eventOf(s string) roce.Event {
 // Passed reports whether every check passed (skips do not fail).
 func (r *Report) Passed() bool {
 	for _, c := range r.Checks {
-		if c.Verdict == "fail" {
+		if c.Verdict == model.Fail {
 			return false
 		}
 	}

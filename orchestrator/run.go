@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netlumina/lumina/analyzers/integrity"
+	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/controlplane"
 	"github.com/netlumina/lumina/dumper"
@@ -311,7 +312,7 @@ func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Op
 		if rpt.Valid {
 			progress("analyzers: events applied, checks")
 			if err := rpt.runAnalyzers(ctx, run, tmp); err != nil {
-				rpt.Checks["analyzers"] = CheckEntry{Verdict: "fail", Detail: err.Error()}
+				rpt.Checks["analyzers"] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
 			}
 		}
 	}

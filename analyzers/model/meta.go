@@ -39,8 +39,8 @@ type Connection struct {
 	Inferred bool `json:"inferred,omitempty"`
 }
 
-// UnmarshalJSON accepts "index" as a synonym of "id" (the run metadata's
-// spelling).
+// UnmarshalJSON accepts "index" as a synonym of "id" (generator.json of
+// runs before 2026-11 spelled it so).
 func (c *Connection) UnmarshalJSON(b []byte) error {
 	type plain Connection
 	var v struct {
