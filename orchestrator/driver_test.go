@@ -52,31 +52,18 @@ func TestRunTestLeavesInput(t *testing.T) {
 // run fails and says which field was bad, instead of going on with a zero
 // report.
 func TestMalformedDumperReport(t *testing.T) {
-	tc, err := config.Load("../examples/send.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := newRun(tc, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newSimBed()
-	b.serverOpts = []grpc.ServerOption{grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	run, err := driveSim(t, "../examples/send.yaml", func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		resp, err := h(ctx, req)
 		if r, ok := resp.(*luminav1.DumperStopResponse); ok && err == nil {
 			r.Report = nil
 		}
 		return resp, err
-	})}
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "dumpers"), 0o755)
-	err = drive(context.Background(), b, run, dir, func(string) {})
-	b.close()
+	})
 	if err == nil || !strings.Contains(err.Error(), "DumperReport") {
 		t.Fatalf("drive with a malformed dumper report = %v, want an error naming DumperReport", err)
 	}
 	t.Logf("error: %v", err)
-	if len(run.DumperErrors) != len(tc.Dumpers) {
+	if len(run.DumperErrors) != len(run.Test.Dumpers) {
 		t.Errorf("dumper errors %q, want one per dumper", run.DumperErrors)
 	}
 }
@@ -85,26 +72,15 @@ func TestMalformedDumperReport(t *testing.T) {
 // are reached through the agents' services: a sim run's Injector, Dumper
 // and Generator calls all cross the in-memory gRPC servers.
 func TestSimReachesAgentsOverGRPC(t *testing.T) {
-	tc, err := config.Load("../examples/quickstart.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := newRun(tc, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newSimBed()
 	calls := make(chan string, 64)
-	b.serverOpts = []grpc.ServerOption{grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	run, err := driveSim(t, "../examples/quickstart.yaml", func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		calls <- info.FullMethod
 		return h(ctx, req)
-	})}
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "dumpers"), 0o755)
-	if err := drive(context.Background(), b, run, dir, func(string) {}); err != nil {
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	b.close()
+	tc := run.Test
 	close(calls)
 	n := map[string]int{}
 	for c := range calls {
@@ -118,4 +94,25 @@ func TestSimReachesAgentsOverGRPC(t *testing.T) {
 	if run.Plan == nil || len(run.Connections) != tc.Traffic.NumQPs || run.Generator == nil {
 		t.Errorf("run not filled: plan %v, %d connections", run.Plan != nil, len(run.Connections))
 	}
+}
+
+// driveSim drives repeat 0 of the test in file on a sim testbed whose
+// agents' gRPC servers intercept every unary call with icpt.
+func driveSim(t *testing.T, file string, icpt grpc.UnaryServerInterceptor) (*Run, error) {
+	t.Helper()
+	tc, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := newRun(tc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newSimBed()
+	b.serverOpts = []grpc.ServerOption{grpc.UnaryInterceptor(icpt)}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "dumpers"), 0o755)
+	err = drive(context.Background(), b, run, dir, func(string) {})
+	b.close()
+	return run, err
 }

@@ -49,16 +49,7 @@ func traffic(t *config.Test) generator.Traffic {
 		MTU: tr.MTU, TxDepth: tr.TxDepth, Barrier: tr.BarrierSync, MultiGID: tr.MultiGID,
 		Timeout: uint8(tr.MinRetransmitTimeout), TimeoutSet: true, RetryCnt: uint8(tr.MaxRetransmitRetry), RetryCntSet: true,
 		DSCP: tr.DSCPList,
-	}
-	switch tr.Verb {
-	case config.VerbRead:
-		g.Verb = generator.VerbRead
-	case config.VerbSend:
-		g.Verb = generator.VerbSend
-	case config.VerbSendRead:
-		g.Verb = generator.VerbSendRead
-	default:
-		g.Verb = generator.VerbWrite
+		Verb: generator.Verb(tr.Verb.String()), // the same spelling: write, read, send, send_read
 	}
 	return g
 }
