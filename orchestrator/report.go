@@ -110,8 +110,8 @@ func endpoint(e generator.Endpoint) model.Endpoint {
 // IntegrityReport is the integrity verdict.
 type IntegrityReport struct {
 	Verdict model.Verdict `json:"verdict"`
-	Reason  string   `json:"reason,omitempty"`
-	Checks  []string `json:"checks,omitempty"` // "name: status" per condition
+	Reason  string        `json:"reason,omitempty"`
+	Checks  []string      `json:"checks,omitempty"` // "name: status" per condition
 }
 
 // ConnectionReport is one QP connection.
@@ -147,7 +147,7 @@ type EventReport struct {
 // CheckEntry is one check's verdict.
 type CheckEntry struct {
 	Verdict model.Verdict `json:"verdict"`
-	Detail  string `json:"detail,omitempty"`
+	Detail  string        `json:"detail,omitempty"`
 }
 
 // GeneratorReport summarizes the traffic generator's results.
