@@ -109,15 +109,11 @@ func Analyze(ctx context.Context, src Source, meta model.Meta, opt Options) (*Re
 	}
 	params := meta.Params
 	conns := meta.Connections
-	dec := model.Decoder{Parser: roce.Parser{MirrorPort: mirrorPort(opt.MirrorPort)}, MTU: params.MTU}
-	mirrorAuto := meta.Mirror == nil
-	if !mirrorAuto {
-		dec.Mirror = *meta.Mirror
-	}
+	dec := decoder(meta, opt, params.MTU)
 	if len(conns) == 0 {
 		in := model.NewInferrer()
 		d := dec
-		decided := !mirrorAuto
+		decided := meta.Mirror != nil
 		var p model.Pkt
 		if err := pass(ctx, src, func(tp *trace.Packet) {
 			if !decided {
@@ -134,22 +130,72 @@ func Analyze(ctx context.Context, src Source, meta model.Meta, opt Options) (*Re
 			params.MTU = in.MTU()
 		}
 	}
+	s := newStream(meta, conns, params, opt, selected, name)
+	if err := pass(ctx, src, s.Packet); err != nil {
+		return nil, err
+	}
+	return s.Finish(), nil
+}
+
+// ErrNoConnections is returned by NewStream for metadata without
+// connections: inferring them takes a pass of its own (use Analyze).
+var ErrNoConnections = errors.New("analyzers: a stream needs the connections")
+
+// Stream analyzes a trace packet by packet as it is produced, for a caller
+// that knows the connections: lumina run feeds it the merged trace while
+// it merges, so the run's trace is never read back. It gives the report
+// Analyze gives for the same trace and metadata.
+type Stream struct {
+	m        *mainPass
+	meta     model.Meta
+	selected map[string]bool
+}
+
+// NewStream returns a Stream for a trace named name with the run metadata
+// meta, which must list the connections. opt.Checked, if set, is read by
+// Finish, so it may be filled in while the packets flow.
+func NewStream(meta model.Meta, opt Options, name string) (*Stream, error) {
+	selected, err := selectChecks(opt.Checks)
+	if err != nil {
+		return nil, err
+	}
+	if err := meta.Validate(); err != nil {
+		return nil, err
+	}
+	if len(meta.Connections) == 0 {
+		return nil, ErrNoConnections
+	}
+	return newStream(meta, meta.Connections, meta.Params, opt, selected, name), nil
+}
+
+func decoder(meta model.Meta, opt Options, mtu int) model.Decoder {
+	dec := model.Decoder{Parser: roce.Parser{MirrorPort: mirrorPort(opt.MirrorPort)}, MTU: mtu}
+	if meta.Mirror != nil {
+		dec.Mirror = *meta.Mirror
+	}
+	return dec
+}
+
+func newStream(meta model.Meta, conns []model.Connection, params model.Params, opt Options, selected map[string]bool, name string) *Stream {
 	if params.MTU == 0 {
 		params.MTU = 1024
 	}
-	dec.MTU = params.MTU
 	table := model.NewTable(conns)
-
-	m := newMainPass(table, meta, params, opt, dec, !mirrorAuto)
+	m := newMainPass(table, meta, params, opt, decoder(meta, opt, params.MTU), meta.Mirror != nil)
 	m.r.Trace.Path = name
-	if err := pass(ctx, src, m.packet); err != nil {
-		return nil, err
-	}
-	r := m.r
-	r.Trace.Mirrored = m.dec.Mirror
-	a := m.a
-	a.finish(r, meta, selected)
-	return r, nil
+	return &Stream{m: m, meta: meta, selected: selected}
+}
+
+// Packet analyzes the next packet of the trace; tp.Index must count the
+// trace's packets from 0. It does not allocate in steady state.
+func (s *Stream) Packet(tp *trace.Packet) { s.m.packet(tp) }
+
+// Finish returns the report of the packets seen.
+func (s *Stream) Finish() *Report {
+	r := s.m.r
+	r.Trace.Mirrored = s.m.dec.Mirror
+	s.m.a.finish(r, s.meta, s.selected)
+	return r
 }
 
 func mirrorPort(v int) uint16 {

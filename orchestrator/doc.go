@@ -25,10 +25,12 @@
 //  6. collect: switch counters over P4Runtime, NIC counters, stop the
 //     dumpers and fetch their files;
 //  7. merge: the dumps merged by mirror sequence number into the trace,
-//     in the same pass as the integrity check (analyzers.RunIntegrity)
-//     and the search for the packets the events hit;
-//  8. analyze: a valid trace goes to the analyzers with the run's
-//     metadata, in memory, with the integrity verdict already computed;
+//     in the same pass as the integrity check (analyzers.RunIntegrity),
+//     the search for the packets the events hit and the analyzers (an
+//     analyzers.Stream with the run's metadata), so the run never reads
+//     its own trace back;
+//  8. analyze: a valid trace's analysis is finished with the integrity
+//     verdict of the merge; an invalid one's is discarded;
 //  9. publish: the results directory is written once, in a temporary
 //     directory renamed into place.
 //

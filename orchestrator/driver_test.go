@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,8 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/netlumina/lumina/analyzers"
+	areport "github.com/netlumina/lumina/analyzers/report"
 	"github.com/netlumina/lumina/config"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 )
@@ -115,4 +118,32 @@ func driveSim(t *testing.T, file string, icpt grpc.UnaryServerInterceptor) (*Run
 	err = drive(context.Background(), b, run, dir, func(string) {})
 	b.close()
 	return run, err
+}
+
+// TestStreamedAnalysisMatchesFile checks the analysis a run streams during
+// its merge against the analyzers reading the published trace file, for
+// examples with drops, ECN marks, READ and CNPs.
+func TestStreamedAnalysisMatchesFile(t *testing.T) {
+	for _, f := range []string{"quickstart", "read", "cnp-cx6", "fast-retransmission-20k"} {
+		tc, err := config.Load("../examples/" + f + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir()})
+		if len(res.Repeats) != 1 || res.Repeats[0].Report.Analysis == nil {
+			t.Fatalf("%s: %v, no analysis", f, res.Err)
+		}
+		run := res.Repeats[0].Run
+		a, err := analyzers.AnalyzeFile(context.Background(), run.TracePath, run.meta(), analyzers.Options{Checked: &run.Integrity})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Trace.Path = filepath.Base(a.Trace.Path)
+		a.Integrity = areport.Integrity{}
+		got, _ := json.Marshal(res.Repeats[0].Report.Analysis)
+		want, _ := json.Marshal(a)
+		if string(got) != string(want) {
+			t.Errorf("%s: streamed analysis differs from the file's:\n got %s\nwant %s", f, got, want)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"os"
@@ -58,15 +57,15 @@ type Report struct {
 	Analysis *areport.Report `json:"analysis,omitempty"`
 }
 
-// runAnalyzers analyzes the merged trace of a valid run in memory, adds
-// the checks' verdicts and the analysis, and writes report.html to dir.
-func (r *Report) runAnalyzers(ctx context.Context, run *Run, dir string) error {
-	checked := run.Integrity
-	a, err := analyzers.AnalyzeFile(ctx, run.TracePath, run.meta(), analyzers.Options{Checked: &checked})
+// analyze finishes the analysis of a valid run's trace (the stream saw
+// every packet during the merge), adds the checks' verdicts and the
+// analysis to the report, and writes report.html to dir.
+func (r *Report) analyze(s *analyzers.Stream, dir string) error {
+	a := s.Finish()
+	html, err := areport.HTML(a) // the page shows the run's integrity verdict
 	if err != nil {
 		return err
 	}
-	a.Trace.Path = filepath.Base(a.Trace.Path)
 	a.Integrity = areport.Integrity{} // report.json's integrity is the run's one verdict
 	r.Analysis = a
 	c := &a.Checks
@@ -78,10 +77,6 @@ func (r *Report) runAnalyzers(ctx context.Context, run *Run, dir string) error {
 		"counters":       {c.Counters.Verdict, c.Counters.Reason},
 	} {
 		r.Checks[name] = e
-	}
-	html, err := areport.HTML(a)
-	if err != nil {
-		return err
 	}
 	return os.WriteFile(filepath.Join(dir, areport.FileHTML), html, 0o644)
 }
@@ -201,15 +196,31 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 // merge merges the dumps into the run's trace, checks its integrity and,
 // if the trace is complete, evaluates the run's own checks (events
 // applied, generator).
-func (r *Report) merge(run *Run) {
-	// One pass over the dumper files writes the trace, checks it and finds
-	// the packets the events hit.
-	v, err := mergeAndCheck(run, r.applyObserver())
+//
+// The analyzers see the trace in the same pass: merge returns their stream
+// (nil, with the reason, when the run has no connections to analyze).
+func (r *Report) merge(run *Run) (*analyzers.Stream, error) {
+	// One pass over the dumper files writes the trace, checks it, finds
+	// the packets the events hit and feeds the analyzers; the integrity
+	// verdict the analyzers report is the one this pass computes.
+	applied := r.applyObserver()
+	stream, serr := analyzers.NewStream(run.meta(), analyzers.Options{Checked: &run.Integrity}, filepath.Base(run.TracePath))
+	var tp trace.Packet // one variable for the whole pass: &tp escapes
+	n := 0
+	v, err := mergeAndCheck(run, func(p trace.Packet) {
+		applied(p)
+		if stream != nil {
+			tp = p
+			tp.Index = n // the index in the merged trace
+			stream.Packet(&tp)
+		}
+		n++
+	})
 	if err != nil {
 		r.Valid, r.Error = false, "merging or checking the trace: "+err.Error()
 		r.Integrity = IntegrityReport{Verdict: model.Fail, Reason: err.Error()}
 		r.Checks["integrity"] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
-		return
+		return nil, nil
 	}
 	run.Integrity = v
 	r.TracePath = run.Test.AggregatePcapFilename
@@ -224,7 +235,7 @@ func (r *Report) merge(run *Run) {
 	r.Valid = v.Pass
 	r.Checks["integrity"] = CheckEntry{Verdict: r.Integrity.Verdict, Detail: v.Reason}
 	if !r.Valid {
-		return // an invalid trace is not analyzed
+		return nil, nil // an invalid trace is not analyzed
 	}
 	missing := 0
 	for _, e := range r.Events {
@@ -249,6 +260,7 @@ func (r *Report) merge(run *Run) {
 		gen = CheckEntry{Verdict: model.Fail, Detail: "the responder's memory does not hold the data sent"}
 	}
 	r.Checks["generator"] = gen
+	return stream, serr
 }
 
 // mergeAndCheck merges the run's dumper files into its trace and checks

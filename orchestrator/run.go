@@ -308,10 +308,13 @@ func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Op
 	} else {
 		progress("trace: merge dumper files, integrity check")
 		run.TracePath = filepath.Join(tmp, t.AggregatePcapFilename)
-		rpt.merge(run)
+		stream, err := rpt.merge(run)
 		if rpt.Valid {
 			progress("analyzers: events applied, checks")
-			if err := rpt.runAnalyzers(ctx, run, tmp); err != nil {
+			if err == nil {
+				err = rpt.analyze(stream, tmp)
+			}
+			if err != nil {
 				rpt.Checks["analyzers"] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
 			}
 		}
