@@ -2,41 +2,50 @@ package collie
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
+	"github.com/netlumina/lumina/analyzers/gbn"
+	"github.com/netlumina/lumina/analyzers/retransmission"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/orchestrator"
-	"github.com/netlumina/lumina/roce"
-	"github.com/netlumina/lumina/trace"
 )
 
 // LuminaEngine runs each workload through the lumina harness on the sim
 // testbed (software RNICs, virtual clock, deterministic). It maps the first
-// traffic onto a lumina test: opcode → rdma-verb, num_qps → num-qps, mtu,
-// message_sizes[0] → message-size (lumina sends one size), wq_depth →
-// tx-depth, Space.Events.Messages → num-msgs-per-qp, and the event slots →
-// data-pkt-events on QP 0 (slots with psn -1 and duplicates are dropped).
-// The other dimensions have no meaning for the software RNIC and are
-// ignored. It is safe for concurrent use.
+// traffic onto a lumina test (see Test): opcode → rdma-verb, num_qps →
+// num-qps, mtu, message_sizes[0] → message-size (lumina sends one size),
+// wq_depth → tx-depth, Space.Events.Messages → num-msgs-per-qp, and the
+// event slots → data-pkt-events on QP 0 (slots with psn -1 and duplicates
+// are dropped). The other dimensions have no meaning for the software RNIC
+// and are ignored. It is safe for concurrent use.
 //
-// Diagnostic counters (maximised by the search):
-//   - nack_reaction_ns_max: the longest time from a NAK to the
-//     retransmission of the PSN it names (mirror timestamps);
-//   - retrans_latency_ns_max: the longest time from a dropped packet to
-//     its retransmission (NAK- or timeout-driven);
+// Diagnostic counters (maximised by the search) come from the run itself:
+// the analyzers' report of the merged trace (latencies on the switch's
+// mirror timestamps, every packet attributed to its connection, so a NAK
+// is only ever paired with a retransmission of the same QP) and the NIC
+// counters the driver read:
+//   - nack_reaction_ns_max: the largest NACKReactionNs of the
+//     retransmission analyzer's losses: the time from the NAK naming the
+//     lost PSN (READ: the re-issued request) to that PSN's retransmission;
+//   - retrans_latency_ns_max: the largest RetransmissionNs of the losses
+//     whose event is "drop": the time from the dropped packet to its
+//     retransmission on the same connection (NAK- or timeout-driven);
+//   - naks: the NAKs of all connections as the go-back-N analyzer counts
+//     them (PSN-sequence-error NAKs; READ: re-issued requests);
 //   - mct_ns_max: the longest message completion time;
 //   - requester.<counter>, responder.<counter>: the NIC counters
 //     (packet_seq_err, out_of_sequence, local_ack_timeout_err, ...).
 //
 // A failed lumina check (FSM or counter violations) becomes the symptom
 // "check:<name>" (except the set-up checks events_applied, integrity and
-// generator). An invalid run (integrity check failed twice) is an
-// ErrEngine.
+// generator). An invalid run (integrity check failed twice), a run the
+// analyzers could not analyze and a workload that makes no valid lumina
+// test are ErrEngine.
 type LuminaEngine struct {
 	// Space provides the number of messages per QP. Required.
 	Space *Space
@@ -52,15 +61,31 @@ type LuminaEngine struct {
 
 var _ Engine = (*LuminaEngine)(nil)
 
-// TestYAML returns the lumina test file for a workload.
-func (e *LuminaEngine) TestYAML(id int, w Workload) ([]byte, error) {
+// Test returns the lumina test of a workload, named collie-<id>, with
+// every default filled in as config.Parse fills it (Marshal prints it as a
+// test file). A workload that config.Parse would reject as a test (an MTU
+// lumina does not support, an event outside the message, ...) is an
+// ErrEngine.
+func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: lumina test: %s", ErrEngine, fmt.Sprintf(format, a...))
+	}
 	if len(w.Traffics) == 0 {
 		return nil, fmt.Errorf("%w: empty workload", ErrEngine)
 	}
 	t := w.Traffics[0]
+	if len(t.MessageSizes) == 0 {
+		return nil, bad("no message size")
+	}
 	pers := e.Personality
 	if pers == "" {
 		pers = "cx4"
+	}
+	switch low := strings.ToLower(pers); {
+	case slices.Contains([]string{"spec", "cx4", "cx5", "cx6"}, low):
+		pers = low
+	case !strings.HasSuffix(low, ".yaml") && !strings.HasSuffix(low, ".yml"):
+		return nil, bad("personality %q: want spec, cx4, cx5, cx6 or a .yaml/.yml profile", pers)
 	}
 	seed := e.Seed
 	if seed == 0 {
@@ -70,18 +95,24 @@ func (e *LuminaEngine) TestYAML(id int, w Workload) ([]byte, error) {
 	if e.Space != nil && e.Space.Events.Messages > 0 {
 		msgs = e.Space.Events.Messages
 	}
-	depth := max(1, t.WQDepth)
-	var b strings.Builder
-	fmt.Fprintf(&b, "name: collie-%d\nseed: %d\ntestbed: sim\n", id, seed)
-	if depth > 1 {
-		b.WriteString("iter-scope: connection\n")
+	verb, ok := map[string]config.Verb{"WRITE": config.VerbWrite, "READ": config.VerbRead, "SEND": config.VerbSend}[strings.ToUpper(t.Opcode)]
+	switch {
+	case !ok:
+		return nil, bad("opcode %q: want WRITE, READ or SEND", t.Opcode)
+	case t.NumQPs < 1 || t.NumQPs > 16384:
+		return nil, bad("num_qps %d: want 1..16384", t.NumQPs)
+	case !slices.Contains([]int64{256, 512, 1024, 2048, 4096}, t.MTU):
+		return nil, bad("mtu %d: want 256, 512, 1024, 2048 or 4096", t.MTU)
+	case msgs > 1<<31-1:
+		return nil, bad("events.messages %d: want 1..%d", msgs, 1<<31-1)
+	case t.MessageSizes[0] < 0 || t.MessageSizes[0] > 1<<31:
+		return nil, bad("message size %d: want 0..%d", t.MessageSizes[0], 1<<31)
 	}
-	fmt.Fprintf(&b, "requester: {nic: {personality: %s, ip-list: [10.0.0.1/24]}, roce-parameters: {dcqcn-rp-enable: false}}\n", pers)
-	fmt.Fprintf(&b, "responder: {nic: {personality: %s, ip-list: [10.0.0.2/24]}, roce-parameters: {dcqcn-rp-enable: false}}\n", pers)
-	fmt.Fprintf(&b, "traffic:\n  num-qps: %d\n  rdma-verb: %s\n  num-msgs-per-qp: %d\n  mtu: %d\n  message-size: %d\n  tx-depth: %d\n",
-		t.NumQPs, strings.ToLower(t.Opcode), msgs, t.MTU, t.MessageSizes[0], depth)
+	tr := config.Traffic{NumQPs: int(t.NumQPs), Verb: verb, NumMsgsPerQP: msgs, MTU: int(t.MTU), MessageSize: int(t.MessageSizes[0]),
+		ListenPort: 12345, TxDepth: int(max(1, t.WQDepth)), MinRetransmitTimeout: 14, MaxRetransmitRetry: 7}
+	types := map[string]config.EventType{"drop": config.EventDrop, "ecn": config.EventECN, "corrupt": config.EventCorrupt, "bit-error": config.EventCorrupt}
+	ppm := tr.PacketsPerMessage()
 	seen := map[[3]int]bool{}
-	var evs []string
 	for _, ev := range t.Events {
 		if ev.PSN < 0 {
 			continue
@@ -91,27 +122,64 @@ func (e *LuminaEngine) TestYAML(id int, w Workload) ([]byte, error) {
 			continue
 		}
 		seen[k] = true
-		evs = append(evs, fmt.Sprintf("    - {qpn: 0, msg: %d, psn: %d, type: %s, iter: %d}\n", ev.Msg, ev.PSN, ev.Type, ev.Iter))
-	}
-	if len(evs) > 0 {
-		sort.Strings(evs)
-		b.WriteString("  data-pkt-events:\n")
-		for _, s := range evs {
-			b.WriteString(s)
+		typ, ok := types[strings.ToLower(ev.Type)]
+		switch {
+		case !ok:
+			return nil, bad("event type %q: want drop, ecn or corrupt", ev.Type)
+		case ev.Msg < 0 || ev.Msg >= msgs:
+			return nil, bad("event msg %d: want 0..%d", ev.Msg, msgs-1)
+		case ev.PSN >= ppm:
+			return nil, bad("event psn %d: want 0..%d (a message of %d bytes at mtu %d)", ev.PSN, ppm-1, tr.MessageSize, tr.MTU)
+		case ev.Iter < 1:
+			return nil, bad("event iter %d: want ≥ 1", ev.Iter)
 		}
+		tr.Events = append(tr.Events, config.Event{QPN: 0, Msg: ev.Msg, PSN: ev.PSN, Type: typ, Iter: ev.Iter})
 	}
-	return []byte(b.String()), nil
+	// The order is immaterial (ExpandEvents sorts); this one is stable.
+	slices.SortFunc(tr.Events, func(a, b config.Event) int {
+		if a.Msg != b.Msg {
+			return a.Msg - b.Msg
+		}
+		if a.PSN != b.PSN {
+			return a.PSN - b.PSN
+		}
+		return a.Iter - b.Iter
+	})
+	test := &config.Test{
+		Name: fmt.Sprintf("collie-%d", id), Seed: seed, Testbed: config.TestbedSim,
+		ResultPath: "results", AggregatePcapFilename: "trace.pcap", NumRepeats: 1, RewriteUDPDstPort: 9741,
+		Switch:    config.Switch{ListenPort: 9000},
+		Requester: luminaHost(pers, "10.0.0.1/24"),
+		Responder: luminaHost(pers, "10.0.0.2/24"),
+		Traffic:   tr,
+	}
+	// With several messages in flight, ITER per message is ambiguous:
+	// count it over the connection.
+	if tr.TxDepth > 1 {
+		test.IterScope = config.IterScopeConnection
+	}
+	for i := range 2 {
+		name := fmt.Sprintf("dumper-%d", i)
+		test.Dumpers = append(test.Dumpers, config.Dumper{Name: name, Weight: 1, Workers: 1, Backend: config.BackendSim,
+			SnapLen: 128, NumPkts: 1 << 20, DumpFilename: name + ".pcap"})
+	}
+	return test, nil
+}
+
+// luminaHost is a traffic host with the software RNIC of personality pers
+// at address ip and the DCQCN reaction point off (config's other defaults).
+func luminaHost(pers, ip string) config.Host {
+	return config.Host{
+		NIC:  config.NIC{Personality: pers, IBPort: 1, IPList: []netip.Prefix{netip.MustParsePrefix(ip)}},
+		RoCE: config.RoCEParameters{DCQCNNPEnable: true, MinTimeBetweenCNPs: 4, DCQCNEnable: true},
+	}
 }
 
 // Run implements Engine.
 func (e *LuminaEngine) Run(ctx context.Context, id int, w Workload) (*Metrics, error) {
-	y, err := e.TestYAML(id, w)
+	test, err := e.Test(id, w)
 	if err != nil {
 		return nil, err
-	}
-	test, err := config.Parse(fmt.Sprintf("collie-%d.yaml", id), y)
-	if err != nil {
-		return nil, fmt.Errorf("%w: lumina test: %v", ErrEngine, err)
 	}
 	dir := e.Dir
 	if dir == "" {
@@ -128,13 +196,24 @@ func (e *LuminaEngine) Run(ctx context.Context, id int, w Workload) (*Metrics, e
 	if res.Err != nil {
 		return nil, fmt.Errorf("%w: lumina: %v", ErrEngine, res.Err)
 	}
-	if len(res.Repeats) == 0 || res.Repeats[0].Report == nil {
+	if len(res.Repeats) == 0 {
 		return nil, fmt.Errorf("%w: lumina: no report", ErrEngine)
 	}
-	rep := res.Repeats[0]
+	return luminaMetrics(res.Repeats[0])
+}
+
+// luminaMetrics returns the metrics of one repeat of a lumina test.
+func luminaMetrics(rep orchestrator.RepeatResult) (*Metrics, error) {
 	r := rep.Report
+	if r == nil || rep.Run == nil {
+		return nil, fmt.Errorf("%w: lumina: no report", ErrEngine)
+	}
 	if !r.Valid {
 		return nil, fmt.Errorf("%w: lumina: invalid run: %s", ErrEngine, r.Error)
+	}
+	a := r.Analysis
+	if a == nil {
+		return nil, fmt.Errorf("%w: lumina: no analysis: %s", ErrEngine, r.Checks["analyzers"].Detail)
 	}
 	met := &Metrics{Diag: map[string]float64{}}
 	if g := r.Generator; g != nil {
@@ -153,24 +232,17 @@ func (e *LuminaEngine) Run(ctx context.Context, id int, w Workload) (*Metrics, e
 			names = append(names, "check:"+n)
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	met.Symptoms = names
-	if err := nicCounters(filepath.Join(rep.Dir, "counters.json"), met.Diag); err != nil {
-		return nil, fmt.Errorf("%w: lumina: %v", ErrEngine, err)
-	}
-	var drops []dropAt
-	for _, ev := range r.Events {
-		if ev.Applied && ev.Type == "drop" {
-			drops = append(drops, dropAt{psn: ev.AbsPSN, ns: int64(ev.TimeNs)})
+	for side, m := range rep.Run.NICs {
+		for k, v := range m {
+			met.Diag[string(side)+"."+k] = float64(v)
 		}
 	}
-	tl, err := traceLatencies(filepath.Join(rep.Dir, test.AggregatePcapFilename), drops)
-	if err != nil {
-		return nil, fmt.Errorf("%w: lumina: %v", ErrEngine, err)
-	}
-	met.Diag["nack_reaction_ns_max"] = float64(tl.nackMax)
-	met.Diag["retrans_latency_ns_max"] = float64(tl.retransMax)
-	met.Diag["naks"] = float64(tl.naks)
+	nack, retrans := lossLatencies(a.Checks.Retransmission.Losses)
+	met.Diag["nack_reaction_ns_max"] = float64(nack)
+	met.Diag["retrans_latency_ns_max"] = float64(retrans)
+	met.Diag["naks"] = float64(nakCount(a.Checks.GBN.Conns))
 	return met, nil
 }
 
@@ -179,80 +251,26 @@ func (e *LuminaEngine) Run(ctx context.Context, id int, w Workload) (*Metrics, e
 // failed integrity check are not anomalies.
 var setupChecks = map[string]bool{"events_applied": true, "integrity": true, "generator": true}
 
-func nicCounters(path string, out map[string]float64) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var c struct {
-		NICs map[string]map[string]float64 `json:"nics"`
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return err
-	}
-	for host, m := range c.NICs {
-		for k, v := range m {
-			out[host+"."+k] = v
+// lossLatencies returns the largest NACK reaction latency of the losses and
+// the largest retransmission latency of the dropped packets among them (0
+// when there is none). Each loss carries its own connection's latencies.
+func lossLatencies(losses []retransmission.Loss) (nackMax, retransMax int64) {
+	for _, l := range losses {
+		if l.NACKReactionNs != nil {
+			nackMax = max(nackMax, *l.NACKReactionNs)
+		}
+		if l.Event == "drop" && l.RetransmissionNs != nil {
+			retransMax = max(retransMax, *l.RetransmissionNs)
 		}
 	}
-	return nil
+	return nackMax, retransMax
 }
 
-type dropAt struct {
-	psn uint32
-	ns  int64
-}
-
-type latencies struct {
-	nackMax, retransMax int64
-	naks                int
-}
-
-// traceLatencies reads the merged trace: NACK reaction latency is the time
-// from a NAK to the first later data packet carrying the PSN it names;
-// retransmission latency the time from a dropped packet to the next data
-// packet with its PSN.
-func traceLatencies(path string, drops []dropAt) (latencies, error) {
-	var out latencies
-	var pr roce.Parser
-	var pkt roce.Packet
-	type pending struct {
-		psn uint32
-		ns  int64
+// nakCount sums the connections' NAKs.
+func nakCount(conns []gbn.ConnStats) int {
+	n := 0
+	for _, c := range conns {
+		n += c.NAKs
 	}
-	var naks []pending
-	waiting := append([]dropAt(nil), drops...)
-	err := trace.ReadFile(path, func(p trace.Packet) error {
-		if pr.Parse(p.Data, p.OrigLen, &pkt) != nil || pkt.BTH == nil {
-			return nil
-		}
-		ns := int64(pkt.Mirror().TimestampNs)
-		psn := uint32(pkt.BTH.PSN())
-		switch {
-		case pkt.Opcode == roce.RCAcknowledge && pkt.AETH != nil && pkt.AETH.Syndrome().IsNAK():
-			out.naks++
-			naks = append(naks, pending{psn, ns})
-		case pkt.Opcode.IsData():
-			kept := naks[:0]
-			for _, n := range naks {
-				if n.psn == psn && ns > n.ns {
-					out.nackMax = max(out.nackMax, ns-n.ns)
-				} else {
-					kept = append(kept, n)
-				}
-			}
-			naks = kept
-			w := waiting[:0]
-			for _, d := range waiting {
-				if d.psn == psn && ns > d.ns {
-					out.retransMax = max(out.retransMax, ns-d.ns)
-				} else {
-					w = append(w, d)
-				}
-			}
-			waiting = w
-		}
-		return nil
-	})
-	return out, err
+	return n
 }
