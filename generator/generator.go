@@ -12,7 +12,10 @@ import (
 	"github.com/netlumina/lumina/roce"
 )
 
-// Verb is the RDMA operation the generator uses.
+// Verb is an RDMA verb: of a test's traffic (the YAML key rdma-verb, the
+// generator's Traffic), or of one connection (write, read or send; mixed
+// only where a connection was inferred from a trace). It is lumina's one
+// verb type: config and the analyzers use it too.
 type Verb string
 
 // Verbs.
@@ -20,9 +23,17 @@ const (
 	VerbWrite Verb = "write"
 	VerbRead  Verb = "read"
 	VerbSend  Verb = "send"
-	// VerbSendRead: the first NumQPs-NumReadQPs QPs SEND, the rest READ.
+	// VerbSendRead (traffic): the first NumQPs-NumReadQPs QPs SEND, the
+	// rest READ.
 	VerbSendRead Verb = "send_read"
+	// VerbMixed (a connection): a QP seen issuing READs and SENDs/WRITEs;
+	// the Go-back-N check does not model it.
+	VerbMixed Verb = "mixed"
 )
+
+// IsRead reports whether the data of a connection with this verb flows as
+// READ responses (from the responder to the requester).
+func (v Verb) IsRead() bool { return v == VerbRead }
 
 // Traffic are the generator's parameters (the YAML test's traffic section).
 // Zero values take the defaults noted.

@@ -86,7 +86,7 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 func (r *Run) meta() model.Meta {
 	m := model.Meta{Params: analyzers.ParamsFromConfig(r.Test)}
 	for _, c := range r.Connections {
-		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: model.Verb(c.Verb),
+		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: c.Verb,
 			Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)})
 	}
 	for _, s := range sides {
@@ -359,7 +359,7 @@ func (r *Report) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "lumina run: %s repeat %d (testbed %s, seed %d)\n", r.Test, r.Repeat, r.Testbed, r.Seed)
 	if len(r.Personality) > 0 {
-		fmt.Fprintf(&b, "personality: requester %s, responder %s\n", r.Personality["requester"], r.Personality["responder"])
+		fmt.Fprintf(&b, "personality: requester %s, responder %s\n", r.Personality[Requester], r.Personality[Responder])
 	}
 	valid := "VALID"
 	if !r.Valid {

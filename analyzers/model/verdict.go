@@ -1,5 +1,7 @@
 package model
 
+import "github.com/netlumina/lumina/generator"
+
 // Verdict is the outcome of a check: "pass", "fail" or "skip". The zero
 // value is invalid; checks always set one.
 type Verdict string
@@ -11,18 +13,15 @@ const (
 	Skip Verdict = "skip"
 )
 
-// Verb is the kind of traffic a connection carries.
-type Verb string
+// Verb is the verb of a connection: generator.Verb, lumina's one verb
+// type (write, send, read, or mixed for an inferred QP that issues READs
+// and SENDs/WRITEs).
+type Verb = generator.Verb
 
-// Verbs. Mixed is a QP that issues READs and SENDs/WRITEs: the Go-back-N
-// check does not model it.
+// Verbs.
 const (
-	VerbWrite Verb = "write"
-	VerbSend  Verb = "send"
-	VerbRead  Verb = "read"
-	VerbMixed Verb = "mixed"
+	VerbWrite = generator.VerbWrite
+	VerbSend  = generator.VerbSend
+	VerbRead  = generator.VerbRead
+	VerbMixed = generator.VerbMixed
 )
-
-// IsRead reports whether the data of the connection flows as READ
-// responses (from the responder to the requester).
-func (v Verb) IsRead() bool { return v == VerbRead }
