@@ -14,41 +14,12 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Defaults that Parse fills in; see the field comments of Test and friends.
+// Defaults and limits that the schema (schema.go) and the checks share.
 const (
-	defaultSeed              = 1
-	defaultResultPath        = "results"
-	defaultAggregatePcap     = "trace.pcap"
-	defaultNumRepeats        = 1
-	defaultRewriteUDPDstPort = 9741
-	defaultSwitchListenPort  = 9000
-	defaultNumQPs            = 1
-	defaultNumMsgsPerQP      = 1
-	defaultMTU               = 1024
-	defaultMessageSize       = 4096
-	defaultTrafficListenPort = 12345
-	defaultTxDepth           = 1
-	defaultMinRetransTimeout = 14
-	defaultMaxRetransRetry   = 7
-	defaultMinTimeBtwCNPs    = 4
-	defaultIBPort            = 1
-	defaultDumperWeight      = 1
-	defaultDumperWorkers     = 1
-	defaultSnapLen           = 128
-	defaultNumPkts           = 1 << 20
-	defaultNumDumpers        = 2
-)
-
-// Limits that Parse enforces.
-const (
+	defaultMTU        = 1024 // also PacketsPerMessage's for a zero MTU
+	defaultNumDumpers = 2
 	maxQPs            = 16384
 	maxDumpers        = 16
-	maxDumperWeight   = 255
-	maxDumperWorkers  = 256
-	minSnapLen        = 64
-	maxSnapLen        = 9216
-	maxMessageSize    = 1 << 31 // the largest RDMA message
-	maxMsgsPerQP      = 1<<31 - 1
 	maxExpandedEvents = 1 << 20
 	roceUDPPort       = 4791
 )

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,10 +40,8 @@ type decoder struct {
 	bad map[string]bool
 
 	// What the file said, for resolve and validate.
-	testbedSet   bool
 	mirrors      []string // "requester-mirror" and/or "responder-mirror", as given
 	dumpersGiven bool
-	backendSet   []bool // per Test.Dumpers entry
 	evOK         []bool // per Traffic.Events entry: decoded without error
 
 	merged int // keys pulled in by merge keys so far, against maxMerged
@@ -77,6 +76,12 @@ func (d *decoder) errorAt(p Pos, msg string) {
 	}
 	d.seen[k] = true
 	d.errs = append(d.errs, &Error{File: d.file, Line: p.Line, Col: p.Col, Msg: msg})
+}
+
+// given reports whether the file gave path a non-null value.
+func (d *decoder) given(path string) bool {
+	n := d.nodes[path]
+	return n != nil && !isNull(n)
 }
 
 // pos returns the position of the value at path, or of its key, or the zero Pos.
@@ -485,110 +490,6 @@ func (d *decoder) strList(v *yaml.Node, path string) ([]string, bool) {
 	return out, !d.bad[path]
 }
 
-// --- sections ---------------------------------------------------------------
-
-var topKeys = []string{
-	"name", "seed", "testbed", "iter-scope", "result-path", "local-workspace",
-	"aggregate-pcap-filename", "num-repeats", "rewrite-udp-dst-port",
-	"switch", "requester", "responder", "requester-mirror", "responder-mirror",
-	"dumpers", "traffic",
-}
-
-func (d *decoder) test(root *yaml.Node) *Test {
-	t := &Test{
-		File:                  d.file,
-		Seed:                  defaultSeed,
-		ResultPath:            defaultResultPath,
-		AggregatePcapFilename: defaultAggregatePcap,
-		NumRepeats:            defaultNumRepeats,
-		RewriteUDPDstPort:     defaultRewriteUDPDstPort,
-	}
-	t.Switch = Switch{ListenPort: defaultSwitchListenPort}
-	t.Requester, t.Responder = defaultHost(), defaultHost()
-	t.Traffic = defaultTraffic()
-
-	m := d.object(root, "", topKeys)
-	if m == nil {
-		return nil
-	}
-	if v := m["name"]; v != nil {
-		d.nonEmpty(v, "name", &t.Name)
-	}
-	if v := m["seed"]; v != nil {
-		if s, ok := d.scalar(v, "seed", "an unsigned integer"); ok {
-			u, err := parseUint(strings.TrimPrefix(strings.TrimSpace(s), "+"))
-			if err != nil {
-				d.fail(v, "seed", "want an unsigned 64-bit integer, got %s", describe(v))
-			} else {
-				t.Seed = u
-			}
-		}
-	}
-	if v := m["testbed"]; v != nil {
-		if i, ok := d.enum(v, "testbed", testbedNames); ok {
-			t.Testbed, d.testbedSet = Testbed(i), true
-		}
-	}
-	if v := m["iter-scope"]; v != nil {
-		if i, ok := d.enum(v, "iter-scope", iterScopeNames); ok {
-			t.IterScope = IterScope(i)
-		}
-	}
-	if v := m["result-path"]; v != nil {
-		d.nonEmpty(v, "result-path", &t.ResultPath)
-	}
-	if v := m["local-workspace"]; v != nil {
-		d.strVal(v, "local-workspace", &t.LocalWorkspace)
-	}
-	if v := m["aggregate-pcap-filename"]; v != nil {
-		d.fileName(v, "aggregate-pcap-filename", &t.AggregatePcapFilename)
-	}
-	if v := m["num-repeats"]; v != nil {
-		d.intIn(v, "num-repeats", &t.NumRepeats, 1, math.MaxInt, "")
-	}
-	if v := m["rewrite-udp-dst-port"]; v != nil {
-		var p int
-		if d.intIn(v, "rewrite-udp-dst-port", &p, 1, 65535, "") {
-			if p == roceUDPPort {
-				d.fail(v, "rewrite-udp-dst-port", "must not be 4791, the RoCEv2 port: dumpers could not tell mirrored copies from live traffic")
-			} else {
-				t.RewriteUDPDstPort = p
-			}
-		}
-	}
-	if v := m["switch"]; v != nil {
-		d.switchSection(v, &t.Switch)
-	}
-	if v := m["requester"]; v != nil {
-		d.host(v, "requester", &t.Requester)
-	}
-	if v := m["responder"]; v != nil {
-		d.host(v, "responder", &t.Responder)
-	}
-	for _, name := range []string{"requester-mirror", "responder-mirror"} {
-		if v := m[name]; v != nil {
-			d.mirrors = append(d.mirrors, name)
-			dm := defaultDumper(name)
-			d.mirror(v, name, &dm)
-			t.Dumpers = append(t.Dumpers, dm)
-			d.backendSet = append(d.backendSet, false)
-		}
-	}
-	if v := m["dumpers"]; v != nil {
-		d.dumpersGiven = true
-		if len(d.mirrors) > 0 {
-			d.errorf(d.keys["dumpers"], "dumpers and %s are mutually exclusive: use dumpers, or the public tool's requester-mirror and responder-mirror", strings.Join(d.mirrors, "/"))
-			d.bad["dumpers"] = true
-		} else {
-			d.dumpers(v, t)
-		}
-	}
-	if v := m["traffic"]; v != nil {
-		d.traffic(v, &t.Traffic)
-	}
-	return t
-}
-
 // fileName decodes a non-empty file name without a directory.
 func (d *decoder) fileName(v *yaml.Node, path string, dst *string) bool {
 	var s string
@@ -603,152 +504,194 @@ func (d *decoder) fileName(v *yaml.Node, path string, dst *string) bool {
 	return true
 }
 
-var switchKeys = []string{
-	"sde-path", "workspace", "control-ip", "username", "ssh-key-filepath",
-	"port-speed", "fec-type", "listen-port", "local-switch-config-path",
+func validName(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return s != "." && s != ".."
 }
 
-var portSpeeds = []string{"NONE", "1G", "10G", "25G", "40G", "50G", "100G", "200G", "400G"}
-var fecTypes = []string{"NONE", "FC", "RS"}
+// test decodes the whole file, as the schema's top-level section.
+func (d *decoder) test(root *yaml.Node) *Test {
+	t := &Test{File: d.file}
+	s := reflect.ValueOf(t).Elem()
+	setDefaults(topSection, s)
+	if !d.section(root, "", topSection, s) {
+		return nil
+	}
+	return t
+}
 
-func (d *decoder) switchSection(n *yaml.Node, s *Switch) {
-	m := d.object(n, "switch", switchKeys)
-	if m == nil {
+// newDumper returns a dumper with the schema's defaults.
+func newDumper(name string) Dumper {
+	dm := Dumper{Name: name}
+	setDefaults(dumperSection, reflect.ValueOf(&dm).Elem())
+	return dm
+}
+
+// --- values: the decodeFuncs of the schema ----------------------------------
+
+const inf = math.MaxInt // no upper bound, for ints
+
+var (
+	portSpeeds           = []string{"NONE", "1G", "10G", "25G", "40G", "50G", "100G", "200G", "400G"}
+	fecTypes             = []string{"NONE", "FC", "RS"}
+	hostNICTypes         = []string{"cx4", "cx5", "cx6", "e810"}
+	dumperNICTypes       = []string{"cx4", "cx5", "cx6", "e810", "xl710"}
+	builtinPersonalities = []string{"spec", "cx4", "cx5", "cx6"}
+	eventTypeNames       = []string{"drop", "ecn", "corrupt", "bit-error"}
+)
+
+// ints decodes an integer in lo..hi; hint, if not empty, follows a range
+// error.
+func ints(lo, hi int, hint string) decodeFunc {
+	return func(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+		var i int
+		if d.intIn(v, path, &i, lo, hi, hint) {
+			f.SetInt(int64(i))
+		}
+	}
+}
+
+// oneOf decodes one of names, in any case, into a string (spelled as in
+// names) or an enumeration (the index in names).
+func oneOf(names []string) decodeFunc {
+	return func(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+		if i, ok := d.enum(v, path, names); ok && f.Kind() == reflect.String {
+			f.SetString(names[i])
+		} else if ok {
+			f.SetInt(int64(i))
+		}
+	}
+}
+
+func decStr(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	d.strVal(v, path, ptr[string](f))
+}
+
+func decName(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	d.nonEmpty(v, path, ptr[string](f))
+}
+
+func decFile(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	d.fileName(v, path, ptr[string](f))
+}
+
+func decBool(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	d.boolVal(v, path, ptr[bool](f))
+}
+
+func decSeed(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	if s, ok := d.scalar(v, path, "an unsigned integer"); ok {
+		if u, err := parseUint(strings.TrimPrefix(strings.TrimSpace(s), "+")); err != nil {
+			d.fail(v, path, "want an unsigned 64-bit integer, got %s", describe(v))
+		} else {
+			f.SetUint(u)
+		}
+	}
+}
+
+func decRewritePort(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	var p int
+	if !d.intIn(v, path, &p, 1, 65535, "") {
 		return
 	}
-	str := map[string]*string{
-		"sde-path": &s.SDEPath, "workspace": &s.Workspace, "control-ip": &s.ControlIP,
-		"username": &s.Username, "ssh-key-filepath": &s.SSHKeyFilepath,
-		"local-switch-config-path": &s.LocalSwitchConfigPath,
-	}
-	for _, k := range switchKeys {
-		if v, dst := m[k], str[k]; v != nil && dst != nil {
-			d.strVal(v, "switch."+k, dst)
-		}
-	}
-	if v := m["port-speed"]; v != nil {
-		if i, ok := d.enum(v, "switch.port-speed", portSpeeds); ok {
-			s.PortSpeed = portSpeeds[i]
-		}
-	}
-	if v := m["fec-type"]; v != nil {
-		if i, ok := d.enum(v, "switch.fec-type", fecTypes); ok {
-			s.FECType = fecTypes[i]
-		}
-	}
-	if v := m["listen-port"]; v != nil {
-		d.intIn(v, "switch.listen-port", &s.ListenPort, 1, 65535, "")
+	if p == roceUDPPort {
+		d.fail(v, path, "must not be 4791, the RoCEv2 port: dumpers could not tell mirrored copies from live traffic")
+	} else {
+		f.SetInt(int64(p))
 	}
 }
 
-func defaultHost() Host {
-	return Host{
-		NIC: NIC{IBPort: defaultIBPort},
-		RoCE: RoCEParameters{
-			DCQCNRPEnable:      true,
-			DCQCNNPEnable:      true,
-			MinTimeBetweenCNPs: defaultMinTimeBtwCNPs,
-			DCQCNEnable:        true,
-		},
-	}
+// decMirror decodes requester-mirror or responder-mirror into a dumper.
+func decMirror(d *decoder, v *yaml.Node, path string, _, s reflect.Value) {
+	d.mirrors = append(d.mirrors, path)
+	dm := newDumper(path)
+	d.section(v, path, mirrorSection, reflect.ValueOf(&dm).Elem())
+	t := ptr[Test](s)
+	t.Dumpers = append(t.Dumpers, dm)
 }
 
-var hostKeys = []string{"workspace", "control-ip", "username", "ssh-key-filepath", "nic", "roce-parameters"}
-
-func (d *decoder) host(n *yaml.Node, path string, h *Host) {
-	m := d.object(n, path, hostKeys)
-	if m == nil {
+func decDumpers(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	d.dumpersGiven = true
+	if len(d.mirrors) > 0 {
+		d.errorf(d.keys[path], "dumpers and %s are mutually exclusive: use dumpers, or the public tool's requester-mirror and responder-mirror", strings.Join(d.mirrors, "/"))
+		d.bad[path] = true
 		return
 	}
-	d.login(m, path, &h.Workspace, &h.ControlIP, &h.Username, &h.SSHKeyFilepath)
-	if v := m["nic"]; v != nil {
-		d.hostNIC(v, path+".nic", &h.NIC)
-	}
-	if v := m["roce-parameters"]; v != nil {
-		d.roce(v, path+".roce-parameters", &h.RoCE)
-	}
-}
-
-// login decodes the login keys shared by hosts, mirrors and dumpers.
-func (d *decoder) login(m map[string]*yaml.Node, path string, ws, ip, user, key *string) {
-	for k, dst := range map[string]*string{"workspace": ws, "control-ip": ip, "username": user, "ssh-key-filepath": key} {
-		if v := m[k]; v != nil {
-			d.strVal(v, join(path, k), dst)
-		}
-	}
-}
-
-var hostNICKeys = []string{"type", "personality", "if-name", "pci-addr", "ib-device", "ib-port", "switch-port", "ip-list", "prio-dscp-map"}
-
-var hostNICTypes = []string{"cx4", "cx5", "cx6", "e810"}
-var dumperNICTypes = []string{"cx4", "cx5", "cx6", "e810", "xl710"}
-var builtinPersonalities = []string{"spec", "cx4", "cx5", "cx6"}
-
-func (d *decoder) hostNIC(n *yaml.Node, path string, nic *NIC) {
-	m := d.object(n, path, hostNICKeys)
-	if m == nil {
-		return
-	}
-	if v := m["type"]; v != nil {
-		if s, ok := d.scalar(v, path+".type", quoteList(hostNICTypes)); ok {
-			if strings.EqualFold(s, "xl710") {
-				d.fail(v, path+".type", "xl710 has no RDMA support: it is allowed on dumpers (mirrors) only; want %s", quoteList(hostNICTypes))
-			} else if i, ok := d.enum(v, path+".type", hostNICTypes); ok {
-				nic.Type = hostNICTypes[i]
-			}
-		}
-	}
-	if v := m["personality"]; v != nil {
-		var s string
-		if d.nonEmpty(v, path+".personality", &s) {
-			low := strings.ToLower(s)
-			switch {
-			case slices.Contains(builtinPersonalities, low):
-				nic.Personality = low
-			case strings.HasSuffix(low, ".yaml") || strings.HasSuffix(low, ".yml"):
-				nic.Personality = s
-			default:
-				msg := fmt.Sprintf("want %s, or the path of a .yaml/.yml file, got %s", quoteList(builtinPersonalities), describe(v))
-				if sug := suggest(s, builtinPersonalities); sug != "" {
-					msg += fmt.Sprintf("; did you mean %q?", sug)
-				}
-				d.fail(v, path+".personality", "%s", msg)
-			}
-		}
-	}
-	d.nicCommon(m, path, nic)
-	if v := m["ib-device"]; v != nil {
-		d.strVal(v, path+".ib-device", &nic.IBDevice)
-	}
-	if v := m["ib-port"]; v != nil {
-		d.intIn(v, path+".ib-port", &nic.IBPort, 1, 255, "")
-	}
-	if v := m["ip-list"]; v != nil {
-		d.ipList(v, path+".ip-list", nic)
-	}
-	if v := m["prio-dscp-map"]; v != nil {
-		d.prioDSCPMap(v, path+".prio-dscp-map", nic)
-	}
-}
-
-// nicCommon decodes the keys that host and dumper NICs share.
-func (d *decoder) nicCommon(m map[string]*yaml.Node, path string, nic *NIC) {
-	if v := m["if-name"]; v != nil {
-		d.strVal(v, path+".if-name", &nic.IfName)
-	}
-	if v := m["pci-addr"]; v != nil {
-		d.strVal(v, path+".pci-addr", &nic.PCIAddr)
-	}
-	if v := m["switch-port"]; v != nil {
-		d.intIn(v, path+".switch-port", &nic.SwitchPort, 0, 511, "")
-	}
-}
-
-func (d *decoder) ipList(v *yaml.Node, path string, nic *NIC) {
 	elems, ok := d.seq(v, path)
 	if !ok {
 		return
 	}
+	if len(elems) == 0 || len(elems) > maxDumpers {
+		d.fail(v, path, "want 1..%d dumpers, got %d", maxDumpers, len(elems))
+		if len(elems) > maxDumpers {
+			elems = elems[:maxDumpers]
+		}
+	}
+	dumpers := ptr[[]Dumper](f)
+	for i, e := range elems {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		dm := newDumper(fmt.Sprintf("dumper-%d", i))
+		d.nodes[p] = e
+		d.section(e, p, dumperSection, reflect.ValueOf(&dm).Elem())
+		*dumpers = append(*dumpers, dm)
+	}
+}
+
+func decDumperName(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	var s string
+	if !d.nonEmpty(v, path, &s) {
+		return
+	}
+	if !validName(s) {
+		d.fail(v, path, "want letters, digits, '.', '_' or '-', got %s", describe(v))
+	} else {
+		f.SetString(s)
+	}
+}
+
+func decEALArgs(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	if l, ok := d.strList(v, path); ok && len(l) > 0 {
+		f.Set(reflect.ValueOf(l))
+	}
+}
+
+func decHostNICType(d *decoder, v *yaml.Node, path string, f, s reflect.Value) {
+	if t, ok := d.scalar(v, path, quoteList(hostNICTypes)); !ok {
+		return
+	} else if strings.EqualFold(t, "xl710") {
+		d.fail(v, path, "xl710 has no RDMA support: it is allowed on dumpers (mirrors) only; want %s", quoteList(hostNICTypes))
+	} else {
+		oneOf(hostNICTypes)(d, v, path, f, s)
+	}
+}
+
+func decPersonality(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	var s string
+	if !d.nonEmpty(v, path, &s) {
+		return
+	}
+	low := strings.ToLower(s)
+	switch {
+	case slices.Contains(builtinPersonalities, low):
+		f.SetString(low)
+	case strings.HasSuffix(low, ".yaml") || strings.HasSuffix(low, ".yml"):
+		f.SetString(s)
+	default:
+		msg := fmt.Sprintf("want %s, or the path of a .yaml/.yml file, got %s", quoteList(builtinPersonalities), describe(v))
+		if sug := suggest(s, builtinPersonalities); sug != "" {
+			msg += fmt.Sprintf("; did you mean %q?", sug)
+		}
+		d.fail(v, path, "%s", msg)
+	}
+}
+
+func decIPList(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	elems, _ := d.seq(v, path)
+	list := ptr[[]netip.Prefix](f)
 	for i, e := range elems {
 		ep := fmt.Sprintf("%s[%d]", path, i)
 		var s string
@@ -770,15 +713,16 @@ func (d *decoder) ipList(v *yaml.Node, path string, nic *NIC) {
 			d.fail(e, ep, "want an IPv4 address or CIDR prefix such as 10.0.0.2/24, got %s", describe(e))
 			continue
 		}
-		nic.IPList = append(nic.IPList, p)
+		*list = append(*list, p)
 	}
 }
 
-func (d *decoder) prioDSCPMap(v *yaml.Node, path string, nic *NIC) {
+func decPrioDSCPMap(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 	if v.Kind != yaml.MappingNode {
 		d.fail(v, path, "want a mapping from priority (0..7) to DSCP values such as \"8,9,10\", got %s", describe(v))
 		return
 	}
+	pm := ptr[map[int][]int](f)
 	for _, p := range d.pairs(v, path, 0) {
 		prio, err := parseInt(p.name)
 		if err != nil || prio < 0 || prio > 7 {
@@ -817,276 +761,41 @@ func (d *decoder) prioDSCPMap(v *yaml.Node, path string, nic *NIC) {
 			}
 			dscps = append(dscps, int(x))
 		}
-		if nic.PrioDSCPMap == nil {
-			nic.PrioDSCPMap = map[int][]int{}
+		if *pm == nil {
+			*pm = map[int][]int{}
 		}
-		nic.PrioDSCPMap[int(prio)] = dscps
+		(*pm)[int(prio)] = dscps
 	}
 }
 
-var roceKeys = []string{"dcqcn-rp-enable", "dcqcn-np-enable", "min-time-between-cnps", "adaptive-retrans", "slow-restart", "dcqcn-enable"}
-
-func (d *decoder) roce(n *yaml.Node, path string, r *RoCEParameters) {
-	m := d.object(n, path, roceKeys)
-	if m == nil {
-		return
+// decNumQPs decodes num-qps, or the paper's num-connections: an integer,
+// or "a,b" with rdma-verb send_read. It needs the verb, so it decodes
+// rdma-verb first (its own row decodes it again, which reports nothing
+// new). Without either key, resolve fills in the send_read default.
+func decNumQPs(d *decoder, v *yaml.Node, path string, _, s reflect.Value) {
+	const qps, conns, verb = "traffic.num-qps", "traffic.num-connections", "traffic.rdma-verb"
+	if path == qps && d.given(conns) {
+		return // the num-connections row reports the conflict
 	}
-	for k, dst := range map[string]*bool{
-		"dcqcn-rp-enable": &r.DCQCNRPEnable, "dcqcn-np-enable": &r.DCQCNNPEnable,
-		"adaptive-retrans": &r.AdaptiveRetrans, "slow-restart": &r.SlowRestart, "dcqcn-enable": &r.DCQCNEnable,
-	} {
-		if v := m[k]; v != nil {
-			d.boolVal(v, path+"."+k, dst)
-		}
-	}
-	if v := m["min-time-between-cnps"]; v != nil {
-		d.intIn(v, path+".min-time-between-cnps", &r.MinTimeBetweenCNPs, 0, math.MaxInt, "")
-	}
-}
-
-func defaultDumper(name string) Dumper {
-	return Dumper{
-		Name:    name,
-		Weight:  defaultDumperWeight,
-		Workers: defaultDumperWorkers,
-		SnapLen: defaultSnapLen,
-		NumPkts: defaultNumPkts,
-	}
-}
-
-var mirrorKeys = []string{"workspace", "control-ip", "username", "ssh-key-filepath", "pkt-dump-conf", "nic"}
-var pktDumpKeys = []string{"dump-filename", "snap-len", "num-pkts"}
-
-func (d *decoder) mirror(n *yaml.Node, path string, dm *Dumper) {
-	m := d.object(n, path, mirrorKeys)
-	if m == nil {
-		return
-	}
-	d.login(m, path, &dm.Workspace, &dm.ControlIP, &dm.Username, &dm.SSHKeyFilepath)
-	if v := m["pkt-dump-conf"]; v != nil {
-		pm := d.object(v, path+".pkt-dump-conf", pktDumpKeys)
-		d.dumpConf(pm, path+".pkt-dump-conf", dm)
-	}
-	if v := m["nic"]; v != nil {
-		d.dumperNIC(v, path+".nic", &dm.NIC)
-	}
-}
-
-// dumpConf decodes dump-filename, snap-len and num-pkts.
-func (d *decoder) dumpConf(m map[string]*yaml.Node, path string, dm *Dumper) {
-	if v := m["dump-filename"]; v != nil {
-		d.fileName(v, path+".dump-filename", &dm.DumpFilename)
-	}
-	if v := m["snap-len"]; v != nil {
-		d.intIn(v, path+".snap-len", &dm.SnapLen, minSnapLen, maxSnapLen, "")
-	}
-	if v := m["num-pkts"]; v != nil {
-		d.intIn(v, path+".num-pkts", &dm.NumPkts, 1, 1<<30, "")
-	}
-}
-
-var dumperNICKeys = []string{"if-name", "pci-addr", "switch-port", "rte-port-id", "type"}
-
-func (d *decoder) dumperNIC(n *yaml.Node, path string, nic *NIC) {
-	m := d.object(n, path, dumperNICKeys)
-	if m == nil {
-		return
-	}
-	if v := m["type"]; v != nil {
-		if i, ok := d.enum(v, path+".type", dumperNICTypes); ok {
-			nic.Type = dumperNICTypes[i]
-		}
-	}
-	d.nicCommon(m, path, nic)
-	if v := m["rte-port-id"]; v != nil {
-		d.intIn(v, path+".rte-port-id", &nic.RTEPortID, 0, 1023, "")
-	}
-}
-
-var dumperKeys = []string{
-	"name", "weight", "workers", "backend", "snap-len", "num-pkts", "dump-filename",
-	"control-ip", "username", "ssh-key-filepath", "workspace", "nic", "eal-args",
-}
-
-func (d *decoder) dumpers(v *yaml.Node, t *Test) {
-	elems, ok := d.seq(v, "dumpers")
-	if !ok {
-		return
-	}
-	if len(elems) == 0 || len(elems) > maxDumpers {
-		d.fail(v, "dumpers", "want 1..%d dumpers, got %d", maxDumpers, len(elems))
-		if len(elems) > maxDumpers {
-			elems = elems[:maxDumpers]
-		}
-	}
-	for i, e := range elems {
-		path := fmt.Sprintf("dumpers[%d]", i)
-		dm := defaultDumper(fmt.Sprintf("dumper-%d", i))
-		d.nodes[path] = e
-		set := false
-		if m := d.object(e, path, dumperKeys); m != nil {
-			if v := m["name"]; v != nil {
-				var s string
-				if d.nonEmpty(v, path+".name", &s) {
-					if !validName(s) {
-						d.fail(v, path+".name", "want letters, digits, '.', '_' or '-', got %s", describe(v))
-					} else {
-						dm.Name = s
-					}
-				}
-			}
-			if v := m["weight"]; v != nil {
-				d.intIn(v, path+".weight", &dm.Weight, 1, maxDumperWeight, "")
-			}
-			if v := m["workers"]; v != nil {
-				d.intIn(v, path+".workers", &dm.Workers, 1, maxDumperWorkers, "")
-			}
-			if v := m["backend"]; v != nil {
-				if i, ok := d.enum(v, path+".backend", backendNames); ok {
-					dm.Backend, set = DumperBackend(i), true
-				}
-			}
-			d.dumpConf(m, path, &dm)
-			d.login(m, path, &dm.Workspace, &dm.ControlIP, &dm.Username, &dm.SSHKeyFilepath)
-			if v := m["nic"]; v != nil {
-				d.dumperNIC(v, path+".nic", &dm.NIC)
-			}
-			if v := m["eal-args"]; v != nil {
-				if l, ok := d.strList(v, path+".eal-args"); ok && len(l) > 0 {
-					dm.EALArgs = l
-				}
-			}
-		}
-		t.Dumpers = append(t.Dumpers, dm)
-		d.backendSet = append(d.backendSet, set)
-	}
-}
-
-func validName(s string) bool {
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return s != "." && s != ".."
-}
-
-func defaultTraffic() Traffic {
-	return Traffic{
-		NumQPs:               defaultNumQPs,
-		NumMsgsPerQP:         defaultNumMsgsPerQP,
-		MTU:                  defaultMTU,
-		MessageSize:          defaultMessageSize,
-		ListenPort:           defaultTrafficListenPort,
-		TxDepth:              defaultTxDepth,
-		MinRetransmitTimeout: defaultMinRetransTimeout,
-		MaxRetransmitRetry:   defaultMaxRetransRetry,
-	}
-}
-
-var trafficKeys = []string{
-	"num-qps", "num-connections", "rdma-verb", "num-msgs-per-qp", "mtu", "message-size",
-	"listen-port", "multi-gid", "barrier-sync", "tx-depth", "min-retransmit-timeout",
-	"max-retransmit-retry", "dscp-list", "data-pkt-events",
-}
-
-var validMTUs = []int{256, 512, 1024, 2048, 4096}
-
-func (d *decoder) traffic(n *yaml.Node, tr *Traffic) {
-	const p = "traffic"
-	m := d.object(n, p, trafficKeys)
-	if m == nil {
-		return
-	}
-	if v := m["rdma-verb"]; v != nil {
-		if i, ok := d.enum(v, p+".rdma-verb", verbNames); ok {
+	tr := ptr[Traffic](s)
+	if d.given(verb) {
+		if i, ok := d.enum(d.nodes[verb], verb, verbNames); ok {
 			tr.Verb = Verb(i)
 		}
 	}
-	qpKey := "num-qps"
-	if v := m["num-connections"]; v != nil {
-		if m["num-qps"] != nil {
-			d.errorf(d.keys[p+".num-connections"], "num-connections and num-qps are the same setting (the paper's and the public tool's spelling): give only one")
-			d.bad[p+".num-qps"] = true
-		} else {
-			qpKey = "num-connections"
-		}
+	if path == conns && d.given(qps) {
+		d.errorf(d.keys[conns], "num-connections and num-qps are the same setting (the paper's and the public tool's spelling): give only one")
+		d.bad[qps] = true
+		return
 	}
-	if v := m[qpKey]; v != nil && !d.bad[p+".num-qps"] {
-		d.numQPs(v, p+"."+qpKey, tr)
-		if d.bad[p+"."+qpKey] {
-			d.bad[p+".num-qps"] = true
-		}
-		d.nodes[p+".num-qps"] = v
-	} else if tr.Verb == VerbSendRead && !d.bad[p+".rdma-verb"] {
-		tr.NumQPs, tr.NumReadQPs = 2, 1
-	}
-	if v := m["num-msgs-per-qp"]; v != nil {
-		d.intIn(v, p+".num-msgs-per-qp", &tr.NumMsgsPerQP, 1, maxMsgsPerQP, "")
-	}
-	if v := m["mtu"]; v != nil {
-		var mtu int
-		if x, ok := d.intVal(v, p+".mtu"); ok {
-			mtu = x
-			if slices.Contains(validMTUs, mtu) {
-				tr.MTU = mtu
-			} else {
-				d.fail(v, p+".mtu", "want 256, 512, 1024, 2048 or 4096, got %d", mtu)
-			}
-		}
-	}
-	if v := m["message-size"]; v != nil {
-		d.intIn(v, p+".message-size", &tr.MessageSize, 0, maxMessageSize, "")
-	}
-	if v := m["listen-port"]; v != nil {
-		d.intIn(v, p+".listen-port", &tr.ListenPort, 1, 65535, "")
-	}
-	if v := m["multi-gid"]; v != nil {
-		d.boolVal(v, p+".multi-gid", &tr.MultiGID)
-	}
-	if v := m["barrier-sync"]; v != nil {
-		d.boolVal(v, p+".barrier-sync", &tr.BarrierSync)
-	}
-	if v := m["tx-depth"]; v != nil {
-		d.intIn(v, p+".tx-depth", &tr.TxDepth, 1, math.MaxInt, "")
-	}
-	if v := m["min-retransmit-timeout"]; v != nil {
-		d.intIn(v, p+".min-retransmit-timeout", &tr.MinRetransmitTimeout, 0, 31, "")
-	}
-	if v := m["max-retransmit-retry"]; v != nil {
-		d.intIn(v, p+".max-retransmit-retry", &tr.MaxRetransmitRetry, 0, 7, "")
-	}
-	if v := m["dscp-list"]; v != nil {
-		if elems, ok := d.seq(v, p+".dscp-list"); ok {
-			for i, e := range elems {
-				var x int
-				if d.intIn(e, fmt.Sprintf("%s.dscp-list[%d]", p, i), &x, 0, 63, "") {
-					tr.DSCPList = append(tr.DSCPList, x)
-				} else {
-					d.bad[p+".dscp-list"] = true
-				}
-			}
-		}
-	}
-	if v := m["data-pkt-events"]; v != nil {
-		if elems, ok := d.seq(v, p+".data-pkt-events"); ok {
-			for i, e := range elems {
-				ev, ok := d.event(e, fmt.Sprintf("%s.data-pkt-events[%d]", p, i))
-				tr.Events = append(tr.Events, ev)
-				d.evOK = append(d.evOK, ok)
-			}
-		}
-	}
-}
-
-// numQPs decodes num-qps: an integer, or "a,b" with rdma-verb send_read.
-func (d *decoder) numQPs(v *yaml.Node, path string, tr *Traffic) {
-	s, ok := d.scalar(v, path, "an integer")
+	d.nodes[qps] = v
+	defer func() { d.bad[qps] = d.bad[qps] || d.bad[path] }() // a rejected num-connections is a rejected num-qps
+	n, ok := d.scalar(v, path, "an integer")
 	if !ok {
 		return
 	}
-	verbKnown := !d.bad["traffic.rdma-verb"]
-	if a, b, found := strings.Cut(s, ","); found {
+	verbKnown := !d.bad[verb]
+	if a, b, found := strings.Cut(n, ","); found {
 		if verbKnown && tr.Verb != VerbSendRead {
 			d.fail(v, path, "%s (a SEND QPs, then b READ QPs) is only allowed with rdma-verb send_read, not %s", describe(v), tr.Verb)
 			return
@@ -1104,71 +813,79 @@ func (d *decoder) numQPs(v *yaml.Node, path string, tr *Traffic) {
 		tr.NumQPs, tr.NumReadQPs = int(x+y), int(y)
 		return
 	}
-	if verbKnown && tr.Verb == VerbSendRead {
-		if _, err := parseInt(s); err == nil {
-			d.fail(v, path, "rdma-verb send_read wants \"a,b\" (a SEND QPs, then b READ QPs), got %s", s)
-			return
-		}
+	if _, err := parseInt(n); err == nil && verbKnown && tr.Verb == VerbSendRead {
+		d.fail(v, path, "rdma-verb send_read wants \"a,b\" (a SEND QPs, then b READ QPs), got %s", n)
+		return
 	}
 	d.intIn(v, path, &tr.NumQPs, 1, maxQPs, "")
 }
 
-var eventKeys = []string{"qpn", "psn", "type", "iter", "msg", "packet"}
-var eventTypeNames = []string{"drop", "ecn", "corrupt", "bit-error"}
-
-// event decodes one data-pkt-events entry; ok is false if anything in it
-// was rejected.
-func (d *decoder) event(n *yaml.Node, path string) (ev Event, ok bool) {
-	ev = Event{Iter: 1, Msg: AllMessages, Pos: Pos{max(n.Line, 1), max(n.Column, 1)}}
-	m := d.object(n, path, eventKeys)
-	if m == nil {
-		return ev, false
+func decMTU(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	if mtu, ok := d.intVal(v, path); ok && slices.Contains([]int{256, 512, 1024, 2048, 4096}, mtu) {
+		f.SetInt(int64(mtu))
+	} else if ok {
+		d.fail(v, path, "want 256, 512, 1024, 2048 or 4096, got %d", mtu)
 	}
-	for _, k := range []string{"qpn", "psn", "type"} {
-		if m[k] == nil {
-			if d.nodes[path+"."+k] != nil {
-				d.errorf(d.nodes[path+"."+k], "%s: required, got null", k)
-			} else {
-				d.errorf(n, "missing key %q in %s", k, path)
-			}
+}
+
+func decDSCPList(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	elems, _ := d.seq(v, path)
+	list := ptr[[]int](f)
+	for i, e := range elems {
+		var x int
+		if d.intIn(e, fmt.Sprintf("%s[%d]", path, i), &x, 0, 63, "") {
+			*list = append(*list, x)
+		} else {
 			d.bad[path] = true
 		}
 	}
-	if v := m["qpn"]; v != nil {
-		d.intIn(v, path+".qpn", &ev.QPN, 0, math.MaxInt, "(qpn is the 0-based QP index)")
-	}
-	if v := m["psn"]; v != nil {
-		if v.Kind == yaml.ScalarNode && strings.EqualFold(v.Value, "all") {
-			ev.PSN = AllPackets
-		} else if _, err := parseInt(v.Value); v.Kind == yaml.ScalarNode && err != nil {
-			d.fail(v, path+".psn", "want an integer or \"all\", got %s", describe(v))
-		} else {
-			d.intIn(v, path+".psn", &ev.PSN, 0, math.MaxInt, "(psn is the 0-based packet index within a message)")
+}
+
+// decEvents decodes data-pkt-events, noting for each event whether it was
+// decoded without error.
+func decEvents(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	elems, _ := d.seq(v, path)
+	events := ptr[[]Event](f)
+	for i, e := range elems {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		ev := Event{Pos: Pos{max(e.Line, 1), max(e.Column, 1)}}
+		rv := reflect.ValueOf(&ev).Elem()
+		setDefaults(eventSection, rv)
+		ok := d.section(e, p, eventSection, rv) && !d.bad[p]
+		for _, k := range eventSection.names {
+			ok = ok && !d.bad[p+"."+k]
 		}
+		*events = append(*events, ev)
+		d.evOK = append(d.evOK, ok)
 	}
-	if v := m["type"]; v != nil {
-		if i, ok := d.enum(v, path+".type", eventTypeNames); ok {
-			ev.Type = []EventType{EventDrop, EventECN, EventCorrupt, EventCorrupt}[i]
-		}
+}
+
+func decPSN(d *decoder, v *yaml.Node, path string, f, s reflect.Value) {
+	if v.Kind == yaml.ScalarNode && strings.EqualFold(v.Value, "all") {
+		f.SetInt(AllPackets)
+	} else if _, err := parseInt(v.Value); v.Kind == yaml.ScalarNode && err != nil {
+		d.fail(v, path, "want an integer or \"all\", got %s", describe(v))
+	} else {
+		ints(0, inf, "(psn is the 0-based packet index within a message)")(d, v, path, f, s)
 	}
-	if v := m["iter"]; v != nil {
-		d.intIn(v, path+".iter", &ev.Iter, 1, math.MaxInt, "(iter is the 1-based transmission round: 1 is the first transmission)")
+}
+
+func decMsg(d *decoder, v *yaml.Node, path string, f, s reflect.Value) {
+	if v.Kind == yaml.ScalarNode && strings.EqualFold(v.Value, "all") {
+		f.SetInt(AllMessages)
+	} else {
+		ints(0, inf, "(msg is the 0-based message index)")(d, v, path, f, s)
 	}
-	if v := m["msg"]; v != nil {
-		if v.Kind == yaml.ScalarNode && strings.EqualFold(v.Value, "all") {
-			ev.Msg = AllMessages
-		} else {
-			d.intIn(v, path+".msg", &ev.Msg, 0, math.MaxInt, "(msg is the 0-based message index)")
-		}
+}
+
+func decEventType(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	if i, ok := d.enum(v, path, eventTypeNames); ok {
+		f.SetInt(int64([]EventType{EventDrop, EventECN, EventCorrupt, EventCorrupt}[i]))
 	}
-	if v := m["packet"]; v != nil {
-		if s, ok := d.scalar(v, path+".packet", "data"); ok && !strings.EqualFold(s, "data") {
-			d.fail(v, path+".packet", "events on control packets are not supported: the injector matches data packets only (got %s, want data)", describe(v))
-		}
+}
+
+func decPacket(d *decoder, v *yaml.Node, path string, _, _ reflect.Value) {
+	if s, ok := d.scalar(v, path, "data"); ok && !strings.EqualFold(s, "data") {
+		d.fail(v, path, "events on control packets are not supported: the injector matches data packets only (got %s, want data)", describe(v))
 	}
-	ok = !d.bad[path]
-	for _, k := range eventKeys {
-		ok = ok && !d.bad[path+"."+k]
-	}
-	return ev, ok
 }

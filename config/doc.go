@@ -11,6 +11,27 @@
 // iter-scope, nic.personality, dumpers, and the msg and packet keys of
 // events. docs/config.md lists every key with its type and default.
 //
+// # The schema table
+//
+// The schema is one table, in schema.go: a section per YAML mapping
+// (topSection, switchSection, ..., trafficSection, eventSection) holding a
+// key row per YAML key, in order. A row names the Go field that the key
+// sets, its default, how a value is decoded and checked (a decodeFunc such
+// as ints(lo, hi, ""), oneOf(names) or decStr), and whether Marshal leaves
+// the key out when it holds its default. Parse takes the known keys,
+// defaults and decoders of every mapping from the table; Marshal writes
+// the rows in table order, each field by its Go type. Values that fit no
+// generic decoder (num-qps "a,b", ip-list, prio-dscp-map, psn "all", the
+// dumpers and data-pkt-events lists, the mirrors) have a decodeFunc of
+// their own next to the generic ones in decode.go.
+//
+// To add a key: add the field, with a comment, to its struct in types.go;
+// add one row to its section in schema.go; add it to the section's key
+// table in docs/config.md (the table under the heading section.doc).
+// TestSchemaDocs fails until the docs list exactly the table's keys with
+// the same defaults. Checks that involve other keys go to validate.go, and
+// defaults that depend on other keys to resolve.
+//
 // Load and Parse return a resolved *Test: every default filled in, aliases
 // mapped to lumina's names, and requester-mirror/responder-mirror turned
 // into Dumpers. Test.Marshal writes the canonical YAML of a resolved Test;

@@ -10,7 +10,7 @@ func (d *decoder) resolve(t *Test) {
 	if t.Name == "" {
 		t.Name = defaultName(d.file)
 	}
-	if !d.testbedSet {
+	if !d.given("testbed") || d.bad["testbed"] {
 		t.Testbed = TestbedSim
 		if t.Requester.ControlIP != "" || t.Responder.ControlIP != "" || t.Switch.ControlIP != "" {
 			t.Testbed = TestbedRemote
@@ -25,15 +25,17 @@ func (d *decoder) resolve(t *Test) {
 			}
 		}
 	}
+	if tr := &t.Traffic; tr.Verb == VerbSendRead && tr.NumReadQPs == 0 {
+		tr.NumQPs, tr.NumReadQPs = 2, 1 // num-qps "1,1"
+	}
 	if len(t.Dumpers) == 0 && !d.dumpersGiven {
 		for i := 0; i < defaultNumDumpers; i++ {
-			t.Dumpers = append(t.Dumpers, defaultDumper(fmt.Sprintf("dumper-%d", i)))
-			d.backendSet = append(d.backendSet, false)
+			t.Dumpers = append(t.Dumpers, newDumper(fmt.Sprintf("dumper-%d", i)))
 		}
 	}
 	for i := range t.Dumpers {
 		dm := &t.Dumpers[i]
-		if !d.backendSet[i] {
+		if !d.backendSet(i) {
 			dm.Backend = BackendSim
 			if t.Testbed != TestbedSim {
 				dm.Backend = BackendAFPacket
@@ -57,6 +59,12 @@ func (d *decoder) dumperPath(i int) string {
 		return fmt.Sprintf("dumpers[%d]", i)
 	}
 	return ""
+}
+
+// backendSet reports whether the file gave dumper i a valid backend.
+func (d *decoder) backendSet(i int) bool {
+	p := d.dumperPath(i) + ".backend"
+	return d.given(p) && !d.bad[p]
 }
 
 // validate runs the checks that involve more than one key.
@@ -127,7 +135,7 @@ func (d *decoder) validateDumpers(t *Test) {
 		} else if !dup {
 			files[dm.DumpFilename] = fp
 		}
-		if d.backendSet[i] && !d.bad["testbed"] {
+		if d.backendSet(i) && !d.bad["testbed"] {
 			bp := d.firstPos(p + ".backend")
 			if t.Testbed == TestbedSim && dm.Backend != BackendSim {
 				d.errorAt(bp, fmt.Sprintf("backend %s needs a real network: testbed sim only supports backend sim", dm.Backend))

@@ -1,0 +1,239 @@
+package config
+
+import (
+	"reflect"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The tables below are the YAML schema: one section per YAML mapping, one
+// key per row, in the order that Parse decodes and Marshal writes them.
+// Parse takes from them the known keys of every mapping (anything else is
+// an unknown key), the defaults, and how each value is decoded and checked;
+// Marshal takes the keys, their order and which ones it leaves out. The
+// decodeFuncs are in decode.go. docs/config.md has one key table per
+// section, under the heading section.doc; TestSchemaDocs checks that it
+// lists the same keys with the same defaults.
+
+// section is one YAML mapping of a test file and the Go struct it fills in.
+type section struct {
+	doc   string       // heading of the section's key table in docs/config.md
+	typ   reflect.Type // the struct that the keys fill in
+	keys  []key
+	names []string // the keys' names, for unknown-key checks
+}
+
+// key is one row of the schema: a YAML key and the Go field it sets.
+type key struct {
+	name  string     // the YAML key
+	field string     // the Go field; "" for none (dec, or sub, then gets the section's struct)
+	dec   decodeFunc // decodes a non-null value; nil: the mapping described by sub
+	sub   *section   // the mapping (or list of mappings) that the value is
+	def   any        // the default, set before decoding; nil: the zero value
+	doc   string     // the default as docs/config.md writes it, if def does not say it
+	req   bool       // the key is required
+	omit  bool       // Marshal leaves the key out if it holds def or is an empty list or mapping
+	// enc, if not nil, writes the value for Marshal from the section's struct
+	// s; else Marshal writes the field by its Go type. Without field and enc
+	// the key is never written (aliases, and keys that only check).
+	enc func(s reflect.Value) *yaml.Node
+}
+
+// decodeFunc decodes v, the non-null value at path, into f, the key's
+// field (or s if the key has none); s is the section's struct.
+type decodeFunc func(d *decoder, v *yaml.Node, path string, f, s reflect.Value)
+
+func sect[T any](doc string, keys []key) *section {
+	s := &section{doc: doc, typ: reflect.TypeFor[T](), keys: keys}
+	for _, k := range keys {
+		s.names = append(s.names, k.name)
+	}
+	return s
+}
+
+// Keys that several sections share.
+var (
+	workspace  = key{name: "workspace", field: "Workspace", dec: decStr, omit: true}
+	controlIP  = key{name: "control-ip", field: "ControlIP", dec: decStr, omit: true}
+	username   = key{name: "username", field: "Username", dec: decStr, omit: true}
+	sshKey     = key{name: "ssh-key-filepath", field: "SSHKeyFilepath", dec: decStr, omit: true}
+	ifName     = key{name: "if-name", field: "IfName", dec: decStr, omit: true}
+	pciAddr    = key{name: "pci-addr", field: "PCIAddr", dec: decStr, omit: true}
+	switchPort = key{name: "switch-port", field: "SwitchPort", dec: ints(0, 511, ""), omit: true}
+	snapLen    = key{name: "snap-len", field: "SnapLen", dec: ints(64, 9216, ""), def: 128}
+	numPkts    = key{name: "num-pkts", field: "NumPkts", dec: ints(1, 1<<30, ""), def: 1 << 20}
+	dumpFile   = key{name: "dump-filename", field: "DumpFilename", dec: decFile, doc: "`<name>.pcap`"}
+)
+
+var topSection = sect[Test]("Top level", []key{
+	{name: "name", field: "Name", dec: decName, doc: "file base name without extension"},
+	{name: "seed", field: "Seed", dec: decSeed, def: 1},
+	{name: "testbed", field: "Testbed", dec: oneOf(testbedNames), doc: "`remote` if `requester`, `responder` or `switch` has a `control-ip`, else `sim`"},
+	{name: "iter-scope", field: "IterScope", dec: oneOf(iterScopeNames)},
+	{name: "result-path", field: "ResultPath", dec: decName, def: "results"},
+	{name: "local-workspace", field: "LocalWorkspace", dec: decStr, omit: true},
+	{name: "aggregate-pcap-filename", field: "AggregatePcapFilename", dec: decFile, def: "trace.pcap"},
+	{name: "num-repeats", field: "NumRepeats", dec: ints(1, inf, ""), def: 1},
+	{name: "rewrite-udp-dst-port", field: "RewriteUDPDstPort", dec: decRewritePort, def: 9741},
+	{name: "switch", field: "Switch", sub: switchSection},
+	{name: "requester", field: "Requester", sub: hostSection},
+	{name: "responder", field: "Responder", sub: hostSection},
+	{name: "requester-mirror", sub: mirrorSection, dec: decMirror},
+	{name: "responder-mirror", sub: mirrorSection, dec: decMirror},
+	{name: "dumpers", field: "Dumpers", sub: dumperSection, dec: decDumpers, doc: "two dumpers `dumper-0`, `dumper-1`"},
+	{name: "traffic", field: "Traffic", sub: trafficSection},
+})
+
+var switchSection = sect[Switch]("`switch`", []key{
+	{name: "sde-path", field: "SDEPath", dec: decStr, omit: true},
+	workspace, controlIP, username, sshKey,
+	{name: "port-speed", field: "PortSpeed", dec: oneOf(portSpeeds), omit: true, doc: "empty (target default)"},
+	{name: "fec-type", field: "FECType", dec: oneOf(fecTypes), omit: true, doc: "empty (target default)"},
+	{name: "listen-port", field: "ListenPort", dec: ints(1, 65535, ""), def: 9000},
+	{name: "local-switch-config-path", field: "LocalSwitchConfigPath", dec: decStr, omit: true},
+})
+
+var hostSection = sect[Host]("`requester` / `responder`", []key{
+	workspace, controlIP, username, sshKey,
+	{name: "nic", field: "NIC", sub: hostNICSection},
+	{name: "roce-parameters", field: "RoCE", sub: roceSection},
+})
+
+var hostNICSection = sect[NIC]("`nic` (traffic hosts)", []key{
+	{name: "type", field: "Type", dec: decHostNICType, omit: true},
+	{name: "personality", field: "Personality", dec: decPersonality, omit: true, doc: "`type` if it is cx4/cx5/cx6, else `spec`"},
+	ifName, pciAddr,
+	{name: "ib-device", field: "IBDevice", dec: decStr, omit: true},
+	{name: "ib-port", field: "IBPort", dec: ints(1, 255, ""), def: 1},
+	switchPort,
+	{name: "ip-list", field: "IPList", dec: decIPList, omit: true},
+	{name: "prio-dscp-map", field: "PrioDSCPMap", dec: decPrioDSCPMap, omit: true, doc: "empty (priority p ↔ DSCP 8p..8p+7)"},
+})
+
+var roceSection = sect[RoCEParameters]("`roce-parameters`", []key{
+	{name: "dcqcn-rp-enable", field: "DCQCNRPEnable", dec: decBool, def: true},
+	{name: "dcqcn-np-enable", field: "DCQCNNPEnable", dec: decBool, def: true},
+	{name: "min-time-between-cnps", field: "MinTimeBetweenCNPs", dec: ints(0, inf, ""), def: 4},
+	{name: "adaptive-retrans", field: "AdaptiveRetrans", dec: decBool},
+	{name: "slow-restart", field: "SlowRestart", dec: decBool},
+	{name: "dcqcn-enable", field: "DCQCNEnable", dec: decBool, def: true},
+})
+
+var dumperSection = sect[Dumper]("`dumpers`", []key{
+	{name: "name", field: "Name", dec: decDumperName, doc: "`dumper-<i>` (0-based index)"},
+	{name: "weight", field: "Weight", dec: ints(1, 255, ""), def: 1},
+	{name: "workers", field: "Workers", dec: ints(1, 256, ""), def: 1},
+	{name: "backend", field: "Backend", dec: oneOf(backendNames), doc: "`sim` on testbed `sim`, else `afpacket`"},
+	snapLen, numPkts, dumpFile,
+	controlIP, username, sshKey, workspace,
+	{name: "nic", field: "NIC", sub: dumperNICSection, omit: true},
+	{name: "eal-args", field: "EALArgs", dec: decEALArgs, omit: true},
+})
+
+var dumperNICSection = sect[NIC]("`nic` (dumpers)", []key{
+	{name: "type", field: "Type", dec: oneOf(dumperNICTypes), omit: true},
+	ifName, pciAddr, switchPort,
+	{name: "rte-port-id", field: "RTEPortID", dec: ints(0, 1023, ""), omit: true},
+})
+
+// mirrorSection is the public tool's requester-mirror and responder-mirror:
+// each becomes one dumper.
+var mirrorSection = sect[Dumper]("`requester-mirror` / `responder-mirror`", []key{
+	workspace, controlIP, username, sshKey,
+	{name: "pkt-dump-conf", sub: pktDumpSection},
+	{name: "nic", field: "NIC", sub: dumperNICSection},
+})
+
+var pktDumpSection = sect[Dumper]("`pkt-dump-conf`", []key{dumpFile, snapLen, numPkts})
+
+var trafficSection = sect[Traffic]("`traffic`", []key{
+	{name: "num-qps", field: "NumQPs", dec: decNumQPs, def: 1, enc: encNumQPs, doc: "`1` (`\"1,1\"` with `send_read`)"},
+	{name: "num-connections", dec: decNumQPs},
+	{name: "rdma-verb", field: "Verb", dec: oneOf(verbNames)},
+	{name: "num-msgs-per-qp", field: "NumMsgsPerQP", dec: ints(1, 1<<31-1, ""), def: 1},
+	{name: "mtu", field: "MTU", dec: decMTU, def: defaultMTU},
+	{name: "message-size", field: "MessageSize", dec: ints(0, 1<<31, ""), def: 4096},
+	{name: "listen-port", field: "ListenPort", dec: ints(1, 65535, ""), def: 12345},
+	{name: "multi-gid", field: "MultiGID", dec: decBool},
+	{name: "barrier-sync", field: "BarrierSync", dec: decBool},
+	{name: "tx-depth", field: "TxDepth", dec: ints(1, inf, ""), def: 1},
+	{name: "min-retransmit-timeout", field: "MinRetransmitTimeout", dec: ints(0, 31, ""), def: 14},
+	{name: "max-retransmit-retry", field: "MaxRetransmitRetry", dec: ints(0, 7, ""), def: 7},
+	{name: "dscp-list", field: "DSCPList", dec: decDSCPList, omit: true},
+	{name: "data-pkt-events", field: "Events", sub: eventSection, dec: decEvents, omit: true},
+})
+
+var eventSection = sect[Event]("Events", []key{
+	{name: "qpn", field: "QPN", req: true, dec: ints(0, inf, "(qpn is the 0-based QP index)")},
+	{name: "psn", field: "PSN", req: true, dec: decPSN, enc: encPSN},
+	{name: "type", field: "Type", req: true, dec: decEventType},
+	{name: "iter", field: "Iter", def: 1, dec: ints(1, inf, "(iter is the 1-based transmission round: 1 is the first transmission)")},
+	{name: "msg", field: "Msg", def: AllMessages, omit: true, dec: decMsg, doc: "every message"},
+	{name: "packet", dec: decPacket, doc: "`data`"},
+})
+
+// value returns the value of k's field in s, the section's struct, or s
+// itself if k has no field.
+func (k *key) value(s reflect.Value) reflect.Value {
+	if k.field == "" {
+		return s
+	}
+	return s.FieldByName(k.field)
+}
+
+// defValue returns k's default as a value of type t.
+func (k *key) defValue(t reflect.Type) reflect.Value {
+	if k.def == nil {
+		return reflect.Zero(t)
+	}
+	return reflect.ValueOf(k.def).Convert(t)
+}
+
+// setDefaults sets the defaults of sec's keys, and of its sub-mappings, in s.
+func setDefaults(sec *section, s reflect.Value) {
+	for _, k := range sec.keys {
+		if k.field == "" {
+			continue
+		}
+		f := s.FieldByName(k.field)
+		if k.def != nil {
+			f.Set(k.defValue(f.Type()))
+		}
+		if k.sub != nil && f.Kind() == reflect.Struct {
+			setDefaults(k.sub, f)
+		}
+	}
+}
+
+// ptr returns the address of v, which holds a T.
+func ptr[T any](v reflect.Value) *T { return v.Addr().Interface().(*T) }
+
+// section decodes the mapping n at path into s, a struct of sec.typ: it
+// reports unknown keys and missing required ones, then decodes each given
+// key in table order. It returns false if n is not a mapping.
+func (d *decoder) section(n *yaml.Node, path string, sec *section, s reflect.Value) bool {
+	m := d.object(n, path, sec.names)
+	if m == nil {
+		return false
+	}
+	for _, k := range sec.keys {
+		if kp := join(path, k.name); k.req && m[k.name] == nil {
+			if d.nodes[kp] != nil {
+				d.errorf(d.nodes[kp], "%s: required, got null", k.name)
+			} else {
+				d.errorf(n, "missing key %q in %s", k.name, path)
+			}
+			d.bad[path] = true
+		}
+	}
+	for _, k := range sec.keys {
+		switch v := m[k.name]; {
+		case v == nil:
+		case k.dec != nil:
+			k.dec(d, v, join(path, k.name), k.value(s), s)
+		default:
+			d.section(v, join(path, k.name), k.sub, k.value(s))
+		}
+	}
+	return true
+}
