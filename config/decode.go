@@ -780,7 +780,7 @@ func decNumQPs(d *decoder, v *yaml.Node, path string, _, s reflect.Value) {
 	tr := ptr[Traffic](s)
 	if d.given(verb) {
 		if i, ok := d.enum(d.nodes[verb], verb, verbNames); ok {
-			tr.Verb = Verb(i)
+			tr.Verb = Verb(verbNames[i])
 		}
 	}
 	if path == conns && d.given(qps) {

@@ -149,7 +149,7 @@ var pktDumpSection = sect[Dumper]("`pkt-dump-conf`", []key{dumpFile, snapLen, nu
 var trafficSection = sect[Traffic]("`traffic`", []key{
 	{name: "num-qps", field: "NumQPs", dec: decNumQPs, def: 1, enc: encNumQPs, doc: "`1` (`\"1,1\"` with `send_read`)"},
 	{name: "num-connections", dec: decNumQPs},
-	{name: "rdma-verb", field: "Verb", dec: oneOf(verbNames)},
+	{name: "rdma-verb", field: "Verb", dec: oneOf(verbNames), def: string(VerbWrite)},
 	{name: "num-msgs-per-qp", field: "NumMsgsPerQP", dec: ints(1, 1<<31-1, ""), def: 1},
 	{name: "mtu", field: "MTU", dec: decMTU, def: defaultMTU},
 	{name: "message-size", field: "MessageSize", dec: ints(0, 1<<31, ""), def: 4096},

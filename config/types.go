@@ -4,29 +4,24 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+
+	"github.com/netlumina/lumina/generator"
 )
 
 // Verb is the RDMA verb that the traffic generator uses (YAML key
-// traffic.rdma-verb). The zero value is VerbWrite, the default.
-type Verb int
+// traffic.rdma-verb): lumina's one verb type, generator.Verb, spelled in
+// YAML as it is in Go. Parse sets VerbWrite when the key is absent.
+type Verb = generator.Verb
 
 // Verbs.
 const (
-	VerbWrite    Verb = iota // "write": RDMA WRITE; the requester sends the data packets.
-	VerbRead                 // "read": RDMA READ; the responder sends the data (response) packets.
-	VerbSend                 // "send": SEND/RECV; the requester sends the data packets.
-	VerbSendRead             // "send_read": num-qps "a,b": a SEND QPs, then b READ QPs.
+	VerbWrite    = generator.VerbWrite    // "write": RDMA WRITE; the requester sends the data packets.
+	VerbRead     = generator.VerbRead     // "read": RDMA READ; the responder sends the data (response) packets.
+	VerbSend     = generator.VerbSend     // "send": SEND/RECV; the requester sends the data packets.
+	VerbSendRead = generator.VerbSendRead // "send_read": num-qps "a,b": a SEND QPs, then b READ QPs.
 )
 
-var verbNames = []string{"write", "read", "send", "send_read"}
-
-// String returns the YAML spelling, e.g. "send_read".
-func (v Verb) String() string {
-	if v >= 0 && int(v) < len(verbNames) {
-		return verbNames[v]
-	}
-	return fmt.Sprintf("Verb(%d)", int(v))
-}
+var verbNames = []string{string(VerbWrite), string(VerbRead), string(VerbSend), string(VerbSendRead)}
 
 // EventType is what the injector does to a matched data packet (YAML key
 // type of a data-pkt-events entry). The numbers are the event encoding in

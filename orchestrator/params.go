@@ -49,7 +49,7 @@ func traffic(t *config.Test) generator.Traffic {
 		MTU: tr.MTU, TxDepth: tr.TxDepth, Barrier: tr.BarrierSync, MultiGID: tr.MultiGID,
 		Timeout: uint8(tr.MinRetransmitTimeout), TimeoutSet: true, RetryCnt: uint8(tr.MaxRetransmitRetry), RetryCntSet: true,
 		DSCP: tr.DSCPList,
-		Verb: generator.Verb(tr.Verb.String()), // the same spelling: write, read, send, send_read
+		Verb: tr.Verb,
 	}
 	return g
 }
