@@ -61,8 +61,8 @@ type LuminaEngine struct {
 
 var _ Engine = (*LuminaEngine)(nil)
 
-// Test returns the lumina test of a workload, named collie-<id>, with
-// every default filled in as config.Parse fills it (Marshal prints it as a
+// Test returns the lumina test of a workload, named collie-<id>: config.New
+// with the workload's settings (Marshal prints it as a
 // test file). A workload that config.Parse would reject as a test (an MTU
 // lumina does not support, an event outside the message, ...) is an
 // ErrEngine.
@@ -108,8 +108,11 @@ func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
 	case t.MessageSizes[0] < 0 || t.MessageSizes[0] > 1<<31:
 		return nil, bad("message size %d: want 0..%d", t.MessageSizes[0], 1<<31)
 	}
-	tr := config.Traffic{NumQPs: int(t.NumQPs), Verb: verb, NumMsgsPerQP: msgs, MTU: int(t.MTU), MessageSize: int(t.MessageSizes[0]),
-		ListenPort: 12345, TxDepth: int(max(1, t.WQDepth)), MinRetransmitTimeout: 14, MaxRetransmitRetry: 7}
+	test := config.New(fmt.Sprintf("collie-%d", id))
+	test.Seed = seed
+	tr := &test.Traffic
+	tr.NumQPs, tr.Verb, tr.NumMsgsPerQP, tr.MTU = int(t.NumQPs), verb, msgs, int(t.MTU)
+	tr.MessageSize, tr.TxDepth = int(t.MessageSizes[0]), int(max(1, t.WQDepth))
 	types := map[string]config.EventType{"drop": config.EventDrop, "ecn": config.EventECN, "corrupt": config.EventCorrupt, "bit-error": config.EventCorrupt}
 	ppm := tr.PacketsPerMessage()
 	seen := map[[3]int]bool{}
@@ -145,34 +148,18 @@ func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
 		}
 		return a.Iter - b.Iter
 	})
-	test := &config.Test{
-		Name: fmt.Sprintf("collie-%d", id), Seed: seed, Testbed: config.TestbedSim,
-		ResultPath: "results", AggregatePcapFilename: "trace.pcap", NumRepeats: 1, RewriteUDPDstPort: 9741,
-		Switch:    config.Switch{ListenPort: 9000},
-		Requester: luminaHost(pers, "10.0.0.1/24"),
-		Responder: luminaHost(pers, "10.0.0.2/24"),
-		Traffic:   tr,
+	// Both NICs run personality pers at their addresses, with the DCQCN
+	// reaction point off.
+	for h, ip := range map[*config.Host]string{&test.Requester: "10.0.0.1/24", &test.Responder: "10.0.0.2/24"} {
+		h.NIC.Personality, h.NIC.IPList = pers, []netip.Prefix{netip.MustParsePrefix(ip)}
+		h.RoCE.DCQCNRPEnable = false
 	}
 	// With several messages in flight, ITER per message is ambiguous:
 	// count it over the connection.
 	if tr.TxDepth > 1 {
 		test.IterScope = config.IterScopeConnection
 	}
-	for i := range 2 {
-		name := fmt.Sprintf("dumper-%d", i)
-		test.Dumpers = append(test.Dumpers, config.Dumper{Name: name, Weight: 1, Workers: 1, Backend: config.BackendSim,
-			SnapLen: 128, NumPkts: 1 << 20, DumpFilename: name + ".pcap"})
-	}
 	return test, nil
-}
-
-// luminaHost is a traffic host with the software RNIC of personality pers
-// at address ip and the DCQCN reaction point off (config's other defaults).
-func luminaHost(pers, ip string) config.Host {
-	return config.Host{
-		NIC:  config.NIC{Personality: pers, IBPort: 1, IPList: []netip.Prefix{netip.MustParsePrefix(ip)}},
-		RoCE: config.RoCEParameters{DCQCNNPEnable: true, MinTimeBetweenCNPs: 4, DCQCNEnable: true},
-	}
 }
 
 // Run implements Engine.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -61,6 +62,20 @@ func Parse(file string, data []byte) (t *Test, err error) {
 		return nil, d.errs.finish()
 	}
 	return t, nil
+}
+
+// New returns the test named name that a file setting nothing else
+// describes: every default of the schema table and those that depend on
+// other keys (testbed sim, personality spec, two sim dumpers). Programs
+// that build tests (collie's lumina engine) start from it and change what
+// they need; the result is not validated as Parse validates a file.
+func New(name string) *Test {
+	d := newDecoder("")
+	t := &Test{}
+	setDefaults(topSection, reflect.ValueOf(t).Elem())
+	t.Name = name
+	d.resolve(t)
+	return t
 }
 
 var (

@@ -643,3 +643,16 @@ func TestDocExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestNewIsParsedDefaults checks New against Parse of a file that sets only
+// the name.
+func TestNewIsParsedDefaults(t *testing.T) {
+	want, err := Parse("x.yaml", []byte("name: collie-1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.File = ""
+	if got := New("collie-1"); !reflect.DeepEqual(got, want) {
+		t.Errorf("New = %+v\nParse = %+v", got, want)
+	}
+}
