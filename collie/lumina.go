@@ -61,9 +61,9 @@ type LuminaEngine struct {
 
 var _ Engine = (*LuminaEngine)(nil)
 
-// Test returns the lumina test of a workload, named collie-<id>: config.New
-// with the workload's settings (Marshal prints it as a
-// test file). A workload that config.Parse would reject as a test (an MTU
+// Test returns the lumina test of a workload, named collie-<id>:
+// config.New with the workload's settings (Marshal prints it as a test
+// file). A workload that config.Parse would reject as a test (an MTU
 // lumina does not support, an event outside the message, ...) is an
 // ErrEngine.
 func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
