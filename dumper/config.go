@@ -64,9 +64,9 @@ type Config struct {
 	SnapLen int
 
 	// Capacity is how many frames each worker can hold. The worker's slab
-	// of Capacity*SnapLen bytes and its record array are allocated (and
-	// touched) by New; frames beyond Capacity are counted as
-	// BufferDropped. Default 1<<20.
+	// of Capacity*SnapLen bytes and its record array are allocated by New
+	// (and touched, except by the sim backend); frames beyond Capacity are
+	// counted as BufferDropped. Default 1<<20.
 	Capacity int
 
 	// MirrorPort is the UDP destination port of mirror copies (the

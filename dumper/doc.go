@@ -47,9 +47,10 @@
 //
 // # Pitfalls
 //
-//   - Memory: Capacity*SnapLen per worker is allocated and touched up
-//     front (default 128 MiB per worker); size Capacity for the test, not
-//     for the line rate. Setup CPU grows with it.
+//   - Memory: Capacity*SnapLen per worker is allocated up front (default
+//     128 MiB per worker) and, by the real-time backends, touched; size
+//     Capacity for the test, not for the line rate. Setup CPU grows with
+//     it. The sim backend leaves pages to be mapped as frames fill them.
 //   - A frame that arrives after Stop began is not captured; stop the
 //     traffic first. Foreign frames cost no buffer space (they are filtered
 //     in the kernel or in the C loop) but do cost ring space.

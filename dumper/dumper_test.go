@@ -94,7 +94,7 @@ func TestStreamRetag(t *testing.T) {
 }
 
 func TestBufferAddNoAlloc(t *testing.T) {
-	b := newBuffer(4, 128)
+	b := newBuffer(4, 128, true)
 	s, _ := NewMirrorStream(130, 9741)
 	f := s.Frame(nil, 1)
 	var c batch
@@ -225,7 +225,7 @@ func TestSimOverflow(t *testing.T) {
 // arrived out of order.
 func TestWriteOrder(t *testing.T) {
 	s, _ := NewMirrorStream(130, roce.DefaultMirrorPort)
-	bufs := []*buffer{newBuffer(10, 128), newBuffer(10, 128), newBuffer(10, 128)}
+	bufs := []*buffer{newBuffer(10, 128, false), newBuffer(10, 128, false), newBuffer(10, 128, false)}
 	buf := make([]byte, 0, 200)
 	add := func(w int, seqs ...uint64) {
 		for _, q := range seqs {
@@ -296,5 +296,32 @@ func TestDPDKStubError(t *testing.T) {
 	err = d.Start(t.Context())
 	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "go build -tags dpdk") {
 		t.Errorf("Start(dpdk) = %v, want ErrNotSupported naming the build tag", err)
+	}
+}
+
+// TestBufferGrows fills a growable (sim) buffer past several doublings
+// and past its capacity: every frame is kept intact, the rest dropped, and
+// memory is only what was needed.
+func TestBufferGrows(t *testing.T) {
+	const capacity = 3*growFrames + 5
+	b := newBuffer(capacity, 64, false)
+	if len(b.slab) != 0 {
+		t.Fatalf("a growable buffer starts with %d bytes, want 0", len(b.slab))
+	}
+	frame := make([]byte, 100)
+	for i := range capacity + 10 {
+		frame[0], frame[1] = byte(i), byte(i>>8)
+		if ok := b.add(frame, 100+i, int64(i)); ok != (i < capacity) {
+			t.Fatalf("add #%d = %v, want %v", i, ok, i < capacity)
+		}
+	}
+	if b.n != capacity || len(b.recs) != capacity || len(b.slab) != capacity*64 {
+		t.Fatalf("n %d, %d records, %d bytes; want %d, %d, %d", b.n, len(b.recs), len(b.slab), capacity, capacity, capacity*64)
+	}
+	for _, i := range []int{0, growFrames - 1, growFrames, 2 * growFrames, capacity - 1} {
+		f := b.frame(i)
+		if len(f) != 64 || f[0] != byte(i) || f[1] != byte(i>>8) || b.recs[i].origLen != uint32(100+i) {
+			t.Errorf("frame %d = % x… (orig %d)", i, f[:2], b.recs[i].origLen)
+		}
 	}
 }
