@@ -25,7 +25,9 @@ import (
 // ErrNoListener is returned by Dial for a name nobody listens on.
 var ErrNoListener = errors.New("memnet: connection refused")
 
-const bufSize = 1 << 20
+// bufSize is each direction's buffer of a connection: what gRPC's flow
+// control keeps in flight by default, so a writer rarely waits on it.
+const bufSize = 64 << 10
 
 // Network maps names to listeners. The zero value is ready to use.
 type Network struct {
