@@ -81,6 +81,43 @@ type NIC struct {
 	cnpLast map[cnpKey]int64
 	spec    roce.FrameSpec // scratch for building data frames
 	tickFn  func()         // n.txTick, bound once (a method value allocates)
+
+	// fires is a ring of the last timerLogSize retransmission timeouts;
+	// nFires counts all of them.
+	fires  []TimerFire
+	nFires int
+}
+
+// TimerFire is one expiry of a QP's retransmission timer, on the NIC's own
+// clock: the timer counted Interval from the QP's last transmission (or
+// progress) at LastSendNs and fired at FiredNs.
+type TimerFire struct {
+	QPN        uint32
+	LastSendNs int64
+	FiredNs    int64
+	IntervalNs int64 // the timeout the QP was waiting for (T_tr × factor, or the adaptive stage's)
+}
+
+// timerLogSize bounds the timer log.
+const timerLogSize = 1024
+
+// TimerFires returns the last (up to 1024) retransmission timeouts, oldest
+// first. Call it on the NIC's Loop.
+func (n *NIC) TimerFires() []TimerFire {
+	if n.nFires <= len(n.fires) {
+		return append([]TimerFire(nil), n.fires...)
+	}
+	i := n.nFires % timerLogSize
+	return append(append([]TimerFire(nil), n.fires[i:]...), n.fires[:i]...)
+}
+
+func (n *NIC) logFire(f TimerFire) {
+	if len(n.fires) < timerLogSize {
+		n.fires = append(n.fires, f)
+	} else {
+		n.fires[n.nFires%timerLogSize] = f
+	}
+	n.nFires++
 }
 
 // txFrame is a committed data frame and the QP that sent it.
@@ -272,6 +309,7 @@ func (n *NIC) txTick() {
 		return
 	}
 	var frame []byte
+	var dataQP *QP
 	switch {
 	case len(n.ctrlQ) > 0:
 		frame = n.ctrlQ[0]
@@ -283,12 +321,18 @@ func (n *NIC) txTick() {
 		if len(n.pipeline) > 0 {
 			tf := n.pipeline[0]
 			n.pipeline = shift(n.pipeline)
-			frame = tf.b
-			tf.qp.onWire(now)
+			frame, dataQP = tf.b, tf.qp
 		}
 	}
 	if frame != nil {
 		n.port.Send(frame)
+		if dataQP != nil {
+			// The retransmission timer counts from when the frame has left:
+			// on a real-time port Send returns after the kernel took it, so
+			// the timer never starts before the wire saw the frame (on the
+			// virtual clock, no time passes).
+			dataQP.onWire(n.loop.Now())
+		}
 		n.ctr.TxPackets++
 		n.ctr.TxBytes += uint64(len(frame))
 		n.wireFree = now + int64(float64(len(frame)+20)*n.nsPerByte+0.5) // + preamble, IFG

@@ -387,11 +387,13 @@ func (qp *QP) onTimer() {
 		return
 	}
 	now := qp.nic.loop.Now()
-	if due := qp.lastSend + int64(qp.timeoutInterval()); now < due {
+	interval := qp.timeoutInterval()
+	if due := qp.lastSend + int64(interval); now < due {
 		qp.timerDue = due
 		qp.timer = qp.nic.loop.AfterFunc(time.Duration(due-now), qp.onTimer)
 		return
 	}
+	qp.nic.logFire(TimerFire{QPN: qp.qpn, LastSendNs: qp.lastSend, FiredNs: now, IntervalNs: int64(interval)})
 	if qp.retryLeft == 0 {
 		qp.nic.ctr.ReqTransportRetriesExc++
 		qp.fail(StatusRetryExcErr)
