@@ -91,6 +91,7 @@ var switchSection = sect[Switch]("`switch`", []key{
 	{name: "fec-type", field: "FECType", dec: oneOf(fecTypes), omit: true, doc: "empty (target default)"},
 	{name: "listen-port", field: "ListenPort", dec: ints(1, 65535, ""), def: 9000},
 	{name: "local-switch-config-path", field: "LocalSwitchConfigPath", dec: decStr, omit: true},
+	{name: "timestamp-uncertainty-ns", field: "TimestampUncertaintyNs", dec: ints(0, 1_000_000_000, ""), omit: true},
 })
 
 var hostSection = sect[Host]("`requester` / `responder`", []key{

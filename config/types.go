@@ -204,6 +204,12 @@ type Switch struct {
 	// controller config. YAML key local-switch-config-path; default empty.
 	// Accepted for compatibility.
 	LocalSwitchConfigPath string
+	// TimestampUncertaintyNs is how much later than a packet's arrival the
+	// switch's mirror timestamp may be, in ns, for a switch that cannot
+	// measure it itself (a Tofino: a few ns plus the NIC/PHY path). YAML key
+	// timestamp-uncertainty-ns; default 0. lumina's software switch
+	// measures its own and the larger of the two is used.
+	TimestampUncertaintyNs int
 }
 
 // Host is the requester or the responder: a traffic host with an RNIC.
