@@ -16,10 +16,30 @@
 //     valid, so the ICRC fails: event 3);
 //   - mirror every RoCE packet to the clone session of the next weighted
 //     round robin slot, with a 48-bit sequence number counting mirrored
-//     copies and the Loop's time as the ns timestamp; the copy is the packet
-//     as forwarded (CE mark and corruption included) and egress rewrites it
-//     with roce.ApplyMirror (event in TTL, sequence in source MAC, timestamp
-//     in destination MAC, UDP ports).
+//     copies and the packet's ingress time as the ns timestamp (see
+//     Timestamps); the copy is the packet as forwarded (CE mark and
+//     corruption included) and egress rewrites it with roce.ApplyMirror
+//     (event in TTL, sequence in source MAC, timestamp in destination MAC,
+//     UDP ports).
+//
+// # Timestamps
+//
+// A mirror timestamp is on the Loop's clock. For a port that is a
+// sim.TimedPort (an AF_PACKET port on the netns or remote testbed) it is
+// the packet's arrival time as the port reports it (the kernel's receive
+// timestamp), not the time the pipeline got round to the packet: a
+// RealLoop under CPU load runs milliseconds late, and a timestamp taken
+// then would shorten the intervals the analyzers measure. For other ports
+// (sim links) it is the Loop's time at processing, which on virtual time
+// is the arrival.
+//
+// Packets of different ports can be processed in another order than they
+// arrived, so each timestamp is max(arrival, previous mirror timestamp):
+// timestamps never decrease in mirror-sequence order, as the integrity
+// check requires. The price is that a timestamp can be later than its
+// packet's arrival; Switch.Timing reports the largest such clamp (the
+// switch's timestamp uncertainty) and how late the pipeline ran (also over
+// the Injector service's Timing RPC).
 //
 // ITER: expected_psn[c] holds the connection's next PSN and iter_reg[c] its
 // round. Message scope (public tool): a FIRST/ONLY/READ-request/READ-response

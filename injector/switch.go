@@ -16,7 +16,8 @@ import (
 //
 // Concurrency: frames are processed on the Loop; the P4Runtime server
 // changes state from gRPC goroutines. mu guards every piece of program
-// state (tables, registers, counters, clone sessions, the pipeline itself).
+// state (tables, registers, counters, clone sessions, the pipeline itself)
+// and the statistics (Stats, Timing).
 type Switch struct {
 	loop sim.Loop
 	rng  *rand.Rand
@@ -43,6 +44,9 @@ type Switch struct {
 	pkt     roce.Packet
 	scratch []byte
 	stats   Stats
+
+	lastStamp int64 // the latest mirror timestamp (loop ns): stamps never decrease
+	timing    timingStats
 }
 
 // Stats are the software target's own counts (beyond the P4 counters).
@@ -91,7 +95,10 @@ func New(loop sim.Loop, cfg Config) *Switch {
 		scratch: make([]byte, 0, 9216+64)}
 }
 
-// AddPort attaches p as switch port id (a P4 PortId_t, 0..511).
+// AddPort attaches p as switch port id (a P4 PortId_t, 0..511). If p is a
+// sim.TimedPort, mirror copies of its packets are stamped with their
+// arrival time (see Timing); otherwise with the Loop's time when the
+// pipeline processes them.
 func (s *Switch) AddPort(id uint32, p sim.Port) error {
 	if id > 511 {
 		return fmt.Errorf("injector: port %d out of range 0..511", id)
@@ -102,7 +109,11 @@ func (s *Switch) AddPort(id uint32, p sim.Port) error {
 		return fmt.Errorf("injector: port %d already attached", id)
 	}
 	s.ports[id] = p
-	p.SetReceiver(func(frame []byte) { s.receive(id, frame) })
+	if tp, ok := p.(sim.TimedPort); ok {
+		tp.SetTimedReceiver(func(frame []byte, rxNs int64) { s.receive(id, frame, rxNs, true) })
+	} else {
+		p.SetReceiver(func(frame []byte) { s.receive(id, frame, 0, false) })
+	}
 	return nil
 }
 
@@ -166,8 +177,9 @@ func mac48(b []byte) uint64 {
 }
 
 // receive is the pipeline (p4src/lumina.p4: Ingress, then Egress) for a
-// frame arriving on port in.
-func (s *Switch) receive(in uint32, frame []byte) {
+// frame arriving on port in; timed says whether rxNs is its arrival time
+// (from a sim.TimedPort).
+func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stats.Frames++
@@ -225,7 +237,7 @@ func (s *Switch) receive(in uint32, frame []byte) {
 				fixIPv4(frame[p.L3 : p.L3+20])
 			}
 		}
-		s.mirror(in, frame, event)
+		s.mirror(in, frame, event, rxNs, timed)
 	}
 	if !forward {
 		s.stats.Dropped++
@@ -268,8 +280,10 @@ func (s *Switch) updateIter(c int, scope uint64, psn roce.PSN, op roce.Opcode) u
 }
 
 // mirror sends the copy of a RoCE frame to the dumper chosen by weighted
-// round robin, rewritten as the egress control does.
-func (s *Switch) mirror(in uint32, frame []byte, event roce.Event) {
+// round robin, rewritten as the egress control does. The copy's timestamp
+// is the frame's arrival (rxNs if timed, else the Loop's time), raised to
+// the previous copy's if that is later.
+func (s *Switch) mirror(in uint32, frame []byte, event roce.Event, rxNs int64, timed bool) {
 	size := uint64(1)
 	if s.t.wrrCfg.def.action == s.a.setWRR {
 		size = max(1, s.t.wrrCfg.def.params[0])
@@ -303,7 +317,17 @@ func (s *Switch) mirror(in uint32, frame []byte, event roce.Event) {
 	if sess.truncate > 0 && len(cp) > sess.truncate {
 		cp = cp[:sess.truncate]
 	}
-	roce.ApplyMirror(cp, roce.MirrorMeta{Seq: seq, TimestampNs: uint64(s.loop.Now()) & roce.MirrorTimeMask, Event: event},
+	now := s.loop.Now()
+	arrival := now
+	if timed {
+		arrival = rxNs
+	}
+	stamp := max(arrival, s.lastStamp)
+	s.lastStamp = stamp
+	if timed {
+		s.timing.record(rxNs, now, stamp)
+	}
+	roce.ApplyMirror(cp, roce.MirrorMeta{Seq: seq, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event},
 		dport, uint16(s.rng.Uint32()))
 	for _, port := range sess.replicas {
 		if p := s.ports[port]; p != nil {

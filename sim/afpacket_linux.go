@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -16,59 +15,105 @@ import (
 // sent go out on the interface as they are; frames received (from other
 // hosts, not our own transmissions) are copied and delivered on the Loop.
 //
+// It is a TimedPort: the socket has SO_TIMESTAMPNS on, so each frame comes
+// with the kernel's software receive timestamp (CLOCK_REALTIME, taken when
+// the frame entered the receive path, before it queued on the socket), and
+// the reader goroutine converts it to the Loop's clock when it reads the
+// frame:
+//
+//	rxNs = loop.Now() - (time.Now().UnixNano() - kernelNs)
+//
+// that is, the frame arrived (wall now − kernel stamp) before loop.Now().
+// The conversion reads two clocks one after the other — the wall clock
+// first — so its error is the time between the two reads: tens of ns, sub-µs
+// unless the reader is preempted between them, and it can only make rxNs
+// later, never earlier. rxNs is capped at the loop time of the read, so a
+// wall-clock step forward cannot put an arrival in the future; a step
+// backwards while frames are queued makes their rxNs early by the step. A
+// frame without a timestamp (the kernel refused the option) gets the loop
+// time of the read, and is counted in AFPacketStats.RxUntimed.
+//
 // The socket belongs to the network namespace of the thread that calls
 // OpenAFPacket. Send must be called on the Loop; Close from anywhere.
 type AFPacketPort struct {
 	fd    int
 	name  string
 	loop  Loop
-	recv  atomic.Pointer[func([]byte)]
+	recv  atomic.Pointer[func([]byte, int64)] // set by SetReceiver or SetTimedReceiver
 	done  atomic.Bool
 	wg    sync.WaitGroup
 	stats AFPacketStats
 }
 
+var (
+	_ Port      = (*AFPacketPort)(nil)
+	_ TimedPort = (*AFPacketPort)(nil)
+)
+
 // AFPacketStats counts a port's traffic. Fields are read with Stats.
 type AFPacketStats struct {
 	TxFrames, TxErrors, RxFrames, RxNoReceiver atomic.Uint64
+	// RxUntimed counts received frames that carried no kernel timestamp
+	// and were stamped with the loop time of the read instead.
+	RxUntimed atomic.Uint64
 }
 
-const ethPAll = 0x0003
+const (
+	ethPAll        = 0x0003
+	packetOutgoing = 4 // sockaddr_ll.sll_pkttype of our own transmissions
+)
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
-// OpenAFPacket opens a raw socket on interface ifname (in promiscuous mode)
-// and starts delivering its frames to loop.
+// OpenAFPacket opens a raw socket on interface ifname (in promiscuous mode,
+// with kernel receive timestamps) and starts delivering its frames to loop.
 func OpenAFPacket(ifname string, loop Loop) (*AFPacketPort, error) {
+	return openAFPacket(ifname, loop, nil)
+}
+
+// openAFPacket is OpenAFPacket with a function the reader calls before each
+// read; tests use it to make the reader late.
+func openAFPacket(ifname string, loop Loop, beforeRead func()) (*AFPacketPort, error) {
+	fd, err := openPacketSocket(ifname)
+	if err != nil {
+		return nil, err
+	}
+	p := &AFPacketPort{fd: fd, name: ifname, loop: loop}
+	p.wg.Add(1)
+	go p.readLoop(beforeRead)
+	return p, nil
+}
+
+// openPacketSocket opens and configures the socket of an AFPacketPort.
+func openPacketSocket(ifname string) (int, error) {
 	ifi, err := net.InterfaceByName(ifname)
 	if err != nil {
-		return nil, fmt.Errorf("sim: afpacket: %w", err)
+		return -1, fmt.Errorf("sim: afpacket: %w", err)
 	}
 	fd, err := syscall.Socket(syscall.AF_PACKET, syscall.SOCK_RAW|syscall.SOCK_CLOEXEC, int(htons(ethPAll)))
 	if err != nil {
-		return nil, fmt.Errorf("sim: afpacket socket on %s: %w (needs CAP_NET_RAW)", ifname, err)
+		return -1, fmt.Errorf("sim: afpacket socket on %s: %w (needs CAP_NET_RAW)", ifname, err)
 	}
 	sa := &syscall.SockaddrLinklayer{Protocol: htons(ethPAll), Ifindex: ifi.Index}
 	if err := syscall.Bind(fd, sa); err != nil {
 		syscall.Close(fd)
-		return nil, fmt.Errorf("sim: afpacket bind %s: %w", ifname, err)
+		return -1, fmt.Errorf("sim: afpacket bind %s: %w", ifname, err)
 	}
 	mreq := packetMreq{ifindex: int32(ifi.Index), typ: 1 /* PACKET_MR_PROMISC */}
 	if _, _, e := syscall.Syscall6(syscall.SYS_SETSOCKOPT, uintptr(fd), 263 /* SOL_PACKET */, 1, /* PACKET_ADD_MEMBERSHIP */
 		uintptr(unsafe.Pointer(&mreq)), unsafe.Sizeof(mreq), 0); e != 0 {
 		syscall.Close(fd)
-		return nil, fmt.Errorf("sim: afpacket promiscuous mode on %s: %w", ifname, e)
+		return -1, fmt.Errorf("sim: afpacket promiscuous mode on %s: %w", ifname, e)
 	}
 	tv := syscall.NsecToTimeval(int64(50 * time.Millisecond))
 	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
 		syscall.Close(fd)
-		return nil, fmt.Errorf("sim: afpacket timeout: %w", err)
+		return -1, fmt.Errorf("sim: afpacket timeout: %w", err)
 	}
 	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<20)
-	p := &AFPacketPort{fd: fd, name: ifname, loop: loop}
-	p.wg.Add(1)
-	go p.readLoop()
-	return p, nil
+	// Without timestamps frames are stamped when read (counted in RxUntimed).
+	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+	return fd, nil
 }
 
 type packetMreq struct {
@@ -82,7 +127,24 @@ type packetMreq struct {
 func (p *AFPacketPort) Name() string { return p.name }
 
 // SetReceiver sets the function that gets each received frame on the Loop.
-func (p *AFPacketPort) SetReceiver(fn func(frame []byte)) { p.recv.Store(&fn) }
+func (p *AFPacketPort) SetReceiver(fn func(frame []byte)) {
+	if fn == nil {
+		p.recv.Store(nil)
+		return
+	}
+	timed := func(frame []byte, _ int64) { fn(frame) }
+	p.recv.Store(&timed)
+}
+
+// SetTimedReceiver sets the function that gets each received frame on the
+// Loop, with its arrival time on the Loop's clock (see AFPacketPort).
+func (p *AFPacketPort) SetTimedReceiver(fn func(frame []byte, rxNs int64)) {
+	if fn == nil {
+		p.recv.Store(nil)
+		return
+	}
+	p.recv.Store(&fn)
+}
 
 // Send writes frame to the interface. Errors are counted (Stats), not
 // returned: a lossy wire is something the protocol handles.
@@ -111,25 +173,36 @@ func (p *AFPacketPort) Close() error {
 	return syscall.Close(p.fd)
 }
 
-func (p *AFPacketPort) readLoop() {
+func (p *AFPacketPort) readLoop(beforeRead func()) {
 	defer p.wg.Done()
-	buf := make([]byte, 65536)
+	m := newRxMsg(65536)
 	for !p.done.Load() {
-		n, from, err := syscall.Recvfrom(p.fd, buf, 0)
-		if err != nil {
-			if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EINTR) {
+		if beforeRead != nil {
+			beforeRead()
+		}
+		n, errno := m.recv(p.fd)
+		if errno != 0 {
+			if errno == syscall.EAGAIN || errno == syscall.EINTR {
 				continue
 			}
 			return
 		}
-		if ll, ok := from.(*syscall.SockaddrLinklayer); ok && ll.Pkttype == 4 /* PACKET_OUTGOING */ {
+		if m.from.Pkttype == packetOutgoing {
 			continue
 		}
-		frame := append([]byte(nil), buf[:n]...)
+		// Wall clock first: a delay between the reads makes rxNs later.
+		wall := time.Now().UnixNano()
+		now := p.loop.Now()
+		kns, ok := cmsgRxTimestamp(m.control())
+		if !ok {
+			p.stats.RxUntimed.Add(1)
+		}
+		rxNs := arrivalOnLoop(now, wall, kns, ok)
+		frame := append([]byte(nil), m.buf[:n]...)
 		p.stats.RxFrames.Add(1)
 		p.loop.Post(func() {
 			if fn := p.recv.Load(); fn != nil {
-				(*fn)(frame)
+				(*fn)(frame, rxNs)
 			} else {
 				p.stats.RxNoReceiver.Add(1)
 			}
@@ -137,4 +210,79 @@ func (p *AFPacketPort) readLoop() {
 	}
 }
 
-var _ Port = (*AFPacketPort)(nil)
+// arrivalOnLoop converts a kernel receive timestamp kernelNs (CLOCK_REALTIME)
+// to the loop's clock, given the loop time loopNow and the wall time wallNs
+// read just after the frame was read: the frame arrived wallNs − kernelNs
+// before loopNow. Without a timestamp (ok false), or with one after wallNs,
+// the arrival is loopNow.
+func arrivalOnLoop(loopNow, wallNs, kernelNs int64, ok bool) int64 {
+	if !ok || kernelNs >= wallNs {
+		return loopNow
+	}
+	return loopNow - (wallNs - kernelNs)
+}
+
+// rxMsg is the reader's recvmsg(2) state, allocated once: the frame buffer,
+// the sender's address and the control messages, and the msghdr pointing at
+// them. Reading with it allocates nothing.
+type rxMsg struct {
+	hdr  syscall.Msghdr
+	iov  syscall.Iovec
+	from syscall.RawSockaddrLinklayer
+	oob  [8]uint64 // control messages; uint64 for cmsghdr alignment
+	buf  []byte
+}
+
+func newRxMsg(size int) *rxMsg {
+	m := &rxMsg{buf: make([]byte, size)}
+	m.iov.Base = &m.buf[0]
+	m.iov.SetLen(size)
+	m.hdr.Name = (*byte)(unsafe.Pointer(&m.from))
+	m.hdr.Iov = &m.iov
+	m.hdr.Iovlen = 1
+	m.hdr.Control = (*byte)(unsafe.Pointer(&m.oob[0]))
+	return m
+}
+
+// recv reads one frame into m.buf and returns its length, or the errno.
+func (m *rxMsg) recv(fd int) (int, syscall.Errno) {
+	m.hdr.Namelen = syscall.SizeofSockaddrLinklayer
+	m.hdr.SetControllen(len(m.oob) * 8)
+	m.hdr.Flags = 0
+	n, _, e := syscall.Syscall(syscall.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), 0
+}
+
+// control returns the control messages of the last recv.
+func (m *rxMsg) control() []byte {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&m.oob[0])), len(m.oob)*8)
+	return b[:min(int(m.hdr.Controllen), len(b))]
+}
+
+// cmsgRxTimestamp finds the SCM_TIMESTAMPNS control message in b (the
+// control data of a recvmsg) and returns its time in ns since the Unix
+// epoch. b must be aligned as the kernel writes it (cmsghdr alignment).
+func cmsgRxTimestamp(b []byte) (int64, bool) {
+	hdrLen := syscall.CmsgLen(0)
+	tsLen := syscall.CmsgLen(int(unsafe.Sizeof(syscall.Timespec{})))
+	for len(b) >= hdrLen {
+		h := (*syscall.Cmsghdr)(unsafe.Pointer(&b[0]))
+		l := int(h.Len)
+		if l < hdrLen || l > len(b) {
+			return 0, false
+		}
+		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SCM_TIMESTAMPNS && l >= tsLen {
+			ts := (*syscall.Timespec)(unsafe.Pointer(&b[hdrLen]))
+			return ts.Nano(), true
+		}
+		next := syscall.CmsgSpace(l - hdrLen)
+		if next >= len(b) {
+			break
+		}
+		b = b[next:]
+	}
+	return 0, false
+}

@@ -47,5 +47,25 @@ type Port interface {
 	Name() string
 }
 
+// TimedPort is a Port that knows when each frame arrived, as opposed to
+// when its Loop got round to delivering it. On a real-time testbed the two
+// differ by however late the loop runs (a RealLoop under CPU load can run
+// milliseconds behind), so a component that timestamps frames — the
+// switch's mirror copies — takes the arrival time from a TimedPort when its
+// port is one.
+//
+// *AFPacketPort implements it with the kernel's receive timestamps. Link
+// Endpoints do not: on virtual time a frame is delivered at the instant it
+// arrives, so Loop.Now in the receive callback is its arrival time.
+type TimedPort interface {
+	Port
+
+	// SetTimedReceiver is SetReceiver with each frame's arrival time rxNs,
+	// on the port's Loop clock (Loop.Now units, never after Loop.Now when
+	// fn runs). It replaces a receiver set by SetReceiver, and SetReceiver
+	// replaces it. A nil fn discards received frames (they are counted).
+	SetTimedReceiver(fn func(frame []byte, rxNs int64))
+}
+
 // ErrClosed is returned by operations on a closed Network.
 var ErrClosed = errors.New("sim: closed")

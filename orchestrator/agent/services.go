@@ -41,6 +41,7 @@ type Agent struct {
 	loop    sim.Loop
 	dev     generator.Device
 	exec    generator.Exec
+	sw      *injector.Switch // the switch Injector.Start started, for Timing
 	closers []func()
 }
 
@@ -76,6 +77,18 @@ type injectorSvc struct {
 // Start (Injector) attaches interfaces as switch ports and serves P4Runtime.
 func (s injectorSvc) Start(_ context.Context, req *luminav1.InjectorStartRequest) (*luminav1.InjectorStartResponse, error) {
 	return s.injectorStart(req)
+}
+
+// Timing (Injector) returns the timing statistics of the switch's mirror
+// timestamps.
+func (s injectorSvc) Timing(context.Context, *luminav1.InjectorTimingRequest) (*luminav1.InjectorTimingResponse, error) {
+	s.mu.Lock()
+	sw := s.sw
+	s.mu.Unlock()
+	if sw == nil {
+		return nil, status.Error(codes.FailedPrecondition, "no switch running: call Injector.Start first")
+	}
+	return InjectorTimingToProto(sw.Timing()), nil
 }
 
 // Close releases everything the agent started.
@@ -399,6 +412,7 @@ func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.Inj
 	go g.Serve(ln)
 	a.mu.Lock()
 	a.closers = append(a.closers, func() { g.Stop(); cleanup() })
+	a.sw = sw
 	a.mu.Unlock()
 	bound := ln.Addr().String()
 	if strings.HasPrefix(req.GetP4RuntimeAddr(), "unix://") {

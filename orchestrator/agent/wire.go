@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"net/netip"
 	"reflect"
@@ -29,6 +30,7 @@ import (
 	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/generator/softrnic"
+	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/nic"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 )
@@ -78,6 +80,15 @@ func (d *decoder) int(field string, v int64) int {
 		return 0
 	}
 	return int(v)
+}
+
+// duration decodes a uint64 ns field as a time.Duration.
+func (d *decoder) duration(field string, ns uint64) time.Duration {
+	if ns > math.MaxInt64 {
+		d.failf(field, "%d ns overflows a time.Duration", ns)
+		return 0
+	}
+	return time.Duration(ns)
 }
 
 func (d *decoder) uint8(field string, v uint32) uint8 {
@@ -821,5 +832,37 @@ func (d *decoder) endpoint(f string, m *luminav1.Endpoint) generator.Endpoint {
 		Addr: m.GetAddr(),
 		RKey: m.GetRkey(),
 		Len:  d.int(f+".len", m.GetLen()),
+	}
+}
+
+// ---- injector ----
+
+// InjectorTimingToProto encodes t (whose durations are never negative).
+func InjectorTimingToProto(t injector.Timing) *luminav1.InjectorTimingResponse {
+	return &luminav1.InjectorTimingResponse{
+		Frames:     t.Frames,
+		LateP50Ns:  uint64(max(0, t.LateP50)),
+		LateP99Ns:  uint64(max(0, t.LateP99)),
+		LateMaxNs:  uint64(max(0, t.LateMax)),
+		ClampMaxNs: uint64(max(0, t.ClampMax)),
+	}
+}
+
+// InjectorTimingFromProto decodes m.
+func InjectorTimingFromProto(m *luminav1.InjectorTimingResponse) (injector.Timing, error) {
+	var d decoder
+	return done(d.injectorTiming("InjectorTimingResponse", m), &d)
+}
+
+func (d *decoder) injectorTiming(f string, m *luminav1.InjectorTimingResponse) injector.Timing {
+	if d.nilMsg(f, m == nil) {
+		return injector.Timing{}
+	}
+	return injector.Timing{
+		Frames:   m.GetFrames(),
+		LateP50:  d.duration(f+".late_p50_ns", m.GetLateP50Ns()),
+		LateP99:  d.duration(f+".late_p99_ns", m.GetLateP99Ns()),
+		LateMax:  d.duration(f+".late_max_ns", m.GetLateMaxNs()),
+		ClampMax: d.duration(f+".clamp_max_ns", m.GetClampMaxNs()),
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/generator/softrnic"
+	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/nic"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 )
@@ -241,6 +242,12 @@ func TestWireDumperReportRoundTrip(t *testing.T) {
 	roundTrip(t, r.PerWorker[0], r.PerWorker[0], WorkerReportToProto, WorkerReportFromProto)
 }
 
+func TestWireInjectorTimingRoundTrip(t *testing.T) {
+	tm := injector.Timing{Frames: 1000, LateP50: 120 * time.Microsecond, LateP99: 3 * time.Millisecond, LateMax: 8 * time.Millisecond,
+		ClampMax: 450 * time.Microsecond}
+	roundTrip(t, tm, tm, InjectorTimingToProto, InjectorTimingFromProto)
+}
+
 func TestWireNICSpecRoundTrip(t *testing.T) {
 	p := fullNICParams()
 	s := NICSpec{Backend: "verbs", Device: fullNICDevice(), Configure: &p, Interface: "ens1f0", RNIC: fullRNICConfig()}
@@ -463,6 +470,12 @@ func TestWireRejects(t *testing.T) {
 		{"endpoint MAC", "Endpoint.mac", endpoint(func(m *luminav1.Endpoint) { m.Mac = "02:00:00:00:00" })},
 		{"endpoint EUI-64", "Endpoint.mac", endpoint(func(m *luminav1.Endpoint) { m.Mac = "02:00:00:00:00:00:00:01" })},
 		{"endpoint no MAC", "Endpoint.mac", endpoint(func(m *luminav1.Endpoint) { m.Mac = "" })},
+
+		{"nil InjectorTimingResponse", "InjectorTimingResponse", func() error { _, err := InjectorTimingFromProto(nil); return err }},
+		{"clamp overflow", "InjectorTimingResponse.clamp_max_ns", func() error {
+			_, err := InjectorTimingFromProto(&luminav1.InjectorTimingResponse{ClampMaxNs: 1 << 63})
+			return err
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.run()

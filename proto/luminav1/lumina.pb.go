@@ -4,7 +4,8 @@
 //
 // Every structured payload that crosses the agent boundary (dumper config
 // and report, RNIC spec and versions, traffic parameters, results,
-// connections) is a typed message below; there are no JSON payloads.
+// connections, switch timing) is a typed message below; there are no JSON
+// payloads.
 // orchestrator/agent/wire.go converts each message to and from the Go type
 // named in its comment, and rejects (with agent.ErrWire, naming the field)
 // whatever the Go type cannot hold.
@@ -2446,6 +2447,136 @@ func (x *InjectorStartResponse) GetP4RuntimeAddr() string {
 	return ""
 }
 
+type InjectorTimingRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InjectorTimingRequest) Reset() {
+	*x = InjectorTimingRequest{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InjectorTimingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InjectorTimingRequest) ProtoMessage() {}
+
+func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InjectorTimingRequest.ProtoReflect.Descriptor instead.
+func (*InjectorTimingRequest) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{32}
+}
+
+// InjectorTimingResponse is an injector.Timing: how the switch's mirror
+// timestamps relate to the arrivals of the packets they stamp. A mirror
+// timestamp is the packet's arrival time as its port reports it (on an
+// AF_PACKET port, the kernel's receive timestamp), raised when needed to
+// the previous mirror timestamp so that timestamps never decrease in
+// mirror-sequence order. On sim all fields are 0: sim ports report no
+// arrival times (a sim packet is processed the instant it arrives).
+// Durations are ns, as uint64 because none is ever negative.
+type InjectorTimingResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Mirror copies stamped with their packet's arrival time.
+	Frames uint64 `protobuf:"varint,1,opt,name=frames,proto3" json:"frames,omitempty"`
+	// How late the pipeline ran: processing time - arrival time of the
+	// stamped packets. The percentiles are nearest-rank, from a histogram:
+	// upper bounds at most 1/16 above the exact values, never above
+	// late_max_ns (which is exact).
+	LateP50Ns uint64 `protobuf:"varint,2,opt,name=late_p50_ns,json=lateP50Ns,proto3" json:"late_p50_ns,omitempty"`
+	LateP99Ns uint64 `protobuf:"varint,3,opt,name=late_p99_ns,json=lateP99Ns,proto3" json:"late_p99_ns,omitempty"`
+	LateMaxNs uint64 `protobuf:"varint,4,opt,name=late_max_ns,json=lateMaxNs,proto3" json:"late_max_ns,omitempty"`
+	// The largest amount by which a mirror timestamp was raised above its
+	// packet's arrival. It bounds how much later than its arrival any mirror
+	// timestamp of the run is: the switch's timestamp uncertainty on a
+	// real-time testbed (plus the sub-microsecond error of converting the
+	// kernel's timestamp to the switch's clock).
+	ClampMaxNs    uint64 `protobuf:"varint,5,opt,name=clamp_max_ns,json=clampMaxNs,proto3" json:"clamp_max_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InjectorTimingResponse) Reset() {
+	*x = InjectorTimingResponse{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InjectorTimingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InjectorTimingResponse) ProtoMessage() {}
+
+func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InjectorTimingResponse.ProtoReflect.Descriptor instead.
+func (*InjectorTimingResponse) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *InjectorTimingResponse) GetFrames() uint64 {
+	if x != nil {
+		return x.Frames
+	}
+	return 0
+}
+
+func (x *InjectorTimingResponse) GetLateP50Ns() uint64 {
+	if x != nil {
+		return x.LateP50Ns
+	}
+	return 0
+}
+
+func (x *InjectorTimingResponse) GetLateP99Ns() uint64 {
+	if x != nil {
+		return x.LateP99Ns
+	}
+	return 0
+}
+
+func (x *InjectorTimingResponse) GetLateMaxNs() uint64 {
+	if x != nil {
+		return x.LateMaxNs
+	}
+	return 0
+}
+
+func (x *InjectorTimingResponse) GetClampMaxNs() uint64 {
+	if x != nil {
+		return x.ClampMaxNs
+	}
+	return 0
+}
+
 var File_lumina_v1_lumina_proto protoreflect.FileDescriptor
 
 const file_lumina_v1_lumina_proto_rawDesc = "" +
@@ -2657,7 +2788,15 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\rR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\">\n" +
 	"\x15InjectorStartResponse\x12%\n" +
-	"\x0ep4runtime_addr\x18\x01 \x01(\tR\rp4runtimeAddr*O\n" +
+	"\x0ep4runtime_addr\x18\x01 \x01(\tR\rp4runtimeAddr\"\x17\n" +
+	"\x15InjectorTimingRequest\"\xb2\x01\n" +
+	"\x16InjectorTimingResponse\x12\x16\n" +
+	"\x06frames\x18\x01 \x01(\x04R\x06frames\x12\x1e\n" +
+	"\vlate_p50_ns\x18\x02 \x01(\x04R\tlateP50Ns\x12\x1e\n" +
+	"\vlate_p99_ns\x18\x03 \x01(\x04R\tlateP99Ns\x12\x1e\n" +
+	"\vlate_max_ns\x18\x04 \x01(\x04R\tlateMaxNs\x12 \n" +
+	"\fclamp_max_ns\x18\x05 \x01(\x04R\n" +
+	"clampMaxNs*O\n" +
 	"\tNICVendor\x12\x13\n" +
 	"\x0fNIC_VENDOR_AUTO\x10\x00\x12\x17\n" +
 	"\x13NIC_VENDOR_MELLANOX\x10\x01\x12\x14\n" +
@@ -2678,9 +2817,10 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x03Run\x12\x15.lumina.v1.RunRequest\x1a\x16.lumina.v1.RunResponse\x12C\n" +
 	"\bCounters\x12\x1a.lumina.v1.CountersRequest\x1a\x1b.lumina.v1.CountersResponse2J\n" +
 	"\x06Intake\x12@\n" +
-	"\aInstall\x12\x19.lumina.v1.InstallRequest\x1a\x1a.lumina.v1.InstallResponse2V\n" +
+	"\aInstall\x12\x19.lumina.v1.InstallRequest\x1a\x1a.lumina.v1.InstallResponse2\xa5\x01\n" +
 	"\bInjector\x12J\n" +
-	"\x05Start\x12\x1f.lumina.v1.InjectorStartRequest\x1a .lumina.v1.InjectorStartResponseB5Z3github.com/netlumina/lumina/proto/luminav1;luminav1b\x06proto3"
+	"\x05Start\x12\x1f.lumina.v1.InjectorStartRequest\x1a .lumina.v1.InjectorStartResponse\x12M\n" +
+	"\x06Timing\x12 .lumina.v1.InjectorTimingRequest\x1a!.lumina.v1.InjectorTimingResponseB5Z3github.com/netlumina/lumina/proto/luminav1;luminav1b\x06proto3"
 
 var (
 	file_lumina_v1_lumina_proto_rawDescOnce sync.Once
@@ -2695,47 +2835,49 @@ func file_lumina_v1_lumina_proto_rawDescGZIP() []byte {
 }
 
 var file_lumina_v1_lumina_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_lumina_v1_lumina_proto_goTypes = []any{
-	(NICVendor)(0),                // 0: lumina.v1.NICVendor
-	(CNPScope)(0),                 // 1: lumina.v1.CNPScope
-	(*DumperStartRequest)(nil),    // 2: lumina.v1.DumperStartRequest
-	(*DumperStartResponse)(nil),   // 3: lumina.v1.DumperStartResponse
-	(*DumperStopRequest)(nil),     // 4: lumina.v1.DumperStopRequest
-	(*DumperStopResponse)(nil),    // 5: lumina.v1.DumperStopResponse
-	(*DumperConfig)(nil),          // 6: lumina.v1.DumperConfig
-	(*DumperReport)(nil),          // 7: lumina.v1.DumperReport
-	(*DumperWorkerReport)(nil),    // 8: lumina.v1.DumperWorkerReport
-	(*FetchRequest)(nil),          // 9: lumina.v1.FetchRequest
-	(*Chunk)(nil),                 // 10: lumina.v1.Chunk
-	(*StartNICRequest)(nil),       // 11: lumina.v1.StartNICRequest
-	(*StartNICResponse)(nil),      // 12: lumina.v1.StartNICResponse
-	(*NICSpec)(nil),               // 13: lumina.v1.NICSpec
-	(*NICDevice)(nil),             // 14: lumina.v1.NICDevice
-	(*NICParams)(nil),             // 15: lumina.v1.NICParams
-	(*NICVersions)(nil),           // 16: lumina.v1.NICVersions
-	(*RNICConfig)(nil),            // 17: lumina.v1.RNICConfig
-	(*ServeRequest)(nil),          // 18: lumina.v1.ServeRequest
-	(*ServeResponse)(nil),         // 19: lumina.v1.ServeResponse
-	(*RunRequest)(nil),            // 20: lumina.v1.RunRequest
-	(*RunResponse)(nil),           // 21: lumina.v1.RunResponse
-	(*Traffic)(nil),               // 22: lumina.v1.Traffic
-	(*Result)(nil),                // 23: lumina.v1.Result
-	(*QPResult)(nil),              // 24: lumina.v1.QPResult
-	(*ResponderStats)(nil),        // 25: lumina.v1.ResponderStats
-	(*Connection)(nil),            // 26: lumina.v1.Connection
-	(*Endpoint)(nil),              // 27: lumina.v1.Endpoint
-	(*CountersRequest)(nil),       // 28: lumina.v1.CountersRequest
-	(*CountersResponse)(nil),      // 29: lumina.v1.CountersResponse
-	(*InstallRequest)(nil),        // 30: lumina.v1.InstallRequest
-	(*InstallResponse)(nil),       // 31: lumina.v1.InstallResponse
-	(*InjectorStartRequest)(nil),  // 32: lumina.v1.InjectorStartRequest
-	(*InjectorStartResponse)(nil), // 33: lumina.v1.InjectorStartResponse
-	nil,                           // 34: lumina.v1.NICParams.Dscp2prioEntry
-	nil,                           // 35: lumina.v1.Result.CountersEntry
-	nil,                           // 36: lumina.v1.ResponderStats.CountersEntry
-	nil,                           // 37: lumina.v1.CountersResponse.CountersEntry
-	nil,                           // 38: lumina.v1.InjectorStartRequest.PortsEntry
+	(NICVendor)(0),                 // 0: lumina.v1.NICVendor
+	(CNPScope)(0),                  // 1: lumina.v1.CNPScope
+	(*DumperStartRequest)(nil),     // 2: lumina.v1.DumperStartRequest
+	(*DumperStartResponse)(nil),    // 3: lumina.v1.DumperStartResponse
+	(*DumperStopRequest)(nil),      // 4: lumina.v1.DumperStopRequest
+	(*DumperStopResponse)(nil),     // 5: lumina.v1.DumperStopResponse
+	(*DumperConfig)(nil),           // 6: lumina.v1.DumperConfig
+	(*DumperReport)(nil),           // 7: lumina.v1.DumperReport
+	(*DumperWorkerReport)(nil),     // 8: lumina.v1.DumperWorkerReport
+	(*FetchRequest)(nil),           // 9: lumina.v1.FetchRequest
+	(*Chunk)(nil),                  // 10: lumina.v1.Chunk
+	(*StartNICRequest)(nil),        // 11: lumina.v1.StartNICRequest
+	(*StartNICResponse)(nil),       // 12: lumina.v1.StartNICResponse
+	(*NICSpec)(nil),                // 13: lumina.v1.NICSpec
+	(*NICDevice)(nil),              // 14: lumina.v1.NICDevice
+	(*NICParams)(nil),              // 15: lumina.v1.NICParams
+	(*NICVersions)(nil),            // 16: lumina.v1.NICVersions
+	(*RNICConfig)(nil),             // 17: lumina.v1.RNICConfig
+	(*ServeRequest)(nil),           // 18: lumina.v1.ServeRequest
+	(*ServeResponse)(nil),          // 19: lumina.v1.ServeResponse
+	(*RunRequest)(nil),             // 20: lumina.v1.RunRequest
+	(*RunResponse)(nil),            // 21: lumina.v1.RunResponse
+	(*Traffic)(nil),                // 22: lumina.v1.Traffic
+	(*Result)(nil),                 // 23: lumina.v1.Result
+	(*QPResult)(nil),               // 24: lumina.v1.QPResult
+	(*ResponderStats)(nil),         // 25: lumina.v1.ResponderStats
+	(*Connection)(nil),             // 26: lumina.v1.Connection
+	(*Endpoint)(nil),               // 27: lumina.v1.Endpoint
+	(*CountersRequest)(nil),        // 28: lumina.v1.CountersRequest
+	(*CountersResponse)(nil),       // 29: lumina.v1.CountersResponse
+	(*InstallRequest)(nil),         // 30: lumina.v1.InstallRequest
+	(*InstallResponse)(nil),        // 31: lumina.v1.InstallResponse
+	(*InjectorStartRequest)(nil),   // 32: lumina.v1.InjectorStartRequest
+	(*InjectorStartResponse)(nil),  // 33: lumina.v1.InjectorStartResponse
+	(*InjectorTimingRequest)(nil),  // 34: lumina.v1.InjectorTimingRequest
+	(*InjectorTimingResponse)(nil), // 35: lumina.v1.InjectorTimingResponse
+	nil,                            // 36: lumina.v1.NICParams.Dscp2prioEntry
+	nil,                            // 37: lumina.v1.Result.CountersEntry
+	nil,                            // 38: lumina.v1.ResponderStats.CountersEntry
+	nil,                            // 39: lumina.v1.CountersResponse.CountersEntry
+	nil,                            // 40: lumina.v1.InjectorStartRequest.PortsEntry
 }
 var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	6,  // 0: lumina.v1.DumperStartRequest.config:type_name -> lumina.v1.DumperConfig
@@ -2747,20 +2889,20 @@ var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	15, // 6: lumina.v1.NICSpec.configure:type_name -> lumina.v1.NICParams
 	17, // 7: lumina.v1.NICSpec.rnic:type_name -> lumina.v1.RNICConfig
 	0,  // 8: lumina.v1.NICDevice.vendor:type_name -> lumina.v1.NICVendor
-	34, // 9: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
+	36, // 9: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
 	1,  // 10: lumina.v1.RNICConfig.cnp_scope:type_name -> lumina.v1.CNPScope
 	22, // 11: lumina.v1.RunRequest.traffic:type_name -> lumina.v1.Traffic
 	23, // 12: lumina.v1.RunResponse.result:type_name -> lumina.v1.Result
 	24, // 13: lumina.v1.Result.qps:type_name -> lumina.v1.QPResult
 	25, // 14: lumina.v1.Result.responder:type_name -> lumina.v1.ResponderStats
 	26, // 15: lumina.v1.Result.connections:type_name -> lumina.v1.Connection
-	35, // 16: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
-	36, // 17: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
+	37, // 16: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
+	38, // 17: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
 	27, // 18: lumina.v1.Connection.requester:type_name -> lumina.v1.Endpoint
 	27, // 19: lumina.v1.Connection.responder:type_name -> lumina.v1.Endpoint
-	37, // 20: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
+	39, // 20: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
 	26, // 21: lumina.v1.InstallRequest.connections:type_name -> lumina.v1.Connection
-	38, // 22: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
+	40, // 22: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
 	2,  // 23: lumina.v1.Dumper.Start:input_type -> lumina.v1.DumperStartRequest
 	4,  // 24: lumina.v1.Dumper.Stop:input_type -> lumina.v1.DumperStopRequest
 	9,  // 25: lumina.v1.Dumper.Fetch:input_type -> lumina.v1.FetchRequest
@@ -2770,17 +2912,19 @@ var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	28, // 29: lumina.v1.Generator.Counters:input_type -> lumina.v1.CountersRequest
 	30, // 30: lumina.v1.Intake.Install:input_type -> lumina.v1.InstallRequest
 	32, // 31: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
-	3,  // 32: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
-	5,  // 33: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
-	10, // 34: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
-	12, // 35: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
-	19, // 36: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
-	21, // 37: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
-	29, // 38: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
-	31, // 39: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
-	33, // 40: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
-	32, // [32:41] is the sub-list for method output_type
-	23, // [23:32] is the sub-list for method input_type
+	34, // 32: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
+	3,  // 33: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
+	5,  // 34: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
+	10, // 35: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
+	12, // 36: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
+	19, // 37: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
+	21, // 38: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
+	29, // 39: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
+	31, // 40: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
+	33, // 41: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
+	35, // 42: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
+	33, // [33:43] is the sub-list for method output_type
+	23, // [23:33] is the sub-list for method input_type
 	23, // [23:23] is the sub-list for extension type_name
 	23, // [23:23] is the sub-list for extension extendee
 	0,  // [0:23] is the sub-list for field type_name
@@ -2797,7 +2941,7 @@ func file_lumina_v1_lumina_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lumina_v1_lumina_proto_rawDesc), len(file_lumina_v1_lumina_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -4,7 +4,8 @@
 //
 // Every structured payload that crosses the agent boundary (dumper config
 // and report, RNIC spec and versions, traffic parameters, results,
-// connections) is a typed message below; there are no JSON payloads.
+// connections, switch timing) is a typed message below; there are no JSON
+// payloads.
 // orchestrator/agent/wire.go converts each message to and from the Go type
 // named in its comment, and rejects (with agent.ErrWire, naming the field)
 // whatever the Go type cannot hold.
@@ -587,7 +588,8 @@ var Intake_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Injector_Start_FullMethodName = "/lumina.v1.Injector/Start"
+	Injector_Start_FullMethodName  = "/lumina.v1.Injector/Start"
+	Injector_Timing_FullMethodName = "/lumina.v1.Injector/Timing"
 )
 
 // InjectorClient is the client API for Injector service.
@@ -599,6 +601,10 @@ type InjectorClient interface {
 	// Start attaches ports (switch port number → interface) and serves
 	// P4Runtime on p4runtime_addr.
 	Start(ctx context.Context, in *InjectorStartRequest, opts ...grpc.CallOption) (*InjectorStartResponse, error)
+	// Timing returns the switch's mirror timestamp statistics since Start
+	// (injector.Switch.Timing). FAILED_PRECONDITION if this agent has not
+	// started a switch.
+	Timing(ctx context.Context, in *InjectorTimingRequest, opts ...grpc.CallOption) (*InjectorTimingResponse, error)
 }
 
 type injectorClient struct {
@@ -619,6 +625,16 @@ func (c *injectorClient) Start(ctx context.Context, in *InjectorStartRequest, op
 	return out, nil
 }
 
+func (c *injectorClient) Timing(ctx context.Context, in *InjectorTimingRequest, opts ...grpc.CallOption) (*InjectorTimingResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InjectorTimingResponse)
+	err := c.cc.Invoke(ctx, Injector_Timing_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // InjectorServer is the server API for Injector service.
 // All implementations must embed UnimplementedInjectorServer
 // for forward compatibility.
@@ -628,6 +644,10 @@ type InjectorServer interface {
 	// Start attaches ports (switch port number → interface) and serves
 	// P4Runtime on p4runtime_addr.
 	Start(context.Context, *InjectorStartRequest) (*InjectorStartResponse, error)
+	// Timing returns the switch's mirror timestamp statistics since Start
+	// (injector.Switch.Timing). FAILED_PRECONDITION if this agent has not
+	// started a switch.
+	Timing(context.Context, *InjectorTimingRequest) (*InjectorTimingResponse, error)
 	mustEmbedUnimplementedInjectorServer()
 }
 
@@ -640,6 +660,9 @@ type UnimplementedInjectorServer struct{}
 
 func (UnimplementedInjectorServer) Start(context.Context, *InjectorStartRequest) (*InjectorStartResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Start not implemented")
+}
+func (UnimplementedInjectorServer) Timing(context.Context, *InjectorTimingRequest) (*InjectorTimingResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Timing not implemented")
 }
 func (UnimplementedInjectorServer) mustEmbedUnimplementedInjectorServer() {}
 func (UnimplementedInjectorServer) testEmbeddedByValue()                  {}
@@ -680,6 +703,24 @@ func _Injector_Start_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Injector_Timing_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InjectorTimingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InjectorServer).Timing(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Injector_Timing_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InjectorServer).Timing(ctx, req.(*InjectorTimingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Injector_ServiceDesc is the grpc.ServiceDesc for Injector service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -690,6 +731,10 @@ var Injector_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Start",
 			Handler:    _Injector_Start_Handler,
+		},
+		{
+			MethodName: "Timing",
+			Handler:    _Injector_Timing_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

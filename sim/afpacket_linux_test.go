@@ -1,0 +1,346 @@
+package sim
+
+import (
+	"encoding/binary"
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/netlumina/lumina/internal/testutil"
+)
+
+// testCmsg is one control message for buildCmsgs; hdrLen overrides the
+// cmsg_len the kernel would write.
+type testCmsg struct {
+	level, typ int32
+	data       []byte
+	hdrLen     int
+}
+
+// alignedBytes returns n zero bytes aligned like the kernel's control
+// buffer (cmsghdr alignment).
+func alignedBytes(n int) []byte {
+	words := make([]uint64, (n+7)/8+1)
+	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
+}
+
+// buildCmsgs lays control messages out as recvmsg(2) returns them.
+func buildCmsgs(ms ...testCmsg) []byte {
+	size := 0
+	for _, m := range ms {
+		size += syscall.CmsgSpace(len(m.data))
+	}
+	b := alignedBytes(size)
+	off := 0
+	for _, m := range ms {
+		h := (*syscall.Cmsghdr)(unsafe.Pointer(&b[off]))
+		h.Level, h.Type = m.level, m.typ
+		l := m.hdrLen
+		if l == 0 {
+			l = syscall.CmsgLen(len(m.data))
+		}
+		h.SetLen(l)
+		copy(b[off+syscall.CmsgLen(0):], m.data)
+		off += syscall.CmsgSpace(len(m.data))
+	}
+	return b
+}
+
+func timespecBytes(sec, nsec int64) []byte {
+	ts := syscall.NsecToTimespec(sec*1e9 + nsec)
+	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&ts)), unsafe.Sizeof(ts))...)
+}
+
+var cmsgTests = []struct {
+	name   string
+	msgs   []testCmsg
+	wantNs int64
+	wantOK bool
+}{
+	{name: "none"},
+	{name: "timestampns", msgs: []testCmsg{{level: syscall.SOL_SOCKET, typ: syscall.SCM_TIMESTAMPNS, data: timespecBytes(1_700_000_000, 123_456_789)}},
+		wantNs: 1_700_000_000_123_456_789, wantOK: true},
+	{name: "after another message", msgs: []testCmsg{
+		{level: syscall.SOL_PACKET, typ: 8 /* PACKET_AUXDATA */, data: make([]byte, 20)},
+		{level: syscall.SOL_SOCKET, typ: syscall.SCM_TIMESTAMPNS, data: timespecBytes(5, 7)}},
+		wantNs: 5_000_000_007, wantOK: true},
+	{name: "microsecond timestamp is not ns", msgs: []testCmsg{{level: syscall.SOL_SOCKET, typ: syscall.SCM_TIMESTAMP, data: make([]byte, 16)}}},
+	{name: "short payload", msgs: []testCmsg{{level: syscall.SOL_SOCKET, typ: syscall.SCM_TIMESTAMPNS, data: make([]byte, 8)}}},
+	{name: "length past the buffer", msgs: []testCmsg{{level: syscall.SOL_SOCKET, typ: syscall.SCM_TIMESTAMPNS, data: timespecBytes(1, 1), hdrLen: 200}}},
+	{name: "length shorter than a header", msgs: []testCmsg{{level: syscall.SOL_SOCKET, typ: syscall.SCM_TIMESTAMPNS, data: timespecBytes(1, 1), hdrLen: 4}}},
+}
+
+func TestCmsgRxTimestamp(t *testing.T) {
+	for _, tt := range cmsgTests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns, ok := cmsgRxTimestamp(buildCmsgs(tt.msgs...))
+			if ns != tt.wantNs || ok != tt.wantOK {
+				t.Errorf("cmsgRxTimestamp = %d, %v, want %d, %v", ns, ok, tt.wantNs, tt.wantOK)
+			}
+		})
+	}
+}
+
+func FuzzCmsgRxTimestamp(f *testing.F) {
+	for _, tt := range cmsgTests {
+		f.Add(buildCmsgs(tt.msgs...))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b := alignedBytes(len(data))
+		copy(b, data)
+		cmsgRxTimestamp(b) // must not panic or read outside b
+	})
+}
+
+func TestArrivalOnLoop(t *testing.T) {
+	tests := []struct {
+		name                  string
+		loopNow, wall, kernel int64
+		ok                    bool
+		want                  int64
+	}{
+		{"3 ms ago", 10_000_000, 1_700_000_000_000_000_000, 1_699_999_999_997_000_000, true, 7_000_000},
+		{"just now", 500, 2_000, 2_000, true, 500},
+		{"stamp after the read (clock stepped)", 500, 2_000, 9_000, true, 500},
+		{"no stamp", 500, 2_000, 0, false, 500},
+	}
+	for _, tt := range tests {
+		if got := arrivalOnLoop(tt.loopNow, tt.wall, tt.kernel, tt.ok); got != tt.want {
+			t.Errorf("%s: arrivalOnLoop(%d, %d, %d, %v) = %d, want %d", tt.name, tt.loopNow, tt.wall, tt.kernel, tt.ok, got, tt.want)
+		}
+	}
+}
+
+func TestAllocsRxTimestamp(t *testing.T) {
+	b := buildCmsgs(testCmsg{level: syscall.SOL_SOCKET, typ: syscall.SCM_TIMESTAMPNS, data: timespecBytes(5, 7)})
+	var sink int64
+	got := testing.AllocsPerRun(1000, func() {
+		ns, ok := cmsgRxTimestamp(b)
+		sink += arrivalOnLoop(1e9, 6e9, ns, ok)
+	})
+	if got != 0 {
+		t.Errorf("cmsgRxTimestamp+arrivalOnLoop allocs = %v, want 0", got)
+	}
+	_ = sink
+}
+
+const testEtherType = 0x88b5 // IEEE local experimental
+
+// testFrame is a broadcast frame of testEtherType carrying idx.
+func testFrame(idx int) []byte {
+	f := make([]byte, 60)
+	copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1})
+	binary.BigEndian.PutUint16(f[12:], testEtherType)
+	f[14] = byte(idx)
+	return f
+}
+
+func isTestFrame(f []byte) bool {
+	return len(f) >= 15 && binary.BigEndian.Uint16(f[12:]) == testEtherType
+}
+
+// timedRx is a frame as a TimedPort receiver saw it.
+type timedRx struct {
+	idx          int
+	rxNs, procNs int64
+}
+
+// rxTimestampRig is an AFPacketPort on one end of a veth pair in a fresh
+// namespace and a raw socket on the other end to send from.
+type rxTimestampRig struct {
+	loop *RealLoop
+	port *AFPacketPort
+	tx   int
+	got  chan timedRx
+}
+
+func newRxTimestampRig(t *testing.T, beforeRead func()) *rxTimestampRig {
+	t.Helper()
+	ns := testutil.NewNetns(t, "rxts")
+	testutil.Veth(t, ns, "rx0", "", ns, "rx1", "")
+	r := &rxTimestampRig{loop: NewRealLoop(), got: make(chan timedRx, 64)}
+	r.loop.Start()
+	t.Cleanup(r.loop.Close)
+	if err := ns.Do(func() (err error) {
+		if r.port, err = openAFPacket("rx0", r.loop, beforeRead); err != nil {
+			return err
+		}
+		r.tx, err = openPacketSocket("rx1")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(r.tx) })
+	t.Cleanup(func() { r.port.Close() })
+	r.port.SetTimedReceiver(func(f []byte, rxNs int64) {
+		if isTestFrame(f) {
+			r.got <- timedRx{idx: int(f[14]), rxNs: rxNs, procNs: r.loop.Now()}
+		}
+	})
+	return r
+}
+
+// send sends n test frames 1 ms apart and returns, per frame, the loop
+// times just before and just after its write.
+func (r *rxTimestampRig) send(t *testing.T, n int) [][2]int64 {
+	t.Helper()
+	sent := make([][2]int64, n)
+	for i := range n {
+		before := r.loop.Now()
+		if _, err := syscall.Write(r.tx, testFrame(i)); err != nil {
+			t.Fatal(err)
+		}
+		sent[i] = [2]int64{before, r.loop.Now()}
+		time.Sleep(time.Millisecond)
+	}
+	return sent
+}
+
+func (r *rxTimestampRig) collect(t *testing.T, n int) []timedRx {
+	t.Helper()
+	var out []timedRx
+	timeout := time.After(10 * time.Second)
+	for len(out) < n {
+		select {
+		case x := <-r.got:
+			out = append(out, x)
+		case <-timeout:
+			t.Fatalf("received %d of %d frames", len(out), n)
+		}
+	}
+	return out
+}
+
+// checkArrivals checks that each frame's rxNs lies in its send window (the
+// kernel stamped it during the write), and that rxNs increases with send
+// order. Slack allows for the conversion error of a loaded machine.
+func checkArrivals(t *testing.T, got []timedRx, sent [][2]int64) {
+	t.Helper()
+	const early, late = 50 * time.Microsecond, 2 * time.Millisecond
+	for i, x := range got {
+		if x.idx != i {
+			t.Fatalf("frame %d received as number %d, want in send order", x.idx, i)
+		}
+		if x.rxNs < sent[i][0]-int64(early) || x.rxNs > sent[i][1]+int64(late) {
+			t.Errorf("frame %d: rxNs = %d, want in its send window [%d, %d] (-%v, +%v)", i, x.rxNs, sent[i][0], sent[i][1], early, late)
+		}
+		if i > 0 && x.rxNs <= got[i-1].rxNs {
+			t.Errorf("frame %d: rxNs = %d, not after frame %d's %d", i, x.rxNs, i-1, got[i-1].rxNs)
+		}
+	}
+}
+
+// TestAFPacketRxTimestampLateLoop blocks the port's loop for 20 ms while
+// frames arrive: each frame's rxNs is its arrival (its send time), so the
+// loop processes it about 20 ms minus its offset into the block later.
+func TestAFPacketRxTimestampLateLoop(t *testing.T) {
+	testutil.RequireNetns(t)
+	r := newRxTimestampRig(t, nil)
+	const delay, n = 20 * time.Millisecond, 5
+	blocked := make(chan int64)
+	r.loop.Post(func() {
+		blocked <- r.loop.Now()
+		time.Sleep(delay)
+	})
+	start := <-blocked
+	sent := r.send(t, n)
+	got := r.collect(t, n)
+	checkArrivals(t, got, sent)
+	wake := start + int64(delay)
+	for i, x := range got {
+		if x.procNs < wake {
+			t.Errorf("frame %d processed at %d, before the loop woke at %d", i, x.procNs, wake)
+		}
+		// The loop was blocked until wake: the frame waited at least from
+		// the end of its write until then.
+		if lateNs, min := x.procNs-x.rxNs, wake-sent[i][1]; lateNs < min {
+			t.Errorf("frame %d: processed %v after its arrival, want >= %v", i, time.Duration(lateNs), time.Duration(min))
+		}
+		t.Logf("frame %d: sent at +%v (write took %v), rxNs - send start = %v, processed %v after arrival",
+			i, time.Duration(sent[i][0]-start), time.Duration(sent[i][1]-sent[i][0]), time.Duration(x.rxNs-sent[i][0]), time.Duration(x.procNs-x.rxNs))
+	}
+	if u := r.port.stats.RxUntimed.Load(); u != 0 {
+		t.Errorf("%d frames without a kernel timestamp, want 0", u)
+	}
+}
+
+// TestAFPacketRxTimestampLateReader stalls the port's reader goroutine for
+// 20 ms while frames queue on the socket: rxNs must still be each frame's
+// arrival, which proves it comes from the kernel's timestamp and not from
+// the time of the read.
+func TestAFPacketRxTimestampLateReader(t *testing.T) {
+	testutil.RequireNetns(t)
+	gate := make(chan struct{})
+	r := newRxTimestampRig(t, func() { <-gate })
+	const delay, n = 20 * time.Millisecond, 5
+	start := r.loop.Now()
+	sent := r.send(t, n)
+	time.Sleep(delay - time.Duration(r.loop.Now()-start))
+	released := r.loop.Now()
+	close(gate)
+	got := r.collect(t, n)
+	checkArrivals(t, got, sent)
+	for i, x := range got {
+		if lateNs, min := x.procNs-x.rxNs, released-sent[i][1]; lateNs < min {
+			t.Errorf("frame %d: processed %v after its arrival, want >= %v (the reader was stalled)", i, time.Duration(lateNs), time.Duration(min))
+		}
+		t.Logf("frame %d: rxNs - send start = %v, read and processed %v after arrival", i, time.Duration(x.rxNs-sent[i][0]), time.Duration(x.procNs-x.rxNs))
+	}
+	if u := r.port.stats.RxUntimed.Load(); u != 0 {
+		t.Errorf("%d frames without a kernel timestamp, want 0", u)
+	}
+}
+
+// TestAllocsAFPacketRecv: reading a frame with its timestamp allocates
+// nothing (the port's one allocation per frame is the copy it delivers).
+func TestAllocsAFPacketRecv(t *testing.T) {
+	testutil.RequireNetns(t)
+	ns := testutil.NewNetns(t, "rxalloc")
+	testutil.Veth(t, ns, "rx0", "", ns, "rx1", "")
+	var rx, tx int
+	if err := ns.Do(func() (err error) {
+		if rx, err = openPacketSocket("rx0"); err != nil {
+			return err
+		}
+		tx, err = openPacketSocket("rx1")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(rx)
+	defer syscall.Close(tx)
+	m := newRxMsg(65536)
+	frame := testFrame(1)
+	var err error
+	untimed := 0
+	got := testing.AllocsPerRun(100, func() {
+		if _, werr := syscall.Write(tx, frame); werr != nil {
+			err = werr
+			return
+		}
+		for {
+			n, errno := m.recv(rx)
+			if errno != 0 {
+				err = errno
+				return
+			}
+			if isTestFrame(m.buf[:n]) {
+				break
+			}
+		}
+		if _, ok := cmsgRxTimestamp(m.control()); !ok {
+			untimed++
+		}
+	})
+	if err != nil {
+		t.Fatal(errors.Join(errors.New("recv"), err))
+	}
+	if got != 0 {
+		t.Errorf("allocs per recv+timestamp = %v, want 0", got)
+	}
+	if untimed != 0 {
+		t.Errorf("%d frames without a timestamp, want 0", untimed)
+	}
+}
