@@ -334,7 +334,7 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 	inferred := len(meta.Connections) == 0
 	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred})
 	a.retx = retransmission.New(t, retransmission.Options{RetryCnt: params.Retries(), RTTNs: params.RTTNs})
-	co := cnp.Options{NAKTriggers: params.NAKTriggersCNP, ExpectScope: params.CNPScope}
+	co := cnp.Options{NAKTriggers: params.NAKTriggersCNP, ExpectScope: params.CNPScope, UncertaintyNs: params.TimestampUncertaintyNs}
 	if params.MinTimeBetweenCNPsUs != nil {
 		co.Known = true
 		co.MinTimeBetweenCNPsNs = int64(*params.MinTimeBetweenCNPsUs * 1000)
@@ -393,7 +393,8 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 		retry = -1
 	}
 	tol := max(a.opt.TimeoutToleranceNs, a.params.RTTNs/2, DefaultTimeoutToleranceNs)
-	to := timeout.Check(&rt, a.table, timeout.Options{TransportTimeoutNs: ttr, RetryCnt: retry, ToleranceNs: tol})
+	to := timeout.Check(&rt, a.table, timeout.Options{TransportTimeoutNs: ttr, RetryCnt: retry, ToleranceNs: tol,
+		UncertaintyNs: a.params.TimestampUncertaintyNs})
 	cn := a.cnp.Finish()
 	ct := counters.Check(model.ResolveNICs(meta.NICs, r.Connections), counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally})
 	r.Checks = report.Checks{GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct}

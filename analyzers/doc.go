@@ -34,6 +34,16 @@
 // All analyzers always run; Options.Checks selects which verdicts the
 // report carries (the others are skip, "not selected").
 //
+// # Timestamp uncertainty
+//
+// The bound checks compare intervals between switch timestamps with NIC
+// parameters (timeout, cnp). Meta.TimestampUncertaintyNs (U: how late a
+// timestamp may be; 0 on sim) makes each interval uncertain by ±U; a check
+// whose margin is within U is model.Inconclusive, which does not fail the
+// report (Report.Passed) and which Report.Result calls INCONCLUSIVE. U
+// must be in the metadata when the analysis starts (Analyze, NewStream):
+// the CNP pacers are replayed with it while the packets flow.
+//
 // # Concurrency
 //
 // Analyze shares nothing between calls; concurrent calls on different

@@ -27,8 +27,8 @@ func IsRunDir(path string) bool {
 // RunInputs returns the trace and metadata for analyzing arg: a trace file,
 // or a `lumina run` result directory, from which it reads trace.pcap and, in
 // order (later overrides earlier), config.yaml (parameters), meta.json or
-// report.json (connections) and counters.json. metaPath, if set, overrides
-// them all.
+// report.json (connections; the timestamp uncertainty the run's analysis
+// used) and counters.json. metaPath, if set, overrides them all.
 func RunInputs(arg, metaPath string) (string, model.Meta, error) {
 	var meta model.Meta
 	st, err := os.Stat(arg)

@@ -353,9 +353,16 @@ func (td *TestDiff) compareChecks(b, n *Test) {
 		}
 		bs := fmt.Sprintf("%s (%s)", bv, countsStr(bc))
 		ns := fmt.Sprintf("%s (%s)", nv, countsStr(nc))
+		missing := func(v string) bool { return v == "skip" || v == "inconclusive" }
 		switch {
 		case name == "integrity":
 			td.add(KindVerdict, Change, name, bs, ns, "trace integrity is the testbed's, not the NIC's: invalid repeats are not compared")
+		case missing(bv) && missing(nv):
+			continue // no data on either side: nothing to compare
+		case bv == "inconclusive" && nv != "pass":
+			td.add(KindVerdict, Regression, name, bs, ns, "the check now decides and fails (BASE was inconclusive: missing data)")
+		case bv == "inconclusive" || nv == "inconclusive":
+			td.add(KindVerdict, Change, name, bs, ns, "inconclusive (within the timestamp uncertainty) is missing data: not compared")
 		case bv == "skip" && nv != "pass":
 			td.add(KindVerdict, Regression, name, bs, ns, "the check now runs and fails")
 		case bv == "skip" || nv == "skip":
@@ -376,7 +383,7 @@ func countsStr(c *CheckSummary) string {
 	for _, x := range []struct {
 		n int
 		s string
-	}{{c.Pass, "pass"}, {c.Fail, "fail"}, {c.Skip, "skip"}} {
+	}{{c.Pass, "pass"}, {c.Fail, "fail"}, {c.Inconclusive, "inconclusive"}, {c.Skip, "skip"}} {
 		if x.n > 0 {
 			p = append(p, fmt.Sprintf("%d %s", x.n, x.s))
 		}

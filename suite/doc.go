@@ -8,8 +8,8 @@
 // A suite is a results directory of `lumina run`: OUT/<test>/<repeat>/
 // with a report.json each. Summarize reads them and writes OUT/suite.json
 // (schema lumina.suite/v1, docs/regression.md): per test the repeats and
-// their validity, each check's verdict counts, the Go-back-N violations by
-// side/rule, the counter relations that held, the CNP pacing scopes
+// their validity, each check's verdict counts (inconclusive counted apart,
+// CheckSummary.Inconclusive), the Go-back-N violations by side/rule, the counter relations that held, the CNP pacing scopes
 // consistent in every repeat, the NICs' identity (the personality in sim,
 // driver and firmware on real hosts when report.json records them) and
 // the distribution of every quantity in Quantities (NACK generation and
@@ -23,6 +23,14 @@
 //   - a check's verdict (pass < mixed < fail) getting worse is a
 //     regression, better an improvement; integrity changes are changes
 //     (the capture's problem, not the NIC's);
+//   - an inconclusive verdict (a bound check within the timestamp
+//     uncertainty, docs/analyze.md) is missing data, like skip: the
+//     repeats that decided make a check's verdict, and a check that
+//     decided nowhere on one side is compared with nothing — a change at
+//     most (a check inconclusive in BASE failing in NEW is a regression,
+//     as a check that did not run and now fails), never a regression or
+//     an improvement by itself; an inconclusive cnp check does not narrow
+//     the consistent scopes;
 //   - a Go-back-N violation rule appearing is a regression;
 //   - a counter relation that held in every BASE repeat failing in NEW is
 //     a regression;

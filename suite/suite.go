@@ -91,7 +91,8 @@ type Test struct {
 	// with the trace (OK) and those where it did not.
 	Counters map[string]*CounterSummary `json:"counters"`
 	// CNPScopes are the CNP pacing scopes consistent with the trace in
-	// every valid repeat where the cnp check ran; nil when it never ran.
+	// every valid repeat where the cnp check ran and was not inconclusive;
+	// nil when it never did.
 	CNPScopes []string `json:"cnp_scopes"`
 	// Quantities are the measured distributions, by QuantitySpec name;
 	// quantities never measured are absent.
@@ -105,6 +106,10 @@ type Run struct {
 	Valid  bool   `json:"valid"`
 	// Failed lists the checks that failed.
 	Failed []string `json:"failed,omitempty"`
+	// Inconclusive lists the checks that were inconclusive (within the
+	// timestamp uncertainty): the repeat is valid, these checks decided
+	// nothing.
+	Inconclusive []string `json:"inconclusive,omitempty"`
 }
 
 // CheckSummary counts one check's verdicts.
@@ -112,10 +117,15 @@ type CheckSummary struct {
 	Pass int `json:"pass"`
 	Fail int `json:"fail"`
 	Skip int `json:"skip"`
+	// Inconclusive counts the repeats whose check was inconclusive (its
+	// margin within the timestamp uncertainty): missing data, like Skip.
+	Inconclusive int `json:"inconclusive,omitempty"`
 }
 
 // Verdict is "pass" (no fail, some pass), "fail" (no pass, some fail),
-// "mixed" (both) or "skip".
+// "mixed" (both), else "inconclusive" (some inconclusive) or "skip".
+// Inconclusive repeats are missing data: they count only when no repeat
+// decided.
 func (c *CheckSummary) Verdict() string {
 	switch {
 	case c.Fail > 0 && c.Pass > 0:
@@ -124,6 +134,8 @@ func (c *CheckSummary) Verdict() string {
 		return "fail"
 	case c.Pass > 0:
 		return "pass"
+	case c.Inconclusive > 0:
+		return "inconclusive"
 	}
 	return "skip"
 }
@@ -316,16 +328,20 @@ func summarizeTest(reports []*orchestrator.Report, dirs []string) *Test {
 				t.Checks[name] = cs
 			}
 			switch c.Verdict {
-			case "pass":
+			case model.Pass:
 				cs.Pass++
-			case "fail":
+			case model.Fail:
 				cs.Fail++
 				run.Failed = append(run.Failed, name)
+			case model.Inconclusive:
+				cs.Inconclusive++
+				run.Inconclusive = append(run.Inconclusive, name)
 			default:
 				cs.Skip++
 			}
 		}
 		sort.Strings(run.Failed)
+		sort.Strings(run.Inconclusive)
 		t.Runs = append(t.Runs, run)
 		if !r.Valid {
 			continue
@@ -363,7 +379,7 @@ func summarizeTest(reports []*orchestrator.Report, dirs []string) *Test {
 				cs.Mismatch++
 			}
 		}
-		if a.Checks.CNP.Verdict != model.Skip {
+		if v := a.Checks.CNP.Verdict; v != model.Skip && v != model.Inconclusive { // inconclusive: missing data
 			cs := slices.Clone(a.Checks.CNP.ConsistentScopes)
 			if !cnpRan {
 				scopes, cnpRan = cs, true

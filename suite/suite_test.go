@@ -35,6 +35,7 @@ type fakeRun struct {
 	mct         []int64
 	failCheck   string
 	versions    bool
+	verdicts    map[string]model.Verdict // more check verdicts (cnp: also the analysis')
 }
 
 func i64(v int64) *int64 { return &v }
@@ -69,6 +70,12 @@ func (f fakeRun) report(test string, rep int) any {
 			c.GBN.Violations = append(c.GBN.Violations, gbn.Violation{Side: "receiver", Rule: v})
 		}
 		c.Counters.Checked = []counters.Checked{{NIC: "requester", Counter: "packet_seq_err", OK: !f.counterBad}}
+		for name, v := range f.verdicts {
+			r.Checks[name] = orchestrator.CheckEntry{Verdict: v}
+			if name == "cnp" {
+				c.CNP.Verdict = v
+			}
+		}
 		r.Analysis = a
 		r.Generator = &orchestrator.GeneratorReport{GoodputGbps: f.goodput, QPs: []generator.QPResult{{MCTNs: f.mct}}}
 	}
@@ -350,5 +357,116 @@ func TestCompareSingleRuns(t *testing.T) {
 	h, err := d.HTML()
 	if err != nil || !strings.Contains(string(h), "cnp-cx5 → cnp-cx6") || strings.Contains(string(h), "<script") {
 		t.Errorf("HTML() = %d bytes, %v", len(h), err)
+	}
+}
+
+// TestCompareInconclusive: an inconclusive verdict is missing data, like
+// skip: never a regression or an improvement by itself, and an
+// inconclusive CNP check does not narrow the consistent scopes.
+func TestCompareInconclusive(t *testing.T) {
+	run := func(v map[string]model.Verdict) fakeRun {
+		return fakeRun{personality: "cx5", reaction: []int64{3000, 3010}, goodput: 10, mct: []int64{1e6},
+			cnpScopes: []string{"per-dest-ip"}, cnpObserved: 6, verdicts: v}
+	}
+	vs := func(kv ...string) map[string]model.Verdict {
+		m := map[string]model.Verdict{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = model.Verdict(kv[i+1])
+		}
+		return m
+	}
+	four := func(v map[string]model.Verdict) []fakeRun { return []fakeRun{run(v), run(v), run(v), run(v)} }
+	pass, inc, fail := vs("timeout", "pass"), vs("timeout", "inconclusive"), vs("timeout", "fail")
+	tests := []struct {
+		name      string
+		base, new []fakeRun
+		want      []string
+	}{
+		{"pass → inconclusive", four(pass), four(inc), []string{"change verdict timeout"}},
+		{"inconclusive → pass", four(inc), four(pass), []string{"change verdict timeout"}},
+		{"fail → inconclusive", four(fail), four(inc), []string{"change verdict timeout"}},
+		{"inconclusive → fail", four(inc), four(fail), []string{"regression verdict timeout"}},
+		{"inconclusive → inconclusive", four(inc), four(inc), nil},
+		{"not run → inconclusive", four(nil), four(inc), nil},
+		{"pass → pass with some inconclusive", four(pass), []fakeRun{run(pass), run(inc), run(pass), run(inc)}, nil},
+		{"pass → fail with some inconclusive", four(pass), []fakeRun{run(fail), run(inc), run(inc), run(inc)}, []string{"regression verdict timeout"}},
+		{"cnp inconclusive, no consistent scope", four(vs("cnp", "pass")), func() []fakeRun {
+			out := four(vs("cnp", "inconclusive"))
+			for i := range out {
+				out[i].cnpScopes = []string{}
+			}
+			return out
+		}(), []string{"change verdict cnp"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bd, nd := t.TempDir(), t.TempDir()
+			writeRuns(t, bd, map[string][]fakeRun{"x": tc.base})
+			writeRuns(t, nd, map[string][]fakeRun{"x": tc.new})
+			b, err := Load(bd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := Load(nd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := Compare(b, n, Options{})
+			var got []string
+			for _, f := range d.Findings {
+				got = append(got, string(f.Class)+" "+string(f.Kind)+" "+f.Subject)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Compare findings = %q, want %q\n%s", got, tc.want, d.Text())
+			}
+			if d.Improvements != 0 {
+				t.Errorf("Compare: %d improvements, want none\n%s", d.Improvements, d.Text())
+			}
+		})
+	}
+}
+
+// TestSummarizeInconclusive: check summaries count inconclusive verdicts
+// separately, runs list them, and suite.json has no inconclusive field
+// when there are none.
+func TestSummarizeInconclusive(t *testing.T) {
+	out := t.TempDir()
+	base := fakeRun{personality: "cx5", cnpScopes: []string{"per-qp", "per-port"}}
+	inc := base
+	inc.cnpScopes = []string{}
+	inc.verdicts = map[string]model.Verdict{"timeout": model.Inconclusive, "cnp": model.Inconclusive}
+	pass := base
+	pass.verdicts = map[string]model.Verdict{"timeout": model.Pass, "cnp": model.Pass}
+	writeRuns(t, out, map[string][]fakeRun{"t": {pass, inc, pass}, "plain": {base}})
+	s, err := Summarize(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tt, plain *Test
+	for _, x := range s.Tests {
+		if x.Name == "t" {
+			tt = x
+		} else {
+			plain = x
+		}
+	}
+	if c := tt.Checks["timeout"]; *c != (CheckSummary{Pass: 2, Inconclusive: 1}) || c.Verdict() != "pass" {
+		t.Errorf("timeout summary = %+v (%s), want 2 pass, 1 inconclusive (pass)", *c, c.Verdict())
+	}
+	if r := tt.Runs[1]; !r.Valid || len(r.Failed) != 0 || !slices.Equal(r.Inconclusive, []string{"cnp", "timeout"}) {
+		t.Errorf("run 1 = %+v, want valid, nothing failed, cnp and timeout inconclusive", r)
+	}
+	if !slices.Equal(tt.CNPScopes, []string{"per-qp", "per-port"}) {
+		t.Errorf("CNPScopes = %v: the inconclusive repeat must not narrow them", tt.CNPScopes)
+	}
+	if v := (&CheckSummary{Inconclusive: 2, Skip: 1}).Verdict(); v != "inconclusive" {
+		t.Errorf("Verdict() of only inconclusive and skip = %s", v)
+	}
+	b, err := json.Marshal(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "inconclusive") {
+		t.Errorf("suite.json of a test without inconclusive verdicts mentions them: %s", b)
 	}
 }

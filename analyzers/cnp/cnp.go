@@ -3,11 +3,13 @@ package cnp
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/netlumina/lumina/analyzers/model"
 )
 
-// Expected are expected CNP counts under each pacing scope.
+// Expected are expected CNP counts under each pacing scope (or, as
+// Result.AmbiguousDecisions, other counts per scope).
 type Expected struct {
 	PerQP     int `json:"per_qp"`
 	PerPort   int `json:"per_port"`
@@ -17,6 +19,13 @@ type Expected struct {
 
 func (e *Expected) get(scope int) int {
 	return [...]int{e.PerQP, e.PerPort, e.PerDestIP, e.PerIPPair}[scope]
+}
+
+func (e *Expected) add(o Expected) {
+	e.PerQP += o.PerQP
+	e.PerPort += o.PerPort
+	e.PerDestIP += o.PerDestIP
+	e.PerIPPair += o.PerIPPair
 }
 
 func (e *Expected) inc(scope int) {
@@ -34,20 +43,47 @@ func (e *Expected) inc(scope int) {
 
 // ConnCNP are the counts of one connection.
 type ConnCNP struct {
-	Conn        int      `json:"conn"`
-	Observed    int      `json:"observed"`
-	Expected    Expected `json:"expected"`
-	ECNTriggers int      `json:"ecn_triggers"`
-	NAKTriggers int      `json:"nak_triggers,omitempty"`
+	Conn     int      `json:"conn"`
+	Observed int      `json:"observed"`
+	Expected Expected `json:"expected"`
+	// ExpectedMin and ExpectedMax bound the expected counts under the
+	// timestamp uncertainty (see Result); nil when it is 0.
+	ExpectedMin *Expected `json:"expected_min,omitempty"`
+	ExpectedMax *Expected `json:"expected_max,omitempty"`
+	ECNTriggers int       `json:"ecn_triggers"`
+	NAKTriggers int       `json:"nak_triggers,omitempty"`
 }
 
 // Result is the outcome of the check.
 type Result struct {
-	Verdict          model.Verdict `json:"verdict"`
-	Reason           string        `json:"reason,omitempty"`
-	Observed         int           `json:"observed"`
-	Expected         Expected      `json:"expected"`
-	ConsistentScopes []string      `json:"consistent_scopes"`
+	Verdict  model.Verdict `json:"verdict"`
+	Reason   string        `json:"reason,omitempty"`
+	Observed int           `json:"observed"`
+	// Expected are the counts of the pacers replayed on the switch
+	// timestamps as they are.
+	Expected Expected `json:"expected"`
+	// ConsistentScopes are the scopes surely consistent with the trace:
+	// their expected count equals the observed one on every connection,
+	// and no pacing decision of theirs was within the timestamp
+	// uncertainty of min_time_between_cnps (with uncertainty 0: the scopes
+	// whose expected counts equal the observed ones).
+	ConsistentScopes []string `json:"consistent_scopes"`
+	// PossibleScopes are the scopes possibly, not surely, consistent:
+	// every connection's observed count lies within its expected range
+	// (ExpectedMin..ExpectedMax and Expected) but some pacing decision was
+	// ambiguous. Always empty with uncertainty 0.
+	PossibleScopes []string `json:"possible_scopes,omitempty"`
+	// TimestampUncertaintyNs is the uncertainty U applied (0: exact).
+	// With U > 0, ExpectedMin are the counts of pacers replayed with
+	// min_time + U (a CNP only where one surely follows), ExpectedMax with
+	// min_time − U (a CNP wherever one may follow), and
+	// AmbiguousDecisions counts, per scope, the decisions of the pacers
+	// replayed with min_time whose gap t − last was within U of it
+	// (min_time − U < t − last ≤ min_time + U).
+	TimestampUncertaintyNs int64     `json:"timestamp_uncertainty_ns,omitempty"`
+	ExpectedMin            *Expected `json:"expected_min,omitempty"`
+	ExpectedMax            *Expected `json:"expected_max,omitempty"`
+	AmbiguousDecisions     *Expected `json:"ambiguous_decisions,omitempty"`
 	// MinTimeBetweenCNPsUs is the pacing interval used.
 	MinTimeBetweenCNPsUs float64   `json:"min_time_between_cnps_us"`
 	NAKTriggersCNP       bool      `json:"nak_triggers_cnp,omitempty"`
@@ -66,11 +102,26 @@ type Options struct {
 	NAKTriggers bool
 	// ExpectScope, if set, is the scope that must be consistent.
 	ExpectScope string
+	// UncertaintyNs is the timestamp uncertainty U
+	// (model.Params.TimestampUncertaintyNs): the gap between two trigger
+	// stamps is uncertain by ±U. Default 0: exact; negative counts as 0;
+	// ignored unless Known.
+	UncertaintyNs int64
 }
 
+// Replays of each pacer: at min_time (nominal), at min_time + U (fewest
+// CNPs) and at min_time − U (most CNPs).
+const (
+	nominal = iota
+	fewest
+	most
+	nReplays
+)
+
+// last is the state of one pacing domain in each replay.
 type last struct {
-	t     int64
-	valid bool
+	t     [nReplays]int64
+	valid [nReplays]bool
 }
 
 type pairKey struct{ np, rp netip.Addr }
@@ -82,6 +133,10 @@ type Analyzer struct {
 	table *model.Table
 	conns []ConnCNP
 	port  []string // per conn: port of [requester, responder]
+	u     int64
+	thr   [nReplays]int64 // pacing threshold of each replay
+	bound [2][]Expected   // per conn: counts of the fewest and most replays
+	ambig Expected        // per scope: ambiguous nominal decisions
 
 	perQP   []last // conn*2 + side
 	perPort map[string]*last
@@ -94,6 +149,12 @@ type Analyzer struct {
 func New(t *model.Table, opt Options) *Analyzer {
 	a := &Analyzer{opt: opt, table: t, conns: make([]ConnCNP, len(t.Conns)), perQP: make([]last, 2*len(t.Conns)),
 		port: make([]string, 2*len(t.Conns)), perPort: map[string]*last{}, perDst: map[netip.Addr]*last{}, perPair: map[pairKey]*last{}}
+	if opt.Known { // without min_time the counts are computed with 0: U means nothing
+		a.u = max(opt.UncertaintyNs, 0)
+	}
+	m := opt.MinTimeBetweenCNPsNs
+	a.thr = [nReplays]int64{nominal: m, fewest: m + a.u, most: m - a.u}
+	a.bound = [2][]Expected{make([]Expected, len(t.Conns)), make([]Expected, len(t.Conns))}
 	for i, c := range t.Conns {
 		a.conns[i].Conn = c.ID
 		a.port[2*i] = portOf(c.Requester)
@@ -142,44 +203,60 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	default:
 		return
 	}
-	c := &a.conns[p.Conn]
-	if a.fire(&a.perQP[2*p.Conn+npSide], p.TimeNs) {
-		c.Expected.inc(0)
-	}
+	a.fire(p.Conn, 0, &a.perQP[2*p.Conn+npSide], p.TimeNs)
 	port := a.port[2*p.Conn+npSide]
 	lp := a.perPort[port]
 	if lp == nil {
 		lp = &last{}
 		a.perPort[port] = lp
 	}
-	if a.fire(lp, p.TimeNs) {
-		c.Expected.inc(1)
-	}
+	a.fire(p.Conn, 1, lp, p.TimeNs)
 	ld := a.perDst[rpIP]
 	if ld == nil {
 		ld = &last{}
 		a.perDst[rpIP] = ld
 	}
-	if a.fire(ld, p.TimeNs) {
-		c.Expected.inc(2)
-	}
+	a.fire(p.Conn, 2, ld, p.TimeNs)
 	k := pairKey{npIP, rpIP}
 	lk := a.perPair[k]
 	if lk == nil {
 		lk = &last{}
 		a.perPair[k] = lk
 	}
-	if a.fire(lk, p.TimeNs) {
-		c.Expected.inc(3)
+	a.fire(p.Conn, 3, lk, p.TimeNs)
+}
+
+// fire replays a trigger of connection conn at t in domain l of scope:
+// each replay's pacer produces a CNP iff the domain has none yet or
+// t − last > its threshold. A nominal decision whose gap is within U of
+// min_time is ambiguous.
+func (a *Analyzer) fire(conn, scope int, l *last, t int64) {
+	for r := range nReplays {
+		if l.valid[r] {
+			g := t - l.t[r]
+			if r == nominal && g > a.thr[most] && g <= a.thr[fewest] {
+				a.ambig.inc(scope) // never with U = 0
+			}
+			if g <= a.thr[r] {
+				continue
+			}
+		}
+		l.t[r], l.valid[r] = t, true
+		switch r {
+		case nominal:
+			a.conns[conn].Expected.inc(scope)
+		case fewest:
+			a.bound[0][conn].inc(scope)
+		default:
+			a.bound[1][conn].inc(scope)
+		}
 	}
 }
 
-func (a *Analyzer) fire(l *last, t int64) bool {
-	if l.valid && t-l.t <= a.opt.MinTimeBetweenCNPsNs {
-		return false
-	}
-	l.t, l.valid = t, true
-	return true
+// scopeRange is what the replays say about one scope.
+type scopeRange struct {
+	lo, hi, nominal int // totals over the connections
+	sure, possible  bool
 }
 
 // Finish returns the result.
@@ -188,45 +265,92 @@ func (a *Analyzer) Finish() Result {
 		MinTimeBetweenCNPsUs: float64(a.opt.MinTimeBetweenCNPsNs) / 1000, NAKTriggersCNP: a.opt.NAKTriggers}
 	for _, c := range a.conns {
 		res.Observed += c.Observed
-		res.Expected.PerQP += c.Expected.PerQP
-		res.Expected.PerPort += c.Expected.PerPort
-		res.Expected.PerDestIP += c.Expected.PerDestIP
-		res.Expected.PerIPPair += c.Expected.PerIPPair
+		res.Expected.add(c.Expected)
 	}
-	for s, name := range model.Scopes {
-		ok := true
+	var ranges [4]scopeRange
+	for s := range model.Scopes {
+		sr := &ranges[s]
+		sr.sure, sr.possible = a.ambig.get(s) == 0, true
 		for i := range a.conns {
-			if a.conns[i].Expected.get(s) != a.conns[i].Observed {
-				ok = false
-			}
+			c := &a.conns[i]
+			e, f, m := c.Expected.get(s), a.bound[0][i].get(s), a.bound[1][i].get(s)
+			lo, hi := min(e, f, m), max(e, f, m)
+			sr.lo, sr.hi, sr.nominal = sr.lo+lo, sr.hi+hi, sr.nominal+e
+			sr.sure = sr.sure && e == c.Observed
+			sr.possible = sr.possible && lo <= c.Observed && c.Observed <= hi
 		}
-		if ok {
-			res.ConsistentScopes = append(res.ConsistentScopes, name)
+		switch {
+		case sr.sure:
+			res.ConsistentScopes = append(res.ConsistentScopes, model.Scopes[s])
+		case sr.possible: // never with U = 0: no ambiguous decision, lo = hi
+			res.PossibleScopes = append(res.PossibleScopes, model.Scopes[s])
 		}
 	}
-	contains := func(s string) bool {
-		for _, x := range res.ConsistentScopes {
-			if x == s {
-				return true
+	if a.u > 0 {
+		res.TimestampUncertaintyNs = a.u
+		amb := a.ambig
+		res.AmbiguousDecisions = &amb
+		var lo, hi Expected
+		for i := range a.conns {
+			f, m := a.bound[0][i], a.bound[1][i]
+			a.conns[i].ExpectedMin, a.conns[i].ExpectedMax = &f, &m
+			lo.add(f)
+			hi.add(m)
+		}
+		res.ExpectedMin, res.ExpectedMax = &lo, &hi
+	}
+	scope := func(name string) int {
+		for s, n := range model.Scopes {
+			if n == name {
+				return s
 			}
 		}
-		return false
+		return -1
 	}
 	switch {
 	case !a.opt.Known:
 		res.Verdict = model.Skip
 		res.Reason = "min_time_between_cnps unknown (--min-time-between-cnps or metadata): counts computed with 0"
 	case a.opt.ExpectScope != "":
-		res.Verdict = model.Pass
-		if !contains(a.opt.ExpectScope) {
+		s := scope(a.opt.ExpectScope)
+		switch {
+		case s >= 0 && ranges[s].sure:
+			res.Verdict = model.Pass
+		case s >= 0 && ranges[s].possible:
+			res.Verdict = model.Inconclusive
+			res.Reason = fmt.Sprintf("the expected %s pacing is consistent with the CNPs only within the timestamp uncertainty (±%s): %s",
+				a.opt.ExpectScope, model.FormatMicros(a.u), a.rangeString(res.Observed, s, ranges[s]))
+		default:
 			res.Verdict = model.Fail
 			res.Reason = fmt.Sprintf("CNPs are not consistent with the expected %s pacing", a.opt.ExpectScope)
 		}
-	case len(res.ConsistentScopes) == 0:
+	case len(res.ConsistentScopes) > 0:
+		res.Verdict = model.Pass
+	case len(res.PossibleScopes) > 0:
+		res.Verdict = model.Inconclusive
+		var ps []string
+		for _, name := range res.PossibleScopes {
+			s := scope(name)
+			ps = append(ps, name+" ("+a.rangeString(res.Observed, s, ranges[s])+")")
+		}
+		res.Reason = fmt.Sprintf("no pacing scope is consistent beyond the timestamp uncertainty (±%s); possibly consistent: %s",
+			model.FormatMicros(a.u), strings.Join(ps, "; "))
+	default:
 		res.Verdict = model.Fail
 		res.Reason = "CNPs are consistent with no pacing scope"
-	default:
-		res.Verdict = model.Pass
 	}
 	return res
+}
+
+// rangeString gives the numbers of a possibly consistent scope: "observed
+// 4, expected 3..5 (4 at the timestamps as they are), 2 pacing decisions
+// within ±2 µs of min_time_between_cnps 50 µs".
+func (a *Analyzer) rangeString(observed, s int, sr scopeRange) string {
+	n := a.ambig.get(s)
+	dec := "decisions"
+	if n == 1 {
+		dec = "decision"
+	}
+	return fmt.Sprintf("observed %d, expected %d..%d (%d at the timestamps as they are), %d pacing %s within ±%s of min_time_between_cnps %s",
+		observed, sr.lo, sr.hi, sr.nominal, n, dec, model.FormatMicros(a.u), model.FormatMicros(a.opt.MinTimeBetweenCNPsNs))
 }

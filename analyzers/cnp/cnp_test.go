@@ -1,6 +1,7 @@
 package cnp
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -94,5 +95,104 @@ func TestScopes(t *testing.T) {
 				t.Errorf("Verdict = %v, want %v (%s)", res.Verdict, tt.verdict, res.Reason)
 			}
 		})
+	}
+}
+
+// TestUncertainty: with a timestamp uncertainty U, a pacing decision
+// whose gap t − last is within U of min_time (min_time − U < gap ≤
+// min_time + U) is ambiguous; a scope whose counts only match within the
+// resulting range is possibly, not surely, consistent, and the check is
+// inconclusive when no scope (or not the expected one) is surely
+// consistent. With U = 0 the bound is exact. (A CNP comes 100 ns after
+// its trigger: "0e C @48900 1e" puts the triggers 49,000 ns apart.)
+func TestUncertainty(t *testing.T) {
+	const m, u = 50_000, 2_000
+	opt := Options{MinTimeBetweenCNPsNs: m, Known: true, UncertaintyNs: u}
+	exact := Options{MinTimeBetweenCNPsNs: m, Known: true}
+	all := []string{"per-qp", "per-port", "per-dest-ip", "per-ip-pair"}
+	tests := []struct {
+		name           string
+		script         string
+		opt            Options
+		sure, possible []string
+		min, max       int // expected per-qp totals under U
+		verdict        model.Verdict
+	}{
+		{name: "sim: 1 µs short of min_time, a CNP anyway: fail", script: "0e C @48900 1e C", opt: exact,
+			sure: []string{}, verdict: model.Fail},
+		{name: "sim: exactly min_time apart, no CNP: pass", script: "0e @50000 1e C", opt: exact,
+			sure: all, verdict: model.Pass},
+		{name: "1 µs short, a CNP anyway: inconclusive", script: "0e C @48900 1e C", opt: opt,
+			sure: []string{}, possible: all, min: 1, max: 2, verdict: model.Inconclusive},
+		{name: "exactly min_time apart, no CNP: inconclusive", script: "0e @50000 1e C", opt: opt,
+			sure: []string{}, possible: all, min: 1, max: 2, verdict: model.Inconclusive},
+		{name: "min_time + U apart, no CNP: inconclusive", script: "0e @52000 1e C", opt: opt,
+			sure: []string{}, possible: all, min: 1, max: 2, verdict: model.Inconclusive},
+		{name: "beyond min_time + U, a CNP: pass", script: "0e C @51901 1e C", opt: opt,
+			sure: all, min: 2, max: 2, verdict: model.Pass},
+		{name: "beyond min_time + U, no CNP: fail", script: "0e C @51901 1e", opt: opt,
+			sure: []string{}, min: 2, max: 2, verdict: model.Fail},
+		{name: "min_time − U apart, a CNP: fail", script: "0e C @47900 1e C", opt: opt,
+			sure: []string{}, min: 1, max: 1, verdict: model.Fail},
+		{name: "just over min_time − U apart, a CNP: inconclusive", script: "0e C @47901 1e C", opt: opt,
+			sure: []string{}, possible: all, min: 1, max: 2, verdict: model.Inconclusive},
+		{name: "a surely consistent scope passes", script: "0/0e 0/C @50000 1/0e 1/C", opt: opt,
+			sure: []string{"per-qp", "per-dest-ip", "per-ip-pair"}, possible: []string{"per-port"}, min: 2, max: 2, verdict: model.Pass},
+		{name: "the expected scope possibly consistent: inconclusive", script: "0/0e 0/C @50000 1/0e 1/C",
+			opt:  Options{MinTimeBetweenCNPsNs: m, Known: true, UncertaintyNs: u, ExpectScope: "per-port"},
+			sure: []string{"per-qp", "per-dest-ip", "per-ip-pair"}, possible: []string{"per-port"}, min: 2, max: 2, verdict: model.Inconclusive},
+		{name: "the expected scope surely consistent: pass", script: "0/0e 0/C @50000 1/0e 1/C",
+			opt:  Options{MinTimeBetweenCNPsNs: m, Known: true, UncertaintyNs: u, ExpectScope: "per-qp"},
+			sure: []string{"per-qp", "per-dest-ip", "per-ip-pair"}, possible: []string{"per-port"}, min: 2, max: 2, verdict: model.Pass},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := analyze(t, tt.script, tt.opt)
+			if !reflect.DeepEqual(res.ConsistentScopes, tt.sure) {
+				t.Errorf("ConsistentScopes = %v, want %v", res.ConsistentScopes, tt.sure)
+			}
+			if !reflect.DeepEqual(res.PossibleScopes, tt.possible) {
+				t.Errorf("PossibleScopes = %v, want %v", res.PossibleScopes, tt.possible)
+			}
+			if res.Verdict != tt.verdict {
+				t.Errorf("Verdict = %v, want %v (%s)", res.Verdict, tt.verdict, res.Reason)
+			}
+			if tt.opt.UncertaintyNs == 0 {
+				if res.ExpectedMin != nil || res.ExpectedMax != nil || res.AmbiguousDecisions != nil || res.TimestampUncertaintyNs != 0 {
+					t.Errorf("U = 0: uncertainty fields set: %+v", res)
+				}
+				return
+			}
+			if res.ExpectedMin == nil || res.ExpectedMin.PerQP != tt.min || res.ExpectedMax.PerQP != tt.max {
+				t.Errorf("per-qp expected range = %+v..%+v, want %d..%d", res.ExpectedMin, res.ExpectedMax, tt.min, tt.max)
+			}
+			if res.TimestampUncertaintyNs != u || res.Conns[0].ExpectedMin == nil {
+				t.Errorf("TimestampUncertaintyNs = %d, conn 0 range %v..%v", res.TimestampUncertaintyNs, res.Conns[0].ExpectedMin, res.Conns[0].ExpectedMax)
+			}
+		})
+	}
+}
+
+// TestUncertaintyReason: the reason of an inconclusive verdict gives the
+// numbers.
+func TestUncertaintyReason(t *testing.T) {
+	res := analyze(t, "0/0e 0/C @50000 1/0e 1/C", Options{MinTimeBetweenCNPsNs: 50_000, Known: true, UncertaintyNs: 2000, ExpectScope: "per-port"})
+	want := "the expected per-port pacing is consistent with the CNPs only within the timestamp uncertainty (±2 µs): " +
+		"observed 2, expected 1..2 (2 at the timestamps as they are), 1 pacing decision within ±2 µs of min_time_between_cnps 50 µs"
+	if res.Reason != want {
+		t.Errorf("Reason = %q, want %q", res.Reason, want)
+	}
+	res = analyze(t, "0e C @48900 1e C", Options{MinTimeBetweenCNPsNs: 50_000, Known: true, UncertaintyNs: 2000})
+	if !strings.HasPrefix(res.Reason, "no pacing scope is consistent beyond the timestamp uncertainty (±2 µs); possibly consistent: per-qp (observed 2, expected 1..2 (1 at the timestamps as they are), 1 pacing decision within ±2 µs of min_time_between_cnps 50 µs); per-port (") {
+		t.Errorf("Reason = %q", res.Reason)
+	}
+	if res := analyze(t, "0e C @100 1e C", Options{UncertaintyNs: 2000}); res.Verdict != model.Skip || len(res.ConsistentScopes) != 4 || res.ExpectedMin != nil {
+		t.Errorf("unknown min_time with U: verdict %v, consistent %v, range %v; want skip, all, none", res.Verdict, res.ConsistentScopes, res.ExpectedMin)
+	}
+	b, _ := json.Marshal(analyze(t, "0e C @48900 1e C", Options{MinTimeBetweenCNPsNs: 50_000, Known: true}))
+	for _, k := range []string{"possible_scopes", "expected_min", "expected_max", "ambiguous_decisions", "timestamp_uncertainty_ns"} {
+		if strings.Contains(string(b), k) {
+			t.Errorf("JSON with U = 0 has %q: %s", k, b)
+		}
 	}
 }

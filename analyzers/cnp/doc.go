@@ -22,7 +22,39 @@
 // consistent, or, with none configured, if any scope is; skip when
 // min_time_between_cnps is unknown (the counts are then computed with 0).
 //
-// Pitfall: the pacer is modelled on trigger arrival times at the switch,
+// # Timestamp uncertainty
+//
+// Switch timestamps may be late by up to U (Options.UncertaintyNs, from
+// model.Params.TimestampUncertaintyNs), never early. The gap t − last
+// between two trigger stamps is therefore uncertain by ±U — not ±2U: each
+// stamp is late by 0..U, so their difference is off by −U..U. A pacing
+// decision is ambiguous when the true gap may lie on either side of
+// min_time: min_time − U < t − last ≤ min_time + U (roughly |t − last −
+// min_time| ≤ U). The analyzer replays every pacer three times: with
+// min_time (Expected, the counts at the timestamps as they are), with
+// min_time + U (ExpectedMin: a CNP only where one surely follows) and with
+// min_time − U (ExpectedMax: a CNP wherever one may follow); the number of
+// CNPs of one domain is non-increasing in the threshold, so the true count
+// lies between the two (for triggers that reached the switch in trace
+// order). AmbiguousDecisions counts the ambiguous decisions
+// of the first replay per scope.
+//
+// A scope is surely consistent (ConsistentScopes) when none of its
+// decisions was ambiguous and its expected counts equal the observed ones
+// — the true pacer then made exactly the replayed decisions; possibly
+// consistent (PossibleScopes) when some decision was ambiguous and every
+// connection's observed count lies within the range of the three replays;
+// not consistent otherwise. Verdict: pass when the expected scope (or,
+// with none configured, some scope) is surely consistent; fail when it
+// (or every scope) is not even possibly consistent; inconclusive
+// otherwise, the reason giving observed and expected counts, the range and
+// the ambiguous decisions. With U = 0 no decision is ambiguous and the
+// check is exactly the replay above.
+//
+// Pitfalls: the pacer is modelled on trigger arrival times at the switch,
 // not on the NP's clock; triggers closer to a boundary than the half RTT
-// can be classified differently from the NIC.
+// can be classified differently from the NIC. The range of one
+// connection's count in a domain shared with other connections (per-port,
+// per-dest-ip) is the range of its three replays, an approximation: the
+// bound is exact for a domain's total.
 package cnp

@@ -36,6 +36,10 @@
 //     at the NICs: a latency between a packet of one direction and one of
 //     the other includes the propagation between switch and NIC (half an
 //     RTT, Lumina §4).
+//   - Switch timestamps may be late, never early, by up to
+//     Params.TimestampUncertaintyNs (U; 0 on sim): an interval between two
+//     of them is uncertain by ±U. Checks that compare an interval with a
+//     NIC parameter say Inconclusive when their margin is within U.
 //   - A READ request consumes one PSN per response packet; its range is
 //     computed with the connection's MTU (Meta.MTU, or inferred from the
 //     largest FIRST/MIDDLE payload, default 1024).

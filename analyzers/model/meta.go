@@ -87,6 +87,15 @@ type Params struct {
 	// RTTNs is the pre-measured switch↔NIC round trip of the testbed, used
 	// to correct NACK latencies by half of it (Lumina §4). Default 0.
 	RTTNs int64 `json:"rtt_ns,omitempty"`
+	// TimestampUncertaintyNs, U, is how much later than the packet's true
+	// arrival any switch timestamp may be: the switch never stamps early,
+	// but may stamp up to U late (queueing before the timestamping stage,
+	// a software clock). An interval between two timestamps is therefore
+	// uncertain by ±U. The bound checks (timeout bounds, CNP pacing)
+	// widen their decisions by U and say inconclusive when the margin is
+	// within it. Default 0: timestamps are exact, as on sim; measured on
+	// netns; configured for hardware.
+	TimestampUncertaintyNs int64 `json:"timestamp_uncertainty_ns,omitempty"`
 }
 
 // TransportTimeoutNs returns T_tr in ns and whether the timeout is known.
@@ -176,9 +185,20 @@ type metaDoc struct {
 	Params
 	Mirror    *bool           `json:"mirror,omitempty"`
 	ParamsObj *Params         `json:"params,omitempty"`
+	Analysis  *analysisDoc    `json:"analysis,omitempty"`
 	NICs      json.RawMessage `json:"nics,omitempty"`
 	Switch    json.RawMessage `json:"switch,omitempty"`
 	Dumpers   []rawDumper     `json:"dumpers,omitempty"`
+}
+
+// analysisDoc is the part of a `lumina run` report.json's "analysis" (the
+// analyzers' report of the run) that ParseMeta reads: the timestamp
+// uncertainty the run was analyzed with, the one parameter the run's
+// config.yaml does not hold. The others come from config.yaml.
+type analysisDoc struct {
+	Params struct {
+		TimestampUncertaintyNs int64 `json:"timestamp_uncertainty_ns"`
+	} `json:"params"`
 }
 
 // rawDumper accepts our Dumper and the orchestrator's dumper report
@@ -277,8 +297,10 @@ func decodeSwitch(b json.RawMessage) (*Switch, error) {
 }
 
 // ParseMeta decodes run metadata. It accepts a metadata file, a
-// report.json (connections and params), or a counters file (nics, switch,
-// dumpers, also in the orchestrator's shapes), and checks the values.
+// report.json (connections and params; a `lumina run` report.json gives
+// the timestamp uncertainty of its "analysis"), or a counters file (nics,
+// switch, dumpers, also in the orchestrator's shapes), and checks the
+// values.
 // Unknown fields are ignored, so that a run's report.json can be read as
 // is.
 func ParseMeta(data []byte) (Meta, error) {
@@ -289,6 +311,9 @@ func ParseMeta(data []byte) (Meta, error) {
 	m := Meta{Connections: d.Connections, Params: d.Params, Mirror: d.Mirror}
 	if d.ParamsObj != nil {
 		m.Params = mergeParams(m.Params, *d.ParamsObj)
+	}
+	if d.Analysis != nil && m.TimestampUncertaintyNs == 0 {
+		m.TimestampUncertaintyNs = d.Analysis.Params.TimestampUncertaintyNs
 	}
 	var err error
 	if m.NICs, err = decodeNICs(d.NICs); err != nil {
@@ -394,6 +419,9 @@ func mergeParams(a, b Params) Params {
 	if b.RTTNs != 0 {
 		a.RTTNs = b.RTTNs
 	}
+	if b.TimestampUncertaintyNs != 0 {
+		a.TimestampUncertaintyNs = b.TimestampUncertaintyNs
+	}
 	return a
 }
 
@@ -448,6 +476,9 @@ func (m *Meta) Validate() error {
 	}
 	if p.MinTimeBetweenCNPsUs != nil && *p.MinTimeBetweenCNPsUs < 0 {
 		return bad("min_time_between_cnps_us must not be negative")
+	}
+	if p.TimestampUncertaintyNs < 0 {
+		return bad("timestamp_uncertainty_ns %d must not be negative", p.TimestampUncertaintyNs)
 	}
 	if p.CNPScope != "" {
 		ok := false

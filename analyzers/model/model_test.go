@@ -60,12 +60,55 @@ func TestParseMetaRunDir(t *testing.T) {
 	}
 }
 
+// TestTimestampUncertainty: timestamp_uncertainty_ns is read at the top
+// level, from a report.json's params and from a `lumina run` report.json's
+// analysis; a later file's value overrides (Merge), 0 does not.
+func TestTimestampUncertainty(t *testing.T) {
+	tests := []struct {
+		name string
+		docs []string
+		want int64
+	}{
+		{"absent: exact, as on sim", []string{`{}`}, 0},
+		{"top level", []string{`{"timestamp_uncertainty_ns": 12000}`}, 12000},
+		{"params object overrides", []string{`{"timestamp_uncertainty_ns": 1, "params": {"timestamp_uncertainty_ns": 250}}`}, 250},
+		{"lumina run report.json", []string{`{"schema": "lumina.report/v1", "analysis": {"params": {"mtu": 1024, "timestamp_uncertainty_ns": 800}}}`}, 800},
+		{"params beat analysis", []string{`{"params": {"timestamp_uncertainty_ns": 5}, "analysis": {"params": {"timestamp_uncertainty_ns": 800}}}`}, 5},
+		{"merged: later overrides", []string{`{"timestamp_uncertainty_ns": 700}`, `{"timestamp_uncertainty_ns": 900}`}, 900},
+		{"merged: later 0 keeps", []string{`{"timestamp_uncertainty_ns": 700}`, `{"mtu": 1024}`}, 700},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m Meta
+			for _, d := range tt.docs {
+				o, err := ParseMeta([]byte(d))
+				if err != nil {
+					t.Fatal(err)
+				}
+				m = m.Merge(o)
+			}
+			if m.TimestampUncertaintyNs != tt.want {
+				t.Errorf("TimestampUncertaintyNs of %q = %d, want %d", tt.docs, m.TimestampUncertaintyNs, tt.want)
+			}
+		})
+	}
+}
+
+func TestVerdictFailed(t *testing.T) {
+	for v, want := range map[Verdict]bool{Pass: false, Fail: true, Skip: false, Inconclusive: false} {
+		if got := v.Failed(); got != want {
+			t.Errorf("%s.Failed() = %v, want %v", v, got, want)
+		}
+	}
+}
+
 func TestParseMetaErrors(t *testing.T) {
 	for _, in := range []string{
 		`{"connections": [{"verb": "write", "requester": {"qpn": 1}, "responder": {"ip": "10.0.0.2"}}]}`,
 		`{"connections": [{"verb": "atomic", "requester": {"ip": "10.0.0.1"}, "responder": {"ip": "10.0.0.2"}}]}`,
 		`{"connections": [{"requester": {"ip": "10.0.0.1", "qpn": 16777216}, "responder": {"ip": "10.0.0.2"}}]}`,
 		`{"mtu": 100}`, `{"timeout": 32}`, `{"retry_cnt": 8}`, `{"min_time_between_cnps_us": -1}`, `{"cnp_scope": "per-host"}`,
+		`{"timestamp_uncertainty_ns": -1}`, `{"params": {"timestamp_uncertainty_ns": -5}}`,
 		`{"nics": 3}`, `[1, 2]`,
 	} {
 		if _, err := ParseMeta([]byte(in)); !errors.Is(err, ErrMeta) {
@@ -147,6 +190,19 @@ func TestInfer(t *testing.T) {
 	}{{a, b, 0x22, true, 0, ToResponder}, {b, a, 0x11, false, 0, ToRequester}, {a, b, 0x44, false, 1, ToRequester}, {a, b, 0x44, true, -1, DirNone}} {
 		if c, d := tab.Lookup(tc.src, tc.dst, tc.qpn, tc.req); c != tc.conn || d != tc.dir {
 			t.Errorf("Lookup(%v, %v, %#x, %v) = %d %v, want %d %v", tc.src, tc.dst, tc.qpn, tc.req, c, d, tc.conn, tc.dir)
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for v, want := range map[int64]string{0: "0 ns", 999: "999 ns", 1000: "1,000 ns", 67_101_000: "67,101,000 ns", -1234567: "-1,234,567 ns"} {
+		if got := FormatNs(v); got != want {
+			t.Errorf("FormatNs(%d) = %q, want %q", v, got, want)
+		}
+	}
+	for v, want := range map[int64]string{12_000: "12 µs", 500: "0.5 µs", 0: "0 µs"} {
+		if got := FormatMicros(v); got != want {
+			t.Errorf("FormatMicros(%d) = %q, want %q", v, got, want)
 		}
 	}
 }

@@ -4,6 +4,12 @@
 // summary) and report.html (self-contained: inline SVG plots made with
 // gonum.org/v1/plot, no scripts, no external resources).
 //
+// Verdicts are pass, fail, skip and inconclusive (a bound check whose
+// margin was within the timestamp uncertainty). Only fail fails a report
+// (Passed); Result is PASS, FAIL or INCONCLUSIVE (passed, with
+// inconclusive checks), and the text and HTML forms show inconclusive
+// checks with their reasons.
+//
 // Plots: a PSN-versus-time sequence diagram per connection marking drops,
 // ECN marks, corruptions, NAKs, CNPs and retransmissions; the latency
 // breakdown of each lost packet; the timeout intervals with the IB bound.

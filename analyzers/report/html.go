@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/retransmission"
 )
 
@@ -213,11 +214,13 @@ type htmlData struct {
 	HasTO    bool
 	MaxRows  int
 	Verdicts []struct{ Name, Verdict, Reason string }
+	// UncertaintyNs is the timestamp uncertainty of the analysis.
+	UncertaintyNs int64
 }
 
 // HTML renders report.html: one self-contained page, plots inline as SVG.
 func HTML(r *Report) ([]byte, error) {
-	d := htmlData{R: r, Text: Text(r), MaxRows: maxHTMLRows}
+	d := htmlData{R: r, Text: Text(r), MaxRows: maxHTMLRows, UncertaintyNs: r.Params.TimestampUncertaintyNs}
 	c := &r.Checks
 	for _, x := range []struct{ n, v, reason string }{
 		{CheckGBN, string(c.GBN.Verdict), c.GBN.Reason}, {CheckRetransmission, string(c.Retransmission.Verdict), c.Retransmission.Reason},
@@ -257,16 +260,18 @@ func HTML(r *Report) ([]byte, error) {
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"dur": durp,
+	"us":  model.FormatMicros,
 	"lt":  func(i, n int) bool { return i < n },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>lumina analyze report</title>
 <style>
 body{font-family:sans-serif;margin:1.5em;max-width:1000px}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 6px;font-size:90%;text-align:left}
-.pass{color:#070}.fail{color:#b00;font-weight:bold}.skip{color:#777}pre{background:#f6f6f6;padding:.6em;overflow:auto}
+.pass{color:#070}.fail{color:#b00;font-weight:bold}.skip{color:#777}.inconclusive{color:#a60;font-weight:bold}pre{background:#f6f6f6;padding:.6em;overflow:auto}
 svg{max-width:100%;height:auto}
 </style></head><body>
-<h1>lumina analyze: {{if .R.Passed}}<span class="pass">PASS</span>{{else}}<span class="fail">FAIL</span>{{end}}</h1>
+<h1>lumina analyze: {{$res := .R.Result}}{{if eq $res "PASS"}}<span class="pass">PASS</span>{{else if eq $res "INCONCLUSIVE"}}<span class="inconclusive">INCONCLUSIVE</span>{{else}}<span class="fail">FAIL</span>{{end}}</h1>
+{{with .R.Inconclusive}}<p class="inconclusive">Valid, no check failed; inconclusive within the timestamp uncertainty (±{{us $.UncertaintyNs}}): {{range $i, $c := .}}{{if $i}}, {{end}}{{$c}}{{end}}.</p>{{end}}
 <p>Trace {{.R.Trace.Path}}: {{.R.Trace.Packets}} packets ({{.R.Trace.RoCEPackets}} RoCE).
 Integrity: <span class="{{.R.Integrity.Verdict}}">{{.R.Integrity.Verdict}}</span> {{.R.Integrity.Reason}}</p>
 <h2>Checks</h2>
@@ -288,7 +293,7 @@ Integrity: <span class="{{.R.Integrity.Verdict}}">{{.R.Integrity.Verdict}}</span
 {{if .HasLoss}}{{.LossSVG}}{{end}}
 {{if .HasTO}}<h2>Timeouts</h2>{{.TOSVG}}{{end}}
 {{with .R.Checks.CNP}}<h2>CNPs</h2>
-<p>Observed {{.Observed}}; expected per QP {{.Expected.PerQP}}, per port {{.Expected.PerPort}}, per destination IP {{.Expected.PerDestIP}}, per IP pair {{.Expected.PerIPPair}} (min_time_between_cnps {{.MinTimeBetweenCNPsUs}} µs). Consistent scopes: {{range .ConsistentScopes}}{{.}} {{else}}none{{end}}</p>
+<p>Observed {{.Observed}}; expected per QP {{.Expected.PerQP}}, per port {{.Expected.PerPort}}, per destination IP {{.Expected.PerDestIP}}, per IP pair {{.Expected.PerIPPair}} (min_time_between_cnps {{.MinTimeBetweenCNPsUs}} µs). Consistent scopes: {{range .ConsistentScopes}}{{.}} {{else}}none{{end}}{{with .PossibleScopes}}; possibly consistent (within the timestamp uncertainty, ±{{us $.UncertaintyNs}}): {{range .}}{{.}} {{end}}{{end}}</p>
 {{end}}
 {{with .R.Checks.Counters.Checked}}<h2>Counters</h2>
 <table><tr><th>nic</th><th>counter</th><th>value</th><th>ok</th></tr>

@@ -100,17 +100,51 @@ func (c *Checks) Skip(name, reason string) {
 }
 
 // Passed reports whether the run is valid and no check failed (skipped
-// checks do not fail a run).
+// and inconclusive checks do not fail a run).
 func (r *Report) Passed() bool {
 	if !r.Valid {
 		return false
 	}
 	for _, v := range r.Checks.Verdicts() {
-		if v == model.Fail {
+		if v.Failed() {
 			return false
 		}
 	}
 	return true
+}
+
+// Inconclusive returns the checks whose verdict is inconclusive (their
+// margin was within the timestamp uncertainty), in report order. A valid
+// run with inconclusive checks and no failed one passes; Result says
+// INCONCLUSIVE.
+func (r *Report) Inconclusive() []string {
+	var out []string
+	v := r.Checks.Verdicts()
+	for _, c := range AllChecks {
+		if v[c] == model.Inconclusive {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Results of a report.
+const (
+	ResultPass         = "PASS"
+	ResultFail         = "FAIL"
+	ResultInconclusive = "INCONCLUSIVE"
+)
+
+// Result is the report's one-word outcome: FAIL when it did not pass,
+// INCONCLUSIVE when it passed with inconclusive checks, else PASS.
+func (r *Report) Result() string {
+	switch {
+	case !r.Passed():
+		return ResultFail
+	case len(r.Inconclusive()) > 0:
+		return ResultInconclusive
+	}
+	return ResultPass
 }
 
 // MarshalIndent returns the report as indented JSON with a final newline.

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/netlumina/lumina/analyzers/cnp"
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/retransmission"
 	"github.com/netlumina/lumina/analyzers/timeout"
@@ -82,5 +84,56 @@ func TestWriteFiles(t *testing.T) {
 	}
 	if strings.Contains(s, "<script") || strings.Contains(s, "<?xml") || strings.Contains(s, `src="`) {
 		t.Error("report.html is not self-contained inline HTML")
+	}
+}
+
+// TestInconclusive: an inconclusive check does not fail the run; the text
+// and the page say INCONCLUSIVE, with the check and its reason.
+func TestInconclusive(t *testing.T) {
+	r := sample()
+	r.Params.TimestampUncertaintyNs = 12_000
+	reason := "1 of 1 timeout episodes within the timestamp uncertainty (±12 µs) of the bound: conn 0 rel 0: interval 995 ns vs lower 1,000 ns"
+	r.Checks.Timeout = timeout.Result{Verdict: model.Inconclusive, Reason: reason, TransportTimeoutNs: 1000, LowerNs: 1000, UpperNs: 4000,
+		TimestampUncertaintyNs: 12_000, Timeouts: []timeout.Timeout{{IntervalsNs: []int64{995}, Retries: 1, Inconclusive: true, InconclusiveIntervals: []int{0}}}}
+	if !r.Passed() || r.Result() != ResultInconclusive || !slices.Equal(r.Inconclusive(), []string{CheckTimeout}) {
+		t.Errorf("Passed() = %v, Result() = %s, Inconclusive() = %v; want true, INCONCLUSIVE, [timeout]", r.Passed(), r.Result(), r.Inconclusive())
+	}
+	if v := r.Checks.Verdicts()[CheckTimeout]; v != model.Inconclusive {
+		t.Errorf("Verdicts()[timeout] = %s", v)
+	}
+	txt := Text(r)
+	for _, want := range []string{"  timeout         inconclusive  1 timeout episodes (" + reason + ")\n",
+		"timeouts (T_tr 1µs, timestamp uncertainty ±12 µs):\n", "995ns INCONCLUSIVE\n",
+		"result: INCONCLUSIVE (valid, no check failed; within the timestamp uncertainty: timeout)\n"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("Text lacks %q:\n%s", want, txt)
+		}
+	}
+	h, err := HTML(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<span class="inconclusive">INCONCLUSIVE</span>`, `<td class="inconclusive">inconclusive</td>`, "(±12 µs): timeout."} {
+		if !strings.Contains(string(h), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+	r.Checks.CNP = cnp.Result{Verdict: model.Inconclusive, Reason: "possibly per-port", Observed: 2, ConsistentScopes: []string{},
+		PossibleScopes: []string{"per-port"}, TimestampUncertaintyNs: 12_000}
+	if txt := Text(r); !strings.Contains(txt, "  cnp             inconclusive  2 CNPs; consistent scopes: none; possibly: per-port (possibly per-port)\n") ||
+		!strings.Contains(txt, "within the timestamp uncertainty: timeout, cnp)\n") {
+		t.Errorf("Text:\n%s", txt)
+	}
+	if h, _ := HTML(r); !strings.Contains(string(h), "none; possibly consistent (within the timestamp uncertainty, ±12 µs): per-port </p>") {
+		t.Errorf("HTML lacks the possible CNP scopes")
+	}
+	r.Checks.Counters.Verdict = model.Fail
+	if r.Passed() || r.Result() != ResultFail {
+		t.Errorf("with a failed check: Passed() = %v, Result() = %s", r.Passed(), r.Result())
+	}
+	r = sample()
+	r.Checks.Timeout.Verdict = model.Pass
+	if r.Result() != ResultPass || !strings.HasSuffix(Text(r), "result: PASS\n") {
+		t.Errorf("Result() = %s, text %q", r.Result(), Text(r))
 	}
 }

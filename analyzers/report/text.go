@@ -70,7 +70,11 @@ func Text(r *Report) string {
 	line(CheckRetransmission, c.Retransmission.Verdict, fmt.Sprintf("%d losses (%d fast, %d timeout, %d rnr, %d not retransmitted)",
 		len(c.Retransmission.Losses), kinds["fast"], kinds["timeout"], kinds["rnr"], kinds["none"]), c.Retransmission.Reason)
 	line(CheckTimeout, c.Timeout.Verdict, fmt.Sprintf("%d timeout episodes", len(c.Timeout.Timeouts)), c.Timeout.Reason)
-	line(CheckCNP, c.CNP.Verdict, fmt.Sprintf("%d CNPs; consistent scopes: %s", c.CNP.Observed, orNone(c.CNP.ConsistentScopes)), c.CNP.Reason)
+	cnpSummary := fmt.Sprintf("%d CNPs; consistent scopes: %s", c.CNP.Observed, orNone(c.CNP.ConsistentScopes))
+	if len(c.CNP.PossibleScopes) > 0 {
+		cnpSummary += "; possibly: " + strings.Join(c.CNP.PossibleScopes, ", ")
+	}
+	line(CheckCNP, c.CNP.Verdict, cnpSummary, c.CNP.Reason)
 	line(CheckCounters, c.Counters.Verdict, fmt.Sprintf("%d mismatches", len(c.Counters.Mismatches)), c.Counters.Reason)
 
 	if n := len(c.GBN.Violations); n > 0 {
@@ -95,7 +99,11 @@ func Text(r *Report) string {
 		}
 	}
 	if n := len(c.Timeout.Timeouts); n > 0 {
-		w("timeouts (T_tr %s):\n", dur(c.Timeout.TransportTimeoutNs))
+		if u := c.Timeout.TimestampUncertaintyNs; u > 0 {
+			w("timeouts (T_tr %s, timestamp uncertainty ±%s):\n", dur(c.Timeout.TransportTimeoutNs), model.FormatMicros(u))
+		} else {
+			w("timeouts (T_tr %s):\n", dur(c.Timeout.TransportTimeoutNs))
+		}
 		for i, t := range c.Timeout.Timeouts {
 			if i == maxTextLines {
 				w("  ... %d more\n", n-i)
@@ -109,6 +117,9 @@ func Text(r *Report) string {
 			if t.OutOfBound {
 				flag += " OUT-OF-BOUND"
 			}
+			if t.Inconclusive {
+				flag += " INCONCLUSIVE"
+			}
 			if t.RetryExceeded {
 				flag += " RETRY-EXCEEDED"
 			}
@@ -121,11 +132,11 @@ func Text(r *Report) string {
 		}
 		w("  counter %s\n", m.Detail)
 	}
-	result := "PASS"
-	if !r.Passed() {
-		result = "FAIL"
+	w("result: %s", r.Result())
+	if r.Result() == ResultInconclusive {
+		w(" (valid, no check failed; within the timestamp uncertainty: %s)", strings.Join(r.Inconclusive(), ", "))
 	}
-	w("result: %s\n", result)
+	w("\n")
 	return b.String()
 }
 

@@ -20,4 +20,18 @@
 // Without a known timeout the bounds are not checked and the verdict is
 // skip, unless a retry limit was exceeded (fail) or there was no timeout
 // at all (pass).
+//
+// # Timestamp uncertainty
+//
+// Switch timestamps may be late by up to U (Options.UncertaintyNs, from
+// model.Params.TimestampUncertaintyNs), never early, so a measured
+// interval v stands for a true one in [v − U, v + U]. With the bound
+// [lower, upper] an interval is out of bound only when v < lower − U or
+// v > upper + U, and inconclusive when it is within U of a bound on either
+// side (lower − U ≤ v < lower + U, or upper − U < v ≤ upper + U).
+// Episodes mark both (OutOfBoundIntervals, InconclusiveIntervals). The
+// verdict is fail if any episode fails, else inconclusive if any interval
+// is inconclusive (the reason names the episodes, intervals, bound and U),
+// else as above. With U = 0 (sim) the inconclusive ranges are empty and
+// the bound is exact: an interval 1 ns short of lower fails.
 package timeout

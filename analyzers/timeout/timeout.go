@@ -2,6 +2,7 @@ package timeout
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/retransmission"
@@ -27,12 +28,19 @@ type Timeout struct {
 	// go-backs in the same episode.
 	Retries    int `json:"retries"`
 	NAKRetries int `json:"nak_retries,omitempty"`
-	// OutOfBound says some interval is outside [T_tr, 4·T_tr];
-	// OutOfBoundIntervals lists their positions in IntervalsNs.
-	OutOfBound          bool   `json:"out_of_bound"`
-	OutOfBoundIntervals []int  `json:"out_of_bound_intervals,omitempty"`
-	RetryExceeded       bool   `json:"retry_exceeded,omitempty"`
-	Outcome             string `json:"outcome"`
+	// OutOfBound says some interval is outside [T_tr, 4·T_tr] (the bound
+	// applied, Result.LowerNs..UpperNs) by more than the timestamp
+	// uncertainty; OutOfBoundIntervals lists their positions in
+	// IntervalsNs.
+	OutOfBound          bool  `json:"out_of_bound"`
+	OutOfBoundIntervals []int `json:"out_of_bound_intervals,omitempty"`
+	// Inconclusive says some interval is within the timestamp uncertainty
+	// of a bound (either side); InconclusiveIntervals lists their
+	// positions in IntervalsNs. Never set when the uncertainty is 0.
+	Inconclusive          bool   `json:"inconclusive,omitempty"`
+	InconclusiveIntervals []int  `json:"inconclusive_intervals,omitempty"`
+	RetryExceeded         bool   `json:"retry_exceeded,omitempty"`
+	Outcome               string `json:"outcome"`
 }
 
 // Result is the outcome of the check.
@@ -41,11 +49,14 @@ type Result struct {
 	Reason  string        `json:"reason,omitempty"`
 	// TransportTimeoutNs is T_tr (0 if unknown); LowerNs/UpperNs the bound
 	// applied.
-	TransportTimeoutNs int64     `json:"transport_timeout_ns,omitempty"`
-	LowerNs            int64     `json:"lower_ns,omitempty"`
-	UpperNs            int64     `json:"upper_ns,omitempty"`
-	RetryCnt           int       `json:"retry_cnt"`
-	Timeouts           []Timeout `json:"timeouts"`
+	TransportTimeoutNs int64 `json:"transport_timeout_ns,omitempty"`
+	LowerNs            int64 `json:"lower_ns,omitempty"`
+	UpperNs            int64 `json:"upper_ns,omitempty"`
+	RetryCnt           int   `json:"retry_cnt"`
+	// TimestampUncertaintyNs is the uncertainty U applied to the bound (0:
+	// exact, or no bound checked).
+	TimestampUncertaintyNs int64     `json:"timestamp_uncertainty_ns,omitempty"`
+	Timeouts               []Timeout `json:"timeouts"`
 }
 
 // Options configure Check.
@@ -57,6 +68,12 @@ type Options struct {
 	// ToleranceNs widens the bound on both sides (clock granularity,
 	// switch-to-NIC propagation). Default 0.
 	ToleranceNs int64
+	// UncertaintyNs is the timestamp uncertainty U
+	// (model.Params.TimestampUncertaintyNs): an interval v is uncertain by
+	// ±U, so it fails only when v < lower − U or v > upper + U, and is
+	// inconclusive when within U of a bound (lower − U ≤ v < lower + U or
+	// upper − U < v ≤ upper + U). Default 0: exact; negative counts as 0.
+	UncertaintyNs int64
 }
 
 // Check groups the timeout go-backs of r into episodes and checks them.
@@ -69,8 +86,10 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 	case retry < 0:
 		retry = 0
 	}
+	u := max(opt.UncertaintyNs, 0)
 	res := Result{RetryCnt: retry, Timeouts: []Timeout{}}
 	if opt.TransportTimeoutNs > 0 {
+		res.TimestampUncertaintyNs = u
 		res.TransportTimeoutNs = opt.TransportTimeoutNs
 		res.LowerNs = opt.TransportTimeoutNs - opt.ToleranceNs
 		res.UpperNs = 4*opt.TransportTimeoutNs + opt.ToleranceNs
@@ -108,7 +127,9 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 		to.IntervalsNs = append(to.IntervalsNs, g.IdleNs)
 		to.Retries++
 	}
-	fails := 0
+	fails, unsure := 0, 0
+	var near []string // the intervals within U of a bound, for the reason
+	nearN := 0
 	for i := range res.Timeouts {
 		to := &res.Timeouts[i]
 		st := stats[to.Conn]
@@ -125,14 +146,25 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 		}
 		if res.TransportTimeoutNs > 0 {
 			for j, v := range to.IntervalsNs {
-				if v < res.LowerNs || v > res.UpperNs {
+				switch {
+				case v < res.LowerNs-u || v > res.UpperNs+u:
 					to.OutOfBound = true
 					to.OutOfBoundIntervals = append(to.OutOfBoundIntervals, j)
+				case v < res.LowerNs+u || v > res.UpperNs-u: // never with u = 0
+					to.Inconclusive = true
+					to.InconclusiveIntervals = append(to.InconclusiveIntervals, j)
+					nearN++
+					if len(near) < maxReasonIntervals {
+						near = append(near, nearString(to, j, v, &res))
+					}
 				}
 			}
 		}
-		if to.OutOfBound || to.RetryExceeded {
+		switch {
+		case to.OutOfBound || to.RetryExceeded:
 			fails++
+		case to.Inconclusive:
+			unsure++
 		}
 	}
 	switch {
@@ -144,8 +176,33 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 	case res.TransportTimeoutNs == 0:
 		res.Verdict = model.Skip
 		res.Reason = "QP timeout unknown (--timeout or metadata): bounds not checked"
+	case unsure > 0:
+		res.Verdict = model.Inconclusive
+		more := ""
+		if nearN > len(near) {
+			more = fmt.Sprintf("; %d more", nearN-len(near))
+		}
+		res.Reason = fmt.Sprintf("%d of %d timeout episodes within the timestamp uncertainty (±%s) of the bound: %s%s",
+			unsure, len(res.Timeouts), model.FormatMicros(u), strings.Join(near, "; "), more)
 	default:
 		res.Verdict = model.Pass
 	}
 	return res
+}
+
+// maxReasonIntervals bounds the intervals an inconclusive reason lists.
+const maxReasonIntervals = 3
+
+// nearString describes interval j of to, within U of a bound: "conn 0 rel
+// 5: interval 67,101,000 ns vs lower 67,107,864 ns".
+func nearString(to *Timeout, j int, v int64, r *Result) string {
+	which, b := "lower", r.LowerNs
+	if v-r.LowerNs > r.UpperNs-v {
+		which, b = "upper", r.UpperNs
+	}
+	ord := ""
+	if len(to.IntervalsNs) > 1 || j > 0 {
+		ord = fmt.Sprintf(" %d", j+1)
+	}
+	return fmt.Sprintf("conn %d rel %d: interval%s %s vs %s %s", to.Conn, to.RelPSN, ord, model.FormatNs(v), which, model.FormatNs(b))
 }

@@ -1,7 +1,10 @@
 package timeout
 
 import (
+	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers/internal/tracetest"
@@ -66,5 +69,103 @@ func TestTimeouts(t *testing.T) {
 				t.Errorf("Verdict = %v, want %v (%s)", res.Verdict, tt.verdict, res.Reason)
 			}
 		})
+	}
+}
+
+// TestExactOnSim: with no timestamp uncertainty (sim) the bound is exact:
+// an interval 1 µs short of T_tr (timeout 14: 67,108,864 ns) fails, one
+// at T_tr passes.
+func TestExactOnSim(t *testing.T) {
+	const ttr = 67_108_864
+	for _, tt := range []struct {
+		interval int64
+		verdict  model.Verdict
+	}{{ttr - 1000, model.Fail}, {ttr - 1, model.Fail}, {ttr, model.Pass}, {4 * ttr, model.Pass}, {4*ttr + 1, model.Fail}} {
+		res := check(t, model.VerbWrite, fmt.Sprintf("0x @%d 0 A0", tt.interval), Options{TransportTimeoutNs: ttr})
+		if res.Verdict != tt.verdict {
+			t.Errorf("interval %d ns, U = 0: Verdict = %v, want %v (%s)", tt.interval, res.Verdict, tt.verdict, res.Reason)
+		}
+		if to := res.Timeouts[0]; to.Inconclusive || len(to.InconclusiveIntervals) > 0 || res.TimestampUncertaintyNs != 0 {
+			t.Errorf("interval %d ns, U = 0: inconclusive marks %+v", tt.interval, to)
+		}
+	}
+}
+
+// TestUncertainty: with U > 0 an interval is out of bound only beyond
+// U outside the bound, and inconclusive within U of it, on either side.
+func TestUncertainty(t *testing.T) {
+	const ttr, u = 10_000, 500 // bound [10,000, 40,000] ns, ±500 ns
+	tests := []struct {
+		name         string
+		intervals    []int64
+		oob, inconcl []int
+		verdict      model.Verdict
+	}{
+		{"lower: beyond U below", []int64{9499}, []int{0}, nil, model.Fail},
+		{"lower: exactly U below", []int64{9500}, nil, []int{0}, model.Inconclusive},
+		{"lower: just under the bound", []int64{9999}, nil, []int{0}, model.Inconclusive},
+		{"lower: just over the bound", []int64{10_000}, nil, []int{0}, model.Inconclusive},
+		{"lower: U above", []int64{10_500}, nil, nil, model.Pass},
+		{"upper: U below", []int64{39_500}, nil, nil, model.Pass},
+		{"upper: just under the bound", []int64{39_501}, nil, []int{0}, model.Inconclusive},
+		{"upper: just over the bound", []int64{40_001}, nil, []int{0}, model.Inconclusive},
+		{"upper: exactly U above", []int64{40_500}, nil, []int{0}, model.Inconclusive},
+		{"upper: beyond U above", []int64{40_501}, []int{0}, nil, model.Fail},
+		{"a failing interval beats an inconclusive one", []int64{10_000, 20_000, 50_000}, []int{2}, []int{0}, model.Fail},
+		{"several inconclusive", []int64{10_100, 20_000, 40_200}, nil, []int{0, 2}, model.Inconclusive},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			script := "0x"
+			for _, v := range tt.intervals {
+				script += fmt.Sprintf(" @%d 0x", v)
+			}
+			script = strings.TrimSuffix(script, "x") + " A0"
+			res := check(t, model.VerbWrite, script, Options{TransportTimeoutNs: ttr, UncertaintyNs: u})
+			if len(res.Timeouts) != 1 {
+				t.Fatalf("timeouts of %q = %+v, want one episode", script, res.Timeouts)
+			}
+			to := res.Timeouts[0]
+			if !reflect.DeepEqual(to.IntervalsNs, tt.intervals) {
+				t.Fatalf("intervals of %q = %v, want %v", script, to.IntervalsNs, tt.intervals)
+			}
+			if !reflect.DeepEqual(to.OutOfBoundIntervals, tt.oob) || to.OutOfBound != (tt.oob != nil) {
+				t.Errorf("OutOfBoundIntervals = %v (%v), want %v", to.OutOfBoundIntervals, to.OutOfBound, tt.oob)
+			}
+			if !reflect.DeepEqual(to.InconclusiveIntervals, tt.inconcl) || to.Inconclusive != (tt.inconcl != nil) {
+				t.Errorf("InconclusiveIntervals = %v (%v), want %v", to.InconclusiveIntervals, to.Inconclusive, tt.inconcl)
+			}
+			if res.Verdict != tt.verdict {
+				t.Errorf("Verdict = %v, want %v (%s)", res.Verdict, tt.verdict, res.Reason)
+			}
+			if res.TimestampUncertaintyNs != u {
+				t.Errorf("TimestampUncertaintyNs = %d, want %d", res.TimestampUncertaintyNs, u)
+			}
+		})
+	}
+}
+
+// TestInconclusiveReason: the reason names the episodes, the intervals,
+// the bound and U.
+func TestInconclusiveReason(t *testing.T) {
+	const ttr = 67_108_864
+	res := check(t, model.VerbWrite, "0x @67101000 0 A0 @1000 1 2x @134217728 2 A2 @1000 3x @100000000 3x @268435000 3 A3",
+		Options{TransportTimeoutNs: ttr, UncertaintyNs: 12_000})
+	if res.Verdict != model.Inconclusive {
+		t.Fatalf("Verdict = %v, want inconclusive (%s)", res.Verdict, res.Reason)
+	}
+	want := "2 of 3 timeout episodes within the timestamp uncertainty (±12 µs) of the bound: " +
+		"conn 0 rel 0: interval 67,101,000 ns vs lower 67,108,864 ns; conn 0 rel 3: interval 2 268,435,000 ns vs upper 268,435,456 ns"
+	if res.Reason != want {
+		t.Errorf("Reason = %q, want %q", res.Reason, want)
+	}
+	b, _ := json.Marshal(res.Timeouts[0])
+	if !strings.Contains(string(b), `"inconclusive":true,"inconclusive_intervals":[0]`) {
+		t.Errorf("JSON of an inconclusive episode = %s", b)
+	}
+	exact := check(t, model.VerbWrite, "0x @67101000 0 A0", Options{TransportTimeoutNs: ttr})
+	b, _ = json.Marshal(exact)
+	if strings.Contains(string(b), "inconclusive") || strings.Contains(string(b), "uncertainty") {
+		t.Errorf("JSON with U = 0 has uncertainty fields: %s", b)
 	}
 }

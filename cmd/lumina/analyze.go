@@ -21,6 +21,8 @@ func init() {
 			checks := fs.String("checks", strings.Join(report.AllChecks, ","), "comma-separated `LIST` of checks")
 			timeoutExp := fs.Int("timeout", -1, "QP local ACK timeout exponent `T` (T_tr = 4.096 µs × 2^T); -1: from metadata")
 			minCNP := fs.Float64("min-time-between-cnps", -1, "CNP pacing interval in `US`; -1: from metadata")
+			uncert := fs.Int64("timestamp-uncertainty", -1,
+				"how late a switch timestamp may be, in `NS` (bound checks within it are inconclusive); -1: from metadata")
 			format := fs.String("format", "text", "output format: text or json")
 			outDir := fs.String("o", "", "write report.json, report.txt and report.html into `DIR`")
 			return func(ctx context.Context, args []string, stdout, _ io.Writer) error {
@@ -35,6 +37,9 @@ func init() {
 				}
 				if *minCNP < -1 {
 					return usagef("--min-time-between-cnps must not be negative")
+				}
+				if *uncert < -1 {
+					return usagef("--timestamp-uncertainty must not be negative")
 				}
 				var sel []string
 				for _, c := range strings.Split(*checks, ",") {
@@ -53,6 +58,9 @@ func init() {
 				if *minCNP >= 0 {
 					v := *minCNP
 					meta.MinTimeBetweenCNPsUs = &v
+				}
+				if *uncert >= 0 {
+					meta.TimestampUncertaintyNs = *uncert
 				}
 				opt := analyzers.Options{Checks: sel, Name: tracePath}
 				if analyzers.IsRunDir(args[0]) {

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/trace"
 )
 
 // TestAnalyzeGolden runs lumina analyze on the sample traces and compares
@@ -37,9 +41,64 @@ func TestAnalyzeGolden(t *testing.T) {
 		{name: "analyze-bad-format", args: []string{"analyze", "--format", "xml", sample}},
 		{name: "analyze-bad-check", args: []string{"analyze", "--checks", "gbn,nope", sample}},
 		{name: "analyze-bad-timeout", args: []string{"analyze", "--timeout", "40", sample}},
+		// A timeout 1 µs short of the bound (T_tr − 1 µs tolerance) fails
+		// with exact timestamps and is inconclusive within ±2 µs.
+		{name: "analyze-timeout-short", args: []string{"analyze", "--timeout", "14", "$TMP/timeout.pcap"}, setup: timeoutTrace},
+		{name: "analyze-uncertainty", args: []string{"analyze", "--timeout", "14", "--timestamp-uncertainty", "2000", "$TMP/timeout.pcap"},
+			setup: timeoutTrace},
+		{name: "analyze-uncertainty-meta", args: []string{"analyze", "--meta", "$TMP/meta.json", "--timeout", "14", "$TMP/timeout.pcap"},
+			setup: func(t *testing.T, tmp string) {
+				timeoutTrace(t, tmp)
+				meta(`{"timestamp_uncertainty_ns": 2000}`)(t, tmp)
+			}},
+		{name: "analyze-uncertainty-override", args: []string{"analyze", "--meta", "$TMP/meta.json", "--timeout", "14", "--timestamp-uncertainty", "0", "$TMP/timeout.pcap"},
+			setup: func(t *testing.T, tmp string) {
+				timeoutTrace(t, tmp)
+				meta(`{"timestamp_uncertainty_ns": 2000}`)(t, tmp)
+			}},
+		{name: "analyze-bad-uncertainty", args: []string{"analyze", "--timestamp-uncertainty", "-5", sample}},
 		{name: "analyze-help", args: []string{"help", "analyze"}},
 	}
 	runGolden(t, cases)
+}
+
+// timeoutTrace writes $TMP/timeout.pcap: a mirror trace of one WRITE
+// whose only packet the switch drops; the requester retransmits it after
+// T_tr(14) − 2 µs, 1 µs short of the timeout bound's lower end (T_tr less
+// the 1 µs tolerance), and the responder ACKs.
+func timeoutTrace(t *testing.T, tmp string) {
+	t.Helper()
+	data := roce.FrameSpec{SrcMAC: reqMAC, DstMAC: rspMAC, SrcIP: reqIP, DstIP: rspIP, TOS: 0x02, TTL: 64,
+		UDPSrc: roce.UDPSourcePort(reqQPN, rspQPN), Opcode: roce.RCWriteOnly, DestQP: rspQPN, PSN: 100, AckReq: true,
+		RETH: roce.RETHFields{VA: 0x7f3a_0000_0000, RKey: 0x2a2a, Length: 1024}, Payload: bytes.Repeat([]byte{1}, 1024)}
+	ack := roce.FrameSpec{SrcMAC: rspMAC, DstMAC: reqMAC, SrcIP: rspIP, DstIP: reqIP, TOS: 0x02, TTL: 64,
+		UDPSrc: roce.UDPSourcePort(rspQPN, reqQPN), Opcode: roce.RCAcknowledge, DestQP: reqQPN, PSN: 100,
+		AETH: roce.AETHFields{Syndrome: roce.ACKSyndrome(roce.CreditCountInvalid), MSN: 1}}
+	var buf bytes.Buffer
+	w, err := trace.NewPcapWriter(&buf, 128, trace.LinkTypeEthernet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := int64(5_000_000_000)
+	for i, f := range []struct {
+		spec  roce.FrameSpec
+		event roce.Event
+		delay int64
+	}{{data, roce.EventDrop, 0}, {data, roce.EventNone, int64(roce.TransportTimeout(14)) - 2000}, {ack, roce.EventNone, 1900}} {
+		ts += f.delay
+		frame, err := f.spec.Append(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := roce.MirrorMeta{Seq: uint64(i + 1), TimestampNs: uint64(ts), Event: f.event}
+		if !roce.ApplyMirror(frame, m, roce.DefaultMirrorPort, uint16(0x1000+i)) || !roce.RestoreMirror(frame, roce.DefaultMirrorPort) {
+			t.Fatal("mirror codec failed")
+		}
+		if err := w.WritePacket(ts, frame, len(frame)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, tmp, "timeout.pcap", buf.Bytes())
 }
 
 // TestAnalyzeRunDir runs a sim test with lumina run and analyzes its

@@ -12,6 +12,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/model"
 	areport "github.com/netlumina/lumina/analyzers/report"
 	"github.com/netlumina/lumina/analyzers/retransmission"
+	"github.com/netlumina/lumina/analyzers/timeout"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/orchestrator"
 )
@@ -53,6 +54,41 @@ func writeFakeSuite(t *testing.T, dir, personality string, reaction int64, scope
 	}
 }
 
+// writeTimeoutSuite writes dir/timeout/<repeat>/report.json: 4 valid
+// repeats whose timeout check has the given verdicts (cycled) over one
+// timeout of 67.1 ms.
+func writeTimeoutSuite(t *testing.T, dir string, verdicts ...model.Verdict) {
+	t.Helper()
+	for rep := range 4 {
+		v := verdicts[rep%len(verdicts)]
+		r := &orchestrator.Report{Schema: orchestrator.ReportSchema, Test: "timeout", Repeat: rep, Seed: 1, Testbed: "netns", Valid: true,
+			Personality: map[orchestrator.Side]string{orchestrator.Requester: "cx5", orchestrator.Responder: "cx5"},
+			Checks:      map[string]orchestrator.CheckEntry{"integrity": {Verdict: model.Pass}, "timeout": {Verdict: v}}}
+		a := &areport.Report{Valid: true}
+		a.Checks.CNP = cnp.Result{Verdict: model.Skip}
+		a.Checks.Timeout = timeout.Result{Verdict: v, TimestampUncertaintyNs: 12_000,
+			Timeouts: []timeout.Timeout{{IntervalsNs: []int64{67_101_000 + int64(rep)*10}, Retries: 1}}}
+		r.Analysis = a
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := filepath.Join(dir, "timeout", fmt.Sprint(rep))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, d, "report.json", b)
+	}
+}
+
+// inconclusiveSetup: BASE passes the timeout check; NEW is inconclusive
+// in every repeat (within the timestamp uncertainty), in "some" in two.
+func inconclusiveSetup(t *testing.T, tmp string) {
+	writeTimeoutSuite(t, filepath.Join(tmp, "base"), model.Pass)
+	writeTimeoutSuite(t, filepath.Join(tmp, "new"), model.Inconclusive)
+	writeTimeoutSuite(t, filepath.Join(tmp, "some"), model.Pass, model.Inconclusive)
+}
+
 func diffSetup(t *testing.T, tmp string) {
 	writeFakeSuite(t, filepath.Join(tmp, "base"), "cx5", 3000, "per-dest-ip")
 	writeFakeSuite(t, filepath.Join(tmp, "new"), "cx4", 170000, "per-dest-ip")
@@ -68,6 +104,9 @@ func TestDiffGolden(t *testing.T) {
 		{name: "diff-scope", args: []string{"diff", "$TMP/base", "$TMP/cx6"}, setup: diffSetup},
 		{name: "diff-fail-on-change", args: []string{"diff", "--fail-on", "change", "$TMP/base/cnp", "$TMP/cx6/cnp"}, setup: diffSetup},
 		{name: "diff-bootstrap-holm", args: []string{"diff", "--method", "bootstrap", "--holm", "--min-shift", "0", "$TMP/base/fast", "$TMP/same/fast"}, setup: diffSetup},
+		// Inconclusive is missing data: a change at most, never a regression.
+		{name: "diff-inconclusive", args: []string{"diff", "$TMP/base", "$TMP/new"}, setup: inconclusiveSetup},
+		{name: "diff-inconclusive-some", args: []string{"diff", "$TMP/base", "$TMP/some"}, setup: inconclusiveSetup},
 		{name: "diff-one-arg", args: []string{"diff", "$TMP/base"}},
 		{name: "diff-bad-format", args: []string{"diff", "--format", "xml", "a", "b"}},
 		{name: "diff-bad-alpha", args: []string{"diff", "--alpha", "1.5", "a", "b"}},
