@@ -233,9 +233,20 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	}
 
 	// Collect.
-	progress("collect: switch and NIC counters, stop dumpers, fetch their files")
+	progress("collect: switch counters and timing, NIC counters, stop dumpers, fetch their files")
 	if run.Switch, err = cp.ReadCounters(cctx); err != nil {
 		return err
+	}
+	run.TimestampUncertaintyNs = int64(t.Switch.TimestampUncertaintyNs)
+	if pl.injector != nil {
+		tr, err := luminav1.NewInjectorClient(pl.injector).Timing(ctx, &luminav1.InjectorTimingRequest{})
+		if err != nil {
+			return fmt.Errorf("injector timing: %w", err)
+		}
+		if run.Timing, err = agent.InjectorTimingFromProto(tr); err != nil {
+			return fmt.Errorf("injector timing: %w", err)
+		}
+		run.TimestampUncertaintyNs = max(run.TimestampUncertaintyNs, int64(run.Timing.ClampMax))
 	}
 	for i, side := range sides {
 		c, err := gens[i].Counters(ctx, &luminav1.CountersRequest{})

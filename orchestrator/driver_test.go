@@ -89,7 +89,7 @@ func TestSimReachesAgentsOverGRPC(t *testing.T) {
 	for c := range calls {
 		n[c]++
 	}
-	want := map[string]int{"/lumina.v1.Injector/Start": 1, "/lumina.v1.Dumper/Start": 2, "/lumina.v1.Dumper/Stop": 2,
+	want := map[string]int{"/lumina.v1.Injector/Start": 1, "/lumina.v1.Injector/Timing": 1, "/lumina.v1.Dumper/Start": 2, "/lumina.v1.Dumper/Stop": 2,
 		"/lumina.v1.Generator/StartNIC": 2, "/lumina.v1.Generator/Serve": 1, "/lumina.v1.Generator/Run": 1, "/lumina.v1.Generator/Counters": 2}
 	if !reflect.DeepEqual(n, want) {
 		t.Errorf("agent calls %v, want %v", n, want)

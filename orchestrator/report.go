@@ -47,9 +47,12 @@ type Report struct {
 	Events      []EventReport         `json:"events"`
 	Checks      map[string]CheckEntry `json:"checks"`
 	Generator   *GeneratorReport      `json:"generator,omitempty"`
-	TracePath   string                `json:"trace,omitempty"`
-	Packets     int                   `json:"packets"`
-	WallNs      int64                 `json:"wall_ns"`
+	// Timing is how far the switch's timestamps may be from the packets'
+	// arrivals, which the analyzers' timing bounds allow for.
+	Timing    *TimingReport `json:"timing,omitempty"`
+	TracePath string        `json:"trace,omitempty"`
+	Packets   int           `json:"packets"`
+	WallNs    int64         `json:"wall_ns"`
 	// Analysis is the analyzers' full report (schema in docs/analyze.md):
 	// Go-back-N violations, per-loss latencies, timeouts, CNP scopes,
 	// counter cross-checks. Its verdicts are also in Checks. It carries no
@@ -85,6 +88,7 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 // the test's parameters and the NIC counters (from zero).
 func (r *Run) meta() model.Meta {
 	m := model.Meta{Params: analyzers.ParamsFromConfig(r.Test)}
+	m.TimestampUncertaintyNs = r.TimestampUncertaintyNs
 	for _, c := range r.Connections {
 		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: c.Verb,
 			Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)})
@@ -139,6 +143,24 @@ type EventReport struct {
 	TimeNs  uint64 `json:"time_ns,omitempty"` // switch timestamp of the affected packet
 }
 
+// TimingReport is the switch's timestamping on one run.
+type TimingReport struct {
+	// UncertaintyNs is how much later than a packet's arrival its mirror
+	// timestamp may be: the analyzers' timing bounds widen by it, and a
+	// measurement within it of a bound is inconclusive. 0 on sim.
+	UncertaintyNs int64 `json:"uncertainty_ns"`
+	// The software switch's own measurements (0 on sim, absent for a
+	// P4Runtime target of its own): frames timestamped, how late its
+	// pipeline ran after their arrival (p50, p99, max: what timestamps
+	// taken when the pipeline runs would be off by), and the largest
+	// amount a timestamp was raised to keep timestamps in order.
+	Frames     uint64 `json:"frames,omitempty"`
+	LateP50Ns  int64  `json:"late_p50_ns,omitempty"`
+	LateP99Ns  int64  `json:"late_p99_ns,omitempty"`
+	LateMaxNs  int64  `json:"late_max_ns,omitempty"`
+	ClampMaxNs int64  `json:"clamp_max_ns,omitempty"`
+}
+
 // CheckEntry is one check's verdict.
 type CheckEntry struct {
 	Verdict model.Verdict `json:"verdict"`
@@ -183,6 +205,9 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 			r.Generator.Verified = g.Responder.Verified
 		}
 	}
+	tm := run.Timing
+	r.Timing = &TimingReport{UncertaintyNs: run.TimestampUncertaintyNs, Frames: tm.Frames, LateP50Ns: int64(tm.LateP50),
+		LateP99Ns: int64(tm.LateP99), LateMaxNs: int64(tm.LateMax), ClampMaxNs: int64(tm.ClampMax)}
 	if run.Plan != nil {
 		ppm := t.Traffic.PacketsPerMessage()
 		for _, e := range run.Plan.Events {
@@ -344,7 +369,20 @@ func eventOf(s string) roce.Event {
 	return roce.EventNone
 }
 
-// Passed reports whether every check passed (skips do not fail).
+// Verdicts returns the names of the checks with verdict v, sorted.
+func (r *Report) Verdicts(v model.Verdict) []string {
+	var names []string
+	for n, c := range r.Checks {
+		if c.Verdict == v {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Passed reports whether no check failed (skipped and inconclusive checks
+// do not fail).
 func (r *Report) Passed() bool {
 	for _, c := range r.Checks {
 		if c.Verdict == model.Fail {
@@ -376,6 +414,10 @@ func (r *Report) Text() string {
 	if g := r.Generator; g != nil {
 		fmt.Fprintf(&b, "generator: %.3f Gb/s goodput, %d bytes in %.3f ms, responder memory verified: %v\n",
 			g.GoodputGbps, g.Bytes, float64(g.DurationNs)/1e6, g.Verified)
+	}
+	if tm := r.Timing; tm != nil && (tm.UncertaintyNs > 0 || tm.Frames > 0) {
+		fmt.Fprintf(&b, "timestamps: uncertainty %d ns; switch pipeline ran %d/%d/%d ns (p50/p99/max) after arrival over %d frames\n",
+			tm.UncertaintyNs, tm.LateP50Ns, tm.LateP99Ns, tm.LateMaxNs, tm.Frames)
 	}
 	applied := 0
 	for _, e := range r.Events {

@@ -20,6 +20,7 @@ import (
 	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/generator/softrnic"
+	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/nic"
 )
 
@@ -127,6 +128,13 @@ type Run struct {
 	Dumpers          []dumper.Report
 	DumperFiles      []string
 	DumperErrors     []string
+
+	// Timing is how the software switch timestamped (zero for a P4Runtime
+	// target of its own); TimestampUncertaintyNs the uncertainty the
+	// analyzers apply: the larger of its ClampMax and the config's
+	// switch.timestamp-uncertainty-ns.
+	Timing                 injector.Timing
+	TimestampUncertaintyNs int64
 
 	// Filled by the merge: the merged trace and its one integrity check.
 	TracePath string

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -69,39 +68,29 @@ func running(bin string) []string {
 
 // runRealTime runs `lumina run -q -o out ARGS` on a real-time testbed
 // (netns, remote) and returns the result and test's repeat 0 directory.
-// The run must be valid and pass every check, except that the timeout
-// check may fail: it compares timeout intervals with the IB bound, and on
-// a loaded machine a real-time RNIC's timer can fire late (the sim tests
-// check timeouts exactly). The exit code and the summary line must say
-// what the report says.
+// The run must be valid and no check may fail: a timing check within the
+// switch's measured timestamp uncertainty of its bound says inconclusive,
+// which the summary line names. The exit code and the summary line must
+// say what the report says.
 func runRealTime(t *testing.T, out, test string, args ...string) (cliResult, string) {
 	t.Helper()
 	r := lumina(t, append([]string{"run", "-q", "-o", out}, args...)...)
 	dir := filepath.Join(out, test, "0")
-	if r.code != 0 && r.code != 1 {
-		t.Fatalf("lumina run: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	if r.code != 0 {
+		t.Errorf("lumina run: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	rep := readReport(t, dir)
-	var failed []string
-	for name, c := range rep.Checks {
-		if c.Verdict == "fail" {
-			failed = append(failed, name)
-		}
+	checks := "all checks pass"
+	if f := rep.Verdicts("fail"); len(f) > 0 {
+		t.Errorf("failed checks %v: %+v", f, rep.Checks)
+		checks = "FAILED: " + strings.Join(f, ", ")
 	}
-	sort.Strings(failed)
-	code, checks := 0, "all checks pass"
-	if len(failed) > 0 {
-		code, checks = 1, "FAILED: "+strings.Join(failed, ", ")
+	if inc := rep.Verdicts("inconclusive"); len(inc) > 0 {
+		checks += " (inconclusive: " + strings.Join(inc, ", ") + ")"
+		t.Logf("inconclusive on a real-time testbed: %v (timestamp uncertainty %+v)", inc, rep.Timing)
 	}
-	if want := fmt.Sprintf("%s repeat 0: valid, %s → %s\n", test, checks, dir); r.code != code || r.stdout != want || r.stderr != "" {
-		t.Errorf("lumina run: exit %d, stdout %q, stderr %q; want exit %d, stdout %q", r.code, r.stdout, r.stderr, code, want)
-	}
-	switch {
-	case len(failed) == 0:
-	case len(failed) == 1 && failed[0] == "timeout":
-		t.Logf("timeout check failed on a real-time testbed (timers late on a loaded machine?): %s", rep.Checks["timeout"].Detail)
-	default:
-		t.Errorf("failed checks %v: %+v", failed, rep.Checks)
+	if want := fmt.Sprintf("%s repeat 0: valid, %s → %s\n", test, checks, dir); r.stdout != want || r.stderr != "" {
+		t.Errorf("lumina run: stdout %q, stderr %q; want stdout %q", r.stdout, r.stderr, want)
 	}
 	return r, dir
 }

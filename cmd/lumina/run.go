@@ -85,15 +85,15 @@ func init() {
 							state = "INVALID"
 						}
 						checks := "all checks pass"
-						if r.Report != nil && !r.Report.Passed() {
-							var f []string
-							for n, c := range r.Report.Checks {
-								if c.Verdict == "fail" {
-									f = append(f, n)
-								}
+						if r.Report != nil {
+							failed, inconclusive := r.Report.Verdicts("fail"), r.Report.Verdicts("inconclusive")
+							if len(failed) > 0 {
+								checks = "FAILED: " + strings.Join(failed, ", ")
 							}
-							sort.Strings(f)
-							checks = "FAILED: " + strings.Join(f, ", ")
+							if len(inconclusive) > 0 {
+								// Within the timestamp uncertainty of a bound: valid, not a failure.
+								checks += " (inconclusive: " + strings.Join(inconclusive, ", ") + ")"
+							}
 						}
 						fmt.Fprintf(stdout, "%s repeat %d: %s, %s → %s\n", res.Name, r.Report.Repeat, state, checks, r.Dir)
 					}
