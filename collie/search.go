@@ -126,9 +126,11 @@ type Result struct {
 	Experiments int       `json:"experiments"`
 	Replayed    int       `json:"replayed"`
 	Failed      int       `json:"failed"`
-	Skipped     int       `json:"skipped"`
-	Counters    []string  `json:"counters"`
-	Best        []Best    `json:"best"`
+	// FirstError is the first failed experiment's error ("" if none).
+	FirstError string   `json:"first_error,omitempty"`
+	Skipped    int      `json:"skipped"`
+	Counters   []string `json:"counters"`
+	Best       []Best   `json:"best"`
 }
 
 // errBudget unwinds the search when the budget is spent.
@@ -224,6 +226,9 @@ func Search(ctx context.Context, o Options) (*Result, error) {
 	}
 	if errors.Is(err, errBudget) {
 		err = nil
+	}
+	if errors.Is(err, ErrLog) {
+		return nil, err // a refused resume: leave every file as it was
 	}
 	s.finish()
 	if werr := s.writeAnomalies(); werr != nil && err == nil {
@@ -322,6 +327,9 @@ func (s *searcher) measure(w Workload, phase string) (measured, *Record, error) 
 		}
 	} else {
 		s.res.Failed++
+		if s.res.FirstError == "" {
+			s.res.FirstError = rec.Error
+		}
 		fmt.Fprintf(s.o.Progress, "collie: experiment %d failed: %s\n", id, rec.Error)
 	}
 	if s.counter.Name != "" && phase == "search" {

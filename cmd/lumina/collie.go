@@ -178,6 +178,9 @@ func collieSearch(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			fmt.Fprintf(stdout, "  %s %-14s at experiment %s: %s\n", a.ID, a.Symptom, at, desc)
 		}
+		if err == nil && res.Experiments > 0 && res.Failed == res.Experiments {
+			err = fmt.Errorf("collie search: every experiment failed (%d); the first: %s", res.Failed, res.FirstError)
+		}
 	}
 	return err
 }

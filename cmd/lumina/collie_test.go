@@ -60,3 +60,42 @@ func TestCollieExecEngine(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
+
+// TestCollieSearchAllFailed: a search in which every experiment failed
+// exits 1 and says so, with the engine's error.
+func TestCollieSearchAllFailed(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("collie", "search", "-q", "--engine", "exec:echo broken >&2; exit 3", "--budget", "4", "-o", out)
+	if code != 1 || !strings.Contains(stdout, "4 experiments (0 replayed, 4 failed") ||
+		!strings.Contains(stderr, "every experiment failed") || !strings.Contains(stderr, "broken") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 naming the engine's error", code, stdout, stderr)
+	}
+}
+
+// TestCollieRefusedResumeWritesNothing: a resume refused because the log
+// belongs to another search (another seed) leaves every file as it was.
+func TestCollieRefusedResumeWritesNothing(t *testing.T) {
+	ex := filepath.Join("..", "..", "examples", "collie")
+	out := t.TempDir()
+	args := []string{"collie", "search", "-q", "--engine", "model:" + ex + "/cx6-200g.yaml", "--budget", "30", "-o", out}
+	if code, _, stderr := runCLI(append(args, "--seed", "4")...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	before := map[string]string{}
+	for _, f := range []string{"experiments.jsonl", "anomalies.json", "best.json"} {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[f] = string(b)
+	}
+	code, _, stderr := runCLI(append(args, "--seed", "5")...)
+	if code != 1 || !strings.Contains(stderr, "does not match this search") {
+		t.Errorf("resume with another seed: exit %d, stderr %q", code, stderr)
+	}
+	for f, want := range before {
+		if b, _ := os.ReadFile(filepath.Join(out, f)); string(b) != want {
+			t.Errorf("%s changed by a refused resume:\n%s", f, b)
+		}
+	}
+}
