@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -51,26 +52,42 @@ func (e *ExecEngine) Run(ctx context.Context, id int, w Workload) (*Metrics, err
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", e.Command)
 	cmd.Dir = e.Dir
 	cmd.Stdin = bytes.NewReader(append(in, '\n'))
-	var stdout bytes.Buffer
-	stderr := &tailWriter{max: 2048}
-	cmd.Stdout = &limitWriter{w: &stdout, n: 4 << 20}
-	cmd.Stderr = stderr
+	// Output goes to files, not pipes: a child the command leaves in the
+	// background may hold them open, and the experiment must still end
+	// when the command does.
+	outf, err := os.CreateTemp("", "collie-stdout-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { outf.Close(); os.Remove(outf.Name()) }()
+	errf, err := os.CreateTemp("", "collie-stderr-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { errf.Close(); os.Remove(errf.Name()) }()
+	cmd.Stdout, cmd.Stderr = outf, errf
 	setProcessGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	err = cmd.Run()
+	killProcessGroup(cmd) // what the command left running dies with its experiment
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return nil, fmt.Errorf("%w: %q timed out after %v", ErrEngine, e.Command, to)
 	}
 	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
+		msg := strings.TrimSpace(tail(errf, 2048))
 		if msg != "" {
 			msg = ": " + msg
 		}
 		return nil, fmt.Errorf("%w: %q: %v%s", ErrEngine, e.Command, err, msg)
 	}
-	return DecodeMetrics(stdout.Bytes())
+	stdout, err := io.ReadAll(io.LimitReader(io.NewSectionReader(outf, 0, 1<<62), 4<<20))
+	if err != nil {
+		return nil, err
+	}
+	return DecodeMetrics(stdout)
 }
 
+// DecodeMetrics parses an engine's metrics JSON and checks that every number
 // DecodeMetrics parses an engine's metrics JSON and checks that every number
 // is finite and not negative.
 func DecodeMetrics(b []byte) (*Metrics, error) {
@@ -108,33 +125,13 @@ func DecodeMetrics(b []byte) (*Metrics, error) {
 	return &m, nil
 }
 
-type limitWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	if len(p) > l.n {
-		l.w.Write(p[:l.n])
-		l.n = 0
-		return len(p), nil
+// tail returns the last n bytes of the file f.
+func tail(f *os.File, n int64) string {
+	st, err := f.Stat()
+	if err != nil {
+		return ""
 	}
-	l.n -= len(p)
-	return l.w.Write(p)
+	off := max(0, st.Size()-n)
+	b, _ := io.ReadAll(io.NewSectionReader(f, off, st.Size()-off))
+	return string(b)
 }
-
-// tailWriter keeps the last max bytes.
-type tailWriter struct {
-	max int
-	b   []byte
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
-	}
-	return len(p), nil
-}
-
-func (t *tailWriter) String() string { return string(t.b) }
