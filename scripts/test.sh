@@ -6,7 +6,12 @@
 # every fuzz target. As root, a test that would skip for a missing requirement
 # fails instead (LUMINA_REQUIRE_ALL=1): CI must run everything.
 #
-# Environment: FUZZTIME (default 10s) per fuzz target; SKIP_FUZZ=1 skips them.
+# Environment: FUZZTIME (default 20000x: executions, not seconds) per fuzz
+# target, FUZZMINIMIZETIME (default 100x) per new input; SKIP_FUZZ=1 skips
+# them. Budgets are counts because Go 1.26's fuzz coordinator can fail a
+# target with "context deadline exceeded" when a duration -fuzztime expires
+# (go.dev/issue/75804, fixed in Go 1.27), and a duration-bounded
+# minimisation (60 s by default) can use a whole smoke run on one input.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -65,13 +70,14 @@ say "go test -race"
 go test -race -count=1 ./...
 
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
-  fuzztime="${FUZZTIME:-10s}"
+  fuzztime="${FUZZTIME:-20000x}"
+  minimize="${FUZZMINIMIZETIME:-100x}"
   # Every "func FuzzX(" in a _test.go file, run alone in its package.
   grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r file; do
     pkg="./$(dirname "${file#./}")"
     grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | sed 's/^func //' | while read -r fn; do
       say "fuzz $pkg $fn ($fuzztime)"
-      go test -run '^$' -fuzz "^${fn}\$" -fuzztime "$fuzztime" -parallel 1 "$pkg" >/tmp/lumina-fuzz.log 2>&1 || {
+      go test -run '^$' -fuzz "^${fn}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" -parallel 1 "$pkg" >/tmp/lumina-fuzz.log 2>&1 || {
         cat /tmp/lumina-fuzz.log >&2
         exit 1
       }
