@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -82,6 +83,44 @@ func (b *netnsBed) close() {
 }
 
 func (b *netnsBed) ns(role string) string { return b.prefix + "-" + role }
+
+// sweepDeadRuns removes what netns runs of dead orchestrators left behind
+// (an orchestrator killed with SIGKILL cannot clean up): namespaces named
+// lum<pid>-… and work directories lumina-netns-* in tmp (holding a run's
+// token and TLS keys) whose owner.pid names a process that no longer
+// exists. It returns what it removed.
+func sweepDeadRuns(tmp string) []string {
+	var swept []string
+	dead := func(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == syscall.ESRCH }
+	if out, err := exec.Command("ip", "netns", "list").Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+			digits, ok := strings.CutPrefix(name, "lum")
+			if !ok {
+				continue
+			}
+			pidStr, _, ok := strings.Cut(digits, "-")
+			if pid, err := strconv.Atoi(pidStr); ok && err == nil && dead(pid) {
+				if run("ip", "netns", "delete", name) == nil {
+					swept = append(swept, "namespace "+name)
+				}
+			}
+		}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(tmp, "lumina-netns-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "owner.pid"))
+		if err != nil {
+			continue // not ours to judge: a run of an older lumina, or one just starting
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && dead(pid) {
+			if os.RemoveAll(d) == nil {
+				swept = append(swept, d)
+			}
+		}
+	}
+	return swept
+}
 
 func (b *netnsBed) addNS(role string) error {
 	name := b.ns(role)
@@ -191,8 +230,15 @@ func (b *netnsBed) place(ctx context.Context, run *Run, progress func(string)) (
 	tok := make([]byte, 24)
 	rand.Read(tok)
 	b.token = hex.EncodeToString(tok)
+	if swept := sweepDeadRuns(os.TempDir()); len(swept) > 0 {
+		progress("netns: removed what dead runs left: " + strings.Join(swept, ", "))
+	}
 	var err error
 	if b.work, err = os.MkdirTemp("", "lumina-netns-"); err != nil {
+		return nil, err
+	}
+	// The owner's pid tells a later run whether this one is dead.
+	if err := os.WriteFile(filepath.Join(b.work, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(b.work, "token"), []byte(b.token), 0o600); err != nil {
