@@ -27,6 +27,7 @@ type Switch struct {
 	stop     chan struct{}
 	runErr   chan error
 	info     *p4configv1.P4Info // the pushed P4Info (IDs of registers and counters)
+	arb      arbitration        // what the stream said about our primary status
 	// BatchSize is the number of updates per Write. Default 1000.
 	BatchSize int
 }
@@ -67,7 +68,7 @@ func Dial(ctx context.Context, addr string, o DialOptions) (*Switch, error) {
 	}
 	s := &Switch{conn: conn, deviceID: o.DeviceID, election: &p4v1.Uint128{Low: o.ElectionID},
 		stop: make(chan struct{}), runErr: make(chan error, 1), BatchSize: 1000}
-	s.c = client.NewClient(p4v1.NewP4RuntimeClient(conn), o.DeviceID, s.election)
+	s.c = client.NewClient(watchedClient{p4v1.NewP4RuntimeClient(conn), s}, o.DeviceID, s.election)
 	arb := make(chan bool, 4)
 	msgs := make(chan *p4v1.StreamMessageResponse, 16)
 	go func() { s.runErr <- s.c.Run(s.stop, arb, msgs) }()
@@ -81,6 +82,17 @@ func Dial(ctx context.Context, addr string, o DialOptions) (*Switch, error) {
 		select {
 		case primary := <-arb:
 			if primary {
+				// Keep reading the client's arbitration channel: the
+				// stream (watchedStream) records a lost primary.
+				go func() {
+					for {
+						select {
+						case <-arb:
+						case <-s.stop:
+							return
+						}
+					}
+				}()
 				return s, nil
 			}
 			s.Close()

@@ -50,10 +50,11 @@
 //
 // # P4Runtime
 //
-// Server implements arbitration (election IDs; primary = highest; backups
+// Server implements arbitration for the default role only (another role is
+// NOT_FOUND; election IDs; primary = highest with an open stream; backups
 // get ALREADY_EXISTS in their arbitration update and PERMISSION_DENIED on
-// Write and SetForwardingPipelineConfig; a departing primary promotes the
-// next), SetForwardingPipelineConfig (the P4Info must describe the objects
+// Write and SetForwardingPipelineConfig, which also need the primary's
+// stream open; a departing primary promotes the next), SetForwardingPipelineConfig (the P4Info must describe the objects
 // the Go pipeline implements — names and bit widths; IDs are mapped),
 // Write (INSERT/MODIFY/DELETE of table entries, default entries, indirect
 // counters, registers and clone sessions; CONTINUE_ON_ERROR applies what it

@@ -16,7 +16,8 @@ import (
 )
 
 // Server is the P4Runtime service of a Switch: arbitration (election IDs,
-// primary and backups per role), SetForwardingPipelineConfig for lumina's
+// primary and backups of the default role, the only role configured),
+// SetForwardingPipelineConfig for lumina's
 // P4Info, Write (insert/modify/delete; CONTINUE_ON_ERROR, ROLLBACK_ON_ERROR
 // and DATAPLANE_ATOMIC batches), Read with wildcards, indirect counters,
 // registers and clone sessions. Status codes follow the P4Runtime spec.
@@ -148,6 +149,9 @@ func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error 
 		}
 		eid := u128(arb.GetElectionId())
 		role := arb.GetRole().GetName()
+		if err := checkRole(role); err != nil {
+			return err
+		}
 		s.mu.Lock()
 		if st.valid && st.role != role {
 			s.mu.Unlock()
@@ -165,15 +169,36 @@ func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error 
 	}
 }
 
-// checkPrimary returns PERMISSION_DENIED unless eid is the role's primary.
+// checkRole returns NOT_FOUND for a role the device does not have: only
+// the default role ("", full access) is configured (P4Runtime §5: a role
+// that matches none of the device's roles is NOT_FOUND).
+func checkRole(role string) error {
+	if role != "" {
+		return status.Errorf(codes.NotFound, "role %q is not configured on this device (only the default role is)", role)
+	}
+	return nil
+}
+
+// checkPrimary returns NOT_FOUND for a role that is not configured and
+// PERMISSION_DENIED unless eid is the election ID of the default role's
+// primary, whose stream is open: a departed primary's election ID, a
+// backup's, or one no stream arbitrated with writes nothing.
 func (s *Server) checkPrimary(role string, eid *p4v1.Uint128) error {
+	if err := checkRole(role); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.primaryLocked(role)
 	if p == nil || eid == nil || u128(eid).Cmp(p) != 0 {
 		return status.Errorf(codes.PermissionDenied, "election ID %v is not the primary of role %q", u128(eid), role)
 	}
-	return nil
+	for st := range s.streams { // primaryLocked only counts open streams; say so explicitly
+		if st.valid && st.role == role && st.election != nil && st.election.Cmp(p) == 0 {
+			return nil
+		}
+	}
+	return status.Errorf(codes.PermissionDenied, "election ID %v has no open stream", u128(eid))
 }
 
 // Capabilities reports the P4Runtime version implemented.
@@ -323,6 +348,9 @@ func batchError(errs []error) error {
 func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) error {
 	if req.GetDeviceId() != s.deviceID {
 		return status.Errorf(codes.NotFound, "device %d not found", req.GetDeviceId())
+	}
+	if err := checkRole(req.GetRole()); err != nil {
+		return err
 	}
 	sw := s.sw
 	sw.mu.Lock()

@@ -75,6 +75,11 @@ type placement struct {
 	// onTraffic, if set, runs in its own goroutine when traffic starts
 	// (tests kill components with it).
 	onTraffic func()
+	// onInstalled, if set, runs when the control plane has installed the
+	// plan, before traffic starts, with lumina's P4Runtime connection and
+	// how to reach the switch's P4Runtime service (tests change the
+	// switch's state behind lumina's back with it).
+	onInstalled func(ctx context.Context, cp *controlplane.Switch, addr string, dial []grpc.DialOption, p *controlplane.Plan)
 }
 
 // drive runs the phases of one repeat on a testbed: switch, control plane,
@@ -199,7 +204,12 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		Dumpers:   dports,
 	}
 	ig := grpc.NewServer(pl.intakeServer...)
-	luminav1.RegisterIntakeServer(ig, &intakeServer{install: controlplane.Intake(cp, run.Intent, ports, func(p *controlplane.Plan) { run.Plan = p })})
+	luminav1.RegisterIntakeServer(ig, &intakeServer{install: controlplane.Intake(cp, run.Intent, ports, func(p *controlplane.Plan) {
+		run.Plan = p
+		if pl.onInstalled != nil {
+			pl.onInstalled(ctx, cp, p4addr, pl.p4rtDial, p)
+		}
+	})})
 	go ig.Serve(pl.intake)
 	defer ig.Stop()
 
@@ -233,10 +243,18 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	}
 
 	// Collect.
-	progress("collect: switch counters and timing, NIC counters, stop dumpers, fetch their files")
+	progress("collect: switch counters, tables and timing, NIC counters, stop dumpers, fetch their files")
 	if run.Switch, err = cp.ReadCounters(cctx); err != nil {
 		return err
 	}
+	// The switch must hold what lumina installed, and lumina must have
+	// stayed its primary controller (report.go: the switch_state check).
+	if run.Plan != nil {
+		if run.TableDiff, err = cp.CheckInstalled(cctx, run.Plan); err != nil {
+			return err
+		}
+	}
+	run.LostPrimary = cp.LostPrimary()
 	run.TimestampUncertaintyNs = int64(t.Switch.TimestampUncertaintyNs)
 	if pl.injector != nil {
 		tr, err := luminav1.NewInjectorClient(pl.injector).Timing(ctx, &luminav1.InjectorTimingRequest{})

@@ -38,11 +38,15 @@ type Report struct {
 	// NICVersions is each traffic host's NIC identity: driver and firmware
 	// on real hosts, the personality for the software RNIC.
 	NICVersions map[Side]nic.Versions `json:"nic_versions,omitempty"`
-	// Valid is true when the trace passed the integrity check; otherwise no
-	// analyzer ran and Checks only holds integrity.
-	Valid       bool                  `json:"valid"`
-	Error       string                `json:"error,omitempty"`
-	Integrity   IntegrityReport       `json:"integrity"`
+	// Valid is true when everything observed is what the test asked for:
+	// the trace passed the integrity check and the switch did only what
+	// the intent asked (SwitchState); otherwise no analyzer ran.
+	Valid     bool            `json:"valid"`
+	Error     string          `json:"error,omitempty"`
+	Integrity IntegrityReport `json:"integrity"`
+	// SwitchState says whether the switch did only what the intent asked
+	// (also checks["switch_state"]).
+	SwitchState *SwitchStateReport    `json:"switch_state,omitempty"`
 	Connections []ConnectionReport    `json:"connections"`
 	Events      []EventReport         `json:"events"`
 	Checks      map[string]CheckEntry `json:"checks"`
@@ -112,6 +116,39 @@ type IntegrityReport struct {
 	Reason  string        `json:"reason,omitempty"`
 	Checks  []string      `json:"checks,omitempty"` // "name: status" per condition
 }
+
+// SwitchStateReport is whether the switch did only what the test asked.
+// It fails, and the run is invalid, when a mirror copy carries an event
+// the intent did not ask for or an asked event more often than asked, when
+// the switch's event_drops counters exceed the drop events installed, when
+// the event and connection tables read back after traffic differ from the
+// plan, or when lumina lost primary arbitration during the run.
+type SwitchStateReport struct {
+	Verdict model.Verdict `json:"verdict"`
+	Reasons []string      `json:"reasons,omitempty"`
+	// UnexpectedEvents are the (destination QPN, PSN, event) keys whose
+	// mirror copies outnumber the intent's events (at most 20 listed);
+	// UnexpectedCopies counts the copies in excess over all keys.
+	UnexpectedEvents []UnexpectedEvent `json:"unexpected_events,omitempty"`
+	UnexpectedCopies int               `json:"unexpected_copies"`
+	// TableDiff is how the tables read back differ from the plan (at most
+	// 20 listed); LostPrimary every time lumina stopped being primary.
+	TableDiff   []string `json:"table_diff,omitempty"`
+	LostPrimary []string `json:"lost_primary,omitempty"`
+}
+
+// UnexpectedEvent is one (destination QPN, PSN, event) seen on more
+// mirror copies than the intent asked for.
+type UnexpectedEvent struct {
+	DestQP uint32 `json:"dest_qp"`
+	PSN    uint32 `json:"psn"`
+	Type   string `json:"type"`
+	Copies int    `json:"copies"`
+	Asked  int    `json:"asked"`
+}
+
+// maxListed bounds the lists of SwitchStateReport.
+const maxListed = 20
 
 // ConnectionReport is one QP connection.
 type ConnectionReport struct {
@@ -228,7 +265,7 @@ func (r *Report) merge(run *Run) (*analyzers.Stream, error) {
 	// One pass over the dumper files writes the trace, checks it, finds
 	// the packets the events hit and feeds the analyzers; the integrity
 	// verdict the analyzers report is the one this pass computes.
-	applied := r.applyObserver()
+	applied, unexpected := r.applyObserver()
 	stream, serr := analyzers.NewStream(run.meta(), analyzers.Options{Checked: &run.Integrity}, filepath.Base(run.TracePath))
 	var tp trace.Packet // one variable for the whole pass: &tp escapes
 	n := 0
@@ -242,6 +279,7 @@ func (r *Report) merge(run *Run) (*analyzers.Stream, error) {
 		n++
 	})
 	if err != nil {
+		r.switchState(run, unexpected())
 		r.Valid, r.Error = false, "merging or checking the trace: "+err.Error()
 		r.Integrity = IntegrityReport{Verdict: model.Fail, Reason: err.Error()}
 		r.Checks["integrity"] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
@@ -259,6 +297,9 @@ func (r *Report) merge(run *Run) (*analyzers.Stream, error) {
 	}
 	r.Valid = v.Pass
 	r.Checks["integrity"] = CheckEntry{Verdict: r.Integrity.Verdict, Detail: v.Reason}
+	if !r.switchState(run, unexpected()) {
+		r.Valid = false
+	}
 	if !r.Valid {
 		return nil, nil // an invalid trace is not analyzed
 	}
@@ -326,22 +367,28 @@ func mergeAndCheck(run *Run, also func(trace.Packet)) (integrity.Verdict, error)
 // applyObserver returns a function that, fed the merged trace in order,
 // finds the mirror copies carrying each event's type for its (destination
 // QPN, PSN): the k-th such copy is the event with the k-th smallest ITER.
-func (r *Report) applyObserver() func(trace.Packet) {
+// It counts every event-carrying copy per (destination QPN, PSN, event);
+// unexpected returns, sorted, the keys with more copies than the intent
+// has events (an event it did not ask for has none).
+func (r *Report) applyObserver() (observe func(trace.Packet), unexpected func() []UnexpectedEvent) {
 	type key struct {
 		qpn, psn uint32
 		ev       roce.Event
 	}
 	want := map[key][]int{} // → indices into r.Events, by ITER
+	asked := map[key]int{}
 	for i, e := range r.Events {
 		k := key{e.DestQP, e.AbsPSN, eventOf(e.Type)}
 		want[k] = append(want[k], i)
+		asked[k]++
 	}
 	for _, idx := range want {
 		sort.Slice(idx, func(a, b int) bool { return r.Events[idx[a]].Iter < r.Events[idx[b]].Iter })
 	}
+	seen := map[key]int{}
 	var p roce.Packet
 	pr := roce.Parser{}
-	return func(tp trace.Packet) {
+	observe = func(tp trace.Packet) {
 		if pr.Parse(tp.Data, tp.OrigLen, &p) != nil {
 			return
 		}
@@ -350,11 +397,117 @@ func (r *Report) applyObserver() func(trace.Packet) {
 			return
 		}
 		k := key{p.BTH.DestQP(), uint32(p.BTH.PSN()), m.Event}
+		seen[k]++
 		if idx := want[k]; len(idx) > 0 {
 			r.Events[idx[0]].Applied, r.Events[idx[0]].TimeNs = true, m.TimestampNs
 			want[k] = idx[1:]
 		}
 	}
+	unexpected = func() []UnexpectedEvent {
+		var out []UnexpectedEvent
+		for k, n := range seen {
+			if n > asked[k] {
+				out = append(out, UnexpectedEvent{DestQP: k.qpn, PSN: k.psn, Type: eventName(k.ev), Copies: n, Asked: asked[k]})
+			}
+		}
+		sort.Slice(out, func(i, j int) bool {
+			a, b := out[i], out[j]
+			if a.DestQP != b.DestQP {
+				return a.DestQP < b.DestQP
+			}
+			if a.PSN != b.PSN {
+				return a.PSN < b.PSN
+			}
+			return a.Type < b.Type
+		})
+		return out
+	}
+	return observe, unexpected
+}
+
+func eventName(e roce.Event) string {
+	switch e {
+	case roce.EventDrop:
+		return "drop"
+	case roce.EventECN:
+		return "ecn"
+	case roce.EventCorrupt:
+		return "corrupt"
+	}
+	return fmt.Sprintf("event %d", e)
+}
+
+// switchState evaluates whether the switch did only what the intent
+// asked: the unexpected event copies of the merge, the event_drops
+// counters against the plan's drop events, the tables read back after
+// traffic and lumina's arbitration. It sets SwitchState and
+// checks["switch_state"] and reports whether the check passed.
+func (r *Report) switchState(run *Run, unexpected []UnexpectedEvent) bool {
+	ss := &SwitchStateReport{Verdict: model.Pass, LostPrimary: run.LostPrimary}
+	r.SwitchState = ss
+	if len(unexpected) > 0 {
+		var parts []string
+		for _, u := range unexpected {
+			ss.UnexpectedCopies += u.Copies - u.Asked
+			if len(parts) < 5 {
+				parts = append(parts, fmt.Sprintf("%s at dest QP %#x PSN %#x: %d copies, %d asked", u.Type, u.DestQP, u.PSN, u.Copies, u.Asked))
+			}
+		}
+		if len(unexpected) > 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(unexpected)-5))
+		}
+		ss.Reasons = append(ss.Reasons, fmt.Sprintf("%d mirror copies carry an event the test did not ask for or more often than asked: %s",
+			ss.UnexpectedCopies, strings.Join(parts, "; ")))
+		ss.UnexpectedEvents = unexpected[:min(len(unexpected), maxListed)]
+	}
+	if run.Switch != nil {
+		drops := map[uint32]uint64{} // drop events installed, by ingress port: each fires at most once
+		if run.Plan != nil {
+			for _, e := range run.Plan.Events {
+				if e.Type == config.EventDrop {
+					drops[e.Port]++
+				}
+			}
+		}
+		var parts []string
+		for _, port := range sortedKeys(run.Switch.EventDrops) {
+			if n := run.Switch.EventDrops[port]; n > drops[port] {
+				parts = append(parts, fmt.Sprintf("%d on port %d, the intent can cause at most %d", n, port, drops[port]))
+			}
+		}
+		if len(parts) > 0 {
+			ss.Reasons = append(ss.Reasons, "switch counter event_drops: "+strings.Join(parts, "; "))
+		}
+	}
+	if d := run.TableDiff; len(d) > 0 {
+		shown := d[:min(len(d), 5)]
+		more := ""
+		if len(d) > 5 {
+			more = fmt.Sprintf("; and %d more", len(d)-5)
+		}
+		ss.Reasons = append(ss.Reasons, fmt.Sprintf("the event/connection tables after traffic differ from the plan (%d differences): %s%s",
+			len(d), strings.Join(shown, "; "), more))
+		ss.TableDiff = d[:min(len(d), maxListed)]
+	}
+	if len(run.LostPrimary) > 0 {
+		ss.Reasons = append(ss.Reasons, "lumina lost primary arbitration during the run: "+strings.Join(run.LostPrimary, "; "))
+	}
+	if len(ss.Reasons) == 0 {
+		r.Checks["switch_state"] = CheckEntry{Verdict: model.Pass}
+		return true
+	}
+	ss.Verdict = model.Fail
+	r.Checks["switch_state"] = CheckEntry{Verdict: model.Fail, Detail: strings.Join(ss.Reasons, " | ")}
+	return false
+}
+
+func sortedKeys(m map[uint32]uint64) []uint32 {
+	ks := make([]uint32, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
+	return ks
 }
 
 func eventOf(s string) roce.Event {

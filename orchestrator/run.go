@@ -45,6 +45,10 @@ type Options struct {
 	Now func() time.Time
 	// Remote says how to reach the agents of the remote testbed.
 	Remote RemoteOptions
+
+	// wrapBed, if set, wraps the testbed of each attempt (tests hook into
+	// the placement with it).
+	wrapBed func(testbed) testbed
 }
 
 // RepeatResult is one repeat's outcome.
@@ -124,10 +128,15 @@ type Run struct {
 	Generator        *generator.Result
 	Stopped          string // why traffic stopped early; "" if it completed
 	Switch           *controlplane.Counters
-	NICs             map[Side]map[string]uint64
-	Dumpers          []dumper.Report
-	DumperFiles      []string
-	DumperErrors     []string
+	// TableDiff is how the event and connection tables read back after
+	// traffic differ from Plan; LostPrimary every time lumina stopped
+	// being the switch's primary controller during the run.
+	TableDiff    []string
+	LostPrimary  []string
+	NICs         map[Side]map[string]uint64
+	Dumpers      []dumper.Report
+	DumperFiles  []string
+	DumperErrors []string
 
 	// Timing is how the software switch timestamped (zero for a P4Runtime
 	// target of its own); TimestampUncertaintyNs the uncertainty the
@@ -305,6 +314,9 @@ func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Op
 	if runErr == nil {
 		var tb testbed
 		if tb, runErr = newTestbed(t, o); runErr == nil {
+			if o.wrapBed != nil {
+				tb = o.wrapBed(tb)
+			}
 			runErr = drive(ctx, tb, run, tmp, progress)
 			tb.close()
 		}
