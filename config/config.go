@@ -23,17 +23,80 @@ const (
 	maxDumpers        = 16
 	maxExpandedEvents = 1 << 20
 	roceUDPPort       = 4791
+	maxWorkers        = 128 // the dumper's own limit (dumper.Config.Workers)
 )
 
+// MaxRepeats is the largest num-repeats: every repeat is a full run with
+// its own results directory.
+const MaxRepeats = 10000
+
+// MaxDumperMemory is the most capture memory, in bytes, that one dumper may
+// need: num-pkts × snap-len × workers, the slabs that the dumper allocates
+// (and, except on the sim backend, touches) before the test starts. A
+// larger dumper is rejected at num-pkts, rather than failing or exhausting
+// the dumper host's memory when the run starts. 16 GiB lets the defaults
+// (1048576 packets of 128 bytes) run on the most workers, 128; a fixed
+// limit, rather than a share of this machine's memory, gives the same
+// answer wherever a test is validated.
+const MaxDumperMemory = 16 << 30
+
+// MaxFileSize is the size limit, in bytes, of a test file: Load reads at
+// most MaxFileSize+1 bytes of any file (a device or a FIFO too) and refuses
+// a larger one with an error wrapping ErrFileTooLarge. 4 MiB is more than
+// a thousand times the size of any real test.
+const MaxFileSize = 4 << 20
+
+// ErrFileTooLarge is wrapped by Load's error for a file larger than
+// MaxFileSize. It is not an ErrInvalid: the file was not parsed.
+var ErrFileTooLarge = errors.New("file too large")
+
 // Load reads the test file at path and parses it with Parse. An unreadable
-// file gives an error that wraps the os error and names the path; an
-// invalid one gives an ErrorList.
+// file, or one larger than MaxFileSize, gives an error that wraps the os
+// error (or ErrFileTooLarge) and names the path; an invalid one gives an
+// ErrorList.
 func Load(path string) (*Test, error) {
-	data, err := os.ReadFile(path)
+	return LoadWith(path, LoadOptions{})
+}
+
+// LoadOptions are overrides that Load applies after parsing, as lumina
+// run's flags do, so that a file can be validated for the run it will get.
+type LoadOptions struct {
+	// Testbed overrides the file's testbed as (*Test).WithTestbed does
+	// (lumina run --testbed), if TestbedSet.
+	Testbed    Testbed
+	TestbedSet bool
+}
+
+// LoadWith is Load with overrides: ParseWith of the file's contents.
+func LoadWith(path string, o LoadOptions) (*Test, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWith(path, data, o)
+}
+
+// readFile reads at most MaxFileSize bytes of path.
+func readFile(path string) ([]byte, error) {
+	tooLarge := func() error {
+		return fmt.Errorf("config: test file %s is larger than the %d MiB limit (config.MaxFileSize): %w", path, MaxFileSize>>20, ErrFileTooLarge)
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: reading test file %s: %w", path, err)
 	}
-	return Parse(path, data)
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxFileSize {
+		return nil, tooLarge()
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("config: reading test file %s: %w", path, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, tooLarge()
+	}
+	return data, nil
 }
 
 // Parse parses a test file. file is used for error positions, for
@@ -41,6 +104,14 @@ func Load(path string) (*Test, error) {
 // or nil and an ErrorList (matched by errors.Is(err, ErrInvalid)) holding
 // every problem found, each with file:line:col.
 func Parse(file string, data []byte) (t *Test, err error) {
+	return ParseWith(file, data, LoadOptions{})
+}
+
+// ParseWith is Parse with overrides. With o.TestbedSet, the file must be
+// valid as it is (lumina run loads it so) and also after
+// WithTestbed(o.Testbed); the returned Test is the overridden one, and the
+// errors of the override point into the file, at the keys concerned.
+func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 	defer func() {
 		// Nothing in this package should panic, but a YAML library bug must
 		// not take the caller down with it.
@@ -57,6 +128,9 @@ func Parse(file string, data []byte) (t *Test, err error) {
 	if t != nil {
 		d.resolve(t)
 		d.validate(t)
+		if o.TestbedSet && len(d.errs) == 0 {
+			t = d.override(t, o.Testbed)
+		}
 	}
 	if len(d.errs) > 0 {
 		return nil, d.errs.finish()
@@ -154,7 +228,7 @@ func defaultName(file string) string {
 	if ext := filepath.Ext(base); ext != base {
 		base = strings.TrimSuffix(base, ext)
 	}
-	if base == "" {
+	if !pathComponent(base) {
 		return "test"
 	}
 	return base

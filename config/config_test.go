@@ -50,7 +50,7 @@ var errorTests = []struct {
 	{"bad merge", "traffic:\n  <<: 3\n", `t.yaml:2:7: merge key (<<): want a mapping or a list of mappings, got "3"`},
 
 	// Top level.
-	{"num-repeats", "num-repeats: 0\n", `t.yaml:1:14: num-repeats: want an integer >= 1, got 0`},
+	{"num-repeats", "num-repeats: 0\n", `t.yaml:1:14: num-repeats: want 1..10000, got 0`},
 	{"rewrite port 0", "rewrite-udp-dst-port: 0\n", `t.yaml:1:23: rewrite-udp-dst-port: want 1..65535, got 0`},
 	{"rewrite port 4791", "rewrite-udp-dst-port: 4791\n",
 		`t.yaml:1:23: rewrite-udp-dst-port: must not be 4791, the RoCEv2 port: dumpers could not tell mirrored copies from live traffic`},
@@ -178,7 +178,7 @@ var errorTests = []struct {
 	{"several", "traffic:\n  mtu: 1000\n  tx-depth: 0\nnum-repeats: 0\n",
 		"t.yaml:2:8: mtu: want 256, 512, 1024, 2048 or 4096, got 1000\n" +
 			"t.yaml:3:13: tx-depth: want an integer >= 1, got 0\n" +
-			"t.yaml:4:14: num-repeats: want an integer >= 1, got 0"},
+			"t.yaml:4:14: num-repeats: want 1..10000, got 0"},
 	// A bad mtu does not also make every psn "out of range".
 	{"no cascade", "traffic:\n  mtu: 1000\n  data-pkt-events:\n    - {qpn: 0, psn: 7, type: drop}\n",
 		`t.yaml:2:8: mtu: want 256, 512, 1024, 2048 or 4096, got 1000`},
@@ -254,7 +254,7 @@ func TestInvalidTestdata(t *testing.T) {
 		{"invalid-syntax.yaml", `testdata/invalid-syntax.yaml:3:1: YAML syntax error: could not find expected ':'`},
 		{"invalid-semantics.yaml", strings.Join([]string{
 			`testdata/invalid-semantics.yaml:2:10: testbed: want sim, netns or remote, got "simulation"`,
-			`testdata/invalid-semantics.yaml:4:14: num-repeats: want an integer >= 1, got 0`,
+			`testdata/invalid-semantics.yaml:4:14: num-repeats: want 1..10000, got 0`,
 			`testdata/invalid-semantics.yaml:5:23: rewrite-udp-dst-port: must not be 4791, the RoCEv2 port: dumpers could not tell mirrored copies from live traffic`,
 			`testdata/invalid-semantics.yaml:8:11: type: xl710 has no RDMA support: it is allowed on dumpers (mirrors) only; want cx4, cx5, cx6 or e810`,
 			`testdata/invalid-semantics.yaml:11:9: ip-list[1]: want an IPv4 address or CIDR prefix such as 10.0.0.2/24, got "10.0.0.300"`,

@@ -500,8 +500,18 @@ func (d *decoder) fileName(v *yaml.Node, path string, dst *string) bool {
 		d.fail(v, path, "want a file name without a directory, got %s", describe(v))
 		return false
 	}
+	if strings.ContainsRune(s, 0) {
+		d.fail(v, path, "want a file name without NUL, got %s", describe(v))
+		return false
+	}
 	*dst = s
 	return true
+}
+
+// pathComponent reports whether s can be used as one component of a path
+// on every platform: not empty, not "." or "..", without '/', '\' or NUL.
+func pathComponent(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00")
 }
 
 func validName(s string) bool {
@@ -571,8 +581,31 @@ func decStr(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 	d.strVal(v, path, ptr[string](f))
 }
 
-func decName(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
-	d.nonEmpty(v, path, ptr[string](f))
+// decTestName decodes the test name, which becomes a directory of the
+// results (<out>/<name>/...): one path component.
+func decTestName(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	var s string
+	if !d.nonEmpty(v, path, &s) {
+		return
+	}
+	if !pathComponent(s) {
+		d.fail(v, path, "want a name without '/', '\\', NUL, \".\" or \"..\", got %s", describe(v))
+		return
+	}
+	f.SetString(s)
+}
+
+// decPath decodes a directory path (result-path): not empty, no NUL.
+func decPath(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	var s string
+	if !d.nonEmpty(v, path, &s) {
+		return
+	}
+	if strings.ContainsRune(s, 0) {
+		d.fail(v, path, "want a path without NUL, got %s", describe(v))
+		return
+	}
+	f.SetString(s)
 }
 
 func decFile(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {

@@ -49,6 +49,26 @@
 // mtu does not also make every psn "out of range". An unreadable file is
 // not an ErrorList: Load wraps the os error with the path.
 //
+// # Limits
+//
+// Load reads at most MaxFileSize (4 MiB) of any file, devices and FIFOs
+// included, and refuses a larger one (ErrFileTooLarge). Values that become
+// one component of a results path (name, a dumper's name, dump-filename,
+// aggregate-pcap-filename) hold no '/', '\' or NUL and are not "." or
+// "..". num-repeats is at most MaxRepeats, and a dumper's capture memory,
+// num-pkts × snap-len × workers, at most MaxDumperMemory (16 GiB), so that
+// validate refuses what a run would fail on.
+//
+// # Overriding the testbed
+//
+// lumina run --testbed runs a valid file on another testbed. The rule is
+// (*Test).WithTestbed: Testbed is replaced and every dumper's backend
+// follows it (all sim on sim; sim becomes afpacket elsewhere), and the
+// result is an error where it cannot run (remote without control-ips,
+// eal-args without dpdk). LoadWith and ParseWith with LoadOptions.Testbed
+// apply the same rule and report its errors at the keys concerned, for
+// lumina validate --testbed.
+//
 // # Events: relative QPN, PSN, ITER and msg
 //
 // Users do not know the runtime QP numbers and initial PSNs (IPSNs): the

@@ -66,14 +66,14 @@ var (
 )
 
 var topSection = sect[Test]("Top level", []key{
-	{name: "name", field: "Name", dec: decName, doc: "file base name without extension"},
+	{name: "name", field: "Name", dec: decTestName, doc: "file base name without extension"},
 	{name: "seed", field: "Seed", dec: decSeed, def: 1},
 	{name: "testbed", field: "Testbed", dec: oneOf(testbedNames), doc: "`remote` if `requester`, `responder` or `switch` has a `control-ip`, else `sim`"},
 	{name: "iter-scope", field: "IterScope", dec: oneOf(iterScopeNames)},
-	{name: "result-path", field: "ResultPath", dec: decName, def: "results"},
+	{name: "result-path", field: "ResultPath", dec: decPath, def: "results"},
 	{name: "local-workspace", field: "LocalWorkspace", dec: decStr, omit: true},
 	{name: "aggregate-pcap-filename", field: "AggregatePcapFilename", dec: decFile, def: "trace.pcap"},
-	{name: "num-repeats", field: "NumRepeats", dec: ints(1, inf, ""), def: 1},
+	{name: "num-repeats", field: "NumRepeats", dec: ints(1, MaxRepeats, ""), def: 1},
 	{name: "rewrite-udp-dst-port", field: "RewriteUDPDstPort", dec: decRewritePort, def: 9741},
 	{name: "switch", field: "Switch", sub: switchSection},
 	{name: "requester", field: "Requester", sub: hostSection},
@@ -123,7 +123,7 @@ var roceSection = sect[RoCEParameters]("`roce-parameters`", []key{
 var dumperSection = sect[Dumper]("`dumpers`", []key{
 	{name: "name", field: "Name", dec: decDumperName, doc: "`dumper-<i>` (0-based index)"},
 	{name: "weight", field: "Weight", dec: ints(1, 255, ""), def: 1},
-	{name: "workers", field: "Workers", dec: ints(1, 256, ""), def: 1},
+	{name: "workers", field: "Workers", dec: ints(1, maxWorkers, ""), def: 1},
 	{name: "backend", field: "Backend", dec: oneOf(backendNames), doc: "`sim` on testbed `sim`, else `afpacket`"},
 	snapLen, numPkts, dumpFile,
 	controlIP, username, sshKey, workspace,

@@ -15,13 +15,22 @@ func init() {
 		name: "validate", args: "FILE.yaml...",
 		summary: "check test files: prints 'FILE: ok' or one 'FILE:LINE:COL: message' per error",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
+			testbed := fs.String("testbed", "", "check the files for this testbed, as `lumina run --testbed` runs them: sim, netns or remote")
 			return func(_ context.Context, args []string, stdout, _ io.Writer) error {
 				if len(args) == 0 {
 					return usagef("validate needs at least one YAML file")
 				}
+				var o config.LoadOptions
+				if *testbed != "" {
+					tb, err := config.ParseTestbed(*testbed)
+					if err != nil || *testbed != tb.String() {
+						return usagef("validate: --testbed must be sim, netns or remote, not %q", *testbed)
+					}
+					o = config.LoadOptions{Testbed: tb, TestbedSet: true}
+				}
 				bad := 0
 				for _, path := range args {
-					if err := validateFile(stdout, path); err != nil {
+					if err := validateFile(stdout, path, o); err != nil {
 						bad++
 					}
 				}
@@ -34,8 +43,8 @@ func init() {
 	})
 }
 
-func validateFile(w io.Writer, path string) error {
-	_, err := config.Load(path)
+func validateFile(w io.Writer, path string, o config.LoadOptions) error {
+	_, err := config.LoadWith(path, o)
 	var list config.ErrorList
 	switch {
 	case err == nil:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -215,11 +216,44 @@ func LoadPersonality(name string) (Personality, error) {
 	if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") {
 		return Personality{}, fmt.Errorf("%w %q (builtin: %s; or a .yaml file)", ErrUnknownPersonality, name, strings.Join(Personalities(), ", "))
 	}
-	data, err := os.ReadFile(name)
+	data, err := readPersonality(name)
 	if err != nil {
 		return Personality{}, err
 	}
 	return ParsePersonality(name, data)
+}
+
+// MaxPersonalitySize is the size limit, in bytes, of a personality file:
+// LoadPersonality reads at most MaxPersonalitySize+1 bytes of any file (a
+// device or a FIFO too) and refuses a larger one with an error wrapping
+// ErrPersonalityTooLarge. A real personality is a few hundred bytes.
+const MaxPersonalitySize = 4 << 20
+
+// ErrPersonalityTooLarge is wrapped by LoadPersonality's error for a file
+// larger than MaxPersonalitySize.
+var ErrPersonalityTooLarge = errors.New("personality file too large")
+
+// readPersonality reads at most MaxPersonalitySize bytes of file name.
+func readPersonality(name string) ([]byte, error) {
+	tooLarge := func() error {
+		return fmt.Errorf("%s: larger than the %d MiB limit of a personality file (softrnic.MaxPersonalitySize): %w", name, MaxPersonalitySize>>20, ErrPersonalityTooLarge)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxPersonalitySize {
+		return nil, tooLarge()
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxPersonalitySize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxPersonalitySize {
+		return nil, tooLarge()
+	}
+	return data, nil
 }
 
 // ParsePersonality decodes a personality YAML document (see LoadPersonality).
