@@ -137,6 +137,10 @@ func Analyze(ctx context.Context, src Source, meta model.Meta, opt Options) (*Re
 	return s.Finish(), nil
 }
 
+// ErrLinkType is returned for a trace whose link type is not Ethernet
+// (the first interface's, in pcapng), which lumina decode refuses too.
+var ErrLinkType = errors.New("not supported (Ethernet only)")
+
 // ErrNoConnections is returned by NewStream for metadata without
 // connections: inferring them takes a pass of its own (use Analyze).
 var ErrNoConnections = errors.New("analyzers: a stream needs the connections")
@@ -248,6 +252,10 @@ func pass(ctx context.Context, src Source, fn func(*trace.Packet)) error {
 	tr, err := trace.NewReader(rc)
 	if err != nil {
 		return fmt.Errorf("analyzers: %s: %w", src.Name(), err)
+	}
+	if lt := tr.LinkType(); lt != trace.LinkTypeEthernet {
+		// As lumina decode: the analyzers decode Ethernet frames only.
+		return fmt.Errorf("analyzers: %s: link type %v %w", src.Name(), lt, ErrLinkType)
 	}
 	var tp trace.Packet // one variable for the whole pass: &tp escapes
 	for n := 0; ; n++ {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -88,7 +87,7 @@ func newRemoteBed(ro RemoteOptions) (testbed, error) {
 	if ro.TokenFile == "" || ro.CertDir == "" {
 		return nil, fmt.Errorf("%w: remote needs --agent-token-file and --agent-certs", ErrTestbed)
 	}
-	tok, err := os.ReadFile(ro.TokenFile)
+	token, err := agent.ReadToken(ro.TokenFile) // the agents' rule: 16 characters or more
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrTestbed, err)
 	}
@@ -101,7 +100,7 @@ func newRemoteBed(ro RemoteOptions) (testbed, error) {
 	if ro.IntakeListen == "" {
 		ro.IntakeListen = ":0"
 	}
-	return &remoteBed{opt: ro, token: strings.TrimSpace(string(tok))}, nil
+	return &remoteBed{opt: ro, token: token}, nil
 }
 
 func (b *remoteBed) close() {

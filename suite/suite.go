@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -487,8 +488,67 @@ func readSuiteFile(path string) (*Suite, error) {
 	if s.Schema != Schema {
 		return nil, fmt.Errorf("%w %q in %s (want %s)", ErrSchema, s.Schema, path, Schema)
 	}
+	if err := s.checkEntries(b); err != nil {
+		return nil, fmt.Errorf("suite: %s: %w", path, err)
+	}
 	s.Dir = filepath.Dir(path)
 	return &s, nil
+}
+
+// ErrNullEntry: a suite.json holding null where a test, run or summary
+// entry belongs (edited by hand or written by something else).
+var ErrNullEntry = errors.New("null entry")
+
+// checkEntries rejects null tests, runs and map entries, which the
+// comparison cannot use; b is the suite.json s was decoded from (a null
+// run decodes as a zero Run).
+func (s *Suite) checkEntries(b []byte) error {
+	var raw struct {
+		Tests []*struct {
+			Runs []*json.RawMessage `json:"runs"`
+		} `json:"tests"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	nullKey := func(m map[string]bool) string {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if m[k] {
+				return k
+			}
+		}
+		return ""
+	}
+	for i, t := range s.Tests {
+		if t == nil {
+			return fmt.Errorf("%w: tests[%d] is null", ErrNullEntry, i)
+		}
+		if i < len(raw.Tests) && raw.Tests[i] != nil {
+			for j, r := range raw.Tests[i].Runs {
+				if r == nil {
+					return fmt.Errorf("%w: tests[%d] (%q): runs[%d] is null", ErrNullEntry, i, t.Name, j)
+				}
+			}
+		}
+		for field, nulls := range map[string]map[string]bool{
+			"checks": nilValues(t.Checks), "violations": nilValues(t.Violations),
+			"counters": nilValues(t.Counters), "quantities": nilValues(t.Quantities),
+		} {
+			if k := nullKey(nulls); k != "" {
+				return fmt.Errorf("%w: tests[%d] (%q): %s[%q] is null", ErrNullEntry, i, t.Name, field, k)
+			}
+		}
+	}
+	return nil
+}
+
+// nilValues maps each key of m to whether its value is nil.
+func nilValues[V any](m map[string]*V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k, v := range m {
+		out[k] = v == nil
+	}
+	return out
 }
 
 // SummarizeRuns writes the suite summary of a `lumina run`: into outDir,

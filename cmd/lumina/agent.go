@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"strings"
+	"syscall"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -27,24 +30,15 @@ func init() {
 				if len(args) != 0 || *listen == "" || *tokenFile == "" || *tlsDir == "" {
 					return usagef("agent needs --listen, --token-file and --tls-dir")
 				}
-				tok, err := os.ReadFile(*tokenFile)
+				token, err := agent.ReadToken(*tokenFile)
 				if err != nil {
-					return err
-				}
-				token := strings.TrimSpace(string(tok))
-				if len(token) < 16 {
-					return errors.New("agent: the token must be at least 16 characters")
+					return fmt.Errorf("agent: %w", err)
 				}
 				cert, err := agent.EnsureCert(*tlsDir)
 				if err != nil {
-					return fmt.Errorf("agent: certificate: %w", err)
+					return fmt.Errorf("agent: %w", err)
 				}
-				network, addr := "tcp", *listen
-				if rest, ok := strings.CutPrefix(addr, "unix://"); ok {
-					network, addr = "unix", rest
-					os.Remove(addr)
-				}
-				ln, err := net.Listen(network, addr)
+				ln, err := listenOn("agent", *listen)
 				if err != nil {
 					return err
 				}
@@ -62,4 +56,66 @@ func init() {
 			}
 		},
 	})
+}
+
+// listenOn listens on addr, host:port or unix:///path.sock, for command
+// cmd. An existing file at a unix socket's path is removed only when it is
+// a stale socket (a socket nobody listens on); anything else is an error.
+func listenOn(cmd, addr string) (net.Listener, error) {
+	path, ok := strings.CutPrefix(addr, "unix://")
+	if !ok {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cmd, err)
+		}
+		return ln, nil
+	}
+	if path == "" {
+		return nil, usagef("%s: --listen unix:// needs a path (unix:///path.sock)", cmd)
+	}
+	if err := removeStaleSocket(path); err != nil {
+		return nil, fmt.Errorf("%s: --listen %s: %w", cmd, addr, err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	return ln, nil
+}
+
+// removeStaleSocket removes the unix socket at path if nobody listens on
+// it. It does nothing when path does not exist and refuses anything else:
+// a file that is not a socket, or a socket in use.
+func removeStaleSocket(path string) error {
+	st, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.Mode()&os.ModeSocket == 0 {
+		what := "a regular file"
+		switch {
+		case st.IsDir():
+			what = "a directory"
+		case st.Mode()&os.ModeSymlink != 0:
+			what = "a symbolic link"
+		case !st.Mode().IsRegular():
+			what = "a special file"
+		}
+		return fmt.Errorf("%s is %s, not a socket; not removing it", path, what)
+	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err == nil {
+		c.Close()
+		return fmt.Errorf("%s is in use: something listens on it", path)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%s: cannot tell whether the socket is stale: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("removing the stale socket: %w", err)
+	}
+	return nil
 }

@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -55,18 +53,24 @@ func init() {
 				}
 				var opts []grpc.ServerOption
 				if *tokenFile != "" {
-					tok, err := os.ReadFile(*tokenFile)
+					token, err := agent.ReadToken(*tokenFile)
 					if err != nil {
-						return err
+						return fmt.Errorf("injector: %w", err)
 					}
 					cert, err := agent.EnsureCert(*tlsDir)
 					if err != nil {
-						return err
+						return fmt.Errorf("injector: %w", err)
 					}
-					opts = agent.ServerOptions(cert, strings.TrimSpace(string(tok)))
+					opts = agent.ServerOptions(cert, token)
 				} else {
 					fmt.Fprintln(stderr, "lumina: injector: P4Runtime without TLS or token; anyone who reaches the port can program the switch")
 				}
+				// Listen before opening the ports: a bad address fails fast.
+				ln, err := listenOn("injector", *listen)
+				if err != nil {
+					return err
+				}
+				defer ln.Close()
 				loop := sim.NewRealLoop()
 				loop.Start()
 				defer loop.Close()
@@ -80,15 +84,6 @@ func init() {
 					if err := sw.AddPort(id, p); err != nil {
 						return err
 					}
-				}
-				network, addr := "tcp", *listen
-				if rest, ok := strings.CutPrefix(addr, "unix://"); ok {
-					network, addr = "unix", rest
-					os.Remove(addr)
-				}
-				ln, err := net.Listen(network, addr)
-				if err != nil {
-					return err
 				}
 				g := grpc.NewServer(opts...)
 				injector.NewServer(sw, *device).Register(g)

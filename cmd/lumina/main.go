@@ -4,7 +4,7 @@
 // commands and "lumina help <command>" for one command's flags.
 //
 // Exit codes: 0 success, 1 failure (an invalid file, a failed check, an I/O
-// error), 2 usage error.
+// error), 2 usage error, 130 interrupted (SIGINT or SIGTERM).
 package main
 
 import (
@@ -61,6 +61,10 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
+// errInterrupted: the command was interrupted (Ctrl-C); exit 130 with one
+// "lumina: interrupted" line. A command's own context.Canceled counts too.
+var errInterrupted = errors.New("interrupted")
+
 // errSilent is a failure whose details were already printed (exit 1).
 var errSilent = errors.New("failed")
 
@@ -72,6 +76,9 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "lumina: %s\n", ue.msg)
 		return 2
+	case errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "lumina: interrupted")
+		return 130
 	case errors.Is(err, errSilent):
 		return 1
 	default:

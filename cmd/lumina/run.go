@@ -13,6 +13,7 @@ import (
 
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/orchestrator"
+	"github.com/netlumina/lumina/orchestrator/agent"
 	"github.com/netlumina/lumina/suite"
 )
 
@@ -39,6 +40,14 @@ func init() {
 				}
 				if *testbed != "" && *testbed != "sim" && *testbed != "netns" && *testbed != "remote" {
 					return usagef("run: --testbed must be sim, netns or remote, not %q", *testbed)
+				}
+				if *retries < 0 {
+					return usagef("run: --retries must be >= 0, not %d", *retries)
+				}
+				if *tokenFile != "" {
+					if _, err := agent.ReadToken(*tokenFile); err != nil {
+						return fmt.Errorf("run: --agent-token-file: %w", err)
+					}
 				}
 				files, err := testFiles(args)
 				if err != nil {
@@ -79,32 +88,20 @@ func init() {
 				failed := 0
 				for _, t := range tests {
 					res := orchestrator.RunTest(ctx, t, o)
-					for _, r := range res.Repeats {
-						state := "valid"
-						if r.Report == nil || !r.Report.Valid {
-							state = "INVALID"
-						}
-						checks := "all checks pass"
-						if r.Report != nil {
-							failed, inconclusive := r.Report.Verdicts("fail"), r.Report.Verdicts("inconclusive")
-							if len(failed) > 0 {
-								checks = "FAILED: " + strings.Join(failed, ", ")
-							}
-							if len(inconclusive) > 0 {
-								// Within the timestamp uncertainty of a bound: valid, not a failure.
-								checks += " (inconclusive: " + strings.Join(inconclusive, ", ") + ")"
-							}
-						}
-						fmt.Fprintf(stdout, "%s repeat %d: %s, %s → %s\n", res.Name, r.Report.Repeat, state, checks, r.Dir)
+					for i, r := range res.Repeats {
+						fmt.Fprintln(stdout, repeatStatus(res.Name, i, r))
 					}
-					if res.Err != nil {
+					interrupted := ctx.Err() != nil
+					if res.Err != nil && !interrupted {
 						fmt.Fprintf(stderr, "lumina: %v\n", res.Err)
 					}
 					if !res.OK() {
 						failed++
 					}
-					if ctx.Err() != nil {
-						return ctx.Err()
+					if interrupted {
+						// Keep the partial results (marked invalid) summarized.
+						suite.SummarizeRuns(*out, tests, o.Progress, stderr)
+						return errInterrupted
 					}
 				}
 				suite.SummarizeRuns(*out, tests, o.Progress, stderr)
@@ -141,4 +138,65 @@ func testFiles(args []string) ([]string, error) {
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// repeatStatus is the status line of the i-th repeat of test name:
+// "<name> repeat N: valid, <checks> → DIR" or, for a repeat that was not
+// analyzed, "<name> repeat N: INVALID (not analyzed: <why>) → DIR".
+func repeatStatus(name string, i int, r orchestrator.RepeatResult) string {
+	rep := i
+	switch {
+	case r.Report != nil:
+		rep = r.Report.Repeat
+	case r.Run != nil:
+		rep = r.Run.Repeat
+	}
+	line := func(status string) string { return fmt.Sprintf("%s repeat %d: %s → %s", name, rep, status, r.Dir) }
+	rpt := r.Report
+	if rpt == nil {
+		return line("INVALID (not analyzed: no report)")
+	}
+	if !rpt.Valid {
+		return line("INVALID (not analyzed: " + invalidReason(rpt) + ")")
+	}
+	checks := "all checks pass"
+	failed, inconclusive := rpt.Verdicts("fail"), rpt.Verdicts("inconclusive")
+	if len(failed) > 0 {
+		checks = "FAILED: " + strings.Join(failed, ", ")
+		if a, ok := rpt.Checks["analyzers"]; ok && a.Verdict == "fail" {
+			why := firstLine(a.Detail)
+			if why == "" {
+				why = "analyzer error"
+			}
+			checks += " (not analyzed: " + why + ")"
+		}
+	}
+	if len(inconclusive) > 0 {
+		// Within the timestamp uncertainty of a bound: valid, not a failure.
+		checks += " (inconclusive: " + strings.Join(inconclusive, ", ") + ")"
+	}
+	return line("valid, " + checks)
+}
+
+// invalidReason says why a repeat is invalid: the run's error, else the
+// failed integrity check.
+func invalidReason(r *orchestrator.Report) string {
+	if why := firstLine(r.Error); why != "" {
+		if strings.HasSuffix(why, context.Canceled.Error()) {
+			return "interrupted"
+		}
+		return why
+	}
+	if why := firstLine(r.Integrity.Reason); why != "" {
+		return "integrity check failed: " + why
+	}
+	if why := firstLine(r.Checks["integrity"].Detail); why != "" {
+		return "integrity check failed: " + why
+	}
+	return "integrity check failed"
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(s)
 }

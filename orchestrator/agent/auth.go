@@ -12,9 +12,11 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -32,12 +34,58 @@ import (
 
 const tokenHeader = "authorization"
 
+// MinTokenLen is the shortest token agents, injectors and orchestrators
+// accept.
+const MinTokenLen = 16
+
+// ReadToken reads a token file: its content without surrounding white
+// space, which must be at least MinTokenLen characters. Every token file
+// (an agent's, an injector's, an orchestrator's --agent-token-file) is
+// read with it.
+func ReadToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < MinTokenLen {
+		return "", fmt.Errorf("token file %s: the token must be at least %d characters (it has %d)", path, MinTokenLen, len(tok))
+	}
+	return tok, nil
+}
+
 // EnsureCert returns the TLS certificate in dir (cert.pem, key.pem),
-// generating a self-signed one valid for the given names on first use.
+// generating a self-signed one valid for the given names when neither file
+// exists. A pair that cannot be read or loaded (corrupt, unreadable, not
+// matching), or only one of the two files, is an error: nothing is
+// overwritten.
 func EnsureCert(dir string, names ...string) (tls.Certificate, error) {
+	c, err := ensureCert(dir, names...)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("TLS certificate: %w", err)
+	}
+	return c, nil
+}
+
+func ensureCert(dir string, names ...string) (tls.Certificate, error) {
 	certPath, keyPath := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if c, err := tls.LoadX509KeyPair(certPath, keyPath); err == nil {
+	_, cerr := os.Lstat(certPath)
+	_, kerr := os.Lstat(keyPath)
+	switch {
+	case cerr == nil && kerr == nil:
+		c, err := tls.LoadX509KeyPair(certPath, keyPath)
+		if err != nil {
+			return tls.Certificate{}, fmt.Errorf("loading %s and %s: %w (fix or remove both to generate a new pair)", certPath, keyPath, err)
+		}
 		return c, nil
+	case cerr == nil && errors.Is(kerr, fs.ErrNotExist):
+		return tls.Certificate{}, fmt.Errorf("%s exists but %s does not (restore it, or remove both to generate a new pair)", certPath, keyPath)
+	case kerr == nil && errors.Is(cerr, fs.ErrNotExist):
+		return tls.Certificate{}, fmt.Errorf("%s exists but %s does not (restore it, or remove both to generate a new pair)", keyPath, certPath)
+	case !errors.Is(cerr, fs.ErrNotExist):
+		return tls.Certificate{}, cerr
+	case !errors.Is(kerr, fs.ErrNotExist):
+		return tls.Certificate{}, kerr
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return tls.Certificate{}, err
