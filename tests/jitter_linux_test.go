@@ -49,8 +49,10 @@ func TestNetnsTimeoutsNeverJitter(t *testing.T) {
 		default:
 			t.Errorf("repeat %d: timeout %s: %s", rep, c.Verdict, c.Detail)
 		}
-		if a := rp.Analysis; a != nil && len(a.Checks.Timeout.Timeouts) != 1 {
-			t.Errorf("repeat %d: %d timeout episodes, want 1", rep, len(a.Checks.Timeout.Timeouts))
+		// The planned drops make at least one timeout episode; a loaded
+		// machine may add others (a late ACK), which are checked the same.
+		if a := rp.Analysis; a != nil && len(a.Checks.Timeout.Timeouts) == 0 {
+			t.Errorf("repeat %d: no timeout episode, want the planned one", rep)
 		}
 		if tm := rp.Timing; tm == nil || tm.Frames == 0 || tm.UncertaintyNs != tm.ClampMaxNs {
 			t.Errorf("repeat %d: timing %+v, want the switch's measurements and uncertainty = clamp", rep, tm)
