@@ -61,7 +61,10 @@
 // can, ROLLBACK_ON_ERROR and DATAPLANE_ATOMIC all or nothing; failures are
 // UNKNOWN with one p4.v1.Error per update as the spec says) and Read (table
 // ID 0, empty match, missing index and session 0 are wildcards; values come
-// back canonical). Packet I/O is not supported.
+// back canonical; Read copies entry pointers and counter/register cells
+// under the switch lock and sorts, encodes and streams without it, so the
+// packet pipeline never waits on a reader, however large the read or slow
+// the client). Packet I/O is not supported.
 //
 // Pitfalls: exact match only; the sequence register counts mirrored copies,
 // so a WRR slot without a clone session makes copies (and sequence numbers)

@@ -249,9 +249,19 @@ func (sw *Switch) applyPRE(typ p4v1.Update_Type, pre *p4v1.PacketReplicationEngi
 	return nil
 }
 
-// read returns the entities matching e (wildcards: table ID 0, empty match,
-// no index, session ID 0). Called with sw.mu held.
-func (sw *Switch) read(e *p4v1.Entity) ([]*p4v1.Entity, error) {
+// encodeFn builds a Read answer. read returns one after copying, under
+// sw.mu, everything the answer needs (immutable entry and clone-session
+// pointers, the schema, copies of counter and register cells); the Server
+// calls it after releasing sw.mu, so sorting, encoding and streaming never
+// hold up the packet pipeline.
+type encodeFn func() []*p4v1.Entity
+
+// read snapshots the entities matching e (wildcards: table ID 0, empty
+// match, no index, session ID 0). Called with sw.mu held; the returned
+// function must be called without it. Table entries, default entries and
+// clone sessions are never mutated once installed (writes replace them),
+// so copying their pointers is a consistent snapshot.
+func (sw *Switch) read(e *p4v1.Entity) (encodeFn, error) {
 	switch {
 	case e.GetTableEntry() != nil:
 		return sw.readTables(e.GetTableEntry())
@@ -264,39 +274,44 @@ func (sw *Switch) read(e *p4v1.Entity) ([]*p4v1.Entity, error) {
 		if cs == nil {
 			return nil, status.Error(codes.Unimplemented, "only clone sessions are supported")
 		}
-		var out []*p4v1.Entity
+		var snap []*cloneSession
 		for _, id := range sortedIDs(sw.clones) {
 			if cs.GetSessionId() != 0 && cs.GetSessionId() != id {
 				continue
 			}
-			s := sw.clones[id]
-			ce := &p4v1.CloneSessionEntry{SessionId: id, ClassOfService: s.cos, PacketLengthBytes: int32(s.truncate)}
-			for i, p := range s.replicas {
-				ce.Replicas = append(ce.Replicas, &p4v1.Replica{EgressPort: p, Instance: s.instances[i]})
-			}
-			out = append(out, &p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{
-				Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: ce}}}})
+			snap = append(snap, sw.clones[id])
 		}
-		if cs.GetSessionId() != 0 && len(out) == 0 {
+		if cs.GetSessionId() != 0 && len(snap) == 0 {
 			return nil, status.Errorf(codes.NotFound, "clone session %d does not exist", cs.GetSessionId())
 		}
-		return out, nil
+		return func() []*p4v1.Entity {
+			var out []*p4v1.Entity
+			for _, s := range snap {
+				ce := &p4v1.CloneSessionEntry{SessionId: s.id, ClassOfService: s.cos, PacketLengthBytes: int32(s.truncate)}
+				for i, p := range s.replicas {
+					ce.Replicas = append(ce.Replicas, &p4v1.Replica{EgressPort: p, Instance: s.instances[i]})
+				}
+				out = append(out, &p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{
+					Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: ce}}}})
+			}
+			return out
+		}, nil
 	}
 	return nil, status.Error(codes.Unimplemented, "entity type not supported by the software target")
 }
 
 func sortedIDs[V any](m map[uint32]V) []uint32 { return slices.Sorted(maps.Keys(m)) }
 
-func (sw *Switch) encodeEntry(t *table, e *entry, isDefault bool) *p4v1.Entity {
-	te := &p4v1.TableEntry{TableId: t.info.id, IsDefaultAction: isDefault}
+func encodeEntry(sch *schema, t *tableInfo, e *entry, isDefault bool) *p4v1.Entity {
+	te := &p4v1.TableEntry{TableId: t.id, IsDefaultAction: isDefault}
 	if !isDefault {
-		for i, f := range t.info.fields {
+		for i, f := range t.fields {
 			te.Match = append(te.Match, &p4v1.FieldMatch{FieldId: f.id,
 				FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: canonical(e.key[i])}}})
 		}
 	}
 	a := &p4v1.Action{ActionId: e.action}
-	if ai := sw.sch.actions[e.action]; ai != nil {
+	if ai := sch.actions[e.action]; ai != nil {
 		for i, p := range ai.params {
 			a.Params = append(a.Params, &p4v1.Action_Param{ParamId: p.id, Value: canonical(e.params[i])})
 		}
@@ -305,8 +320,16 @@ func (sw *Switch) encodeEntry(t *table, e *entry, isDefault bool) *p4v1.Entity {
 	return &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: te}}
 }
 
-func (sw *Switch) readTables(q *p4v1.TableEntry) ([]*p4v1.Entity, error) {
-	var out []*p4v1.Entity
+// tableSnap is one table's part of a Read: entries to sort (unless sorted
+// is set) and encode without the lock.
+type tableSnap struct {
+	info      *tableInfo
+	entries   []*entry
+	isDefault bool
+	sorted    bool
+}
+
+func (sw *Switch) readTables(q *p4v1.TableEntry) (encodeFn, error) {
 	ids := sortedIDs(sw.tables)
 	if q.GetTableId() != 0 {
 		if sw.tables[q.GetTableId()] == nil {
@@ -314,10 +337,12 @@ func (sw *Switch) readTables(q *p4v1.TableEntry) ([]*p4v1.Entity, error) {
 		}
 		ids = []uint32{q.GetTableId()}
 	}
+	var snap []tableSnap
 	for _, id := range ids {
 		t := sw.tables[id]
 		if q.GetIsDefaultAction() {
-			out = append(out, sw.encodeEntry(t, &t.def, true))
+			def := t.def // a copy: restore and writes assign t.def
+			snap = append(snap, tableSnap{info: t.info, entries: []*entry{&def}, isDefault: true, sorted: true})
 			continue
 		}
 		if len(q.GetMatch()) > 0 {
@@ -326,7 +351,7 @@ func (sw *Switch) readTables(q *p4v1.TableEntry) ([]*p4v1.Entity, error) {
 				return nil, err
 			}
 			if got := t.entries[e.key]; got != nil {
-				out = append(out, sw.encodeEntry(t, got, false))
+				snap = append(snap, tableSnap{info: t.info, entries: []*entry{got}, sorted: true})
 			}
 			continue
 		}
@@ -334,15 +359,41 @@ func (sw *Switch) readTables(q *p4v1.TableEntry) ([]*p4v1.Entity, error) {
 		for _, e := range t.entries {
 			es = append(es, e)
 		}
-		sortEntries(es)
-		for _, e := range es {
-			out = append(out, sw.encodeEntry(t, e, false))
-		}
+		snap = append(snap, tableSnap{info: t.info, entries: es})
 	}
-	return out, nil
+	sch := sw.sch
+	return func() []*p4v1.Entity {
+		n := 0
+		for _, ts := range snap {
+			n += len(ts.entries)
+		}
+		out := make([]*p4v1.Entity, 0, n)
+		for _, ts := range snap {
+			if !ts.sorted {
+				sortEntries(ts.entries)
+			}
+			for _, e := range ts.entries {
+				out = append(out, encodeEntry(sch, ts.info, e, ts.isDefault))
+			}
+		}
+		return out
+	}, nil
 }
 
-func (sw *Switch) readCounters(q *p4v1.CounterEntry) ([]*p4v1.Entity, error) {
+// cellRange is the index range [lo, hi) of a counter or register array a
+// query selects.
+func cellRange(n int, idx *p4v1.Index, what string) (lo, hi int, err error) {
+	if idx == nil {
+		return 0, n, nil
+	}
+	i := idx.GetIndex()
+	if i < 0 || i >= int64(n) {
+		return 0, 0, status.Errorf(codes.OutOfRange, "%s index %d out of range", what, i)
+	}
+	return int(i), int(i) + 1, nil
+}
+
+func (sw *Switch) readCounters(q *p4v1.CounterEntry) (encodeFn, error) {
 	ids := sortedIDs(sw.ctrs)
 	if q.GetCounterId() != 0 {
 		if sw.ctrs[q.GetCounterId()] == nil {
@@ -350,27 +401,34 @@ func (sw *Switch) readCounters(q *p4v1.CounterEntry) ([]*p4v1.Entity, error) {
 		}
 		ids = []uint32{q.GetCounterId()}
 	}
-	var out []*p4v1.Entity
+	type part struct {
+		id    uint32
+		lo    int
+		cells []counterCell // a copy: the pipeline keeps counting
+	}
+	var snap []part
 	for _, id := range ids {
 		cells := sw.ctrs[id]
-		lo, hi := 0, len(cells)
-		if q.GetIndex() != nil {
-			i := int(q.GetIndex().GetIndex())
-			if i < 0 || i >= len(cells) {
-				return nil, status.Errorf(codes.OutOfRange, "counter index %d out of range", i)
-			}
-			lo, hi = i, i+1
+		lo, hi, err := cellRange(len(cells), q.GetIndex(), "counter")
+		if err != nil {
+			return nil, err
 		}
-		for i := lo; i < hi; i++ {
-			out = append(out, &p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{
-				CounterId: id, Index: &p4v1.Index{Index: int64(i)},
-				Data: &p4v1.CounterData{PacketCount: int64(cells[i].packets), ByteCount: int64(cells[i].bytes)}}}})
-		}
+		snap = append(snap, part{id, lo, slices.Clone(cells[lo:hi])})
 	}
-	return out, nil
+	return func() []*p4v1.Entity {
+		var out []*p4v1.Entity
+		for _, p := range snap {
+			for i, c := range p.cells {
+				out = append(out, &p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{
+					CounterId: p.id, Index: &p4v1.Index{Index: int64(p.lo + i)},
+					Data: &p4v1.CounterData{PacketCount: int64(c.packets), ByteCount: int64(c.bytes)}}}})
+			}
+		}
+		return out
+	}, nil
 }
 
-func (sw *Switch) readRegisters(q *p4v1.RegisterEntry) ([]*p4v1.Entity, error) {
+func (sw *Switch) readRegisters(q *p4v1.RegisterEntry) (encodeFn, error) {
 	ids := sortedIDs(sw.regs)
 	if q.GetRegisterId() != 0 {
 		if sw.regs[q.GetRegisterId()] == nil {
@@ -378,22 +436,29 @@ func (sw *Switch) readRegisters(q *p4v1.RegisterEntry) ([]*p4v1.Entity, error) {
 		}
 		ids = []uint32{q.GetRegisterId()}
 	}
-	var out []*p4v1.Entity
+	type part struct {
+		id    uint32
+		lo    int
+		cells []uint64 // a copy: the pipeline keeps writing
+	}
+	var snap []part
 	for _, id := range ids {
 		cells := sw.regs[id]
-		lo, hi := 0, len(cells)
-		if q.GetIndex() != nil {
-			i := int(q.GetIndex().GetIndex())
-			if i < 0 || i >= len(cells) {
-				return nil, status.Errorf(codes.OutOfRange, "register index %d out of range", i)
-			}
-			lo, hi = i, i+1
+		lo, hi, err := cellRange(len(cells), q.GetIndex(), "register")
+		if err != nil {
+			return nil, err
 		}
-		for i := lo; i < hi; i++ {
-			out = append(out, &p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{
-				RegisterId: id, Index: &p4v1.Index{Index: int64(i)},
-				Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: canonical(cells[i])}}}}})
-		}
+		snap = append(snap, part{id, lo, slices.Clone(cells[lo:hi])})
 	}
-	return out, nil
+	return func() []*p4v1.Entity {
+		var out []*p4v1.Entity
+		for _, p := range snap {
+			for i, v := range p.cells {
+				out = append(out, &p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{
+					RegisterId: p.id, Index: &p4v1.Index{Index: int64(p.lo + i)},
+					Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: canonical(v)}}}}})
+			}
+		}
+		return out
+	}, nil
 }

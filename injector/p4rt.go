@@ -352,9 +352,13 @@ func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) e
 	if err := checkRole(req.GetRole()); err != nil {
 		return err
 	}
+	// Snapshot under the lock (pointer and cell copies only), then sort,
+	// encode and stream without it: the packet pipeline shares sw.mu and
+	// must never wait on a reader, however large the read or slow the
+	// client (#17.12).
 	sw := s.sw
 	sw.mu.Lock()
-	var out []*p4v1.Entity
+	var encs []encodeFn
 	var err error
 	if sw.sch == nil {
 		err = status.Error(codes.FailedPrecondition, "no forwarding pipeline set")
@@ -363,13 +367,20 @@ func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) e
 		if err != nil {
 			break
 		}
-		var got []*p4v1.Entity
-		got, err = sw.read(e)
-		out = append(out, got...)
+		var enc encodeFn
+		enc, err = sw.read(e)
+		encs = append(encs, enc)
 	}
 	sw.mu.Unlock()
 	if err != nil {
 		return err
+	}
+	if readEncodeHook != nil {
+		readEncodeHook(sw)
+	}
+	var out []*p4v1.Entity
+	for _, enc := range encs {
+		out = append(out, enc()...)
 	}
 	const batch = 1000
 	for i := 0; i < len(out); i += batch {
@@ -382,6 +393,10 @@ func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) e
 	}
 	return nil
 }
+
+// readEncodeHook, when set (tests), runs in Read between the snapshot and
+// the encoding.
+var readEncodeHook func(*Switch)
 
 // snapshot copies the mutable program state (for atomic batches).
 type snapshot struct {
