@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 )
 
 // Agents accept only orchestrators that present the configured token (in
@@ -142,20 +143,75 @@ func writeAtomic(path string, data []byte, perm os.FileMode) error {
 	return os.Rename(f.Name(), path)
 }
 
-// ServerOptions returns gRPC server options: TLS with cert and a token check
-// on every call.
+// Limits of the servers ServerOptions configures (the agent's services,
+// an injector's P4Runtime server, the orchestrator's Intake service).
+const (
+	// MaxRecvMsgSize bounds one received message. The agent's own
+	// requests are small (typed configs and connection lists of a few
+	// KiB; Dumper.Fetch streams 1 MiB chunks the other way, server to
+	// client, which this limit does not touch). The largest legitimate
+	// messages received are P4Runtime's: a Write of controlplane's
+	// default 1000-update batch is a few hundred KiB, and the software
+	// target's SetForwardingPipelineConfig carries only the P4Info (a few
+	// KiB) with an empty device config. 4 MiB (gRPC's default, so nothing
+	// that fitted before is refused now) keeps ample room for both; it is
+	// only reachable by authenticated callers, since the token is checked
+	// before a message is read.
+	MaxRecvMsgSize = 4 << 20
+	// MaxConcurrentStreams bounds the calls in progress on one
+	// connection; further calls wait on the client side for a free slot.
+	// An orchestrator makes a handful at a time, a P4Runtime controller
+	// one StreamChannel plus its Writes.
+	MaxConcurrentStreams = 64
+	// MaxHeaderListSize bounds the (uncompressed) headers of one call,
+	// which the server reads before it can check the token: gRPC's
+	// default is 16 MiB; legitimate headers (path, authority, content
+	// type, user agent, timeout, the token) are well under 1 KiB.
+	MaxHeaderListSize = 64 << 10
+)
+
+var errUnauthenticated = status.Error(codes.Unauthenticated, "lumina agent: missing or wrong token")
+
+// tokenOK reports whether md holds "authorization: Bearer <token>".
+func tokenOK(md metadata.MD, token string) bool {
+	want := []byte("Bearer " + token)
+	for _, v := range md.Get(tokenHeader) {
+		if subtle.ConstantTimeCompare([]byte(v), want) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// ServerOptions returns gRPC server options: TLS with cert, a token check
+// on every call, and bounds on message, header and concurrency sizes.
+//
+// The token is checked in a tap handle, which gRPC runs as soon as a
+// call's headers arrive, before it reads (or buffers) the request
+// message: a call without the token is refused with Unauthenticated and
+// never reaches a handler, so unauthenticated callers cannot make the
+// server hold their request bodies (issue #17). The interceptors check it
+// again as a second line. The options install a tap handle, so they
+// cannot be combined with another grpc.InTapHandle.
 func ServerOptions(cert tls.Certificate, token string) []grpc.ServerOption {
 	check := func(ctx context.Context) error {
 		md, _ := metadata.FromIncomingContext(ctx)
-		for _, v := range md.Get(tokenHeader) {
-			if subtle.ConstantTimeCompare([]byte(v), []byte("Bearer "+token)) == 1 {
-				return nil
-			}
+		if !tokenOK(md, token) {
+			return errUnauthenticated
 		}
-		return status.Error(codes.Unauthenticated, "lumina agent: missing or wrong token")
+		return nil
 	}
 	return []grpc.ServerOption{
 		grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13})),
+		grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {
+			if !tokenOK(info.Header, token) {
+				return ctx, errUnauthenticated
+			}
+			return ctx, nil
+		}),
+		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
+		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
+		grpc.MaxHeaderListSize(MaxHeaderListSize),
 		grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			if err := check(ctx); err != nil {
 				return nil, err
