@@ -394,22 +394,42 @@ func cellRange(n int, idx *p4v1.Index, what string) (lo, hi int, err error) {
 }
 
 func (sw *Switch) readCounters(q *p4v1.CounterEntry) (encodeFn, error) {
-	ids := sortedIDs(sw.ctrs)
-	if q.GetCounterId() != 0 {
-		if sw.ctrs[q.GetCounterId()] == nil {
-			return nil, status.Errorf(codes.NotFound, "unknown counter ID %#x", q.GetCounterId())
+	return readCells(sw.ctrs, q.GetCounterId(), q.GetIndex(), "counter", func(id uint32, i int64, c counterCell) *p4v1.Entity {
+		return &p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{
+			CounterId: id, Index: &p4v1.Index{Index: i},
+			Data: &p4v1.CounterData{PacketCount: int64(c.packets), ByteCount: int64(c.bytes)}}}}
+	})
+}
+
+func (sw *Switch) readRegisters(q *p4v1.RegisterEntry) (encodeFn, error) {
+	return readCells(sw.regs, q.GetRegisterId(), q.GetIndex(), "register", func(id uint32, i int64, v uint64) *p4v1.Entity {
+		return &p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{
+			RegisterId: id, Index: &p4v1.Index{Index: i},
+			Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: canonical(v)}}}}}
+	})
+}
+
+// readCells snapshots the cells a counter or register read asks for (all
+// arrays of m when id is 0; the index range idx) — copies, since the
+// pipeline keeps updating them — and returns the encoder of one entity per
+// cell. Call it with the switch mutex held; the encoder runs without.
+func readCells[C any](m map[uint32][]C, id uint32, idx *p4v1.Index, what string, entity func(id uint32, i int64, c C) *p4v1.Entity) (encodeFn, error) {
+	ids := sortedIDs(m)
+	if id != 0 {
+		if m[id] == nil {
+			return nil, status.Errorf(codes.NotFound, "unknown %s ID %#x", what, id)
 		}
-		ids = []uint32{q.GetCounterId()}
+		ids = []uint32{id}
 	}
 	type part struct {
 		id    uint32
 		lo    int
-		cells []counterCell // a copy: the pipeline keeps counting
+		cells []C
 	}
 	var snap []part
 	for _, id := range ids {
-		cells := sw.ctrs[id]
-		lo, hi, err := cellRange(len(cells), q.GetIndex(), "counter")
+		cells := m[id]
+		lo, hi, err := cellRange(len(cells), idx, what)
 		if err != nil {
 			return nil, err
 		}
@@ -419,44 +439,7 @@ func (sw *Switch) readCounters(q *p4v1.CounterEntry) (encodeFn, error) {
 		var out []*p4v1.Entity
 		for _, p := range snap {
 			for i, c := range p.cells {
-				out = append(out, &p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{
-					CounterId: p.id, Index: &p4v1.Index{Index: int64(p.lo + i)},
-					Data: &p4v1.CounterData{PacketCount: int64(c.packets), ByteCount: int64(c.bytes)}}}})
-			}
-		}
-		return out
-	}, nil
-}
-
-func (sw *Switch) readRegisters(q *p4v1.RegisterEntry) (encodeFn, error) {
-	ids := sortedIDs(sw.regs)
-	if q.GetRegisterId() != 0 {
-		if sw.regs[q.GetRegisterId()] == nil {
-			return nil, status.Errorf(codes.NotFound, "unknown register ID %#x", q.GetRegisterId())
-		}
-		ids = []uint32{q.GetRegisterId()}
-	}
-	type part struct {
-		id    uint32
-		lo    int
-		cells []uint64 // a copy: the pipeline keeps writing
-	}
-	var snap []part
-	for _, id := range ids {
-		cells := sw.regs[id]
-		lo, hi, err := cellRange(len(cells), q.GetIndex(), "register")
-		if err != nil {
-			return nil, err
-		}
-		snap = append(snap, part{id, lo, slices.Clone(cells[lo:hi])})
-	}
-	return func() []*p4v1.Entity {
-		var out []*p4v1.Entity
-		for _, p := range snap {
-			for i, v := range p.cells {
-				out = append(out, &p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{
-					RegisterId: p.id, Index: &p4v1.Index{Index: int64(p.lo + i)},
-					Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: canonical(v)}}}}})
+				out = append(out, entity(p.id, int64(p.lo+i), c))
 			}
 		}
 		return out
