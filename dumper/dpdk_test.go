@@ -5,6 +5,7 @@ package dumper
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,6 +148,10 @@ func TestDPDKStream(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 			r := p.stop(t)
 			t.Logf("report %+v", r)
+			// The EAL's runtime dir (the default file prefix) goes with the dumper.
+			if _, err := os.Stat(filepath.Join(ealRuntimeDir(), fmt.Sprintf("lumina-%d", p.cmd.Process.Pid))); !os.IsNotExist(err) {
+				t.Errorf("the EAL runtime dir of the stopped dumper is still there (%v)", err)
+			}
 			if r.Captured != tc.n || r.Dropped() != 0 || r.Foreign != 1 {
 				t.Fatalf("captured %d dropped %d foreign %d, want %d 0 1", r.Captured, r.Dropped(), r.Foreign, tc.n)
 			}

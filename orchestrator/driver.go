@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,7 +127,15 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	}
 
 	// Dumpers.
-	progress(fmt.Sprintf("dumpers: start %d", len(t.Dumpers)))
+	backends := map[string]int{}
+	for _, d := range t.Dumpers {
+		backends[d.Backend.String()]++
+	}
+	var parts []string
+	for _, b := range slices.Sorted(maps.Keys(backends)) {
+		parts = append(parts, fmt.Sprintf("%d %s", backends[b], b))
+	}
+	progress("dumpers: start " + strings.Join(parts, ", ")) // the backends actually used
 	var dports []controlplane.Dumper
 	dumpers := make([]luminav1.DumperClient, len(t.Dumpers))
 	for i, d := range t.Dumpers {

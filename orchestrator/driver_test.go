@@ -147,3 +147,19 @@ func TestStreamedAnalysisMatchesFile(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressNamesBackends: the dumpers' progress line names the capture
+// backends actually used (it said afpacket for dpdk dumpers).
+func TestProgressNamesBackends(t *testing.T) {
+	tc, err := config.Load("../examples/send.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress strings.Builder
+	if res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Progress: &progress}); !res.OK() {
+		t.Fatalf("run: %v", res.Err)
+	}
+	if !strings.Contains(progress.String(), ": dumpers: start 2 sim\n") {
+		t.Errorf("progress does not name the backends:\n%s", progress.String())
+	}
+}
