@@ -619,16 +619,18 @@ func (s *Space) randomEvent(r *rand.Rand) Event {
 // repair enforces the constraints, changing dimensions other than keep
 // (a dimension name, or "" for none) where it can.
 func (s *Space) repair(t *Traffic, keep string) {
-	if !opcodeValid(t.QPType, t.Opcode) {
-		if keep == "opcode" {
-			// Change the QP type to one that supports the opcode.
-			for _, q := range s.QPTypes {
-				if opcodeValid(q, t.Opcode) {
-					t.QPType = q
-					break
-				}
+	if !opcodeValid(t.QPType, t.Opcode) && keep == "opcode" {
+		// Change the QP type to one that supports the opcode.
+		for _, q := range s.QPTypes {
+			if opcodeValid(q, t.Opcode) {
+				t.QPType = q
+				break
 			}
-		} else if ops := s.opcodesFor(t.QPType); len(ops) > 0 {
+		}
+	}
+	// No QP type of the space supports the opcode: change the opcode.
+	if !opcodeValid(t.QPType, t.Opcode) {
+		if ops := s.opcodesFor(t.QPType); len(ops) > 0 {
 			t.Opcode = ops[0]
 			if slices.Contains(ops, "WRITE") && t.QPType != "UD" {
 				t.Opcode = "WRITE"

@@ -511,13 +511,13 @@ func (s *Suite) checkEntries(b []byte) error {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	nullKey := func(m map[string]bool) string {
+	nullKey := func(m map[string]bool) (string, bool) {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if m[k] {
-				return k
+				return k, true
 			}
 		}
-		return ""
+		return "", false
 	}
 	for i, t := range s.Tests {
 		if t == nil {
@@ -534,7 +534,7 @@ func (s *Suite) checkEntries(b []byte) error {
 			"checks": nilValues(t.Checks), "violations": nilValues(t.Violations),
 			"counters": nilValues(t.Counters), "quantities": nilValues(t.Quantities),
 		} {
-			if k := nullKey(nulls); k != "" {
+			if k, ok := nullKey(nulls); ok {
 				return fmt.Errorf("%w: tests[%d] (%q): %s[%q] is null", ErrNullEntry, i, t.Name, field, k)
 			}
 		}
