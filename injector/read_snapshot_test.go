@@ -1,15 +1,11 @@
 package injector_test
 
 import (
-	"net"
 	"testing"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 
 	"github.com/netlumina/lumina/injector"
-	"github.com/netlumina/lumina/p4src"
 	"github.com/netlumina/lumina/sim"
 )
 
@@ -25,22 +21,7 @@ func TestReadDoesNotStallPipeline(t *testing.T) {
 	if err := sw.AddPort(1, in); err != nil {
 		t.Fatal(err)
 	}
-	g := grpc.NewServer()
-	injector.NewServer(sw, 7).Register(g)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go g.Serve(ln)
-	t.Cleanup(g.Stop)
-	c, code := connect(t, ln.Addr().String(), 1)
-	if code != codes.OK {
-		t.Fatalf("arbitration %v", code)
-	}
-	info, _ := p4src.P4Info()
-	if err := c.setPipeline(info); err != nil {
-		t.Fatal(err)
-	}
+	c := servePrimary(t, sw)
 
 	// Fill Ingress.event_table (65536) and Ingress.conn_lookup (16384).
 	exact := func(vs ...uint64) []*p4v1.FieldMatch {

@@ -57,22 +57,7 @@ func newMirrorRig(t *testing.T, ports map[uint32]sim.Port) *mirrorRig {
 			t.Fatal(err)
 		}
 	}
-	g := grpc.NewServer()
-	injector.NewServer(r.sw, 7).Register(g)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go g.Serve(ln)
-	t.Cleanup(g.Stop)
-	c, code := connect(t, ln.Addr().String(), 1)
-	if code != codes.OK {
-		t.Fatalf("arbitration %v", code)
-	}
-	info, _ := p4src.P4Info()
-	if err := c.setPipeline(info); err != nil {
-		t.Fatal(err)
-	}
+	c := servePrimary(t, r.sw)
 	exact := func(v []byte) []*p4v1.FieldMatch {
 		return []*p4v1.FieldMatch{{FieldId: 1, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: v}}}}
 	}
@@ -189,4 +174,27 @@ func TestMirrorTimestampsUntimedPort(t *testing.T) {
 	if got := r.sw.Timing(); got != (injector.Timing{}) {
 		t.Errorf("Timing() = %+v, want zero on untimed ports", got)
 	}
+}
+
+// servePrimary serves sw's P4Runtime on loopback and returns a client that
+// is primary and has pushed lumina's P4Info.
+func servePrimary(t *testing.T, sw *injector.Switch) *p4c {
+	t.Helper()
+	g := grpc.NewServer()
+	injector.NewServer(sw, 7).Register(g)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go g.Serve(ln)
+	t.Cleanup(g.Stop)
+	c, code := connect(t, ln.Addr().String(), 1)
+	if code != codes.OK {
+		t.Fatalf("arbitration %v", code)
+	}
+	info, _ := p4src.P4Info()
+	if err := c.setPipeline(info); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
