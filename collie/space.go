@@ -653,21 +653,27 @@ func (s *Space) repair(t *Traffic, keep string) {
 			}
 		}
 	}
+	if t.WQEBatch > t.WQDepth && keep == "wqe_batch" {
+		t.WQDepth = ceilLevel(s.WQDepth.Levels(), t.WQEBatch)
+	}
 	if t.WQEBatch > t.WQDepth {
-		if keep == "wqe_batch" {
-			t.WQDepth = ceilLevel(s.WQDepth.Levels(), t.WQEBatch)
-		} else {
-			t.WQEBatch = floorLevel(s.WQEBatch.Levels(), t.WQDepth)
-		}
+		// wqe_batch is not kept, or no wq_depth level of the space is deep
+		// enough: lower the batch.
+		t.WQEBatch = floorLevel(s.WQEBatch.Levels(), t.WQDepth)
+	}
+	if t.WQEBatch > t.WQDepth {
+		// No batch level is small enough for the (kept) depth: deepen it.
+		t.WQDepth = ceilLevel(s.WQDepth.Levels(), t.WQEBatch)
+	}
+	if t.MaxMsg() > t.MRSize && keep != "mr_size" {
+		t.MRSize = ceilLevel(s.MRSize.Levels(), t.MaxMsg())
 	}
 	if t.MaxMsg() > t.MRSize {
-		if keep == "mr_size" {
-			mx := floorLevel(s.msgLevels(), t.MRSize)
-			for i, v := range t.MessageSizes {
-				t.MessageSizes[i] = min(v, mx)
-			}
-		} else {
-			t.MRSize = ceilLevel(s.MRSize.Levels(), t.MaxMsg())
+		// mr_size is kept, or no level of the space holds the messages:
+		// shrink the messages instead.
+		mx := floorLevel(s.msgLevels(), t.MRSize)
+		for i, v := range t.MessageSizes {
+			t.MessageSizes[i] = min(v, mx)
 		}
 	}
 	for t.NumMRs*t.MRSize > s.MaxRegisteredBytes {
