@@ -637,6 +637,16 @@ func (s *Space) repair(t *Traffic, keep string) {
 			}
 		}
 	}
+	// No opcode of the space is valid on the (kept) QP type: change the QP
+	// type after all.
+	if !opcodeValid(t.QPType, t.Opcode) {
+		for _, q := range s.QPTypes {
+			if opcodeValid(q, t.Opcode) {
+				t.QPType = q
+				break
+			}
+		}
+	}
 	if t.QPType == "UD" {
 		if keep == "msg" && t.MaxMsg() > t.MTU {
 			// Raise the MTU to fit the messages if that is possible.
