@@ -28,7 +28,7 @@ func (t *Test) WithTestbed(tb Testbed) (*Test, error) {
 	if tb < TestbedSim || tb > TestbedRemote {
 		return nil, fmt.Errorf("config: %v: %w", tb, &testbedError{msg: "unknown testbed"})
 	}
-	c := withTestbed(t, tb)
+	c := t.OnTestbed(tb)
 	var msgs []string
 	for _, p := range testbedProblems(c) {
 		msgs = append(msgs, p.msg)
@@ -49,20 +49,21 @@ type testbedError struct{ msg string }
 func (e *testbedError) Error() string        { return e.msg }
 func (e *testbedError) Is(target error) bool { return target == ErrInvalid }
 
-// withTestbed is WithTestbed without the checks.
-func withTestbed(in *Test, tb Testbed) *Test {
-	t := *in
-	t.Dumpers = slices.Clone(in.Dumpers)
-	t.Testbed = tb
-	for i := range t.Dumpers {
-		switch dm := &t.Dumpers[i]; {
+// OnTestbed is WithTestbed without the checks: the copy lumina run makes
+// before its testbed reports what is missing there.
+func (t *Test) OnTestbed(tb Testbed) *Test {
+	c := *t
+	c.Dumpers = slices.Clone(t.Dumpers)
+	c.Testbed = tb
+	for i := range c.Dumpers {
+		switch dm := &c.Dumpers[i]; {
 		case tb == TestbedSim:
 			dm.Backend = BackendSim
 		case dm.Backend == BackendSim:
 			dm.Backend = BackendAFPacket
 		}
 	}
-	return &t
+	return &c
 }
 
 // tbProblem is one reason why a test cannot run on its testbed.
@@ -103,7 +104,7 @@ func testbedProblems(t *Test) []tbProblem {
 // override applies WithTestbed's rule to t, a valid test, and reports its
 // problems at the keys concerned in the file.
 func (d *decoder) override(t *Test, tb Testbed) *Test {
-	c := withTestbed(t, tb)
+	c := t.OnTestbed(tb)
 	for _, p := range testbedProblems(c) {
 		var at Pos
 		if p.host != "" {

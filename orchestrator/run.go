@@ -9,7 +9,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
@@ -237,40 +236,18 @@ func RunTest(ctx context.Context, t *config.Test, o Options) *TestResult {
 
 // resolve returns a copy of t with the options' overrides applied.
 func resolve(in *config.Test, o Options) (*config.Test, error) {
-	t := *in
-	t.Dumpers = slices.Clone(in.Dumpers)
+	tb := in.Testbed
+	if o.Testbed != "" {
+		var err error
+		if tb, err = config.ParseTestbed(o.Testbed); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrTestbed, err)
+		}
+	}
+	t := in.OnTestbed(tb) // a copy; dumpers use the testbed's backend
 	if o.SeedSet {
 		t.Seed = o.Seed
 	}
-	if o.Testbed != "" {
-		tb, err := parseTestbed(o.Testbed)
-		if err != nil {
-			return nil, err
-		}
-		t.Testbed = tb
-		// Keep the resolved config valid: dumpers use the testbed's backend.
-		for i := range t.Dumpers {
-			switch {
-			case tb == config.TestbedSim:
-				t.Dumpers[i].Backend = config.BackendSim
-			case t.Dumpers[i].Backend == config.BackendSim:
-				t.Dumpers[i].Backend = config.BackendAFPacket
-			}
-		}
-	}
-	return &t, nil
-}
-
-func parseTestbed(s string) (config.Testbed, error) {
-	switch s {
-	case "sim":
-		return config.TestbedSim, nil
-	case "netns":
-		return config.TestbedNetns, nil
-	case "remote":
-		return config.TestbedRemote, nil
-	}
-	return 0, fmt.Errorf("%w: unknown testbed %q (want sim, netns or remote)", ErrTestbed, s)
+	return t, nil
 }
 
 func newTestbed(t *config.Test, o Options) (testbed, error) {
