@@ -252,8 +252,11 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		progress(fmt.Sprintf("traffic: done in %v wall", time.Since(start).Round(time.Millisecond)))
 	}
 
-	// Collect.
+	// Collect, on a deadline of its own: traffic may have outlasted the
+	// set-up's.
 	progress("collect: switch counters, tables and timing, NIC counters, stop dumpers, fetch their files")
+	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	defer ccancel()
 	if run.Switch, err = cp.ReadCounters(cctx); err != nil {
 		return err
 	}
@@ -265,7 +268,6 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		}
 	}
 	run.LostPrimary = cp.LostPrimary()
-	run.TimestampUncertaintyNs = int64(t.Switch.TimestampUncertaintyNs)
 	if pl.injector != nil {
 		tr, err := luminav1.NewInjectorClient(pl.injector).Timing(ctx, &luminav1.InjectorTimingRequest{})
 		if err != nil {
@@ -274,7 +276,6 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		if run.Timing, err = agent.InjectorTimingFromProto(tr); err != nil {
 			return fmt.Errorf("injector timing: %w", err)
 		}
-		run.TimestampUncertaintyNs = max(run.TimestampUncertaintyNs, int64(run.Timing.ClampMax))
 	}
 	for i, side := range sides {
 		c, err := gens[i].Counters(ctx, &luminav1.CountersRequest{})

@@ -92,7 +92,7 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 // the test's parameters and the NIC counters (from zero).
 func (r *Run) meta() model.Meta {
 	m := model.Meta{Params: analyzers.ParamsFromConfig(r.Test)}
-	m.TimestampUncertaintyNs = r.TimestampUncertaintyNs
+	m.TimestampUncertaintyNs = r.timestampUncertaintyNs()
 	for _, c := range r.Connections {
 		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: c.Verb,
 			Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)})
@@ -243,7 +243,7 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 		}
 	}
 	tm := run.Timing
-	r.Timing = &TimingReport{UncertaintyNs: run.TimestampUncertaintyNs, Frames: tm.Frames, LateP50Ns: int64(tm.LateP50),
+	r.Timing = &TimingReport{UncertaintyNs: run.timestampUncertaintyNs(), Frames: tm.Frames, LateP50Ns: int64(tm.LateP50),
 		LateP99Ns: int64(tm.LateP99), LateMaxNs: int64(tm.LateMax), ClampMaxNs: int64(tm.ClampMax)}
 	if run.Plan != nil {
 		ppm := t.Traffic.PacketsPerMessage()

@@ -138,11 +138,8 @@ type Run struct {
 	DumperErrors []string
 
 	// Timing is how the software switch timestamped (zero for a P4Runtime
-	// target of its own); TimestampUncertaintyNs the uncertainty the
-	// analyzers apply: the larger of its ClampMax and the config's
-	// switch.timestamp-uncertainty-ns.
-	Timing                 injector.Timing
-	TimestampUncertaintyNs int64
+	// target of its own).
+	Timing injector.Timing
 
 	// Filled by the merge: the merged trace and its one integrity check.
 	TracePath string
@@ -166,6 +163,13 @@ func newRun(t *config.Test, rep int) (*Run, error) {
 		r.Personality[s] = p
 	}
 	return r, nil
+}
+
+// timestampUncertaintyNs is the timestamp uncertainty the analyzers
+// apply: the larger of the software switch's largest clamp and the
+// config's switch.timestamp-uncertainty-ns.
+func (r *Run) timestampUncertaintyNs() int64 {
+	return max(int64(r.Test.Switch.TimestampUncertaintyNs), int64(r.Timing.ClampMax))
 }
 
 func (r *Run) host(s Side) config.Host {
