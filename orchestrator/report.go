@@ -2,9 +2,11 @@ package orchestrator
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -407,7 +409,7 @@ func (r *Report) applyObserver() (observe func(trace.Packet), unexpected func() 
 		var out []UnexpectedEvent
 		for k, n := range seen {
 			if n > asked[k] {
-				out = append(out, UnexpectedEvent{DestQP: k.qpn, PSN: k.psn, Type: eventName(k.ev), Copies: n, Asked: asked[k]})
+				out = append(out, UnexpectedEvent{DestQP: k.qpn, PSN: k.psn, Type: k.ev.String(), Copies: n, Asked: asked[k]})
 			}
 		}
 		sort.Slice(out, func(i, j int) bool {
@@ -423,18 +425,6 @@ func (r *Report) applyObserver() (observe func(trace.Packet), unexpected func() 
 		return out
 	}
 	return observe, unexpected
-}
-
-func eventName(e roce.Event) string {
-	switch e {
-	case roce.EventDrop:
-		return "drop"
-	case roce.EventECN:
-		return "ecn"
-	case roce.EventCorrupt:
-		return "corrupt"
-	}
-	return fmt.Sprintf("event %d", e)
 }
 
 // switchState evaluates whether the switch did only what the intent
@@ -470,7 +460,7 @@ func (r *Report) switchState(run *Run, unexpected []UnexpectedEvent) bool {
 			}
 		}
 		var parts []string
-		for _, port := range sortedKeys(run.Switch.EventDrops) {
+		for _, port := range slices.Sorted(maps.Keys(run.Switch.EventDrops)) {
 			if n := run.Switch.EventDrops[port]; n > drops[port] {
 				parts = append(parts, fmt.Sprintf("%d on port %d, the intent can cause at most %d", n, port, drops[port]))
 			}
@@ -499,15 +489,6 @@ func (r *Report) switchState(run *Run, unexpected []UnexpectedEvent) bool {
 	ss.Verdict = model.Fail
 	r.Checks["switch_state"] = CheckEntry{Verdict: model.Fail, Detail: strings.Join(ss.Reasons, " | ")}
 	return false
-}
-
-func sortedKeys(m map[uint32]uint64) []uint32 {
-	ks := make([]uint32, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
-	return ks
 }
 
 func eventOf(s string) roce.Event {
