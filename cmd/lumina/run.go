@@ -179,13 +179,16 @@ func repeatStatus(name string, i int, r orchestrator.RepeatResult) string {
 }
 
 // invalidReason says why a repeat is invalid: the run's error, else the
-// failed integrity check.
+// failed switch_state check, else the failed integrity check.
 func invalidReason(r *orchestrator.Report) string {
 	if why := firstLine(r.Error); why != "" {
 		if strings.HasSuffix(why, context.Canceled.Error()) {
 			return "interrupted"
 		}
 		return why
+	}
+	if c := r.Checks["switch_state"]; c.Verdict == "fail" && r.Integrity.Verdict != "fail" {
+		return "switch state is not what the test asked for: " + firstLine(c.Detail)
 	}
 	if why := firstLine(r.Integrity.Reason); why != "" {
 		return "integrity check failed: " + why
