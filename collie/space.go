@@ -345,6 +345,9 @@ func (s *Space) validate() error {
 	if m.MaxLen < 1 || m.MaxLen > 64 {
 		bad("message_sizes.max_len %d: want 1..64", m.MaxLen)
 	}
+	if m.Min >= 1 && m.Min > s.MRSize.hi() {
+		bad("message_sizes minimum %d exceeds the largest mr_size %d", m.Min, s.MRSize.hi())
+	}
 	if s.WQEBatch.lo() > s.WQDepth.hi() {
 		bad("wqe_batch minimum %d exceeds the largest wq_depth %d", s.WQEBatch.lo(), s.WQDepth.hi())
 	}
@@ -686,20 +689,28 @@ func (s *Space) repair(t *Traffic, keep string) {
 			t.MessageSizes[i] = min(v, mx)
 		}
 	}
-	for t.NumMRs*t.MRSize > s.MaxRegisteredBytes {
-		if keep == "mr_size" || keep == "msg" {
-			t.NumMRs = floorLevel(s.NumMRs.Levels(), s.MaxRegisteredBytes/t.MRSize)
-		} else if keep == "num_mrs" {
-			t.MRSize = floorLevel(s.MRSize.Levels(), s.MaxRegisteredBytes/t.NumMRs)
-			if t.MRSize < t.MaxMsg() { // cannot keep num_mrs after all
-				t.MRSize = ceilLevel(s.MRSize.Levels(), t.MaxMsg())
-				t.NumMRs = floorLevel(s.NumMRs.Levels(), s.MaxRegisteredBytes/t.MRSize)
-			}
-		} else {
+	if t.MaxMsg() > t.MRSize {
+		// Even the smallest message level exceeds the kept mr_size: change
+		// mr_size after all.
+		t.MRSize = ceilLevel(s.MRSize.Levels(), t.MaxMsg())
+	}
+	if t.NumMRs*t.MRSize > s.MaxRegisteredBytes {
+		// Shrink mr_size toward the cap (never below the messages) when
+		// num_mrs is kept, then num_mrs, then mr_size for any other kept
+		// dimension. Still over the cap means no level fits: Validate
+		// reports it and Mutate tries another neighbour.
+		mr := s.MRSize.Levels()
+		shrinkMR := func() {
+			t.MRSize = max(floorLevel(mr, s.MaxRegisteredBytes/t.NumMRs), ceilLevel(mr, t.MaxMsg()))
+		}
+		if keep == "num_mrs" {
+			shrinkMR()
+		}
+		if t.NumMRs*t.MRSize > s.MaxRegisteredBytes {
 			t.NumMRs = floorLevel(s.NumMRs.Levels(), s.MaxRegisteredBytes/t.MRSize)
 		}
-		if t.NumMRs*t.MRSize > s.MaxRegisteredBytes && t.NumMRs == s.NumMRs.lo() {
-			break // the space itself is inconsistent; validate reports it
+		if t.NumMRs*t.MRSize > s.MaxRegisteredBytes && keep != "mr_size" {
+			shrinkMR()
 		}
 	}
 	if s.Events.Slots > 0 {
@@ -756,6 +767,12 @@ func (s *Space) Mutate(r *rand.Rand, w Workload) Workload {
 	out := w.Clone()
 	for try := 0; try < 32; try++ {
 		s.mutateOnce(r, &out)
+		if s.Validate(out) != nil {
+			// A repair the space could not satisfy: never hand the search
+			// an invalid neighbour; start again from w.
+			out = w.Clone()
+			continue
+		}
 		if !out.Equal(w) {
 			return out
 		}

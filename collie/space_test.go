@@ -106,6 +106,43 @@ func TestRepairKeepsMutatedDimension(t *testing.T) {
 	}
 }
 
+// A mutation that lowers mr_size below the smallest message level of the
+// space: the messages cannot shrink, so the repair must raise mr_size after
+// all (found by FuzzParseSpace in CI).
+func TestRepairKeptMRSizeBelowSmallestMessage(t *testing.T) {
+	sp, err := ParseSpace([]byte("mr_size: {values: [6, 536]}\nmessage_sizes: {min: 64, max: 512, max_len: 4}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := Traffic{Direction: Uni, Memory: "dram-local", NumMRs: 1, MRSize: 6, QPType: "RC", Opcode: "WRITE",
+		NumQPs: 1, MTU: 1024, WQDepth: 1, WQEBatch: 1, SGEPerWQE: 1, MessageSizes: []int64{256, 512, 128, 64}}
+	sp.repair(&tr, "mr_size")
+	if err := sp.validateTraffic(&tr); err != nil {
+		t.Fatalf("after repair: validateTraffic(%+v) = %v, want nil", tr, err)
+	}
+	if tr.MRSize != 536 || !slices.Equal(tr.MessageSizes, []int64{64, 64, 64, 64}) {
+		t.Errorf("repair: mr_size %d, messages %v; want 536 and the messages shrunk to 64", tr.MRSize, tr.MessageSizes)
+	}
+}
+
+// Keeping a num_mrs whose smallest mr_size already exceeds the register cap
+// looped forever in repair (found by FuzzParseSpace as a hang).
+func TestRepairKeptNumMRsOverRegisterCap(t *testing.T) {
+	sp, err := ParseSpace([]byte("max_registered_bytes: 2748779\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := Traffic{Direction: Uni, Memory: "dram-local", NumMRs: 1024, MRSize: 65536, QPType: "RC", Opcode: "WRITE",
+		NumQPs: 1, MTU: 1024, WQDepth: 1, WQEBatch: 1, SGEPerWQE: 1, MessageSizes: []int64{64}}
+	sp.repair(&tr, "num_mrs")
+	if err := sp.validateTraffic(&tr); err != nil {
+		t.Fatalf("after repair: validateTraffic(%+v) = %v, want nil", tr, err)
+	}
+	if tr.MRSize != 4096 || tr.NumMRs != 512 {
+		t.Errorf("repair: num_mrs %d × mr_size %d; want 512 × 4096 (the largest count under the cap at the smallest size)", tr.NumMRs, tr.MRSize)
+	}
+}
+
 func TestParseSpaceErrors(t *testing.T) {
 	for _, tc := range []struct{ name, yaml string }{
 		{"unknown-key", "num_qpz: {min: 1}\n"},
@@ -115,6 +152,7 @@ func TestParseSpaceErrors(t *testing.T) {
 		{"min-gt-max", "num_qps: {min: 10, max: 5}\n"},
 		{"batch-gt-depth", "wq_depth: {min: 1, max: 4}\nwqe_batch: {min: 8, max: 16}\n"},
 		{"bad-event-type", "events: {slots: 1, types: [explode]}\n"},
+		{"mr-size-below-every-msg", "mr_size: {values: [32]}\nmessage_sizes: {min: 64, max: 512}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseSpace([]byte(tc.yaml))
