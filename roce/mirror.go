@@ -6,19 +6,26 @@ import (
 )
 
 // Event is the injected event a mirror copy reports in its IP TTL (IPv6 hop
-// limit). The numbering is Lumina's: 0 none, 1 drop, 2 ECN mark, 3
-// corruption.
+// limit). 0 none, 1 drop, 2 ECN mark and 3 corruption are Lumina's
+// numbering; lumina adds 4 delay, 5 reorder and 6 duplicate. A delayed or
+// reordered packet is mirrored when it leaves the switch; a duplicated one
+// is mirrored once for the original and once for every copy, each tagged
+// EventDuplicate.
 type Event uint8
 
 // Events.
 const (
-	EventNone    Event = 0
-	EventDrop    Event = 1
-	EventECN     Event = 2
-	EventCorrupt Event = 3
+	EventNone      Event = 0
+	EventDrop      Event = 1
+	EventECN       Event = 2
+	EventCorrupt   Event = 3
+	EventDelay     Event = 4
+	EventReorder   Event = 5
+	EventDuplicate Event = 6
 )
 
-// String returns "none", "drop", "ecn" or "corrupt" ("event(N)" otherwise).
+// String returns "none", "drop", "ecn", "corrupt", "delay", "reorder" or
+// "duplicate" ("event(N)" otherwise).
 func (e Event) String() string {
 	switch e {
 	case EventNone:
@@ -29,12 +36,18 @@ func (e Event) String() string {
 		return "ecn"
 	case EventCorrupt:
 		return "corrupt"
+	case EventDelay:
+		return "delay"
+	case EventReorder:
+		return "reorder"
+	case EventDuplicate:
+		return "duplicate"
 	}
 	return "event(" + strconv.Itoa(int(e)) + ")"
 }
 
-// Valid reports whether e is one of the four defined events.
-func (e Event) Valid() bool { return e <= EventCorrupt }
+// Valid reports whether e is one of the defined events.
+func (e Event) Valid() bool { return e <= EventDuplicate }
 
 // DefaultMirrorPort is the UDP destination port the public Lumina tool
 // writes into mirror copies (its rewrite-udp-dst-port example value).
@@ -66,7 +79,7 @@ func (p *Packet) Mirror() MirrorMeta {
 
 // LooksMirrored is the heuristic "lumina decode --mirror auto" uses on a
 // frame whose ports were already restored: the TTL holds a defined event
-// (0-3) and the source MAC's top 16 bits are zero, as a sequence number below
+// (0-6) and the source MAC's top 16 bits are zero, as a sequence number below
 // 2^32 has them (real unicast MACs carry an OUI there). Raw mirror copies
 // (Packet.MirrorRaw) are recognised by their port instead.
 func (p *Packet) LooksMirrored() bool {

@@ -174,6 +174,28 @@ type Meta struct {
 	// (timestamps, events in the MACs and TTL). Nil: detected from the first
 	// RoCE packet (roce.Packet.LooksMirrored).
 	Mirror *bool `json:"mirror,omitempty"`
+	// Events are the events the switch was programmed with, one per packet
+	// and ITER. Nil: unknown (the analyzers then judge events only by the
+	// tags in the trace).
+	Events []Event `json:"injected_events,omitempty"`
+}
+
+// Event is one injected event as the switch applies it: to the packet of
+// connection Conn with absolute PSN and ITER, in the data direction (the
+// packets carrying the data: requests of WRITE/SEND, responses of READ) or,
+// with Direction "response", to the responder's ACK/NAK packets.
+type Event struct {
+	Conn      int    `json:"conn"`
+	Direction string `json:"direction,omitempty"` // "" (data) or "response"
+	PSN       uint32 `json:"psn"`
+	Iter      int    `json:"iter"`
+	// Type is drop, ecn, corrupt, delay, reorder or duplicate
+	// (roce.Event.String).
+	Type       string `json:"type"`
+	DelayNs    int64  `json:"delay_ns,omitempty"`    // delay: hold time
+	Overtakers int    `json:"overtakers,omitempty"`  // reorder: later packets of the flow that pass it
+	MaxHoldNs  int64  `json:"max_hold_ns,omitempty"` // reorder: longest hold
+	Copies     int    `json:"copies,omitempty"`      // duplicate: extra copies
 }
 
 // metaDoc is the JSON shape: Meta's fields at the top level, and
@@ -184,6 +206,7 @@ type metaDoc struct {
 	Connections []Connection `json:"connections,omitempty"`
 	Params
 	Mirror    *bool           `json:"mirror,omitempty"`
+	Events    []Event         `json:"injected_events,omitempty"`
 	ParamsObj *Params         `json:"params,omitempty"`
 	Analysis  *analysisDoc    `json:"analysis,omitempty"`
 	NICs      json.RawMessage `json:"nics,omitempty"`
@@ -308,7 +331,7 @@ func ParseMeta(data []byte) (Meta, error) {
 	if err := json.Unmarshal(data, &d); err != nil {
 		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
 	}
-	m := Meta{Connections: d.Connections, Params: d.Params, Mirror: d.Mirror}
+	m := Meta{Connections: d.Connections, Params: d.Params, Mirror: d.Mirror, Events: d.Events}
 	if d.ParamsObj != nil {
 		m.Params = mergeParams(m.Params, *d.ParamsObj)
 	}
@@ -394,6 +417,9 @@ func (m Meta) Merge(o Meta) Meta {
 	}
 	if o.Mirror != nil {
 		m.Mirror = o.Mirror
+	}
+	if o.Events != nil {
+		m.Events = o.Events
 	}
 	return m
 }
