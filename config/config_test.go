@@ -102,7 +102,7 @@ var errorTests = []struct {
 	{"msg out of range", "traffic:\n  num-msgs-per-qp: 10\n  data-pkt-events:\n    - {qpn: 0, psn: 0, type: drop, msg: 10}\n",
 		`t.yaml:4:41: msg: want 0..9, got 10 (num-msgs-per-qp is 10; msg is 0-based)`},
 	{"event type", "traffic:\n  data-pkt-events:\n    - {qpn: 0, psn: 0, type: dorp}\n",
-		`t.yaml:3:30: type: want drop, ecn, corrupt or bit-error, got "dorp"; did you mean "drop"?`},
+		`t.yaml:3:30: type: want drop, ecn, corrupt, bit-error, delay, reorder or duplicate, got "dorp"; did you mean "drop"?`},
 	{"missing key", "traffic:\n  data-pkt-events:\n    - qpn: 0\n      type: drop\n",
 		`t.yaml:3:7: missing key "psn" in traffic.data-pkt-events[0]`},
 	{"null required key", "traffic:\n  data-pkt-events:\n    - {qpn: 0, psn: ~, type: drop}\n",
@@ -112,7 +112,7 @@ var errorTests = []struct {
 	{"events not a list", "traffic:\n  data-pkt-events: {qpn: 0}\n",
 		`t.yaml:2:20: data-pkt-events: want a list, got a mapping`},
 	{"control packet", "traffic:\n  data-pkt-events:\n    - {qpn: 0, psn: 0, type: drop, packet: ack}\n",
-		`t.yaml:3:44: packet: events on control packets are not supported: the injector matches data packets only (got "ack", want data)`},
+		`t.yaml:3:44: packet: want data, got "ack"; to address the responder's ACK/NAK packets, give direction: response`},
 	{"duplicate event", "traffic:\n  data-pkt-events:\n    - {qpn: 0, psn: 1, type: drop}\n    - {qpn: 0, psn: 1, type: drop, iter: 1}\n",
 		`t.yaml:4:7: duplicate event: same as the event at 3:7`},
 	{"conflicting events", "traffic:\n  data-pkt-events:\n    - {qpn: 0, psn: 1, type: drop}\n    - {qpn: 0, psn: 1, type: ecn}\n",
@@ -266,7 +266,7 @@ func TestInvalidTestdata(t *testing.T) {
 			`testdata/invalid-semantics.yaml:22:18: dscp-list[1]: want 0..63, got 64`,
 			`testdata/invalid-semantics.yaml:24:30: type drop with tx-depth 4 and iter-scope message: per-message ITER is ambiguous with several messages in flight; use iter-scope: connection, or only ecn events`,
 			`testdata/invalid-semantics.yaml:25:41: iter: want an integer >= 1, got 0 (iter is the 1-based transmission round: 1 is the first transmission)`,
-			`testdata/invalid-semantics.yaml:26:43: packet: events on control packets are not supported: the injector matches data packets only (got "ack", want data)`,
+			`testdata/invalid-semantics.yaml:26:43: packet: want data, got "ack"; to address the responder's ACK/NAK packets, give direction: response`,
 		}, "\n")},
 	}
 	for _, tt := range tests {

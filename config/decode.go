@@ -551,7 +551,7 @@ var (
 	hostNICTypes         = []string{"cx4", "cx5", "cx6", "e810"}
 	dumperNICTypes       = []string{"cx4", "cx5", "cx6", "e810", "xl710"}
 	builtinPersonalities = []string{"spec", "cx4", "cx5", "cx6"}
-	eventTypeNames       = []string{"drop", "ecn", "corrupt", "bit-error"}
+	eventTypeNames       = []string{"drop", "ecn", "corrupt", "bit-error", "delay", "reorder", "duplicate"}
 )
 
 // ints decodes an integer in lo..hi; hint, if not empty, follows a range
@@ -913,12 +913,12 @@ func decMsg(d *decoder, v *yaml.Node, path string, f, s reflect.Value) {
 
 func decEventType(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 	if i, ok := d.enum(v, path, eventTypeNames); ok {
-		f.SetInt(int64([]EventType{EventDrop, EventECN, EventCorrupt, EventCorrupt}[i]))
+		f.SetInt(int64([]EventType{EventDrop, EventECN, EventCorrupt, EventCorrupt, EventDelay, EventReorder, EventDuplicate}[i]))
 	}
 }
 
 func decPacket(d *decoder, v *yaml.Node, path string, _, _ reflect.Value) {
 	if s, ok := d.scalar(v, path, "data"); ok && !strings.EqualFold(s, "data") {
-		d.fail(v, path, "events on control packets are not supported: the injector matches data packets only (got %s, want data)", describe(v))
+		d.fail(v, path, "want data, got %s; to address the responder's ACK/NAK packets, give direction: response", describe(v))
 	}
 }

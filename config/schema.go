@@ -171,7 +171,17 @@ var eventSection = sect[Event]("Events", []key{
 	{name: "iter", field: "Iter", def: 1, dec: ints(1, inf, "(iter is the 1-based transmission round: 1 is the first transmission)")},
 	{name: "msg", field: "Msg", def: AllMessages, omit: true, dec: decMsg, doc: "every message"},
 	{name: "packet", dec: decPacket, doc: "`data`"},
+	{name: "direction", field: "Direction", dec: oneOf(directionNames), omit: true, doc: "`data`"},
+	{name: "delay-us", field: "DelayUs", dec: ints(1, maxHoldUs, "(delay-us is the hold in µs; the switch counts 32-bit ns)"), omit: true, doc: "– (required with `type: delay`)"},
+	{name: "overtakers", field: "Overtakers", dec: ints(1, 255, "(overtakers: later packets of the QP that pass the held one)"), omit: true, doc: "– (required with `type: reorder`)"},
+	{name: "max-hold-us", field: "MaxHoldUs", dec: ints(1, maxHoldUs, "(max-hold-us bounds a reorder hold in µs)"), omit: true, doc: "`1000` with `type: reorder`"},
+	{name: "copies", field: "Copies", dec: ints(1, 255, "(copies: identical copies after the packet)"), omit: true, doc: "– (required with `type: duplicate`)"},
 })
+
+// maxHoldUs is the longest hold the switch's 32-bit ns parameters express.
+const maxHoldUs = (1<<32 - 1) / 1000
+
+var directionNames = []string{"data", "response"}
 
 // value returns the value of k's field in s, the section's struct, or s
 // itself if k has no field.

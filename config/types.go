@@ -33,6 +33,14 @@ const (
 	EventDrop    EventType = 1 // "drop": the packet is not forwarded (it is still mirrored).
 	EventECN     EventType = 2 // "ecn": the IP ECN field is set to CE.
 	EventCorrupt EventType = 3 // "corrupt" (alias "bit-error"): a bit flip that breaks the ICRC.
+	// "delay": the switch holds the packet Event.DelayUs, then forwards it.
+	EventDelay EventType = 4
+	// "reorder": the switch holds the packet until Event.Overtakers later
+	// packets of its flow have passed, or for at most Event.MaxHoldUs.
+	EventReorder EventType = 5
+	// "duplicate": the switch forwards the packet, then Event.Copies
+	// identical copies.
+	EventDuplicate EventType = 6
 )
 
 // String returns the YAML spelling, e.g. "ecn".
@@ -44,6 +52,12 @@ func (e EventType) String() string {
 		return "ecn"
 	case EventCorrupt:
 		return "corrupt"
+	case EventDelay:
+		return "delay"
+	case EventReorder:
+		return "reorder"
+	case EventDuplicate:
+		return "duplicate"
 	}
 	return fmt.Sprintf("EventType(%d)", int(e))
 }
@@ -418,9 +432,77 @@ type Event struct {
 	// default AllMessages (the public tool applies every event to every
 	// message).
 	Msg int
+	// Direction is which packets of the QP the event matches: DirData
+	// (the data packets: requests of WRITE/SEND, READ responses) or
+	// DirResponse (the responder's ACK/NAK packets of a WRITE/SEND QP, PSN
+	// counted as for data packets). YAML key direction; default data.
+	Direction Direction
+	// DelayUs is how long a delay event holds the packet, in µs
+	// (1..4294967). YAML key delay-us; required with type delay.
+	DelayUs int
+	// Overtakers is how many later packets of the flow pass a reordered
+	// packet (1..255). YAML key overtakers; required with type reorder.
+	Overtakers int
+	// MaxHoldUs bounds a reorder hold in µs: the packet leaves when it
+	// expires (1..4294967). YAML key max-hold-us; default 1000 with type
+	// reorder.
+	MaxHoldUs int
+	// Copies is how many identical copies follow a duplicated packet
+	// (1..255). YAML key copies; required with type duplicate.
+	Copies int
 	// Pos is where the event's mapping starts in Test.File. It is not part
 	// of the event's meaning: a Marshal/Parse round trip changes it.
 	Pos Pos
+}
+
+// Direction selects the data packets or the responder's answers.
+type Direction int
+
+// Directions.
+const (
+	DirData     Direction = 0 // "data"
+	DirResponse Direction = 1 // "response"
+)
+
+// String returns the YAML spelling.
+func (d Direction) String() string {
+	if d == DirResponse {
+		return "response"
+	}
+	return "data"
+}
+
+// DefaultMaxHoldUs is a reorder event's hold bound when max-hold-us is not
+// given.
+const DefaultMaxHoldUs = 1000
+
+// EventParams are an event's parameters in switch units.
+type EventParams struct {
+	Direction  Direction
+	DelayNs    int64 // delay
+	Overtakers int   // reorder
+	MaxHoldNs  int64 // reorder
+	Copies     int   // duplicate
+}
+
+// Params returns the event's parameters in switch units (a reorder
+// event's MaxHoldUs 0 counts as DefaultMaxHoldUs).
+func (e *Event) Params() EventParams {
+	p := EventParams{Direction: e.Direction}
+	switch e.Type {
+	case EventDelay:
+		p.DelayNs = int64(e.DelayUs) * 1000
+	case EventReorder:
+		p.Overtakers = e.Overtakers
+		hold := e.MaxHoldUs
+		if hold == 0 {
+			hold = DefaultMaxHoldUs
+		}
+		p.MaxHoldNs = int64(hold) * 1000
+	case EventDuplicate:
+		p.Copies = e.Copies
+	}
+	return p
 }
 
 // ExpandedEvent is one (event, message, packet) after ExpandEvents
@@ -439,6 +521,8 @@ type ExpandedEvent struct {
 	Iter int
 	// Type is what is done to the packet.
 	Type EventType
+	// EventParams are the event's direction and parameters.
+	EventParams
 }
 
 // mtuOrDefault returns MTU, or 1024 for the zero value.
@@ -499,7 +583,7 @@ func (t *Test) ExpandEvents() []ExpandedEvent {
 		}
 		for m := m0; m < m1; m++ {
 			for p := p0; p < p1; p++ {
-				out = append(out, ExpandedEvent{QP: ev.QPN, Msg: m, PSN: p, RelPSN: m*ppm + p, Iter: iter, Type: ev.Type})
+				out = append(out, ExpandedEvent{QP: ev.QPN, Msg: m, PSN: p, RelPSN: m*ppm + p, Iter: iter, Type: ev.Type, EventParams: ev.Params()})
 			}
 		}
 	}

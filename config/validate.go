@@ -226,6 +226,9 @@ func (d *decoder) validateTraffic(t *Test) {
 				tr.NumMsgsPerQP-1, ev.Msg, tr.NumMsgsPerQP))
 			good[i] = false
 		}
+		if !d.checkEventParams(tr, &ev, path) {
+			good[i] = false
+		}
 		if txOK && tr.TxDepth > 1 && t.IterScope == IterScopeMessage && ev.Type != EventECN {
 			d.errorAt(d.pos(path+".type"), fmt.Sprintf("type %s with tx-depth %d and iter-scope message: per-message ITER is ambiguous with several messages in flight; use iter-scope: connection, or only ecn events",
 				ev.Type, tr.TxDepth))
@@ -248,6 +251,38 @@ func (d *decoder) validateTraffic(t *Test) {
 	d.checkOverlaps(tr, good)
 }
 
+// checkEventParams checks that an event has the parameters its type
+// needs and no others, and that direction: response addresses a QP whose
+// responder answers with ACK/NAK packets.
+func (d *decoder) checkEventParams(tr *Traffic, ev *Event, path string) bool {
+	ok := true
+	for _, p := range []struct {
+		key  string
+		set  bool
+		typ  EventType
+		want string
+	}{
+		{"delay-us", ev.DelayUs != 0, EventDelay, "the hold in µs, e.g. delay-us: 20"},
+		{"overtakers", ev.Overtakers != 0, EventReorder, "how many later packets pass it, e.g. overtakers: 2"},
+		{"max-hold-us", ev.MaxHoldUs != 0, EventReorder, ""},
+		{"copies", ev.Copies != 0, EventDuplicate, "how many copies follow it, e.g. copies: 1"},
+	} {
+		switch {
+		case p.set && ev.Type != p.typ:
+			d.errorAt(d.pos(path+"."+p.key), fmt.Sprintf("%s applies to type %s only (this event is %s)", p.key, p.typ, ev.Type))
+			ok = false
+		case !p.set && ev.Type == p.typ && p.want != "":
+			d.errorAt(ev.Pos, fmt.Sprintf("type %s needs %s: %s", ev.Type, p.key, p.want))
+			ok = false
+		}
+	}
+	if ev.Direction == DirResponse && !d.bad["traffic.num-qps"] && !d.bad["traffic.rdma-verb"] && ev.QPN < tr.NumQPs && tr.QPVerb(ev.QPN) == VerbRead {
+		d.errorAt(d.pos(path+".direction"), fmt.Sprintf("direction: response on QP %d, a READ QP: its responder's packets are the READ responses, which are its data packets; omit direction", ev.QPN))
+		ok = false
+	}
+	return ok
+}
+
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
@@ -257,7 +292,7 @@ func plural(n int, what string) string {
 
 // byType holds, per event type, the 1-based index of the first event seen
 // (0: none).
-type byType [4]int
+type byType [EventDuplicate + 1]int
 
 func (b *byType) add(t EventType, idx int) {
 	if b[t] == 0 {
@@ -292,12 +327,13 @@ func get[K comparable](m map[K]*byType, k K) *byType {
 // conflict with an earlier event: after expansion, no two events may
 // match the same (qpn, msg, psn, iter).
 func (d *decoder) checkOverlaps(tr *Traffic, good []bool) {
-	groups := map[[2]int]*overlapGroup{}
+	groups := map[[3]int]*overlapGroup{}
 	for i, ev := range tr.Events {
-		if !good[i] || ev.Type < EventDrop || ev.Type > EventCorrupt {
+		if !good[i] || ev.Type < EventDrop || ev.Type > EventDuplicate {
 			continue
 		}
-		g := groups[[2]int{ev.QPN, ev.Iter}]
+		gk := [3]int{ev.QPN, ev.Iter, int(ev.Direction)}
+		g := groups[gk]
 		if g == nil {
 			g = &overlapGroup{
 				exact:       map[[2]int]*byType{},
@@ -306,7 +342,7 @@ func (d *decoder) checkOverlaps(tr *Traffic, good []bool) {
 				exactByMsg:  map[int]*byType{},
 				exactByPSN:  map[int]*byType{},
 			}
-			groups[[2]int{ev.QPN, ev.Iter}] = g
+			groups[gk] = g
 		}
 		allP, allM := ev.PSN == AllPackets, ev.Msg == AllMessages
 		var same *byType // events of the same shape and key
