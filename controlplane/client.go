@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/p4src"
 )
 
@@ -169,6 +168,15 @@ func (s *Switch) objectID(kind, name string) (uint32, error) {
 
 func u16(v uint64) []byte { return []byte{byte(v >> 8), byte(v)} }
 
+// paramBytes encodes action parameters big-endian in whole bytes.
+func paramBytes(ps []ActionParam) [][]byte {
+	out := make([][]byte, len(ps))
+	for i, p := range ps {
+		out[i] = be(p.Value, (p.Bits+7)/8)
+	}
+	return out
+}
+
 func be(v uint64, n int) []byte {
 	b := make([]byte, n)
 	for i := n - 1; i >= 0; i-- {
@@ -224,28 +232,24 @@ func (s *Switch) Updates(p *Plan) ([]*p4v1.Update, error) {
 		return nil, err
 	}
 	for _, ce := range p.Conns {
-		scope := uint64(0)
-		if ce.Scope == config.IterScopeConnection {
-			scope = 1
-		}
 		mod(&p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{RegisterId: expID,
 			Index: &p4v1.Index{Index: int64(ce.Index)}, Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: be(uint64(ce.IPSN), 4)}}}}})
 		mod(&p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{RegisterId: iterID,
 			Index: &p4v1.Index{Index: int64(ce.Index)}, Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: be(1, 2)}}}}})
+		act, params := ce.Action()
 		ins(c.NewTableEntry("Ingress.conn_lookup", map[string]client.MatchInterface{
 			"ig_intr_md.ingress_port": exact(u16(uint64(ce.Port))), "hdr.bth.dest_qp": exact(be(uint64(ce.DestQP), 3))},
-			c.NewTableActionDirect("Ingress.set_conn", [][]byte{u16(uint64(ce.Index)), {byte(scope)}}), nil))
+			c.NewTableActionDirect(act, paramBytes(params)), nil))
 	}
 	for _, e := range p.Events {
-		act := map[config.EventType]string{config.EventDrop: "Ingress.drop_event", config.EventECN: "Ingress.mark_ecn",
-			config.EventCorrupt: "Ingress.corrupt"}[e.Type]
+		act, params := e.Action()
 		if act == "" {
 			return nil, fmt.Errorf("controlplane: event type %v", e.Type)
 		}
 		ins(c.NewTableEntry("Ingress.event_table", map[string]client.MatchInterface{
 			"ig_intr_md.ingress_port": exact(u16(uint64(e.Port))), "hdr.bth.dest_qp": exact(be(uint64(e.DestQP), 3)),
 			"hdr.bth.psn": exact(be(uint64(e.PSN), 3)), "meta.iter": exact(u16(uint64(e.Iter)))},
-			c.NewTableActionDirect(act, nil), nil))
+			c.NewTableActionDirect(act, paramBytes(params)), nil))
 	}
 	return ups, nil
 }

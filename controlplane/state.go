@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
@@ -11,7 +12,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
-	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/p4src"
 )
 
@@ -159,11 +159,8 @@ func (s *Switch) CheckInstalled(ctx context.Context, p *Plan) ([]string, error) 
 func planConns(p *Plan) map[string]string {
 	m := map[string]string{}
 	for _, c := range p.Conns {
-		scope := 0
-		if c.Scope == config.IterScopeConnection {
-			scope = 1
-		}
-		m[fmt.Sprintf("ig_intr_md.ingress_port=%d hdr.bth.dest_qp=%#x", c.Port, c.DestQP)] = fmt.Sprintf("Ingress.set_conn(%d, %d)", c.Index, scope)
+		act, params := c.Action()
+		m[fmt.Sprintf("ig_intr_md.ingress_port=%d hdr.bth.dest_qp=%#x", c.Port, c.DestQP)] = describeAction(act, params)
 	}
 	return m
 }
@@ -171,11 +168,23 @@ func planConns(p *Plan) map[string]string {
 func planEvents(p *Plan) map[string]string {
 	m := map[string]string{}
 	for _, e := range p.Events {
-		act := map[config.EventType]string{config.EventDrop: "Ingress.drop_event", config.EventECN: "Ingress.mark_ecn",
-			config.EventCorrupt: "Ingress.corrupt"}[e.Type]
-		m[fmt.Sprintf("ig_intr_md.ingress_port=%d hdr.bth.dest_qp=%#x hdr.bth.psn=%#x meta.iter=%d", e.Port, e.DestQP, uint32(e.PSN), e.Iter)] = act + "()"
+		act, params := e.Action()
+		m[fmt.Sprintf("ig_intr_md.ingress_port=%d hdr.bth.dest_qp=%#x hdr.bth.psn=%#x meta.iter=%d", e.Port, e.DestQP, uint32(e.PSN), e.Iter)] = describeAction(act, params)
 	}
 	return m
+}
+
+// describeAction renders an action as describeEntry does.
+func describeAction(name string, params []ActionParam) string {
+	var b strings.Builder
+	b.WriteString(name + "(")
+	for i, p := range params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, p.Value)
+	}
+	return b.String() + ")"
 }
 
 // describeEntry renders an exact-match entry's key (fields in P4Info

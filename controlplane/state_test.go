@@ -91,7 +91,7 @@ func TestCheckInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"Ingress.conn_lookup: planned entry missing: ig_intr_md.ingress_port=1 hdr.bth.dest_qp=0x222 → Ingress.set_conn(0, 0)",
+		"Ingress.conn_lookup: planned entry missing: ig_intr_md.ingress_port=1 hdr.bth.dest_qp=0x222 → Ingress.set_conn(0, 0, 0)",
 		"Ingress.event_table: entry not in the plan: ig_intr_md.ingress_port=1 hdr.bth.dest_qp=0x222 hdr.bth.psn=0x67 meta.iter=1 → Ingress.drop_event()",
 		"Ingress.event_table: ig_intr_md.ingress_port=1 hdr.bth.dest_qp=0x222 hdr.bth.psn=0x66 meta.iter=1 → Ingress.drop_event(), the plan has Ingress.mark_ecn()",
 	}

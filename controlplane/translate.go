@@ -84,6 +84,9 @@ type ConnEntry struct {
 	Scope    config.IterScope
 	QP       int
 	DataFrom string // "requester" or "responder"
+	// Responses marks the entry of a QP's responder ACK/NAK packets
+	// (events with direction: response); its ITER counts per connection.
+	Responses bool
 }
 
 // EventEntry: event_table (port, QPN, PSN, ITER) → action, with where it
@@ -97,7 +100,52 @@ type EventEntry struct {
 	QP     int
 	Msg    int
 	RelPSN int
+	// Params are the event's direction and delay/reorder/duplicate
+	// parameters.
+	Params config.EventParams
 }
+
+// Action returns the event_table action of e and its parameters, each
+// with its width in bits (P4Info order).
+func (e *EventEntry) Action() (name string, params []ActionParam) {
+	switch e.Type {
+	case config.EventDrop:
+		return "Ingress.drop_event", nil
+	case config.EventECN:
+		return "Ingress.mark_ecn", nil
+	case config.EventCorrupt:
+		return "Ingress.corrupt", nil
+	case config.EventDelay:
+		return "Ingress.delay_event", []ActionParam{{uint64(e.Params.DelayNs), 32}}
+	case config.EventReorder:
+		return "Ingress.reorder_event", []ActionParam{{uint64(e.Params.Overtakers), 8}, {uint64(e.Params.MaxHoldNs), 32}}
+	case config.EventDuplicate:
+		return "Ingress.duplicate_event", []ActionParam{{uint64(e.Params.Copies), 8}}
+	}
+	return "", nil
+}
+
+// ActionParam is an action parameter's value and width in bits.
+type ActionParam struct {
+	Value uint64
+	Bits  int
+}
+
+// Action returns conn_lookup's action for c and its parameters.
+func (c *ConnEntry) Action() (name string, params []ActionParam) {
+	scope, rsp := uint64(0), uint64(0)
+	if c.Scope == config.IterScopeConnection {
+		scope = 1
+	}
+	if c.Responses {
+		rsp = 1
+	}
+	return "Ingress.set_conn", []ActionParam{{uint64(c.Index), 16}, {scope, 1}, {rsp, 1}}
+}
+
+// MaxConnEntries is the size of the switch's per-connection registers:
+// data entries plus response entries.
+const MaxConnEntries = 16384
 
 // Session is a clone session to one dumper port.
 type Session struct {
@@ -119,8 +167,8 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 	if len(conns) == 0 {
 		return nil, fmt.Errorf("%w: no connections", ErrMetadata)
 	}
-	if len(conns) > 16384 {
-		return nil, fmt.Errorf("%w: %d connections, the switch tracks at most 16384", ErrMetadata, len(conns))
+	if len(conns) > MaxConnEntries {
+		return nil, fmt.Errorf("%w: %d connections, the switch tracks at most %d", ErrMetadata, len(conns), MaxConnEntries)
 	}
 	if len(ports.Dumpers) == 0 || len(ports.Dumpers) > 16 {
 		return nil, fmt.Errorf("controlplane: %d dumpers, want 1..16", len(ports.Dumpers))
@@ -177,6 +225,7 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 		iter      uint16
 	}
 	seen := map[key]int{}
+	respConn := map[int]int{} // QP → index in p.Conns of its response entry
 	for _, e := range in.Events {
 		if e.QP < 0 || e.QP >= len(conns) {
 			return nil, fmt.Errorf("%w: event on QP %d, but only %d connections", ErrIntent, e.QP, len(conns))
@@ -184,9 +233,37 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 		if e.Iter < 1 || e.Iter > 0xFFFF || e.RelPSN < 0 || e.RelPSN > roce.PSNMask {
 			return nil, fmt.Errorf("%w: event QP %d psn %d iter %d out of range", ErrIntent, e.QP, e.RelPSN, e.Iter)
 		}
+		if err := checkParams(e); err != nil {
+			return nil, err
+		}
 		ce := p.Conns[e.QP]
+		if e.Direction == config.DirResponse {
+			if ce.DataFrom != "requester" {
+				return nil, fmt.Errorf("%w: event with direction response on QP %d, a READ QP (its responder's packets are its data)", ErrIntent, e.QP)
+			}
+			j, ok := respConn[e.QP]
+			if !ok {
+				if len(p.Conns) >= MaxConnEntries {
+					return nil, fmt.Errorf("%w: %d connections and response entries, the switch tracks at most %d", ErrIntent, len(p.Conns)+1, MaxConnEntries)
+				}
+				// The responder's ACK/NAK packets: from the responder's
+				// port to the requester's QP, in the requester's PSN space.
+				// ACKs are coalesced, so their ITER counts per connection.
+				rc := ConnEntry{Index: uint16(len(p.Conns)), Port: ports.Responder.Port, DestQP: conns[e.QP].Requester.QPN,
+					IPSN: ce.IPSN, Scope: config.IterScopeConnection, QP: e.QP, DataFrom: "responder", Responses: true}
+				k := [2]uint32{rc.Port, rc.DestQP}
+				if o, dup := seenQPN[k]; dup {
+					return nil, fmt.Errorf("%w: QP %d's responses and connection %d both arrive on QPN %#x from port %d", ErrMetadata, e.QP, o, rc.DestQP, rc.Port)
+				}
+				seenQPN[k] = e.QP
+				j = len(p.Conns)
+				respConn[e.QP] = j
+				p.Conns = append(p.Conns, rc)
+			}
+			ce = p.Conns[j]
+		}
 		ee := EventEntry{Port: ce.Port, DestQP: ce.DestQP, PSN: ce.IPSN.Add(e.RelPSN), Iter: uint16(e.Iter), Type: e.Type,
-			QP: e.QP, Msg: e.Msg, RelPSN: e.RelPSN}
+			QP: e.QP, Msg: e.Msg, RelPSN: e.RelPSN, Params: e.EventParams}
 		k := key{ee.Port, ee.DestQP, ee.PSN, ee.Iter}
 		if j, dup := seen[k]; dup {
 			if p.Events[j].Type != ee.Type {
@@ -225,6 +302,31 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 		p.WRR = append(p.WRR, uint32(s+1))
 	}
 	return p, nil
+}
+
+// checkParams checks an event's parameters against the widths of the
+// switch's action parameters.
+func checkParams(e config.ExpandedEvent) error {
+	bad := func(what string, v int64, lo, hi int64) error {
+		if v < lo || v > hi {
+			return fmt.Errorf("%w: %v event on QP %d relative PSN %d: %s %d out of %d..%d", ErrIntent, e.Type, e.QP, e.RelPSN, what, v, lo, hi)
+		}
+		return nil
+	}
+	switch e.Type {
+	case config.EventDrop, config.EventECN, config.EventCorrupt:
+		return nil
+	case config.EventDelay:
+		return bad("delay_ns", e.DelayNs, 1, 1<<32-1)
+	case config.EventReorder:
+		if err := bad("overtakers", int64(e.Overtakers), 1, 255); err != nil {
+			return err
+		}
+		return bad("max_hold_ns", e.MaxHoldNs, 1, 1<<32-1)
+	case config.EventDuplicate:
+		return bad("copies", int64(e.Copies), 1, 255)
+	}
+	return fmt.Errorf("%w: event type %v", ErrIntent, e.Type)
 }
 
 type ep struct {

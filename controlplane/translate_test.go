@@ -102,7 +102,7 @@ func TestTranslatePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(p.Conns)
-	want := "[{0 1 177 16777214 connection 0 requester} {1 2 162 5 connection 1 responder}]"
+	want := "[{0 1 177 16777214 connection 0 requester false} {1 2 162 5 connection 1 responder false}]"
 	if got != want {
 		t.Errorf("conns = %s, want %s", got, want)
 	}
@@ -183,3 +183,58 @@ func TestSmoothWRR(t *testing.T) {
 }
 
 var _ = roce.PSN(0)
+
+// Events with direction response get a conn_lookup entry of their own for
+// the responder's ACK/NAK packets (responder port, requester QPN, requester
+// PSN space, per-connection ITER); the event parameters reach the action.
+func TestTranslateResponseAndParamEvents(t *testing.T) {
+	conns := []generator.Connection{mkConn(0, generator.VerbWrite, "10.0.0.1", 0xA1, 0xFFFFFE, 0xB1, 7),
+		mkConn(1, generator.VerbRead, "10.0.0.11", 0xA2, 5, 0xB2, 9)}
+	in := Intent{IterScope: config.IterScopeMessage, Events: []config.ExpandedEvent{
+		{QP: 0, RelPSN: 3, Iter: 1, Type: config.EventDelay, EventParams: config.EventParams{DelayNs: 20000}},
+		{QP: 0, RelPSN: 3, Iter: 1, Type: config.EventDuplicate, EventParams: config.EventParams{Direction: config.DirResponse, Copies: 2}},
+		{QP: 0, RelPSN: 4, Iter: 2, Type: config.EventReorder, EventParams: config.EventParams{Direction: config.DirResponse, Overtakers: 1, MaxHoldNs: 1000000}},
+	}}
+	p, err := Translate(in, conns, testPorts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(p.Conns), "[{0 1 177 16777214 message 0 requester false} {1 2 162 5 message 1 responder false} {2 2 161 16777214 connection 0 responder true}]"; got != want {
+		t.Errorf("conns = %s\nwant    %s", got, want)
+	}
+	var got []string
+	for _, e := range p.Events {
+		name, params := e.Action()
+		got = append(got, fmt.Sprintf("port %d qpn %#x psn %#x iter %d %s%v", e.Port, e.DestQP, uint32(e.PSN), e.Iter, name, params))
+	}
+	want := []string{
+		"port 1 qpn 0xb1 psn 0x1 iter 1 Ingress.delay_event[{20000 32}]",
+		"port 2 qpn 0xa1 psn 0x1 iter 1 Ingress.duplicate_event[{2 8}]",
+		"port 2 qpn 0xa1 psn 0x2 iter 2 Ingress.reorder_event[{1 8} {1000000 32}]",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	name, params := p.Conns[2].Action()
+	if fmt.Sprint(name, params) != "Ingress.set_conn[{2 16} {1 1} {1 1}]" {
+		t.Errorf("response conn action %s %v", name, params)
+	}
+
+	for _, tc := range []struct {
+		name string
+		ev   config.ExpandedEvent
+		want string
+	}{
+		{"response on READ", config.ExpandedEvent{QP: 1, Iter: 1, Type: config.EventDrop, EventParams: config.EventParams{Direction: config.DirResponse}},
+			"controlplane: intent does not fit the connections: event with direction response on QP 1, a READ QP (its responder's packets are its data)"},
+		{"copies 0", config.ExpandedEvent{QP: 0, Iter: 1, Type: config.EventDuplicate},
+			"controlplane: intent does not fit the connections: duplicate event on QP 0 relative PSN 0: copies 0 out of 1..255"},
+		{"delay too long", config.ExpandedEvent{QP: 0, Iter: 1, Type: config.EventDelay, EventParams: config.EventParams{DelayNs: 1 << 32}},
+			"controlplane: intent does not fit the connections: delay event on QP 0 relative PSN 0: delay_ns 4294967296 out of 1..4294967295"},
+	} {
+		_, err := Translate(Intent{Events: []config.ExpandedEvent{tc.ev}}, conns, testPorts)
+		if err == nil || err.Error() != tc.want || !errors.Is(err, ErrIntent) {
+			t.Errorf("%s: Translate = %v, want %s", tc.name, err, tc.want)
+		}
+	}
+}
