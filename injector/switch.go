@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/sim"
@@ -36,6 +38,7 @@ type Switch struct {
 	t struct{ l2, arp, conn, event, wrrCfg, mirSel, mirRw *table }
 	a struct {
 		noAction, forward, dropFrame, arpReply, setConn, dropEvent, markECN, corrupt, setWRR, setMirror, rewrite uint32
+		delayEvent, reorderEvent, duplicateEvent                                                                 uint32
 	}
 	r struct{ expected, iter, wrrIdx, seqLo, seqHi []uint64 }
 	c struct{ rx, drops, mirrored, tx []counterCell }
@@ -44,6 +47,10 @@ type Switch struct {
 	pkt     roce.Packet
 	scratch []byte
 	stats   Stats
+
+	// Packets held by delay and reorder events, and the reorder holds
+	// waiting for overtakers, per connection index.
+	reorders map[uint64][]*held
 
 	lastStamp int64 // the latest mirror timestamp (loop ns): stamps never decrease
 	timing    timingStats
@@ -58,6 +65,9 @@ type Stats struct {
 	Dropped     uint64 // by an event or for want of a forwarding entry
 	NoPipeline  uint64 // frames received before a pipeline was set
 	UnknownPort uint64 // forwarding entries naming a port that is not attached
+	Held        uint64 // packets held by delay and reorder events
+	Released    uint64 // held packets that left (forwarded or not)
+	Copies      uint64 // extra copies sent by duplicate events
 }
 
 type counterCell struct{ packets, bytes uint64 }
@@ -154,6 +164,8 @@ func (s *Switch) install(sch *schema, cookie uint64, devCfg []byte) {
 	s.a.noAction, s.a.forward, s.a.dropFrame, s.a.arpReply = a("NoAction"), a("Ingress.forward"), a("Ingress.drop_frame"), a("Ingress.arp_reply")
 	s.a.setConn, s.a.dropEvent, s.a.markECN, s.a.corrupt = a("Ingress.set_conn"), a("Ingress.drop_event"), a("Ingress.mark_ecn"), a("Ingress.corrupt")
 	s.a.setWRR, s.a.setMirror, s.a.rewrite = a("Ingress.set_wrr_size"), a("Ingress.set_mirror"), a("Egress.rewrite_mirror")
+	s.a.delayEvent, s.a.reorderEvent, s.a.duplicateEvent = a("Ingress.delay_event"), a("Ingress.reorder_event"), a("Ingress.duplicate_event")
+	s.reorders = map[uint64][]*held{}
 	r := func(n string) []uint64 { return s.regs[sch.byName[n]] }
 	s.r.expected, s.r.iter, s.r.wrrIdx, s.r.seqLo, s.r.seqHi = r("Ingress.expected_psn"), r("Ingress.iter_reg"), r("Ingress.wrr_index"), r("Ingress.mirror_seq_lo"), r("Ingress.mirror_seq_hi")
 	c := func(n string) []counterCell { return s.ctrs[sch.byName[n]] }
@@ -210,6 +222,10 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		egress, forward = uint32(fwd.params[0]), true
 	}
 	var event roce.Event
+	var hold *held    // set by delay and reorder events
+	copies := 0       // set by duplicate events
+	conn := uint64(0) // the matched connection entry's index
+	matched := false  // the packet belongs to a connection entry
 	isRoCE := et == roce.EtherTypeIPv4 && s.parser.Parse(frame, 0, &s.pkt) == nil && s.pkt.IPVersion == 4 && s.pkt.L4-s.pkt.L3 == 20
 	if isRoCE {
 		p := &s.pkt
@@ -217,8 +233,9 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		s.c.rx[in].packets++
 		s.c.rx[in].bytes += uint64(len(frame))
 		qpn, psn, op := p.BTH.DestQP(), p.BTH.PSN(), p.Opcode
-		if ce, ok := s.t.conn.hit([4]uint64{uint64(in), uint64(qpn)}); ok && ce.action == s.a.setConn && !op.IsAck() && !op.IsCNP() {
-			iter := s.updateIter(int(ce.params[0]), ce.params[1], psn, op)
+		if ce, ok := s.t.conn.hit([4]uint64{uint64(in), uint64(qpn)}); ok && ce.action == s.a.setConn && connMatches(ce, op) {
+			conn, matched = ce.params[0], true
+			iter := s.updateIter(int(conn), ce.params[1], psn, op)
 			ev := s.t.event.lookup([4]uint64{uint64(in), uint64(qpn), uint64(psn), uint64(iter)})
 			switch ev.action {
 			case s.a.dropEvent:
@@ -235,10 +252,54 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 				frame[p.L3+4] ^= 0xFF
 				frame[p.L3+5] ^= 0xFF
 				fixIPv4(frame[p.L3 : p.L3+20])
+			case s.a.delayEvent:
+				event = roce.EventDelay
+				hold = &held{delay: int64(ev.params[0])}
+			case s.a.reorderEvent:
+				event = roce.EventReorder
+				hold = &held{overtakers: int(ev.params[0]), delay: int64(ev.params[1])}
+			case s.a.duplicateEvent:
+				copies = int(ev.params[0])
 			}
+		}
+		if hold != nil {
+			// The packet leaves (and is mirrored) later: see release.
+			hold.in, hold.egress, hold.forward, hold.event, hold.conn = in, egress, forward, event, conn
+			hold.frame = append([]byte(nil), frame...)
+			s.hold(hold)
+			return
 		}
 		s.mirror(in, frame, event, rxNs, timed)
 	}
+	s.forward(egress, forward, frame, isRoCE)
+	for range copies {
+		// Each copy leaves after the original and is mirrored, tagged,
+		// when it does.
+		s.stats.Copies++
+		s.mirror(in, frame, roce.EventDuplicate, 0, false)
+		s.forward(egress, forward, frame, isRoCE)
+	}
+	if matched {
+		s.overtaken(conn)
+	}
+}
+
+// connMatches reports whether a conn_lookup hit applies to a packet with
+// opcode op: data entries match everything but ACK/NAK and CNP packets,
+// response entries (set_conn's responses flag) only ACK/NAK packets.
+func connMatches(ce *entry, op roce.Opcode) bool {
+	if op.IsCNP() {
+		return false
+	}
+	if len(ce.params) > 2 && ce.params[2] == 1 {
+		return op.IsAck()
+	}
+	return !op.IsAck()
+}
+
+// forward sends a frame out of the egress port the forwarding table chose,
+// counting it; a frame that is not forwarded is counted as dropped.
+func (s *Switch) forward(egress uint32, forward bool, frame []byte, isRoCE bool) {
 	if !forward {
 		s.stats.Dropped++
 		return
@@ -254,6 +315,74 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 	}
 	s.stats.Forwarded++
 	out.Send(frame)
+}
+
+// held is a packet a delay or reorder event holds.
+type held struct {
+	frame      []byte
+	in, egress uint32
+	forward    bool
+	event      roce.Event
+	conn       uint64
+	delay      int64 // delay: the hold; reorder: the longest hold (ns)
+	overtakers int   // reorder: packets of conn still to pass it
+	timer      sim.Timer
+	gone       bool
+}
+
+// hold keeps h until its delay passes or, for a reorder, until enough
+// later packets of its connection have passed (overtaken).
+func (s *Switch) hold(h *held) {
+	s.stats.Held++
+	if h.overtakers > 0 {
+		s.reorders[h.conn] = append(s.reorders[h.conn], h)
+	}
+	h.timer = s.loop.AfterFunc(time.Duration(h.delay), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.release(h)
+	})
+}
+
+// overtaken counts a packet of connection conn that left the switch
+// against the reorder holds waiting on conn, releasing those whose count
+// is reached right after it.
+func (s *Switch) overtaken(conn uint64) {
+	hs := s.reorders[conn]
+	if len(hs) == 0 {
+		return
+	}
+	var ready []*held
+	for _, h := range hs {
+		if h.overtakers--; h.overtakers == 0 {
+			ready = append(ready, h)
+		}
+	}
+	for _, h := range ready {
+		h.timer.Stop()
+		s.release(h)
+	}
+}
+
+// release sends a held packet on: it is mirrored, tagged with its event,
+// when it leaves. A release of a packet already gone does nothing.
+func (s *Switch) release(h *held) {
+	if h.gone {
+		return
+	}
+	h.gone = true
+	s.stats.Released++
+	if hs := s.reorders[h.conn]; h.overtakers > 0 || slices.Contains(hs, h) {
+		s.reorders[h.conn] = slices.DeleteFunc(hs, func(x *held) bool { return x == h })
+		if len(s.reorders[h.conn]) == 0 {
+			delete(s.reorders, h.conn)
+		}
+	}
+	if s.sch == nil {
+		return // the pipeline was replaced while the packet was held
+	}
+	s.mirror(h.in, h.frame, h.event, 0, false)
+	s.forward(h.egress, h.forward, h.frame, true)
 }
 
 // updateIter is the ITER register logic of lumina.p4 for connection c.
