@@ -66,6 +66,9 @@ type decoder struct {
 	pkt        roce.Packet
 	buf        []byte
 	mirrored   int8 // auto mode, per file: 0 undecided, 1 yes, -1 no
+	// mac is the last MAC Control frame (PAUSE, PFC), valid while isMAC.
+	mac   roce.MACControlFrame
+	isMAC bool
 }
 
 func (d *decoder) file(ctx context.Context, w *bufio.Writer, path string) error {
@@ -108,6 +111,19 @@ func (d *decoder) frame(tp trace.Packet) {
 	perr := d.parser.Parse(tp.Data, tp.OrigLen, p)
 	if tp.LinkType != trace.LinkTypeEthernet {
 		perr = roce.ErrNotRoCE
+	}
+	// PAUSE and PFC frames get their own line. They are never mirror
+	// copies (the injector mirrors RoCE only) and do not decide --mirror
+	// auto. Unknown MAC Control opcodes print as generic MAC Control; a
+	// truncated one is a non-RoCE frame with the MAC Control error.
+	d.isMAC = false
+	if errors.Is(perr, roce.ErrNotRoCE) && tp.LinkType == trace.LinkTypeEthernet && p.EtherType == roce.EtherTypeMACControl {
+		merr := roce.ParseMACControl(tp.Data, &d.mac)
+		if merr == nil || errors.Is(merr, roce.ErrMACControlOpcode) {
+			d.isMAC = true
+		} else {
+			perr = merr
+		}
 	}
 	showMirror := false
 	if perr == nil {
@@ -167,6 +183,9 @@ func (d *decoder) appendJSON(b []byte, tp trace.Packet, perr error, mirror bool)
 		b = append(b, "null"...)
 		b = appendKey(b, "error")
 		b = strconv.AppendQuote(b, perr.Error())
+		if d.isMAC {
+			b = d.appendMACJSON(b)
+		}
 		return append(b, '}')
 	}
 	b = appendKey(b, "udp_src")
@@ -234,6 +253,9 @@ func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool)
 	b = append(b, ' ')
 	b = appendSeconds(b, tp.TimeNs)
 	b = append(b, ' ')
+	if d.isMAC {
+		return d.mac.AppendText(b)
+	}
 	if perr != nil {
 		if p.SrcIP.IsValid() {
 			b = p.SrcIP.AppendTo(b)
@@ -319,6 +341,57 @@ func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool)
 		b = append(b, " event="...)
 		b = append(b, m.Event.String()...)
 		b = append(b, ']')
+	}
+	return b
+}
+
+// appendMACJSON appends the "mac_control" key of a PAUSE or PFC frame (or a
+// MAC Control frame with an unknown opcode: no parameters).
+func (d *decoder) appendMACJSON(b []byte) []byte {
+	m := &d.mac
+	b = appendKey(b, "mac_control")
+	b = append(b, `{"opcode":"`...)
+	switch m.Opcode {
+	case roce.MACControlPause, roce.MACControlPFC:
+		b = append(b, m.Opcode.String()...)
+	default: // as MACControlOpcode.String, which allocates for these
+		b = append(b, "MAC_CONTROL_0x"...)
+		b = appendHex(b, uint64(m.Opcode), 4)
+	}
+	b = append(b, `","opcode_num":`...)
+	b = strconv.AppendUint(b, uint64(m.Opcode), 10)
+	b = append(b, `,"src_mac":"`...)
+	b = appendMACAddr(b, m.SrcMAC)
+	b = append(b, `","dst_mac":"`...)
+	b = appendMACAddr(b, m.DstMAC)
+	b = append(b, `","vlans":`...)
+	b = strconv.AppendInt(b, int64(m.VLANs), 10)
+	switch m.Opcode {
+	case roce.MACControlPause:
+		b = append(b, `,"pause_time":`...)
+		b = strconv.AppendUint(b, uint64(m.PauseTime), 10)
+	case roce.MACControlPFC:
+		b = append(b, `,"enable_vector":`...)
+		b = strconv.AppendUint(b, uint64(m.EnableVector), 10)
+		b = append(b, `,"time":[`...)
+		for i, q := range m.Time {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendUint(b, uint64(q), 10)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendMACAddr appends a as six lower-case hex octets separated by colons.
+func appendMACAddr(b []byte, a [6]byte) []byte {
+	for i, c := range a {
+		if i > 0 {
+			b = append(b, ':')
+		}
+		b = appendHex(b, uint64(c), 2)
 	}
 	return b
 }
