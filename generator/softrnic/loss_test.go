@@ -88,7 +88,8 @@ func TestLossRecovery(t *testing.T) {
 		{
 			name: "write drop tail: timeout", op: WRWrite, size: 4096, attr: fast,
 			drop:     dropAt(3, 1),
-			want:     "0 1 2 3x 0 1 2 3 A3",
+			// spec: every duplicate is acknowledged again (IBA C9-105).
+			want:     "0 1 2 3x 0 1 2 3 A2 A2 A2 A3",
 			counters: map[string]uint64{"local_ack_timeout_err": 1, "packet_seq_err": 0, "rsp.duplicate_request": 3},
 		},
 		{
@@ -98,24 +99,26 @@ func TestLossRecovery(t *testing.T) {
 			counters: map[string]uint64{"packet_seq_err": 1, "local_ack_timeout_err": 1, "rsp.out_of_sequence": 1},
 		},
 		{
-			name: "write tail dropped forever: RETRY_EXC_ERR after retry_cnt+1 attempts", op: WRWrite, size: 2048,
+			// The re-ACK of duplicate 0 is progress: the retry count starts
+			// again, and RETRY_EXC_ERR follows retry_cnt retries of PSN 1 alone.
+			name: "write tail dropped forever: RETRY_EXC_ERR after retry_cnt retries without progress", op: WRWrite, size: 2048,
 			attr:     ConnectAttr{Timeout: 8, TimeoutSet: true, RetryCnt: 3, RetryCntSet: true},
 			drop:     dropAt(1, 1, 2, 3, 4, 5, 6, 7, 8),
-			want:     "0 1x 0 1x 0 1x 0 1x",
+			want:     "0 1x 0 1x A0 1x 1x 1x",
 			status:   StatusRetryExcErr,
-			counters: map[string]uint64{"local_ack_timeout_err": 3, "req_transport_retries_exceeded": 1},
+			counters: map[string]uint64{"local_ack_timeout_err": 4, "req_transport_retries_exceeded": 1},
 		},
 		{
 			name: "lost ACK: timeout resends, responder re-ACKs duplicates", op: WRWrite, size: 2048, attr: fast,
 			drop: func(f frameRec) bool { return f.Op == roce.RCAcknowledge && f.Round == 1 },
-			want: "0 1 A1x 0 1 A1",
+			want: "0 1 A1x 0 1 A1 A1",
 		},
 		{
 			name: "lost NAK: recovery by timeout", op: WRWrite, size: 4096, attr: fast,
 			drop: func(f frameRec) bool {
 				return f.Round == 1 && (f.PSN == 1 && !f.Op.IsAck() || f.Op == roce.RCAcknowledge && f.Syn.IsNAK())
 			},
-			want: "0 1x 2 3 N1x 0 1 2 3 A3",
+			want: "0 1x 2 3 N1x 0 1 2 3 A0 A3",
 		},
 		{
 			name: "send drop middle", op: WRSend, size: 3072, attr: fast,
@@ -265,5 +268,31 @@ func TestCorruptedPacketIsDroppedSilently(t *testing.T) {
 	}
 	if got := p.rsp.Counters().RxICRCEncapsulated; got != 1 {
 		t.Errorf("rx_icrc_encapsulated = %d, want 1", got)
+	}
+}
+
+// The cx personalities acknowledge a duplicate SEND/WRITE again only when
+// it has AckReq set (ack-every-duplicate false); spec acknowledges every
+// duplicate. A lost ACK makes the requester resend both packets; only the
+// second carries AckReq.
+func TestAckEveryDuplicate(t *testing.T) {
+	for _, tc := range []struct{ pers, want string }{
+		{"spec", "0 1 A1x 0 1 A1 A1"},
+		{"cx5", "0 1 A1x 0 1 A1"},
+	} {
+		t.Run(tc.pers, func(t *testing.T) {
+			p := newPair(t, pairOpts{pers: tc.pers, attr: ConnectAttr{Timeout: 8, TimeoutSet: true}})
+			p.drop = func(f frameRec) bool { return f.Op == roce.RCAcknowledge && f.Round == 1 }
+			if err := p.rq.PostSend(SendWR{ID: 1, Op: WRWrite, Local: p.reqMR, Length: 2048, RemoteAddr: p.rspMR.Addr, RKey: p.rspMR.RKey}); err != nil {
+				t.Fatal(err)
+			}
+			p.run(10 * time.Second)
+			if got := p.compact(); got != tc.want {
+				t.Errorf("frames:\n got %s\nwant %s", got, tc.want)
+			}
+			if got := p.rsp.Counters().Map()["duplicate_request"]; got != 2 {
+				t.Errorf("duplicate_request = %d, want 2", got)
+			}
+		})
 	}
 }

@@ -136,6 +136,14 @@ type Personality struct {
 	// CNPOnNAK makes the notification point send a CNP with each NAK when
 	// slow restart is enabled (roce-facts §5.1: CX5/CX6 yes, CX4 no).
 	CNPOnNAK bool `yaml:"cnp-on-nak"`
+
+	// AckEveryDuplicate makes the responder acknowledge every duplicate
+	// SEND/WRITE request (with the last executed PSN) as rxe does after IBA
+	// C9-105 (roce-facts §4.2). False: only a duplicate with AckReq set is
+	// acknowledged again. The ConnectX ACK policy is not documented
+	// (roce-facts §9); the cx personalities keep false, the behaviour
+	// lumina's earlier runs were compared with public Lumina under.
+	AckEveryDuplicate bool `yaml:"ack-every-duplicate"`
 }
 
 // Builtin personalities: spec (ideal IBA behaviour) and the three NICs of
@@ -144,7 +152,7 @@ var builtins = map[string]Personality{
 	"spec": {
 		Name: "spec", Description: "ideal InfiniBand behaviour: no processing delays, timeouts exactly T_tr",
 		LineRateGbps: 100, TimeoutFirstFactor: 1, TimeoutNextFactor: 1, CNPScope: CNPPerQP,
-		MaxOutstandingPSNs: 1 << 16,
+		MaxOutstandingPSNs: 1 << 16, AckEveryDuplicate: true,
 	},
 	"cx4": {
 		Name: "cx4", Description: "ConnectX-4 Lx 40GbE as measured by Lumina (SIGCOMM'23 §6)",

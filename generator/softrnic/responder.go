@@ -41,7 +41,10 @@ func (qp *QP) responderReceive(p *roce.Packet) {
 			qp.serveRead(p, psn, false)
 			return
 		}
-		if p.BTH.AckReq() {
+		// A duplicate SEND/WRITE is not executed again; it is
+		// acknowledged again with the last executed PSN and the current
+		// MSN (every duplicate with AckEveryDuplicate, IBA C9-105).
+		if p.BTH.AckReq() || qp.nic.pers.AckEveryDuplicate {
 			qp.sendAck(roce.ACKSyndrome(roce.CreditCountInvalid), qp.ePSN.Add(-1), qp.msn)
 		}
 		return
