@@ -15,6 +15,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/model"
 	areport "github.com/netlumina/lumina/analyzers/report"
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/controlplane"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/nic"
 	"github.com/netlumina/lumina/roce"
@@ -99,12 +100,28 @@ func (r *Run) meta() model.Meta {
 		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: c.Verb,
 			Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)})
 	}
+	if r.Plan != nil {
+		m.Events = []model.Event{}
+		for _, e := range r.Plan.Events {
+			m.Events = append(m.Events, modelEvent(e))
+		}
+	}
 	for _, s := range sides {
 		if c, ok := r.NICs[s]; ok {
 			m.NICs = append(m.NICs, model.NIC{Name: string(s), Before: model.Counters{}, After: c})
 		}
 	}
 	return m
+}
+
+// modelEvent describes an installed event for the analyzers.
+func modelEvent(e controlplane.EventEntry) model.Event {
+	me := model.Event{Conn: e.QP, PSN: uint32(e.PSN), Iter: int(e.Iter), Type: eventOf(e.Type.String()).String(),
+		DelayNs: e.Params.DelayNs, Overtakers: e.Params.Overtakers, MaxHoldNs: e.Params.MaxHoldNs, Copies: e.Params.Copies}
+	if e.Params.Direction == config.DirResponse {
+		me.Direction = "response"
+	}
+	return me
 }
 
 func endpoint(e generator.Endpoint) model.Endpoint {
@@ -170,16 +187,28 @@ type EndpointInfo struct {
 // EventReport is one configured (expanded) event and whether the trace
 // shows it applied.
 type EventReport struct {
-	QP      int    `json:"qp"`
-	Msg     int    `json:"msg"`
-	PSN     int    `json:"psn"`     // within the message
-	RelPSN  int    `json:"rel_psn"` // within the QP
-	AbsPSN  uint32 `json:"abs_psn"`
-	DestQP  uint32 `json:"dest_qp"`
-	Iter    int    `json:"iter"`
-	Type    string `json:"type"`
+	QP     int    `json:"qp"`
+	Msg    int    `json:"msg"`
+	PSN    int    `json:"psn"`     // within the message
+	RelPSN int    `json:"rel_psn"` // within the QP
+	AbsPSN uint32 `json:"abs_psn"`
+	DestQP uint32 `json:"dest_qp"`
+	Iter   int    `json:"iter"`
+	Type   string `json:"type"`
+	// Direction is "response" for an event on the responder's ACK/NAK
+	// packets; empty for data packets.
+	Direction string `json:"direction,omitempty"`
+	// The event's parameters (delay, reorder, duplicate).
+	DelayNs    int64 `json:"delay_ns,omitempty"`
+	Overtakers int   `json:"overtakers,omitempty"`
+	MaxHoldNs  int64 `json:"max_hold_ns,omitempty"`
+	Copies     int   `json:"copies,omitempty"`
+	// Applied: the trace holds the packet tagged with the event (every
+	// copy, for duplicate).
 	Applied bool   `json:"applied"`
 	TimeNs  uint64 `json:"time_ns,omitempty"` // switch timestamp of the affected packet
+	// SeenCopies counts a duplicate event's tagged copies in the trace.
+	SeenCopies int `json:"seen_copies,omitempty"`
 }
 
 // TimingReport is the switch's timestamping on one run.
@@ -250,8 +279,13 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 	if run.Plan != nil {
 		ppm := t.Traffic.PacketsPerMessage()
 		for _, e := range run.Plan.Events {
-			r.Events = append(r.Events, EventReport{QP: e.QP, Msg: e.Msg, PSN: e.RelPSN - e.Msg*ppm, RelPSN: e.RelPSN, AbsPSN: uint32(e.PSN),
-				DestQP: e.DestQP, Iter: int(e.Iter), Type: e.Type.String()})
+			er := EventReport{QP: e.QP, Msg: e.Msg, PSN: e.RelPSN - e.Msg*ppm, RelPSN: e.RelPSN, AbsPSN: uint32(e.PSN),
+				DestQP: e.DestQP, Iter: int(e.Iter), Type: e.Type.String(),
+				DelayNs: e.Params.DelayNs, Overtakers: e.Params.Overtakers, MaxHoldNs: e.Params.MaxHoldNs, Copies: e.Params.Copies}
+			if e.Params.Direction == config.DirResponse {
+				er.Direction = "response"
+			}
+			r.Events = append(r.Events, er)
 		}
 	}
 	return r
@@ -378,11 +412,11 @@ func (r *Report) applyObserver() (observe func(trace.Packet), unexpected func() 
 		ev       roce.Event
 	}
 	want := map[key][]int{} // → indices into r.Events, by ITER
-	asked := map[key]int{}
+	asked := map[key]int{}  // tagged copies the intent asks for
 	for i, e := range r.Events {
 		k := key{e.DestQP, e.AbsPSN, eventOf(e.Type)}
 		want[k] = append(want[k], i)
-		asked[k]++
+		asked[k] += max(1, e.Copies) // a duplicate's copies are tagged, its original not
 	}
 	for _, idx := range want {
 		sort.Slice(idx, func(a, b int) bool { return r.Events[idx[a]].Iter < r.Events[idx[b]].Iter })
@@ -401,8 +435,17 @@ func (r *Report) applyObserver() (observe func(trace.Packet), unexpected func() 
 		k := key{p.BTH.DestQP(), uint32(p.BTH.PSN()), m.Event}
 		seen[k]++
 		if idx := want[k]; len(idx) > 0 {
-			r.Events[idx[0]].Applied, r.Events[idx[0]].TimeNs = true, m.TimestampNs
-			want[k] = idx[1:]
+			e := &r.Events[idx[0]]
+			if e.SeenCopies == 0 {
+				e.TimeNs = m.TimestampNs
+			}
+			if e.Copies > 0 {
+				e.SeenCopies++
+			}
+			if e.SeenCopies >= e.Copies {
+				e.Applied = true
+				want[k] = idx[1:]
+			}
 		}
 	}
 	unexpected = func() []UnexpectedEvent {
@@ -499,6 +542,12 @@ func eventOf(s string) roce.Event {
 		return roce.EventECN
 	case "corrupt":
 		return roce.EventCorrupt
+	case "delay":
+		return roce.EventDelay
+	case "reorder":
+		return roce.EventReorder
+	case "duplicate":
+		return roce.EventDuplicate
 	}
 	return roce.EventNone
 }
