@@ -38,11 +38,12 @@ var (
 		"Egress.rewrite_mirror":   {16},
 	}
 	wantRegisters = map[string][2]int{ // bit width, size
-		"Ingress.expected_psn":  {32, 16384},
-		"Ingress.iter_reg":      {16, 16384},
-		"Ingress.wrr_index":     {8, 1},
-		"Ingress.mirror_seq_lo": {32, 1},
-		"Ingress.mirror_seq_hi": {16, 1},
+		"Ingress.expected_psn":   {32, 16384},
+		"Ingress.iter_reg":       {16, 16384},
+		"Ingress.wrr_index":      {8, 1},
+		"Ingress.mirror_seq_lo":  {32, 1},
+		"Ingress.mirror_seq_hi":  {16, 1},
+		"Ingress.conn_forwarded": {32, 16384},
 	}
 	wantCounters = map[string]int{ // size
 		"Ingress.rx_roce":     512,

@@ -262,52 +262,59 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 				copies = int(ev.params[0])
 			}
 		}
+		if !forward && event != roce.EventDrop {
+			// A packet with no forwarding entry leaves nowhere: it is
+			// not held or copied, and mirrored untagged (as lumina.p4).
+			event, hold, copies = roce.EventNone, nil, 0
+		}
 		if hold != nil {
 			// The packet leaves (and is mirrored) later: see release.
-			hold.in, hold.egress, hold.forward, hold.event, hold.conn = in, egress, forward, event, conn
+			hold.in, hold.egress, hold.event, hold.conn = in, egress, event, conn
 			hold.frame = append([]byte(nil), frame...)
 			s.hold(hold)
 			return
 		}
 		s.mirror(in, frame, event, rxNs, timed)
 	}
-	s.forward(egress, forward, frame, isRoCE)
+	if !s.forward(egress, forward, frame, isRoCE) {
+		return
+	}
+	if matched {
+		s.overtaken(conn)
+	}
 	for range copies {
 		// Each copy leaves after the original and is mirrored, tagged,
 		// when it does.
 		s.stats.Copies++
 		s.mirror(in, frame, roce.EventDuplicate, 0, false)
-		s.forward(egress, forward, frame, isRoCE)
-	}
-	if matched {
-		s.overtaken(conn)
+		if s.forward(egress, forward, frame, isRoCE) {
+			s.overtaken(conn)
+		}
 	}
 }
 
 // connMatches reports whether a conn_lookup hit applies to a packet with
 // opcode op: data entries match everything but ACK/NAK and CNP packets,
-// response entries (set_conn's responses flag) only ACK/NAK packets.
+// response entries (set_conn's responses flag) everything but CNPs.
 func connMatches(ce *entry, op roce.Opcode) bool {
 	if op.IsCNP() {
 		return false
 	}
-	if len(ce.params) > 2 && ce.params[2] == 1 {
-		return op.IsAck()
-	}
-	return !op.IsAck()
+	return len(ce.params) > 2 && ce.params[2] == 1 || !op.IsAck()
 }
 
 // forward sends a frame out of the egress port the forwarding table chose,
-// counting it; a frame that is not forwarded is counted as dropped.
-func (s *Switch) forward(egress uint32, forward bool, frame []byte, isRoCE bool) {
+// counting it, and reports whether it left; a frame that is not forwarded
+// is counted as dropped.
+func (s *Switch) forward(egress uint32, forward bool, frame []byte, isRoCE bool) bool {
 	if !forward {
 		s.stats.Dropped++
-		return
+		return false
 	}
 	out := s.ports[egress]
 	if out == nil {
 		s.stats.UnknownPort++
-		return
+		return false
 	}
 	if isRoCE {
 		s.c.tx[egress].packets++
@@ -315,13 +322,13 @@ func (s *Switch) forward(egress uint32, forward bool, frame []byte, isRoCE bool)
 	}
 	s.stats.Forwarded++
 	out.Send(frame)
+	return true
 }
 
 // held is a packet a delay or reorder event holds.
 type held struct {
 	frame      []byte
 	in, egress uint32
-	forward    bool
 	event      roce.Event
 	conn       uint64
 	delay      int64 // delay: the hold; reorder: the longest hold (ns)
@@ -344,9 +351,10 @@ func (s *Switch) hold(h *held) {
 	})
 }
 
-// overtaken counts a packet of connection conn that left the switch
-// against the reorder holds waiting on conn, releasing those whose count
-// is reached right after it.
+// overtaken counts a packet of connection conn that left the switch (an
+// original, a duplicate's copy or a released held packet, as lumina.p4's
+// conn_forwarded register counts) against the reorder holds waiting on
+// conn, releasing those whose count is reached right after it.
 func (s *Switch) overtaken(conn uint64) {
 	hs := s.reorders[conn]
 	if len(hs) == 0 {
@@ -382,7 +390,9 @@ func (s *Switch) release(h *held) {
 		return // the pipeline was replaced while the packet was held
 	}
 	s.mirror(h.in, h.frame, h.event, 0, false)
-	s.forward(h.egress, h.forward, h.frame, true)
+	if s.forward(h.egress, true, h.frame, true) {
+		s.overtaken(h.conn)
+	}
 }
 
 // updateIter is the ITER register logic of lumina.p4 for connection c.

@@ -11,6 +11,15 @@
  * = the configured mirror port, UDP source port random, original source port
  * in the UDP checksum field.
  *
+ * Events beyond loss (docs/tofino.md, "Events beyond loss"): delay and
+ * reorder hold a packet by recirculating it through the pipe's
+ * recirculation port until its release time, or until enough later packets
+ * of its connection were forwarded; duplicate forwards the packet and then
+ * its copies, one per recirculation pass, each replicated by the PRE to the
+ * recirculation port (multicast group DUP_MCAST_GRP + pipe). A held packet
+ * is mirrored when it leaves, a copy when it is made, so the mirror trace is
+ * in wire order.
+ *
  * No p4c runs in lumina's CI: p4src/lumina.p4info.txtpb is kept by hand and
  * p4src_test.go checks that the names and bit widths of the tables, keys,
  * actions, parameters, registers and counters here, in the P4Info and in the
@@ -23,6 +32,19 @@
 #include <t2na.p4>
 #else
 #include <tna.p4>
+#endif
+
+/* The pipe-local recirculation port (device port within the pipe, bits 6:0;
+ * the pipe, bits 8:7, is the packet's own). Tofino 1: port 68 of every pipe
+ * is a recirculation port in loopback. Tofino 2: 6 is the default here, to
+ * be checked against the SDE's port map (docs/tofino.md); override with
+ * bf-p4c -DLUMINA_RECIRC_PORT=N. */
+#ifndef LUMINA_RECIRC_PORT
+#if __TARGET_TOFINO__ == 2
+#define LUMINA_RECIRC_PORT 6
+#else
+#define LUMINA_RECIRC_PORT 68
+#endif
 #endif
 
 typedef bit<48> mac_addr_t;
@@ -38,9 +60,29 @@ const bit<8> EVENT_NONE    = 0;
 const bit<8> EVENT_DROP    = 1;
 const bit<8> EVENT_ECN     = 2;
 const bit<8> EVENT_CORRUPT = 3;
+const bit<8> EVENT_DELAY     = 4;
+const bit<8> EVENT_REORDER   = 5;
+const bit<8> EVENT_DUPLICATE = 6;
 
 const bit<8> PKT_NORMAL = 1;
 const bit<8> PKT_MIRROR = 2;
+const bit<8> PKT_HOLD   = 3;   // a hold_h follows the bridge header
+const bit<8> PKT_MIRROR_HELD = 4; // mirror copy of a recirculated packet: hold_h, then Ethernet
+
+/* hold_h.kind */
+const bit<8> HOLD_DELAY     = 1;
+const bit<8> HOLD_REORDER   = 2;
+const bit<8> HOLD_DUPLICATE = 3;
+
+/* meta.conn_op: the one access to conn_forwarded of a pass */
+const bit<2> CONN_NONE = 0;
+const bit<2> CONN_BUMP = 1;   // a packet of the connection leaves: count it
+const bit<2> CONN_READ = 2;   // a packet is put on hold for reordering: read the count
+const bit<2> CONN_TRY  = 3;   // a held packet polls: release (and count) if enough overtook it
+
+/* Multicast groups DUP_MCAST_GRP + pipe (0..3): one replica, the pipe's
+ * recirculation port. Created by the control plane through the PRE. */
+const bit<16> DUP_MCAST_GRP = 0xFF00;
 
 const int NUM_CONNS    = 16384;
 const int EVENT_SLOTS  = 65536;
@@ -65,6 +107,21 @@ header bth_h {
     bit<1> fecn; bit<1> becn; bit<6> resv6; bit<24> dest_qp; bit<1> ack_req; bit<7> resv7; bit<24> psn;
 }
 
+/* Recirculation state of a held packet (delay, reorder) or of a duplicate's
+ * chain of copies. Emitted in front of the Ethernet header only towards the
+ * recirculation port; parsed on the recirculation port's ingress. deadline
+ * is on the ingress global timestamp clock (ns, 48 bits): the release time
+ * of a delay, the max-hold expiry of a reorder. */
+header hold_h {
+    bit<8>   kind;
+    bit<8>   copies;
+    bit<7>   pad;
+    PortId_t port;
+    bit<16>  conn_idx;
+    bit<32>  target;
+    bit<48>  deadline;
+}
+
 /* Bridged to egress with every copy: mirror copies carry their metadata. */
 header mirror_bridge_h {
     bit<8>  pkt_type;
@@ -75,6 +132,7 @@ header mirror_bridge_h {
 
 struct headers_t {
     mirror_bridge_h bridge;
+    hold_h     hold;
     ethernet_h ethernet;
     vlan_h     vlan;
     arp_h      arp;
@@ -86,6 +144,7 @@ struct headers_t {
 struct ig_meta_t {
     bit<1>      tracked;
     bit<1>      iter_scope;      // 0 message (public tool), 1 connection (paper §3.4)
+    bit<1>      responses;       // the entry is the responder's ACK/NAK direction
     bit<16>     conn_idx;
     bit<16>     iter;
     bit<1>      first_of_msg;
@@ -95,6 +154,16 @@ struct ig_meta_t {
     bit<32>     seq_lo;
     bit<16>     seq_hi;
     MirrorId_t  mirror_session;
+    bit<1>      fwd;             // l2_forward chose an egress port
+    bit<1>      hold_in;         // this pass came from the recirculation port
+    bit<8>      hold_kind;       // set by delay_event / reorder_event
+    bit<32>     hold_ns;         // delay_ns or max_hold_ns
+    bit<8>      overtakers;
+    bit<8>      dup_copies;      // set by duplicate_event
+    bit<2>      conn_op;
+    bit<32>     fwd_seen;
+    bit<1>      release;
+    bit<1>      mirror_it;
     mirror_bridge_h mirror;
 }
 
@@ -105,9 +174,15 @@ parser IngressParser(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
-        meta = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0, 0, 0, 0}};
-        transition parse_ethernet;
+        meta = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0, 0, 0, 0}};
+        /* Only recirculated packets arrive on a recirculation port: they
+         * carry a hold_h in front of the Ethernet header. */
+        transition select(ig_intr_md.ingress_port) {
+            LUMINA_RECIRC_PORT &&& DEVPORT_PORT_MASK: parse_hold;
+            default: parse_ethernet;
+        }
     }
+    state parse_hold { pkt.extract(hdr.hold); transition parse_ethernet; }
     state parse_ethernet {
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
@@ -150,7 +225,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
     /* ---- L2 forwarding and proxy ARP (injector.(*Switch).forward) ---- */
-    action forward(PortId_t port) { ig_tm_md.ucast_egress_port = port; }
+    action forward(PortId_t port) { ig_tm_md.ucast_egress_port = port; meta.fwd = 1; }
     action drop_frame() { ig_dprsr_md.drop_ctl = 1; }
     table l2_forward {
         key = { hdr.ethernet.dst_addr : exact; }
@@ -185,11 +260,15 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
      *   message scope:    FIRST/ONLY/READ_RESPONSE_FIRST|ONLY with psn == expected → ITER = 1;
      *                     otherwise psn != expected → ITER + 1.
      *   connection scope: psn ≤ last (i.e. psn − expected < 0 mod 2^24) → ITER + 1.
-     *   expected = psn + 1 (mod 2^24), before the event table runs. */
-    action set_conn(bit<16> conn_idx, bit<1> iter_scope) {
+     *   expected = psn + 1 (mod 2^24), before the event table runs.
+     * responses = 1: the entry is (responder port, requester QPN), the
+     * responder's ACK/NAKs; they take part (only CNPs stay out) and ITER
+     * follows the connection scope rule whatever iter_scope says. */
+    action set_conn(bit<16> conn_idx, bit<1> iter_scope, bit<1> responses) {
         meta.tracked = 1;
         meta.conn_idx = conn_idx;
         meta.iter_scope = iter_scope;
+        meta.responses = responses;
     }
     table conn_lookup {
         key = { ig_intr_md.ingress_port : exact; hdr.bth.dest_qp : exact; }
@@ -231,6 +310,20 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     action drop_event() { meta.event = EVENT_DROP; ig_dprsr_md.drop_ctl = 1; }
     action mark_ecn()   { meta.event = EVENT_ECN; hdr.ipv4.ecn = 3; }
     action corrupt()    { meta.event = EVENT_CORRUPT; hdr.ipv4.identification = hdr.ipv4.identification ^ 0xffff; }
+    /* Delay, reorder and duplicate only note what to do here; the apply
+     * block turns the note into a hold or a chain of copies once the packet
+     * is known to be forwarded. The first pass mirrors nothing for a held
+     * packet, and the original of a duplicate untagged. */
+    action delay_event(bit<32> delay_ns) {
+        meta.hold_kind = HOLD_DELAY;
+        meta.hold_ns = delay_ns;
+    }
+    action reorder_event(bit<8> overtakers, bit<32> max_hold_ns) {
+        meta.hold_kind = HOLD_REORDER;
+        meta.overtakers = overtakers;
+        meta.hold_ns = max_hold_ns;
+    }
+    action duplicate_event(bit<8> copies) { meta.dup_copies = copies; }
     table event_table {
         key = {
             ig_intr_md.ingress_port : exact;
@@ -238,10 +331,35 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             hdr.bth.psn             : exact;
             meta.iter               : exact;
         }
-        actions = { drop_event; mark_ecn; corrupt; NoAction; }
+        actions = { drop_event; mark_ecn; corrupt; delay_event; reorder_event; duplicate_event; NoAction; }
         default_action = NoAction();
         size = EVENT_SLOTS;
     }
+
+    /* ---- holding and copying (injector.(*Switch): delay, reorder, duplicate) ----
+     * conn_forwarded[c] counts the packets of connection c (conn_lookup
+     * entry c) that left towards their egress port: first passes that are
+     * forwarded, held packets when released, and each duplicate copy. A
+     * reorder hold reads it (target = count + overtakers) and each of its
+     * passes compares: count − target ≥ 0 (mod 2^32) releases it. One access
+     * per pass (meta.conn_op). Per pipe, like every register: a connection's
+     * packets and its held packets stay in the pipe of its ingress port. */
+    Register<bit<32>, bit<16>>(NUM_CONNS) conn_forwarded;
+    RegisterAction<bit<32>, bit<16>, bit<32>>(conn_forwarded) fwd_bump = {
+        void apply(inout bit<32> v) { v = v + 1; }
+    };
+    RegisterAction<bit<32>, bit<16>, bit<32>>(conn_forwarded) fwd_read = {
+        void apply(inout bit<32> v, out bit<32> r) { r = v; }
+    };
+    RegisterAction<bit<32>, bit<16>, bit<1>>(conn_forwarded) fwd_release = {
+        void apply(inout bit<32> v, out bit<1> go) {
+            go = 0;
+            if ((int<32>)(v - hdr.hold.target) >= 0) {
+                v = v + 1;
+                go = 1;
+            }
+        }
+    };
 
     /* ---- mirroring (injector.(*Switch).mirror) ---- */
     Register<bit<8>, bit<1>>(1) wrr_index;
@@ -284,38 +402,141 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         if (hdr.arp.isValid() && hdr.arp.opcode == 1) {
             if (arp_proxy.apply().hit) { exit; }
         }
-        l2_forward.apply();
-        if (hdr.bth.isValid()) {
-            rx_roce.count(ig_intr_md.ingress_port);
-            conn_lookup.apply();
-            /* data packets only: not ACKNOWLEDGE/ATOMIC_ACKNOWLEDGE (0x11, 0x12) nor CNP (0x81) */
-            if (meta.tracked == 1 && hdr.bth.opcode != 0x11 && hdr.bth.opcode != 0x12 && hdr.bth.opcode != 0x81) {
-                if (hdr.bth.opcode == 0x00 || hdr.bth.opcode == 0x04 || hdr.bth.opcode == 0x05 ||
-                    hdr.bth.opcode == 0x06 || hdr.bth.opcode == 0x0a || hdr.bth.opcode == 0x0b ||
-                    hdr.bth.opcode == 0x0c || hdr.bth.opcode == 0x0d || hdr.bth.opcode == 0x10) {
-                    meta.first_of_msg = 1;
+        PortId_t recirc_port = (ig_intr_md.ingress_port & DEVPORT_PIPE_MASK) | LUMINA_RECIRC_PORT;
+        if (hdr.hold.isValid()) {
+            /* ---- a held packet or a duplicate's copy, back from recirculation ----
+             * Not counted in rx_roce, no ITER, no event table: its first
+             * pass did that. */
+            meta.hold_in = 1;
+            meta.tracked = 1;
+            meta.conn_idx = hdr.hold.conn_idx;
+            bit<48> late = ig_prsr_md.global_tstamp - hdr.hold.deadline;
+            if (hdr.hold.kind == HOLD_DUPLICATE) {
+                meta.event = EVENT_DUPLICATE;
+                meta.release = 1;
+                meta.conn_op = CONN_BUMP;
+            } else if (hdr.hold.kind == HOLD_DELAY) {
+                meta.event = EVENT_DELAY;
+                if (late[47:47] == 0) {
+                    meta.release = 1;
+                    meta.conn_op = CONN_BUMP;
                 }
-                if (meta.iter_scope == 0) {
-                    in_order = advance_expected.execute(meta.conn_idx);
-                    if (meta.first_of_msg == 1 && in_order == 1) {
-                        meta.iter = iter_reset.execute(meta.conn_idx);
-                    } else if (in_order == 0) {
-                        meta.iter = iter_bump.execute(meta.conn_idx);
-                    } else {
-                        meta.iter = iter_read.execute(meta.conn_idx);
-                    }
+            } else {
+                meta.event = EVENT_REORDER;
+                if (late[47:47] == 0) {
+                    /* max_hold_ns passed before enough packets overtook it */
+                    meta.release = 1;
+                    meta.conn_op = CONN_BUMP;
                 } else {
-                    behind = advance_expected_conn.execute(meta.conn_idx);
-                    if (behind == 1) {
-                        meta.iter = iter_bump.execute(meta.conn_idx);
-                    } else {
-                        meta.iter = iter_read.execute(meta.conn_idx);
-                    }
-                }
-                if (event_table.apply().hit && meta.event == EVENT_DROP) {
-                    event_drops.count(ig_intr_md.ingress_port);
+                    meta.conn_op = CONN_TRY;
                 }
             }
+        } else {
+            l2_forward.apply();
+            if (hdr.bth.isValid()) {
+                rx_roce.count(ig_intr_md.ingress_port);
+                conn_lookup.apply();
+                /* data packets only: not ACKNOWLEDGE/ATOMIC_ACKNOWLEDGE (0x11, 0x12) nor CNP (0x81);
+                 * a responses entry takes ACK/NAKs too (never CNPs) */
+                if (meta.tracked == 1 && hdr.bth.opcode != 0x81 &&
+                    (meta.responses == 1 || (hdr.bth.opcode != 0x11 && hdr.bth.opcode != 0x12))) {
+                    if (hdr.bth.opcode == 0x00 || hdr.bth.opcode == 0x04 || hdr.bth.opcode == 0x05 ||
+                        hdr.bth.opcode == 0x06 || hdr.bth.opcode == 0x0a || hdr.bth.opcode == 0x0b ||
+                        hdr.bth.opcode == 0x0c || hdr.bth.opcode == 0x0d || hdr.bth.opcode == 0x10) {
+                        meta.first_of_msg = 1;
+                    }
+                    if (meta.iter_scope == 0 && meta.responses == 0) {
+                        in_order = advance_expected.execute(meta.conn_idx);
+                        if (meta.first_of_msg == 1 && in_order == 1) {
+                            meta.iter = iter_reset.execute(meta.conn_idx);
+                        } else if (in_order == 0) {
+                            meta.iter = iter_bump.execute(meta.conn_idx);
+                        } else {
+                            meta.iter = iter_read.execute(meta.conn_idx);
+                        }
+                    } else {
+                        behind = advance_expected_conn.execute(meta.conn_idx);
+                        if (behind == 1) {
+                            meta.iter = iter_bump.execute(meta.conn_idx);
+                        } else {
+                            meta.iter = iter_read.execute(meta.conn_idx);
+                        }
+                    }
+                    if (event_table.apply().hit && meta.event == EVENT_DROP) {
+                        event_drops.count(ig_intr_md.ingress_port);
+                    }
+                }
+                if (meta.hold_kind != 0 && meta.fwd == 1) {
+                    /* Put on hold: to the recirculation port, mirrored when it leaves. */
+                    hdr.hold.setValid();
+                    hdr.hold.kind = meta.hold_kind;
+                    hdr.hold.copies = 0;
+                    hdr.hold.pad = 0;
+                    hdr.hold.port = ig_tm_md.ucast_egress_port;
+                    hdr.hold.conn_idx = meta.conn_idx;
+                    hdr.hold.target = 0;
+                    hdr.hold.deadline = ig_prsr_md.global_tstamp + (bit<48>)meta.hold_ns;
+                    ig_tm_md.ucast_egress_port = recirc_port;
+                    if (meta.hold_kind == HOLD_REORDER) {
+                        meta.conn_op = CONN_READ;
+                    }
+                } else {
+                    /* Forwarded now (or dropped, and mirrored as today). An
+                     * event on a packet l2_forward drops is void. */
+                    meta.mirror_it = 1;
+                    if (meta.tracked == 1 && meta.fwd == 1 && meta.event != EVENT_DROP) {
+                        meta.conn_op = CONN_BUMP;
+                        if (meta.dup_copies != 0) {
+                            /* The original leaves untagged; the PRE puts one
+                             * more copy on the recirculation port. */
+                            hdr.hold.setValid();
+                            hdr.hold.kind = HOLD_DUPLICATE;
+                            hdr.hold.copies = meta.dup_copies - 1;
+                            hdr.hold.pad = 0;
+                            hdr.hold.port = ig_tm_md.ucast_egress_port;
+                            hdr.hold.conn_idx = meta.conn_idx;
+                            hdr.hold.target = 0;
+                            hdr.hold.deadline = 0;
+                            ig_tm_md.mcast_grp_a = DUP_MCAST_GRP + (bit<16>)ig_intr_md.ingress_port[8:7];
+                        }
+                    }
+                }
+            }
+        }
+
+        /* The pass's one access to conn_forwarded. */
+        if (meta.tracked == 1) {
+            if (meta.conn_op == CONN_BUMP) {
+                fwd_bump.execute(meta.conn_idx);
+            } else if (meta.conn_op == CONN_READ) {
+                meta.fwd_seen = fwd_read.execute(meta.conn_idx);
+            } else if (meta.conn_op == CONN_TRY) {
+                meta.release = fwd_release.execute(meta.conn_idx);
+            }
+        }
+        if (meta.conn_op == CONN_READ) {
+            hdr.hold.target = meta.fwd_seen + (bit<32>)meta.overtakers;
+        }
+
+        if (meta.hold_in == 1) {
+            if (meta.release == 1) {
+                /* Leaves now, towards the port its first pass chose; mirrored
+                 * now, tagged with its event. */
+                meta.mirror_it = 1;
+                ig_tm_md.ucast_egress_port = hdr.hold.port;
+                if (hdr.hold.kind == HOLD_DUPLICATE && hdr.hold.copies != 0) {
+                    hdr.hold.copies = hdr.hold.copies - 1;
+                    ig_tm_md.mcast_grp_a = DUP_MCAST_GRP + (bit<16>)ig_intr_md.ingress_port[8:7];
+                } else {
+                    hdr.hold.setInvalid();
+                }
+            } else {
+                /* Not yet: one more pass. */
+                ig_tm_md.ucast_egress_port = recirc_port;
+            }
+        }
+
+        if (meta.mirror_it == 1) {
             wrr_config.apply();
             meta.wrr_slot = wrr_next.execute(0);
             if (mirror_select.apply().hit) {
@@ -329,7 +550,13 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 }
                 mirrored.count(meta.wrr_slot);
                 meta.mirror.setValid();
-                meta.mirror.pkt_type = PKT_MIRROR;
+                /* The mirror copy is the packet as this pass received it:
+                 * after a recirculation it starts with the hold_h. */
+                if (meta.hold_in == 1) {
+                    meta.mirror.pkt_type = PKT_MIRROR_HELD;
+                } else {
+                    meta.mirror.pkt_type = PKT_MIRROR;
+                }
                 meta.mirror.event = meta.event;
                 meta.mirror.timestamp = ig_prsr_md.global_tstamp;
                 meta.mirror.seq = meta.seq_hi ++ meta.seq_lo;
@@ -337,7 +564,11 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
             }
         }
         hdr.bridge.setValid();
-        hdr.bridge.pkt_type = PKT_NORMAL;
+        if (hdr.hold.isValid()) {
+            hdr.bridge.pkt_type = PKT_HOLD;
+        } else {
+            hdr.bridge.pkt_type = PKT_NORMAL;
+        }
     }
 }
 
@@ -364,8 +595,13 @@ parser EgressParser(packet_in pkt, out headers_t hdr, out eg_meta_t meta,
     state start {
         pkt.extract(eg_intr_md);
         pkt.extract(hdr.bridge);
-        transition parse_ethernet;
+        transition select(hdr.bridge.pkt_type) {
+            PKT_HOLD:        parse_hold;
+            PKT_MIRROR_HELD: parse_hold;
+            default: parse_ethernet;
+        }
     }
+    state parse_hold { pkt.extract(hdr.hold); transition parse_ethernet; }
     state parse_ethernet {
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
@@ -418,12 +654,20 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
     Counter<bit<64>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS) tx_roce;
 
     apply {
+        /* The hold_h goes on only with a packet that recirculates: a held
+         * packet, or the PRE's replica of a duplicate on the recirculation
+         * port. The unicast replica of a duplicate and mirror copies lose it. */
+        bool recirc = hdr.bridge.pkt_type == PKT_HOLD &&
+                      eg_intr_md.egress_port[6:0] == LUMINA_RECIRC_PORT;
         if (hdr.bth.isValid()) {
-            if (hdr.bridge.pkt_type == PKT_MIRROR) {
+            if (hdr.bridge.pkt_type == PKT_MIRROR || hdr.bridge.pkt_type == PKT_MIRROR_HELD) {
                 mirror_rewrite.apply();
-            } else {
+            } else if (!recirc) {
                 tx_roce.count(eg_intr_md.egress_port);
             }
+        }
+        if (!recirc) {
+            hdr.hold.setInvalid();
         }
         hdr.bridge.setInvalid();
     }

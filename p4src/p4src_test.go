@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/netlumina/lumina/roce"
 )
 
 // p4Model is what the test extracts from lumina.p4: fully qualified names
@@ -212,8 +214,47 @@ func TestP4SourceMatchesP4Info(t *testing.T) {
 			}
 		}
 	}
-	if len(src.tables) != 7 || len(src.actions) != 11 || len(src.registers) != 5 || len(src.counters) != 4 {
-		t.Errorf("parsed %d tables, %d actions, %d registers, %d counters from lumina.p4; want 7, 11, 5, 4",
+	if len(src.tables) != 7 || len(src.actions) != 14 || len(src.registers) != 6 || len(src.counters) != 4 {
+		t.Errorf("parsed %d tables, %d actions, %d registers, %d counters from lumina.p4; want 7, 14, 6, 4",
 			len(src.tables), len(src.actions), len(src.registers), len(src.counters))
+	}
+}
+
+var reEventConst = regexp.MustCompile(`(?m)^const\s+bit<8>\s+(EVENT_\w+)\s*=\s*(\d+)\s*;`)
+
+// TestP4EventConstants checks that the event types lumina.p4 writes into the
+// mirror copies' TTL are roce's.
+func TestP4EventConstants(t *testing.T) {
+	got := map[string]int{}
+	for _, m := range reEventConst.FindAllStringSubmatch(string(Source), -1) {
+		if _, dup := got[m[1]]; dup {
+			t.Errorf("lumina.p4 defines %s twice", m[1])
+		}
+		got[m[1]], _ = strconv.Atoi(m[2])
+	}
+	for _, tc := range []struct {
+		name string
+		want roce.Event
+	}{
+		{"EVENT_NONE", roce.EventNone},
+		{"EVENT_DROP", roce.EventDrop},
+		{"EVENT_ECN", roce.EventECN},
+		{"EVENT_CORRUPT", roce.EventCorrupt},
+		{"EVENT_DELAY", roce.EventDelay},
+		{"EVENT_REORDER", roce.EventReorder},
+		{"EVENT_DUPLICATE", roce.EventDuplicate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, ok := got[tc.name]
+			if !ok {
+				t.Fatalf("lumina.p4 does not define const bit<8> %s", tc.name)
+			}
+			if v != int(tc.want) {
+				t.Errorf("lumina.p4 %s = %d, want %d (roce event %v)", tc.name, v, tc.want, tc.want)
+			}
+		})
+	}
+	if len(got) != 7 {
+		t.Errorf("lumina.p4 defines %d EVENT_ constants %v, want 7", len(got), got)
 	}
 }
