@@ -347,6 +347,13 @@ func (s *Space) validate() error {
 	}
 	if m.Min >= 1 && m.Min > s.MRSize.hi() {
 		bad("message_sizes minimum %d exceeds the largest mr_size %d", m.Min, s.MRSize.hi())
+	} else if m.Min >= 1 && len(errs) == 0 {
+		// The smallest registration any workload needs: the fewest MRs of
+		// the smallest size that holds the smallest message.
+		if need := s.NumMRs.lo() * ceilLevel(s.MRSize.Levels(), m.Min); need > s.MaxRegisteredBytes {
+			bad("max_registered_bytes %d is below the smallest registration a workload needs (%d MRs × %d bytes)",
+				s.MaxRegisteredBytes, s.NumMRs.lo(), ceilLevel(s.MRSize.Levels(), m.Min))
+		}
 	}
 	if s.WQEBatch.lo() > s.WQDepth.hi() {
 		bad("wqe_batch minimum %d exceeds the largest wq_depth %d", s.WQEBatch.lo(), s.WQDepth.hi())
@@ -569,6 +576,9 @@ func (s *Space) randomTraffic(r *rand.Rand) Traffic {
 		s.drawTraffic(r, &t, n, lv)
 		if try+1 >= maxRejections {
 			s.repair(&t, "")
+			if s.validateTraffic(&t) != nil {
+				s.smallest(&t)
+			}
 			return t
 		}
 		if s.validateTraffic(&t) == nil {
@@ -617,6 +627,32 @@ func (s *Space) randomEvent(r *rand.Rand) Event {
 	e.Iter = pick(r, s.Events.Iters)
 	e.Type = pick(r, s.Events.Types)
 	return e
+}
+
+// smallest moves t to the smallest point of the space that keeps its
+// direction, memory and a valid transport: valid whenever the space
+// passed validate. It is the last resort of a draw that repairs could not
+// make valid.
+func (s *Space) smallest(t *Traffic) {
+	if !opcodeValid(t.QPType, t.Opcode) || t.QPType == "UD" && s.MessageSizes.Min > s.MTU.hi() {
+		for _, q := range s.QPTypes {
+			if ops := s.opcodesFor(q); len(ops) > 0 && (q != "UD" || s.MessageSizes.Min <= s.MTU.hi()) {
+				t.QPType, t.Opcode = q, ops[0]
+				break
+			}
+		}
+	}
+	t.MTU = s.MTU.hi()
+	t.NumQPs, t.NumMRs, t.SGEPerWQE = s.NumQPs.lo(), s.NumMRs.lo(), s.SGEPerWQE.lo()
+	t.WQEBatch = s.WQEBatch.lo()
+	t.WQDepth = ceilLevel(s.WQDepth.Levels(), t.WQEBatch)
+	for i := range t.MessageSizes {
+		t.MessageSizes[i] = s.MessageSizes.Min
+	}
+	t.MRSize = ceilLevel(s.MRSize.Levels(), s.MessageSizes.Min)
+	for i := range t.Events {
+		t.Events[i].PSN = -1
+	}
 }
 
 // repair enforces the constraints, changing dimensions other than keep

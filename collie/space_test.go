@@ -143,6 +143,27 @@ func TestRepairKeptNumMRsOverRegisterCap(t *testing.T) {
 	}
 }
 
+// smallest is the last resort of a draw no repair made valid: the result
+// is valid in any space validate accepts.
+func TestSmallestIsValid(t *testing.T) {
+	for _, y := range []string{
+		"",
+		"max_registered_bytes: 4096\nmessage_sizes: {min: 64, max: 4194304, max_len: 8}\n",
+		"qp_types: [UD, RC]\nopcodes: [SEND]\nmtu: {values: [256]}\nmessage_sizes: {min: 1024, max: 8192}\n",
+	} {
+		sp, err := ParseSpace([]byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := Traffic{Direction: Uni, Memory: "gpu", QPType: "UD", Opcode: "SEND", NumMRs: 1 << 20, MRSize: 1 << 40,
+			MTU: 1, NumQPs: 1 << 20, WQDepth: 1, WQEBatch: 1 << 20, SGEPerWQE: 99, MessageSizes: []int64{1 << 40, 3}}
+		sp.smallest(&tr)
+		if err := sp.validateTraffic(&tr); err != nil {
+			t.Errorf("space %q: smallest gives %+v: %v", y, tr, err)
+		}
+	}
+}
+
 func TestParseSpaceErrors(t *testing.T) {
 	for _, tc := range []struct{ name, yaml string }{
 		{"unknown-key", "num_qpz: {min: 1}\n"},
@@ -152,6 +173,7 @@ func TestParseSpaceErrors(t *testing.T) {
 		{"min-gt-max", "num_qps: {min: 10, max: 5}\n"},
 		{"batch-gt-depth", "wq_depth: {min: 1, max: 4}\nwqe_batch: {min: 8, max: 16}\n"},
 		{"bad-event-type", "events: {slots: 1, types: [explode]}\n"},
+		{"registered-cap-below-any-workload", "max_registered_bytes: 2\n"},
 		{"mr-size-below-every-msg", "mr_size: {values: [32]}\nmessage_sizes: {min: 64, max: 512}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
