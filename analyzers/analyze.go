@@ -11,6 +11,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/cnp"
 	"github.com/netlumina/lumina/analyzers/counters"
+	"github.com/netlumina/lumina/analyzers/events"
 	"github.com/netlumina/lumina/analyzers/gbn"
 	"github.com/netlumina/lumina/analyzers/integrity"
 	"github.com/netlumina/lumina/analyzers/model"
@@ -325,6 +326,7 @@ type pipeline struct {
 	gbn     *gbn.Checker
 	retx    *retransmission.Tracker
 	cnp     *cnp.Analyzer
+	ev      *events.Analyzer
 	tally   *counters.Tally
 	seq     *report.SeqCollector
 	params  model.Params
@@ -348,6 +350,7 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 		co.MinTimeBetweenCNPsNs = int64(*params.MinTimeBetweenCNPsUs * 1000)
 	}
 	a.cnp = cnp.New(t, co)
+	a.ev = events.New(t, events.Options{Events: meta.Events, UncertaintyNs: params.TimestampUncertaintyNs})
 	if !opt.NoPlots {
 		a.seq = report.NewSeqCollector(t)
 	}
@@ -358,6 +361,7 @@ func (a *pipeline) observe(p *model.Pkt) {
 	a.retx.Observe(p) // first: it marks retransmissions
 	a.gbn.Observe(p)
 	a.cnp.Observe(p)
+	a.ev.Observe(p)
 	a.tally.Observe(p)
 	if a.seq != nil {
 		a.seq.Add(p)
@@ -405,7 +409,7 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 		UncertaintyNs: a.params.TimestampUncertaintyNs})
 	cn := a.cnp.Finish()
 	ct := counters.Check(model.ResolveNICs(meta.NICs, r.Connections), counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally})
-	r.Checks = report.Checks{GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct}
+	r.Checks = report.Checks{GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct, Events: a.ev.Finish()}
 	for _, c := range report.AllChecks {
 		if !selected[c] {
 			r.Checks.Skip(c, report.NotSelected)

@@ -2,7 +2,9 @@
 // the report: the integrity check (analyzers/integrity) and then, if the
 // trace is valid, the Go-back-N logic check (gbn), the retransmission
 // breakdown (retransmission), the timeout check (timeout), the CNP pacing
-// check (cnp) and the NIC counter cross-check (counters). Package model
+// check (cnp) and the NIC counter cross-check (counters), and, when the
+// switch delayed, reordered or duplicated packets, the events report
+// (events; it compares them with Meta.Events). Package model
 // holds the common trace and connection model and the run metadata;
 // package report the report, its JSON schema and its text and HTML forms.
 //

@@ -27,6 +27,16 @@
 //	                       the original request's did
 //	incomplete             at the end, data sent was not all received and
 //	                       acknowledged
+//	duplicate-unanswered   a duplicate WRITE/SEND request with AckReq set
+//	                       got no ACK for the last executed PSN (ePSN-1)
+//	                       after it; a duplicate READ request copied by the
+//	                       switch whose responses were not sent again
+//	duplicate-ack-wrong-psn  the same, and the first ACK after the duplicate
+//	                       acknowledged an earlier PSN (e.g. the duplicate's
+//	                       own)
+//	msn-jump               an ACK/NAK whose MSN grew by more than the PSNs
+//	                       executed since the previous one: a duplicate was
+//	                       executed again
 //
 // Sender side (WRITE/SEND requester, READ responder):
 //
@@ -51,6 +61,26 @@
 // go-backs without progress at the end of the trace) or that ended with a
 // fatal NAK is not required to complete. Connections of verb "mixed" are
 // not checked.
+//
+// # Duplicates and switch events
+//
+// A duplicate WRITE/SEND request (PSN < ePSN) is not executed; a re-ACK
+// with the last executed PSN, at or after it (in any position, a late
+// or stale ACK may come between), answers it. The re-ACK is required only
+// when the duplicate had AckReq set (IBA C9-105 as rxe and the software
+// NIC read it; a responder may re-ACK every duplicate, which is accepted);
+// duplicates without AckReq are never flagged for lacking one.
+//
+// Packets tagged delay or reorder were mirrored when they left the switch,
+// after packets sent later: the sender rules do not see them as
+// retransmissions, a psn-gap they leave is withdrawn when they fill it,
+// a missing-nak they repair is withdrawn when the NAK follows them, and a
+// held ACK below a later one is no ack-backwards. Packets tagged duplicate
+// are copies the switch made: the sender rules ignore them, the receiver
+// rules see them as the duplicates they are, and a copied ACK or NAK is not
+// the responder's (no duplicate-nak, not counted in NAKs). Withdrawable
+// violations are kept in the order they were found. Limitation: a held
+// retransmission that starts a go-back is judged where it left the switch.
 //
 // # Timing caveat
 //

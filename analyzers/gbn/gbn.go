@@ -30,7 +30,14 @@ const (
 	RuleMissingRetransmit   = "missing-retransmission"
 	RuleUnsolicitedRetx     = "unsolicited-retransmission"
 	RuleResponseUnrequested = "response-unrequested"
+	RuleDuplicateUnanswered = "duplicate-unanswered"
+	RuleDuplicateACKWrong   = "duplicate-ack-wrong-psn"
+	RuleMSNJump             = "msn-jump"
 )
+
+// maxDupWaits bounds the duplicates awaiting their re-ACK per connection
+// (the oldest is forgotten).
+const maxDupWaits = 16
 
 // MaxViolationsPerConn bounds the violations recorded per connection.
 const MaxViolationsPerConn = 100
@@ -96,6 +103,54 @@ type Checker struct {
 	table *model.Table
 	conns []conn
 	res   Result
+	// deferred are violations that a packet the switch held may still
+	// cancel (psn-gap, missing-nak); Finish inserts the live ones where
+	// they would have been recorded.
+	deferred []deferred
+}
+
+// deferred is a violation recorded provisionally: slot is the length of
+// Result.Violations when it was found.
+type deferred struct {
+	slot   int
+	v      Violation
+	live   bool
+	capped bool // counted in Result.Dropped instead
+	cs     *conn
+}
+
+// hole is a range of PSNs new data skipped on a mirror trace: packets the
+// switch held (delay, reorder) fill it when they leave; if they do not,
+// psn-gap stands.
+type hole struct {
+	start roce.PSN
+	mask  uint64 // bit i: start+i not yet seen
+	def   int
+}
+
+// nakWait is a loss episode repaired by a packet before the responder's
+// NAK appeared in the trace: the NAK may still come, because the repair
+// was a held packet (late) or the NAK is held.
+type nakWait struct {
+	psn  roce.PSN
+	late bool // the repairing packet was held by the switch
+	def  int
+}
+
+// dupWait is a duplicate request (WRITE/SEND) waiting for its re-ACK: an
+// ACK for want, the last PSN executed when it arrived.
+type dupWait struct {
+	want     roce.PSN
+	psn      roce.PSN
+	idx      int
+	t        int64
+	required bool // a duplicate with AckReq set arrived
+	reqPSN   roce.PSN
+	reqIdx   int
+	reqT     int64
+	seenAck  bool // an ACK came after it
+	ackPSN   roce.PSN
+	ackIdx   int
 }
 
 type conn struct {
@@ -113,6 +168,16 @@ type conn struct {
 	rsnd  readSender
 
 	naks, dups int
+
+	holes   []hole
+	waits   []nakWait // WRITE/SEND responder or READ requester
+	dupw    []dupWait
+	dupNAK  bool // a late-resolved episode: a further NAK for dupNAKPSN is a second one
+	dupNAKP roce.PSN
+	// feedback seen from the responder (msn-jump)
+	fbValid   bool
+	fbThrough roce.PSN // last PSN the feedback says was executed
+	fbMSN     roce.PSN
 }
 
 // receiver is the WRITE/SEND responder.
@@ -167,6 +232,9 @@ type readSender struct {
 	pendPSN roce.PSN
 	pendIdx int
 	pendT   int64
+	// pendCopy: the pending request is a copy the switch made (a duplicate
+	// READ request), not a re-issue.
+	pendCopy bool
 }
 
 // New returns a Checker for the connections of t.
@@ -183,6 +251,8 @@ func New(t *model.Table, opt Options) *Checker {
 		cs.rrecv.reqNxt, cs.rrecv.ePSN = tc.IPSN, tc.IPSN
 		cs.rsnd.reqNxt, cs.rsnd.cur, cs.rsnd.sndNxt = tc.IPSN, tc.IPSN.Add(-1), tc.IPSN
 		cs.rrecv.ends = make([]rng, 0, 8)
+		cs.waits = make([]nakWait, 0, 2)
+		cs.dupw = make([]dupWait, 0, 2)
 	}
 	return c
 }
@@ -197,6 +267,36 @@ func (c *Checker) violate(cs *conn, side, rule string, psn roce.PSN, idx int, t 
 		Conn: cs.id, Side: side, Rule: rule, PSN: uint32(psn), RelPSN: psn.Sub(cs.ipsn),
 		Index: idx, TimeNs: t, Detail: fmt.Sprintf(format, args...),
 	})
+}
+
+// deferViolation records a violation that may be cancelled later and
+// returns its handle.
+func (c *Checker) deferViolation(cs *conn, side, rule string, psn roce.PSN, idx int, t int64, format string, args ...any) int {
+	d := deferred{slot: len(c.res.Violations), live: true, cs: cs,
+		v: Violation{Conn: cs.id, Side: side, Rule: rule, PSN: uint32(psn), RelPSN: psn.Sub(cs.ipsn),
+			Index: idx, TimeNs: t, Detail: fmt.Sprintf(format, args...)}}
+	if cs.nviol >= MaxViolationsPerConn {
+		c.res.Dropped++
+		d.capped = true
+	} else {
+		cs.nviol++
+	}
+	c.deferred = append(c.deferred, d)
+	return len(c.deferred) - 1
+}
+
+// cancel withdraws a deferred violation.
+func (c *Checker) cancel(i int) {
+	d := &c.deferred[i]
+	if !d.live {
+		return
+	}
+	d.live = false
+	if d.capped {
+		c.res.Dropped--
+	} else {
+		d.cs.nviol--
+	}
 }
 
 // SetForeign sets Options.Foreign (before the first packet).
@@ -226,7 +326,13 @@ func (c *Checker) Observe(p *model.Pkt) {
 func (c *Checker) observeWrite(cs *conn, p *model.Pkt) {
 	switch {
 	case p.Dir == model.ToResponder && p.Kind == model.KindData:
-		c.sendData(cs, p)
+		switch {
+		case p.Copy(): // not sent by the requester
+		case p.Late() && p.PSN.LessThan(cs.snd.sndNxt):
+			c.fillHole(cs, p.PSN) // sent before what the trace shows before it
+		default:
+			c.sendData(cs, p)
+		}
 		if p.Delivered {
 			c.recvData(cs, p)
 		}
@@ -244,9 +350,12 @@ func (c *Checker) recvData(cs *conn, p *model.Pkt) {
 	switch d := p.PSN.Sub(r.ePSN); {
 	case d == 0:
 		if r.gap && !r.nakOut {
-			c.violate(cs, SideResponder, RuleMissingNAK, r.gapPSN, r.gapIdx, r.gapT,
+			// The NAK may still be in the trace after the repair: the
+			// repair was held by the switch, or the NAK is.
+			def := c.deferViolation(cs, SideResponder, RuleMissingNAK, r.gapPSN, r.gapIdx, r.gapT,
 				"PSN %d arrived out of sequence (expected %d) and the loss was repaired at index %d without a NAK",
 				r.gapGot, r.gapPSN, p.Index)
+			cs.waits = append(cs.waits, nakWait{psn: r.gapPSN, late: p.Late(), def: def})
 		}
 		r.gap, r.nakOut = false, false
 		r.ePSN = p.PSN.Next()
@@ -256,15 +365,92 @@ func (c *Checker) recvData(cs *conn, p *model.Pkt) {
 		}
 	default:
 		cs.dups++
+		c.duplicate(cs, p)
 	}
+}
+
+// duplicate: a WRITE/SEND request the responder already executed. It must
+// not be executed again, and is re-acknowledged with the last executed
+// PSN (required when it has AckReq set).
+func (c *Checker) duplicate(cs *conn, p *model.Pkt) {
+	want := cs.recv.ePSN.Add(-1)
+	n := len(cs.dupw)
+	if n == 0 || cs.dupw[n-1].want != want || cs.dupw[n-1].seenAck {
+		if n == maxDupWaits {
+			c.dupUnanswered(cs, &cs.dupw[0])
+			cs.dupw = append(cs.dupw[:0], cs.dupw[1:]...)
+		}
+		cs.dupw = append(cs.dupw, dupWait{want: want, psn: p.PSN, idx: p.Index, t: p.TimeNs})
+		n = len(cs.dupw)
+	}
+	w := &cs.dupw[n-1]
+	if p.AckReq && !w.required {
+		w.required, w.reqPSN, w.reqIdx, w.reqT = true, p.PSN, p.Index, p.TimeNs
+	}
+}
+
+// dupUnanswered reports a duplicate with AckReq that got no re-ACK.
+func (c *Checker) dupUnanswered(cs *conn, w *dupWait) {
+	if !w.required {
+		return
+	}
+	if w.seenAck && w.ackPSN.LessThan(w.want) {
+		c.violate(cs, SideResponder, RuleDuplicateACKWrong, w.ackPSN, w.ackIdx, w.reqT,
+			"duplicate PSN %d (index %d, AckReq) was answered with an ACK for PSN %d; the last executed PSN is %d",
+			w.reqPSN, w.reqIdx, w.ackPSN, w.want)
+		return
+	}
+	c.violate(cs, SideResponder, RuleDuplicateUnanswered, w.reqPSN, w.reqIdx, w.reqT,
+		"duplicate PSN %d (AckReq) was never re-acknowledged with an ACK for PSN %d, the last executed PSN", w.reqPSN, w.want)
+}
+
+// feedbackMSN checks that the MSN of a responder's ACK or NAK grew by no
+// more than the messages it can have completed since its previous one:
+// at most one per PSN executed in between (a duplicate executed again
+// makes it jump).
+func (c *Checker) feedbackMSN(cs *conn, p *model.Pkt) {
+	through := p.PSN // ACK: executed up to PSN
+	if p.Kind != model.KindAck {
+		through = p.PSN.Add(-1) // NAK, RNR NAK: up to PSN-1
+	}
+	msn := roce.PSN(p.MSN & roce.PSNMask)
+	if cs.fbValid {
+		if through.LessThan(cs.fbThrough) {
+			return // an older ACK the switch held
+		}
+		limit := cs.recv.ePSN.Add(-1).Sub(cs.fbThrough)
+		if d := msn.Sub(cs.fbMSN); d > 0 && d > limit {
+			c.violate(cs, SideResponder, RuleMSNJump, p.PSN, p.Index, p.TimeNs,
+				"MSN %d after MSN %d (PSN %d): %d messages completed but only %d PSNs were executed since",
+				msn, cs.fbMSN, cs.fbThrough, d, max(limit, 0))
+		}
+	}
+	cs.fbValid, cs.fbThrough, cs.fbMSN = true, through, msn
 }
 
 // recvFeedback: the responder sent an ACK, NAK or RNR NAK.
 func (c *Checker) recvFeedback(cs *conn, p *model.Pkt) {
 	r := &cs.recv
+	if p.Copy() {
+		return // the responder did not send it
+	}
+	c.feedbackMSN(cs, p)
 	switch p.Kind {
 	case model.KindNak:
 		cs.naks++
+		for i, w := range cs.waits {
+			if w.psn == p.PSN && (w.late || p.Late()) {
+				c.cancel(w.def) // the NAK of an episode a held packet repaired
+				cs.waits = append(cs.waits[:i], cs.waits[i+1:]...)
+				cs.dupNAK, cs.dupNAKP = true, p.PSN
+				return
+			}
+		}
+		if cs.dupNAK && p.PSN == cs.dupNAKP && p.PSN.LessThan(r.ePSN) {
+			c.violate(cs, SideResponder, RuleDuplicateNAK, p.PSN, p.Index, p.TimeNs,
+				"second NAK (PSN %d) in one loss episode: a NAK for PSN %d was already sent", p.PSN, p.PSN)
+			return
+		}
 		switch {
 		case r.nakOut:
 			c.violate(cs, SideResponder, RuleDuplicateNAK, p.PSN, p.Index, p.TimeNs,
@@ -278,10 +464,22 @@ func (c *Checker) recvFeedback(cs *conn, p *model.Pkt) {
 		}
 		r.nakOut, r.gap = true, false
 	case model.KindAck:
-		if r.ackValid && p.PSN.LessThan(r.lastAck) {
-			c.violate(cs, SideResponder, RuleACKBackwards, p.PSN, p.Index, p.TimeNs,
-				"ACK for PSN %d after an ACK for PSN %d", p.PSN, r.lastAck)
-		} else {
+		for i := 0; i < len(cs.dupw); i++ {
+			w := &cs.dupw[i]
+			if p.PSN == w.want {
+				cs.dupw = append(cs.dupw[:i], cs.dupw[i+1:]...)
+				i--
+			} else if !w.seenAck {
+				w.seenAck, w.ackPSN, w.ackIdx = true, p.PSN, p.Index
+			}
+		}
+		switch {
+		case r.ackValid && p.PSN.LessThan(r.lastAck):
+			if !p.Late() { // a held ACK may follow later ones
+				c.violate(cs, SideResponder, RuleACKBackwards, p.PSN, p.Index, p.TimeNs,
+					"ACK for PSN %d after an ACK for PSN %d", p.PSN, r.lastAck)
+			}
+		default:
 			r.lastAck, r.ackValid = p.PSN, true
 		}
 		if p.PSN.Sub(r.ePSN) >= 0 {
@@ -320,6 +518,16 @@ func (c *Checker) sendData(cs *conn, p *model.Pkt) {
 			if c.opt.Foreign {
 				break
 			}
+			if n := psn.Sub(s.sndNxt); n <= 64 {
+				// Held packets (delay, reorder) may still fill the gap.
+				d := c.deferViolation(cs, SideRequester, RulePSNGap, psn, p.Index, p.TimeNs,
+					"sent PSN %d after %d: PSNs %d..%d were never sent", psn, s.cur, s.sndNxt, psn.Add(-1))
+				cs.holes = append(cs.holes, hole{start: s.sndNxt, mask: 1<<n - 1, def: d})
+				if n == 64 {
+					cs.holes[len(cs.holes)-1].mask = ^uint64(0)
+				}
+				break
+			}
 			c.violate(cs, SideRequester, RulePSNGap, psn, p.Index, p.TimeNs,
 				"sent PSN %d after %d: PSNs %d..%d were never sent", psn, s.cur, s.sndNxt, psn.Add(-1))
 		case psn.Sub(s.cur) <= 0: // backwards without a NAK: timeout
@@ -343,6 +551,22 @@ func (c *Checker) sendData(cs *conn, p *model.Pkt) {
 	s.cur = psn
 	if psn.Sub(s.sndNxt) >= 0 {
 		s.sndNxt = psn.Next()
+	}
+}
+
+// fillHole: a held packet with PSN psn left the switch; it was sent where
+// a gap in new data is.
+func (c *Checker) fillHole(cs *conn, psn roce.PSN) {
+	for i := range cs.holes {
+		h := &cs.holes[i]
+		if k := psn.Sub(h.start); k >= 0 && k < 64 && h.mask&(1<<k) != 0 {
+			h.mask &^= 1 << k
+			if h.mask == 0 {
+				c.cancel(h.def)
+				cs.holes = append(cs.holes[:i], cs.holes[i+1:]...)
+			}
+			return
+		}
 	}
 }
 
@@ -375,18 +599,25 @@ func (c *Checker) sendFeedback(cs *conn, p *model.Pkt) {
 	if s.nakPending && s.nakPSN == p.PSN || s.handled && s.handledPSN == p.PSN {
 		return // duplicate NAK for an episode already pending or handled
 	}
+	if p.Copy() || p.Late() && p.PSN.LessThan(s.una) {
+		return // a copy of a NAK, or a held one already overtaken
+	}
 	s.nakPending, s.nakPSN, s.nakIdx, s.nakT = true, p.PSN, p.Index, p.TimeNs
 }
 
 func (c *Checker) observeRead(cs *conn, p *model.Pkt) {
 	switch {
 	case p.Dir == model.ToResponder && p.Kind == model.KindReadReq:
-		c.readRequestSent(cs, p)
+		if !p.Copy() {
+			c.readRequestSent(cs, p)
+		}
 		if p.Delivered {
 			c.readRequestDelivered(cs, p)
 		}
 	case p.Dir == model.ToRequester && p.Kind == model.KindReadResp:
-		c.readResponseSent(cs, p)
+		if !p.Copy() {
+			c.readResponseSent(cs, p)
+		}
 		if p.Delivered {
 			c.readResponseDelivered(cs, p)
 		}
@@ -407,6 +638,14 @@ func (c *Checker) readRequestSent(cs *conn, p *model.Pkt) {
 		r.reqNxt = end.Next()
 	default: // re-issued request: the NAK's role
 		cs.naks++
+		for i, w := range cs.waits {
+			if w.psn == psn && (w.late || p.Late()) {
+				c.cancel(w.def) // re-issued for a gap a held response repaired
+				cs.waits = append(cs.waits[:i], cs.waits[i+1:]...)
+				r.noProgress++
+				return
+			}
+		}
 		if psn != r.ePSN {
 			c.violate(cs, SideRequester, RuleNAKWrongPSN, psn, p.Index, p.TimeNs,
 				"READ re-issued from PSN %d, the first missing response is PSN %d", psn, r.ePSN)
@@ -434,8 +673,9 @@ func (c *Checker) readResponseDelivered(cs *conn, p *model.Pkt) {
 			return // unrequested: the responder side reports it
 		}
 		if r.gap && !r.reissued {
-			c.violate(cs, SideRequester, RuleMissingNAK, r.gapPSN, r.gapIdx, r.gapT,
+			def := c.deferViolation(cs, SideRequester, RuleMissingNAK, r.gapPSN, r.gapIdx, r.gapT,
 				"READ response PSN %d missing and a later one arrived, but the READ was not re-issued before index %d", r.gapPSN, p.Index)
+			cs.waits = append(cs.waits, nakWait{psn: r.gapPSN, late: p.Late(), def: def})
 		}
 		r.gap, r.reissued = false, false
 		r.noProgress = 0
@@ -458,7 +698,7 @@ func (c *Checker) readRequestDelivered(cs *conn, p *model.Pkt) {
 		return
 	}
 	cs.dups++
-	s.pending, s.pendPSN, s.pendIdx, s.pendT = true, p.PSN, p.Index, p.TimeNs
+	s.pending, s.pendPSN, s.pendIdx, s.pendT, s.pendCopy = true, p.PSN, p.Index, p.TimeNs, p.Copy()
 }
 
 // readResponseSent: the responder sent a READ response.
@@ -468,6 +708,9 @@ func (c *Checker) readResponseSent(cs *conn, p *model.Pkt) {
 	if psn.Sub(s.reqNxt) >= 0 {
 		c.violate(cs, SideResponder, RuleResponseUnrequested, psn, p.Index, p.TimeNs,
 			"READ response PSN %d, requests so far end at PSN %d", psn, s.reqNxt.Add(-1))
+	}
+	if p.Late() && psn.LessThan(s.sndNxt) {
+		return // held by the switch: sent before what the trace shows before it
 	}
 	if psn == s.cur.Next() {
 		if s.pending && psn == s.pendPSN {
@@ -509,6 +752,9 @@ func (c *Checker) Finish() Result {
 	}
 	res := c.res
 	res.Conns = stats
+	if len(c.deferred) > 0 {
+		res.Violations = c.mergeDeferred(res.Violations)
+	}
 	if res.Violations == nil {
 		res.Violations = []Violation{}
 	}
@@ -517,6 +763,26 @@ func (c *Checker) Finish() Result {
 		res.Verdict = model.Fail
 	}
 	return res
+}
+
+// mergeDeferred inserts the live deferred violations at their slots.
+func (c *Checker) mergeDeferred(vs []Violation) []Violation {
+	out := make([]Violation, 0, len(vs)+len(c.deferred))
+	j := 0
+	for i := 0; i <= len(vs); i++ {
+		for ; j < len(c.deferred) && c.deferred[j].slot <= i; j++ {
+			if d := c.deferred[j]; d.live && !d.capped {
+				out = append(out, d.v)
+			}
+		}
+		if i < len(vs) {
+			out = append(out, vs[i])
+		}
+	}
+	if len(out) == 0 {
+		return vs
+	}
+	return out
 }
 
 func (c *Checker) finishWrite(cs *conn) (completed, gaveUp bool) {
@@ -532,6 +798,11 @@ func (c *Checker) finishWrite(cs *conn) (completed, gaveUp bool) {
 	if s.nakPending && !gaveUp {
 		c.violate(cs, SideRequester, RuleMissingRetransmit, s.nakPSN, s.nakIdx, s.nakT,
 			"NAK for PSN %d was never followed by a retransmission from it", s.nakPSN)
+	}
+	if !gaveUp {
+		for i := range cs.dupw {
+			c.dupUnanswered(cs, &cs.dupw[i])
+		}
 	}
 	completed = r.ePSN == s.sndNxt && s.una == s.sndNxt && (!s.sent || r.ackValid && r.lastAck == s.sndNxt.Add(-1))
 	if !completed && !gaveUp && s.sent {
@@ -557,8 +828,13 @@ func (c *Checker) finishRead(cs *conn) (completed, gaveUp bool) {
 	}
 	gaveUp = r.noProgress >= c.opt.RetryCnt
 	if s.pending && !gaveUp {
-		c.violate(cs, SideResponder, RuleMissingRetransmit, s.pendPSN, s.pendIdx, s.pendT,
-			"re-issued READ from PSN %d was never answered", s.pendPSN)
+		if s.pendCopy {
+			c.violate(cs, SideResponder, RuleDuplicateUnanswered, s.pendPSN, s.pendIdx, s.pendT,
+				"duplicate READ request at PSN %d was never answered (its responses were not sent again)", s.pendPSN)
+		} else {
+			c.violate(cs, SideResponder, RuleMissingRetransmit, s.pendPSN, s.pendIdx, s.pendT,
+				"re-issued READ from PSN %d was never answered", s.pendPSN)
+		}
 	}
 	completed = r.ePSN == r.reqNxt
 	if !completed && !gaveUp {

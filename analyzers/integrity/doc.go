@@ -34,10 +34,18 @@
 //  3. mirrored: the number of packets equals the number of copies the
 //     switch mirrored to the dumpers. Condition 1 cannot see packets lost
 //     after the last captured one; this can.
-//  4. received: the number of packets equals the number of RoCE packets
-//     the switch received from the generators. A difference means the
-//     switch did not mirror every packet (a missing mirror session, a
-//     packet on a port that is not mirrored).
+//  4. received: the number of packets, less the duplicate copies, equals
+//     the number of RoCE packets the switch received from the generators.
+//     A difference means the switch did not mirror every packet (a
+//     missing mirror session, a packet on a port that is not mirrored).
+//     A duplicate event forwards the original, mirrored untagged, and then
+//     its copies, each mirrored with event duplicate (roce.EventDuplicate,
+//     read from the copy's TTL): the copies are in the trace and in the
+//     mirrored count (condition 3) but not in the received count, so the
+//     packets tagged duplicate (Stats.Copies) are subtracted here. Any
+//     other event, and a TTL that is no event, counts as a received
+//     packet. Delayed and reordered packets are mirrored once, when they
+//     leave the switch, and count once.
 //  5. dumpers: no dumper dropped anything, and each dumper's captured
 //     count equals the packets from it in the trace (in total when the
 //     trace does not say which dumper each packet came from). This names
@@ -68,12 +76,14 @@
 //	timestamp: trace index 88 (seq 89, dumper-0 #44) at 1200 ns is before index 87 at 1350 ns
 //	count: trace has 999 packets, switch mirrored 1000
 //	count: trace has 1000 packets, switch received 1002 RoCE packets
+//	count: trace has 1003 packets less 3 duplicate copies, switch received 1002 RoCE packets
 //	dumper-1 dropped 3 packets (kernel drops or buffer overflow)
 //	dumper-1 captured 500 packets, trace has 499 from it
 //	dumpers captured 1000 packets in total, trace has 999
 //	dumpers: counters for 2 dumpers, trace has 3 sources
 //
-// Without sources, the parenthesized "(dumper-1 #305)" of "range" and "out
+// The second received reason is used when the trace holds duplicate
+// copies; without any, the first. Without sources, the parenthesized "(dumper-1 #305)" of "range" and "out
 // of order" is left out and "timestamp" reads "(seq 89)". Skipped
 // conditions have reasons too ("switch mirrored count unknown", "no dumper
 // counters", …), for display only.

@@ -81,13 +81,24 @@ type Pkt struct {
 	DMALen     uint32
 	PayloadLen int
 	NAKCode    roce.NAKCode
-	SrcIP      netip.Addr
-	DstIP      netip.Addr
-	DestQP     uint32
+	// MSN is the AETH's MSN of an ACK, NAK or RNR NAK; 0 otherwise.
+	MSN    uint32
+	SrcIP  netip.Addr
+	DstIP  netip.Addr
+	DestQP uint32
 	// Retx is set by the retransmission tracker when this data packet
 	// re-sends a PSN already sent.
 	Retx bool
 }
+
+// Late reports whether the switch held p before forwarding it (event
+// delay or reorder): its mirror copy is taken when it leaves, so it may
+// follow packets sent after it.
+func (p *Pkt) Late() bool { return p.Event == roce.EventDelay || p.Event == roce.EventReorder }
+
+// Copy reports whether p is an extra copy the switch made of the packet
+// before it (event duplicate): its sender did not send it.
+func (p *Pkt) Copy() bool { return p.Event == roce.EventDuplicate }
 
 // Delivered reports whether a packet with event e reached its destination
 // intact.
@@ -140,6 +151,7 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 			return false
 		}
 		s := pk.AETH.Syndrome()
+		p.MSN = pk.AETH.MSN()
 		switch s.Type() {
 		case roce.AckTypeACK:
 			p.Kind = KindAck

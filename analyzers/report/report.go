@@ -9,6 +9,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/cnp"
 	"github.com/netlumina/lumina/analyzers/counters"
+	"github.com/netlumina/lumina/analyzers/events"
 	"github.com/netlumina/lumina/analyzers/gbn"
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/retransmission"
@@ -22,6 +23,9 @@ const (
 	CheckTimeout        = "timeout"
 	CheckCNP            = "cnp"
 	CheckCounters       = "counters"
+	// CheckEvents names the events section (not in AllChecks: it is not
+	// selectable).
+	CheckEvents = "events"
 )
 
 // NotSelected is the reason of a check that was not selected.
@@ -72,6 +76,11 @@ type Checks struct {
 	Timeout        timeout.Result        `json:"timeout"`
 	CNP            cnp.Result            `json:"cnp"`
 	Counters       counters.Result       `json:"counters"`
+	// Events reports the packets the switch delayed, reordered or
+	// duplicated (package events); absent when the trace has none. It is
+	// not a selectable check; a fail fails the run, an inconclusive makes
+	// it INCONCLUSIVE.
+	Events events.Result `json:"events,omitzero"`
 }
 
 // Verdicts returns each check's verdict by name.
@@ -110,7 +119,7 @@ func (r *Report) Passed() bool {
 			return false
 		}
 	}
-	return true
+	return !r.Checks.Events.Verdict.Failed()
 }
 
 // Inconclusive returns the checks whose verdict is inconclusive (their
@@ -124,6 +133,9 @@ func (r *Report) Inconclusive() []string {
 		if v[c] == model.Inconclusive {
 			out = append(out, c)
 		}
+	}
+	if r.Checks.Events.Verdict == model.Inconclusive {
+		out = append(out, CheckEvents)
 	}
 	return out
 }

@@ -76,6 +76,17 @@ func Text(r *Report) string {
 	}
 	line(CheckCNP, c.CNP.Verdict, cnpSummary, c.CNP.Reason)
 	line(CheckCounters, c.Counters.Verdict, fmt.Sprintf("%d mismatches", len(c.Counters.Mismatches)), c.Counters.Reason)
+	if c.Events.Verdict != "" {
+		n := map[string]int{}
+		for _, e := range c.Events.Events {
+			n[e.Type]++
+		}
+		line(CheckEvents, c.Events.Verdict, fmt.Sprintf("%d events (%d delay, %d reorder, %d duplicate)",
+			len(c.Events.Events), n["delay"], n["reorder"], n["duplicate"]), c.Events.Reason)
+	}
+	if sp := c.Retransmission.Spurious; len(sp) > 0 {
+		w("  %d spurious retransmissions\n", len(sp))
+	}
 
 	if n := len(c.GBN.Violations); n > 0 {
 		w("gbn violations:\n")
@@ -124,6 +135,32 @@ func Text(r *Report) string {
 				flag += " RETRY-EXCEEDED"
 			}
 			w("  conn %d rel %d: %d retries, %s: %s%s\n", t.Conn, t.RelPSN, t.Retries, t.Outcome, strings.Join(iv, " "), flag)
+		}
+	}
+	if n := len(c.Events.Events); n > 0 {
+		w("events:\n")
+		for i, e := range c.Events.Events {
+			if i == maxTextLines {
+				w("  ... %d more\n", n-i)
+				break
+			}
+			w("  conn %d %s %s psn %d (rel %d) #%d index %d:", e.Conn, e.Direction, e.Type, e.PSN, e.RelPSN, e.Occurrence, e.Index)
+			if e.HoldNs != nil {
+				w(" hold %s", dur(*e.HoldNs))
+			}
+			if e.Depth != nil {
+				w(" depth %d", *e.Depth)
+			}
+			if e.Copies != nil {
+				w(" copies %d", *e.Copies)
+			}
+			if e.Verdict != "" {
+				w(" %s", e.Verdict)
+			}
+			if e.Detail != "" {
+				w(" (%s)", e.Detail)
+			}
+			w("\n")
 		}
 	}
 	for i, m := range c.Counters.Mismatches {

@@ -36,6 +36,18 @@
 // time before it (since the requester's last transmission or the last
 // progress), which the timeout analyzer turns into timeout intervals.
 //
+// Packets the switch held (event delay or reorder) are not lost: a gap
+// they leave is no loss once they arrive, and they are not
+// retransmissions. Copies the switch made (event duplicate) are ignored.
+//
+// A go-back is spurious when it re-sends nothing lost: cause "delivered"
+// when no lost packet was outstanding (a dropped or held ACK, an early
+// timer), cause "late" when the PSN it re-sent was held by the switch and
+// arrived afterwards (a delay past the timeout: the retransmission looked
+// like new data, or repaired a gap the held packet then filled).
+// Result.Spurious lists them, ConnStats.Spurious counts them; both are
+// omitted when there are none.
+//
 // Verdict: fail if a lost packet was never retransmitted, unless its
 // connection gave up (retry_cnt go-backs without progress) or ended with a
 // fatal NAK.

@@ -54,6 +54,36 @@ type GoBack struct {
 	// Epoch counts the connection's progress events before this go-back:
 	// go-backs with the same Epoch belong to one episode without progress.
 	Epoch int
+	// Spurious is the cause when nothing the go-back re-sends was lost
+	// (CauseDelivered, CauseLate); "" otherwise.
+	Spurious string
+}
+
+// Causes of spurious retransmissions.
+const (
+	// CauseDelivered: every packet the go-back re-sends had been
+	// delivered (a dropped, held or slow ACK; a timer that fired early).
+	CauseDelivered = "delivered"
+	// CauseLate: the packet re-sent was held by the switch (delay,
+	// reorder) and delivered after, or while, it was re-sent.
+	CauseLate = "late"
+)
+
+// Spurious is one spurious retransmission: a go-back whose first packet
+// was not lost.
+type Spurious struct {
+	Conn   int    `json:"conn"`
+	PSN    uint32 `json:"psn"`
+	RelPSN int    `json:"rel_psn"`
+	// Kind is the go-back's trigger: fast, timeout or rnr.
+	Kind   string `json:"kind"`
+	Index  int    `json:"index"`
+	TimeNs int64  `json:"time_ns"`
+	// Cause is CauseDelivered or CauseLate.
+	Cause string `json:"cause"`
+	// OriginalIndex is, for CauseLate, the trace index of the held
+	// original; -1 otherwise.
+	OriginalIndex int `json:"original_index"`
 }
 
 // ConnStats count a connection's recoveries.
@@ -67,6 +97,8 @@ type ConnStats struct {
 	Timeouts int `json:"timeouts"`
 	RNR      int `json:"rnr"`
 	Losses   int `json:"losses"`
+	// Spurious counts go-backs that re-sent nothing lost (see Spurious).
+	Spurious int `json:"spurious,omitempty"`
 	// Epochs is the number of progress events; GaveUp: the connection
 	// ended after at least retry_cnt go-backs without progress.
 	Epochs int  `json:"-"`
@@ -81,8 +113,10 @@ type Result struct {
 	Losses  []Loss        `json:"losses"`
 	Conns   []ConnStats   `json:"conns,omitempty"`
 	// HalfRTTNs is the correction applied to *_corrected_ns.
-	HalfRTTNs int64    `json:"half_rtt_ns,omitempty"`
-	GoBacks   []GoBack `json:"-"`
+	HalfRTTNs int64 `json:"half_rtt_ns,omitempty"`
+	// Spurious lists the spurious retransmissions, in the order found.
+	Spurious []Spurious `json:"spurious,omitempty"`
+	GoBacks  []GoBack   `json:"-"`
 }
 
 // Options configure a Tracker.
@@ -98,6 +132,18 @@ type Options struct {
 const maxRounds = 32
 
 type round struct{ start, reach roce.PSN }
+
+// sentNew is a recent first transmission of a PSN, remembered in case the
+// switch held an earlier one (then it was a retransmission).
+type sentNew struct {
+	psn          roce.PSN
+	idx          int
+	t, idle      int64
+	epoch        int
+	hasIdle, nak bool
+}
+
+const recentNew = 16
 
 type openLoss struct {
 	psn     roce.PSN
@@ -145,6 +191,13 @@ type connTrk struct {
 
 	open  []openLoss
 	stats ConnStats
+
+	recent  [recentNew]sentNew
+	nrecent int
+	// lateFix: a held READ response repaired the gap at lateFixPSN; the
+	// requester's re-issue for it is still an implied NAK.
+	lateFix    bool
+	lateFixPSN roce.PSN
 }
 
 // Tracker follows every connection of a Table. It does not allocate per
@@ -192,19 +245,38 @@ func (tr *Tracker) Observe(p *model.Pkt) {
 	case model.VerbWrite, model.VerbSend:
 		switch {
 		case p.Dir == model.ToResponder && p.Kind == model.KindData:
-			tr.writeGoBack(ct, p)
-			tr.data(ct, p)
-			ct.lastAct, ct.actValid = p.TimeNs, true
+			switch {
+			case p.Copy(): // not sent by the requester
+			case p.Late() && ct.sent && p.PSN.LessThan(ct.sndNxt):
+				tr.late(ct, p)
+			default:
+				tr.remember(ct, p)
+				tr.writeGoBack(ct, p)
+				tr.data(ct, p)
+				ct.lastAct, ct.actValid = p.TimeNs, true
+			}
 		case p.Dir == model.ToRequester && p.Delivered && (p.Kind == model.KindAck || p.Kind == model.KindNak || p.Kind == model.KindRNR):
 			tr.writeFeedback(ct, p)
 		}
 	case model.VerbRead:
 		switch {
 		case p.Dir == model.ToResponder && p.Kind == model.KindReadReq:
+			if p.Copy() {
+				if p.Delivered && p.PSN.Sub(ct.rspReqNxt) >= 0 {
+					ct.rspReqNxt = p.PSN.Add(p.NPkts)
+				}
+				break
+			}
 			tr.readRequest(ct, p)
 			ct.lastAct, ct.actValid = p.TimeNs, true
 		case p.Dir == model.ToRequester && p.Kind == model.KindReadResp:
-			tr.data(ct, p)
+			switch {
+			case p.Copy():
+			case p.Late() && ct.sent && p.PSN.LessThan(ct.sndNxt):
+				tr.late(ct, p)
+			default:
+				tr.data(ct, p)
+			}
 		}
 	}
 }
@@ -236,6 +308,10 @@ func (tr *Tracker) goBack(ct *connTrk, p *model.Pkt, kind string, una roce.PSN) 
 	g := GoBack{Conn: ct.id, Kind: kind, PSN: p.PSN, Una: una, Index: p.Index, TimeNs: p.TimeNs, Epoch: ct.stats.Epochs}
 	if ct.actValid {
 		g.IdleNs = p.TimeNs - ct.lastAct
+	}
+	if kind != KindRNR && len(ct.open) == 0 {
+		g.Spurious = CauseDelivered
+		tr.spurious(ct, g, -1)
 	}
 	switch kind {
 	case KindFast:
@@ -293,6 +369,101 @@ func (tr *Tracker) writeFeedback(ct *connTrk, p *model.Pkt) {
 	ct.nakPending, ct.nakRNR, ct.nakPSN = true, rnr, p.PSN
 }
 
+// spurious records a spurious go-back.
+func (tr *Tracker) spurious(ct *connTrk, g GoBack, orig int) {
+	ct.stats.Spurious++
+	tr.res.Spurious = append(tr.res.Spurious, Spurious{Conn: ct.id, PSN: uint32(g.PSN), RelPSN: g.PSN.Sub(ct.ipsn),
+		Kind: g.Kind, Index: g.Index, TimeNs: g.TimeNs, Cause: g.Spurious, OriginalIndex: orig})
+}
+
+// remember keeps a WRITE/SEND packet that is sent for the first time.
+func (tr *Tracker) remember(ct *connTrk, p *model.Pkt) {
+	if ct.sent && p.PSN.LessThan(ct.sndNxt) {
+		return
+	}
+	s := sentNew{psn: p.PSN, idx: p.Index, t: p.TimeNs, epoch: ct.stats.Epochs, nak: ct.nakPending && ct.nakPSN == p.PSN}
+	if ct.actValid {
+		s.idle, s.hasIdle = p.TimeNs-ct.lastAct, true
+	}
+	ct.recent[ct.nrecent%recentNew] = s
+	ct.nrecent++
+}
+
+// late handles a data packet the switch held (delay, reorder) whose PSN
+// the trace already showed later packets of: it was sent before them and
+// is not a retransmission, and its PSN was not lost.
+func (tr *Tracker) late(ct *connTrk, p *model.Pkt) {
+	psn := p.PSN
+	for i := range ct.open {
+		if o := &ct.open[i]; o.psn == psn && o.event != "gap" {
+			tr.data(ct, p) // a held retransmission of a lost packet
+			return
+		}
+	}
+	had := psn.LessThan(ct.ePSN)
+	if p.Delivered {
+		if ct.verb == model.VerbRead && psn == ct.ePSN && ct.gap {
+			ct.lateFix, ct.lateFixPSN = true, psn
+		}
+		tr.receive(ct, p)
+	}
+	// A gap its absence opened is no loss.
+	for i := range ct.open {
+		if o := &ct.open[i]; o.psn == psn && o.event == "gap" {
+			ct.open = append(ct.open[:i], ct.open[i+1:]...)
+			ct.stats.Losses--
+			return
+		}
+	}
+	// A gap already repaired: its retransmission was spurious.
+	for i := len(tr.res.Losses) - 1; i >= 0; i-- {
+		l := &tr.res.Losses[i]
+		if l.Conn != ct.id || l.PSN != uint32(psn) || l.Event != "gap" || l.RetxIndex < 0 {
+			continue
+		}
+		g := GoBack{Conn: ct.id, Kind: l.Kind, PSN: psn, Index: l.RetxIndex, TimeNs: l.TimeNs + *l.RetransmissionNs, Spurious: CauseLate}
+		for j := len(tr.res.GoBacks) - 1; j >= 0; j-- {
+			if b := &tr.res.GoBacks[j]; b.Conn == ct.id && b.Index <= l.RetxIndex {
+				if b.Spurious == "" && b.PSN == psn {
+					b.Spurious = CauseLate
+					g.Kind = b.Kind
+					tr.spurious(ct, g, p.Index)
+				}
+				break
+			}
+		}
+		tr.res.Losses = append(tr.res.Losses[:i], tr.res.Losses[i+1:]...)
+		ct.stats.Losses--
+		return
+	}
+	// The PSN was sent again before it left the switch, looking like new
+	// data (the tail of a message, held past the timeout): that
+	// transmission was a spurious retransmission.
+	if ct.verb == model.VerbRead || !had {
+		return
+	}
+	for k := 0; k < min(ct.nrecent, recentNew); k++ {
+		s := ct.recent[(ct.nrecent-1-k)%recentNew]
+		if s.psn != psn {
+			continue
+		}
+		kind := KindTimeout
+		if s.nak {
+			kind = KindFast
+		}
+		g := GoBack{Conn: ct.id, Kind: kind, PSN: psn, Una: psn, Index: s.idx, TimeNs: s.t, IdleNs: s.idle, Epoch: s.epoch, Spurious: CauseLate}
+		ct.recent[(ct.nrecent-1-k)%recentNew].psn = psn.Add(-1 << 23) // used
+		if kind == KindFast {
+			ct.stats.Fast++
+		} else {
+			ct.stats.Timeouts++
+		}
+		tr.res.GoBacks = append(tr.res.GoBacks, g)
+		tr.spurious(ct, g, p.Index)
+		return
+	}
+}
+
 // readRequest: a READ request from the requester (new or re-issued).
 func (tr *Tracker) readRequest(ct *connTrk, p *model.Pkt) {
 	psn := p.PSN
@@ -301,10 +472,10 @@ func (tr *Tracker) readRequest(ct *connTrk, p *model.Pkt) {
 	} else {
 		p.Retx = true
 		kind := KindTimeout
-		if ct.gap {
+		if ct.gap || ct.lateFix && psn == ct.lateFixPSN {
 			kind = KindFast
 		}
-		ct.gap = false
+		ct.gap, ct.lateFix = false, false
 		tr.goBack(ct, p, kind, ct.ePSN)
 		if p.Delivered && kind == KindFast {
 			for i := range ct.open {

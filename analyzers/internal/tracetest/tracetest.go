@@ -75,6 +75,7 @@ func Frames(conns []model.Connection, script string, opt Options) ([]Frame, erro
 		}
 		c := conns[ci]
 		ev := roce.EventNone
+		ackReq := false
 		for len(tok) > 1 {
 			switch tok[len(tok)-1] {
 			case 'x':
@@ -83,6 +84,14 @@ func Frames(conns []model.Connection, script string, opt Options) ([]Frame, erro
 				ev = roce.EventCorrupt
 			case 'e':
 				ev = roce.EventECN
+			case 'd':
+				ev = roce.EventDelay
+			case 'o':
+				ev = roce.EventReorder
+			case '+':
+				ev = roce.EventDuplicate
+			case 'a':
+				ackReq = true
 			default:
 				goto parsed
 			}
@@ -114,7 +123,15 @@ func Frames(conns []model.Connection, script string, opt Options) ([]Frame, erro
 		case tok[0] == 'A' || tok[0] == 'N' || tok[0] == 'R' || tok[0] == 'F':
 			f = toReq
 			f.Opcode = roce.RCAcknowledge
-			f.PSN, err = num(tok[1:])
+			ps, m, ok := strings.Cut(tok[1:], "#")
+			if ok {
+				v, err := strconv.ParseUint(m, 10, 32)
+				if err != nil {
+					return nil, fmt.Errorf("bad MSN in %q", tok)
+				}
+				f.AETH.MSN = uint32(v)
+			}
+			f.PSN, err = num(ps)
 			f.AETH.Syndrome = map[byte]roce.Syndrome{'A': roce.ACKSyndrome(roce.CreditCountInvalid),
 				'N': roce.NAKSyndrome(roce.NAKPSNSequenceError), 'R': roce.RNRSyndrome(1),
 				'F': roce.NAKSyndrome(roce.NAKRemoteAccessError)}[tok[0]]
@@ -146,6 +163,7 @@ func Frames(conns []model.Connection, script string, opt Options) ([]Frame, erro
 		if err != nil {
 			return nil, err
 		}
+		f.AckReq = f.AckReq || ackReq
 		if ev == roce.EventECN && opt.Foreign {
 			f.TOS |= 3
 		}

@@ -1,0 +1,275 @@
+package events
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/roce"
+)
+
+// Directions of a flow.
+const (
+	DirData     = "data"
+	DirResponse = "response"
+)
+
+// Entry is one tagged packet (for duplicate: one original and its copies).
+type Entry struct {
+	Conn       int    `json:"conn"`
+	Direction  string `json:"direction"`
+	Type       string `json:"type"`
+	PSN        uint32 `json:"psn"`
+	RelPSN     int    `json:"rel_psn"`
+	Occurrence int    `json:"occurrence"`
+	// Iter is the configured event's ITER, when one matched.
+	Iter   int   `json:"iter,omitempty"`
+	Index  int   `json:"index"`
+	TimeNs int64 `json:"time_ns"`
+	// HoldNs (delay, reorder) is the measured hold; PredIndex the trace
+	// index of the predecessor it is measured from (-1: none).
+	HoldNs    *int64 `json:"hold_ns,omitempty"`
+	PredIndex int    `json:"pred_index"`
+	// Depth (reorder) is the number of later-PSN packets of the flow that
+	// passed it.
+	Depth *int `json:"depth,omitempty"`
+	// Copies (duplicate) is the number of copies observed.
+	Copies *int `json:"copies,omitempty"`
+	// Configured values, when an event matched.
+	DelayNs          *int64 `json:"delay_ns,omitempty"`
+	Overtakers       *int   `json:"overtakers,omitempty"`
+	MaxHoldNs        *int64 `json:"max_hold_ns,omitempty"`
+	ConfiguredCopies *int   `json:"configured_copies,omitempty"`
+	// Verdict is pass, fail or inconclusive with Meta.Events, "" without.
+	Verdict model.Verdict `json:"verdict,omitempty"`
+	Detail  string        `json:"detail,omitempty"`
+}
+
+// Result is the events section of the report.
+type Result struct {
+	Verdict model.Verdict `json:"verdict"`
+	Reason  string        `json:"reason,omitempty"`
+	Events  []Entry       `json:"events"`
+}
+
+// Options configure an Analyzer.
+type Options struct {
+	// Events are the configured events (Meta.Events). Default nil:
+	// measurements only, verdict skip.
+	Events []model.Event
+	// UncertaintyNs is the timestamp uncertainty U. Default 0.
+	UncertaintyNs int64
+}
+
+const histLen = 64
+
+type seen struct {
+	psn  roce.PSN
+	t    int64
+	idx  int
+	copy bool
+}
+
+type flow struct {
+	hist [histLen]seen
+	n    int
+	dup  int // entry of the last duplicate group, -1 none
+}
+
+type key struct {
+	conn int
+	dir  string
+	psn  uint32
+	typ  string
+}
+
+// Analyzer collects the entries as the packets flow. Observe does not
+// allocate except to record an entry.
+type Analyzer struct {
+	opt     Options
+	table   *model.Table
+	flows   []flow // 2 per connection: data, response
+	entries []Entry
+	occ     map[key]int
+}
+
+// New returns an Analyzer for the connections of t.
+func New(t *model.Table, opt Options) *Analyzer {
+	a := &Analyzer{opt: opt, table: t, flows: make([]flow, 2*len(t.Conns)), occ: map[key]int{}}
+	for i := range a.flows {
+		a.flows[i].dup = -1
+	}
+	return a
+}
+
+func dataDir(v model.Verb) model.Dir {
+	if v == model.VerbRead {
+		return model.ToRequester
+	}
+	return model.ToResponder
+}
+
+// Observe feeds one packet.
+func (a *Analyzer) Observe(p *model.Pkt) {
+	if p.Conn < 0 || p.Kind == model.KindCNP || p.Kind == model.KindOther {
+		return
+	}
+	c := a.table.Conns[p.Conn]
+	dir, fi := DirData, 2*p.Conn
+	if p.Dir != dataDir(c.Verb) {
+		dir, fi = DirResponse, fi+1
+	}
+	f := &a.flows[fi]
+	switch p.Event {
+	case roce.EventDelay, roce.EventReorder:
+		a.held(f, c, dir, p)
+	case roce.EventDuplicate:
+		if f.n > 0 {
+			if prev := f.hist[(f.n-1)%histLen]; prev.psn == p.PSN && f.dup >= 0 && prev.copy {
+				*a.entries[f.dup].Copies++
+				break
+			}
+		}
+		one := 1
+		a.entries = append(a.entries, a.entry(c, dir, p, -1))
+		f.dup = len(a.entries) - 1
+		a.entries[f.dup].Copies = &one
+	}
+	f.hist[f.n%histLen] = seen{psn: p.PSN, t: p.TimeNs, idx: p.Index, copy: p.Event == roce.EventDuplicate}
+	f.n++
+}
+
+func (a *Analyzer) entry(c model.Conn, dir string, p *model.Pkt, pred int) Entry {
+	k := key{c.ID, dir, uint32(p.PSN), p.Event.String()}
+	a.occ[k]++
+	return Entry{Conn: c.ID, Direction: dir, Type: p.Event.String(), PSN: uint32(p.PSN),
+		RelPSN: p.PSN.Sub(c.IPSN), Occurrence: a.occ[k], Index: p.Index, TimeNs: p.TimeNs, PredIndex: pred}
+}
+
+// held measures a delayed or reordered packet.
+func (a *Analyzer) held(f *flow, c model.Conn, dir string, p *model.Pkt) {
+	kept := min(f.n, histLen)
+	pred := -1 // position in hist order (0 = oldest kept)
+	at := func(i int) seen { return f.hist[(f.n-kept+i)%histLen] }
+	for i := kept - 1; i >= 0; i-- {
+		if at(i).psn == p.PSN.Add(-1) {
+			pred = i
+			break
+		}
+	}
+	if pred < 0 && kept > 0 {
+		pred = kept - 1
+	}
+	e := a.entry(c, dir, p, -1)
+	if pred >= 0 {
+		h := p.TimeNs - at(pred).t
+		e.HoldNs, e.PredIndex = &h, at(pred).idx
+		if p.Event == roce.EventReorder {
+			d := 0
+			for i := pred + 1; i < kept; i++ {
+				if p.PSN.LessThan(at(i).psn) {
+					d++
+				}
+			}
+			e.Depth = &d
+		}
+	} else if p.Event == roce.EventReorder {
+		d := 0
+		e.Depth = &d
+	}
+	a.entries = append(a.entries, e)
+}
+
+// Finish matches the entries with the configured events and returns the
+// result, or the zero Result when the trace had no tagged packet.
+func (a *Analyzer) Finish() Result {
+	if len(a.entries) == 0 {
+		return Result{}
+	}
+	res := Result{Events: a.entries}
+	if a.opt.Events == nil {
+		res.Verdict, res.Reason = model.Skip, "no injected_events in the metadata: measurements only"
+		return res
+	}
+	conf := map[key][]model.Event{}
+	for _, e := range a.opt.Events {
+		dir := DirData
+		if e.Direction == "response" {
+			dir = DirResponse
+		}
+		k := key{e.Conn, dir, e.PSN & roce.PSNMask, e.Type}
+		conf[k] = append(conf[k], e)
+	}
+	for k := range conf {
+		sort.SliceStable(conf[k], func(i, j int) bool { return conf[k][i].Iter < conf[k][j].Iter })
+	}
+	u := a.opt.UncertaintyNs
+	fails, inconc := 0, 0
+	for i := range res.Events {
+		e := &res.Events[i]
+		cs := conf[key{e.Conn, e.Direction, e.PSN, e.Type}]
+		if e.Occurrence > len(cs) {
+			e.Verdict, e.Detail = model.Fail, "not configured"
+			fails++
+			continue
+		}
+		ce := cs[e.Occurrence-1]
+		e.Iter = ce.Iter
+		e.Verdict = model.Pass
+		switch e.Type {
+		case "delay":
+			d := ce.DelayNs
+			e.DelayNs = &d
+			e.Verdict, e.Detail = bound(e.HoldNs, d, u, "hold")
+		case "reorder":
+			o, mh := ce.Overtakers, ce.MaxHoldNs
+			e.Overtakers, e.MaxHoldNs = &o, &mh
+			switch depth := *e.Depth; {
+			case depth == o:
+			case depth < o && mh > 0:
+				e.Verdict, e.Detail = bound(e.HoldNs, mh, u, "released after fewer overtakers than configured; hold")
+				if e.Verdict == model.Fail {
+					e.Detail = fmt.Sprintf("depth %d, %d overtakers configured, and %s", depth, o, e.Detail)
+				}
+			default:
+				e.Verdict, e.Detail = model.Fail, fmt.Sprintf("depth %d, %d overtakers configured", depth, o)
+			}
+		case "duplicate":
+			n := ce.Copies
+			e.ConfiguredCopies = &n
+			if *e.Copies != n {
+				e.Verdict, e.Detail = model.Fail, fmt.Sprintf("%d copies observed, %d configured", *e.Copies, n)
+			}
+		}
+		switch e.Verdict {
+		case model.Fail:
+			fails++
+		case model.Inconclusive:
+			inconc++
+		}
+	}
+	switch {
+	case fails > 0:
+		res.Verdict, res.Reason = model.Fail, fmt.Sprintf("%d of %d events not as configured", fails, len(res.Events))
+	case inconc > 0:
+		res.Verdict, res.Reason = model.Inconclusive, fmt.Sprintf("%d of %d events within the timestamp uncertainty", inconc, len(res.Events))
+	default:
+		res.Verdict = model.Pass
+	}
+	return res
+}
+
+// bound checks measured ≥ want with uncertainty u.
+func bound(measured *int64, want, u int64, what string) (model.Verdict, string) {
+	if measured == nil {
+		return model.Fail, "no predecessor in the trace to measure from"
+	}
+	switch m := *measured - want; {
+	case m >= 0:
+		return model.Pass, ""
+	case m >= -u:
+		return model.Inconclusive, fmt.Sprintf("%s %d ns is %d ns below %d ns, within the timestamp uncertainty %d ns", what, *measured, -m, want, u)
+	default:
+		return model.Fail, fmt.Sprintf("%s %d ns is %d ns below %d ns", what, *measured, -m, want)
+	}
+}
