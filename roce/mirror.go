@@ -22,10 +22,14 @@ const (
 	EventDelay     Event = 4
 	EventReorder   Event = 5
 	EventDuplicate Event = 6
+	// EventPause tags a PFC/PAUSE frame the switch sent because the test
+	// asked for it (traffic.pfc-events), as opposed to one its buffer
+	// accounting or a host generated.
+	EventPause Event = 7
 )
 
-// String returns "none", "drop", "ecn", "corrupt", "delay", "reorder" or
-// "duplicate" ("event(N)" otherwise).
+// String returns "none", "drop", "ecn", "corrupt", "delay", "reorder",
+// "duplicate" or "pause" ("event(N)" otherwise).
 func (e Event) String() string {
 	switch e {
 	case EventNone:
@@ -42,12 +46,14 @@ func (e Event) String() string {
 		return "reorder"
 	case EventDuplicate:
 		return "duplicate"
+	case EventPause:
+		return "pause"
 	}
 	return "event(" + strconv.Itoa(int(e)) + ")"
 }
 
 // Valid reports whether e is one of the defined events.
-func (e Event) Valid() bool { return e <= EventDuplicate }
+func (e Event) Valid() bool { return e <= EventPause }
 
 // DefaultMirrorPort is the UDP destination port the public Lumina tool
 // writes into mirror copies (its rewrite-udp-dst-port example value).
@@ -79,7 +85,7 @@ func (p *Packet) Mirror() MirrorMeta {
 
 // LooksMirrored is the heuristic "lumina decode --mirror auto" uses on a
 // frame whose ports were already restored: the TTL holds a defined event
-// (0-6) and the source MAC's top 16 bits are zero, as a sequence number below
+// (0-7) and the source MAC's top 16 bits are zero, as a sequence number below
 // 2^32 has them (real unicast MACs carry an OUI there). Raw mirror copies
 // (Packet.MirrorRaw) are recognised by their port instead.
 func (p *Packet) LooksMirrored() bool {
