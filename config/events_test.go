@@ -64,9 +64,11 @@ func TestParseEventErrors(t *testing.T) {
 		{"delay range", "{qpn: 0, psn: 1, type: delay, delay-us: 4294968}",
 			"t.yaml:4:47: delay-us: want 1..4294967, got 4294968 (delay-us is the hold in µs; the switch counts 32-bit ns)"},
 		{"direction spelling", "{qpn: 0, psn: 1, type: drop, direction: reponse}",
-			`t.yaml:4:47: direction: want data or response, got "reponse"; did you mean "response"?`},
+			`t.yaml:4:47: direction: want data, response or request, got "reponse"; did you mean "response"?`},
 		{"response on READ", "{qpn: 0, psn: 1, type: drop, direction: response}",
-			"t.yaml:4:47: direction: response on QP 0, a READ QP: its responder's packets are the READ responses, which are its data packets; omit direction"},
+			"t.yaml:4:47: direction: response on QP 0, a READ QP: its responder's packets are the READ responses, which are its data packets; omit direction (direction: request addresses its READ requests)"},
+		{"request on WRITE", "{qpn: 0, psn: 1, type: drop, direction: request}",
+			"t.yaml:4:47: direction: request on QP 0, a write QP: its requests are its data packets; omit direction"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			verb := "write"

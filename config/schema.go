@@ -181,7 +181,7 @@ var eventSection = sect[Event]("Events", []key{
 // maxHoldUs is the longest hold the switch's 32-bit ns parameters express.
 const maxHoldUs = (1<<32 - 1) / 1000
 
-var directionNames = []string{"data", "response"}
+var directionNames = []string{"data", "response", "request"}
 
 // value returns the value of k's field in s, the section's struct, or s
 // itself if k has no field.

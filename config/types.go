@@ -433,9 +433,10 @@ type Event struct {
 	// message).
 	Msg int
 	// Direction is which packets of the QP the event matches: DirData
-	// (the data packets: requests of WRITE/SEND, READ responses) or
-	// DirResponse (the responder's ACK/NAK packets of a WRITE/SEND QP, PSN
-	// counted as for data packets). YAML key direction; default data.
+	// (the data packets: requests of WRITE/SEND, READ responses),
+	// DirResponse (the responder's ACK/NAK packets of a WRITE/SEND QP) or
+	// DirRequest (the READ requests of a READ QP), PSN counted as for data
+	// packets. YAML key direction; default data.
 	Direction Direction
 	// DelayUs is how long a delay event holds the packet, in µs
 	// (1..4294967). YAML key delay-us; required with type delay.
@@ -462,12 +463,16 @@ type Direction int
 const (
 	DirData     Direction = 0 // "data"
 	DirResponse Direction = 1 // "response"
+	DirRequest  Direction = 2 // "request"
 )
 
 // String returns the YAML spelling.
 func (d Direction) String() string {
-	if d == DirResponse {
+	switch d {
+	case DirResponse:
 		return "response"
+	case DirRequest:
+		return "request"
 	}
 	return "data"
 }

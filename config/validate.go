@@ -276,9 +276,16 @@ func (d *decoder) checkEventParams(tr *Traffic, ev *Event, path string) bool {
 			ok = false
 		}
 	}
-	if ev.Direction == DirResponse && !d.bad["traffic.num-qps"] && !d.bad["traffic.rdma-verb"] && ev.QPN < tr.NumQPs && tr.QPVerb(ev.QPN) == VerbRead {
-		d.errorAt(d.pos(path+".direction"), fmt.Sprintf("direction: response on QP %d, a READ QP: its responder's packets are the READ responses, which are its data packets; omit direction", ev.QPN))
-		ok = false
+	if ev.Direction != DirData && !d.bad["traffic.num-qps"] && !d.bad["traffic.rdma-verb"] && ev.QPN < tr.NumQPs {
+		read := tr.QPVerb(ev.QPN) == VerbRead
+		switch {
+		case ev.Direction == DirResponse && read:
+			d.errorAt(d.pos(path+".direction"), fmt.Sprintf("direction: response on QP %d, a READ QP: its responder's packets are the READ responses, which are its data packets; omit direction (direction: request addresses its READ requests)", ev.QPN))
+			ok = false
+		case ev.Direction == DirRequest && !read:
+			d.errorAt(d.pos(path+".direction"), fmt.Sprintf("direction: request on QP %d, a %s QP: its requests are its data packets; omit direction", ev.QPN, tr.QPVerb(ev.QPN)))
+			ok = false
+		}
 	}
 	return ok
 }

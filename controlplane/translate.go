@@ -225,7 +225,7 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 		iter      uint16
 	}
 	seen := map[key]int{}
-	respConn := map[int]int{} // QP → index in p.Conns of its response entry
+	extraConn := map[[2]int]int{} // (QP, direction) → index in p.Conns of its entry
 	for _, e := range in.Events {
 		if e.QP < 0 || e.QP >= len(conns) {
 			return nil, fmt.Errorf("%w: event on QP %d, but only %d connections", ErrIntent, e.QP, len(conns))
@@ -237,27 +237,36 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 			return nil, err
 		}
 		ce := p.Conns[e.QP]
-		if e.Direction == config.DirResponse {
-			if ce.DataFrom != "requester" {
-				return nil, fmt.Errorf("%w: event with direction response on QP %d, a READ QP (its responder's packets are its data)", ErrIntent, e.QP)
+		if e.Direction != config.DirData {
+			var rc ConnEntry
+			switch {
+			case e.Direction == config.DirResponse && ce.DataFrom == "requester":
+				// The responder's ACK/NAK packets: from the responder's
+				// port to the requester's QP, in the requester's PSN
+				// space. ACKs are coalesced, so ITER counts per connection.
+				rc = ConnEntry{Port: ports.Responder.Port, DestQP: conns[e.QP].Requester.QPN, DataFrom: "responder", Responses: true}
+			case e.Direction == config.DirRequest && ce.DataFrom == "responder":
+				// The READ requests: from the requester's port to the
+				// responder's QP; a re-issued request repeats a PSN, so
+				// ITER counts per connection.
+				rc = ConnEntry{Port: ports.Requester.Port, DestQP: conns[e.QP].Responder.QPN, DataFrom: "requester"}
+			default:
+				return nil, fmt.Errorf("%w: event with direction %v on QP %d, whose data flows from the %s", ErrIntent, e.Direction, e.QP, ce.DataFrom)
 			}
-			j, ok := respConn[e.QP]
+			k2 := [2]int{e.QP, int(e.Direction)}
+			j, ok := extraConn[k2]
 			if !ok {
 				if len(p.Conns) >= MaxConnEntries {
-					return nil, fmt.Errorf("%w: %d connections and response entries, the switch tracks at most %d", ErrIntent, len(p.Conns)+1, MaxConnEntries)
+					return nil, fmt.Errorf("%w: %d connection entries, the switch tracks at most %d", ErrIntent, len(p.Conns)+1, MaxConnEntries)
 				}
-				// The responder's ACK/NAK packets: from the responder's
-				// port to the requester's QP, in the requester's PSN space.
-				// ACKs are coalesced, so their ITER counts per connection.
-				rc := ConnEntry{Index: uint16(len(p.Conns)), Port: ports.Responder.Port, DestQP: conns[e.QP].Requester.QPN,
-					IPSN: ce.IPSN, Scope: config.IterScopeConnection, QP: e.QP, DataFrom: "responder", Responses: true}
+				rc.Index, rc.IPSN, rc.Scope, rc.QP = uint16(len(p.Conns)), ce.IPSN, config.IterScopeConnection, e.QP
 				k := [2]uint32{rc.Port, rc.DestQP}
 				if o, dup := seenQPN[k]; dup {
-					return nil, fmt.Errorf("%w: QP %d's responses and connection %d both arrive on QPN %#x from port %d", ErrMetadata, e.QP, o, rc.DestQP, rc.Port)
+					return nil, fmt.Errorf("%w: QP %d's %v packets and connection %d both arrive on QPN %#x from port %d", ErrMetadata, e.QP, e.Direction, o, rc.DestQP, rc.Port)
 				}
 				seenQPN[k] = e.QP
 				j = len(p.Conns)
-				respConn[e.QP] = j
+				extraConn[k2] = j
 				p.Conns = append(p.Conns, rc)
 			}
 			ce = p.Conns[j]

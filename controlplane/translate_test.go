@@ -194,12 +194,13 @@ func TestTranslateResponseAndParamEvents(t *testing.T) {
 		{QP: 0, RelPSN: 3, Iter: 1, Type: config.EventDelay, EventParams: config.EventParams{DelayNs: 20000}},
 		{QP: 0, RelPSN: 3, Iter: 1, Type: config.EventDuplicate, EventParams: config.EventParams{Direction: config.DirResponse, Copies: 2}},
 		{QP: 0, RelPSN: 4, Iter: 2, Type: config.EventReorder, EventParams: config.EventParams{Direction: config.DirResponse, Overtakers: 1, MaxHoldNs: 1000000}},
+		{QP: 1, RelPSN: 0, Iter: 1, Type: config.EventDuplicate, EventParams: config.EventParams{Direction: config.DirRequest, Copies: 1}},
 	}}
 	p, err := Translate(in, conns, testPorts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := fmt.Sprint(p.Conns), "[{0 1 177 16777214 message 0 requester false} {1 2 162 5 message 1 responder false} {2 2 161 16777214 connection 0 responder true}]"; got != want {
+	if got, want := fmt.Sprint(p.Conns), "[{0 1 177 16777214 message 0 requester false} {1 2 162 5 message 1 responder false} {2 2 161 16777214 connection 0 responder true} {3 1 178 5 connection 1 requester false}]"; got != want {
 		t.Errorf("conns = %s\nwant    %s", got, want)
 	}
 	var got []string
@@ -211,6 +212,7 @@ func TestTranslateResponseAndParamEvents(t *testing.T) {
 		"port 1 qpn 0xb1 psn 0x1 iter 1 Ingress.delay_event[{20000 32}]",
 		"port 2 qpn 0xa1 psn 0x1 iter 1 Ingress.duplicate_event[{2 8}]",
 		"port 2 qpn 0xa1 psn 0x2 iter 2 Ingress.reorder_event[{1 8} {1000000 32}]",
+		"port 1 qpn 0xb2 psn 0x5 iter 1 Ingress.duplicate_event[{1 8}]",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -226,7 +228,9 @@ func TestTranslateResponseAndParamEvents(t *testing.T) {
 		want string
 	}{
 		{"response on READ", config.ExpandedEvent{QP: 1, Iter: 1, Type: config.EventDrop, EventParams: config.EventParams{Direction: config.DirResponse}},
-			"controlplane: intent does not fit the connections: event with direction response on QP 1, a READ QP (its responder's packets are its data)"},
+			"controlplane: intent does not fit the connections: event with direction response on QP 1, whose data flows from the responder"},
+		{"request on WRITE", config.ExpandedEvent{QP: 0, Iter: 1, Type: config.EventDrop, EventParams: config.EventParams{Direction: config.DirRequest}},
+			"controlplane: intent does not fit the connections: event with direction request on QP 0, whose data flows from the requester"},
 		{"copies 0", config.ExpandedEvent{QP: 0, Iter: 1, Type: config.EventDuplicate},
 			"controlplane: intent does not fit the connections: duplicate event on QP 0 relative PSN 0: copies 0 out of 1..255"},
 		{"delay too long", config.ExpandedEvent{QP: 0, Iter: 1, Type: config.EventDelay, EventParams: config.EventParams{DelayNs: 1 << 32}},

@@ -118,8 +118,8 @@ func (r *Run) meta() model.Meta {
 func modelEvent(e controlplane.EventEntry) model.Event {
 	me := model.Event{Conn: e.QP, PSN: uint32(e.PSN), Iter: int(e.Iter), Type: eventOf(e.Type.String()).String(),
 		DelayNs: e.Params.DelayNs, Overtakers: e.Params.Overtakers, MaxHoldNs: e.Params.MaxHoldNs, Copies: e.Params.Copies}
-	if e.Params.Direction == config.DirResponse {
-		me.Direction = "response"
+	if e.Params.Direction != config.DirData {
+		me.Direction = e.Params.Direction.String()
 	}
 	return me
 }
@@ -282,8 +282,8 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 			er := EventReport{QP: e.QP, Msg: e.Msg, PSN: e.RelPSN - e.Msg*ppm, RelPSN: e.RelPSN, AbsPSN: uint32(e.PSN),
 				DestQP: e.DestQP, Iter: int(e.Iter), Type: e.Type.String(),
 				DelayNs: e.Params.DelayNs, Overtakers: e.Params.Overtakers, MaxHoldNs: e.Params.MaxHoldNs, Copies: e.Params.Copies}
-			if e.Params.Direction == config.DirResponse {
-				er.Direction = "response"
+			if e.Params.Direction != config.DirData {
+				er.Direction = e.Params.Direction.String()
 			}
 			r.Events = append(r.Events, er)
 		}
