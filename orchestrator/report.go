@@ -65,6 +65,10 @@ type Report struct {
 	// counter cross-checks. Its verdicts are also in Checks. It carries no
 	// integrity verdict of its own: Integrity is the run's one verdict.
 	Analysis *areport.Report `json:"analysis,omitempty"`
+	// InjectedEvents are the installed events as the analyzers take them
+	// (model.Meta.Events), so that `lumina analyze RUN_DIR` checks the
+	// delayed, reordered and duplicated packets against them.
+	InjectedEvents []model.Event `json:"injected_events,omitempty"`
 }
 
 // analyze finishes the analysis of a valid run's trace (the stream saw
@@ -87,6 +91,9 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 		"counters":       {c.Counters.Verdict, c.Counters.Reason},
 	} {
 		r.Checks[name] = e
+	}
+	if c.Events.Verdict != "" { // the trace holds delayed, reordered or duplicated packets
+		r.Checks[areport.CheckEvents] = CheckEntry{c.Events.Verdict, c.Events.Reason}
 	}
 	return os.WriteFile(filepath.Join(dir, areport.FileHTML), html, 0o644)
 }
@@ -286,6 +293,9 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 				er.Direction = e.Params.Direction.String()
 			}
 			r.Events = append(r.Events, er)
+			if e.Type >= config.EventDelay {
+				r.InjectedEvents = append(r.InjectedEvents, modelEvent(e))
+			}
 		}
 	}
 	return r

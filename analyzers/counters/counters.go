@@ -112,7 +112,9 @@ func Check(nics []model.NIC, in Inputs) Result {
 				if c.Verb.IsRead() {
 					want["implied_nak_seq_err"] += int64(r.Implied)
 				} else {
-					want["packet_seq_err"] += int64(r.Fast)
+					// One per NAK the requester received: two NAKs of
+					// back-to-back episodes can share one go-back.
+					want["packet_seq_err"] += int64(g.NAKsDelivered)
 				}
 			}
 			if n.Owns(c.Responder.IP) {

@@ -11,7 +11,8 @@ import (
 // Directions of a flow.
 const (
 	DirData     = "data"
-	DirResponse = "response"
+	DirResponse = "response" // the responder's ACK/NAK packets of a WRITE/SEND connection
+	DirRequest  = "request"  // the READ requests of a READ connection
 )
 
 // Entry is one tagged packet (for duplicate: one original and its copies).
@@ -74,7 +75,15 @@ type flow struct {
 	hist [histLen]seen
 	n    int
 	dup  int // entry of the last duplicate group, -1 none
+	// first holds, by PSN modulo firstLen, the first departure of each
+	// PSN: the predecessor of a held first transmission however many
+	// packets passed it. Only for connections with configured events.
+	first *[firstLen]seen
 }
+
+// firstLen bounds the PSN distance over which a held packet's predecessor
+// and overtakers are found (reorder overtakers are at most 255).
+const firstLen = 4096
 
 type key struct {
 	conn int
@@ -99,6 +108,19 @@ func New(t *model.Table, opt Options) *Analyzer {
 	for i := range a.flows {
 		a.flows[i].dup = -1
 	}
+	for _, e := range opt.Events {
+		if e.Conn >= 0 && e.Conn < len(t.Conns) && (e.Type == "delay" || e.Type == "reorder") {
+			fi := 2 * e.Conn
+			if e.Direction != "" && e.Direction != DirData {
+				fi++
+			}
+			for _, f := range []int{fi, 2 * e.Conn} { // a response is measured from its data packet
+				if a.flows[f].first == nil {
+					a.flows[f].first = new([firstLen]seen)
+				}
+			}
+		}
+	}
 	return a
 }
 
@@ -118,10 +140,17 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	dir, fi := DirData, 2*p.Conn
 	if p.Dir != dataDir(c.Verb) {
 		dir, fi = DirResponse, fi+1
+		if c.Verb == model.VerbRead {
+			dir = DirRequest
+		}
 	}
 	f := &a.flows[fi]
 	switch p.Event {
 	case roce.EventDelay, roce.EventReorder:
+		if dir == DirResponse {
+			a.heldResponse(&a.flows[2*p.Conn], c, p)
+			break
+		}
 		a.held(f, c, dir, p)
 	case roce.EventDuplicate:
 		if f.n > 0 {
@@ -135,8 +164,14 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 		f.dup = len(a.entries) - 1
 		a.entries[f.dup].Copies = &one
 	}
-	f.hist[f.n%histLen] = seen{psn: p.PSN, t: p.TimeNs, idx: p.Index, copy: p.Event == roce.EventDuplicate}
+	sn := seen{psn: p.PSN, t: p.TimeNs, idx: p.Index, copy: p.Event == roce.EventDuplicate}
+	f.hist[f.n%histLen] = sn
 	f.n++
+	if f.first != nil {
+		if slot := &f.first[uint32(p.PSN)%firstLen]; slot.idx == 0 && slot.t == 0 || slot.psn != p.PSN {
+			*slot = sn
+		}
+	}
 }
 
 func (a *Analyzer) entry(c model.Conn, dir string, p *model.Pkt, pred int) Entry {
@@ -146,8 +181,57 @@ func (a *Analyzer) entry(c model.Conn, dir string, p *model.Pkt, pred int) Entry
 		RelPSN: p.PSN.Sub(c.IPSN), Occurrence: a.occ[k], Index: p.Index, TimeNs: p.TimeNs, PredIndex: pred}
 }
 
-// held measures a delayed or reordered packet.
+// heldResponse measures a delayed or reordered ACK/NAK from the first
+// departure of the data packet it answers (same PSN): the hold plus the
+// responder's answer time and the path, at least the hold. Its depth
+// counts the later ACKs/NAKs before it.
+func (a *Analyzer) heldResponse(data *flow, c model.Conn, p *model.Pkt) {
+	e := a.entry(c, DirResponse, p, -1)
+	if data.first != nil {
+		if pr := data.first[uint32(p.PSN)%firstLen]; pr.psn == p.PSN && (pr.t != 0 || pr.idx != 0) && pr.t <= p.TimeNs {
+			h := p.TimeNs - pr.t
+			e.HoldNs, e.PredIndex = &h, pr.idx
+		}
+	}
+	if p.Event == roce.EventReorder {
+		f := &a.flows[2*p.Conn+1]
+		d := 0
+		for i := 0; i < min(f.n, histLen); i++ {
+			if q := f.hist[(f.n-1-i)%histLen]; p.PSN.LessThan(q.psn) && (e.PredIndex < 0 || q.idx > e.PredIndex) {
+				d++
+			}
+		}
+		e.Depth = &d
+	}
+	a.entries = append(a.entries, e)
+}
+
+// held measures a delayed or reordered packet. With a first-departure
+// table (a configured event on the flow) the predecessor is the first
+// departure of PSN−1 and the depth counts the later PSNs whose first
+// departure came between it and the held packet: exact for a first
+// transmission however long the hold. Without one, the last 64 packets of
+// the flow are searched.
 func (a *Analyzer) held(f *flow, c model.Conn, dir string, p *model.Pkt) {
+	if f.first != nil {
+		if pr := f.first[uint32(p.PSN.Add(-1))%firstLen]; pr.psn == p.PSN.Add(-1) && (pr.t != 0 || pr.idx != 0) && pr.t <= p.TimeNs {
+			e := a.entry(c, dir, p, pr.idx)
+			h := p.TimeNs - pr.t
+			e.HoldNs = &h
+			if p.Event == roce.EventReorder {
+				d := 0
+				for j := 1; j < 512; j++ {
+					q := f.first[uint32(p.PSN.Add(j))%firstLen]
+					if q.psn == p.PSN.Add(j) && (q.t != 0 || q.idx != 0) && q.idx > pr.idx && q.idx < p.Index {
+						d++
+					}
+				}
+				e.Depth = &d
+			}
+			a.entries = append(a.entries, e)
+			return
+		}
+	}
 	kept := min(f.n, histLen)
 	pred := -1 // position in hist order (0 = oldest kept)
 	at := func(i int) seen { return f.hist[(f.n-kept+i)%histLen] }
@@ -194,8 +278,8 @@ func (a *Analyzer) Finish() Result {
 	conf := map[key][]model.Event{}
 	for _, e := range a.opt.Events {
 		dir := DirData
-		if e.Direction == "response" {
-			dir = DirResponse
+		if e.Direction != "" {
+			dir = e.Direction
 		}
 		k := key{e.Conn, dir, e.PSN & roce.PSNMask, e.Type}
 		conf[k] = append(conf[k], e)

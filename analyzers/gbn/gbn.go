@@ -60,6 +60,11 @@ type ConnStats struct {
 	// NAKs is the number of PSN-sequence-error NAKs the receiver sent
 	// (READ: re-issued requests after a gap).
 	NAKs int `json:"naks"`
+	// NAKsDelivered counts those NAKs that reached the requester (not
+	// dropped or corrupted on the way; switch copies not counted): the
+	// requester's packet_seq_err. Two NAKs of back-to-back episodes (a
+	// reordered packet) may start a single go-back.
+	NAKsDelivered int `json:"-"`
 	// Duplicates is the number of requests delivered to the responder with
 	// a PSN it had already executed (duplicate_request).
 	Duplicates int `json:"duplicates"`
@@ -168,6 +173,7 @@ type conn struct {
 	rsnd  readSender
 
 	naks, dups int
+	naksRx     int // NAKs delivered to the requester
 
 	holes   []hole
 	waits   []nakWait // WRITE/SEND responder or READ requester
@@ -438,6 +444,9 @@ func (c *Checker) recvFeedback(cs *conn, p *model.Pkt) {
 	switch p.Kind {
 	case model.KindNak:
 		cs.naks++
+		if p.Delivered {
+			cs.naksRx++
+		}
 		for i, w := range cs.waits {
 			if w.psn == p.PSN && (w.late || p.Late()) {
 				c.cancel(w.def) // the NAK of an episode a held packet repaired
@@ -713,7 +722,10 @@ func (c *Checker) readResponseSent(cs *conn, p *model.Pkt) {
 		return // held by the switch: sent before what the trace shows before it
 	}
 	if psn == s.cur.Next() {
-		if s.pending && psn == s.pendPSN {
+		// A replay continuing where the responses stand answers the
+		// request; a first transmission does not (a request copied by the
+		// switch can arrive before the responses it asks for again).
+		if s.pending && psn == s.pendPSN && psn.LessThan(s.sndNxt) {
 			s.pending = false
 		}
 	} else {
@@ -741,7 +753,7 @@ func (c *Checker) Finish() Result {
 	stats := make([]ConnStats, len(c.conns))
 	for i := range c.conns {
 		cs := &c.conns[i]
-		st := ConnStats{Conn: cs.id, NAKs: cs.naks, Duplicates: cs.dups, Fatal: cs.fatal}
+		st := ConnStats{Conn: cs.id, NAKs: cs.naks, NAKsDelivered: cs.naksRx, Duplicates: cs.dups, Fatal: cs.fatal}
 		switch cs.verb {
 		case model.VerbWrite, model.VerbSend:
 			st.Completed, st.GaveUp = c.finishWrite(cs)

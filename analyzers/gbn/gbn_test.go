@@ -143,7 +143,7 @@ func TestViolationFields(t *testing.T) {
 
 func TestStats(t *testing.T) {
 	_, res := run(t, model.VerbWrite, 5, 1, "0 1x 2 N1 1 2 A2 @9000 1 2 A2", Options{})
-	want := ConnStats{Conn: 0, NAKs: 1, Duplicates: 2, Completed: true}
+	want := ConnStats{Conn: 0, NAKs: 1, NAKsDelivered: 1, Duplicates: 2, Completed: true}
 	if len(res.Conns) != 1 || res.Conns[0] != want {
 		t.Errorf("Conns = %+v, want %+v", res.Conns, want)
 	}

@@ -447,6 +447,20 @@ func (tr *Tracker) late(ct *connTrk, p *model.Pkt) {
 		if s.psn != psn {
 			continue
 		}
+		// Sent in the round of an earlier go-back that started below it
+		// (a timeout resending the whole message): that go-back already
+		// counts it.
+		covered := false
+		for j := len(tr.res.GoBacks) - 1; j >= 0; j-- {
+			if b := &tr.res.GoBacks[j]; b.Conn == ct.id && b.Index < s.idx {
+				covered = b.PSN.LessThan(psn)
+				break
+			}
+		}
+		if covered {
+			ct.recent[(ct.nrecent-1-k)%recentNew].psn = psn.Add(-1 << 23) // used
+			return
+		}
 		kind := KindTimeout
 		if s.nak {
 			kind = KindFast
