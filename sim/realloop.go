@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"container/heap"
 	"runtime"
 	"strconv"
 	"sync"
@@ -37,6 +38,15 @@ type RealLoop struct {
 	spare   []func()
 	started bool
 	closed  bool
+
+	// Pending timers, earliest deadline first (ties: the order AfterFunc
+	// was called), and the one time.Timer that fires for the earliest.
+	// Timers post their callbacks in deadline order: two AfterFuncs 1 µs
+	// apart run in that order, which separate time.Timers do not promise.
+	timers   timerHeap
+	timerSeq uint64
+	wake     *time.Timer
+	wakeAt   int64 // deadline wake is set for; 0: none
 }
 
 var _ Loop = (*RealLoop)(nil)
@@ -73,6 +83,11 @@ func (l *RealLoop) Close() {
 		l.closedFlag.Store(true)
 		clear(l.q)
 		l.q = nil
+		clear(l.timers)
+		l.timers = nil
+		if l.wake != nil {
+			l.wake.Stop()
+		}
 		if !l.started {
 			close(l.done)
 		}
@@ -108,15 +123,16 @@ func (l *RealLoop) Post(f func()) {
 	l.mu.Unlock()
 }
 
-// AfterFunc runs f on the loop after d of wall-clock time, measured by a
-// time.Timer that posts f onto the loop when it fires; a d <= 0 posts f
-// immediately. Stopping the Timer after it fired but before f ran still
+// AfterFunc runs f on the loop after d of wall-clock time; a d <= 0 posts
+// f immediately. Timers post their callbacks in the order of their
+// deadlines (ties: in the order AfterFunc was called), however close the
+// deadlines are. Stopping the Timer after it fired but before f ran still
 // prevents f from running, and Stop then returns true.
 func (l *RealLoop) AfterFunc(d time.Duration, f func()) Timer {
 	if f == nil {
 		panic("sim: AfterFunc with nil func")
 	}
-	rt := &realTimer{l: l, f: f}
+	rt := &realTimer{l: l, f: f, index: -1}
 	if l.closedFlag.Load() {
 		rt.state.Store(timerStopped)
 		return rt
@@ -125,7 +141,85 @@ func (l *RealLoop) AfterFunc(d time.Duration, f func()) Timer {
 		l.Post(rt.run)
 		return rt
 	}
-	rt.t = time.AfterFunc(d, rt.post)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		rt.state.Store(timerStopped)
+		return rt
+	}
+	rt.deadline = l.Now() + int64(d)
+	rt.seq = l.timerSeq
+	l.timerSeq++
+	heap.Push(&l.timers, rt)
+	l.armLocked()
+	return rt
+}
+
+// armLocked sets the wake-up timer for the earliest pending deadline.
+func (l *RealLoop) armLocked() {
+	if len(l.timers) == 0 {
+		return
+	}
+	next := l.timers[0].deadline
+	if l.wakeAt != 0 && l.wakeAt <= next {
+		return
+	}
+	l.wakeAt = next
+	d := time.Duration(next - l.Now())
+	if l.wake == nil {
+		l.wake = time.AfterFunc(d, l.fire)
+	} else {
+		l.wake.Reset(d)
+	}
+}
+
+// fire posts the callbacks of every timer that is due, in deadline order,
+// and re-arms for the next one.
+func (l *RealLoop) fire() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.wakeAt = 0
+	if l.closed {
+		return
+	}
+	now := l.Now()
+	posted := false
+	for len(l.timers) > 0 && l.timers[0].deadline <= now {
+		rt := heap.Pop(&l.timers).(*realTimer)
+		l.q = append(l.q, rt.run)
+		posted = true
+	}
+	if posted {
+		l.cond.Signal()
+	}
+	l.armLocked()
+}
+
+// timerHeap orders pending timers by deadline, then by seq.
+type timerHeap []*realTimer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if h[i].deadline != h[j].deadline {
+		return h[i].deadline < h[j].deadline
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *timerHeap) Push(x any) {
+	rt := x.(*realTimer)
+	rt.index = len(*h)
+	*h = append(*h, rt)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	rt := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	rt.index = -1
 	return rt
 }
 
@@ -175,13 +269,15 @@ const (
 type realTimer struct {
 	l     *RealLoop
 	f     func()
-	t     *time.Timer // nil when d <= 0; set before the Timer is returned
 	state atomic.Int32
+	// In the loop's timer heap (under l.mu): deadline (loop ns), the
+	// order of creation, the heap position (-1: not in the heap).
+	deadline int64
+	seq      uint64
+	index    int
 }
 
 var _ Timer = (*realTimer)(nil)
-
-func (rt *realTimer) post() { rt.l.Post(rt.run) }
 
 func (rt *realTimer) run() {
 	if rt.state.CompareAndSwap(timerPending, timerFired) {
@@ -194,9 +290,12 @@ func (rt *realTimer) Stop() bool {
 	if !rt.state.CompareAndSwap(timerPending, timerStopped) {
 		return false
 	}
-	if rt.t != nil {
-		rt.t.Stop()
+	l := rt.l
+	l.mu.Lock()
+	if rt.index >= 0 && rt.index < len(l.timers) && l.timers[rt.index] == rt {
+		heap.Remove(&l.timers, rt.index)
 	}
+	l.mu.Unlock()
 	return true
 }
 

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -205,5 +207,47 @@ func TestRealLoopNowMonotonic(t *testing.T) {
 			t.Fatalf("Now() went backwards: %d after %d", now, prev)
 		}
 		prev = now
+	}
+}
+
+// Timers run in deadline order even when their deadlines are microseconds
+// apart and they were created in the opposite order (separate time.Timers
+// firing in their own goroutines do not promise that). The expected order
+// is computed from the deadlines the timers got, so machine load cannot
+// change it.
+func TestRealLoopTimersInDeadlineOrder(t *testing.T) {
+	l := NewRealLoop()
+	l.Start()
+	defer l.Close()
+	const n = 300
+	var got []int
+	deadline := make([]int64, n)
+	done := make(chan struct{})
+	l.Post(func() {
+		for i := range n {
+			tm := l.AfterFunc(time.Duration(2000+(n-i)) * time.Microsecond, func() {
+				got = append(got, i)
+				if len(got) == n {
+					close(done)
+				}
+			})
+			deadline[i] = tm.(*realTimer).deadline
+		}
+	})
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("timers did not all run")
+	}
+	want := make([]int, n)
+	for i := range want {
+		want[i] = i
+	}
+	sort.SliceStable(want, func(a, b int) bool { return deadline[want[a]] < deadline[want[b]] })
+	if !slices.Equal(got, want) {
+		t.Fatalf("timers ran in order %v...\nwant %v...", got[:20], want[:20])
+	}
+	if deadline[0] <= deadline[n-1] {
+		t.Logf("creation took longer than the deadlines' spacing: the test checks ties only")
 	}
 }
