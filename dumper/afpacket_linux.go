@@ -15,6 +15,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/netlumina/lumina/trace"
 )
 
 // TPACKET_V3 layout (linux/if_packet.h). A block starts with a
@@ -62,17 +64,22 @@ func newAFPacket(cfg *Config) backend { return &afpacket{cfg: cfg} }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
-// mirrorFilter is a classic BPF program accepting IPv4 (first fragment or
-// unfragmented, any IHL) and IPv6 (UDP as the first next header) frames
-// whose UDP destination port is port, returning snaplen so the kernel
-// copies at most snaplen bytes into the ring.
+// mirrorFilter is a classic BPF program accepting the frames
+// isMirrorCopy accepts, untagged (the kernel strips VLAN tags into
+// metadata): IPv4 (first fragment or unfragmented, any IHL) and IPv6 (UDP
+// as the first next header) frames whose UDP destination port is port, and
+// wrapped mirror copies (EtherType 0x88B5, at least trace.MACMirrorMinLen
+// bytes on the wire). It returns snaplen so the kernel copies at most
+// snaplen bytes into the ring.
 func mirrorFilter(port uint16, snaplen int) []unix.SockFilter {
 	const (
 		ldh  = unix.BPF_LD | unix.BPF_H | unix.BPF_ABS
 		ldb  = unix.BPF_LD | unix.BPF_B | unix.BPF_ABS
 		ldxb = unix.BPF_LDX | unix.BPF_B | unix.BPF_MSH
 		ldhx = unix.BPF_LD | unix.BPF_H | unix.BPF_IND
+		ldl  = unix.BPF_LD | unix.BPF_W | unix.BPF_LEN
 		jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jge  = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
 		jset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
 		ret  = unix.BPF_RET | unix.BPF_K
 	)
@@ -81,19 +88,22 @@ func mirrorFilter(port uint16, snaplen int) []unix.SockFilter {
 		/* 0 */ {Code: ldh, K: 12},
 		/* 1 */ {Code: jeq, K: 0x0800, Jt: 0, Jf: 7}, // → 9 (ipv6)
 		/* 2 */ {Code: ldb, K: 23},
-		/* 3 */ {Code: jeq, K: 17, Jt: 0, Jf: 11}, // → 15 reject
+		/* 3 */ {Code: jeq, K: 17, Jt: 0, Jf: 14}, // → 18 reject
 		/* 4 */ {Code: ldh, K: 20},
-		/* 5 */ {Code: jset, K: 0x1fff, Jt: 9, Jf: 0}, // → 15 reject
+		/* 5 */ {Code: jset, K: 0x1fff, Jt: 12, Jf: 0}, // → 18 reject
 		/* 6 */ {Code: ldxb, K: 14},
 		/* 7 */ {Code: ldhx, K: 16},
-		/* 8 */ {Code: jeq, K: p, Jt: 5, Jf: 6}, // → 14 accept / 15 reject
-		/* 9 */ {Code: jeq, K: 0x86dd, Jt: 0, Jf: 5}, // → 15 reject
+		/* 8 */ {Code: jeq, K: p, Jt: 8, Jf: 9}, // → 17 accept / 18 reject
+		/* 9 */ {Code: jeq, K: 0x86dd, Jt: 0, Jf: 4}, // → 14 (wrapped)
 		/* 10 */ {Code: ldb, K: 20},
-		/* 11 */ {Code: jeq, K: 17, Jt: 0, Jf: 3}, // → 15 reject
+		/* 11 */ {Code: jeq, K: 17, Jt: 0, Jf: 6}, // → 18 reject
 		/* 12 */ {Code: ldh, K: 56},
-		/* 13 */ {Code: jeq, K: p, Jt: 0, Jf: 1}, // → 14 / 15
-		/* 14 */ {Code: ret, K: uint32(snaplen)},
-		/* 15 */ {Code: ret, K: 0},
+		/* 13 */ {Code: jeq, K: p, Jt: 3, Jf: 4}, // → 17 accept / 18 reject
+		/* 14 */ {Code: jeq, K: trace.EtherTypeMACMirror, Jt: 0, Jf: 3}, // → 18 reject
+		/* 15 */ {Code: ldl},
+		/* 16 */ {Code: jge, K: trace.MACMirrorMinLen, Jt: 0, Jf: 1}, // → 17 / 18
+		/* 17 */ {Code: ret, K: uint32(snaplen)},
+		/* 18 */ {Code: ret, K: 0},
 	}
 }
 

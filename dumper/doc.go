@@ -20,7 +20,7 @@
 //   - afpacket: one AF_PACKET socket per worker with a TPACKET_V3 ring
 //     (BlockCount blocks of BlockSize bytes), all in one PACKET_FANOUT group
 //     (lb: per-packet round robin, the paper's design; hash; cpu). A
-//     classic BPF filter keeps IPv4/IPv6 UDP to MirrorPort and returns
+//     classic BPF filter keeps the mirror copies (below) and returns
 //     SnapLen, so the kernel copies only SnapLen bytes into the ring. Kernel
 //     drops (ring full) are PACKET_STATISTICS tp_drops, read at stop.
 //   - dpdk (build tag dpdk, cgo, pkg-config libdpdk, Debian's DPDK 22.11):
@@ -31,19 +31,27 @@
 //     --no-huge -m 256 --no-pci --vdev=net_af_packet0,iface=IF,qpairs=N.
 //   - sim: frames from a sim.Port (Config.SimPort), spread round robin.
 //
+// Mirror copies are of two kinds, and every backend keeps both: RoCE
+// copies, IPv4/IPv6 UDP to MirrorPort, and wrapped copies of the PFC and
+// PAUSE frames the switch received or sent (EtherType 0x88B5,
+// trace.IsMACMirror; roce.AppendMACMirror builds them). They share one
+// sequence, so the pcap holds both in sequence order. Anything else is
+// Foreign.
+//
 // Stop drains (afpacket waits three block timeouts so partly filled blocks
 // are retired; dpdk polls until the queues stay empty for ~20 ms), then
 // writes: the workers' records are merged by mirror sequence number (a
 // k-way merge; a worker whose records are out of order is sorted by an
-// index first), each frame's UDP ports are restored in place with
-// roce.RestoreMirror (MACs and TTL keep the metadata), and the pcap
-// record's timestamp is the switch timestamp in the destination MAC, not
-// the capture time. Frames that are not mirror copies are counted as
+// index first), each RoCE copy's UDP ports are restored in place with
+// roce.RestoreMirror (MACs and TTL keep the metadata; a wrapped copy is
+// written as it came, wrapper included), and the pcap record's timestamp
+// is the switch timestamp in the first six bytes, not the capture time. Frames that are not mirror copies are counted as
 // Foreign and not written. The file is a temp file in the same directory,
 // fsynced and renamed, so a reader never sees half of it.
 //
 // Report.Counters gives the integrity check's DumperCounters: Captured is
-// what the file holds, Dropped is KernelDropped + BufferDropped.
+// what the file holds, wrapped copies included, Dropped is KernelDropped +
+// BufferDropped.
 //
 // # Pitfalls
 //
@@ -51,6 +59,8 @@
 //     128 MiB per worker) and, by the real-time backends, touched; size
 //     Capacity for the test, not for the line rate. Setup CPU grows with
 //     it. The sim backend leaves pages to be mapped as frames fill them.
+//   - A wrapped PFC copy is 78 bytes (18-byte wrapper, 60-byte frame): the
+//     minimum SnapLen (64) cuts its pad, never its PFC fields.
 //   - A frame that arrives after Stop began is not captured; stop the
 //     traffic first. Foreign frames cost no buffer space (they are filtered
 //     in the kernel or in the C loop) but do cost ring space.

@@ -42,6 +42,16 @@ static int lum_dst_port(const uint8_t *p, uint32_t len) {
 	return p[off + 2] << 8 | p[off + 3];
 }
 
+// lum_keep is the dumper's filter (isMirrorCopy in Go): a RoCE mirror copy
+// (UDP to mirror_port) or a wrapped mirror copy of a PFC/PAUSE frame
+// (EtherType 0x88B5 right after the MACs, at least 32 bytes:
+// trace.EtherTypeMACMirror, trace.MACMirrorMinLen). len is what the first
+// segment holds.
+static int lum_keep(const uint8_t *p, uint32_t len, uint16_t mirror_port) {
+	if (len >= 32 && (p[12] << 8 | p[13]) == 0x88b5) return 1;
+	return lum_dst_port(p, len) == mirror_port;
+}
+
 // lum_loop is an lcore's receive loop: copy up to snap bytes of every
 // mirror copy into the next slot, free every mbuf (also when the buffer is
 // full: the public dumper leaked them), and sleep briefly when idle. After
@@ -64,7 +74,7 @@ static int lum_loop(void *arg) {
 			struct rte_mbuf *m = pkts[i];
 			uint32_t len = rte_pktmbuf_pkt_len(m);
 			const uint8_t *hd = rte_pktmbuf_mtod(m, const uint8_t *);
-			if (lum_dst_port(hd, rte_pktmbuf_data_len(m)) != w->mirror_port) {
+			if (!lum_keep(hd, rte_pktmbuf_data_len(m), w->mirror_port)) {
 				frg++;
 			} else if (w->n == w->cap) {
 				rcv++; drp++;

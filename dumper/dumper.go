@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/netlumina/lumina/analyzers/integrity"
+	"github.com/netlumina/lumina/trace"
 )
 
 // Report is what a dumper reports when it stops: the numbers the
@@ -17,7 +18,8 @@ type Report struct {
 	Name string `json:"name"`
 	// Backend is the backend used.
 	Backend string `json:"backend"`
-	// Captured is the number of packets written to Path.
+	// Captured is the number of packets written to Path: RoCE and wrapped
+	// (PFC/PAUSE) mirror copies.
 	Captured uint64 `json:"captured"`
 	// KernelDropped counts packets the kernel or NIC dropped before a
 	// worker saw them: afpacket PACKET_STATISTICS tp_drops, DPDK imissed +
@@ -26,8 +28,9 @@ type Report struct {
 	// BufferDropped counts packets a worker received when its buffer was
 	// full (Capacity reached).
 	BufferDropped uint64 `json:"buffer_dropped"`
-	// Foreign counts frames that were not mirror copies (not UDP to
-	// MirrorPort); they are not written and are not losses.
+	// Foreign counts frames that were not mirror copies (neither UDP to
+	// MirrorPort nor wrapped copies, EtherType 0x88B5); they are not
+	// written and are not losses.
 	Foreign uint64 `json:"foreign"`
 	// PerWorker has one entry per worker, in worker order.
 	PerWorker []WorkerReport `json:"per_worker"`
@@ -185,6 +188,19 @@ func (d *Dumper) Stop() (Report, error) {
 		err = fmt.Errorf("dumper %s: %w", d.cfg.Name, err)
 	}
 	return r, err
+}
+
+// isMirrorCopy is the capture filter, as the sim backend applies it (the
+// afpacket BPF program, mirrorFilter, and the DPDK C loop, lum_keep, are
+// its copies): a RoCE mirror copy (UDP to
+// mirrorPort) or a wrapped mirror copy of a PFC/PAUSE frame
+// (trace.IsMACMirror).
+func isMirrorCopy(frame []byte, mirrorPort uint16) bool {
+	if trace.IsMACMirror(frame) {
+		return true
+	}
+	p, ok := mirrorDstPort(frame)
+	return ok && p == mirrorPort
 }
 
 // mirrorDstPort returns the UDP destination port of an Ethernet (up to two

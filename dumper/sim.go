@@ -33,10 +33,10 @@ func (s *simBackend) receive(frame []byte) {
 	b := s.bufs[s.next]
 	s.next = (s.next + 1) % len(s.bufs)
 	var c batch
-	if p, ok := mirrorDstPort(frame); !ok || p != s.cfg.MirrorPort {
-		c.foreign++
-	} else {
+	if isMirrorCopy(frame, s.cfg.MirrorPort) {
 		b.put(&c, frame, len(frame), 0)
+	} else {
+		c.foreign++
 	}
 	b.flush(&c)
 }

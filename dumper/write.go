@@ -47,8 +47,8 @@ func order(b *buffer) []int32 {
 }
 
 // writePcap merges the workers' records by mirror sequence number (a k-way
-// merge of per-worker sorted runs), restores each frame's UDP ports in
-// place and writes a nanosecond pcap whose timestamps are the switch
+// merge of per-worker sorted runs), restores each RoCE copy's UDP ports in
+// place (wrapped copies are kept as they are) and writes a nanosecond pcap whose timestamps are the switch
 // timestamps of the frames. The file appears at path atomically (temp file
 // in the same directory, fsync, rename, fsync of the directory). It returns
 // per worker the frames written and the foreign frames skipped.
@@ -117,7 +117,9 @@ func writePcap(path string, snaplen int, mirrorPort uint16, bufs []*buffer) (wri
 		}
 		frame := b.frame(i)
 		_, ts, _ := trace.MirrorFields(frame)
-		if !roce.RestoreMirror(frame, mirrorPort) {
+		// A wrapped copy (PFC/PAUSE) is written as it came; a RoCE copy
+		// gets its UDP ports back.
+		if !trace.IsMACMirror(frame) && !roce.RestoreMirror(frame, mirrorPort) {
 			foreign[best]++
 			continue
 		}

@@ -81,4 +81,13 @@
 // within one source: a corrupt source's out-of-order packet is emitted as is,
 // counted in MergeStats.OutOfOrder, and left for the integrity check
 // (analyzers/integrity) to report.
+//
+// A merged trace holds two kinds of mirror copies, in one sequence: RoCE
+// copies (an Ethernet/IP/UDP frame whose MACs carry the metadata) and
+// wrapped copies of frames that are not IP, the PFC and PAUSE frames the
+// switch received or sent (EtherType EtherTypeMACMirror, 0x88B5, behind the
+// same two metadata fields; see roce.ParseMACMirror). Merge and MirrorFields
+// treat them alike; IsMACMirror (Packet.IsMACMirror) tells them apart. A
+// foreign capture that uses EtherType 0x88B5 (IEEE's local experimental
+// EtherType 1) for something else would be taken for wrapped copies.
 package trace

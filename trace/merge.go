@@ -34,8 +34,9 @@ const MirrorSeqMax = 1<<48 - 1
 
 // MirrorFields returns the mirror sequence number (bytes 6..11, the source
 // MAC, big-endian) and switch timestamp in nanoseconds (bytes 0..5, the
-// destination MAC, big-endian) of a mirror copy. ok is false if frame is
-// shorter than MirrorHeaderLen. It does not allocate.
+// destination MAC, big-endian) of a mirror copy, RoCE or wrapped (the
+// wrapper of IsMACMirror puts them at the same offsets). ok is false if
+// frame is shorter than MirrorHeaderLen. It does not allocate.
 func MirrorFields(frame []byte) (seq, tsNs uint64, ok bool) {
 	if len(frame) < MirrorHeaderLen {
 		return 0, 0, false
@@ -46,6 +47,32 @@ func MirrorFields(frame []byte) (seq, tsNs uint64, ok bool) {
 	seq = uint64(frame[6])<<40 | uint64(frame[7])<<32 | uint64(frame[8])<<24 |
 		uint64(frame[9])<<16 | uint64(frame[10])<<8 | uint64(frame[11])
 	return seq, tsNs, true
+}
+
+// EtherTypeMACMirror is the EtherType of a wrapped mirror copy: the copy of
+// a frame that is not IP (a PFC or PAUSE frame the switch received or
+// sent), wrapped whole behind an 18-byte header that starts as a RoCE
+// copy's metadata does (timestamp in bytes 0..5, sequence number in bytes
+// 6..11), so MirrorFields and the merge read both kinds alike. It equals
+// roce.EtherTypeLuminaMirror; see roce.ParseMACMirror for the rest.
+const EtherTypeMACMirror = 0x88B5
+
+// MACMirrorMinLen is the shortest wrapped mirror copy: the 18-byte wrapper
+// and an Ethernet header (roce.MACMirrorHeaderLen + roce.EthernetLen).
+const MACMirrorMinLen = 32
+
+// IsMACMirror reports whether frame is a wrapped mirror copy (EtherType
+// EtherTypeMACMirror right after the two MAC fields, at least
+// MACMirrorMinLen bytes) rather than a RoCE mirror copy. It is what tells
+// the two kinds apart in a merged trace; it does not allocate.
+func IsMACMirror(frame []byte) bool {
+	return len(frame) >= MACMirrorMinLen && frame[12] == EtherTypeMACMirror>>8 && frame[13] == EtherTypeMACMirror&0xFF
+}
+
+// IsMACMirror reports whether p is a wrapped mirror copy: an Ethernet
+// frame for which IsMACMirror holds.
+func (p *Packet) IsMACMirror() bool {
+	return p.LinkType == LinkTypeEthernet && IsMACMirror(p.Data)
 }
 
 // SeqSpace is the set of values a mirror sequence counter takes, in order:

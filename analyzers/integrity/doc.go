@@ -8,7 +8,11 @@
 // The injector mirrors every RoCE packet at ingress, before its own drops,
 // and writes into each copy a mirror sequence number (source MAC, 48 bits),
 // its ingress timestamp in ns (destination MAC, 48 bits) and the event
-// (IPv4 TTL). The dumpers' files are merged by sequence number
+// (IPv4 TTL). It also mirrors the PFC and PAUSE frames it receives from or
+// sends to the hosts, as wrapped copies (EtherType 0x88B5,
+// trace.IsMACMirror) whose first 12 bytes carry the timestamp and sequence
+// number at the same places: one sequence covers both kinds, so a lost
+// PFC copy is a gap like a lost RoCE copy. The dumpers' files are merged by sequence number
 // (trace.Merge). The check reads the sequence number and timestamp of each
 // packet of the merged trace, in order, and compares the trace with the
 // Counters collected after the test: the switch's RoCE ingress and mirror
@@ -45,7 +49,9 @@
 //     packets tagged duplicate (Stats.Copies) are subtracted here. Any
 //     other event, and a TTL that is no event, counts as a received
 //     packet. Delayed and reordered packets are mirrored once, when they
-//     leave the switch, and count once.
+//     leave the switch, and count once. Wrapped PFC/PAUSE copies
+//     (Stats.MACCopies) are mirrored but are no RoCE packets: they are
+//     subtracted too, whatever their event.
 //  5. dumpers: no dumper dropped anything, and each dumper's captured
 //     count equals the packets from it in the trace (in total when the
 //     trace does not say which dumper each packet came from). This names
@@ -77,13 +83,15 @@
 //	count: trace has 999 packets, switch mirrored 1000
 //	count: trace has 1000 packets, switch received 1002 RoCE packets
 //	count: trace has 1003 packets less 3 duplicate copies, switch received 1002 RoCE packets
+//	count: trace has 1012 packets less 10 PFC/PAUSE copies, switch received 1000 RoCE packets
+//	count: trace has 1015 packets less 3 duplicate copies and 10 PFC/PAUSE copies, switch received 1000 RoCE packets
 //	dumper-1 dropped 3 packets (kernel drops or buffer overflow)
 //	dumper-1 captured 500 packets, trace has 499 from it
 //	dumpers captured 1000 packets in total, trace has 999
 //	dumpers: counters for 2 dumpers, trace has 3 sources
 //
-// The second received reason is used when the trace holds duplicate
-// copies; without any, the first. Without sources, the parenthesized "(dumper-1 #305)" of "range" and "out
+// The first received reason is used when the trace holds neither
+// duplicate nor wrapped copies; the others name what it holds. Without sources, the parenthesized "(dumper-1 #305)" of "range" and "out
 // of order" is left out and "timestamp" reads "(seq 89)". Skipped
 // conditions have reasons too ("switch mirrored count unknown", "no dumper
 // counters", …), for display only.

@@ -130,7 +130,7 @@ const (
 	CheckSeq       = "seq"       // 1. sequence numbers consecutive
 	CheckTimestamp = "timestamp" // 2. timestamps non-decreasing, but for wraps
 	CheckMirrored  = "mirrored"  // 3. packets in trace == copies mirrored
-	CheckReceived  = "received"  // 4. packets in trace − duplicate copies == RoCE packets received
+	CheckReceived  = "received"  // 4. packets in trace − duplicate copies − wrapped copies == RoCE packets received
 	CheckDumpers   = "dumpers"   // 5. no dumper drops; captured == in trace
 )
 
@@ -180,6 +180,7 @@ type Stats struct {
 	OutOfOrder int    // packets before the highest number so far
 	OutOfRange int    // packets whose number is outside the space
 	Copies     int    // packets tagged roce.EventDuplicate: copies the switch made
+	MACCopies  int    // wrapped copies of PFC/PAUSE frames (trace.IsMACMirror): mirrored, not received
 	SeqWraps   int    // steps from the space's Max to its Min
 	TimeBack   int    // timestamp decreases beyond the tolerance
 	TimeWraps  int    // timestamp counter wraps
@@ -399,15 +400,29 @@ func (c *Checker) AddEvent(seq, tsNs uint64, ev roce.Event, src, srcIndex int) {
 	c.Add(seq, tsNs, src, srcIndex)
 }
 
+// AddMAC is Add for a wrapped mirror copy (trace.IsMACMirror): the copy of
+// a PFC or PAUSE frame the switch received or sent. It takes its place in
+// the sequence and in the mirrored count like any copy, but is no RoCE
+// packet, so condition received does not count it, whatever its event. It
+// does not allocate.
+func (c *Checker) AddMAC(seq, tsNs uint64, src, srcIndex int) {
+	c.stats.MACCopies++
+	c.Add(seq, tsNs, src, srcIndex)
+}
+
 // AddFrame adds a mirror copy: it reads the sequence number and timestamp
-// from the frame's MAC addresses (trace.MirrorFields) and the event from
-// its IPv4 TTL or IPv6 hop limit, and calls AddEvent. It reports false,
-// adding nothing, if the frame is too short to be a mirror copy. It does
-// not allocate.
+// from the frame's first 12 bytes (trace.MirrorFields), then calls AddMAC
+// for a wrapped copy (trace.IsMACMirror), else AddEvent with the event of
+// the IPv4 TTL or IPv6 hop limit. It reports false, adding nothing, if the
+// frame is too short to be a mirror copy. It does not allocate.
 func (c *Checker) AddFrame(frame []byte, src, srcIndex int) bool {
 	seq, ts, ok := trace.MirrorFields(frame)
 	if !ok {
 		return false
+	}
+	if trace.IsMACMirror(frame) {
+		c.AddMAC(seq, ts, src, srcIndex)
+		return true
 	}
 	c.AddEvent(seq, ts, frameEvent(frame), src, srcIndex)
 	return true
@@ -584,14 +599,22 @@ func countResult(name string, n int, want Count, what, unknown string) Result {
 }
 
 // receivedResult is condition received: the packets of the trace but the
-// switch's duplicate copies against the switch's RoCE received count.
+// switch's duplicate copies and the wrapped (PFC/PAUSE) copies against the
+// switch's RoCE received count.
 func (c *Checker) receivedResult(want Count) Result {
 	const what, unknown = "switch received %d RoCE packets", "switch received count unknown"
-	if c.stats.Copies == 0 || !want.Known {
+	dup, mac := c.stats.Copies, c.stats.MACCopies
+	if (dup == 0 && mac == 0) || !want.Known {
 		return countResult(CheckReceived, c.n, want, what, unknown)
 	}
-	if got := uint64(c.n - c.stats.Copies); got != want.N {
-		return fail(CheckReceived, -1, "count: trace has %d packets less %d duplicate copies, "+what, c.n, c.stats.Copies, want.N)
+	if got := uint64(c.n - dup - mac); got != want.N {
+		switch {
+		case mac == 0:
+			return fail(CheckReceived, -1, "count: trace has %d packets less %d duplicate copies, "+what, c.n, dup, want.N)
+		case dup == 0:
+			return fail(CheckReceived, -1, "count: trace has %d packets less %d PFC/PAUSE copies, "+what, c.n, mac, want.N)
+		}
+		return fail(CheckReceived, -1, "count: trace has %d packets less %d duplicate copies and %d PFC/PAUSE copies, "+what, c.n, dup, mac, want.N)
 	}
 	return pass(CheckReceived)
 }

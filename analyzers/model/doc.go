@@ -26,7 +26,10 @@
 // switch timestamp and the injector's event. Delivered means the packet
 // reached its destination intact: not dropped and not corrupted. Foreign
 // captures (no mirror metadata) have every packet delivered and pcap
-// timestamps.
+// timestamps. A mirror trace also holds wrapped copies of the PFC and PAUSE
+// frames the switch saw (trace.IsMACMirror); they take mirror sequence
+// numbers (the integrity check counts them) but are no RoCE packets:
+// Decoder.Decode rejects them, as it rejects any other non-RoCE frame.
 //
 // # Pitfalls
 //

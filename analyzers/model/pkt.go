@@ -122,8 +122,13 @@ type Decoder struct {
 }
 
 // Decode fills p from tp and reports whether tp is an RC RoCE packet (or a
-// CNP). Connections are assigned when d.Table is set.
+// CNP). Connections are assigned when d.Table is set. A wrapped mirror copy
+// (a PFC or PAUSE frame, trace.IsMACMirror) is no RoCE packet: Decode
+// reports false, so the analyzers never see it.
 func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
+	if tp.IsMACMirror() {
+		return false
+	}
 	if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
 		return false
 	}

@@ -69,6 +69,11 @@ type decoder struct {
 	// mac is the last MAC Control frame (PAUSE, PFC), valid while isMAC.
 	mac   roce.MACControlFrame
 	isMAC bool
+	// mm is the last wrapped mirror copy (the copy of a PFC or PAUSE frame
+	// the switch received or sent), valid while wrapped; mac is then the
+	// frame it wraps.
+	mm      roce.MACMirror
+	wrapped bool
 }
 
 func (d *decoder) file(ctx context.Context, w *bufio.Writer, path string) error {
@@ -112,17 +117,25 @@ func (d *decoder) frame(tp trace.Packet) {
 	if tp.LinkType != trace.LinkTypeEthernet {
 		perr = roce.ErrNotRoCE
 	}
-	// PAUSE and PFC frames get their own line. They are never mirror
-	// copies (the injector mirrors RoCE only) and do not decide --mirror
-	// auto. Unknown MAC Control opcodes print as generic MAC Control; a
-	// truncated one is a non-RoCE frame with the MAC Control error.
-	d.isMAC = false
-	if errors.Is(perr, roce.ErrNotRoCE) && tp.LinkType == trace.LinkTypeEthernet && p.EtherType == roce.EtherTypeMACControl {
-		merr := roce.ParseMACControl(tp.Data, &d.mac)
-		if merr == nil || errors.Is(merr, roce.ErrMACControlOpcode) {
-			d.isMAC = true
-		} else {
-			perr = merr
+	// PAUSE and PFC frames get their own line, and so do their wrapped
+	// mirror copies (EtherType 0x88B5, unless --mirror off), with the
+	// mirror metadata. Neither decides --mirror auto. Unknown MAC Control
+	// opcodes print as generic MAC Control; a truncated one is a non-RoCE
+	// frame with the MAC Control error.
+	d.isMAC, d.wrapped = false, false
+	if errors.Is(perr, roce.ErrNotRoCE) && tp.LinkType == trace.LinkTypeEthernet {
+		frame := tp.Data
+		if d.mirrorMode != "off" && roce.ParseMACMirror(frame, &d.mm) == nil {
+			d.wrapped = true
+			frame = d.mm.Frame
+		}
+		if d.wrapped || p.EtherType == roce.EtherTypeMACControl {
+			merr := roce.ParseMACControl(frame, &d.mac)
+			if merr == nil || errors.Is(merr, roce.ErrMACControlOpcode) {
+				d.isMAC = true
+			} else {
+				perr = merr
+			}
 		}
 	}
 	showMirror := false
@@ -183,6 +196,9 @@ func (d *decoder) appendJSON(b []byte, tp trace.Packet, perr error, mirror bool)
 		b = append(b, "null"...)
 		b = appendKey(b, "error")
 		b = strconv.AppendQuote(b, perr.Error())
+		if d.wrapped {
+			b = d.appendWrappedJSON(b)
+		}
 		if d.isMAC {
 			b = d.appendMACJSON(b)
 		}
@@ -254,7 +270,8 @@ func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool)
 	b = appendSeconds(b, tp.TimeNs)
 	b = append(b, ' ')
 	if d.isMAC {
-		return d.mac.AppendText(b)
+		b = d.mac.AppendText(b)
+		return d.appendWrappedText(b)
 	}
 	if perr != nil {
 		if p.SrcIP.IsValid() {
@@ -266,7 +283,8 @@ func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool)
 		b = append(b, "non-RoCE ("...)
 		b = append(b, perr.Error()...)
 		b = append(b, ") len="...)
-		return strconv.AppendInt(b, int64(tp.OrigLen), 10)
+		b = strconv.AppendInt(b, int64(tp.OrigLen), 10)
+		return d.appendWrappedText(b)
 	}
 	b = p.SrcIP.AppendTo(b)
 	b = append(b, ':')
@@ -343,6 +361,58 @@ func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool)
 		b = append(b, ']')
 	}
 	return b
+}
+
+// appendWrappedText appends the mirror metadata of a wrapped mirror copy,
+// " [mirror seq=N ts=N event=E sent port N]" ("recv port N" for a frame the
+// switch received); nothing for other frames.
+func (d *decoder) appendWrappedText(b []byte) []byte {
+	if !d.wrapped {
+		return b
+	}
+	m := &d.mm
+	b = append(b, " [mirror seq="...)
+	b = strconv.AppendUint(b, m.Seq, 10)
+	b = append(b, " ts="...)
+	b = strconv.AppendUint(b, m.TimestampNs, 10)
+	b = append(b, " event="...)
+	b = appendEvent(b, m.Event)
+	if m.Sent {
+		b = append(b, " sent port "...)
+	} else {
+		b = append(b, " recv port "...)
+	}
+	b = strconv.AppendUint(b, uint64(m.Port), 10)
+	return append(b, ']')
+}
+
+// appendWrappedJSON appends the "mirror" key of a wrapped mirror copy:
+// {"seq":N,"ts_ns":N,"event":"E","sent":B,"port":N}.
+func (d *decoder) appendWrappedJSON(b []byte) []byte {
+	m := &d.mm
+	b = appendKey(b, "mirror")
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, m.Seq, 10)
+	b = append(b, `,"ts_ns":`...)
+	b = strconv.AppendUint(b, m.TimestampNs, 10)
+	b = append(b, `,"event":"`...)
+	b = appendEvent(b, m.Event)
+	b = append(b, `","sent":`...)
+	b = appendBool(b, m.Sent)
+	b = append(b, `,"port":`...)
+	b = strconv.AppendUint(b, uint64(m.Port), 10)
+	return append(b, '}')
+}
+
+// appendEvent appends e's name; as roce.Event.String, which allocates for
+// values that are no event ("event(N)").
+func appendEvent(b []byte, e roce.Event) []byte {
+	if e.Valid() {
+		return append(b, e.String()...)
+	}
+	b = append(b, "event("...)
+	b = strconv.AppendUint(b, uint64(e), 10)
+	return append(b, ')')
 }
 
 // appendMACJSON appends the "mac_control" key of a PAUSE or PFC frame (or a
