@@ -31,14 +31,23 @@ type Counters struct {
 	TxBytes                uint64
 	RxBytes                uint64
 	RxDiscards             uint64 // frames not for this NIC or malformed
+
+	// PFC holds the PFC counters when Config.PFC is set (PFC.Enabled).
+	PFC PFCCounters
 }
 
 // Counters returns a copy of the NIC's counters.
-func (n *NIC) Counters() Counters { return n.ctr }
+func (n *NIC) Counters() Counters {
+	c := n.ctr
+	if n.pfc != nil {
+		c.PFC = n.pfc.counters(n.loop.Now())
+	}
+	return c
+}
 
 // Map returns the counters under their Mellanox names.
 func (c Counters) Map() map[string]uint64 {
-	return map[string]uint64{
+	m := map[string]uint64{
 		"out_of_sequence":                c.OutOfSequence,
 		"packet_seq_err":                 c.PacketSeqErr,
 		"implied_nak_seq_err":            c.ImpliedNakSeqErr,
@@ -67,4 +76,8 @@ func (c Counters) Map() map[string]uint64 {
 		"port_rcv_data":                  c.RxBytes / 4,
 		"rx_discards":                    c.RxDiscards,
 	}
+	if c.PFC.Enabled {
+		c.PFC.addTo(m)
+	}
+	return m
 }

@@ -51,6 +51,28 @@
 // robin. Everything happens on the Loop: no goroutines, no time.Now, and all
 // randomness comes from Config.Seed, so a sim run is deterministic.
 //
+// # PFC (Config.PFC; off by default, and then nothing below exists)
+//
+// Transmitter: a PFC frame for a lossless priority takes effect after the
+// personality's PauseReactionDelay (within the 802.3 bound,
+// PauseReactionBound): no frame of that priority starts for time×512 bit
+// times (0: resume, a new frame replaces the timer); frames on the wire
+// finish; other priorities keep flowing; PFC frames go before everything.
+// Receiver: frames enter an RX buffer (RxBufferBytes) drained by a receive
+// pipeline costing (len+20)·8/RxPipelineGbps ns per frame plus
+// MTTMissPenalty per page of registered memory missing from an LRU MTT
+// cache of MTTCacheEntries pages of PFCConfig.PageSize (seed 003 §4.4: 2K
+// entries cover 8 MB of 4 KB pages). At RxXoffBytes the NIC sends XOFF
+// (0xFFFF quanta, refreshed every half pause while above XON), at
+// RxXonBytes an XON; a full buffer drops (rx_discards_phy). StallRx stops
+// the pipeline (rx-stall); the storm watchdog (StormWatchdog, seed 003
+// §4.3) then stops pause generation for good. PFCLog records the frames
+// and watchdog events; the counters carry the mlx5 ethtool names.
+//
+// Pitfalls: with RxPipelineGbps at the line rate any stall leaves a
+// backlog that never drains while the link is busy; the MTT cursor of a
+// go-back-N retransmission starting mid-message is approximate.
+//
 // # Personalities
 //
 // A Personality is data: NACK generation and reaction delays, pipeline

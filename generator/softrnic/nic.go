@@ -42,6 +42,12 @@ type Config struct {
 	// SlowRestart enables slow restart (slow-restart); with a personality
 	// that has CNPOnNAK, NAKs are accompanied by CNPs.
 	SlowRestart bool
+
+	// PFC turns on Priority-based Flow Control: pauses honoured per
+	// priority, a receive buffer and pipeline that pause the peer, the
+	// storm watchdog and the PFC counters (pfc.go). Default nil: no PFC,
+	// frames are processed as they arrive and PFC frames are discarded.
+	PFC *PFCConfig
 }
 
 // NIC is a software RoCEv2 RC NIC attached to one Port. All its methods and
@@ -86,6 +92,9 @@ type NIC struct {
 	// nFires counts all of them.
 	fires  []TimerFire
 	nFires int
+
+	pfc       *pfcState // nil: PFC off
+	rxStalled bool      // StallRx: the receive pipeline is stopped
 }
 
 // TimerFire is one expiry of a QP's retransmission timer, on the NIC's own
@@ -163,6 +172,9 @@ func New(loop sim.Loop, port sim.Port, cfg Config) (*NIC, error) {
 		nsPerByte: 8 / pers.LineRateGbps,
 	}
 	n.tickFn = n.txTick
+	if cfg.PFC != nil {
+		n.pfc = newPFCState(n, *cfg.PFC)
+	}
 	n.ipID = uint16(n.rng.Uint32()) | 1
 	n.nextKey = n.rng.Uint32()&0xFFFF00 | 0x10
 	port.SetReceiver(n.receive)
@@ -308,6 +320,10 @@ func (n *NIC) txTick() {
 		n.kick()
 		return
 	}
+	if n.pfc != nil {
+		n.pfcTxTick(now)
+		return
+	}
 	var frame []byte
 	var dataQP *QP
 	switch {
@@ -371,7 +387,7 @@ func (n *NIC) fillPipeline(depth int) {
 func (n *NIC) pickQP(now int64) *QP {
 	for i := range n.qpOrder {
 		qp := n.qpOrder[(n.rr+i)%len(n.qpOrder)]
-		if qp.hasDataFrame() && qp.readyAt() <= now {
+		if qp.hasDataFrame() && qp.readyAt() <= now && (n.pfc == nil || !n.pfc.paused(n.pfc.prio(qp.attr.TrafficClass), now)) {
 			n.rr = (n.rr + i + 1) % len(n.qpOrder)
 			return qp
 		}
@@ -396,6 +412,19 @@ func (n *NIC) nextReady() (int64, bool) {
 // ---- reception ----
 
 func (n *NIC) receive(frame []byte) {
+	if n.pfc != nil {
+		n.pfcReceive(frame)
+		return
+	}
+	if n.rxStalled {
+		n.ctr.RxDiscards++
+		return
+	}
+	n.process(frame)
+}
+
+// process handles a received frame (after the receive pipeline, with PFC).
+func (n *NIC) process(frame []byte) {
 	var p roce.Packet
 	if err := n.parser.Parse(frame, 0, &p); err != nil {
 		n.ctr.RxDiscards++

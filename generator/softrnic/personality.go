@@ -144,6 +144,57 @@ type Personality struct {
 	// (roce-facts §9); the cx personalities keep false, the behaviour
 	// lumina's earlier runs were compared with public Lumina under.
 	AckEveryDuplicate bool `yaml:"ack-every-duplicate"`
+
+	// PFC and the receive pipeline (used only when Config.PFC is set; see
+	// pfc.go and pfc-facts). Zero values are valid: each field documents
+	// what zero means. The fields have no omitempty so that a personality
+	// file written from a Personality reads back the same on top of spec.
+
+	// PauseReactionDelay is the time from the arrival of a PFC frame to
+	// the pause taking effect: frames of a paused priority do not start
+	// later than that (802.3 Annex 31B bound: PauseReactionBound). No
+	// ConnectX measurement is public; the cx personalities take the 802.3
+	// maximum for their speed (118 quanta at 40G = 1510 ns, 394 quanta at
+	// 100G = 2017 ns), the peer response time SONiC's Mellanox headroom
+	// calculation assumes (pfc-facts §2.2, S-HR). Zero: immediate.
+	PauseReactionDelay Duration `yaml:"pause-reaction-delay"`
+	// RxBufferBytes is the lossless receive buffer the receive pipeline
+	// drains (mlx5 port buffer 0: 130944 of a 262016-byte port buffer, the
+	// MLNX_OFED receive-buffer tuning note's `buffer_size` example).
+	// Zero: DefaultRxBufferBytes.
+	RxBufferBytes int `yaml:"rx-buffer-bytes"`
+	// RxXoffBytes is the buffer occupancy at which the NIC sends XOFF, and
+	// RxXonBytes the occupancy at or below which it sends XON. Zero: the
+	// mlx5 port_buffer.c rule for a 7 m cable and a 1500-byte MTU
+	// (pfc-facts §2.4): xoff = size − ((301 + 2.16·7)·speed_Gbps +
+	// 2.72·1500), xon = xoff − 9216.
+	RxXoffBytes int `yaml:"rx-xoff-bytes"`
+	RxXonBytes  int `yaml:"rx-xon-bytes"`
+	// RxPipelineGbps is the receive pipeline's rate without translation
+	// misses: a frame of n bytes costs (n+20)·8/rate ns. The cx
+	// personalities use the raw rate of the card's PCIe host interface,
+	// faster than the port (seed 003 §4.4: a 40GbE NIC on PCIe Gen3 x8,
+	// 64 Gb/s): CX4 Lx Gen3 x8 64, CX5 Gen3 x16 126 (8 GT/s × 16 ×
+	// 128/130), CX6 Dx Gen4 x16 252. Zero: the line rate, where every
+	// stall leaves a backlog that never drains while the link is busy.
+	RxPipelineGbps float64 `yaml:"rx-pipeline-gbps"`
+	// MTTCacheEntries is the size of the NIC's memory translation cache:
+	// each entry translates one page of registered memory (seed 003 §4.4:
+	// 2K entries, 8 MB with 4 KB pages). Zero: no translation model.
+	MTTCacheEntries int `yaml:"mtt-cache-entries"`
+	// MTTMissPenalty is what one translation miss adds to a frame's
+	// receive-pipeline cost: one read of host memory over PCIe. Not
+	// published for ConnectX (pfc-facts §7); pcie-bench (Neugebauer et
+	// al., SIGCOMM'18) measured small DMA reads at roughly 0.5-1 µs on
+	// Xeon servers, so the cx personalities use 1 µs. Zero: misses are free.
+	MTTMissPenalty Duration `yaml:"mtt-miss-penalty"`
+	// StormWatchdog is the NIC's PFC storm prevention: when the receive
+	// pipeline has been stopped this long while the NIC generates pauses,
+	// it stops generating pauses for good (seed 003 §4.3, default 100 ms;
+	// mlx5 pfc-prevention-tout "auto" = 100 ms; tx_pause_storm_error_events).
+	// The warning (tx_pause_storm_warning_events) comes at max(80 ms, 85%)
+	// of it (mlx5). Zero: no watchdog (pfc-prevention-tout 0).
+	StormWatchdog Duration `yaml:"storm-watchdog"`
 }
 
 // Builtin personalities: spec (ideal IBA behaviour) and the three NICs of
@@ -153,6 +204,7 @@ var builtins = map[string]Personality{
 		Name: "spec", Description: "ideal InfiniBand behaviour: no processing delays, timeouts exactly T_tr",
 		LineRateGbps: 100, TimeoutFirstFactor: 1, TimeoutNextFactor: 1, CNPScope: CNPPerQP,
 		MaxOutstandingPSNs: 1 << 16, AckEveryDuplicate: true,
+		RxBufferBytes: DefaultRxBufferBytes, RxXoffBytes: 95264, RxXonBytes: 86048,
 	},
 	"cx4": {
 		Name: "cx4", Description: "ConnectX-4 Lx 40GbE as measured by Lumina (SIGCOMM'23 §6)",
@@ -160,21 +212,27 @@ var builtins = map[string]Personality{
 		NakReactionDelay: Duration(150 * time.Microsecond), NakReactionJitter: Duration(50 * time.Microsecond),
 		TxPipelinePackets: 4, AckReqEvery: 0, MaxOutstandingPSNs: 1 << 16,
 		TimeoutFirstFactor: 3.5, TimeoutNextFactor: 8, CNPScope: CNPPerDestIP, CNPOnNAK: false,
-		Adaptive: cxAdaptive(8, 7),
+		Adaptive:           cxAdaptive(8, 7),
+		PauseReactionDelay: Duration(1510 * time.Nanosecond), RxBufferBytes: DefaultRxBufferBytes, RxXoffBytes: 114224, RxXonBytes: 105008, RxPipelineGbps: 64,
+		MTTCacheEntries: 2048, MTTMissPenalty: Duration(time.Microsecond), StormWatchdog: Duration(100 * time.Millisecond),
 	},
 	"cx5": {
 		Name: "cx5", Description: "ConnectX-5 100GbE as measured by Lumina (SIGCOMM'23 §6)",
 		LineRateGbps: 100, NakGenDelay: Duration(1100 * time.Nanosecond), NakReactionDelay: Duration(3 * time.Microsecond),
 		TxPipelinePackets: 36, MaxOutstandingPSNs: 1 << 16,
 		TimeoutFirstFactor: 3.5, TimeoutNextFactor: 8, CNPScope: CNPPerDestIP, CNPOnNAK: true,
-		Adaptive: cxAdaptive(8, 8),
+		Adaptive:           cxAdaptive(8, 8),
+		PauseReactionDelay: Duration(2017 * time.Nanosecond), RxBufferBytes: DefaultRxBufferBytes, RxXoffBytes: 95264, RxXonBytes: 86048, RxPipelineGbps: 126,
+		MTTCacheEntries: 2048, MTTMissPenalty: Duration(time.Microsecond), StormWatchdog: Duration(100 * time.Millisecond),
 	},
 	"cx6": {
 		Name: "cx6", Description: "ConnectX-6 Dx 100GbE as measured by Lumina (SIGCOMM'23 §6)",
 		LineRateGbps: 100, NakGenDelay: Duration(1100 * time.Nanosecond), NakReactionDelay: Duration(3 * time.Microsecond),
 		TxPipelinePackets: 36, MaxOutstandingPSNs: 1 << 16,
 		TimeoutFirstFactor: 3.5, TimeoutNextFactor: 8, CNPScope: CNPPerPort, CNPOnNAK: true,
-		Adaptive: cxAdaptive(8, 8),
+		Adaptive:           cxAdaptive(8, 8),
+		PauseReactionDelay: Duration(2017 * time.Nanosecond), RxBufferBytes: DefaultRxBufferBytes, RxXoffBytes: 95264, RxXonBytes: 86048, RxPipelineGbps: 252,
+		MTTCacheEntries: 2048, MTTMissPenalty: Duration(time.Microsecond), StormWatchdog: Duration(100 * time.Millisecond),
 	},
 }
 
@@ -318,6 +376,9 @@ func (p *Personality) Validate() error {
 		return errors.New("cnp-scope must be per-qp, per-port, per-dest-ip or per-ip-pair")
 	case p.MaxOutstandingPSNs < 1 || p.MaxOutstandingPSNs > 1<<23:
 		return fmt.Errorf("max-outstanding-psns %d out of range 1..2^23", p.MaxOutstandingPSNs)
+	}
+	if err := p.validatePFC(); err != nil {
+		return err
 	}
 	for i, s := range p.Adaptive {
 		if len(s.Intervals) == 0 || s.MaxRetries < 0 {

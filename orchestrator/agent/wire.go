@@ -473,6 +473,9 @@ func RNICConfigToProto(c softrnic.Config) *luminav1.RNICConfig {
 	for _, ip := range c.IPs {
 		m.Ips = append(m.Ips, ip.String())
 	}
+	if p := c.PFC; p != nil {
+		m.Pfc = &luminav1.RNICPFC{Priorities: uint32(p.Priorities), DscpToPriority: slices.Clone(p.DSCPToPriority[:]), PageSize: int64(p.PageSize)}
+	}
 	return m
 }
 
@@ -515,6 +518,28 @@ func (d *decoder) rnicConfig(f string, m *luminav1.RNICConfig) softrnic.Config {
 		d.fail(f+".personality_yaml", err)
 	}
 	c.Personality = p
+	if pm := m.GetPfc(); pm != nil {
+		pc := &softrnic.PFCConfig{PageSize: int(pm.GetPageSize())}
+		if v := pm.GetPriorities(); v > 0xFF {
+			d.failf(f+".pfc.priorities", "%#x is not an 8-bit priority bitmap", v)
+		} else {
+			pc.Priorities = uint8(v)
+		}
+		if m := pm.GetDscpToPriority(); len(m) != 64 {
+			d.failf(f+".pfc.dscp_to_priority", "%d bytes, want 64", len(m))
+		} else {
+			for i, v := range m {
+				if v > 7 {
+					d.failf(index(f+".pfc.dscp_to_priority", i), "priority %d, want 0..7", v)
+				}
+				pc.DSCPToPriority[i] = v
+			}
+		}
+		if pc.PageSize < 0 {
+			d.failf(f+".pfc.page_size", "%d, want ≥ 0", pc.PageSize)
+		}
+		c.PFC = pc
+	}
 	return c
 }
 

@@ -161,7 +161,10 @@ func fullPersonality() softrnic.Personality {
 			{Intervals: []softrnic.Duration{softrnic.Duration(5599999 * time.Nanosecond), softrnic.Duration(time.Second)}, MaxRetries: 13},
 			{Intervals: []softrnic.Duration{softrnic.Duration(671 * time.Millisecond)}, MaxRetries: 7},
 		},
-		CNPScope: softrnic.CNPPerIPPair, CNPOnNAK: true,
+		CNPScope: softrnic.CNPPerIPPair, CNPOnNAK: true, AckEveryDuplicate: true,
+		PauseReactionDelay: softrnic.Duration(2017 * time.Nanosecond), RxBufferBytes: 130944, RxXoffBytes: 95264, RxXonBytes: 86048,
+		RxPipelineGbps: 126, MTTCacheEntries: 2048, MTTMissPenalty: softrnic.Duration(time.Microsecond),
+		StormWatchdog: softrnic.Duration(100 * time.Millisecond),
 	}
 }
 
@@ -172,6 +175,7 @@ func fullRNICConfig() softrnic.Config {
 		Personality: fullPersonality(), Seed: 0xdeadbeefcafe,
 		DisableRP: true, DisableNP: true, MinTimeBetweenCNPs: 4 * time.Microsecond, CNPScope: softrnic.CNPPerPort,
 		AdaptiveRetrans: true, SlowRestart: true,
+		PFC: &softrnic.PFCConfig{Priorities: 0x08, DSCPToPriority: [64]uint8{26: 3, 63: 7}, PageSize: 2 << 20},
 	}
 }
 

@@ -1239,8 +1239,10 @@ type RNICConfig struct {
 	CnpScope             CNPScope `protobuf:"varint,9,opt,name=cnp_scope,json=cnpScope,proto3,enum=lumina.v1.CNPScope" json:"cnp_scope,omitempty"`
 	AdaptiveRetrans      bool     `protobuf:"varint,10,opt,name=adaptive_retrans,json=adaptiveRetrans,proto3" json:"adaptive_retrans,omitempty"`
 	SlowRestart          bool     `protobuf:"varint,11,opt,name=slow_restart,json=slowRestart,proto3" json:"slow_restart,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// PFC on the NIC (softrnic.PFCConfig); absent: PFC off.
+	Pfc           *RNICPFC `protobuf:"bytes,12,opt,name=pfc,proto3" json:"pfc,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RNICConfig) Reset() {
@@ -1350,6 +1352,77 @@ func (x *RNICConfig) GetSlowRestart() bool {
 	return false
 }
 
+func (x *RNICConfig) GetPfc() *RNICPFC {
+	if x != nil {
+		return x.Pfc
+	}
+	return nil
+}
+
+// RNICPFC is softrnic.PFCConfig.
+type RNICPFC struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Bitmap of the lossless priorities.
+	Priorities uint32 `protobuf:"varint,1,opt,name=priorities,proto3" json:"priorities,omitempty"`
+	// Exactly 64 bytes: the priority (0..7) of each DSCP.
+	DscpToPriority []byte `protobuf:"bytes,2,opt,name=dscp_to_priority,json=dscpToPriority,proto3" json:"dscp_to_priority,omitempty"`
+	// Bytes per page of the registered memory (0: 4096).
+	PageSize      int64 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RNICPFC) Reset() {
+	*x = RNICPFC{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RNICPFC) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RNICPFC) ProtoMessage() {}
+
+func (x *RNICPFC) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RNICPFC.ProtoReflect.Descriptor instead.
+func (*RNICPFC) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RNICPFC) GetPriorities() uint32 {
+	if x != nil {
+		return x.Priorities
+	}
+	return 0
+}
+
+func (x *RNICPFC) GetDscpToPriority() []byte {
+	if x != nil {
+		return x.DscpToPriority
+	}
+	return nil
+}
+
+func (x *RNICPFC) GetPageSize() int64 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
 type ServeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ListenAddr    string                 `protobuf:"bytes,1,opt,name=listen_addr,json=listenAddr,proto3" json:"listen_addr,omitempty"`
@@ -1359,7 +1432,7 @@ type ServeRequest struct {
 
 func (x *ServeRequest) Reset() {
 	*x = ServeRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[16]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1371,7 +1444,7 @@ func (x *ServeRequest) String() string {
 func (*ServeRequest) ProtoMessage() {}
 
 func (x *ServeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[16]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1384,7 +1457,7 @@ func (x *ServeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServeRequest.ProtoReflect.Descriptor instead.
 func (*ServeRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{16}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ServeRequest) GetListenAddr() string {
@@ -1403,7 +1476,7 @@ type ServeResponse struct {
 
 func (x *ServeResponse) Reset() {
 	*x = ServeResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[17]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1415,7 +1488,7 @@ func (x *ServeResponse) String() string {
 func (*ServeResponse) ProtoMessage() {}
 
 func (x *ServeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[17]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1428,7 +1501,7 @@ func (x *ServeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServeResponse.ProtoReflect.Descriptor instead.
 func (*ServeResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{17}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ServeResponse) GetAddr() string {
@@ -1453,7 +1526,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[18]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1538,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[18]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1551,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{18}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RunRequest) GetResponderAddr() string {
@@ -1533,7 +1606,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[19]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1545,7 +1618,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[19]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1558,7 +1631,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{19}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunResponse) GetStopped() string {
@@ -1603,7 +1676,7 @@ type Traffic struct {
 
 func (x *Traffic) Reset() {
 	*x = Traffic{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[20]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1615,7 +1688,7 @@ func (x *Traffic) String() string {
 func (*Traffic) ProtoMessage() {}
 
 func (x *Traffic) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[20]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1628,7 +1701,7 @@ func (x *Traffic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Traffic.ProtoReflect.Descriptor instead.
 func (*Traffic) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{20}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Traffic) GetVerb() string {
@@ -1762,7 +1835,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[21]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +1847,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[21]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +1860,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{21}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Result) GetVerb() string {
@@ -1868,7 +1941,7 @@ type QPResult struct {
 
 func (x *QPResult) Reset() {
 	*x = QPResult{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[22]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1880,7 +1953,7 @@ func (x *QPResult) String() string {
 func (*QPResult) ProtoMessage() {}
 
 func (x *QPResult) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[22]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1893,7 +1966,7 @@ func (x *QPResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QPResult.ProtoReflect.Descriptor instead.
 func (*QPResult) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{22}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *QPResult) GetIndex() int64 {
@@ -1952,7 +2025,7 @@ type ResponderStats struct {
 
 func (x *ResponderStats) Reset() {
 	*x = ResponderStats{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[23]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1964,7 +2037,7 @@ func (x *ResponderStats) String() string {
 func (*ResponderStats) ProtoMessage() {}
 
 func (x *ResponderStats) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[23]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1977,7 +2050,7 @@ func (x *ResponderStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResponderStats.ProtoReflect.Descriptor instead.
 func (*ResponderStats) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{23}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ResponderStats) GetRecvCompletions() int64 {
@@ -2029,7 +2102,7 @@ type Connection struct {
 
 func (x *Connection) Reset() {
 	*x = Connection{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[24]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2041,7 +2114,7 @@ func (x *Connection) String() string {
 func (*Connection) ProtoMessage() {}
 
 func (x *Connection) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[24]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2054,7 +2127,7 @@ func (x *Connection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Connection.ProtoReflect.Descriptor instead.
 func (*Connection) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{24}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Connection) GetIndex() int64 {
@@ -2104,7 +2177,7 @@ type Endpoint struct {
 
 func (x *Endpoint) Reset() {
 	*x = Endpoint{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[25]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2116,7 +2189,7 @@ func (x *Endpoint) String() string {
 func (*Endpoint) ProtoMessage() {}
 
 func (x *Endpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[25]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2129,7 +2202,7 @@ func (x *Endpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Endpoint.ProtoReflect.Descriptor instead.
 func (*Endpoint) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{25}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Endpoint) GetIp() string {
@@ -2189,7 +2262,7 @@ type CountersRequest struct {
 
 func (x *CountersRequest) Reset() {
 	*x = CountersRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[26]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2201,7 +2274,7 @@ func (x *CountersRequest) String() string {
 func (*CountersRequest) ProtoMessage() {}
 
 func (x *CountersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[26]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2214,7 +2287,7 @@ func (x *CountersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountersRequest.ProtoReflect.Descriptor instead.
 func (*CountersRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{26}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{27}
 }
 
 type CountersResponse struct {
@@ -2226,7 +2299,7 @@ type CountersResponse struct {
 
 func (x *CountersResponse) Reset() {
 	*x = CountersResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[27]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2238,7 +2311,7 @@ func (x *CountersResponse) String() string {
 func (*CountersResponse) ProtoMessage() {}
 
 func (x *CountersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[27]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2251,7 +2324,7 @@ func (x *CountersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountersResponse.ProtoReflect.Descriptor instead.
 func (*CountersResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{27}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CountersResponse) GetCounters() map[string]uint64 {
@@ -2270,7 +2343,7 @@ type InstallRequest struct {
 
 func (x *InstallRequest) Reset() {
 	*x = InstallRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[28]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2282,7 +2355,7 @@ func (x *InstallRequest) String() string {
 func (*InstallRequest) ProtoMessage() {}
 
 func (x *InstallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[28]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2295,7 +2368,7 @@ func (x *InstallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstallRequest.ProtoReflect.Descriptor instead.
 func (*InstallRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{28}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *InstallRequest) GetConnections() []*Connection {
@@ -2313,7 +2386,7 @@ type InstallResponse struct {
 
 func (x *InstallResponse) Reset() {
 	*x = InstallResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[29]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2325,7 +2398,7 @@ func (x *InstallResponse) String() string {
 func (*InstallResponse) ProtoMessage() {}
 
 func (x *InstallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[29]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2338,7 +2411,7 @@ func (x *InstallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstallResponse.ProtoReflect.Descriptor instead.
 func (*InstallResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{29}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{30}
 }
 
 type InjectorStartRequest struct {
@@ -2354,7 +2427,7 @@ type InjectorStartRequest struct {
 
 func (x *InjectorStartRequest) Reset() {
 	*x = InjectorStartRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[30]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2366,7 +2439,7 @@ func (x *InjectorStartRequest) String() string {
 func (*InjectorStartRequest) ProtoMessage() {}
 
 func (x *InjectorStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[30]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2379,7 +2452,7 @@ func (x *InjectorStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorStartRequest.ProtoReflect.Descriptor instead.
 func (*InjectorStartRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{30}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *InjectorStartRequest) GetPorts() map[uint32]string {
@@ -2412,7 +2485,7 @@ type InjectorStartResponse struct {
 
 func (x *InjectorStartResponse) Reset() {
 	*x = InjectorStartResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[31]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2424,7 +2497,7 @@ func (x *InjectorStartResponse) String() string {
 func (*InjectorStartResponse) ProtoMessage() {}
 
 func (x *InjectorStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[31]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2437,7 +2510,7 @@ func (x *InjectorStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorStartResponse.ProtoReflect.Descriptor instead.
 func (*InjectorStartResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{31}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *InjectorStartResponse) GetP4RuntimeAddr() string {
@@ -2455,7 +2528,7 @@ type InjectorTimingRequest struct {
 
 func (x *InjectorTimingRequest) Reset() {
 	*x = InjectorTimingRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2467,7 +2540,7 @@ func (x *InjectorTimingRequest) String() string {
 func (*InjectorTimingRequest) ProtoMessage() {}
 
 func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2480,7 +2553,7 @@ func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorTimingRequest.ProtoReflect.Descriptor instead.
 func (*InjectorTimingRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{32}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{33}
 }
 
 // InjectorTimingResponse is an injector.Timing: how the switch's mirror
@@ -2514,7 +2587,7 @@ type InjectorTimingResponse struct {
 
 func (x *InjectorTimingResponse) Reset() {
 	*x = InjectorTimingResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2526,7 +2599,7 @@ func (x *InjectorTimingResponse) String() string {
 func (*InjectorTimingResponse) ProtoMessage() {}
 
 func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2539,7 +2612,7 @@ func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorTimingResponse.ProtoReflect.Descriptor instead.
 func (*InjectorTimingResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{33}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *InjectorTimingResponse) GetFrames() uint64 {
@@ -2668,7 +2741,7 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\bboard_id\x18\b \x01(\tR\aboardId\x12\x16\n" +
 	"\x06kernel\x18\t \x01(\tR\x06kernel\x12 \n" +
 	"\vpersonality\x18\n" +
-	" \x01(\tR\vpersonality\"\xf9\x02\n" +
+	" \x01(\tR\vpersonality\"\x9f\x03\n" +
 	"\n" +
 	"RNICConfig\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
@@ -2684,7 +2757,14 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\tcnp_scope\x18\t \x01(\x0e2\x13.lumina.v1.CNPScopeR\bcnpScope\x12)\n" +
 	"\x10adaptive_retrans\x18\n" +
 	" \x01(\bR\x0fadaptiveRetrans\x12!\n" +
-	"\fslow_restart\x18\v \x01(\bR\vslowRestart\"/\n" +
+	"\fslow_restart\x18\v \x01(\bR\vslowRestart\x12$\n" +
+	"\x03pfc\x18\f \x01(\v2\x12.lumina.v1.RNICPFCR\x03pfc\"p\n" +
+	"\aRNICPFC\x12\x1e\n" +
+	"\n" +
+	"priorities\x18\x01 \x01(\rR\n" +
+	"priorities\x12(\n" +
+	"\x10dscp_to_priority\x18\x02 \x01(\fR\x0edscpToPriority\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x03R\bpageSize\"/\n" +
 	"\fServeRequest\x12\x1f\n" +
 	"\vlisten_addr\x18\x01 \x01(\tR\n" +
 	"listenAddr\"#\n" +
@@ -2835,7 +2915,7 @@ func file_lumina_v1_lumina_proto_rawDescGZIP() []byte {
 }
 
 var file_lumina_v1_lumina_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_lumina_v1_lumina_proto_goTypes = []any{
 	(NICVendor)(0),                 // 0: lumina.v1.NICVendor
 	(CNPScope)(0),                  // 1: lumina.v1.CNPScope
@@ -2855,29 +2935,30 @@ var file_lumina_v1_lumina_proto_goTypes = []any{
 	(*NICParams)(nil),              // 15: lumina.v1.NICParams
 	(*NICVersions)(nil),            // 16: lumina.v1.NICVersions
 	(*RNICConfig)(nil),             // 17: lumina.v1.RNICConfig
-	(*ServeRequest)(nil),           // 18: lumina.v1.ServeRequest
-	(*ServeResponse)(nil),          // 19: lumina.v1.ServeResponse
-	(*RunRequest)(nil),             // 20: lumina.v1.RunRequest
-	(*RunResponse)(nil),            // 21: lumina.v1.RunResponse
-	(*Traffic)(nil),                // 22: lumina.v1.Traffic
-	(*Result)(nil),                 // 23: lumina.v1.Result
-	(*QPResult)(nil),               // 24: lumina.v1.QPResult
-	(*ResponderStats)(nil),         // 25: lumina.v1.ResponderStats
-	(*Connection)(nil),             // 26: lumina.v1.Connection
-	(*Endpoint)(nil),               // 27: lumina.v1.Endpoint
-	(*CountersRequest)(nil),        // 28: lumina.v1.CountersRequest
-	(*CountersResponse)(nil),       // 29: lumina.v1.CountersResponse
-	(*InstallRequest)(nil),         // 30: lumina.v1.InstallRequest
-	(*InstallResponse)(nil),        // 31: lumina.v1.InstallResponse
-	(*InjectorStartRequest)(nil),   // 32: lumina.v1.InjectorStartRequest
-	(*InjectorStartResponse)(nil),  // 33: lumina.v1.InjectorStartResponse
-	(*InjectorTimingRequest)(nil),  // 34: lumina.v1.InjectorTimingRequest
-	(*InjectorTimingResponse)(nil), // 35: lumina.v1.InjectorTimingResponse
-	nil,                            // 36: lumina.v1.NICParams.Dscp2prioEntry
-	nil,                            // 37: lumina.v1.Result.CountersEntry
-	nil,                            // 38: lumina.v1.ResponderStats.CountersEntry
-	nil,                            // 39: lumina.v1.CountersResponse.CountersEntry
-	nil,                            // 40: lumina.v1.InjectorStartRequest.PortsEntry
+	(*RNICPFC)(nil),                // 18: lumina.v1.RNICPFC
+	(*ServeRequest)(nil),           // 19: lumina.v1.ServeRequest
+	(*ServeResponse)(nil),          // 20: lumina.v1.ServeResponse
+	(*RunRequest)(nil),             // 21: lumina.v1.RunRequest
+	(*RunResponse)(nil),            // 22: lumina.v1.RunResponse
+	(*Traffic)(nil),                // 23: lumina.v1.Traffic
+	(*Result)(nil),                 // 24: lumina.v1.Result
+	(*QPResult)(nil),               // 25: lumina.v1.QPResult
+	(*ResponderStats)(nil),         // 26: lumina.v1.ResponderStats
+	(*Connection)(nil),             // 27: lumina.v1.Connection
+	(*Endpoint)(nil),               // 28: lumina.v1.Endpoint
+	(*CountersRequest)(nil),        // 29: lumina.v1.CountersRequest
+	(*CountersResponse)(nil),       // 30: lumina.v1.CountersResponse
+	(*InstallRequest)(nil),         // 31: lumina.v1.InstallRequest
+	(*InstallResponse)(nil),        // 32: lumina.v1.InstallResponse
+	(*InjectorStartRequest)(nil),   // 33: lumina.v1.InjectorStartRequest
+	(*InjectorStartResponse)(nil),  // 34: lumina.v1.InjectorStartResponse
+	(*InjectorTimingRequest)(nil),  // 35: lumina.v1.InjectorTimingRequest
+	(*InjectorTimingResponse)(nil), // 36: lumina.v1.InjectorTimingResponse
+	nil,                            // 37: lumina.v1.NICParams.Dscp2prioEntry
+	nil,                            // 38: lumina.v1.Result.CountersEntry
+	nil,                            // 39: lumina.v1.ResponderStats.CountersEntry
+	nil,                            // 40: lumina.v1.CountersResponse.CountersEntry
+	nil,                            // 41: lumina.v1.InjectorStartRequest.PortsEntry
 }
 var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	6,  // 0: lumina.v1.DumperStartRequest.config:type_name -> lumina.v1.DumperConfig
@@ -2889,45 +2970,46 @@ var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	15, // 6: lumina.v1.NICSpec.configure:type_name -> lumina.v1.NICParams
 	17, // 7: lumina.v1.NICSpec.rnic:type_name -> lumina.v1.RNICConfig
 	0,  // 8: lumina.v1.NICDevice.vendor:type_name -> lumina.v1.NICVendor
-	36, // 9: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
+	37, // 9: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
 	1,  // 10: lumina.v1.RNICConfig.cnp_scope:type_name -> lumina.v1.CNPScope
-	22, // 11: lumina.v1.RunRequest.traffic:type_name -> lumina.v1.Traffic
-	23, // 12: lumina.v1.RunResponse.result:type_name -> lumina.v1.Result
-	24, // 13: lumina.v1.Result.qps:type_name -> lumina.v1.QPResult
-	25, // 14: lumina.v1.Result.responder:type_name -> lumina.v1.ResponderStats
-	26, // 15: lumina.v1.Result.connections:type_name -> lumina.v1.Connection
-	37, // 16: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
-	38, // 17: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
-	27, // 18: lumina.v1.Connection.requester:type_name -> lumina.v1.Endpoint
-	27, // 19: lumina.v1.Connection.responder:type_name -> lumina.v1.Endpoint
-	39, // 20: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
-	26, // 21: lumina.v1.InstallRequest.connections:type_name -> lumina.v1.Connection
-	40, // 22: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
-	2,  // 23: lumina.v1.Dumper.Start:input_type -> lumina.v1.DumperStartRequest
-	4,  // 24: lumina.v1.Dumper.Stop:input_type -> lumina.v1.DumperStopRequest
-	9,  // 25: lumina.v1.Dumper.Fetch:input_type -> lumina.v1.FetchRequest
-	11, // 26: lumina.v1.Generator.StartNIC:input_type -> lumina.v1.StartNICRequest
-	18, // 27: lumina.v1.Generator.Serve:input_type -> lumina.v1.ServeRequest
-	20, // 28: lumina.v1.Generator.Run:input_type -> lumina.v1.RunRequest
-	28, // 29: lumina.v1.Generator.Counters:input_type -> lumina.v1.CountersRequest
-	30, // 30: lumina.v1.Intake.Install:input_type -> lumina.v1.InstallRequest
-	32, // 31: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
-	34, // 32: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
-	3,  // 33: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
-	5,  // 34: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
-	10, // 35: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
-	12, // 36: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
-	19, // 37: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
-	21, // 38: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
-	29, // 39: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
-	31, // 40: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
-	33, // 41: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
-	35, // 42: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
-	33, // [33:43] is the sub-list for method output_type
-	23, // [23:33] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	18, // 11: lumina.v1.RNICConfig.pfc:type_name -> lumina.v1.RNICPFC
+	23, // 12: lumina.v1.RunRequest.traffic:type_name -> lumina.v1.Traffic
+	24, // 13: lumina.v1.RunResponse.result:type_name -> lumina.v1.Result
+	25, // 14: lumina.v1.Result.qps:type_name -> lumina.v1.QPResult
+	26, // 15: lumina.v1.Result.responder:type_name -> lumina.v1.ResponderStats
+	27, // 16: lumina.v1.Result.connections:type_name -> lumina.v1.Connection
+	38, // 17: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
+	39, // 18: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
+	28, // 19: lumina.v1.Connection.requester:type_name -> lumina.v1.Endpoint
+	28, // 20: lumina.v1.Connection.responder:type_name -> lumina.v1.Endpoint
+	40, // 21: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
+	27, // 22: lumina.v1.InstallRequest.connections:type_name -> lumina.v1.Connection
+	41, // 23: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
+	2,  // 24: lumina.v1.Dumper.Start:input_type -> lumina.v1.DumperStartRequest
+	4,  // 25: lumina.v1.Dumper.Stop:input_type -> lumina.v1.DumperStopRequest
+	9,  // 26: lumina.v1.Dumper.Fetch:input_type -> lumina.v1.FetchRequest
+	11, // 27: lumina.v1.Generator.StartNIC:input_type -> lumina.v1.StartNICRequest
+	19, // 28: lumina.v1.Generator.Serve:input_type -> lumina.v1.ServeRequest
+	21, // 29: lumina.v1.Generator.Run:input_type -> lumina.v1.RunRequest
+	29, // 30: lumina.v1.Generator.Counters:input_type -> lumina.v1.CountersRequest
+	31, // 31: lumina.v1.Intake.Install:input_type -> lumina.v1.InstallRequest
+	33, // 32: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
+	35, // 33: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
+	3,  // 34: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
+	5,  // 35: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
+	10, // 36: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
+	12, // 37: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
+	20, // 38: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
+	22, // 39: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
+	30, // 40: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
+	32, // 41: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
+	34, // 42: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
+	36, // 43: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
+	34, // [34:44] is the sub-list for method output_type
+	24, // [24:34] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_lumina_v1_lumina_proto_init() }
@@ -2941,7 +3023,7 @@ func file_lumina_v1_lumina_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lumina_v1_lumina_proto_rawDesc), len(file_lumina_v1_lumina_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   39,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   4,
 		},
