@@ -48,6 +48,59 @@
 // previous one increments. Both then set expected = PSN + 1 modulo 2^24 —
 // before the event lookup, so a dropped packet still advances it.
 //
+// # PFC
+//
+// With Config.PFC set (nil: off, and the switch behaves exactly as
+// without the model) the switch models a lossless fabric's switch. It is
+// the job of the Tofino's traffic manager and MACs, not of lumina.p4, so the
+// P4Info does not change; the model is configured by PFCConfig only.
+//
+//   - Forwarded frames wait in per (egress port, priority) queues; each
+//     port starts a frame when the previous one's serialization at its
+//     PFCConfig.PortBps is over (ceil(bytes×8e9/bps) ns, as sim links), so
+//     with PortBps equal to the link speed the backlog is in the switch,
+//     not the link, and with no pause the hosts see the same times as with
+//     PFC off. The next frame is the oldest one of an unpaused priority; PFC
+//     frames the switch sends go first and are never paused, but never
+//     pre-empt a frame being sent. Priority: VLAN PCP, else the IPv4 DSCP
+//     map, else 0.
+//   - A PFC frame received on port p pauses p's queues of the enabled
+//     lossless priorities for quanta × 512 bit times at p's speed from its
+//     arrival (a new value replaces the timer; 0 resumes now); PFC for a
+//     lossy priority is counted but not honoured (pfc-facts §6.2), PAUSE
+//     pauses every priority. Received MAC Control frames are consumed,
+//     never forwarded.
+//   - Ingress accounting: bytes received on (port, lossless priority) and
+//     still queued. Above XOFFBytes the switch sends that port an XOFF
+//     (0xFFFF quanta) and repeats it every half of its duration; at or
+//     below XONBytes an XON (0 quanta). Beyond XOFFBytes + HeadroomBytes a
+//     lossless frame is dropped (LosslessDrops). Lossy queues drop beyond
+//     LossyQueueBytes. Bytes leave the accounting when their frame starts
+//     transmission (or is flushed).
+//   - Mirroring: every PFC/PAUSE frame received and every PFC frame sent
+//     is mirrored, wrapped (roce.AppendMACMirror: port, sent flag; event
+//     roce.EventPause for injected pauses), with the same WRR, clone
+//     sessions, sequence register and timestamp rule as RoCE copies, and
+//     counted in mirrored (not in rx_roce/tx_roce). A received frame is
+//     stamped at its arrival, a sent one when it starts transmission.
+//   - Watchdog (PFCWatchdog, SONiC pfcwd action drop, seed 003 §4.3): a
+//     lossless egress queue paused without interruption for Detection
+//     (empty or not, as SONiC) is declared stormed at exactly pause start +
+//     Detection: its queue is flushed, new lossless frames to and from the
+//     port on that priority are dropped (WatchdogDrops), its pauses are
+//     counted and mirrored but ignored; exactly Restoration after the last
+//     pause frame for that priority it is restored. Events: Switch.PFCLog.
+//   - Pause injection: Switch.SchedulePauses.
+//
+// Bounds: mirror copies and ARP replies bypass the queues (a dumper
+// port's link queues them); there is no shared buffer pool (each (port,
+// priority) has its own thresholds); Stats.Forwarded and tx_roce count a
+// queued frame when it starts transmission; timers are exact (no polling
+// interval), so detection and restoration are not delayed by up to a poll
+// as on SONiC. While an XOFF is asserted its refresh timer keeps an
+// EventLoop busy: run it with RunUntil. Frames the model drops are counted
+// in PFCCounters, not in Stats.Dropped.
+//
 // # P4Runtime
 //
 // Server implements arbitration for the default role only (another role is

@@ -54,6 +54,8 @@ type Switch struct {
 
 	lastStamp int64 // the latest mirror timestamp (loop ns): stamps never decrease
 	timing    timingStats
+
+	pfc *pfcState // nil: PFC off (Config.PFC)
 }
 
 // Stats are the software target's own counts (beyond the P4 counters).
@@ -97,12 +99,24 @@ type cloneSession struct {
 type Config struct {
 	// Seed seeds the random UDP source ports of mirror copies. Default 0.
 	Seed uint64
+
+	// PFC, if set, turns on the PFC model: per-priority egress queues
+	// paced at each port's speed that honour received PFC/PAUSE frames,
+	// ingress accounting that pauses upstream ports, the PFC watchdog and
+	// pause injection (see the package documentation, section PFC).
+	// Default nil: PFC frames are forwarded like any frame and forwarded
+	// frames go straight to their port.
+	PFC *PFCConfig
 }
 
 // New creates a switch with no ports and no pipeline.
 func New(loop sim.Loop, cfg Config) *Switch {
-	return &Switch{loop: loop, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5357)), ports: map[uint32]sim.Port{},
+	s := &Switch{loop: loop, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5357)), ports: map[uint32]sim.Port{},
 		scratch: make([]byte, 0, 9216+64)}
+	if cfg.PFC != nil {
+		s.pfc = newPFC(cfg.PFC)
+	}
+	return s
 }
 
 // AddPort attaches p as switch port id (a P4 PortId_t, 0..511). If p is a
@@ -119,6 +133,9 @@ func (s *Switch) AddPort(id uint32, p sim.Port) error {
 		return fmt.Errorf("injector: port %d already attached", id)
 	}
 	s.ports[id] = p
+	if s.pfc != nil {
+		s.pfcAddPort(id, p)
+	}
 	if tp, ok := p.(sim.TimedPort); ok {
 		tp.SetTimedReceiver(func(frame []byte, rxNs int64) { s.receive(id, frame, rxNs, true) })
 	} else {
@@ -202,6 +219,9 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 	if len(frame) < roce.EthernetLen {
 		return
 	}
+	if s.pfc != nil && s.pfcReceive(in, frame, rxNs, timed) {
+		return
+	}
 	l3 := 14
 	et := binary.BigEndian.Uint16(frame[12:])
 	if et == roce.EtherTypeVLAN && len(frame) >= 18 {
@@ -233,9 +253,10 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		s.c.rx[in].packets++
 		s.c.rx[in].bytes += uint64(len(frame))
 		qpn, psn, op := p.BTH.DestQP(), p.BTH.PSN(), p.Opcode
+		iter := uint64(0)
 		if ce, ok := s.t.conn.hit([4]uint64{uint64(in), uint64(qpn)}); ok && ce.action == s.a.setConn && connMatches(ce, op) {
 			conn, matched = ce.params[0], true
-			iter := s.updateIter(int(conn), ce.params[1], psn, op)
+			iter = s.updateIter(int(conn), ce.params[1], psn, op)
 			ev := s.t.event.lookup([4]uint64{uint64(in), uint64(qpn), uint64(psn), uint64(iter)})
 			switch ev.action {
 			case s.a.dropEvent:
@@ -262,6 +283,9 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 				copies = int(ev.params[0])
 			}
 		}
+		if s.pfc != nil && len(s.pfc.triggers) > 0 {
+			s.pfcTrigger(in, qpn, uint32(psn), uint16(iter))
+		}
 		if !forward && event != roce.EventDrop {
 			// A packet with no forwarding entry leaves nowhere: it is
 			// not held or copied, and mirrored untagged (as lumina.p4).
@@ -276,7 +300,7 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		}
 		s.mirror(in, frame, event, rxNs, timed)
 	}
-	if !s.forward(egress, forward, frame, isRoCE) {
+	if !s.forward(in, egress, forward, frame, isRoCE) {
 		return
 	}
 	if matched {
@@ -287,7 +311,7 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		// when it does.
 		s.stats.Copies++
 		s.mirror(in, frame, roce.EventDuplicate, 0, false)
-		if s.forward(egress, forward, frame, isRoCE) {
+		if s.forward(in, egress, forward, frame, isRoCE) {
 			s.overtaken(conn)
 		}
 	}
@@ -303,13 +327,17 @@ func connMatches(ce *entry, op roce.Opcode) bool {
 	return len(ce.params) > 2 && ce.params[2] == 1 || !op.IsAck()
 }
 
-// forward sends a frame out of the egress port the forwarding table chose,
-// counting it, and reports whether it left; a frame that is not forwarded
-// is counted as dropped.
-func (s *Switch) forward(egress uint32, forward bool, frame []byte, isRoCE bool) bool {
+// forward sends a frame that came in on port in out of the egress port the
+// forwarding table chose, counting it, and reports whether it left (with
+// PFC on: was queued); a frame that is not forwarded is counted as
+// dropped.
+func (s *Switch) forward(in, egress uint32, forward bool, frame []byte, isRoCE bool) bool {
 	if !forward {
 		s.stats.Dropped++
 		return false
+	}
+	if s.pfc != nil {
+		return s.pfcEnqueue(in, egress, frame, isRoCE)
 	}
 	out := s.ports[egress]
 	if out == nil {
@@ -390,7 +418,7 @@ func (s *Switch) release(h *held) {
 		return // the pipeline was replaced while the packet was held
 	}
 	s.mirror(h.in, h.frame, h.event, 0, false)
-	if s.forward(h.egress, true, h.frame, true) {
+	if s.forward(h.in, h.egress, true, h.frame, true) {
 		s.overtaken(h.conn)
 	}
 }
@@ -423,6 +451,35 @@ func (s *Switch) updateIter(c int, scope uint64, psn roce.PSN, op roce.Opcode) u
 // is the frame's arrival (rxNs if timed, else the Loop's time), raised to
 // the previous copy's if that is later.
 func (s *Switch) mirror(in uint32, frame []byte, event roce.Event, rxNs int64, timed bool) {
+	sess, seq, ok := s.mirrorSlot(len(frame))
+	if !ok {
+		return
+	}
+	dport := uint16(9741)
+	if s.t.mirRw.def.action == s.a.rewrite {
+		dport = uint16(s.t.mirRw.def.params[0])
+	}
+	cp := append(s.scratch[:0], frame...)
+	if sess.truncate > 0 && len(cp) > sess.truncate {
+		cp = cp[:sess.truncate]
+	}
+	stamp := s.mirrorStamp(rxNs, timed)
+	roce.ApplyMirror(cp, roce.MirrorMeta{Seq: seq, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event},
+		dport, uint16(s.rng.Uint32()))
+	for _, port := range sess.replicas {
+		if p := s.ports[port]; p != nil {
+			p.Send(cp)
+			s.stats.Mirrored++
+		}
+	}
+	s.scratch = cp[:0]
+}
+
+// mirrorSlot advances the weighted round robin and, if its slot has a
+// clone session, the mirror sequence number and the slot's mirrored
+// counter (a copy of a frame of n bytes); ok is false when the copy
+// disappears for want of a session.
+func (s *Switch) mirrorSlot(n int) (sess *cloneSession, seq uint64, ok bool) {
 	size := uint64(1)
 	if s.t.wrrCfg.def.action == s.a.setWRR {
 		size = max(1, s.t.wrrCfg.def.params[0])
@@ -433,29 +490,28 @@ func (s *Switch) mirror(in uint32, frame []byte, event roce.Event, rxNs int64, t
 	} else {
 		s.r.wrrIdx[0] = slot + 1
 	}
-	ms, ok := s.t.mirSel.hit([4]uint64{slot})
-	if !ok || ms.action != s.a.setMirror {
-		return
+	ms, hit := s.t.mirSel.hit([4]uint64{slot})
+	if !hit || ms.action != s.a.setMirror {
+		return nil, 0, false
 	}
-	sess := s.clones[uint32(ms.params[0])]
+	sess = s.clones[uint32(ms.params[0])]
 	if sess == nil {
-		return
+		return nil, 0, false
 	}
 	s.r.seqLo[0] = (s.r.seqLo[0] + 1) & 0xFFFFFFFF
 	if s.r.seqLo[0] == 0 {
 		s.r.seqHi[0] = (s.r.seqHi[0] + 1) & 0xFFFF
 	}
-	seq := s.r.seqHi[0]<<32 | s.r.seqLo[0]
+	seq = s.r.seqHi[0]<<32 | s.r.seqLo[0]
 	s.c.mirrored[slot].packets++
-	s.c.mirrored[slot].bytes += uint64(len(frame))
-	dport := uint16(9741)
-	if s.t.mirRw.def.action == s.a.rewrite {
-		dport = uint16(s.t.mirRw.def.params[0])
-	}
-	cp := append(s.scratch[:0], frame...)
-	if sess.truncate > 0 && len(cp) > sess.truncate {
-		cp = cp[:sess.truncate]
-	}
+	s.c.mirrored[slot].bytes += uint64(n)
+	return sess, seq, true
+}
+
+// mirrorStamp returns the timestamp of the next mirror copy: the frame's
+// arrival (rxNs if timed, else the Loop's time), raised to the previous
+// copy's if that is later.
+func (s *Switch) mirrorStamp(rxNs int64, timed bool) int64 {
 	now := s.loop.Now()
 	arrival := now
 	if timed {
@@ -466,15 +522,7 @@ func (s *Switch) mirror(in uint32, frame []byte, event roce.Event, rxNs int64, t
 	if timed {
 		s.timing.record(rxNs, now, stamp)
 	}
-	roce.ApplyMirror(cp, roce.MirrorMeta{Seq: seq, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event},
-		dport, uint16(s.rng.Uint32()))
-	for _, port := range sess.replicas {
-		if p := s.ports[port]; p != nil {
-			p.Send(cp)
-			s.stats.Mirrored++
-		}
-	}
-	s.scratch = cp[:0]
+	return stamp
 }
 
 func (s *Switch) arpReply(in uint32, frame []byte, l3 int, mac uint64) {
