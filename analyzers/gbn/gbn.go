@@ -241,6 +241,10 @@ type readSender struct {
 	// pendCopy: the pending request is a copy the switch made (a duplicate
 	// READ request), not a re-issue.
 	pendCopy bool
+	// pendAnswered: responses for the pending request's PSN were sent
+	// for the first time after it arrived (a responder that merges the
+	// duplicate with the original); a replay may still follow.
+	pendAnswered bool
 }
 
 // New returns a Checker for the connections of t.
@@ -707,7 +711,7 @@ func (c *Checker) readRequestDelivered(cs *conn, p *model.Pkt) {
 		return
 	}
 	cs.dups++
-	s.pending, s.pendPSN, s.pendIdx, s.pendT, s.pendCopy = true, p.PSN, p.Index, p.TimeNs, p.Copy()
+	s.pending, s.pendPSN, s.pendIdx, s.pendT, s.pendCopy, s.pendAnswered = true, p.PSN, p.Index, p.TimeNs, p.Copy(), false
 }
 
 // readResponseSent: the responder sent a READ response.
@@ -725,8 +729,12 @@ func (c *Checker) readResponseSent(cs *conn, p *model.Pkt) {
 		// A replay continuing where the responses stand answers the
 		// request; a first transmission does not (a request copied by the
 		// switch can arrive before the responses it asks for again).
-		if s.pending && psn == s.pendPSN && psn.LessThan(s.sndNxt) {
-			s.pending = false
+		if s.pending && psn == s.pendPSN {
+			if psn.LessThan(s.sndNxt) {
+				s.pending = false
+			} else {
+				s.pendAnswered = true
+			}
 		}
 	} else {
 		switch {
@@ -839,7 +847,7 @@ func (c *Checker) finishRead(cs *conn) (completed, gaveUp bool) {
 			"READ response PSN %d missing and a later one arrived, but the READ was not re-issued before the trace ended", r.gapPSN)
 	}
 	gaveUp = r.noProgress >= c.opt.RetryCnt
-	if s.pending && !gaveUp {
+	if s.pending && !gaveUp && !s.pendAnswered {
 		if s.pendCopy {
 			c.violate(cs, SideResponder, RuleDuplicateUnanswered, s.pendPSN, s.pendIdx, s.pendT,
 				"duplicate READ request at PSN %d was never answered (its responses were not sent again)", s.pendPSN)
