@@ -242,10 +242,11 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		egress, forward = uint32(fwd.params[0]), true
 	}
 	var event roce.Event
-	var hold *held    // set by delay and reorder events
-	copies := 0       // set by duplicate events
-	conn := uint64(0) // the matched connection entry's index
-	matched := false  // the packet belongs to a connection entry
+	var hold *held      // set by delay and reorder events
+	copies := 0         // set by duplicate events
+	conn := uint64(0)   // the matched connection entry's index
+	arrived := int64(0) // the arrival on the mirror clock, when a hold, copy or reorder needs it
+	matched := false    // the packet belongs to a connection entry
 	isRoCE := et == roce.EtherTypeIPv4 && s.parser.Parse(frame, 0, &s.pkt) == nil && s.pkt.IPVersion == 4 && s.pkt.L4-s.pkt.L3 == 20
 	if isRoCE {
 		p := &s.pkt
@@ -291,9 +292,15 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 			// not held or copied, and mirrored untagged (as lumina.p4).
 			event, hold, copies = roce.EventNone, nil, 0
 		}
+		if hold != nil || copies > 0 || len(s.reorders[conn]) > 0 {
+			arrived = s.loop.Now()
+			if timed {
+				arrived = rxNs
+			}
+		}
 		if hold != nil {
 			// The packet leaves (and is mirrored) later: see release.
-			hold.in, hold.egress, hold.event, hold.conn = in, egress, event, conn
+			hold.in, hold.egress, hold.event, hold.conn, hold.arrived = in, egress, event, conn, arrived
 			hold.frame = append([]byte(nil), frame...)
 			s.hold(hold)
 			return
@@ -304,15 +311,15 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		return
 	}
 	if matched {
-		s.overtaken(conn)
+		s.overtaken(conn, arrived)
 	}
 	for range copies {
 		// Each copy leaves after the original and is mirrored, tagged,
-		// when it does.
+		// stamped with the original's arrival.
 		s.stats.Copies++
-		s.mirror(in, frame, roce.EventDuplicate, 0, false)
+		s.mirrorAt(in, frame, roce.EventDuplicate, arrived)
 		if s.forward(in, egress, forward, frame, isRoCE) {
-			s.overtaken(conn)
+			s.overtaken(conn, arrived)
 		}
 	}
 }
@@ -359,6 +366,7 @@ type held struct {
 	in, egress uint32
 	event      roce.Event
 	conn       uint64
+	arrived    int64 // arrival time on the mirror clock (rx timestamp if timed)
 	delay      int64 // delay: the hold; reorder: the longest hold (ns)
 	overtakers int   // reorder: packets of conn still to pass it
 	timer      sim.Timer
@@ -375,15 +383,16 @@ func (s *Switch) hold(h *held) {
 	h.timer = s.loop.AfterFunc(time.Duration(h.delay), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.release(h)
+		s.release(h, h.arrived+h.delay)
 	})
 }
 
 // overtaken counts a packet of connection conn that left the switch (an
 // original, a duplicate's copy or a released held packet, as lumina.p4's
 // conn_forwarded register counts) against the reorder holds waiting on
-// conn, releasing those whose count is reached right after it.
-func (s *Switch) overtaken(conn uint64) {
+// conn, releasing those whose count is reached right after it, with its
+// departure time (on the mirror clock) left.
+func (s *Switch) overtaken(conn uint64, left int64) {
 	hs := s.reorders[conn]
 	if len(hs) == 0 {
 		return
@@ -396,13 +405,16 @@ func (s *Switch) overtaken(conn uint64) {
 	}
 	for _, h := range ready {
 		h.timer.Stop()
-		s.release(h)
+		s.release(h, left)
 	}
 }
 
 // release sends a held packet on: it is mirrored, tagged with its event,
-// when it leaves. A release of a packet already gone does nothing.
-func (s *Switch) release(h *held) {
+// when it leaves, stamped left (its departure on the mirror clock: arrival
+// plus the hold, or its last overtaker's arrival), so that on a real-time
+// testbed its stamp is on the clock of the arrival stamps and not late by
+// the pipeline's lag. A release of a packet already gone does nothing.
+func (s *Switch) release(h *held, left int64) {
 	if h.gone {
 		return
 	}
@@ -417,9 +429,9 @@ func (s *Switch) release(h *held) {
 	if s.sch == nil {
 		return // the pipeline was replaced while the packet was held
 	}
-	s.mirror(h.in, h.frame, h.event, 0, false)
+	s.mirrorAt(h.in, h.frame, h.event, left)
 	if s.forward(h.in, h.egress, true, h.frame, true) {
-		s.overtaken(h.conn)
+		s.overtaken(h.conn, left)
 	}
 }
 
@@ -451,6 +463,12 @@ func (s *Switch) updateIter(c int, scope uint64, psn roce.PSN, op roce.Opcode) u
 // is the frame's arrival (rxNs if timed, else the Loop's time), raised to
 // the previous copy's if that is later.
 func (s *Switch) mirror(in uint32, frame []byte, event roce.Event, rxNs int64, timed bool) {
+	s.mirrorCopy(in, frame, event, rxNs, timed, false)
+}
+
+// mirrorCopy is mirror (departed false: t and timed as mirror's rxNs and
+// timed) and mirrorAt (departed true: t is the departure).
+func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, timed, departed bool) {
 	sess, seq, ok := s.mirrorSlot(len(frame))
 	if !ok {
 		return
@@ -463,7 +481,13 @@ func (s *Switch) mirror(in uint32, frame []byte, event roce.Event, rxNs int64, t
 	if sess.truncate > 0 && len(cp) > sess.truncate {
 		cp = cp[:sess.truncate]
 	}
-	stamp := s.mirrorStamp(rxNs, timed)
+	var stamp int64
+	if departed {
+		stamp = max(t, s.lastStamp)
+		s.lastStamp = stamp
+	} else {
+		stamp = s.mirrorStamp(t, timed)
+	}
 	roce.ApplyMirror(cp, roce.MirrorMeta{Seq: seq, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event},
 		dport, uint16(s.rng.Uint32()))
 	for _, port := range sess.replicas {
@@ -473,6 +497,13 @@ func (s *Switch) mirror(in uint32, frame []byte, event roce.Event, rxNs int64, t
 		}
 	}
 	s.scratch = cp[:0]
+}
+
+// mirrorAt mirrors a frame that leaves at time at on the mirror clock (a
+// held packet, a duplicate's copy): as mirror, with at for its stamp
+// (raised to the previous copy's if that is later).
+func (s *Switch) mirrorAt(in uint32, frame []byte, event roce.Event, at int64) {
+	s.mirrorCopy(in, frame, event, at, false, true)
 }
 
 // mirrorSlot advances the weighted round robin and, if its slot has a

@@ -74,6 +74,10 @@ type placement struct {
 	intakeCert   []byte
 	token        string
 
+	// realTime: the testbed runs on wall-clock time (netns, remote), so
+	// the driver waits out the switch's longest hold after traffic.
+	realTime bool
+
 	// onTraffic, if set, runs in its own goroutine when traffic starts
 	// (tests kill components with it).
 	onTraffic func()
@@ -252,6 +256,19 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		progress(fmt.Sprintf("traffic: done in %v wall", time.Since(start).Round(time.Millisecond)))
 	}
 
+	// A packet the switch still holds (delay, reorder events) leaves at
+	// most its longest hold after traffic ended: its mirror copy and the
+	// counters must include it. (On sim the loop runs it before traffic
+	// returns.)
+	if hold := longestHold(run.Plan); pl.realTime && hold > 0 {
+		progress(fmt.Sprintf("traffic: waiting %v for packets the switch holds", hold+heldMargin))
+		select {
+		case <-time.After(hold + heldMargin):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+
 	// Collect, on a deadline of its own: traffic may have outlasted the
 	// set-up's.
 	progress("collect: switch counters, tables and timing, NIC counters, stop dumpers, fetch their files")
@@ -348,4 +365,20 @@ func fetch(ctx context.Context, dc luminav1.DumperClient, remote, local string) 
 			return err
 		}
 	}
+}
+
+// heldMargin covers the real-time pipeline's lag behind the longest hold.
+const heldMargin = 20 * time.Millisecond
+
+// longestHold returns the longest time a delay or reorder event of p holds
+// a packet.
+func longestHold(p *controlplane.Plan) time.Duration {
+	var d int64
+	if p == nil {
+		return 0
+	}
+	for _, e := range p.Events {
+		d = max(d, e.Params.DelayNs, e.Params.MaxHoldNs)
+	}
+	return time.Duration(d)
 }

@@ -114,7 +114,7 @@ func (b *remoteBed) close() {
 
 func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) (*placement, error) {
 	t, ro := run.Test, b.opt
-	pl := &placement{reqIface: t.Requester.NIC.IfName, rspIface: t.Responder.NIC.IfName,
+	pl := &placement{realTime: true, reqIface: t.Requester.NIC.IfName, rspIface: t.Responder.NIC.IfName,
 		reqPort: uint32(t.Requester.NIC.SwitchPort), rspPort: uint32(t.Responder.NIC.SwitchPort),
 		responderListen: ":0", rnic: ro.RNIC, token: b.token}
 	for _, f := range []struct {
