@@ -225,7 +225,7 @@ func TestRealLoopTimersInDeadlineOrder(t *testing.T) {
 	done := make(chan struct{})
 	l.Post(func() {
 		for i := range n {
-			tm := l.AfterFunc(time.Duration(2000+(n-i)) * time.Microsecond, func() {
+			tm := l.AfterFunc(time.Duration(2000+(n-i))*time.Microsecond, func() {
 				got = append(got, i)
 				if len(got) == n {
 					close(done)

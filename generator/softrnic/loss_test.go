@@ -87,7 +87,7 @@ func TestLossRecovery(t *testing.T) {
 		},
 		{
 			name: "write drop tail: timeout", op: WRWrite, size: 4096, attr: fast,
-			drop:     dropAt(3, 1),
+			drop: dropAt(3, 1),
 			// spec: every duplicate is acknowledged again (IBA C9-105).
 			want:     "0 1 2 3x 0 1 2 3 A2 A2 A2 A3",
 			counters: map[string]uint64{"local_ack_timeout_err": 1, "packet_seq_err": 0, "rsp.duplicate_request": 3},
