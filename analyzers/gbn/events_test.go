@@ -60,6 +60,8 @@ func TestEvents(t *testing.T) {
 			want:   []string{"responder ack-backwards 0"}},
 		{name: "duplicate READ request answered again",
 			verb: model.VerbRead, script: "Q0:2 r0 r1 Q0:2+ r0 r1", dups: 1},
+		{name: "reordered packet, the go-back starts at the first NAK (the second reached the requester too late)",
+			verb: model.VerbWrite, script: "0 1 3 2o 4 N2 N3 2 3 4 A4", dups: 1, naks: 2},
 		{name: "duplicate READ request before the responses, answered twice",
 			verb: model.VerbRead, script: "Q0:2 Q0:2+ r0 r1 r0 r1", dups: 1},
 		{name: "duplicate READ request before the responses, merged with the original",

@@ -207,6 +207,11 @@ type sender struct {
 	una        roce.PSN // oldest unacknowledged PSN (as the trace shows)
 	nakPending bool
 	nakPSN     roce.PSN
+	// nakAlt is the PSN of a pending NAK that a later NAK superseded
+	// before the go-back began (valid if nakAltOK): the requester may have
+	// started from it before the later NAK reached it (real time).
+	nakAlt   roce.PSN
+	nakAltOK bool
 	nakIdx     int
 	nakT       int64
 	handled    bool // a NAK episode at handledPSN was acted upon, no progress since
@@ -521,7 +526,7 @@ func (c *Checker) sendData(cs *conn, p *model.Pkt) {
 	} else {
 		switch {
 		case s.nakPending:
-			if psn != s.nakPSN {
+			if psn != s.nakPSN && (!s.nakAltOK || psn != s.nakAlt) {
 				c.violate(cs, SideRequester, RuleRetransmitWrongPSN, psn, p.Index, p.TimeNs,
 					"retransmission starts at PSN %d, the NAK (index %d) asked for PSN %d", psn, s.nakIdx, s.nakPSN)
 			}
@@ -584,7 +589,7 @@ func (c *Checker) fillHole(cs *conn, psn roce.PSN) {
 }
 
 func (c *Checker) handleNAK(s *sender) {
-	s.nakPending = false
+	s.nakPending, s.nakAltOK = false, false
 	s.handled, s.handledPSN = true, s.nakPSN
 }
 
@@ -594,6 +599,7 @@ func (c *Checker) sendFeedback(cs *conn, p *model.Pkt) {
 	if p.PSN.Sub(s.sndNxt) >= 0 {
 		return // acknowledges nothing sent: the responder side reports it
 	}
+	prevPending, prevPSN := s.nakPending, s.nakPSN
 	acked := p.PSN.Next() // ACK: everything up to PSN
 	if p.Kind != model.KindAck {
 		acked = p.PSN // NAK/RNR: everything before PSN
@@ -615,6 +621,7 @@ func (c *Checker) sendFeedback(cs *conn, p *model.Pkt) {
 	if p.Copy() || p.Late() && p.PSN.LessThan(s.una) {
 		return // a copy of a NAK, or a held one already overtaken
 	}
+	s.nakAlt, s.nakAltOK = prevPSN, prevPending && prevPSN != p.PSN
 	s.nakPending, s.nakPSN, s.nakIdx, s.nakT = true, p.PSN, p.Index, p.TimeNs
 }
 

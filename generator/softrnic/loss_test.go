@@ -1,6 +1,7 @@
 package softrnic
 
 import (
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -294,5 +295,44 @@ func TestAckEveryDuplicate(t *testing.T) {
 				t.Errorf("duplicate_request = %d, want 2", got)
 			}
 		})
+	}
+}
+
+// A NAK for a later PSN that reaches the requester while its go-back is
+// already resending that PSN (the responder's second NAK of a reordered
+// packet, on a real-time testbed) starts no second go-back: it is counted
+// in packet_seq_err and the round under way repairs it.
+func TestNAKDuringGoBackRound(t *testing.T) {
+	p := newPair(t, pairOpts{attr: ConnectAttr{Timeout: 8, TimeoutSet: true}})
+	injected := false
+	p.drop = func(f frameRec) bool {
+		if f.Dir == sim.AtoB && !f.Op.IsAck() && f.PSN == 3 && f.Round == 2 && !injected {
+			injected = true
+			p.loop.AfterFunc(0, func() {
+				spec := roce.FrameSpec{Opcode: roce.RCAcknowledge, DestQP: p.rq.QPN(), PSN: p.rq.PSN().Add(5),
+					SrcIP: netip.MustParseAddr("10.0.0.2"), DstIP: netip.MustParseAddr("10.0.0.1"),
+					AETH: roce.AETHFields{Syndrome: roce.NAKSyndrome(roce.NAKPSNSequenceError)}}
+				b, err := spec.Append(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var pk roce.Packet
+				if err := (&roce.Parser{}).Parse(b, 0, &pk); err != nil {
+					t.Fatal(err)
+				}
+				p.rq.requesterReceive(&pk)
+			})
+		}
+		return f.Dir == sim.AtoB && !f.Op.IsAck() && f.PSN == 3 && f.Round == 1
+	}
+	if err := p.rq.PostSend(SendWR{ID: 1, Op: WRWrite, Local: p.reqMR, Length: 10240, RemoteAddr: p.rspMR.Addr, RKey: p.rspMR.RKey}); err != nil {
+		t.Fatal(err)
+	}
+	p.run(10 * time.Second)
+	if got, want := p.compact(), "0 1 2 3x 4 5 6 7 8 9 N3 3 4 5 6 7 8 9 A9"; got != want {
+		t.Errorf("frames:\n got %s\nwant %s", got, want)
+	}
+	if got := p.req.Counters().Map()["packet_seq_err"]; got != 2 {
+		t.Errorf("packet_seq_err = %d, want 2 (both NAKs)", got)
 	}
 }

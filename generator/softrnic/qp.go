@@ -37,6 +37,7 @@ type QP struct {
 	lastSend    int64 // last transmission or progress: the timer counts from here
 	nakActive   bool  // a NAK/implied-NAK episode is being handled
 	nakPSN      roce.PSN
+	roundEnd    roce.PSN // one past the PSNs the go-back in progress resends
 	goBackTimer sim.Timer
 	pktsNoAck   int // packets since the last AckReq
 
@@ -435,7 +436,17 @@ func (qp *QP) requesterReceive(p *roce.Packet) {
 			qp.fail(nakStatus(s.NAKCode()))
 			return
 		}
+		// A NAK for a later PSN that the go-back already under way
+		// resends (the responder's second NAK of a reordered packet that
+		// arrived after the go-back began) starts no second retry: one
+		// retry sequence per episode (rxe's started_retry). It is counted.
+		inRound := qp.nakActive && qp.goBackTimer == nil && psn.Sub(qp.nakPSN) > 0 && psn.Sub(qp.roundEnd) < 0
 		qp.ackUpTo(psn.Add(-1))
+		if inRound {
+			qp.nic.ctr.PacketSeqErr++
+			qp.nakActive = true // the progress it acknowledged does not end the episode
+			return
+		}
 		if qp.nakActive && qp.nakPSN == psn {
 			return // one retry sequence per episode
 		}
@@ -577,6 +588,10 @@ func (qp *QP) goBack(psn roce.PSN) {
 	qp.goBackTimer = nil
 	if qp.state != QPRTS {
 		return
+	}
+	qp.roundEnd = qp.assignPSN
+	if qp.sendIdx < len(qp.sq) && qp.sq[qp.sendIdx].assigned {
+		qp.roundEnd = qp.sq[qp.sendIdx].firstPSN.Add(qp.sendOff)
 	}
 	for i, w := range qp.sq {
 		if w.assigned && psn.InWindow(w.firstPSN, uint32(w.npkts)) {
