@@ -58,6 +58,11 @@ func marshalValue(f reflect.Value, sub *section) *yaml.Node {
 		return str(s.String())
 	}
 	switch f.Kind() {
+	case reflect.Pointer:
+		if f.IsNil() {
+			return mapping()
+		}
+		return marshalValue(f.Elem(), sub)
 	case reflect.String:
 		return str(f.String())
 	case reflect.Bool:

@@ -92,6 +92,7 @@ var switchSection = sect[Switch]("`switch`", []key{
 	{name: "listen-port", field: "ListenPort", dec: ints(1, 65535, ""), def: 9000},
 	{name: "local-switch-config-path", field: "LocalSwitchConfigPath", dec: decStr, omit: true},
 	{name: "timestamp-uncertainty-ns", field: "TimestampUncertaintyNs", dec: ints(0, 1_000_000_000, ""), omit: true},
+	{name: "pfc-watchdog", field: "PFCWatchdog", sub: pfcWatchdogSection, dec: decPFCWatchdog, omit: true, doc: "absent (no switch watchdog)"},
 })
 
 var hostSection = sect[Host]("`requester` / `responder`", []key{
@@ -109,6 +110,7 @@ var hostNICSection = sect[NIC]("`nic` (traffic hosts)", []key{
 	switchPort,
 	{name: "ip-list", field: "IPList", dec: decIPList, omit: true},
 	{name: "prio-dscp-map", field: "PrioDSCPMap", dec: decPrioDSCPMap, omit: true, doc: "empty (priority p ↔ DSCP 8p..8p+7)"},
+	{name: "pfc", field: "PFC", sub: pfcSection, dec: decPFC, omit: true, doc: "absent (PFC off)"},
 })
 
 var roceSection = sect[RoCEParameters]("`roce-parameters`", []key{
@@ -162,6 +164,7 @@ var trafficSection = sect[Traffic]("`traffic`", []key{
 	{name: "max-retransmit-retry", field: "MaxRetransmitRetry", dec: ints(0, 7, ""), def: 7},
 	{name: "dscp-list", field: "DSCPList", dec: decDSCPList, omit: true},
 	{name: "data-pkt-events", field: "Events", sub: eventSection, dec: decEvents, omit: true},
+	{name: "pfc-events", field: "PFCEvents", sub: pfcEventSection, dec: decPFCEvents, omit: true},
 })
 
 var eventSection = sect[Event]("Events", []key{

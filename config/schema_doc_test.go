@@ -50,7 +50,7 @@ func TestSchemaTable(t *testing.T) {
 			if k.def != nil && !reflect.TypeOf(k.def).ConvertibleTo(f.Type) {
 				t.Errorf("%s: key %q: default %v does not fit %v", s.doc, k.name, k.def, f.Type)
 			}
-			if ft := f.Type; k.sub != nil && ft != k.sub.typ && (ft.Kind() != reflect.Slice || ft.Elem() != k.sub.typ) {
+			if ft := f.Type; k.sub != nil && ft != k.sub.typ && (ft.Kind() != reflect.Slice && ft.Kind() != reflect.Pointer || ft.Elem() != k.sub.typ) {
 				t.Errorf("%s: key %q: field %s is a %v, its section is for %v", s.doc, k.name, k.field, ft, k.sub.typ)
 			}
 		}

@@ -72,6 +72,7 @@ type tbProblem struct {
 	dumper int    // the dumper's index in Test.Dumpers, if host is ""
 	key    string // the key at fault
 	msg    string
+	path   string // or the path of the key at fault, if host and dumper do not apply
 }
 
 // testbedProblems returns why t cannot run on t.Testbed after
@@ -84,6 +85,16 @@ func testbedProblems(t *Test) []tbProblem {
 			{"requester", t.Requester.ControlIP}, {"responder", t.Responder.ControlIP}, {"switch", t.Switch.ControlIP}} {
 			if h.ip == "" {
 				out = append(out, tbProblem{host: h.name, key: "control-ip", msg: h.name + " has no control-ip"})
+			}
+		}
+	}
+	if t.Testbed == TestbedRemote {
+		for _, ev := range t.Traffic.PFCEvents {
+			switch ev.Type {
+			case PFCPause:
+				out = append(out, tbProblem{path: "traffic.pfc-events", msg: "pfc-events of type pause run on the software switch only (sim, netns); on a Tofino see docs/tofino.md §8"})
+			case PFCRxStall:
+				out = append(out, tbProblem{path: "traffic.pfc-events", msg: "pfc-events of type rx-stall need the software NIC (sim, netns)"})
 			}
 		}
 	}
@@ -107,7 +118,9 @@ func (d *decoder) override(t *Test, tb Testbed) *Test {
 	c := t.OnTestbed(tb)
 	for _, p := range testbedProblems(c) {
 		var at Pos
-		if p.host != "" {
+		if p.path != "" {
+			at = d.firstPos(p.path)
+		} else if p.host != "" {
 			at = d.firstPos(p.host + "." + p.key)
 			if k := d.keys[p.host]; at == (Pos{1, 1}) && k != nil && k.Line > 0 {
 				at = Pos{k.Line, k.Column}

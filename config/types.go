@@ -224,6 +224,10 @@ type Switch struct {
 	// timestamp-uncertainty-ns; default 0. lumina's software switch
 	// measures its own and the larger of the two is used.
 	TimestampUncertaintyNs int
+	// PFCWatchdog is the software switch's PFC watchdog. YAML key
+	// pfc-watchdog; default absent (none). On the remote testbed the
+	// watchdog is the switch's own.
+	PFCWatchdog *PFCWatchdog
 }
 
 // Host is the requester or the responder: a traffic host with an RNIC.
@@ -286,6 +290,29 @@ type NIC struct {
 	// map to it. YAML key prio-dscp-map, written {prio: "d,d,..."}; default
 	// empty (priority p gets DSCP 8p..8p+7). Traffic hosts only; hardware only.
 	PrioDSCPMap map[int][]int
+	// PFC turns priority flow control on for the NIC's lossless
+	// priorities. YAML key pfc; default absent (off). Traffic hosts only.
+	PFC *PFC
+}
+
+// DSCPToPriority returns the priority of each DSCP: PrioDSCPMap, or by
+// default DSCP d has priority d/8.
+func (n *NIC) DSCPToPriority() [64]uint8 {
+	var m [64]uint8
+	for d := range m {
+		m[d] = uint8(d / 8)
+	}
+	if len(n.PrioDSCPMap) > 0 {
+		clear(m[:])
+		for p, ds := range n.PrioDSCPMap {
+			for _, d := range ds {
+				if d >= 0 && d < 64 {
+					m[d] = uint8(p)
+				}
+			}
+		}
+	}
+	return m
 }
 
 // RoCEParameters are the RNIC's congestion-control and loss-recovery
@@ -403,6 +430,9 @@ type Traffic struct {
 	// Events are the injected events, in file order. YAML key
 	// data-pkt-events; default none.
 	Events []Event
+	// PFCEvents are pause injections and NIC receive stalls. YAML key
+	// pfc-events; default none.
+	PFCEvents []PFCEvent
 }
 
 // AllPackets as Event.PSN means every packet of the message (YAML psn: all).

@@ -72,6 +72,7 @@ func (d *decoder) validate(t *Test) {
 	d.validateTestbed(t)
 	d.validateDumpers(t)
 	d.validateTraffic(t)
+	d.validatePFC(t)
 }
 
 // firstPos returns the first known position among paths, or 1:1.
