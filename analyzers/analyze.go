@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/netlumina/lumina/analyzers/cnp"
@@ -15,6 +17,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/gbn"
 	"github.com/netlumina/lumina/analyzers/integrity"
 	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/analyzers/pfc"
 	"github.com/netlumina/lumina/analyzers/report"
 	"github.com/netlumina/lumina/analyzers/retransmission"
 	"github.com/netlumina/lumina/analyzers/timeout"
@@ -304,9 +307,14 @@ func (m *mainPass) packet(tp *trace.Packet) {
 	if m.a.opt.Checked == nil {
 		m.a.integ.AddFrame(tp.Data, -1, tp.Index)
 	}
+	if tp.IsMACMirror() {
+		m.a.pfc.MAC(tp.Data, tp.Index)
+		return
+	}
 	if !m.dec.Decode(tp, &m.p) {
 		return
 	}
+	m.a.pfc.Observe(&m.p, tp.Data, tp.OrigLen)
 	if r.Trace.RoCEPackets == 0 {
 		r.Trace.FirstNs = m.p.TimeNs
 	}
@@ -327,6 +335,7 @@ type pipeline struct {
 	retx    *retransmission.Tracker
 	cnp     *cnp.Analyzer
 	ev      *events.Analyzer
+	pfc     *pfc.Analyzer
 	tally   *counters.Tally
 	seq     *report.SeqCollector
 	params  model.Params
@@ -351,6 +360,7 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 	}
 	a.cnp = cnp.New(t, co)
 	a.ev = events.New(t, events.Options{Events: meta.Events, UncertaintyNs: params.TimestampUncertaintyNs})
+	a.pfc = pfc.New(t, pfcOptions(meta, t, params))
 	if !opt.NoPlots {
 		a.seq = report.NewSeqCollector(t)
 	}
@@ -408,8 +418,11 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 	to := timeout.Check(&rt, a.table, timeout.Options{TransportTimeoutNs: ttr, RetryCnt: retry, ToleranceNs: tol,
 		UncertaintyNs: a.params.TimestampUncertaintyNs})
 	cn := a.cnp.Finish()
-	ct := counters.Check(model.ResolveNICs(meta.NICs, r.Connections), counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally})
+	pf := a.pfc.Finish()
+	ct := counters.Check(model.ResolveNICs(meta.NICs, r.Connections), counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally,
+		PFC: &pf, PFCHosts: pfcHosts(meta, a.table)})
 	r.Checks = report.Checks{GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct, Events: a.ev.Finish()}
+	r.PFC = pf
 	for _, c := range report.AllChecks {
 		if !selected[c] {
 			r.Checks.Skip(c, report.NotSelected)
@@ -423,6 +436,63 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 	if a.seq != nil {
 		r.Plots = a.seq.Plots()
 	}
+}
+
+// pfcOptions configures the pfc analyzer from the metadata.
+func pfcOptions(meta model.Meta, t *model.Table, params model.Params) pfc.Options {
+	o := pfc.Options{LinkBps: int64(params.LinkGbps * 1e9), UncertaintyNs: params.TimestampUncertaintyNs, RTTNs: params.RTTNs,
+		DetectionNs: params.PFCDetectionNs, RestorationNs: params.PFCRestorationNs, Hosts: pfcHosts(meta, t)}
+	if len(params.PrioDSCPMap) > 0 {
+		var m [64]uint8
+		for d := range m {
+			m[d] = uint8(params.PriorityOfDSCP(uint8(d)))
+		}
+		o.DSCPToPriority = &m
+	}
+	return o
+}
+
+// pfcHosts resolves Meta.SwitchPorts: a role names the addresses of that
+// side of the connections, another name a NIC's addresses. Hosts are
+// sorted by port, then name.
+func pfcHosts(meta model.Meta, t *model.Table) []pfc.Host {
+	var hs []pfc.Host
+	for name, port := range meta.SwitchPorts {
+		h := pfc.Host{Name: name, Port: uint16(port)}
+		seen := map[netip.Addr]bool{}
+		add := func(ip netip.Addr) {
+			if ip.IsValid() && !seen[ip] {
+				seen[ip] = true
+				h.IPs = append(h.IPs, ip)
+			}
+		}
+		switch name {
+		case "requester", "responder":
+			for _, c := range t.Conns {
+				if name == "requester" {
+					add(c.Requester.IP)
+				} else {
+					add(c.Responder.IP)
+				}
+			}
+		default:
+			for _, n := range meta.NICs {
+				if n.Name == name {
+					for _, ip := range n.IPs {
+						add(ip)
+					}
+				}
+			}
+		}
+		hs = append(hs, h)
+	}
+	sort.Slice(hs, func(i, j int) bool {
+		if hs[i].Port != hs[j].Port {
+			return hs[i].Port < hs[j].Port
+		}
+		return hs[i].Name < hs[j].Name
+	})
+	return hs
 }
 
 func integrityCounters(s *model.Switch) integrity.Counters {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/gbn"
 	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/analyzers/pfc"
 	"github.com/netlumina/lumina/analyzers/retransmission"
 	"github.com/netlumina/lumina/roce"
 )
@@ -80,6 +81,10 @@ type Inputs struct {
 	GBN     *gbn.Result
 	Retrans *retransmission.Result
 	Tally   *Tally
+	// PFC is the pfc analyzer's result and PFCHosts its port mapping, for
+	// the per-priority PFC counters. Default nil: not checked.
+	PFC      *pfc.Result
+	PFCHosts []pfc.Host
 }
 
 // Check compares the NICs' counters with the trace.
@@ -169,6 +174,11 @@ func Check(nics []model.NIC, in Inputs) Result {
 			}
 		}
 	}
+	for i := range nics {
+		if checkPFC(&nics[i], i, in, &res) {
+			checked = true
+		}
+	}
 	switch {
 	case !checked:
 		res.Verdict = model.Skip
@@ -180,4 +190,76 @@ func Check(nics []model.NIC, in Inputs) Result {
 		res.Verdict = model.Pass
 	}
 	return res
+}
+
+// checkPFC compares the NIC's per-priority PFC counters, when it has them,
+// with the PFC frames the switch exchanged with its port, and reports
+// whether it compared any.
+func checkPFC(n *model.NIC, i int, in Inputs, res *Result) bool {
+	if in.PFC == nil {
+		return false
+	}
+	name := n.Name
+	if name == "" {
+		name = fmt.Sprintf("nic-%d", i)
+	}
+	port, found := -1, false
+	for _, h := range in.PFCHosts {
+		own := h.Name == n.Name && n.Name != ""
+		for _, ip := range h.IPs {
+			own = own || n.Owns(ip)
+		}
+		if own {
+			port, found = int(h.Port), true
+			break
+		}
+	}
+	if !found && in.PFC.Frames > 0 {
+		return false // frames in the trace, but whose port is unknown
+	}
+	u := in.PFC.UncertaintyNs
+	checked := false
+	for p := range 8 {
+		var ps *pfc.PortStats
+		if found {
+			ps = in.PFC.Port(uint16(port), p)
+		}
+		if ps == nil {
+			ps = &pfc.PortStats{}
+		}
+		for _, c := range []struct {
+			counter  string
+			want     int64
+			tol      int64
+			duration bool
+		}{
+			{fmt.Sprintf("rx_prio%d_pause", p), ps.Sent.Frames, 0, false},
+			{fmt.Sprintf("rx_prio%d_pause_duration", p), ps.Sent.PausedUnclippedNs / 1000, durTol(ps.Sent.Episodes, u), true},
+			{fmt.Sprintf("tx_prio%d_pause", p), ps.Received.Frames, 0, false},
+			{fmt.Sprintf("tx_prio%d_pause_duration", p), ps.Received.PausedUnclippedNs / 1000, durTol(ps.Received.Episodes, u), true},
+		} {
+			d, ok := n.Delta(c.counter)
+			if !ok {
+				continue
+			}
+			checked = true
+			good := d >= c.want-c.tol && d <= c.want+c.tol
+			res.Checked = append(res.Checked, Checked{NIC: name, Counter: c.counter, Value: d, OK: good})
+			if good {
+				continue
+			}
+			detail := fmt.Sprintf("%s: %s = %d, the trace shows %d", name, c.counter, d, c.want)
+			if c.duration {
+				detail = fmt.Sprintf("%s: %s = %d µs, the trace shows %d µs (± %d)", name, c.counter, d, c.want, c.tol)
+			}
+			res.Mismatches = append(res.Mismatches, Mismatch{NIC: name, Counter: c.counter, Trace: c.want, NICVal: d, Detail: detail})
+		}
+	}
+	return checked
+}
+
+// durTol is the tolerance in µs of a pause duration counter: 1 µs of
+// rounding per episode and overall, plus 2U per episode.
+func durTol(episodes int, uNs int64) int64 {
+	return 1 + int64(episodes) + (2*uNs*int64(episodes)+999)/1000
 }

@@ -96,6 +96,39 @@ type Params struct {
 	// within it. Default 0: timestamps are exact, as on sim; measured on
 	// netns; configured for hardware.
 	TimestampUncertaintyNs int64 `json:"timestamp_uncertainty_ns,omitempty"`
+
+	// LinkGbps is the speed of the host↔switch links in Gb/s: the length
+	// of a pause quantum (512 bit times) and the 802.3 pause reaction
+	// bound (analyzers/pfc). Default 0: 100.
+	LinkGbps float64 `json:"link_gbps,omitempty"`
+	// PrioDSCPMap maps a priority (0..7) to the DSCP values (0..63) that
+	// carry it, as the test's prio-dscp-map (config.NIC.PrioDSCPMap): the
+	// pfc analyzer reads a RoCE packet's priority from its DSCP. A DSCP the
+	// map does not list keeps the default. Default nil: priority p ↔ DSCP
+	// 8p..8p+7 (DSCP >> 3).
+	PrioDSCPMap map[int][]int `json:"prio_dscp_map,omitempty"`
+	// PFCDetectionNs is the PFC storm detection time: a pause lasting
+	// this long without interruption is a storm episode, and the one the
+	// switch watchdog (injector.PFCWatchdog.Detection) would fire on.
+	// Default 0: 100 ms.
+	PFCDetectionNs int64 `json:"pfc_detection_ns,omitempty"`
+	// PFCRestorationNs is the switch PFC watchdog's restoration time:
+	// lossless mode comes back this long after the last pause frame.
+	// Default 0: 200 ms.
+	PFCRestorationNs int64 `json:"pfc_restoration_ns,omitempty"`
+}
+
+// PriorityOfDSCP returns the priority of DSCP dscp (0..63) under
+// PrioDSCPMap (see there).
+func (p Params) PriorityOfDSCP(dscp uint8) int {
+	for prio, ds := range p.PrioDSCPMap {
+		for _, d := range ds {
+			if d == int(dscp) {
+				return prio
+			}
+		}
+	}
+	return int(dscp>>3) & 7
 }
 
 // TransportTimeoutNs returns T_tr in ns and whether the timeout is known.
@@ -178,6 +211,13 @@ type Meta struct {
 	// and ITER. Nil: unknown (the analyzers then judge events only by the
 	// tags in the trace).
 	Events []Event `json:"injected_events,omitempty"`
+	// SwitchPorts maps a host to the switch port it is cabled to: a role
+	// ("requester", "responder": the addresses of that side of the
+	// connections) or the name of a NIC of NICs (its addresses), e.g.
+	// {"requester": 1, "responder": 2}. The pfc analyzer uses it to tie
+	// the PFC frames of a port to the RoCE packets of its host. Default
+	// nil: PFC frames are reported by port number only.
+	SwitchPorts map[string]uint32 `json:"switch_ports,omitempty"`
 }
 
 // Event is one injected event as the switch applies it: to the packet of
@@ -205,13 +245,14 @@ type Event struct {
 type metaDoc struct {
 	Connections []Connection `json:"connections,omitempty"`
 	Params
-	Mirror    *bool           `json:"mirror,omitempty"`
-	Events    []Event         `json:"injected_events,omitempty"`
-	ParamsObj *Params         `json:"params,omitempty"`
-	Analysis  *analysisDoc    `json:"analysis,omitempty"`
-	NICs      json.RawMessage `json:"nics,omitempty"`
-	Switch    json.RawMessage `json:"switch,omitempty"`
-	Dumpers   []rawDumper     `json:"dumpers,omitempty"`
+	Mirror    *bool             `json:"mirror,omitempty"`
+	Events    []Event           `json:"injected_events,omitempty"`
+	Ports     map[string]uint32 `json:"switch_ports,omitempty"`
+	ParamsObj *Params           `json:"params,omitempty"`
+	Analysis  *analysisDoc      `json:"analysis,omitempty"`
+	NICs      json.RawMessage   `json:"nics,omitempty"`
+	Switch    json.RawMessage   `json:"switch,omitempty"`
+	Dumpers   []rawDumper       `json:"dumpers,omitempty"`
 }
 
 // analysisDoc is the part of a `lumina run` report.json's "analysis" (the
@@ -331,7 +372,7 @@ func ParseMeta(data []byte) (Meta, error) {
 	if err := json.Unmarshal(data, &d); err != nil {
 		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
 	}
-	m := Meta{Connections: d.Connections, Params: d.Params, Mirror: d.Mirror, Events: d.Events}
+	m := Meta{Connections: d.Connections, Params: d.Params, Mirror: d.Mirror, Events: d.Events, SwitchPorts: d.Ports}
 	if d.ParamsObj != nil {
 		m.Params = mergeParams(m.Params, *d.ParamsObj)
 	}
@@ -421,6 +462,9 @@ func (m Meta) Merge(o Meta) Meta {
 	if o.Events != nil {
 		m.Events = o.Events
 	}
+	if o.SwitchPorts != nil {
+		m.SwitchPorts = o.SwitchPorts
+	}
 	return m
 }
 
@@ -447,6 +491,18 @@ func mergeParams(a, b Params) Params {
 	}
 	if b.TimestampUncertaintyNs != 0 {
 		a.TimestampUncertaintyNs = b.TimestampUncertaintyNs
+	}
+	if b.LinkGbps != 0 {
+		a.LinkGbps = b.LinkGbps
+	}
+	if b.PrioDSCPMap != nil {
+		a.PrioDSCPMap = b.PrioDSCPMap
+	}
+	if b.PFCDetectionNs != 0 {
+		a.PFCDetectionNs = b.PFCDetectionNs
+	}
+	if b.PFCRestorationNs != 0 {
+		a.PFCRestorationNs = b.PFCRestorationNs
 	}
 	return a
 }
@@ -505,6 +561,22 @@ func (m *Meta) Validate() error {
 	}
 	if p.TimestampUncertaintyNs < 0 {
 		return bad("timestamp_uncertainty_ns %d must not be negative", p.TimestampUncertaintyNs)
+	}
+	if p.LinkGbps < 0 || p.LinkGbps > 1600 {
+		return bad("link_gbps %v (want 0..1600)", p.LinkGbps)
+	}
+	if p.PFCDetectionNs < 0 || p.PFCRestorationNs < 0 {
+		return bad("pfc_detection_ns and pfc_restoration_ns must not be negative")
+	}
+	for prio, ds := range p.PrioDSCPMap {
+		if prio < 0 || prio > 7 {
+			return bad("prio_dscp_map: priority %d (want 0..7)", prio)
+		}
+		for _, d := range ds {
+			if d < 0 || d > 63 {
+				return bad("prio_dscp_map: priority %d: dscp %d (want 0..63)", prio, d)
+			}
+		}
 	}
 	if p.CNPScope != "" {
 		ok := false

@@ -262,6 +262,8 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"dur": durp,
 	"us":  model.FormatMicros,
 	"lt":  func(i, n int) bool { return i < n },
+	"ns":  dur,
+	"pct": func(f float64) string { return fmt.Sprintf("%.4f%%", 100*f) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>lumina analyze report</title>
 <style>
@@ -299,6 +301,29 @@ Integrity: <span class="{{.R.Integrity.Verdict}}">{{.R.Integrity.Verdict}}</span
 <table><tr><th>nic</th><th>counter</th><th>value</th><th>ok</th></tr>
 {{range .}}<tr><td>{{.NIC}}</td><td>{{.Counter}}</td><td>{{.Value}}</td><td>{{.OK}}</td></tr>{{end}}
 </table>{{end}}
+{{with .R.PFC.Verdict}}{{with $.R.PFC}}<h2>PFC</h2>
+<p>Verdict <span class="{{.Verdict}}">{{.Verdict}}</span> {{.Reason}}. {{.Frames}} PFC frames; link {{.LinkGbps}} Gb/s; reaction bound {{ns .ReactionBoundNs}} + the frame's serialization.</p>
+<table><tr><th>port</th><th>host</th><th>prio</th><th>from host: frames</th><th>xoff</th><th>xon</th><th>episodes</th><th>paused</th><th>ratio</th><th>to host: frames</th><th>xoff</th><th>xon</th><th>episodes</th><th>paused</th><th>ratio</th><th>max reaction</th><th>violations</th></tr>
+{{range .Ports}}<tr><td>{{.Port}}</td><td>{{.Host}}</td><td>{{.Priority}}</td><td>{{.Received.Frames}}</td><td>{{.Received.XOFF}}</td><td>{{.Received.XON}}</td><td>{{.Received.Episodes}}</td><td>{{ns .Received.PausedNs}}</td><td>{{pct .Received.PauseRatio}}</td><td>{{.Sent.Frames}}</td><td>{{.Sent.XOFF}}</td><td>{{.Sent.XON}}</td><td>{{.Sent.Episodes}}</td><td>{{ns .Sent.PausedNs}}</td><td>{{pct .Sent.PauseRatio}}</td><td>{{dur .Sent.MaxReactionNs}}</td><td>{{.Sent.Violations}}</td></tr>{{end}}
+</table>
+{{with .Warnings}}<ul>{{range .}}<li class="inconclusive">{{.}}</li>{{end}}</ul>{{end}}
+{{with .Episodes}}<h3>Pause episodes</h3>
+<table><tr><th>id</th><th>port</th><th>host</th><th>prio</th><th>direction</th><th>start</th><th>duration</th><th>end</th><th>frames</th><th>kind</th><th>storm</th><th>injected</th><th>reaction</th><th>violations</th></tr>
+{{range $i, $e := .}}{{if lt $i $.MaxRows}}<tr><td>{{$e.ID}}</td><td>{{$e.Port}}</td><td>{{$e.Host}}</td><td>{{$e.Priority}}</td><td>{{$e.Direction}}</td><td>{{ns $e.StartNs}}</td><td>{{ns $e.DurationNs}}</td><td>{{$e.End}}</td><td>{{$e.Frames}}</td><td>{{$e.Kind}}</td><td>{{$e.Storm}}</td><td>{{$e.Injected}}</td><td>{{dur $e.ReactionNs}}</td><td>{{$e.Violations}}</td></tr>{{end}}{{end}}
+</table>{{end}}
+{{with .Violations}}<h3>Reaction violations</h3>
+<table><tr><th>port</th><th>host</th><th>prio</th><th>episode</th><th>pause index</th><th>index</th><th>conn</th><th>after pause</th><th>bound</th><th>verdict</th></tr>
+{{range $i, $v := .}}{{if lt $i $.MaxRows}}<tr><td>{{$v.Port}}</td><td>{{$v.Host}}</td><td>{{$v.Priority}}</td><td>{{$v.Episode}}</td><td>{{$v.PauseIndex}}</td><td>{{$v.Index}}</td><td>{{$v.Conn}}</td><td>{{ns $v.AfterNs}}</td><td>{{ns $v.BoundNs}}</td><td class="{{$v.Verdict}}">{{$v.Verdict}}</td></tr>{{end}}{{end}}
+</table>{{end}}
+{{with .Watchdogs}}<h3>Watchdog firings (inferred)</h3>
+<table><tr><th>kind</th><th>at</th><th>port</th><th>host</th><th>prio</th><th>detail</th></tr>
+{{range .}}<tr><td>{{.Kind}}</td><td>{{ns .AtNs}}</td><td>{{.Port}}</td><td>{{.Host}}</td><td>{{.Priority}}</td><td>{{.Detail}}</td></tr>{{end}}
+</table>{{end}}
+{{with .Causality}}<h3>Causality</h3>
+<table><tr><th>episode</th><th>chain</th><th>origin</th></tr>
+{{range $i, $c := .}}{{if lt $i $.MaxRows}}<tr><td>{{$c.Episode}}</td><td>{{range $c.Chain}}{{.Direction}} #{{.Episode}} {{ns .StartNs}}: {{.Why}}{{range .Flows}}; conn {{.Conn}} {{.Direction}} {{.During}} during{{end}}<br>{{end}}</td><td>{{$c.Origin.Kind}}: {{$c.Origin.Detail}}</td></tr>{{end}}{{end}}
+</table>{{end}}
+{{end}}{{end}}
 {{if .Seqs}}<h2>Sequence diagrams</h2>{{range .Seqs}}<h3>{{.Title}}</h3>{{.SVG}}{{end}}{{end}}
 <h2>Summary</h2><pre>{{.Text}}</pre>
 </body></html>

@@ -12,6 +12,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/events"
 	"github.com/netlumina/lumina/analyzers/gbn"
 	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/analyzers/pfc"
 	"github.com/netlumina/lumina/analyzers/retransmission"
 	"github.com/netlumina/lumina/analyzers/timeout"
 )
@@ -26,6 +27,8 @@ const (
 	// CheckEvents names the events section (not in AllChecks: it is not
 	// selectable).
 	CheckEvents = "events"
+	// CheckPFC names the pfc section (not selectable either).
+	CheckPFC = "pfc"
 )
 
 // NotSelected is the reason of a check that was not selected.
@@ -45,6 +48,11 @@ type Report struct {
 	Params      model.Params       `json:"params"`
 	Connections []model.Connection `json:"connections"`
 	Checks      Checks             `json:"checks"`
+	// PFC is the pfc analyzer's section (package pfc): absent when the
+	// trace has no wrapped PFC/PAUSE copies. A fail (reaction violations,
+	// malformed copies) fails the run, an inconclusive makes it
+	// INCONCLUSIVE.
+	PFC pfc.Result `json:"pfc,omitzero"`
 
 	Plots *Plots `json:"-"`
 }
@@ -119,7 +127,7 @@ func (r *Report) Passed() bool {
 			return false
 		}
 	}
-	return !r.Checks.Events.Verdict.Failed()
+	return !r.Checks.Events.Verdict.Failed() && !r.PFC.Verdict.Failed()
 }
 
 // Inconclusive returns the checks whose verdict is inconclusive (their
@@ -136,6 +144,9 @@ func (r *Report) Inconclusive() []string {
 	}
 	if r.Checks.Events.Verdict == model.Inconclusive {
 		out = append(out, CheckEvents)
+	}
+	if r.PFC.Verdict == model.Inconclusive {
+		out = append(out, CheckPFC)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/analyzers/pfc"
 )
 
 // maxTextLines bounds each list in the text summary.
@@ -83,6 +84,16 @@ func Text(r *Report) string {
 		}
 		line(CheckEvents, c.Events.Verdict, fmt.Sprintf("%d events (%d delay, %d reorder, %d duplicate)",
 			len(c.Events.Events), n["delay"], n["reorder"], n["duplicate"]), c.Events.Reason)
+	}
+	if pf := &r.PFC; pf.Verdict != "" {
+		storms := 0
+		for _, e := range pf.Episodes {
+			if e.Storm {
+				storms++
+			}
+		}
+		line(CheckPFC, pf.Verdict, fmt.Sprintf("%d PFC frames, %d episodes (%d storms), %d violations, %d watchdog firings",
+			pf.Frames, len(pf.Episodes)+pf.EpisodesDropped, storms, len(pf.Violations), len(pf.Watchdogs)), pf.Reason)
 	}
 	if sp := c.Retransmission.Spurious; len(sp) > 0 {
 		w("  %d spurious retransmissions\n", len(sp))
@@ -163,6 +174,9 @@ func Text(r *Report) string {
 			w("\n")
 		}
 	}
+	if r.PFC.Verdict != "" {
+		textPFC(w, &r.PFC)
+	}
 	for i, m := range c.Counters.Mismatches {
 		if i == maxTextLines {
 			break
@@ -182,4 +196,73 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+func hostPort(port uint16, host string) string {
+	if host == "" {
+		return fmt.Sprintf("port %d", port)
+	}
+	return fmt.Sprintf("port %d (%s)", port, host)
+}
+
+// textPFC writes the pfc section: per port and priority, violations,
+// watchdogs, warnings and the causality trees.
+func textPFC(w func(string, ...any), pf *pfc.Result) {
+	w("pfc (link %g Gb/s, reaction bound %s + frame, span %s):\n", pf.LinkGbps, dur(pf.ReactionBoundNs), dur(pf.SpanNs))
+	for _, p := range pf.Ports {
+		w("  %s prio %d: from host %d frames (%d xoff, %d xon), %d episodes, paused %s (%.4f%%); to host %d frames (%d xoff, %d xon), %d episodes, paused %s (%.4f%%), max reaction %s\n",
+			hostPort(p.Port, p.Host), p.Priority, p.Received.Frames, p.Received.XOFF, p.Received.XON, p.Received.Episodes,
+			dur(p.Received.PausedNs), 100*p.Received.PauseRatio, p.Sent.Frames, p.Sent.XOFF, p.Sent.XON, p.Sent.Episodes,
+			dur(p.Sent.PausedNs), 100*p.Sent.PauseRatio, durp(p.Sent.MaxReactionNs))
+	}
+	for i, v := range pf.Violations {
+		if i == maxTextLines {
+			w("  ... %d more violations\n", len(pf.Violations)-i)
+			break
+		}
+		w("  violation: %s prio %d: conn %d index %d sent %s after the pause (index %d), bound %s: %s\n",
+			hostPort(v.Port, v.Host), v.Priority, v.Conn, v.Index, dur(v.AfterNs), v.PauseIndex, dur(v.BoundNs), v.Verdict)
+	}
+	for _, m := range pf.Malformed {
+		w("  malformed: index %d: %s\n", m.Index, m.Detail)
+	}
+	for _, s := range pf.SlowReceivers {
+		rate := "-"
+		if s.RxGbps != nil {
+			rate = fmt.Sprintf("%.2f Gb/s", *s.RxGbps)
+		}
+		w("  slow receiver: %s prio %d: %d episodes, paused %s, received at %s\n", hostPort(s.Port, s.Host), s.Priority, s.Episodes, dur(s.PausedNs), rate)
+	}
+	for i, x := range pf.Watchdogs {
+		if i == maxTextLines {
+			w("  ... %d more watchdog firings\n", len(pf.Watchdogs)-i)
+			break
+		}
+		w("  watchdog %s at %s: %s prio %d: %s\n", x.Kind, dur(x.AtNs), hostPort(x.Port, x.Host), x.Priority, x.Detail)
+	}
+	for _, s := range pf.Warnings {
+		w("  warning: %s\n", s)
+	}
+	for i, c := range pf.Causality {
+		if i == maxTextLines {
+			w("  ... %d more causality chains\n", len(pf.Causality)-i)
+			break
+		}
+		w("  causality of episode %d:\n", c.Episode)
+		for k, h := range c.Chain {
+			ind := strings.Repeat("  ", k+2)
+			w("%s%s episode %d, %s .. %s: %s\n", ind, h.Direction, h.Episode, dur(h.StartNs), dur(h.EndNs), h.Why)
+			for _, f := range h.Flows {
+				w("%s  flow conn %d %s: %d packets during", ind, f.Conn, f.Direction, f.During)
+				if f.LastBeforeNs != nil {
+					w(", last before %s", dur(*f.LastBeforeNs))
+				}
+				if f.FirstAfterNs != nil {
+					w(", first after %s", dur(*f.FirstAfterNs))
+				}
+				w("\n")
+			}
+		}
+		w("%sorigin: %s: %s\n", strings.Repeat("  ", len(c.Chain)+2), c.Origin.Kind, c.Origin.Detail)
+	}
 }

@@ -1,0 +1,708 @@
+package pfc
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"sort"
+	"time"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/roce"
+)
+
+// Defaults of Options.
+const (
+	DefaultLinkBps       = 100e9
+	DefaultDetectionNs   = int64(100 * time.Millisecond)
+	DefaultRestorationNs = int64(200 * time.Millisecond)
+	// RatioWarning is Collie's anomaly threshold of the pause duration
+	// ratio (0.1%).
+	RatioWarning = 0.001
+	// MaxEpisodes bounds the episodes kept (later ones are counted only).
+	MaxEpisodes = 10000
+	// MaxViolations bounds the violations listed.
+	MaxViolations = 1000
+	// MaxCauses bounds the causality chains built.
+	MaxCauses = 1000
+	// FlowActiveNs: a flow whose last packet came at most this long before
+	// a pause of its sender counts as stalled by it.
+	FlowActiveNs = int64(time.Millisecond)
+	pfcWireBits  = (roce.MACControlMinLen + 4 + 20) * 8 // frame, FCS, preamble and IFG
+)
+
+// Host is a host cabled to a switch port.
+type Host struct {
+	Name string
+	Port uint16
+	IPs  []netip.Addr
+}
+
+// Options configure an Analyzer. The zero value is usable.
+type Options struct {
+	// LinkBps is the link speed. Default (0) DefaultLinkBps.
+	LinkBps int64
+	// UncertaintyNs is the timestamp uncertainty U. Default 0.
+	UncertaintyNs int64
+	// RTTNs is the switch↔host round trip added to the reaction bound.
+	// Default 0.
+	RTTNs int64
+	// DetectionNs, RestorationNs: storm detection and watchdog
+	// restoration times. Default (0) DefaultDetectionNs, DefaultRestorationNs.
+	DetectionNs, RestorationNs int64
+	// DSCPToPriority maps a DSCP to its priority. Default nil: DSCP >> 3.
+	DSCPToPriority *[64]uint8
+	// Hosts maps ports to hosts. Default nil: ports only.
+	Hosts []Host
+}
+
+// reactionQuanta is the 802.3 Annex 31B maximum reaction time in pause
+// quanta per link speed (pfc-facts §2.2; 10 Gb/s: the stricter 60).
+var reactionQuanta = []struct {
+	gbps   float64
+	quanta int64
+}{{0.1, 1}, {1, 2}, {10, 60}, {25, 80}, {40, 118}, {50, 147}, {100, 394}, {200, 453}, {400, 905}}
+
+// ReactionBoundNs returns the 802.3 reaction bound D(s) at linkBps: the
+// quanta of the listed speed (the nearest listed speed at or above an
+// unlisted one; the last beyond) × 512 bit times.
+func ReactionBoundNs(linkBps int64) int64 {
+	q := reactionQuanta[len(reactionQuanta)-1].quanta
+	for _, r := range reactionQuanta {
+		if float64(linkBps) <= r.gbps*1e9 {
+			q = r.quanta
+			break
+		}
+	}
+	return q * roce.PauseQuantumBits * 1e9 / linkBps
+}
+
+// dirState is one direction of one (port, priority).
+type dirState struct {
+	st       DirStats
+	on       bool
+	start    int64
+	until    int64
+	ep       *Episode // current episode (nil when not paused or not kept)
+	epIdx    int      // its index in the Analyzer's episodes, -1 none
+	await    *Episode // last closed sent episode waiting for first-after packets
+	curStart int64
+	curIndex int
+	curInj   bool
+	frames   int
+	xoff     int
+	lastNs   int64 // last frame
+	// storm state (received)
+	storming    bool
+	stormEp     int
+	episodes    []int // indices of kept episodes
+	lastClose   int64
+	maxReaction int64
+	hasMax      bool
+}
+
+type portPrio struct {
+	port uint16
+	prio int
+	host int // index in hosts, -1
+	rx   dirState
+	tx   dirState
+	// bytesTo counts bytes of RoCE frames to the host of this priority.
+	bytesTo int64
+}
+
+type flowSeen struct {
+	t    int64
+	prio int8
+	ok   bool
+}
+
+// Analyzer collects the PFC statistics as the packets flow. MAC and
+// Observe do not allocate in steady state (they may when an episode
+// opens or a port is first seen).
+type Analyzer struct {
+	opt     Options
+	table   *model.Table
+	bps     int64
+	bound   int64
+	hosts   []Host
+	hostOf  map[netip.Addr]int
+	pp      map[uint32]*portPrio // port<<3 | prio
+	order   []*portPrio
+	flows   []flowSeen
+	eps     []*Episode
+	dropped int
+	viol    []Violation
+	nviol   int
+	bad     []Malformed
+	frames  int
+	first   int64
+	last    int64
+	started bool
+	mm      roce.MACMirror
+	mf      roce.MACControlFrame
+	wd      []Watchdog
+}
+
+// New returns an Analyzer for the connections of t.
+func New(t *model.Table, opt Options) *Analyzer {
+	a := &Analyzer{opt: opt, table: t, hostOf: map[netip.Addr]int{}, pp: map[uint32]*portPrio{}}
+	a.bps = opt.LinkBps
+	if a.bps <= 0 {
+		a.bps = DefaultLinkBps
+	}
+	if a.opt.DetectionNs <= 0 {
+		a.opt.DetectionNs = DefaultDetectionNs
+	}
+	if a.opt.RestorationNs <= 0 {
+		a.opt.RestorationNs = DefaultRestorationNs
+	}
+	a.bound = ReactionBoundNs(a.bps) + ceilDiv(pfcWireBits*1e9, a.bps) + max(0, opt.RTTNs)
+	a.hosts = opt.Hosts
+	for i, h := range a.hosts {
+		for _, ip := range h.IPs {
+			if _, ok := a.hostOf[ip]; !ok {
+				a.hostOf[ip] = i
+			}
+		}
+	}
+	if t != nil {
+		a.flows = make([]flowSeen, 2*len(t.Conns))
+	}
+	return a
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+func (a *Analyzer) note(t int64) {
+	if !a.started {
+		a.first, a.started = t, true
+	}
+	a.last = max(a.last, t)
+}
+
+func (a *Analyzer) portPrio(port uint16, prio int) *portPrio {
+	k := uint32(port)<<3 | uint32(prio)
+	if x := a.pp[k]; x != nil {
+		return x
+	}
+	x := &portPrio{port: port, prio: prio, host: -1}
+	x.rx.epIdx, x.tx.epIdx = -1, -1
+	for i, h := range a.hosts {
+		if h.Port == port {
+			x.host = i
+			break
+		}
+	}
+	a.pp[k] = x
+	a.order = append(a.order, x)
+	return x
+}
+
+func (a *Analyzer) hostName(x *portPrio) string {
+	if x.host < 0 {
+		return ""
+	}
+	return a.hosts[x.host].Name
+}
+
+// unwrap extends a 48-bit timestamp to the int64 nearest ref.
+func unwrap(raw uint64, ref int64) int64 {
+	const span = int64(roce.MirrorTimeMask) + 1
+	t := ref - ref%span + int64(raw)
+	switch {
+	case t-ref > span/2:
+		t -= span
+	case ref-t > span/2:
+		t += span
+	}
+	return t
+}
+
+// MAC feeds a wrapped mirror copy (trace.IsMACMirror) with its trace
+// index.
+func (a *Analyzer) MAC(frame []byte, index int) {
+	if roce.ParseMACMirror(frame, &a.mm) != nil {
+		return
+	}
+	a.frames++
+	now := unwrap(a.mm.TimestampNs, a.last)
+	if !a.started {
+		now = int64(a.mm.TimestampNs)
+	}
+	a.note(now)
+	f := &a.mf
+	if err := roce.ParseMACControl(a.mm.Frame, f); err != nil {
+		if len(a.bad) < MaxViolations {
+			a.bad = append(a.bad, Malformed{Index: index, Detail: fmt.Sprintf("port %d: %v", a.mm.Port, err)})
+		}
+		return
+	}
+	inj := a.mm.Event == roce.EventPause
+	for p := range roce.PFCPriorities {
+		var q uint16
+		pause := f.Opcode == roce.MACControlPause
+		switch {
+		case pause:
+			q = f.PauseTime
+		case f.Enabled(p):
+			q = f.Time[p]
+		default:
+			continue
+		}
+		x := a.portPrio(a.mm.Port, p)
+		d := &x.rx
+		dir := DirReceived
+		if a.mm.Sent {
+			d, dir = &x.tx, DirSent
+		}
+		a.frame(x, d, dir, now, index, q, pause, inj)
+	}
+}
+
+// frame applies one pause frame of quanta q to direction d.
+func (a *Analyzer) frame(x *portPrio, d *dirState, dir string, now int64, index int, q uint16, pause, inj bool) {
+	if pause {
+		d.st.PauseFrames++
+	} else {
+		d.st.Frames++
+		d.st.Quanta += uint64(q)
+		if q == 0 {
+			d.st.XON++
+		} else {
+			d.st.XOFF++
+		}
+	}
+	if inj {
+		d.st.Injected++
+	}
+	if dir == DirReceived && d.storming && now-d.lastNs >= a.opt.RestorationNs {
+		a.restore(x, d, d.lastNs+a.opt.RestorationNs)
+	}
+	d.lastNs = now
+	a.settle(x, d, dir, now)
+	until := now + int64(roce.QuantaToDuration(q, a.bps))
+	if !d.on {
+		if q == 0 {
+			return
+		}
+		a.open(x, d, dir, now, index, inj)
+	}
+	d.frames++
+	if q != 0 {
+		d.xoff++
+	}
+	if d.ep != nil {
+		d.ep.lastPauseNs, d.ep.lastPauseQuanta = now, q
+	}
+	if q == 0 {
+		a.close(x, d, dir, now, EndXON)
+		return
+	}
+	d.until = until
+}
+
+// settle closes d's episode if its pause expired by now, and detects a
+// storm on a received episode still running past the detection time.
+func (a *Analyzer) settle(x *portPrio, d *dirState, dir string, now int64) {
+	if !d.on {
+		return
+	}
+	if d.until <= now {
+		a.close(x, d, dir, d.until, EndExpiry)
+		return
+	}
+	if dir == DirReceived && !d.storming && now > d.start+a.opt.DetectionNs {
+		a.storm(x, d)
+	}
+}
+
+func (a *Analyzer) open(x *portPrio, d *dirState, dir string, now int64, index int, inj bool) {
+	d.on, d.start = true, now
+	d.frames, d.xoff = 0, 0
+	d.curStart, d.curIndex, d.curInj = now, index, inj
+	d.st.Episodes++
+	if d.await != nil && dir == DirSent {
+		d.await = nil
+	}
+	d.ep, d.epIdx = nil, -1
+	if len(a.eps) >= MaxEpisodes {
+		a.dropped++
+		return
+	}
+	a.eps = append(a.eps, &Episode{ID: len(a.eps), Port: x.port, Host: a.hostName(x), Priority: x.prio, Direction: dir,
+		StartNs: now, StartIndex: index, Injected: inj})
+	d.epIdx = len(a.eps) - 1
+	d.episodes = append(d.episodes, d.epIdx)
+	d.ep = a.eps[d.epIdx]
+	if dir == DirSent && x.host >= 0 && a.table != nil {
+		// Flows of the host active just before the pause: candidates for
+		// a stall.
+		for fi, f := range a.flows {
+			if !f.ok || int(f.prio) != x.prio || f.t < now-FlowActiveNs || f.t > now {
+				continue
+			}
+			c := a.table.Conns[fi/2]
+			src := c.Requester.IP
+			if fi%2 == 1 {
+				src = c.Responder.IP
+			}
+			if h, ok := a.hostOf[src]; !ok || h != x.host {
+				continue
+			}
+			t := f.t
+			d.ep.Flows = append(d.ep.Flows, Flow{Conn: c.ID, Direction: flowDir(fi), LastBeforeNs: &t, idx: fi / 2})
+		}
+	}
+}
+
+func flowDir(fi int) string {
+	if fi%2 == 0 {
+		return model.ToResponder.String()
+	}
+	return model.ToRequester.String()
+}
+
+func (a *Analyzer) close(x *portPrio, d *dirState, dir string, end int64, how string) {
+	d.on = false
+	dur := end - d.start
+	d.st.PausedUnclippedNs += dur
+	d.lastClose = end
+	if dir == DirReceived && !d.storming && dur > a.opt.DetectionNs {
+		a.storm(x, d)
+	}
+	if dur > a.opt.DetectionNs {
+		d.st.Storms++
+	}
+	if e := d.ep; e != nil {
+		e.EndNs, e.DurationNs, e.End = end, dur, how
+		e.Frames, e.XOFF = d.frames, d.xoff
+		e.Storm = dur > a.opt.DetectionNs
+		if dir == DirSent {
+			d.await = e
+		}
+	}
+	d.ep = nil
+}
+
+// storm records the switch watchdog's firing on a received episode.
+func (a *Analyzer) storm(x *portPrio, d *dirState) {
+	d.storming = true
+	d.stormEp = d.epIdx
+	at := d.start + a.opt.DetectionNs
+	a.wd = append(a.wd, Watchdog{Kind: WatchdogSwitchStorm, Port: x.port, Host: a.hostName(x), Priority: x.prio, AtNs: at, Episode: d.epIdx,
+		Detail: fmt.Sprintf("paused without interruption since %s for the detection time %s: the switch turns lossless mode off",
+			model.FormatMicros(d.start), model.FormatMicros(a.opt.DetectionNs))})
+}
+
+func (a *Analyzer) restore(x *portPrio, d *dirState, at int64) {
+	d.storming = false
+	a.wd = append(a.wd, Watchdog{Kind: WatchdogSwitchRestore, Port: x.port, Host: a.hostName(x), Priority: x.prio, AtNs: at, Episode: d.stormEp,
+		Detail: fmt.Sprintf("no pause since %s for the restoration time %s: lossless mode back on",
+			model.FormatMicros(at-a.opt.RestorationNs), model.FormatMicros(a.opt.RestorationNs))})
+}
+
+// Observe feeds one RoCE packet with its frame (for the DSCP) and its
+// length on the wire.
+func (a *Analyzer) Observe(p *model.Pkt, frame []byte, origLen int) {
+	prio := a.priority(frame)
+	if p.Conn >= 0 && p.Dir != model.DirNone && !p.Late() && !p.Copy() {
+		fi := 2 * p.Conn
+		if p.Dir == model.ToRequester {
+			fi++
+		}
+		if fi < len(a.flows) {
+			a.flows[fi] = flowSeen{t: p.TimeNs, prio: int8(prio), ok: true}
+		}
+	}
+	a.note(p.TimeNs)
+	if a.frames == 0 {
+		return
+	}
+	if p.Late() || p.Copy() {
+		return
+	}
+	if h, ok := a.hostOf[p.SrcIP]; ok {
+		if x := a.pp[uint32(a.hosts[h].Port)<<3|uint32(prio)]; x != nil {
+			a.fromHost(x, p, origLen)
+		}
+	}
+	if h, ok := a.hostOf[p.DstIP]; ok {
+		if x := a.pp[uint32(a.hosts[h].Port)<<3|uint32(prio)]; x != nil {
+			x.bytesTo += int64(origLen)
+			a.settle(x, &x.rx, DirReceived, p.TimeNs)
+			if e := x.rx.ep; e != nil {
+				e.bytesToHost += int64(origLen)
+				if p.Conn >= 0 && p.Conn < len(a.table.Conns) {
+					addDuring(&e.Flows, p, a.table.Conns[p.Conn].ID)
+				}
+			}
+		}
+	}
+}
+
+func addDuring(fs *[]Flow, p *model.Pkt, id int) {
+	dir := p.Dir.String()
+	for i := range *fs {
+		if f := &(*fs)[i]; f.idx == p.Conn && f.Direction == dir {
+			f.During++
+			return
+		}
+	}
+	*fs = append(*fs, Flow{Conn: id, Direction: dir, During: 1, idx: p.Conn})
+}
+
+// fromHost handles a packet the host on x's port sent with x's priority.
+func (a *Analyzer) fromHost(x *portPrio, p *model.Pkt, origLen int) {
+	d := &x.tx
+	a.settle(x, d, DirSent, p.TimeNs)
+	if w := d.await; w != nil && p.Conn >= 0 {
+		dir := p.Dir.String()
+		for i := range w.Flows {
+			if f := &w.Flows[i]; f.idx == p.Conn && f.Direction == dir && f.FirstAfterNs == nil {
+				t := p.TimeNs
+				f.FirstAfterNs = &t
+			}
+		}
+	}
+	if !d.on {
+		return
+	}
+	after := p.TimeNs - d.start
+	if e := d.ep; e != nil {
+		e.reaction, e.lastIdx, e.hasReaction = after, p.Index, true
+		if p.Conn >= 0 {
+			dir := p.Dir.String()
+			for i := range e.Flows {
+				if f := &e.Flows[i]; f.idx == p.Conn && f.Direction == dir {
+					f.During++
+				}
+			}
+		}
+	}
+	if !d.hasMax || d.maxReaction < after {
+		d.maxReaction, d.hasMax = after, true
+	}
+	bound := a.bound + ceilDiv(int64(origLen+4+20)*8*1e9, a.bps)
+	margin := after - bound
+	u := a.opt.UncertaintyNs
+	if margin <= -u || margin <= 0 && u == 0 {
+		return
+	}
+	v := model.Fail
+	if margin <= u {
+		v = model.Inconclusive
+	}
+	if v == model.Fail {
+		d.st.Violations++
+		if d.ep != nil {
+			d.ep.Violations++
+		}
+	}
+	a.nviol++
+	if len(a.viol) < MaxViolations {
+		a.viol = append(a.viol, Violation{Port: x.port, Host: a.hostName(x), Priority: x.prio, Episode: d.epIdx, PauseIndex: d.curIndex,
+			PauseNs: d.start, Index: p.Index, TimeNs: p.TimeNs, Conn: p.Conn, AfterNs: after, BoundNs: bound, Verdict: v})
+	}
+}
+
+// priority returns the priority of a RoCE frame from its DSCP.
+func (a *Analyzer) priority(b []byte) int {
+	off := 12
+	for k := 0; k < 2 && len(b) >= off+2; k++ {
+		if et := binary.BigEndian.Uint16(b[off:]); et != roce.EtherTypeVLAN && et != roce.EtherTypeQinQ {
+			break
+		}
+		off += 4
+	}
+	if len(b) < off+4 {
+		return 0
+	}
+	var tos uint8
+	switch binary.BigEndian.Uint16(b[off:]) {
+	case roce.EtherTypeIPv4:
+		tos = b[off+3]
+	case roce.EtherTypeIPv6:
+		tos = b[off+2]<<4 | b[off+3]>>4
+	}
+	dscp := tos >> 2
+	if m := a.opt.DSCPToPriority; m != nil {
+		return int(m[dscp] & 7)
+	}
+	return int(dscp >> 3)
+}
+
+// Finish returns the result; the zero Result when the trace had no
+// wrapped MAC Control copies.
+func (a *Analyzer) Finish() Result {
+	if a.frames == 0 {
+		return Result{}
+	}
+	end := a.last
+	span := end - a.first
+	r := Result{LinkGbps: float64(a.bps) / 1e9, ReactionBoundNs: a.bound, UncertaintyNs: a.opt.UncertaintyNs, SpanNs: span,
+		Frames: a.frames, Malformed: a.bad, Violations: a.viol, Ports: []PortStats{}}
+	sort.Slice(a.order, func(i, j int) bool {
+		if a.order[i].port != a.order[j].port {
+			return a.order[i].port < a.order[j].port
+		}
+		return a.order[i].prio < a.order[j].prio
+	})
+	for _, x := range a.order {
+		for _, dd := range []struct {
+			d   *dirState
+			dir string
+		}{{&x.rx, DirReceived}, {&x.tx, DirSent}} {
+			d := dd.d
+			a.settle(x, d, dd.dir, end)
+			if d.on {
+				a.close(x, d, dd.dir, d.until, EndTraceEnd)
+			}
+			if dd.dir == DirReceived && d.storming && d.lastNs+a.opt.RestorationNs <= end {
+				a.restore(x, d, d.lastNs+a.opt.RestorationNs)
+			}
+			for _, i := range d.episodes {
+				e := a.eps[i]
+				d.st.PausedNs += min(e.EndNs, end) - e.StartNs
+			}
+			d.st.PausedNs += a.unkeptPaused(d)
+			if span > 0 {
+				d.st.PauseRatio = float64(d.st.PausedNs) / float64(span)
+			}
+		}
+		if x.tx.hasMax {
+			x.tx.st.MaxReactionNs = &x.tx.maxReaction
+		}
+		ps := PortStats{Port: x.port, Host: a.hostName(x), Priority: x.prio, Received: x.rx.st, Sent: x.tx.st}
+		if x.host >= 0 {
+			ps.IPs = a.hosts[x.host].IPs
+		}
+		a.classify(x, &ps, &r)
+		for _, w := range []struct {
+			s   *DirStats
+			who string
+		}{{&ps.Received, "received from"}, {&ps.Sent, "sent to"}} {
+			if w.s.PauseRatio > RatioWarning {
+				msg := fmt.Sprintf("port %d%s priority %d: pause duration ratio of the pauses %s the host %.3f%% > 0.1%%",
+					x.port, paren(ps.Host), x.prio, w.who, 100*w.s.PauseRatio)
+				ps.Warnings = append(ps.Warnings, msg)
+				r.Warnings = append(r.Warnings, msg)
+			}
+		}
+		r.Ports = append(r.Ports, ps)
+	}
+	r.Causality = a.causality()
+	r.Episodes = make([]Episode, len(a.eps))
+	for i, e := range a.eps {
+		if e.hasReaction {
+			e.ReactionNs, e.LastFrameIndex = &e.reaction, &e.lastIdx
+		}
+		r.Episodes[i] = *e
+	}
+	r.EpisodesDropped = a.dropped
+	if r.Violations == nil {
+		r.Violations = []Violation{}
+	}
+	sort.SliceStable(a.wd, func(i, j int) bool { return a.wd[i].AtNs < a.wd[j].AtNs })
+	r.Watchdogs = a.wd
+	fails, inc := 0, 0
+	for _, v := range a.viol {
+		switch v.Verdict {
+		case model.Fail:
+			fails++
+		case model.Inconclusive:
+			inc++
+		}
+	}
+	if a.nviol > len(a.viol) {
+		fails += a.nviol - len(a.viol) // not listed: counted as failures only if they were
+	}
+	switch {
+	case len(a.bad) > 0 || fails > 0:
+		r.Verdict = model.Fail
+		var why []string
+		if fails > 0 {
+			why = append(why, fmt.Sprintf("%d frames sent while paused beyond the reaction bound", fails))
+		}
+		if len(a.bad) > 0 {
+			why = append(why, fmt.Sprintf("%d malformed PFC copies", len(a.bad)))
+		}
+		r.Reason = join(why)
+	case inc > 0:
+		r.Verdict = model.Inconclusive
+		r.Reason = fmt.Sprintf("%d frames after the reaction bound within the timestamp uncertainty", inc)
+	default:
+		r.Verdict = model.Pass
+		if len(a.hosts) == 0 {
+			r.Reason = "no switch_ports in the metadata: reaction times not measured"
+		}
+	}
+	return r
+}
+
+// unkeptPaused is the paused time of episodes beyond MaxEpisodes.
+func (a *Analyzer) unkeptPaused(d *dirState) int64 {
+	kept := int64(0)
+	for _, i := range d.episodes {
+		kept += a.eps[i].DurationNs
+	}
+	return max(0, d.st.PausedUnclippedNs-kept)
+}
+
+// classify labels the received episodes of x and derives the NIC
+// watchdog firings and the slow-receiver summary.
+func (a *Analyzer) classify(x *portPrio, ps *PortStats, r *Result) {
+	eps := x.rx.episodes
+	var sr SlowReceiver
+	var srBytes int64
+	for k, i := range eps {
+		e := a.eps[i]
+		switch {
+		case e.Storm:
+			e.Kind = KindStorm
+		case e.End == EndXON:
+			e.Kind = KindSlowReceiver
+		case e.End == EndExpiry:
+			e.Kind = KindExpired
+		default:
+			e.Kind = KindOpen
+		}
+		if e.Kind == KindSlowReceiver {
+			sr.Episodes++
+			sr.PausedNs += e.DurationNs
+			srBytes += e.bytesToHost
+		}
+		if k == len(eps)-1 && e.End == EndExpiry && e.XOFF >= 2 && a.dropped == 0 {
+			a.wd = append(a.wd, Watchdog{Kind: WatchdogNIC, Port: x.port, Host: a.hostName(x), Priority: x.prio, AtNs: e.lastPauseNs, Episode: e.ID,
+				Detail: fmt.Sprintf("the host paused from %s to its last pause at %s (%s), then stopped for good without XON: its storm watchdog (inferred)",
+					model.FormatMicros(e.StartNs), model.FormatMicros(e.lastPauseNs), model.FormatMicros(e.lastPauseNs-e.StartNs))})
+		}
+	}
+	ps.Received.SlowReceiver = sr.Episodes
+	if sr.Episodes > 0 {
+		sr.Port, sr.Host, sr.Priority = x.port, a.hostName(x), x.prio
+		if x.host >= 0 && sr.PausedNs > 0 {
+			g := float64(srBytes*8) / float64(sr.PausedNs)
+			sr.RxGbps = &g
+		}
+		r.SlowReceivers = append(r.SlowReceivers, sr)
+	}
+}
+
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+func join(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += "; "
+		}
+		out += x
+	}
+	return out
+}

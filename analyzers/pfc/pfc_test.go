@@ -1,0 +1,205 @@
+package pfc
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/roce"
+)
+
+var (
+	reqIP = netip.MustParseAddr("10.0.0.11")
+	rspIP = netip.MustParseAddr("10.0.0.1")
+)
+
+// scen feeds a crafted trace to an Analyzer: wrapped PFC copies and RoCE
+// packets of connection 0 (requester on port 1, responder on port 2),
+// priority 3 (DSCP 24).
+type scen struct {
+	t   *testing.T
+	a   *Analyzer
+	idx int
+	seq uint64
+}
+
+func newScen(t *testing.T, opt Options) *scen {
+	conns := []model.Connection{{ID: 0, Verb: model.VerbWrite, Requester: model.Endpoint{IP: reqIP, QPN: 0x100}, Responder: model.Endpoint{IP: rspIP, QPN: 0x200}}}
+	opt.Hosts = []Host{{Name: "requester", Port: 1, IPs: []netip.Addr{reqIP}}, {Name: "responder", Port: 2, IPs: []netip.Addr{rspIP}}}
+	return &scen{t: t, a: New(model.NewTable(conns), opt)}
+}
+
+// pfc feeds a PFC copy for priority 3 with quanta q.
+func (s *scen) pfc(ts int64, sent bool, port uint16, q uint16, ev roce.Event) {
+	s.seq++
+	f := roce.BuildPFC(nil, [6]byte{2}, 1<<3, [8]uint16{3: q})
+	s.a.MAC(roce.AppendMACMirror(nil, roce.MirrorMeta{TimestampNs: uint64(ts), Seq: s.seq, Event: ev}, sent, port, f), s.idx)
+	s.idx++
+}
+
+// data feeds a RoCE packet of connection 0 (toRsp: requester → responder)
+// of 100 bytes with DSCP 24.
+func (s *scen) data(ts int64, toRsp bool) {
+	frame := make([]byte, 100)
+	frame[12], frame[13] = 0x08, 0x00
+	frame[14], frame[15] = 0x45, 24<<2
+	p := model.Pkt{Index: s.idx, TimeNs: ts, Conn: 0, Dir: model.ToResponder, Kind: model.KindData, SrcIP: reqIP, DstIP: rspIP, Delivered: true}
+	if !toRsp {
+		p.Dir, p.Kind, p.SrcIP, p.DstIP = model.ToRequester, model.KindAck, rspIP, reqIP
+	}
+	s.a.Observe(&p, frame, len(frame))
+	s.idx++
+}
+
+// twoHop: the responder pauses the switch (port 2), the switch pauses the
+// requester (port 1), the requester's data stalls. violate adds a data
+// packet 10 µs after the pause.
+func twoHop(s *scen, violate bool) {
+	s.data(1000, true)
+	s.data(2000, true)
+	s.pfc(10000, false, 2, 0xFFFF, roce.EventNone) // responder → switch XOFF
+	s.data(10500, true)                            // queued toward port 2
+	s.pfc(20000, true, 1, 0xFFFF, roce.EventNone)  // switch → requester XOFF
+	s.data(20500, true)
+	s.data(21000, true) // reaction 1000 ns
+	if violate {
+		s.data(30000, true)
+	}
+	s.pfc(40000, false, 2, 0, roce.EventNone) // responder XON
+	s.pfc(41000, true, 1, 0, roce.EventNone)  // switch XON
+	s.data(42000, true)
+	s.data(101000, false)
+}
+
+func TestTwoHop(t *testing.T) {
+	s := newScen(t, Options{})
+	twoHop(s, false)
+	r := s.a.Finish()
+	if r.Verdict != model.Pass || r.Frames != 4 || r.SpanNs != 100000 {
+		t.Fatalf("Finish = %v %q, %d frames, span %d; want pass, 4, 100000", r.Verdict, r.Reason, r.Frames, r.SpanNs)
+	}
+	if r.ReactionBoundNs != 2017+7 {
+		t.Errorf("ReactionBoundNs = %d, want %d", r.ReactionBoundNs, 2017+7)
+	}
+	p1, p2 := r.Port(1, 3), r.Port(2, 3)
+	if p1 == nil || p2 == nil || len(r.Ports) != 2 {
+		t.Fatalf("Ports = %+v", r.Ports)
+	}
+	want1 := DirStats{Frames: 2, XOFF: 1, XON: 1, Quanta: 0xFFFF, Episodes: 1, PausedNs: 21000, PausedUnclippedNs: 21000, PauseRatio: 0.21}
+	got1 := p1.Sent
+	if got1.MaxReactionNs == nil || *got1.MaxReactionNs != 1000 {
+		t.Errorf("port 1 max reaction = %v, want 1000", got1.MaxReactionNs)
+	}
+	got1.MaxReactionNs = nil
+	if got1 != want1 {
+		t.Errorf("port 1 sent = %+v, want %+v", got1, want1)
+	}
+	want2 := DirStats{Frames: 2, XOFF: 1, XON: 1, Quanta: 0xFFFF, Episodes: 1, PausedNs: 30000, PausedUnclippedNs: 30000, PauseRatio: 0.3, SlowReceiver: 1}
+	if p2.Received != want2 {
+		t.Errorf("port 2 received = %+v, want %+v", p2.Received, want2)
+	}
+	if len(r.Warnings) != 2 {
+		t.Errorf("Warnings = %q, want 2 (ratios 21%% and 30%%)", r.Warnings)
+	}
+	if len(r.Episodes) != 2 {
+		t.Fatalf("Episodes = %+v", r.Episodes)
+	}
+	rx, tx := r.Episodes[0], r.Episodes[1]
+	if rx.Direction != DirReceived || rx.Kind != KindSlowReceiver || rx.End != EndXON || rx.DurationNs != 30000 {
+		t.Errorf("episode 0 = %+v", rx)
+	}
+	if tx.Direction != DirSent || tx.ReactionNs == nil || *tx.ReactionNs != 1000 || *tx.LastFrameIndex != 6 || tx.DurationNs != 21000 {
+		t.Errorf("episode 1 = %+v", tx)
+	}
+	if len(r.Causality) != 1 {
+		t.Fatalf("Causality = %+v", r.Causality)
+	}
+	c := r.Causality[0]
+	if len(c.Chain) != 2 || c.Chain[0].Port != 1 || c.Chain[1].Port != 2 || c.Chain[1].Direction != DirReceived ||
+		c.Origin.Kind != KindSlowReceiver || c.Origin.Host != "responder" {
+		t.Fatalf("causality = %+v", c)
+	}
+	st := c.Chain[0].Flows
+	if len(st) != 1 || *st[0].LastBeforeNs != 10500 || st[0].During != 2 || st[0].FirstAfterNs == nil || *st[0].FirstAfterNs != 42000 {
+		t.Errorf("stalled flows = %+v", st)
+	}
+	if q := c.Chain[1].Flows; len(q) != 1 || q[0].During != 3 || q[0].Direction != "to-responder" {
+		t.Errorf("queued flows = %+v", q)
+	}
+	if len(r.SlowReceivers) != 1 || r.SlowReceivers[0].Episodes != 1 || r.SlowReceivers[0].Host != "responder" {
+		t.Errorf("SlowReceivers = %+v", r.SlowReceivers)
+	}
+}
+
+func TestViolation(t *testing.T) {
+	s := newScen(t, Options{})
+	twoHop(s, true)
+	r := s.a.Finish()
+	want := Violation{Port: 1, Host: "requester", Priority: 3, Episode: 1, PauseIndex: 4, PauseNs: 20000, Index: 7, TimeNs: 30000,
+		AfterNs: 10000, BoundNs: 2024 + 10, Verdict: model.Fail}
+	if r.Verdict != model.Fail || len(r.Violations) != 1 || r.Violations[0] != want {
+		t.Fatalf("Finish = %v %q %+v, want fail with %+v", r.Verdict, r.Reason, r.Violations, want)
+	}
+	// Within U: inconclusive.
+	s = newScen(t, Options{UncertaintyNs: 8000})
+	twoHop(s, true)
+	if r := s.a.Finish(); r.Verdict != model.Inconclusive || r.Violations[0].Verdict != model.Inconclusive {
+		t.Errorf("with U = 8 µs: %v %+v, want inconclusive", r.Verdict, r.Violations)
+	}
+}
+
+func TestStorm(t *testing.T) {
+	const ms = 1_000_000
+	s := newScen(t, Options{DetectionNs: ms, RestorationNs: 2 * ms})
+	s.data(0, true)
+	for ts := int64(0); ts <= 3*ms; ts += 150_000 {
+		s.pfc(ts, false, 2, 0xFFFF, roce.EventNone)
+	}
+	s.data(10*ms, true)
+	r := s.a.Finish()
+	if len(r.Episodes) != 1 {
+		t.Fatalf("Episodes = %+v", r.Episodes)
+	}
+	e := r.Episodes[0]
+	end := int64(3*ms) + 335540
+	if !e.Storm || e.Kind != KindStorm || e.End != EndExpiry || e.EndNs != end || e.Frames != 21 {
+		t.Errorf("episode = %+v, want a storm ending by expiry at %d", e, end)
+	}
+	var got []string
+	var at []int64
+	for _, w := range r.Watchdogs {
+		got = append(got, w.Kind)
+		at = append(at, w.AtNs)
+	}
+	if len(got) != 3 || got[0] != WatchdogSwitchStorm || at[0] != ms || got[1] != WatchdogNIC || at[1] != 3*ms ||
+		got[2] != WatchdogSwitchRestore || at[2] != 5*ms {
+		t.Errorf("watchdogs = %v at %v, want switch-storm 1ms, nic 3ms, switch-restore 5ms", got, at)
+	}
+	if p := r.Port(2, 3); p.Received.Storms != 1 || p.Received.PausedNs != end {
+		t.Errorf("port 2 = %+v", p.Received)
+	}
+}
+
+func TestInjectedAndNoPFC(t *testing.T) {
+	s := newScen(t, Options{})
+	s.data(0, true)
+	if r := s.a.Finish(); r.Verdict != "" || r.Frames != 0 {
+		t.Errorf("without PFC copies: %+v, want the zero Result", r)
+	}
+	s.pfc(1000, true, 1, 100, roce.EventPause)
+	s.data(5000, true)
+	r := s.a.Finish()
+	if len(r.Causality) != 1 || r.Causality[0].Origin.Kind != OriginInjected || r.Episodes[0].End != EndExpiry ||
+		r.Episodes[0].DurationNs != 512 || r.Port(1, 3).Sent.Injected != 1 {
+		t.Errorf("injected: %+v %+v", r.Causality, r.Episodes)
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	s := newScen(t, Options{})
+	f := roce.BuildPFC(nil, [6]byte{2}, 1<<3, [8]uint16{})
+	s.a.MAC(roce.AppendMACMirror(nil, roce.MirrorMeta{TimestampNs: 5}, false, 1, f[:16]), 0)
+	if r := s.a.Finish(); r.Verdict != model.Fail || len(r.Malformed) != 1 {
+		t.Errorf("truncated copy: %v %+v, want fail", r.Verdict, r.Malformed)
+	}
+}
