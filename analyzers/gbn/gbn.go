@@ -210,8 +210,8 @@ type sender struct {
 	// nakAlt is the PSN of a pending NAK that a later NAK superseded
 	// before the go-back began (valid if nakAltOK): the requester may have
 	// started from it before the later NAK reached it (real time).
-	nakAlt   roce.PSN
-	nakAltOK bool
+	nakAlt     roce.PSN
+	nakAltOK   bool
 	nakIdx     int
 	nakT       int64
 	handled    bool // a NAK episode at handledPSN was acted upon, no progress since
