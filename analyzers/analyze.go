@@ -420,7 +420,7 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 	cn := a.cnp.Finish()
 	pf := a.pfc.Finish()
 	ct := counters.Check(model.ResolveNICs(meta.NICs, r.Connections), counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally,
-		PFC: &pf, PFCHosts: pfcHosts(meta, a.table)})
+		PFC: &pf, PFCHosts: pfcHosts(meta, a.table), SwitchDrops: switchPFCDrops(meta)})
 	r.Checks = report.Checks{GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct, Events: a.ev.Finish()}
 	r.PFC = pf
 	for _, c := range report.AllChecks {
@@ -517,4 +517,12 @@ func integrityCounters(s *model.Switch) integrity.Counters {
 		c.Dumpers = append(c.Dumpers, dc)
 	}
 	return c
+}
+
+// switchPFCDrops is meta's model.Switch.PFCDrops, 0 if unknown.
+func switchPFCDrops(meta model.Meta) int64 {
+	if meta.Switch == nil || meta.Switch.PFCDrops == nil {
+		return 0
+	}
+	return int64(*meta.Switch.PFCDrops)
 }

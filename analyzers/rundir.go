@@ -108,6 +108,12 @@ func ParamsFromConfig(t *config.Test) model.Params {
 		model = strings.ToLower(np.NIC.Type)
 	}
 	p.NAKTriggersCNP = np.RoCE.SlowRestart && (model == "cx5" || model == "cx6")
+	if m := t.Requester.NIC.PrioDSCPMap; len(m) > 0 {
+		p.PrioDSCPMap = m
+	}
+	if w := t.Switch.PFCWatchdog; w != nil {
+		p.PFCDetectionNs, p.PFCRestorationNs = int64(w.DetectionMs)*1e6, int64(w.RestorationMs)*1e6
+	}
 	return p
 }
 

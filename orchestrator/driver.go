@@ -105,7 +105,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	if pl.injector != nil {
 		progress("injector: start the software switch, serve P4Runtime")
 		ir, err := luminav1.NewInjectorClient(pl.injector).Start(ctx, &luminav1.InjectorStartRequest{
-			Ports: pl.switchIfaces, P4RuntimeAddr: pl.p4rtListen, Seed: run.Seeds.Switch})
+			Ports: pl.switchIfaces, P4RuntimeAddr: pl.p4rtListen, Seed: run.Seeds.Switch, Pfc: agent.SwitchPFCToProto(run.switchPFC(pl))})
 		if err != nil {
 			return fmt.Errorf("injector: %w", err)
 		}
@@ -218,12 +218,27 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		Dumpers:   dports,
 	}
 	ig := grpc.NewServer(pl.intakeServer...)
-	luminav1.RegisterIntakeServer(ig, &intakeServer{install: controlplane.Intake(cp, run.Intent, ports, func(p *controlplane.Plan) {
+	install := controlplane.Intake(cp, run.Intent, ports, func(p *controlplane.Plan) {
 		run.Plan = p
 		if pl.onInstalled != nil {
 			pl.onInstalled(ctx, cp, p4addr, pl.p4rtDial, p)
 		}
-	})})
+	})
+	luminav1.RegisterIntakeServer(ig, &intakeServer{install: func(ctx context.Context, conns []generator.Connection) error {
+		if err := install(ctx, conns); err != nil {
+			return err
+		}
+		// Pauses that start on a data packet need its runtime QPN and PSN.
+		ps, err := run.pauseOnPacket(pl, run.Plan)
+		if err != nil || len(ps) == 0 {
+			return err
+		}
+		if pl.injector == nil {
+			return fmt.Errorf("pfc-events: pause injection needs lumina's software switch")
+		}
+		_, err = luminav1.NewInjectorClient(pl.injector).SchedulePauses(ctx, &luminav1.SchedulePausesRequest{Pauses: ps})
+		return err
+	}})
 	go ig.Serve(pl.intake)
 	defer ig.Stop()
 
@@ -231,6 +246,9 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	progress(fmt.Sprintf("traffic: run (limit %v on the testbed's clock)", run.Limit))
 	rctx, rcancel := context.WithTimeout(ctx, run.Limit+time.Minute)
 	defer rcancel()
+	if err := run.startPFCEvents(ctx, pl); err != nil {
+		return err
+	}
 	start := time.Now()
 	if pl.onTraffic != nil {
 		go pl.onTraffic()
@@ -275,6 +293,9 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
 	defer ccancel()
 	if run.Switch, err = cp.ReadCounters(cctx); err != nil {
+		return err
+	}
+	if err := run.readSwitchPFC(cctx, pl); err != nil {
 		return err
 	}
 	// The switch must hold what lumina installed, and lumina must have

@@ -80,6 +80,7 @@ func (r *Run) nicConfig(s Side) softrnic.Config {
 		DisableRP: !h.RoCE.DCQCNRPEnable, DisableNP: !h.RoCE.DCQCNNPEnable,
 		MinTimeBetweenCNPs: time.Duration(h.RoCE.MinTimeBetweenCNPs) * time.Microsecond,
 		AdaptiveRetrans:    h.RoCE.AdaptiveRetrans, SlowRestart: h.RoCE.SlowRestart,
+		PFC: r.nicPFC(s),
 	}
 }
 

@@ -17,8 +17,10 @@ import (
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/controlplane"
 	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/nic"
 	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/sim"
 	"github.com/netlumina/lumina/trace"
 )
 
@@ -69,6 +71,43 @@ type Report struct {
 	// (model.Meta.Events), so that `lumina analyze RUN_DIR` checks the
 	// delayed, reordered and duplicated packets against them.
 	InjectedEvents []model.Event `json:"injected_events,omitempty"`
+	// SwitchPorts (with PFC) names the switch port of each host, for the
+	// pfc analyzer of `lumina analyze RUN_DIR`.
+	SwitchPorts map[string]uint32 `json:"switch_ports,omitempty"`
+	// SwitchPFC is the software switch's PFC counters and watchdog log.
+	SwitchPFC *SwitchPFCReport `json:"switch_pfc,omitempty"`
+}
+
+// SwitchPFCReport is the software switch's PFC state after traffic.
+type SwitchPFCReport struct {
+	Ports []SwitchPFCPort `json:"ports"`
+	// Watchdog lists the watchdog's storms and restores.
+	Watchdog []SwitchPFCEvent `json:"watchdog,omitempty"`
+}
+
+// SwitchPFCPort is one (port, priority)'s injector.PFCCounters (those with
+// every count zero left out).
+type SwitchPFCPort struct {
+	Port          uint32 `json:"port"`
+	Priority      int    `json:"priority"`
+	RxPause       uint64 `json:"rx_pause"`
+	TxPause       uint64 `json:"tx_pause"`
+	XOFF          uint64 `json:"xoff"`
+	XON           uint64 `json:"xon"`
+	RxPauseNs     int64  `json:"rx_pause_ns"`
+	LosslessDrops uint64 `json:"lossless_drops"`
+	LossyDrops    uint64 `json:"lossy_drops"`
+	WatchdogDrops uint64 `json:"watchdog_drops"`
+	Storms        uint64 `json:"storms"`
+	Restores      uint64 `json:"restores"`
+}
+
+// SwitchPFCEvent is a watchdog storm or restore on the switch clock.
+type SwitchPFCEvent struct {
+	AtNs     int64  `json:"at_ns"`
+	Port     uint32 `json:"port"`
+	Priority int    `json:"priority"`
+	Kind     string `json:"kind"`
 }
 
 // analyze finishes the analysis of a valid run's trace (the stream saw
@@ -95,6 +134,9 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 	if c.Events.Verdict != "" { // the trace holds delayed, reordered or duplicated packets
 		r.Checks[areport.CheckEvents] = CheckEntry{c.Events.Verdict, c.Events.Reason}
 	}
+	if a.PFC.Verdict != "" { // the trace holds PFC frames
+		r.Checks[areport.CheckPFC] = CheckEntry{a.PFC.Verdict, a.PFC.Reason}
+	}
 	return os.WriteFile(filepath.Join(dir, areport.FileHTML), html, 0o644)
 }
 
@@ -106,6 +148,26 @@ func (r *Run) meta() model.Meta {
 	for _, c := range r.Connections {
 		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: c.Verb,
 			Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)})
+	}
+	if r.pfcOn() {
+		// The pfc analyzer: which switch port is which host, the link
+		// speed (quanta), and the switch↔host round trip of the reaction
+		// bound (the sim links' 2 × 500 ns; on netns the timestamp
+		// uncertainty covers the veth path).
+		m.SwitchPorts = map[string]uint32{string(Requester): r.ReqPort, string(Responder): r.RspPort}
+		m.LinkGbps = r.Personality[Requester].LineRateGbps
+		if r.Test.Testbed == config.TestbedSim {
+			m.RTTNs = int64(2 * sim.DefaultDelay)
+		}
+	}
+	if st := r.SwitchPFC; st != nil {
+		var n uint64
+		for _, cs := range st.Counters {
+			for _, c := range cs {
+				n += c.LosslessDrops + c.LossyDrops + c.WatchdogDrops
+			}
+		}
+		m.Switch = &model.Switch{PFCDrops: &n}
 	}
 	if r.Plan != nil {
 		m.Events = []model.Event{}
@@ -283,6 +345,26 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 	tm := run.Timing
 	r.Timing = &TimingReport{UncertaintyNs: run.timestampUncertaintyNs(), Frames: tm.Frames, LateP50Ns: int64(tm.LateP50),
 		LateP99Ns: int64(tm.LateP99), LateMaxNs: int64(tm.LateMax), ClampMaxNs: int64(tm.ClampMax)}
+	if run.pfcOn() {
+		r.SwitchPorts = map[string]uint32{string(Requester): run.ReqPort, string(Responder): run.RspPort}
+	}
+	if st := run.SwitchPFC; st != nil {
+		sp := &SwitchPFCReport{Ports: []SwitchPFCPort{}}
+		for _, port := range slices.Sorted(maps.Keys(st.Counters)) {
+			for prio, c := range st.Counters[port] {
+				if c == (injector.PFCCounters{}) {
+					continue
+				}
+				sp.Ports = append(sp.Ports, SwitchPFCPort{Port: port, Priority: prio, RxPause: c.RxPause, TxPause: c.TxPause, XOFF: c.XOFF,
+					XON: c.XON, RxPauseNs: c.RxPauseNs, LosslessDrops: c.LosslessDrops, LossyDrops: c.LossyDrops,
+					WatchdogDrops: c.WatchdogDrops, Storms: c.Storms, Restores: c.Restores})
+			}
+		}
+		for _, e := range st.Log {
+			sp.Watchdog = append(sp.Watchdog, SwitchPFCEvent{AtNs: int64(e.At), Port: e.Port, Priority: e.Priority, Kind: e.Kind.String()})
+		}
+		r.SwitchPFC = sp
+	}
 	if run.Plan != nil {
 		ppm := t.Traffic.PacketsPerMessage()
 		for _, e := range run.Plan.Events {

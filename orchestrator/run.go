@@ -20,6 +20,7 @@ import (
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/generator/softrnic"
 	"github.com/netlumina/lumina/injector"
+	"github.com/netlumina/lumina/orchestrator/agent"
 	"github.com/netlumina/lumina/nic"
 )
 
@@ -140,6 +141,9 @@ type Run struct {
 	// Timing is how the software switch timestamped (zero for a P4Runtime
 	// target of its own).
 	Timing injector.Timing
+	// SwitchPFC is the software switch's PFC counters and watchdog log
+	// (nil when PFC is off).
+	SwitchPFC *agent.SwitchPFCStatus
 
 	// Filled by the merge: the merged trace and its one integrity check.
 	TracePath string

@@ -49,6 +49,20 @@ func TestCounters(t *testing.T) {
 		t.Errorf("Check mismatches = %q (%v), want %q", strings.Join(got, "; "), res.Verdict, want)
 	}
 
+	// A NIC whose buffer discarded frames (rx_discards_phy) may count up
+	// to that many fewer received frames, never more.
+	rsp.After["out_of_sequence"], req.After["rp_cnp_handled"] = 0, 1
+	rsp.After["rx_discards_phy"] = 1
+	if res := Check([]model.NIC{req, rsp}, in); res.Verdict != model.Pass {
+		t.Errorf("with 1 discard, out_of_sequence 0 of 1: %v %v, want pass", res.Verdict, res.Mismatches)
+	}
+	rsp.After["out_of_sequence"], rsp.After["duplicate_request"] = 2, 0
+	res = Check([]model.NIC{req, rsp}, in)
+	if len(res.Mismatches) != 1 || res.Mismatches[0].Detail != "responder: out_of_sequence = 2, the trace shows 1 (1 frames discarded by the NIC's buffer or the switch's PFC logic)" {
+		t.Errorf("with 1 discard, out_of_sequence 2 of 1: %+v", res.Mismatches)
+	}
+	delete(rsp.After, "rx_discards_phy")
+
 	if res := Check(nil, in); res.Verdict != model.Skip {
 		t.Errorf("Check without NICs = %v, want skip", res.Verdict)
 	}

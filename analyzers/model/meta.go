@@ -185,6 +185,10 @@ type Switch struct {
 	RoCEReceived *uint64  `json:"roce_received,omitempty"`
 	Mirrored     *uint64  `json:"mirrored,omitempty"`
 	Dumpers      []Dumper `json:"dumpers,omitempty"`
+	// PFCDrops counts the frames the switch's PFC logic dropped after
+	// mirroring them (watchdog, lossless beyond headroom, lossy queue
+	// full): the trace shows them as forwarded. Nil: unknown or none.
+	PFCDrops *uint64 `json:"pfc_drops,omitempty"`
 }
 
 // Dumper is one dumper's own counters.
@@ -248,6 +252,7 @@ type metaDoc struct {
 	Mirror    *bool             `json:"mirror,omitempty"`
 	Events    []Event           `json:"injected_events,omitempty"`
 	Ports     map[string]uint32 `json:"switch_ports,omitempty"`
+	SwitchPFC *rawSwitchPFC     `json:"switch_pfc,omitempty"`
 	ParamsObj *Params           `json:"params,omitempty"`
 	Analysis  *analysisDoc      `json:"analysis,omitempty"`
 	NICs      json.RawMessage   `json:"nics,omitempty"`
@@ -261,8 +266,20 @@ type metaDoc struct {
 // config.yaml does not hold. The others come from config.yaml.
 type analysisDoc struct {
 	Params struct {
-		TimestampUncertaintyNs int64 `json:"timestamp_uncertainty_ns"`
+		TimestampUncertaintyNs int64   `json:"timestamp_uncertainty_ns"`
+		LinkGbps               float64 `json:"link_gbps"`
+		RTTNs                  int64   `json:"rtt_ns"`
 	} `json:"params"`
+}
+
+// rawSwitchPFC is the part of a `lumina run` report.json's switch_pfc
+// that ParseMeta reads: the drops of the switch's PFC logic.
+type rawSwitchPFC struct {
+	Ports []struct {
+		LosslessDrops uint64 `json:"lossless_drops"`
+		LossyDrops    uint64 `json:"lossy_drops"`
+		WatchdogDrops uint64 `json:"watchdog_drops"`
+	} `json:"ports"`
 }
 
 // rawDumper accepts our Dumper and the orchestrator's dumper report
@@ -379,12 +396,28 @@ func ParseMeta(data []byte) (Meta, error) {
 	if d.Analysis != nil && m.TimestampUncertaintyNs == 0 {
 		m.TimestampUncertaintyNs = d.Analysis.Params.TimestampUncertaintyNs
 	}
+	if d.Analysis != nil && m.LinkGbps == 0 && d.Analysis.Params.LinkGbps > 0 {
+		m.LinkGbps = d.Analysis.Params.LinkGbps
+	}
+	if d.Analysis != nil && m.RTTNs == 0 && d.Analysis.Params.RTTNs > 0 {
+		m.RTTNs = d.Analysis.Params.RTTNs
+	}
 	var err error
 	if m.NICs, err = decodeNICs(d.NICs); err != nil {
 		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
 	}
 	if m.Switch, err = decodeSwitch(d.Switch); err != nil {
 		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
+	}
+	if d.SwitchPFC != nil {
+		var n uint64
+		for _, p := range d.SwitchPFC.Ports {
+			n += p.LosslessDrops + p.LossyDrops + p.WatchdogDrops
+		}
+		if m.Switch == nil {
+			m.Switch = &Switch{}
+		}
+		m.Switch.PFCDrops = &n
 	}
 	if len(d.Dumpers) > 0 {
 		if m.Switch == nil {
@@ -454,7 +487,11 @@ func (m Meta) Merge(o Meta) Meta {
 		m.NICs = o.NICs
 	}
 	if o.Switch != nil {
-		m.Switch = o.Switch
+		sw := *o.Switch
+		if sw.PFCDrops == nil && m.Switch != nil {
+			sw.PFCDrops = m.Switch.PFCDrops // report.json's, under counters.json's counters
+		}
+		m.Switch = &sw
 	}
 	if o.Mirror != nil {
 		m.Mirror = o.Mirror

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net"
@@ -41,7 +43,8 @@ type Agent struct {
 	loop    sim.Loop
 	dev     generator.Device
 	exec    generator.Exec
-	sw      *injector.Switch // the switch Injector.Start started, for Timing
+	softNIC *softrnic.NIC    // the software RNIC, for StallRx; nil for verbs
+	sw      *injector.Switch // the switch Injector.Start started, for Timing and PFC
 	closers []func()
 }
 
@@ -89,6 +92,44 @@ func (s injectorSvc) Timing(context.Context, *luminav1.InjectorTimingRequest) (*
 		return nil, status.Error(codes.FailedPrecondition, "no switch running: call Injector.Start first")
 	}
 	return InjectorTimingToProto(sw.Timing()), nil
+}
+
+// SchedulePauses (Injector) makes the switch send PFC frames.
+func (s injectorSvc) SchedulePauses(_ context.Context, req *luminav1.SchedulePausesRequest) (*luminav1.SchedulePausesResponse, error) {
+	s.mu.Lock()
+	sw := s.sw
+	s.mu.Unlock()
+	if sw == nil {
+		return nil, status.Error(codes.FailedPrecondition, "no switch running: call Injector.Start first")
+	}
+	// Not through the loop: the orchestrator calls this from the intake
+	// (trigger pauses), while a sim testbed's loop waits for the intake;
+	// SchedulePauses takes the switch's lock and only arms timers.
+	var err error
+	for i, m := range req.GetPauses() {
+		if e := sw.SchedulePauses(PauseInjectionFromProto(m)); e != nil {
+			err = fmt.Errorf("pauses[%d]: %w", i, e)
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, injector.ErrPFCOff):
+		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+	case err != nil:
+		return nil, badRequest("%v", err)
+	}
+	return &luminav1.SchedulePausesResponse{}, nil
+}
+
+// PFC (Injector) returns the switch's PFC counters and watchdog log.
+func (s injectorSvc) PFC(context.Context, *luminav1.InjectorPFCRequest) (*luminav1.InjectorPFCResponse, error) {
+	s.mu.Lock()
+	sw := s.sw
+	s.mu.Unlock()
+	if sw == nil {
+		return nil, status.Error(codes.FailedPrecondition, "no switch running: call Injector.Start first")
+	}
+	return InjectorPFCToProto(sw.PFCCounters(), sw.PFCLog()), nil
 }
 
 // Close releases everything the agent started.
@@ -243,6 +284,7 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 			return nil, badRequest("%v", err)
 		}
 		dev = nc.Device()
+		a.softNIC = nc
 		versions = NICVersionsToProto(nic.Versions{Driver: "lumina softrnic", Personality: rc.Personality.Name})
 		a.closers = append(a.closers, func() { closePort(); release() })
 	case "verbs":
@@ -274,6 +316,33 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 	}
 	a.loop, a.dev, a.exec = loop, dev, exec
 	return &luminav1.StartNICResponse{Mac: mac.String(), Versions: versions}, nil
+}
+
+// StallRx stops the software RNIC's receive pipeline (rx-stall events).
+func (g generatorSvc) StallRx(_ context.Context, req *luminav1.StallRxRequest) (*luminav1.StallRxResponse, error) {
+	a := g.Agent
+	_, exec, loop, err := a.rnic()
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	nc := a.softNIC
+	a.mu.Unlock()
+	if nc == nil {
+		return nil, status.Error(codes.FailedPrecondition, "rx-stall needs the software RNIC")
+	}
+	for i, st := range req.GetStalls() {
+		if st.GetStartNs() < 0 || st.GetDurationNs() < 0 {
+			return nil, badRequest("stalls[%d]: negative time", i)
+		}
+	}
+	exec(func() {
+		now := loop.Now()
+		for _, st := range req.GetStalls() {
+			nc.StallRx(time.Duration(now+st.GetStartNs()), time.Duration(st.GetDurationNs()))
+		}
+	})
+	return &luminav1.StallRxResponse{}, nil
 }
 
 func (a *Agent) rnic() (generator.Device, generator.Exec, sim.Loop, error) {
@@ -382,7 +451,16 @@ func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.Inj
 	env := a.env()
 	loop, exec, release := env.Loop()
 	var sw *injector.Switch
-	exec(func() { sw = injector.New(loop, injector.Config{Seed: req.GetSeed()}) })
+	cfg := injector.Config{Seed: req.GetSeed()}
+	if m := req.GetPfc(); m != nil {
+		pc, err := SwitchPFCFromProto(m)
+		if err != nil {
+			release()
+			return nil, badRequest("%v", err)
+		}
+		cfg.PFC = pc
+	}
+	exec(func() { sw = injector.New(loop, cfg) })
 	closers := []func(){release}
 	cleanup := func() {
 		for i := len(closers) - 1; i >= 0; i-- {

@@ -33,6 +33,7 @@ import (
 	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/nic"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
+	"github.com/netlumina/lumina/roce"
 )
 
 // ErrWire is wrapped by every error of the FromProto conversions.
@@ -890,4 +891,112 @@ func (d *decoder) injectorTiming(f string, m *luminav1.InjectorTimingResponse) i
 		LateMax:  d.duration(f+".late_max_ns", m.GetLateMaxNs()),
 		ClampMax: d.duration(f+".clamp_max_ns", m.GetClampMaxNs()),
 	}
+}
+
+// ---- PFC ----
+
+// SwitchPFCToProto encodes c (nil: nil).
+func SwitchPFCToProto(c *injector.PFCConfig) *luminav1.SwitchPFC {
+	if c == nil {
+		return nil
+	}
+	m := &luminav1.SwitchPFC{Lossless: uint32(c.Lossless), DscpToPriority: slices.Clone(c.DSCPToPriority[:]),
+		XoffBytes: int64(c.XOFFBytes), XonBytes: int64(c.XONBytes), HeadroomBytes: int64(c.HeadroomBytes), Mac: slices.Clone(c.MAC[:])}
+	if len(c.PortBps) > 0 {
+		m.PortBps = maps.Clone(c.PortBps)
+	}
+	if w := c.Watchdog; w != nil {
+		m.Watchdog, m.WatchdogDetectionNs, m.WatchdogRestorationNs = true, int64(w.Detection), int64(w.Restoration)
+	}
+	return m
+}
+
+// SwitchPFCFromProto decodes m: the DSCP map is 64 priorities 0..7, the
+// MAC 6 bytes (or empty), the lossless bitmap 8 bits, nothing negative.
+func SwitchPFCFromProto(m *luminav1.SwitchPFC) (*injector.PFCConfig, error) {
+	c := &injector.PFCConfig{XOFFBytes: int(m.GetXoffBytes()), XONBytes: int(m.GetXonBytes()), HeadroomBytes: int(m.GetHeadroomBytes())}
+	if v := m.GetLossless(); v > 0xFF {
+		return nil, fmt.Errorf("%w: SwitchPFC.lossless %#x is not an 8-bit bitmap", ErrWire, v)
+	} else {
+		c.Lossless = uint8(v)
+	}
+	d := m.GetDscpToPriority()
+	if len(d) != 64 {
+		return nil, fmt.Errorf("%w: SwitchPFC.dscp_to_priority: %d bytes, want 64", ErrWire, len(d))
+	}
+	for i, v := range d {
+		if v > 7 {
+			return nil, fmt.Errorf("%w: SwitchPFC.dscp_to_priority[%d]: priority %d, want 0..7", ErrWire, i, v)
+		}
+		c.DSCPToPriority[i] = v
+	}
+	switch mac := m.GetMac(); len(mac) {
+	case 0:
+	case 6:
+		c.MAC = [6]byte(mac)
+	default:
+		return nil, fmt.Errorf("%w: SwitchPFC.mac: %d bytes, want 6", ErrWire, len(mac))
+	}
+	for port, bps := range m.GetPortBps() {
+		if bps <= 0 || port > 511 {
+			return nil, fmt.Errorf("%w: SwitchPFC.port_bps[%d] = %d", ErrWire, port, bps)
+		}
+	}
+	if len(m.GetPortBps()) > 0 {
+		c.PortBps = maps.Clone(m.GetPortBps())
+	}
+	if m.GetWatchdog() {
+		if m.GetWatchdogDetectionNs() < 0 || m.GetWatchdogRestorationNs() < 0 {
+			return nil, fmt.Errorf("%w: SwitchPFC: negative watchdog time", ErrWire)
+		}
+		c.Watchdog = &injector.PFCWatchdog{Detection: time.Duration(m.GetWatchdogDetectionNs()), Restoration: time.Duration(m.GetWatchdogRestorationNs())}
+	}
+	return c, nil
+}
+
+// PauseInjectionToProto encodes p.
+func PauseInjectionToProto(p injector.PauseInjection) *luminav1.PauseInjection {
+	m := &luminav1.PauseInjection{Port: p.Port, Priority: uint32(p.Priority), Quanta: uint32(p.Quanta),
+		StartNs: int64(p.Start), DurationNs: int64(p.Duration), IntervalNs: int64(p.Interval)}
+	if t := p.Trigger; t != nil {
+		m.HasTrigger, m.TriggerPort, m.TriggerDestQp, m.TriggerPsn, m.TriggerIter = true, t.Port, t.DestQP, t.PSN, uint32(t.Iter)
+	}
+	return m
+}
+
+// PauseInjectionFromProto decodes m; SchedulePauses checks the values.
+func PauseInjectionFromProto(m *luminav1.PauseInjection) injector.PauseInjection {
+	p := injector.PauseInjection{Port: m.GetPort(), Priority: int(min(m.GetPriority(), 1<<16)), Quanta: uint16(min(m.GetQuanta(), 0xFFFF)),
+		Start: time.Duration(m.GetStartNs()), Duration: time.Duration(m.GetDurationNs()), Interval: time.Duration(m.GetIntervalNs())}
+	if m.GetHasTrigger() {
+		p.Trigger = &injector.PauseTrigger{Port: m.GetTriggerPort(), DestQP: m.GetTriggerDestQp(), PSN: m.GetTriggerPsn(), Iter: uint16(min(m.GetTriggerIter(), 0xFFFF))}
+	}
+	return p
+}
+
+// SwitchPFCStatus is the switch's PFC counters by port and priority, and
+// its watchdog log.
+type SwitchPFCStatus struct {
+	Counters map[uint32][roce.PFCPriorities]injector.PFCCounters
+	Log      []injector.PFCEvent
+}
+
+// InjectorPFCToProto encodes the counters (ports in order; priorities
+// with every counter zero left out) and the log.
+func InjectorPFCToProto(ctr map[uint32][roce.PFCPriorities]injector.PFCCounters, log []injector.PFCEvent) *luminav1.InjectorPFCResponse {
+	m := &luminav1.InjectorPFCResponse{}
+	for _, port := range slices.Sorted(maps.Keys(ctr)) {
+		for prio, c := range ctr[port] {
+			if c == (injector.PFCCounters{}) {
+				continue
+			}
+			m.Ports = append(m.Ports, &luminav1.PortPFC{Port: port, Priority: uint32(prio), RxPause: c.RxPause, TxPause: c.TxPause,
+				Xoff: c.XOFF, Xon: c.XON, RxPauseNs: c.RxPauseNs, LosslessDrops: c.LosslessDrops, LossyDrops: c.LossyDrops,
+				WatchdogDrops: c.WatchdogDrops, Storms: c.Storms, Restores: c.Restores})
+		}
+	}
+	for _, e := range log {
+		m.Log = append(m.Log, &luminav1.PFCLogEvent{AtNs: int64(e.At), Port: e.Port, Priority: uint32(e.Priority), Kind: e.Kind.String()})
+	}
+	return m
 }

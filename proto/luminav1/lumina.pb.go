@@ -739,6 +739,140 @@ func (x *Chunk) GetData() []byte {
 	return nil
 }
 
+type StallRxRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Stalls        []*RxStall             `protobuf:"bytes,1,rep,name=stalls,proto3" json:"stalls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StallRxRequest) Reset() {
+	*x = StallRxRequest{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StallRxRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StallRxRequest) ProtoMessage() {}
+
+func (x *StallRxRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StallRxRequest.ProtoReflect.Descriptor instead.
+func (*StallRxRequest) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *StallRxRequest) GetStalls() []*RxStall {
+	if x != nil {
+		return x.Stalls
+	}
+	return nil
+}
+
+// RxStall is one stall: from start_ns after the call, for duration_ns (0:
+// until the end).
+type RxStall struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StartNs       int64                  `protobuf:"varint,1,opt,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"`
+	DurationNs    int64                  `protobuf:"varint,2,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RxStall) Reset() {
+	*x = RxStall{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RxStall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RxStall) ProtoMessage() {}
+
+func (x *RxStall) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RxStall.ProtoReflect.Descriptor instead.
+func (*RxStall) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RxStall) GetStartNs() int64 {
+	if x != nil {
+		return x.StartNs
+	}
+	return 0
+}
+
+func (x *RxStall) GetDurationNs() int64 {
+	if x != nil {
+		return x.DurationNs
+	}
+	return 0
+}
+
+type StallRxResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StallRxResponse) Reset() {
+	*x = StallRxResponse{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StallRxResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StallRxResponse) ProtoMessage() {}
+
+func (x *StallRxResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StallRxResponse.ProtoReflect.Descriptor instead.
+func (*StallRxResponse) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{11}
+}
+
 type StartNICRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Nic           *NICSpec               `protobuf:"bytes,2,opt,name=nic,proto3" json:"nic,omitempty"`
@@ -748,7 +882,7 @@ type StartNICRequest struct {
 
 func (x *StartNICRequest) Reset() {
 	*x = StartNICRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[9]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +894,7 @@ func (x *StartNICRequest) String() string {
 func (*StartNICRequest) ProtoMessage() {}
 
 func (x *StartNICRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[9]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +907,7 @@ func (x *StartNICRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartNICRequest.ProtoReflect.Descriptor instead.
 func (*StartNICRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{9}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StartNICRequest) GetNic() *NICSpec {
@@ -797,7 +931,7 @@ type StartNICResponse struct {
 
 func (x *StartNICResponse) Reset() {
 	*x = StartNICResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[10]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -809,7 +943,7 @@ func (x *StartNICResponse) String() string {
 func (*StartNICResponse) ProtoMessage() {}
 
 func (x *StartNICResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[10]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -822,7 +956,7 @@ func (x *StartNICResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartNICResponse.ProtoReflect.Descriptor instead.
 func (*StartNICResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{10}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StartNICResponse) GetMac() string {
@@ -858,7 +992,7 @@ type NICSpec struct {
 
 func (x *NICSpec) Reset() {
 	*x = NICSpec{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[11]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -870,7 +1004,7 @@ func (x *NICSpec) String() string {
 func (*NICSpec) ProtoMessage() {}
 
 func (x *NICSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[11]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -883,7 +1017,7 @@ func (x *NICSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NICSpec.ProtoReflect.Descriptor instead.
 func (*NICSpec) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{11}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *NICSpec) GetBackend() string {
@@ -935,7 +1069,7 @@ type NICDevice struct {
 
 func (x *NICDevice) Reset() {
 	*x = NICDevice{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[12]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +1081,7 @@ func (x *NICDevice) String() string {
 func (*NICDevice) ProtoMessage() {}
 
 func (x *NICDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[12]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +1094,7 @@ func (x *NICDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NICDevice.ProtoReflect.Descriptor instead.
 func (*NICDevice) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{12}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *NICDevice) GetIfName() string {
@@ -1017,7 +1151,7 @@ type NICParams struct {
 
 func (x *NICParams) Reset() {
 	*x = NICParams{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[13]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1029,7 +1163,7 @@ func (x *NICParams) String() string {
 func (*NICParams) ProtoMessage() {}
 
 func (x *NICParams) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[13]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1042,7 +1176,7 @@ func (x *NICParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NICParams.ProtoReflect.Descriptor instead.
 func (*NICParams) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{13}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *NICParams) GetDcqcnRpEnable() bool {
@@ -1122,7 +1256,7 @@ type NICVersions struct {
 
 func (x *NICVersions) Reset() {
 	*x = NICVersions{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[14]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1134,7 +1268,7 @@ func (x *NICVersions) String() string {
 func (*NICVersions) ProtoMessage() {}
 
 func (x *NICVersions) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[14]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1147,7 +1281,7 @@ func (x *NICVersions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NICVersions.ProtoReflect.Descriptor instead.
 func (*NICVersions) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{14}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *NICVersions) GetIfName() string {
@@ -1247,7 +1381,7 @@ type RNICConfig struct {
 
 func (x *RNICConfig) Reset() {
 	*x = RNICConfig{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[15]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1393,7 @@ func (x *RNICConfig) String() string {
 func (*RNICConfig) ProtoMessage() {}
 
 func (x *RNICConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[15]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1406,7 @@ func (x *RNICConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RNICConfig.ProtoReflect.Descriptor instead.
 func (*RNICConfig) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{15}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RNICConfig) GetName() string {
@@ -1374,7 +1508,7 @@ type RNICPFC struct {
 
 func (x *RNICPFC) Reset() {
 	*x = RNICPFC{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[16]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1520,7 @@ func (x *RNICPFC) String() string {
 func (*RNICPFC) ProtoMessage() {}
 
 func (x *RNICPFC) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[16]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1533,7 @@ func (x *RNICPFC) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RNICPFC.ProtoReflect.Descriptor instead.
 func (*RNICPFC) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{16}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RNICPFC) GetPriorities() uint32 {
@@ -1432,7 +1566,7 @@ type ServeRequest struct {
 
 func (x *ServeRequest) Reset() {
 	*x = ServeRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[17]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1444,7 +1578,7 @@ func (x *ServeRequest) String() string {
 func (*ServeRequest) ProtoMessage() {}
 
 func (x *ServeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[17]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1457,7 +1591,7 @@ func (x *ServeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServeRequest.ProtoReflect.Descriptor instead.
 func (*ServeRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{17}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ServeRequest) GetListenAddr() string {
@@ -1476,7 +1610,7 @@ type ServeResponse struct {
 
 func (x *ServeResponse) Reset() {
 	*x = ServeResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[18]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1622,7 @@ func (x *ServeResponse) String() string {
 func (*ServeResponse) ProtoMessage() {}
 
 func (x *ServeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[18]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1635,7 @@ func (x *ServeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServeResponse.ProtoReflect.Descriptor instead.
 func (*ServeResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{18}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ServeResponse) GetAddr() string {
@@ -1526,7 +1660,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[19]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1538,7 +1672,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[19]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1551,7 +1685,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{19}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RunRequest) GetResponderAddr() string {
@@ -1606,7 +1740,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[20]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1618,7 +1752,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[20]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1631,7 +1765,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{20}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RunResponse) GetStopped() string {
@@ -1676,7 +1810,7 @@ type Traffic struct {
 
 func (x *Traffic) Reset() {
 	*x = Traffic{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[21]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1688,7 +1822,7 @@ func (x *Traffic) String() string {
 func (*Traffic) ProtoMessage() {}
 
 func (x *Traffic) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[21]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1701,7 +1835,7 @@ func (x *Traffic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Traffic.ProtoReflect.Descriptor instead.
 func (*Traffic) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{21}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Traffic) GetVerb() string {
@@ -1835,7 +1969,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[22]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1847,7 +1981,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[22]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +1994,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{22}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Result) GetVerb() string {
@@ -1941,7 +2075,7 @@ type QPResult struct {
 
 func (x *QPResult) Reset() {
 	*x = QPResult{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[23]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2087,7 @@ func (x *QPResult) String() string {
 func (*QPResult) ProtoMessage() {}
 
 func (x *QPResult) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[23]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2100,7 @@ func (x *QPResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QPResult.ProtoReflect.Descriptor instead.
 func (*QPResult) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{23}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *QPResult) GetIndex() int64 {
@@ -2025,7 +2159,7 @@ type ResponderStats struct {
 
 func (x *ResponderStats) Reset() {
 	*x = ResponderStats{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[24]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2037,7 +2171,7 @@ func (x *ResponderStats) String() string {
 func (*ResponderStats) ProtoMessage() {}
 
 func (x *ResponderStats) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[24]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2050,7 +2184,7 @@ func (x *ResponderStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResponderStats.ProtoReflect.Descriptor instead.
 func (*ResponderStats) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{24}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ResponderStats) GetRecvCompletions() int64 {
@@ -2102,7 +2236,7 @@ type Connection struct {
 
 func (x *Connection) Reset() {
 	*x = Connection{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[25]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2114,7 +2248,7 @@ func (x *Connection) String() string {
 func (*Connection) ProtoMessage() {}
 
 func (x *Connection) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[25]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2127,7 +2261,7 @@ func (x *Connection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Connection.ProtoReflect.Descriptor instead.
 func (*Connection) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{25}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Connection) GetIndex() int64 {
@@ -2177,7 +2311,7 @@ type Endpoint struct {
 
 func (x *Endpoint) Reset() {
 	*x = Endpoint{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[26]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2189,7 +2323,7 @@ func (x *Endpoint) String() string {
 func (*Endpoint) ProtoMessage() {}
 
 func (x *Endpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[26]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2202,7 +2336,7 @@ func (x *Endpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Endpoint.ProtoReflect.Descriptor instead.
 func (*Endpoint) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{26}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Endpoint) GetIp() string {
@@ -2262,7 +2396,7 @@ type CountersRequest struct {
 
 func (x *CountersRequest) Reset() {
 	*x = CountersRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[27]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2274,7 +2408,7 @@ func (x *CountersRequest) String() string {
 func (*CountersRequest) ProtoMessage() {}
 
 func (x *CountersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[27]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2287,7 +2421,7 @@ func (x *CountersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountersRequest.ProtoReflect.Descriptor instead.
 func (*CountersRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{27}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{30}
 }
 
 type CountersResponse struct {
@@ -2299,7 +2433,7 @@ type CountersResponse struct {
 
 func (x *CountersResponse) Reset() {
 	*x = CountersResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[28]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2445,7 @@ func (x *CountersResponse) String() string {
 func (*CountersResponse) ProtoMessage() {}
 
 func (x *CountersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[28]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2458,7 @@ func (x *CountersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountersResponse.ProtoReflect.Descriptor instead.
 func (*CountersResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{28}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CountersResponse) GetCounters() map[string]uint64 {
@@ -2343,7 +2477,7 @@ type InstallRequest struct {
 
 func (x *InstallRequest) Reset() {
 	*x = InstallRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[29]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2355,7 +2489,7 @@ func (x *InstallRequest) String() string {
 func (*InstallRequest) ProtoMessage() {}
 
 func (x *InstallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[29]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2368,7 +2502,7 @@ func (x *InstallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstallRequest.ProtoReflect.Descriptor instead.
 func (*InstallRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{29}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *InstallRequest) GetConnections() []*Connection {
@@ -2386,7 +2520,7 @@ type InstallResponse struct {
 
 func (x *InstallResponse) Reset() {
 	*x = InstallResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[30]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2398,7 +2532,7 @@ func (x *InstallResponse) String() string {
 func (*InstallResponse) ProtoMessage() {}
 
 func (x *InstallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[30]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2411,7 +2545,7 @@ func (x *InstallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstallResponse.ProtoReflect.Descriptor instead.
 func (*InstallResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{30}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{33}
 }
 
 type InjectorStartRequest struct {
@@ -2420,14 +2554,16 @@ type InjectorStartRequest struct {
 	P4RuntimeAddr string                 `protobuf:"bytes,2,opt,name=p4runtime_addr,json=p4runtimeAddr,proto3" json:"p4runtime_addr,omitempty"`
 	// The switch's RNG seed (injector.Config.Seed), chosen and recorded by
 	// the orchestrator so a run can be reproduced.
-	Seed          uint64 `protobuf:"varint,3,opt,name=seed,proto3" json:"seed,omitempty"`
+	Seed uint64 `protobuf:"varint,3,opt,name=seed,proto3" json:"seed,omitempty"`
+	// PFC on the switch (injector.PFCConfig); absent: PFC off.
+	Pfc           *SwitchPFC `protobuf:"bytes,4,opt,name=pfc,proto3" json:"pfc,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *InjectorStartRequest) Reset() {
 	*x = InjectorStartRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[31]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2439,7 +2575,7 @@ func (x *InjectorStartRequest) String() string {
 func (*InjectorStartRequest) ProtoMessage() {}
 
 func (x *InjectorStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[31]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2452,7 +2588,7 @@ func (x *InjectorStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorStartRequest.ProtoReflect.Descriptor instead.
 func (*InjectorStartRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{31}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *InjectorStartRequest) GetPorts() map[uint32]string {
@@ -2476,6 +2612,628 @@ func (x *InjectorStartRequest) GetSeed() uint64 {
 	return 0
 }
 
+func (x *InjectorStartRequest) GetPfc() *SwitchPFC {
+	if x != nil {
+		return x.Pfc
+	}
+	return nil
+}
+
+// SwitchPFC is an injector.PFCConfig.
+type SwitchPFC struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Lossless uint32                 `protobuf:"varint,1,opt,name=lossless,proto3" json:"lossless,omitempty"`
+	// Exactly 64 bytes: the priority (0..7) of each DSCP.
+	DscpToPriority []byte           `protobuf:"bytes,2,opt,name=dscp_to_priority,json=dscpToPriority,proto3" json:"dscp_to_priority,omitempty"`
+	PortBps        map[uint32]int64 `protobuf:"bytes,3,rep,name=port_bps,json=portBps,proto3" json:"port_bps,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	XoffBytes      int64            `protobuf:"varint,4,opt,name=xoff_bytes,json=xoffBytes,proto3" json:"xoff_bytes,omitempty"`
+	XonBytes       int64            `protobuf:"varint,5,opt,name=xon_bytes,json=xonBytes,proto3" json:"xon_bytes,omitempty"`
+	HeadroomBytes  int64            `protobuf:"varint,6,opt,name=headroom_bytes,json=headroomBytes,proto3" json:"headroom_bytes,omitempty"`
+	// Watchdog times; both 0 and no watchdog when watchdog is false.
+	Watchdog              bool   `protobuf:"varint,7,opt,name=watchdog,proto3" json:"watchdog,omitempty"`
+	WatchdogDetectionNs   int64  `protobuf:"varint,8,opt,name=watchdog_detection_ns,json=watchdogDetectionNs,proto3" json:"watchdog_detection_ns,omitempty"`
+	WatchdogRestorationNs int64  `protobuf:"varint,9,opt,name=watchdog_restoration_ns,json=watchdogRestorationNs,proto3" json:"watchdog_restoration_ns,omitempty"`
+	Mac                   []byte `protobuf:"bytes,10,opt,name=mac,proto3" json:"mac,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *SwitchPFC) Reset() {
+	*x = SwitchPFC{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SwitchPFC) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SwitchPFC) ProtoMessage() {}
+
+func (x *SwitchPFC) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SwitchPFC.ProtoReflect.Descriptor instead.
+func (*SwitchPFC) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *SwitchPFC) GetLossless() uint32 {
+	if x != nil {
+		return x.Lossless
+	}
+	return 0
+}
+
+func (x *SwitchPFC) GetDscpToPriority() []byte {
+	if x != nil {
+		return x.DscpToPriority
+	}
+	return nil
+}
+
+func (x *SwitchPFC) GetPortBps() map[uint32]int64 {
+	if x != nil {
+		return x.PortBps
+	}
+	return nil
+}
+
+func (x *SwitchPFC) GetXoffBytes() int64 {
+	if x != nil {
+		return x.XoffBytes
+	}
+	return 0
+}
+
+func (x *SwitchPFC) GetXonBytes() int64 {
+	if x != nil {
+		return x.XonBytes
+	}
+	return 0
+}
+
+func (x *SwitchPFC) GetHeadroomBytes() int64 {
+	if x != nil {
+		return x.HeadroomBytes
+	}
+	return 0
+}
+
+func (x *SwitchPFC) GetWatchdog() bool {
+	if x != nil {
+		return x.Watchdog
+	}
+	return false
+}
+
+func (x *SwitchPFC) GetWatchdogDetectionNs() int64 {
+	if x != nil {
+		return x.WatchdogDetectionNs
+	}
+	return 0
+}
+
+func (x *SwitchPFC) GetWatchdogRestorationNs() int64 {
+	if x != nil {
+		return x.WatchdogRestorationNs
+	}
+	return 0
+}
+
+func (x *SwitchPFC) GetMac() []byte {
+	if x != nil {
+		return x.Mac
+	}
+	return nil
+}
+
+type SchedulePausesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pauses        []*PauseInjection      `protobuf:"bytes,1,rep,name=pauses,proto3" json:"pauses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SchedulePausesRequest) Reset() {
+	*x = SchedulePausesRequest{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SchedulePausesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SchedulePausesRequest) ProtoMessage() {}
+
+func (x *SchedulePausesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SchedulePausesRequest.ProtoReflect.Descriptor instead.
+func (*SchedulePausesRequest) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *SchedulePausesRequest) GetPauses() []*PauseInjection {
+	if x != nil {
+		return x.Pauses
+	}
+	return nil
+}
+
+// PauseInjection is an injector.PauseInjection; trigger_* are set when
+// has_trigger is.
+type PauseInjection struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Port          uint32                 `protobuf:"varint,1,opt,name=port,proto3" json:"port,omitempty"`
+	Priority      uint32                 `protobuf:"varint,2,opt,name=priority,proto3" json:"priority,omitempty"`
+	Quanta        uint32                 `protobuf:"varint,3,opt,name=quanta,proto3" json:"quanta,omitempty"`
+	StartNs       int64                  `protobuf:"varint,4,opt,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"`
+	DurationNs    int64                  `protobuf:"varint,5,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	IntervalNs    int64                  `protobuf:"varint,6,opt,name=interval_ns,json=intervalNs,proto3" json:"interval_ns,omitempty"`
+	HasTrigger    bool                   `protobuf:"varint,7,opt,name=has_trigger,json=hasTrigger,proto3" json:"has_trigger,omitempty"`
+	TriggerPort   uint32                 `protobuf:"varint,8,opt,name=trigger_port,json=triggerPort,proto3" json:"trigger_port,omitempty"`
+	TriggerDestQp uint32                 `protobuf:"varint,9,opt,name=trigger_dest_qp,json=triggerDestQp,proto3" json:"trigger_dest_qp,omitempty"`
+	TriggerPsn    uint32                 `protobuf:"varint,10,opt,name=trigger_psn,json=triggerPsn,proto3" json:"trigger_psn,omitempty"`
+	TriggerIter   uint32                 `protobuf:"varint,11,opt,name=trigger_iter,json=triggerIter,proto3" json:"trigger_iter,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseInjection) Reset() {
+	*x = PauseInjection{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseInjection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseInjection) ProtoMessage() {}
+
+func (x *PauseInjection) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseInjection.ProtoReflect.Descriptor instead.
+func (*PauseInjection) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *PauseInjection) GetPort() uint32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *PauseInjection) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *PauseInjection) GetQuanta() uint32 {
+	if x != nil {
+		return x.Quanta
+	}
+	return 0
+}
+
+func (x *PauseInjection) GetStartNs() int64 {
+	if x != nil {
+		return x.StartNs
+	}
+	return 0
+}
+
+func (x *PauseInjection) GetDurationNs() int64 {
+	if x != nil {
+		return x.DurationNs
+	}
+	return 0
+}
+
+func (x *PauseInjection) GetIntervalNs() int64 {
+	if x != nil {
+		return x.IntervalNs
+	}
+	return 0
+}
+
+func (x *PauseInjection) GetHasTrigger() bool {
+	if x != nil {
+		return x.HasTrigger
+	}
+	return false
+}
+
+func (x *PauseInjection) GetTriggerPort() uint32 {
+	if x != nil {
+		return x.TriggerPort
+	}
+	return 0
+}
+
+func (x *PauseInjection) GetTriggerDestQp() uint32 {
+	if x != nil {
+		return x.TriggerDestQp
+	}
+	return 0
+}
+
+func (x *PauseInjection) GetTriggerPsn() uint32 {
+	if x != nil {
+		return x.TriggerPsn
+	}
+	return 0
+}
+
+func (x *PauseInjection) GetTriggerIter() uint32 {
+	if x != nil {
+		return x.TriggerIter
+	}
+	return 0
+}
+
+type SchedulePausesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SchedulePausesResponse) Reset() {
+	*x = SchedulePausesResponse{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SchedulePausesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SchedulePausesResponse) ProtoMessage() {}
+
+func (x *SchedulePausesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SchedulePausesResponse.ProtoReflect.Descriptor instead.
+func (*SchedulePausesResponse) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{38}
+}
+
+type InjectorPFCRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InjectorPFCRequest) Reset() {
+	*x = InjectorPFCRequest{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InjectorPFCRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InjectorPFCRequest) ProtoMessage() {}
+
+func (x *InjectorPFCRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InjectorPFCRequest.ProtoReflect.Descriptor instead.
+func (*InjectorPFCRequest) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{39}
+}
+
+type InjectorPFCResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ports         []*PortPFC             `protobuf:"bytes,1,rep,name=ports,proto3" json:"ports,omitempty"`
+	Log           []*PFCLogEvent         `protobuf:"bytes,2,rep,name=log,proto3" json:"log,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InjectorPFCResponse) Reset() {
+	*x = InjectorPFCResponse{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InjectorPFCResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InjectorPFCResponse) ProtoMessage() {}
+
+func (x *InjectorPFCResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InjectorPFCResponse.ProtoReflect.Descriptor instead.
+func (*InjectorPFCResponse) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *InjectorPFCResponse) GetPorts() []*PortPFC {
+	if x != nil {
+		return x.Ports
+	}
+	return nil
+}
+
+func (x *InjectorPFCResponse) GetLog() []*PFCLogEvent {
+	if x != nil {
+		return x.Log
+	}
+	return nil
+}
+
+// PortPFC is one (port, priority)'s injector.PFCCounters.
+type PortPFC struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Port          uint32                 `protobuf:"varint,1,opt,name=port,proto3" json:"port,omitempty"`
+	Priority      uint32                 `protobuf:"varint,2,opt,name=priority,proto3" json:"priority,omitempty"`
+	RxPause       uint64                 `protobuf:"varint,3,opt,name=rx_pause,json=rxPause,proto3" json:"rx_pause,omitempty"`
+	TxPause       uint64                 `protobuf:"varint,4,opt,name=tx_pause,json=txPause,proto3" json:"tx_pause,omitempty"`
+	Xoff          uint64                 `protobuf:"varint,5,opt,name=xoff,proto3" json:"xoff,omitempty"`
+	Xon           uint64                 `protobuf:"varint,6,opt,name=xon,proto3" json:"xon,omitempty"`
+	RxPauseNs     int64                  `protobuf:"varint,7,opt,name=rx_pause_ns,json=rxPauseNs,proto3" json:"rx_pause_ns,omitempty"`
+	LosslessDrops uint64                 `protobuf:"varint,8,opt,name=lossless_drops,json=losslessDrops,proto3" json:"lossless_drops,omitempty"`
+	LossyDrops    uint64                 `protobuf:"varint,9,opt,name=lossy_drops,json=lossyDrops,proto3" json:"lossy_drops,omitempty"`
+	WatchdogDrops uint64                 `protobuf:"varint,10,opt,name=watchdog_drops,json=watchdogDrops,proto3" json:"watchdog_drops,omitempty"`
+	Storms        uint64                 `protobuf:"varint,11,opt,name=storms,proto3" json:"storms,omitempty"`
+	Restores      uint64                 `protobuf:"varint,12,opt,name=restores,proto3" json:"restores,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortPFC) Reset() {
+	*x = PortPFC{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortPFC) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortPFC) ProtoMessage() {}
+
+func (x *PortPFC) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortPFC.ProtoReflect.Descriptor instead.
+func (*PortPFC) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *PortPFC) GetPort() uint32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *PortPFC) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *PortPFC) GetRxPause() uint64 {
+	if x != nil {
+		return x.RxPause
+	}
+	return 0
+}
+
+func (x *PortPFC) GetTxPause() uint64 {
+	if x != nil {
+		return x.TxPause
+	}
+	return 0
+}
+
+func (x *PortPFC) GetXoff() uint64 {
+	if x != nil {
+		return x.Xoff
+	}
+	return 0
+}
+
+func (x *PortPFC) GetXon() uint64 {
+	if x != nil {
+		return x.Xon
+	}
+	return 0
+}
+
+func (x *PortPFC) GetRxPauseNs() int64 {
+	if x != nil {
+		return x.RxPauseNs
+	}
+	return 0
+}
+
+func (x *PortPFC) GetLosslessDrops() uint64 {
+	if x != nil {
+		return x.LosslessDrops
+	}
+	return 0
+}
+
+func (x *PortPFC) GetLossyDrops() uint64 {
+	if x != nil {
+		return x.LossyDrops
+	}
+	return 0
+}
+
+func (x *PortPFC) GetWatchdogDrops() uint64 {
+	if x != nil {
+		return x.WatchdogDrops
+	}
+	return 0
+}
+
+func (x *PortPFC) GetStorms() uint64 {
+	if x != nil {
+		return x.Storms
+	}
+	return 0
+}
+
+func (x *PortPFC) GetRestores() uint64 {
+	if x != nil {
+		return x.Restores
+	}
+	return 0
+}
+
+// PFCLogEvent is an injector.PFCEvent: a watchdog storm or restore.
+type PFCLogEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AtNs          int64                  `protobuf:"varint,1,opt,name=at_ns,json=atNs,proto3" json:"at_ns,omitempty"`
+	Port          uint32                 `protobuf:"varint,2,opt,name=port,proto3" json:"port,omitempty"`
+	Priority      uint32                 `protobuf:"varint,3,opt,name=priority,proto3" json:"priority,omitempty"`
+	Kind          string                 `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PFCLogEvent) Reset() {
+	*x = PFCLogEvent{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PFCLogEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PFCLogEvent) ProtoMessage() {}
+
+func (x *PFCLogEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PFCLogEvent.ProtoReflect.Descriptor instead.
+func (*PFCLogEvent) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *PFCLogEvent) GetAtNs() int64 {
+	if x != nil {
+		return x.AtNs
+	}
+	return 0
+}
+
+func (x *PFCLogEvent) GetPort() uint32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *PFCLogEvent) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *PFCLogEvent) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
 type InjectorStartResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	P4RuntimeAddr string                 `protobuf:"bytes,1,opt,name=p4runtime_addr,json=p4runtimeAddr,proto3" json:"p4runtime_addr,omitempty"`
@@ -2485,7 +3243,7 @@ type InjectorStartResponse struct {
 
 func (x *InjectorStartResponse) Reset() {
 	*x = InjectorStartResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2497,7 +3255,7 @@ func (x *InjectorStartResponse) String() string {
 func (*InjectorStartResponse) ProtoMessage() {}
 
 func (x *InjectorStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2510,7 +3268,7 @@ func (x *InjectorStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorStartResponse.ProtoReflect.Descriptor instead.
 func (*InjectorStartResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{32}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *InjectorStartResponse) GetP4RuntimeAddr() string {
@@ -2528,7 +3286,7 @@ type InjectorTimingRequest struct {
 
 func (x *InjectorTimingRequest) Reset() {
 	*x = InjectorTimingRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2540,7 +3298,7 @@ func (x *InjectorTimingRequest) String() string {
 func (*InjectorTimingRequest) ProtoMessage() {}
 
 func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2553,7 +3311,7 @@ func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorTimingRequest.ProtoReflect.Descriptor instead.
 func (*InjectorTimingRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{33}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{44}
 }
 
 // InjectorTimingResponse is an injector.Timing: how the switch's mirror
@@ -2587,7 +3345,7 @@ type InjectorTimingResponse struct {
 
 func (x *InjectorTimingResponse) Reset() {
 	*x = InjectorTimingResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2599,7 +3357,7 @@ func (x *InjectorTimingResponse) String() string {
 func (*InjectorTimingResponse) ProtoMessage() {}
 
 func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2612,7 +3370,7 @@ func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorTimingResponse.ProtoReflect.Descriptor instead.
 func (*InjectorTimingResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{34}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *InjectorTimingResponse) GetFrames() uint64 {
@@ -2700,7 +3458,14 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\fFetchRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\"\x1b\n" +
 	"\x05Chunk\x12\x12\n" +
-	"\x04data\x18\x01 \x01(\fR\x04data\"=\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"<\n" +
+	"\x0eStallRxRequest\x12*\n" +
+	"\x06stalls\x18\x01 \x03(\v2\x12.lumina.v1.RxStallR\x06stalls\"E\n" +
+	"\aRxStall\x12\x19\n" +
+	"\bstart_ns\x18\x01 \x01(\x03R\astartNs\x12\x1f\n" +
+	"\vduration_ns\x18\x02 \x01(\x03R\n" +
+	"durationNs\"\x11\n" +
+	"\x0fStallRxResponse\"=\n" +
 	"\x0fStartNICRequest\x12$\n" +
 	"\x03nic\x18\x02 \x01(\v2\x12.lumina.v1.NICSpecR\x03nicJ\x04\b\x01\x10\x02\"d\n" +
 	"\x10StartNICResponse\x12\x10\n" +
@@ -2858,15 +3623,76 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"O\n" +
 	"\x0eInstallRequest\x127\n" +
 	"\vconnections\x18\x02 \x03(\v2\x15.lumina.v1.ConnectionR\vconnectionsJ\x04\b\x01\x10\x02\"\x11\n" +
-	"\x0fInstallResponse\"\xcd\x01\n" +
+	"\x0fInstallResponse\"\xf5\x01\n" +
 	"\x14InjectorStartRequest\x12@\n" +
 	"\x05ports\x18\x01 \x03(\v2*.lumina.v1.InjectorStartRequest.PortsEntryR\x05ports\x12%\n" +
 	"\x0ep4runtime_addr\x18\x02 \x01(\tR\rp4runtimeAddr\x12\x12\n" +
-	"\x04seed\x18\x03 \x01(\x04R\x04seed\x1a8\n" +
+	"\x04seed\x18\x03 \x01(\x04R\x04seed\x12&\n" +
+	"\x03pfc\x18\x04 \x01(\v2\x14.lumina.v1.SwitchPFCR\x03pfc\x1a8\n" +
 	"\n" +
 	"PortsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\rR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\">\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc8\x03\n" +
+	"\tSwitchPFC\x12\x1a\n" +
+	"\blossless\x18\x01 \x01(\rR\blossless\x12(\n" +
+	"\x10dscp_to_priority\x18\x02 \x01(\fR\x0edscpToPriority\x12<\n" +
+	"\bport_bps\x18\x03 \x03(\v2!.lumina.v1.SwitchPFC.PortBpsEntryR\aportBps\x12\x1d\n" +
+	"\n" +
+	"xoff_bytes\x18\x04 \x01(\x03R\txoffBytes\x12\x1b\n" +
+	"\txon_bytes\x18\x05 \x01(\x03R\bxonBytes\x12%\n" +
+	"\x0eheadroom_bytes\x18\x06 \x01(\x03R\rheadroomBytes\x12\x1a\n" +
+	"\bwatchdog\x18\a \x01(\bR\bwatchdog\x122\n" +
+	"\x15watchdog_detection_ns\x18\b \x01(\x03R\x13watchdogDetectionNs\x126\n" +
+	"\x17watchdog_restoration_ns\x18\t \x01(\x03R\x15watchdogRestorationNs\x12\x10\n" +
+	"\x03mac\x18\n" +
+	" \x01(\fR\x03mac\x1a:\n" +
+	"\fPortBpsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\rR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"J\n" +
+	"\x15SchedulePausesRequest\x121\n" +
+	"\x06pauses\x18\x01 \x03(\v2\x19.lumina.v1.PauseInjectionR\x06pauses\"\xe5\x02\n" +
+	"\x0ePauseInjection\x12\x12\n" +
+	"\x04port\x18\x01 \x01(\rR\x04port\x12\x1a\n" +
+	"\bpriority\x18\x02 \x01(\rR\bpriority\x12\x16\n" +
+	"\x06quanta\x18\x03 \x01(\rR\x06quanta\x12\x19\n" +
+	"\bstart_ns\x18\x04 \x01(\x03R\astartNs\x12\x1f\n" +
+	"\vduration_ns\x18\x05 \x01(\x03R\n" +
+	"durationNs\x12\x1f\n" +
+	"\vinterval_ns\x18\x06 \x01(\x03R\n" +
+	"intervalNs\x12\x1f\n" +
+	"\vhas_trigger\x18\a \x01(\bR\n" +
+	"hasTrigger\x12!\n" +
+	"\ftrigger_port\x18\b \x01(\rR\vtriggerPort\x12&\n" +
+	"\x0ftrigger_dest_qp\x18\t \x01(\rR\rtriggerDestQp\x12\x1f\n" +
+	"\vtrigger_psn\x18\n" +
+	" \x01(\rR\n" +
+	"triggerPsn\x12!\n" +
+	"\ftrigger_iter\x18\v \x01(\rR\vtriggerIter\"\x18\n" +
+	"\x16SchedulePausesResponse\"\x14\n" +
+	"\x12InjectorPFCRequest\"i\n" +
+	"\x13InjectorPFCResponse\x12(\n" +
+	"\x05ports\x18\x01 \x03(\v2\x12.lumina.v1.PortPFCR\x05ports\x12(\n" +
+	"\x03log\x18\x02 \x03(\v2\x16.lumina.v1.PFCLogEventR\x03log\"\xd8\x02\n" +
+	"\aPortPFC\x12\x12\n" +
+	"\x04port\x18\x01 \x01(\rR\x04port\x12\x1a\n" +
+	"\bpriority\x18\x02 \x01(\rR\bpriority\x12\x19\n" +
+	"\brx_pause\x18\x03 \x01(\x04R\arxPause\x12\x19\n" +
+	"\btx_pause\x18\x04 \x01(\x04R\atxPause\x12\x12\n" +
+	"\x04xoff\x18\x05 \x01(\x04R\x04xoff\x12\x10\n" +
+	"\x03xon\x18\x06 \x01(\x04R\x03xon\x12\x1e\n" +
+	"\vrx_pause_ns\x18\a \x01(\x03R\trxPauseNs\x12%\n" +
+	"\x0elossless_drops\x18\b \x01(\x04R\rlosslessDrops\x12\x1f\n" +
+	"\vlossy_drops\x18\t \x01(\x04R\n" +
+	"lossyDrops\x12%\n" +
+	"\x0ewatchdog_drops\x18\n" +
+	" \x01(\x04R\rwatchdogDrops\x12\x16\n" +
+	"\x06storms\x18\v \x01(\x04R\x06storms\x12\x1a\n" +
+	"\brestores\x18\f \x01(\x04R\brestores\"f\n" +
+	"\vPFCLogEvent\x12\x13\n" +
+	"\x05at_ns\x18\x01 \x01(\x03R\x04atNs\x12\x12\n" +
+	"\x04port\x18\x02 \x01(\rR\x04port\x12\x1a\n" +
+	"\bpriority\x18\x03 \x01(\rR\bpriority\x12\x12\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\">\n" +
 	"\x15InjectorStartResponse\x12%\n" +
 	"\x0ep4runtime_addr\x18\x01 \x01(\tR\rp4runtimeAddr\"\x17\n" +
 	"\x15InjectorTimingRequest\"\xb2\x01\n" +
@@ -2890,17 +3716,20 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x06Dumper\x12F\n" +
 	"\x05Start\x12\x1d.lumina.v1.DumperStartRequest\x1a\x1e.lumina.v1.DumperStartResponse\x12C\n" +
 	"\x04Stop\x12\x1c.lumina.v1.DumperStopRequest\x1a\x1d.lumina.v1.DumperStopResponse\x124\n" +
-	"\x05Fetch\x12\x17.lumina.v1.FetchRequest\x1a\x10.lumina.v1.Chunk0\x012\x87\x02\n" +
+	"\x05Fetch\x12\x17.lumina.v1.FetchRequest\x1a\x10.lumina.v1.Chunk0\x012\xc9\x02\n" +
 	"\tGenerator\x12C\n" +
 	"\bStartNIC\x12\x1a.lumina.v1.StartNICRequest\x1a\x1b.lumina.v1.StartNICResponse\x12:\n" +
 	"\x05Serve\x12\x17.lumina.v1.ServeRequest\x1a\x18.lumina.v1.ServeResponse\x124\n" +
 	"\x03Run\x12\x15.lumina.v1.RunRequest\x1a\x16.lumina.v1.RunResponse\x12C\n" +
-	"\bCounters\x12\x1a.lumina.v1.CountersRequest\x1a\x1b.lumina.v1.CountersResponse2J\n" +
+	"\bCounters\x12\x1a.lumina.v1.CountersRequest\x1a\x1b.lumina.v1.CountersResponse\x12@\n" +
+	"\aStallRx\x12\x19.lumina.v1.StallRxRequest\x1a\x1a.lumina.v1.StallRxResponse2J\n" +
 	"\x06Intake\x12@\n" +
-	"\aInstall\x12\x19.lumina.v1.InstallRequest\x1a\x1a.lumina.v1.InstallResponse2\xa5\x01\n" +
+	"\aInstall\x12\x19.lumina.v1.InstallRequest\x1a\x1a.lumina.v1.InstallResponse2\xc2\x02\n" +
 	"\bInjector\x12J\n" +
 	"\x05Start\x12\x1f.lumina.v1.InjectorStartRequest\x1a .lumina.v1.InjectorStartResponse\x12M\n" +
-	"\x06Timing\x12 .lumina.v1.InjectorTimingRequest\x1a!.lumina.v1.InjectorTimingResponseB5Z3github.com/netlumina/lumina/proto/luminav1;luminav1b\x06proto3"
+	"\x06Timing\x12 .lumina.v1.InjectorTimingRequest\x1a!.lumina.v1.InjectorTimingResponse\x12U\n" +
+	"\x0eSchedulePauses\x12 .lumina.v1.SchedulePausesRequest\x1a!.lumina.v1.SchedulePausesResponse\x12D\n" +
+	"\x03PFC\x12\x1d.lumina.v1.InjectorPFCRequest\x1a\x1e.lumina.v1.InjectorPFCResponseB5Z3github.com/netlumina/lumina/proto/luminav1;luminav1b\x06proto3"
 
 var (
 	file_lumina_v1_lumina_proto_rawDescOnce sync.Once
@@ -2915,7 +3744,7 @@ func file_lumina_v1_lumina_proto_rawDescGZIP() []byte {
 }
 
 var file_lumina_v1_lumina_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_lumina_v1_lumina_proto_goTypes = []any{
 	(NICVendor)(0),                 // 0: lumina.v1.NICVendor
 	(CNPScope)(0),                  // 1: lumina.v1.CNPScope
@@ -2928,88 +3757,112 @@ var file_lumina_v1_lumina_proto_goTypes = []any{
 	(*DumperWorkerReport)(nil),     // 8: lumina.v1.DumperWorkerReport
 	(*FetchRequest)(nil),           // 9: lumina.v1.FetchRequest
 	(*Chunk)(nil),                  // 10: lumina.v1.Chunk
-	(*StartNICRequest)(nil),        // 11: lumina.v1.StartNICRequest
-	(*StartNICResponse)(nil),       // 12: lumina.v1.StartNICResponse
-	(*NICSpec)(nil),                // 13: lumina.v1.NICSpec
-	(*NICDevice)(nil),              // 14: lumina.v1.NICDevice
-	(*NICParams)(nil),              // 15: lumina.v1.NICParams
-	(*NICVersions)(nil),            // 16: lumina.v1.NICVersions
-	(*RNICConfig)(nil),             // 17: lumina.v1.RNICConfig
-	(*RNICPFC)(nil),                // 18: lumina.v1.RNICPFC
-	(*ServeRequest)(nil),           // 19: lumina.v1.ServeRequest
-	(*ServeResponse)(nil),          // 20: lumina.v1.ServeResponse
-	(*RunRequest)(nil),             // 21: lumina.v1.RunRequest
-	(*RunResponse)(nil),            // 22: lumina.v1.RunResponse
-	(*Traffic)(nil),                // 23: lumina.v1.Traffic
-	(*Result)(nil),                 // 24: lumina.v1.Result
-	(*QPResult)(nil),               // 25: lumina.v1.QPResult
-	(*ResponderStats)(nil),         // 26: lumina.v1.ResponderStats
-	(*Connection)(nil),             // 27: lumina.v1.Connection
-	(*Endpoint)(nil),               // 28: lumina.v1.Endpoint
-	(*CountersRequest)(nil),        // 29: lumina.v1.CountersRequest
-	(*CountersResponse)(nil),       // 30: lumina.v1.CountersResponse
-	(*InstallRequest)(nil),         // 31: lumina.v1.InstallRequest
-	(*InstallResponse)(nil),        // 32: lumina.v1.InstallResponse
-	(*InjectorStartRequest)(nil),   // 33: lumina.v1.InjectorStartRequest
-	(*InjectorStartResponse)(nil),  // 34: lumina.v1.InjectorStartResponse
-	(*InjectorTimingRequest)(nil),  // 35: lumina.v1.InjectorTimingRequest
-	(*InjectorTimingResponse)(nil), // 36: lumina.v1.InjectorTimingResponse
-	nil,                            // 37: lumina.v1.NICParams.Dscp2prioEntry
-	nil,                            // 38: lumina.v1.Result.CountersEntry
-	nil,                            // 39: lumina.v1.ResponderStats.CountersEntry
-	nil,                            // 40: lumina.v1.CountersResponse.CountersEntry
-	nil,                            // 41: lumina.v1.InjectorStartRequest.PortsEntry
+	(*StallRxRequest)(nil),         // 11: lumina.v1.StallRxRequest
+	(*RxStall)(nil),                // 12: lumina.v1.RxStall
+	(*StallRxResponse)(nil),        // 13: lumina.v1.StallRxResponse
+	(*StartNICRequest)(nil),        // 14: lumina.v1.StartNICRequest
+	(*StartNICResponse)(nil),       // 15: lumina.v1.StartNICResponse
+	(*NICSpec)(nil),                // 16: lumina.v1.NICSpec
+	(*NICDevice)(nil),              // 17: lumina.v1.NICDevice
+	(*NICParams)(nil),              // 18: lumina.v1.NICParams
+	(*NICVersions)(nil),            // 19: lumina.v1.NICVersions
+	(*RNICConfig)(nil),             // 20: lumina.v1.RNICConfig
+	(*RNICPFC)(nil),                // 21: lumina.v1.RNICPFC
+	(*ServeRequest)(nil),           // 22: lumina.v1.ServeRequest
+	(*ServeResponse)(nil),          // 23: lumina.v1.ServeResponse
+	(*RunRequest)(nil),             // 24: lumina.v1.RunRequest
+	(*RunResponse)(nil),            // 25: lumina.v1.RunResponse
+	(*Traffic)(nil),                // 26: lumina.v1.Traffic
+	(*Result)(nil),                 // 27: lumina.v1.Result
+	(*QPResult)(nil),               // 28: lumina.v1.QPResult
+	(*ResponderStats)(nil),         // 29: lumina.v1.ResponderStats
+	(*Connection)(nil),             // 30: lumina.v1.Connection
+	(*Endpoint)(nil),               // 31: lumina.v1.Endpoint
+	(*CountersRequest)(nil),        // 32: lumina.v1.CountersRequest
+	(*CountersResponse)(nil),       // 33: lumina.v1.CountersResponse
+	(*InstallRequest)(nil),         // 34: lumina.v1.InstallRequest
+	(*InstallResponse)(nil),        // 35: lumina.v1.InstallResponse
+	(*InjectorStartRequest)(nil),   // 36: lumina.v1.InjectorStartRequest
+	(*SwitchPFC)(nil),              // 37: lumina.v1.SwitchPFC
+	(*SchedulePausesRequest)(nil),  // 38: lumina.v1.SchedulePausesRequest
+	(*PauseInjection)(nil),         // 39: lumina.v1.PauseInjection
+	(*SchedulePausesResponse)(nil), // 40: lumina.v1.SchedulePausesResponse
+	(*InjectorPFCRequest)(nil),     // 41: lumina.v1.InjectorPFCRequest
+	(*InjectorPFCResponse)(nil),    // 42: lumina.v1.InjectorPFCResponse
+	(*PortPFC)(nil),                // 43: lumina.v1.PortPFC
+	(*PFCLogEvent)(nil),            // 44: lumina.v1.PFCLogEvent
+	(*InjectorStartResponse)(nil),  // 45: lumina.v1.InjectorStartResponse
+	(*InjectorTimingRequest)(nil),  // 46: lumina.v1.InjectorTimingRequest
+	(*InjectorTimingResponse)(nil), // 47: lumina.v1.InjectorTimingResponse
+	nil,                            // 48: lumina.v1.NICParams.Dscp2prioEntry
+	nil,                            // 49: lumina.v1.Result.CountersEntry
+	nil,                            // 50: lumina.v1.ResponderStats.CountersEntry
+	nil,                            // 51: lumina.v1.CountersResponse.CountersEntry
+	nil,                            // 52: lumina.v1.InjectorStartRequest.PortsEntry
+	nil,                            // 53: lumina.v1.SwitchPFC.PortBpsEntry
 }
 var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	6,  // 0: lumina.v1.DumperStartRequest.config:type_name -> lumina.v1.DumperConfig
 	7,  // 1: lumina.v1.DumperStopResponse.report:type_name -> lumina.v1.DumperReport
 	8,  // 2: lumina.v1.DumperReport.per_worker:type_name -> lumina.v1.DumperWorkerReport
-	13, // 3: lumina.v1.StartNICRequest.nic:type_name -> lumina.v1.NICSpec
-	16, // 4: lumina.v1.StartNICResponse.versions:type_name -> lumina.v1.NICVersions
-	14, // 5: lumina.v1.NICSpec.device:type_name -> lumina.v1.NICDevice
-	15, // 6: lumina.v1.NICSpec.configure:type_name -> lumina.v1.NICParams
-	17, // 7: lumina.v1.NICSpec.rnic:type_name -> lumina.v1.RNICConfig
-	0,  // 8: lumina.v1.NICDevice.vendor:type_name -> lumina.v1.NICVendor
-	37, // 9: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
-	1,  // 10: lumina.v1.RNICConfig.cnp_scope:type_name -> lumina.v1.CNPScope
-	18, // 11: lumina.v1.RNICConfig.pfc:type_name -> lumina.v1.RNICPFC
-	23, // 12: lumina.v1.RunRequest.traffic:type_name -> lumina.v1.Traffic
-	24, // 13: lumina.v1.RunResponse.result:type_name -> lumina.v1.Result
-	25, // 14: lumina.v1.Result.qps:type_name -> lumina.v1.QPResult
-	26, // 15: lumina.v1.Result.responder:type_name -> lumina.v1.ResponderStats
-	27, // 16: lumina.v1.Result.connections:type_name -> lumina.v1.Connection
-	38, // 17: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
-	39, // 18: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
-	28, // 19: lumina.v1.Connection.requester:type_name -> lumina.v1.Endpoint
-	28, // 20: lumina.v1.Connection.responder:type_name -> lumina.v1.Endpoint
-	40, // 21: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
-	27, // 22: lumina.v1.InstallRequest.connections:type_name -> lumina.v1.Connection
-	41, // 23: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
-	2,  // 24: lumina.v1.Dumper.Start:input_type -> lumina.v1.DumperStartRequest
-	4,  // 25: lumina.v1.Dumper.Stop:input_type -> lumina.v1.DumperStopRequest
-	9,  // 26: lumina.v1.Dumper.Fetch:input_type -> lumina.v1.FetchRequest
-	11, // 27: lumina.v1.Generator.StartNIC:input_type -> lumina.v1.StartNICRequest
-	19, // 28: lumina.v1.Generator.Serve:input_type -> lumina.v1.ServeRequest
-	21, // 29: lumina.v1.Generator.Run:input_type -> lumina.v1.RunRequest
-	29, // 30: lumina.v1.Generator.Counters:input_type -> lumina.v1.CountersRequest
-	31, // 31: lumina.v1.Intake.Install:input_type -> lumina.v1.InstallRequest
-	33, // 32: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
-	35, // 33: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
-	3,  // 34: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
-	5,  // 35: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
-	10, // 36: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
-	12, // 37: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
-	20, // 38: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
-	22, // 39: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
-	30, // 40: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
-	32, // 41: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
-	34, // 42: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
-	36, // 43: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
-	34, // [34:44] is the sub-list for method output_type
-	24, // [24:34] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	12, // 3: lumina.v1.StallRxRequest.stalls:type_name -> lumina.v1.RxStall
+	16, // 4: lumina.v1.StartNICRequest.nic:type_name -> lumina.v1.NICSpec
+	19, // 5: lumina.v1.StartNICResponse.versions:type_name -> lumina.v1.NICVersions
+	17, // 6: lumina.v1.NICSpec.device:type_name -> lumina.v1.NICDevice
+	18, // 7: lumina.v1.NICSpec.configure:type_name -> lumina.v1.NICParams
+	20, // 8: lumina.v1.NICSpec.rnic:type_name -> lumina.v1.RNICConfig
+	0,  // 9: lumina.v1.NICDevice.vendor:type_name -> lumina.v1.NICVendor
+	48, // 10: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
+	1,  // 11: lumina.v1.RNICConfig.cnp_scope:type_name -> lumina.v1.CNPScope
+	21, // 12: lumina.v1.RNICConfig.pfc:type_name -> lumina.v1.RNICPFC
+	26, // 13: lumina.v1.RunRequest.traffic:type_name -> lumina.v1.Traffic
+	27, // 14: lumina.v1.RunResponse.result:type_name -> lumina.v1.Result
+	28, // 15: lumina.v1.Result.qps:type_name -> lumina.v1.QPResult
+	29, // 16: lumina.v1.Result.responder:type_name -> lumina.v1.ResponderStats
+	30, // 17: lumina.v1.Result.connections:type_name -> lumina.v1.Connection
+	49, // 18: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
+	50, // 19: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
+	31, // 20: lumina.v1.Connection.requester:type_name -> lumina.v1.Endpoint
+	31, // 21: lumina.v1.Connection.responder:type_name -> lumina.v1.Endpoint
+	51, // 22: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
+	30, // 23: lumina.v1.InstallRequest.connections:type_name -> lumina.v1.Connection
+	52, // 24: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
+	37, // 25: lumina.v1.InjectorStartRequest.pfc:type_name -> lumina.v1.SwitchPFC
+	53, // 26: lumina.v1.SwitchPFC.port_bps:type_name -> lumina.v1.SwitchPFC.PortBpsEntry
+	39, // 27: lumina.v1.SchedulePausesRequest.pauses:type_name -> lumina.v1.PauseInjection
+	43, // 28: lumina.v1.InjectorPFCResponse.ports:type_name -> lumina.v1.PortPFC
+	44, // 29: lumina.v1.InjectorPFCResponse.log:type_name -> lumina.v1.PFCLogEvent
+	2,  // 30: lumina.v1.Dumper.Start:input_type -> lumina.v1.DumperStartRequest
+	4,  // 31: lumina.v1.Dumper.Stop:input_type -> lumina.v1.DumperStopRequest
+	9,  // 32: lumina.v1.Dumper.Fetch:input_type -> lumina.v1.FetchRequest
+	14, // 33: lumina.v1.Generator.StartNIC:input_type -> lumina.v1.StartNICRequest
+	22, // 34: lumina.v1.Generator.Serve:input_type -> lumina.v1.ServeRequest
+	24, // 35: lumina.v1.Generator.Run:input_type -> lumina.v1.RunRequest
+	32, // 36: lumina.v1.Generator.Counters:input_type -> lumina.v1.CountersRequest
+	11, // 37: lumina.v1.Generator.StallRx:input_type -> lumina.v1.StallRxRequest
+	34, // 38: lumina.v1.Intake.Install:input_type -> lumina.v1.InstallRequest
+	36, // 39: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
+	46, // 40: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
+	38, // 41: lumina.v1.Injector.SchedulePauses:input_type -> lumina.v1.SchedulePausesRequest
+	41, // 42: lumina.v1.Injector.PFC:input_type -> lumina.v1.InjectorPFCRequest
+	3,  // 43: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
+	5,  // 44: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
+	10, // 45: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
+	15, // 46: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
+	23, // 47: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
+	25, // 48: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
+	33, // 49: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
+	13, // 50: lumina.v1.Generator.StallRx:output_type -> lumina.v1.StallRxResponse
+	35, // 51: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
+	45, // 52: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
+	47, // 53: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
+	40, // 54: lumina.v1.Injector.SchedulePauses:output_type -> lumina.v1.SchedulePausesResponse
+	42, // 55: lumina.v1.Injector.PFC:output_type -> lumina.v1.InjectorPFCResponse
+	43, // [43:56] is the sub-list for method output_type
+	30, // [30:43] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_lumina_v1_lumina_proto_init() }
@@ -3023,7 +3876,7 @@ func file_lumina_v1_lumina_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lumina_v1_lumina_proto_rawDesc), len(file_lumina_v1_lumina_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   40,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

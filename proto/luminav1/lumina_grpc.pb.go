@@ -250,6 +250,7 @@ const (
 	Generator_Serve_FullMethodName    = "/lumina.v1.Generator/Serve"
 	Generator_Run_FullMethodName      = "/lumina.v1.Generator/Run"
 	Generator_Counters_FullMethodName = "/lumina.v1.Generator/Counters"
+	Generator_StallRx_FullMethodName  = "/lumina.v1.Generator/StallRx"
 )
 
 // GeneratorClient is the client API for Generator service.
@@ -269,6 +270,10 @@ type GeneratorClient interface {
 	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunResponse, error)
 	// Counters returns the RNIC's counters (Mellanox names).
 	Counters(ctx context.Context, in *CountersRequest, opts ...grpc.CallOption) (*CountersResponse, error)
+	// StallRx stops the software RNIC's receive pipeline at the given times
+	// from now (the rx-stall PFC events). FAILED_PRECONDITION for a real
+	// RNIC.
+	StallRx(ctx context.Context, in *StallRxRequest, opts ...grpc.CallOption) (*StallRxResponse, error)
 }
 
 type generatorClient struct {
@@ -319,6 +324,16 @@ func (c *generatorClient) Counters(ctx context.Context, in *CountersRequest, opt
 	return out, nil
 }
 
+func (c *generatorClient) StallRx(ctx context.Context, in *StallRxRequest, opts ...grpc.CallOption) (*StallRxResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StallRxResponse)
+	err := c.cc.Invoke(ctx, Generator_StallRx_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GeneratorServer is the server API for Generator service.
 // All implementations must embed UnimplementedGeneratorServer
 // for forward compatibility.
@@ -336,6 +351,10 @@ type GeneratorServer interface {
 	Run(context.Context, *RunRequest) (*RunResponse, error)
 	// Counters returns the RNIC's counters (Mellanox names).
 	Counters(context.Context, *CountersRequest) (*CountersResponse, error)
+	// StallRx stops the software RNIC's receive pipeline at the given times
+	// from now (the rx-stall PFC events). FAILED_PRECONDITION for a real
+	// RNIC.
+	StallRx(context.Context, *StallRxRequest) (*StallRxResponse, error)
 	mustEmbedUnimplementedGeneratorServer()
 }
 
@@ -357,6 +376,9 @@ func (UnimplementedGeneratorServer) Run(context.Context, *RunRequest) (*RunRespo
 }
 func (UnimplementedGeneratorServer) Counters(context.Context, *CountersRequest) (*CountersResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Counters not implemented")
+}
+func (UnimplementedGeneratorServer) StallRx(context.Context, *StallRxRequest) (*StallRxResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method StallRx not implemented")
 }
 func (UnimplementedGeneratorServer) mustEmbedUnimplementedGeneratorServer() {}
 func (UnimplementedGeneratorServer) testEmbeddedByValue()                   {}
@@ -451,6 +473,24 @@ func _Generator_Counters_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Generator_StallRx_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StallRxRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GeneratorServer).StallRx(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Generator_StallRx_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GeneratorServer).StallRx(ctx, req.(*StallRxRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Generator_ServiceDesc is the grpc.ServiceDesc for Generator service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -473,6 +513,10 @@ var Generator_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Counters",
 			Handler:    _Generator_Counters_Handler,
+		},
+		{
+			MethodName: "StallRx",
+			Handler:    _Generator_StallRx_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
@@ -588,8 +632,10 @@ var Intake_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Injector_Start_FullMethodName  = "/lumina.v1.Injector/Start"
-	Injector_Timing_FullMethodName = "/lumina.v1.Injector/Timing"
+	Injector_Start_FullMethodName          = "/lumina.v1.Injector/Start"
+	Injector_Timing_FullMethodName         = "/lumina.v1.Injector/Timing"
+	Injector_SchedulePauses_FullMethodName = "/lumina.v1.Injector/SchedulePauses"
+	Injector_PFC_FullMethodName            = "/lumina.v1.Injector/PFC"
 )
 
 // InjectorClient is the client API for Injector service.
@@ -605,6 +651,12 @@ type InjectorClient interface {
 	// (injector.Switch.Timing). FAILED_PRECONDITION if this agent has not
 	// started a switch.
 	Timing(ctx context.Context, in *InjectorTimingRequest, opts ...grpc.CallOption) (*InjectorTimingResponse, error)
+	// SchedulePauses makes the switch send PFC frames
+	// (injector.Switch.SchedulePauses), times from now.
+	// FAILED_PRECONDITION if PFC is off.
+	SchedulePauses(ctx context.Context, in *SchedulePausesRequest, opts ...grpc.CallOption) (*SchedulePausesResponse, error)
+	// PFC returns the switch's PFC counters and watchdog log.
+	PFC(ctx context.Context, in *InjectorPFCRequest, opts ...grpc.CallOption) (*InjectorPFCResponse, error)
 }
 
 type injectorClient struct {
@@ -635,6 +687,26 @@ func (c *injectorClient) Timing(ctx context.Context, in *InjectorTimingRequest, 
 	return out, nil
 }
 
+func (c *injectorClient) SchedulePauses(ctx context.Context, in *SchedulePausesRequest, opts ...grpc.CallOption) (*SchedulePausesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SchedulePausesResponse)
+	err := c.cc.Invoke(ctx, Injector_SchedulePauses_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *injectorClient) PFC(ctx context.Context, in *InjectorPFCRequest, opts ...grpc.CallOption) (*InjectorPFCResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InjectorPFCResponse)
+	err := c.cc.Invoke(ctx, Injector_PFC_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // InjectorServer is the server API for Injector service.
 // All implementations must embed UnimplementedInjectorServer
 // for forward compatibility.
@@ -648,6 +720,12 @@ type InjectorServer interface {
 	// (injector.Switch.Timing). FAILED_PRECONDITION if this agent has not
 	// started a switch.
 	Timing(context.Context, *InjectorTimingRequest) (*InjectorTimingResponse, error)
+	// SchedulePauses makes the switch send PFC frames
+	// (injector.Switch.SchedulePauses), times from now.
+	// FAILED_PRECONDITION if PFC is off.
+	SchedulePauses(context.Context, *SchedulePausesRequest) (*SchedulePausesResponse, error)
+	// PFC returns the switch's PFC counters and watchdog log.
+	PFC(context.Context, *InjectorPFCRequest) (*InjectorPFCResponse, error)
 	mustEmbedUnimplementedInjectorServer()
 }
 
@@ -663,6 +741,12 @@ func (UnimplementedInjectorServer) Start(context.Context, *InjectorStartRequest)
 }
 func (UnimplementedInjectorServer) Timing(context.Context, *InjectorTimingRequest) (*InjectorTimingResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Timing not implemented")
+}
+func (UnimplementedInjectorServer) SchedulePauses(context.Context, *SchedulePausesRequest) (*SchedulePausesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SchedulePauses not implemented")
+}
+func (UnimplementedInjectorServer) PFC(context.Context, *InjectorPFCRequest) (*InjectorPFCResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PFC not implemented")
 }
 func (UnimplementedInjectorServer) mustEmbedUnimplementedInjectorServer() {}
 func (UnimplementedInjectorServer) testEmbeddedByValue()                  {}
@@ -721,6 +805,42 @@ func _Injector_Timing_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Injector_SchedulePauses_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SchedulePausesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InjectorServer).SchedulePauses(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Injector_SchedulePauses_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InjectorServer).SchedulePauses(ctx, req.(*SchedulePausesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Injector_PFC_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InjectorPFCRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InjectorServer).PFC(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Injector_PFC_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InjectorServer).PFC(ctx, req.(*InjectorPFCRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Injector_ServiceDesc is the grpc.ServiceDesc for Injector service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -735,6 +855,14 @@ var Injector_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Timing",
 			Handler:    _Injector_Timing_Handler,
+		},
+		{
+			MethodName: "SchedulePauses",
+			Handler:    _Injector_SchedulePauses_Handler,
+		},
+		{
+			MethodName: "PFC",
+			Handler:    _Injector_PFC_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
