@@ -20,8 +20,8 @@ import (
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/generator/softrnic"
 	"github.com/netlumina/lumina/injector"
-	"github.com/netlumina/lumina/orchestrator/agent"
 	"github.com/netlumina/lumina/nic"
+	"github.com/netlumina/lumina/orchestrator/agent"
 )
 
 // Options control a run. Zero values are defaults.
