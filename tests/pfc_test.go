@@ -1,0 +1,157 @@
+package tests
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/trace"
+)
+
+// pfcFrame is a wrapped PFC copy of a run's trace.
+type pfcFrame struct {
+	ts    int64
+	sent  bool // the switch sent it (else received it)
+	port  uint16
+	event roce.Event
+	xoff  bool // quanta of priority 3 > 0
+}
+
+// pfcTrace returns a run's PFC copies and, for its priority-3 data frames
+// from the requester (DSCP 26), the time each started on the switch's
+// ingress link: the switch timestamp (arrival) less its serialization at
+// 100 Gb/s.
+func pfcTrace(t *testing.T, dir string) (frames []pfcFrame, data []int64) {
+	t.Helper()
+	var mm roce.MACMirror
+	var mc roce.MACControlFrame
+	var p roce.Packet
+	err := trace.ReadFile(filepath.Join(dir, "trace.pcap"), func(tp trace.Packet) error {
+		if roce.ParseMACMirror(tp.Data, &mm) == nil {
+			if err := roce.ParseMACControl(mm.Frame, &mc); err != nil {
+				t.Errorf("wrapped copy at %d: %v", tp.Index, err)
+				return nil
+			}
+			frames = append(frames, pfcFrame{int64(mm.TimestampNs), mm.Sent, mm.Port, mm.Event, mc.Enabled(3) && mc.Time[3] > 0})
+			return nil
+		}
+		if (&roce.Parser{}).Parse(tp.Data, tp.OrigLen, &p) == nil && p.Opcode.IsWrite() && p.DSCP() == 26 {
+			data = append(data, int64(p.Mirror().TimestampNs)-int64(tp.OrigLen*8)/100)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return frames, data
+}
+
+// TestPauseReaction: the switch sends the injected pauses at exactly
+// 20, 40, ..., 200 µs of traffic to the requester (port 1), tagged pause;
+// the requester's priority-3 data stops within the reaction bound of the
+// first and resumes only after the last one expires (200 µs + 65535
+// quanta at 100 Gb/s).
+func TestPauseReaction(t *testing.T) {
+	dir := exampleRun(t, "../examples/pause-reaction.yaml")
+	frames, data := pfcTrace(t, dir)
+	var at []int64
+	for _, f := range frames {
+		if !f.sent || f.port != 1 || f.event != roce.EventPause || !f.xoff {
+			t.Errorf("unexpected PFC copy %+v", f)
+		}
+		at = append(at, f.ts)
+	}
+	if len(at) != 10 {
+		t.Fatalf("%d pauses sent, want 10: %v", len(at), at)
+	}
+	for i, ts := range at {
+		if want := int64(20000 * (i + 1)); ts != want {
+			t.Errorf("pause %d at %d ns, want %d", i, ts, want)
+		}
+	}
+	rep := readReport(t, dir)
+	bound := rep.Analysis.PFC.ReactionBoundNs
+	end := at[9] + int64(roce.QuantaToDuration(65535, 100e9))
+	n := 0
+	for _, ts := range data {
+		if ts > at[0]+bound && ts < end {
+			t.Errorf("data frame started at %d ns: paused from %d (bound %d ns) to %d", ts, at[0], bound, end)
+		}
+		if ts > at[0] && ts <= at[0]+bound {
+			n++
+		}
+	}
+	if rep.Checks["pfc"].Verdict != "pass" || bound != 3024 {
+		t.Errorf("pfc check %+v, reaction bound %d ns (want 3024: 394 quanta at 100 Gb/s + the PFC frame + the sim links' 1 µs)", rep.Checks["pfc"], bound)
+	}
+	t.Logf("%d data frames inside the reaction bound after the first pause", n)
+}
+
+// TestPFCStorm: the responder stalls at 100 µs; its pauses start when its
+// buffer crosses XOFF and stop for good when its storm watchdog fires,
+// within one pause refresh (167,770 ns at 100 Gb/s) of 100 ms after the
+// stall; the switch turns lossless off 100 ms after the first pause it
+// received and on again 100 ms after the last; the storm spreads to the
+// requester (the switch pauses port 1).
+func TestPFCStorm(t *testing.T) {
+	dir := exampleRun(t, "../examples/pfc-storm.yaml")
+	frames, _ := pfcTrace(t, dir)
+	var first, last int64 = -1, -1
+	toReq := 0
+	for _, f := range frames {
+		switch {
+		case !f.sent && f.port == 2 && f.xoff:
+			if first < 0 {
+				first = f.ts
+			}
+			last = f.ts
+		case f.sent && f.port == 1:
+			toReq++
+		}
+	}
+	const stall, watchdog, refresh = 100_000, 100_000_000, 167_770
+	if first < stall || last < stall+watchdog-refresh || last > stall+watchdog+refresh {
+		t.Errorf("responder pauses from %d to %d ns; want the last within %d ns of %d", first, last, refresh, stall+watchdog)
+	}
+	if toReq == 0 {
+		t.Error("the switch never paused the requester: the storm did not spread")
+	}
+	rep := readReport(t, dir)
+	if rep.SwitchPFC == nil || len(rep.SwitchPFC.Watchdog) != 2 {
+		t.Fatalf("switch_pfc %+v, want a storm and a restore", rep.SwitchPFC)
+	}
+	st, rs := rep.SwitchPFC.Watchdog[0], rep.SwitchPFC.Watchdog[1]
+	if st.Kind != "storm" || st.Port != 2 || st.AtNs != first+100_000_000 {
+		t.Errorf("storm %+v, want port 2 at %d (first pause + 100 ms)", st, first+100_000_000)
+	}
+	if rs.Kind != "restore" || rs.Port != 2 || rs.AtNs != last+100_000_000 {
+		t.Errorf("restore %+v, want port 2 at %d (last pause + 100 ms)", rs, last+100_000_000)
+	}
+	for name, c := range rep.Checks {
+		if c.Verdict != "pass" {
+			t.Errorf("check %s %+v", name, c)
+		}
+	}
+}
+
+// TestSlowReceiver: 16 MB written into 4 KB pages makes the responder
+// pause (and the switch pause the requester); on 2 MiB pages nothing
+// pauses.
+func TestSlowReceiver(t *testing.T) {
+	frames, _ := pfcTrace(t, exampleRun(t, "../examples/slow-receiver.yaml"))
+	fromRsp, toReq := 0, 0
+	for _, f := range frames {
+		if !f.sent && f.port == 2 && f.xoff {
+			fromRsp++
+		}
+		if f.sent && f.port == 1 && f.xoff {
+			toReq++
+		}
+	}
+	if fromRsp == 0 || toReq == 0 {
+		t.Errorf("4 KB pages: %d XOFFs from the responder, %d to the requester; want both > 0", fromRsp, toReq)
+	}
+	if frames, _ := pfcTrace(t, exampleRun(t, "../examples/slow-receiver-hugepages.yaml")); len(frames) != 0 {
+		t.Errorf("2 MiB pages: %d PFC frames, want none", len(frames))
+	}
+}
