@@ -179,6 +179,12 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	var macs [2][6]byte
 	for i, side := range sides {
 		spec := agent.NICSpec{Backend: pl.rnic, Interface: [2]string{pl.reqIface, pl.rspIface}[i], RNIC: run.nicConfig(side)}
+		if pl.realTime && spec.RNIC.PFC != nil {
+			// A software NIC's pause takes the real-time testbed's latency
+			// to act: its buffer above XOFF must hold what arrives
+			// meanwhile (the XOFF/XON thresholds stay the personality's).
+			spec.RNIC.Personality.RxBufferBytes = max(spec.RNIC.Personality.RxBufferBytes, realTimeHeadroomBytes)
+		}
 		if pl.rnic == "verbs" {
 			dev, params := run.nicDevice(side)
 			spec.Device, spec.Configure = dev, &params
@@ -278,6 +284,15 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	// most its longest hold after traffic ended: its mirror copy and the
 	// counters must include it. (On sim the loop runs it before traffic
 	// returns.)
+	if pl.realTime && run.pfcOn() {
+		// PFC frames (XON, refreshes) still in flight when traffic ends
+		// are mirrored too: let them settle before the counters are read.
+		select {
+		case <-time.After(pfcSettle):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	if hold := longestHold(run.Plan); pl.realTime && hold > 0 {
 		progress(fmt.Sprintf("traffic: waiting %v for packets the switch holds", hold+heldMargin))
 		select {
@@ -387,6 +402,19 @@ func fetch(ctx context.Context, dc luminav1.DumperClient, remote, local string) 
 		}
 	}
 }
+
+// realTimeHeadroomBytes is the PFC headroom of the software switch's
+// ingress buffers and the software NICs' receive buffers on a real-time
+// testbed: what ~10 ms of a software sender's real rate (a few Gb/s over
+// veth and AF_PACKET) brings before a pause takes effect there, where the
+// hardware-sized defaults (tens of KB at 100 Gb/s) assume a reaction in
+// microseconds.
+const realTimeHeadroomBytes = 16 << 20
+
+// pfcSettle is how long the driver lets PFC frames settle after traffic
+// on a real-time testbed: above the longest pause (65535 quanta at 10
+// Gb/s is 3.4 ms) and the testbed's pipeline lag.
+const pfcSettle = 200 * time.Millisecond
 
 // heldMargin covers the real-time pipeline's lag behind the longest hold.
 const heldMargin = 20 * time.Millisecond

@@ -55,6 +55,9 @@ func (r *Run) switchPFC(pl *placement) *injector.PFCConfig {
 			delete(c.PortBps, port)
 		}
 	}
+	if pl.realTime {
+		c.HeadroomBytes = realTimeHeadroomBytes // see realTimeHeadroomBytes
+	}
 	if w := t.Switch.PFCWatchdog; w != nil {
 		c.Watchdog = &injector.PFCWatchdog{Detection: time.Duration(w.DetectionMs) * time.Millisecond,
 			Restoration: time.Duration(w.RestorationMs) * time.Millisecond}
