@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/roce"
 )
 
 // Verb is the RDMA verb that the traffic generator uses (YAML key
@@ -43,21 +44,11 @@ const (
 	EventDuplicate EventType = 6
 )
 
-// String returns the YAML spelling, e.g. "ecn".
+// String returns the YAML spelling, e.g. "ecn": the name of the mirror
+// copies' event of the same number (roce.Event).
 func (e EventType) String() string {
-	switch e {
-	case EventDrop:
-		return "drop"
-	case EventECN:
-		return "ecn"
-	case EventCorrupt:
-		return "corrupt"
-	case EventDelay:
-		return "delay"
-	case EventReorder:
-		return "reorder"
-	case EventDuplicate:
-		return "duplicate"
+	if e >= EventDrop && e <= EventDuplicate {
+		return roce.Event(e).String()
 	}
 	return fmt.Sprintf("EventType(%d)", int(e))
 }

@@ -362,3 +362,27 @@ func appendMACHex(b []byte, v uint64, width int) []byte {
 	}
 	return append(b, s...)
 }
+
+// FrameTOS returns the IPv4 TOS or IPv6 traffic class of an Ethernet frame
+// (after up to two VLAN tags): its DSCP is FrameTOS >> 2. It returns 0 for
+// a frame that is neither or too short. The priority of a RoCE frame for
+// PFC follows from its DSCP.
+func FrameTOS(b []byte) uint8 {
+	off := 12
+	for k := 0; k < 2 && len(b) >= off+2; k++ {
+		if et := binary.BigEndian.Uint16(b[off:]); et != EtherTypeVLAN && et != EtherTypeQinQ {
+			break
+		}
+		off += 4
+	}
+	if len(b) < off+4 {
+		return 0
+	}
+	switch binary.BigEndian.Uint16(b[off:]) {
+	case EtherTypeIPv4:
+		return b[off+3]
+	case EtherTypeIPv6:
+		return b[off+2]<<4 | b[off+3]>>4
+	}
+	return 0
+}

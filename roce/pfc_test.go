@@ -350,3 +350,22 @@ func TestQuantaToDurationReference(t *testing.T) {
 		}
 	}
 }
+
+func TestFrameTOS(t *testing.T) {
+	v4 := make([]byte, 34)
+	v4[12], v4[13], v4[15] = 0x08, 0x00, 0x6A // DSCP 26, ECN 2
+	tagged := append([]byte(nil), v4[:12]...)
+	tagged = append(tagged, 0x81, 0x00, 0x00, 0x03)
+	tagged = append(tagged, v4[12:]...)
+	v6 := make([]byte, 54)
+	v6[12], v6[13], v6[14], v6[15] = 0x86, 0xDD, 0x66, 0xA0 // traffic class 0x6A
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want uint8
+	}{{"ipv4", v4, 0x6A}, {"vlan", tagged, 0x6A}, {"ipv6", v6, 0x6A}, {"short", v4[:14], 0}, {"arp", append([]byte(nil), v4[:12]...), 0}} {
+		if got := FrameTOS(tc.b); got != tc.want {
+			t.Errorf("%s: FrameTOS = %#x, want %#x", tc.name, got, tc.want)
+		}
+	}
+}

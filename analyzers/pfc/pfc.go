@@ -1,7 +1,6 @@
 package pfc
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -508,24 +507,7 @@ func (a *Analyzer) fromHost(x *portPrio, p *model.Pkt, origLen int) {
 
 // priority returns the priority of a RoCE frame from its DSCP.
 func (a *Analyzer) priority(b []byte) int {
-	off := 12
-	for k := 0; k < 2 && len(b) >= off+2; k++ {
-		if et := binary.BigEndian.Uint16(b[off:]); et != roce.EtherTypeVLAN && et != roce.EtherTypeQinQ {
-			break
-		}
-		off += 4
-	}
-	if len(b) < off+4 {
-		return 0
-	}
-	var tos uint8
-	switch binary.BigEndian.Uint16(b[off:]) {
-	case roce.EtherTypeIPv4:
-		tos = b[off+3]
-	case roce.EtherTypeIPv6:
-		tos = b[off+2]<<4 | b[off+3]>>4
-	}
-	dscp := tos >> 2
+	dscp := roce.FrameTOS(b) >> 2
 	if m := a.opt.DSCPToPriority; m != nil {
 		return int(m[dscp] & 7)
 	}

@@ -377,28 +377,6 @@ func (s *pfcState) prio(tos uint8) int { return int(s.cfg.DSCPToPriority[tos>>2]
 // paused reports whether priority prio may not start a frame at now.
 func (s *pfcState) paused(prio int, now int64) bool { return now < s.pausedUntil[prio] }
 
-// frameTOS returns the IPv4 TOS / IPv6 traffic class of an Ethernet frame
-// (after up to two VLAN tags), 0 if it is neither.
-func frameTOS(b []byte) uint8 {
-	off := 12
-	for k := 0; k < 2 && len(b) >= off+2; k++ {
-		if et := binary.BigEndian.Uint16(b[off:]); et != roce.EtherTypeVLAN && et != roce.EtherTypeQinQ {
-			break
-		}
-		off += 4
-	}
-	if len(b) < off+4 {
-		return 0
-	}
-	switch binary.BigEndian.Uint16(b[off:]) {
-	case roce.EtherTypeIPv4:
-		return b[off+3]
-	case roce.EtherTypeIPv6:
-		return b[off+2]<<4 | b[off+3]>>4
-	}
-	return 0
-}
-
 // pfcHonour handles a received PFC frame: after the reaction delay its
 // enabled lossless priorities pause for their time (0: resume).
 func (n *NIC) pfcHonour(f *roce.MACControlFrame, now int64) {
@@ -535,7 +513,7 @@ func (n *NIC) pfcTxTick(now int64) {
 		}
 	}
 	for _, b := range n.ctrlQ {
-		early(s.pausedUntil[s.prio(frameTOS(b))])
+		early(s.pausedUntil[s.prio(roce.FrameTOS(b))])
 	}
 	for _, tf := range n.pipeline {
 		early(s.pausedUntil[s.prio(tf.qp.attr.TrafficClass)])
@@ -553,7 +531,7 @@ func (n *NIC) pfcTxTick(now int64) {
 
 func (n *NIC) sendableCtrl(now int64) int {
 	for i, b := range n.ctrlQ {
-		if !n.pfc.paused(n.pfc.prio(frameTOS(b)), now) {
+		if !n.pfc.paused(n.pfc.prio(roce.FrameTOS(b)), now) {
 			return i
 		}
 	}
