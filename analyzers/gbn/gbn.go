@@ -100,6 +100,11 @@ type Options struct {
 	// metadata IPSN (rule start-psn). Default false (inferred IPSNs are
 	// the first PSN anyway).
 	CheckStartPSN bool
+	// UncertaintyNs is the timestamp uncertainty U: a NAK for a gap whose
+	// repair the trace shows less than U before it was decided before the
+	// repair (a real-time responder's NAK timer can post late), so it is
+	// that gap's NAK, not a missing one and a wrong one. Default 0.
+	UncertaintyNs int64
 }
 
 // Checker runs the state machines of every connection of a Table.
@@ -138,7 +143,8 @@ type hole struct {
 // was a held packet (late) or the NAK is held.
 type nakWait struct {
 	psn  roce.PSN
-	late bool // the repairing packet was held by the switch
+	late bool  // the repairing packet was held by the switch
+	t    int64 // when the repair passed the switch
 	def  int
 }
 
@@ -370,7 +376,7 @@ func (c *Checker) recvData(cs *conn, p *model.Pkt) {
 			def := c.deferViolation(cs, SideResponder, RuleMissingNAK, r.gapPSN, r.gapIdx, r.gapT,
 				"PSN %d arrived out of sequence (expected %d) and the loss was repaired at index %d without a NAK",
 				r.gapGot, r.gapPSN, p.Index)
-			cs.waits = append(cs.waits, nakWait{psn: r.gapPSN, late: p.Late(), def: def})
+			cs.waits = append(cs.waits, nakWait{psn: r.gapPSN, late: p.Late(), t: p.TimeNs, def: def})
 		}
 		r.gap, r.nakOut = false, false
 		r.ePSN = p.PSN.Next()
@@ -457,8 +463,10 @@ func (c *Checker) recvFeedback(cs *conn, p *model.Pkt) {
 			cs.naksRx++
 		}
 		for i, w := range cs.waits {
-			if w.psn == p.PSN && (w.late || p.Late()) {
-				c.cancel(w.def) // the NAK of an episode a held packet repaired
+			if w.psn == p.PSN && (w.late || p.Late() || p.TimeNs-w.t <= c.opt.UncertaintyNs) {
+				// The NAK of an episode a held packet repaired, or one the
+				// responder decided before a repair less than U earlier.
+				c.cancel(w.def)
 				cs.waits = append(cs.waits[:i], cs.waits[i+1:]...)
 				cs.dupNAK, cs.dupNAKP = true, p.PSN
 				return
