@@ -351,7 +351,7 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 		a.integOK = true
 	}
 	inferred := len(meta.Connections) == 0
-	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred, UncertaintyNs: params.TimestampUncertaintyNs})
+	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred})
 	a.retx = retransmission.New(t, retransmission.Options{RetryCnt: params.Retries(), RTTNs: params.RTTNs})
 	co := cnp.Options{NAKTriggers: params.NAKTriggersCNP, ExpectScope: params.CNPScope, UncertaintyNs: params.TimestampUncertaintyNs}
 	if params.MinTimeBetweenCNPsUs != nil {

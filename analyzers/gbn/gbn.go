@@ -100,11 +100,6 @@ type Options struct {
 	// metadata IPSN (rule start-psn). Default false (inferred IPSNs are
 	// the first PSN anyway).
 	CheckStartPSN bool
-	// UncertaintyNs is the timestamp uncertainty U: a NAK for a gap whose
-	// repair the trace shows less than U before it was decided before the
-	// repair (a real-time responder's NAK timer can post late), so it is
-	// that gap's NAK, not a missing one and a wrong one. Default 0.
-	UncertaintyNs int64
 }
 
 // Checker runs the state machines of every connection of a Table.
@@ -143,8 +138,7 @@ type hole struct {
 // was a held packet (late) or the NAK is held.
 type nakWait struct {
 	psn  roce.PSN
-	late bool  // the repairing packet was held by the switch
-	t    int64 // when the repair passed the switch
+	late bool // the repairing packet was held by the switch
 	def  int
 }
 
@@ -376,7 +370,7 @@ func (c *Checker) recvData(cs *conn, p *model.Pkt) {
 			def := c.deferViolation(cs, SideResponder, RuleMissingNAK, r.gapPSN, r.gapIdx, r.gapT,
 				"PSN %d arrived out of sequence (expected %d) and the loss was repaired at index %d without a NAK",
 				r.gapGot, r.gapPSN, p.Index)
-			cs.waits = append(cs.waits, nakWait{psn: r.gapPSN, late: p.Late(), t: p.TimeNs, def: def})
+			cs.waits = append(cs.waits, nakWait{psn: r.gapPSN, late: p.Late(), def: def})
 		}
 		r.gap, r.nakOut = false, false
 		r.ePSN = p.PSN.Next()
@@ -463,9 +457,12 @@ func (c *Checker) recvFeedback(cs *conn, p *model.Pkt) {
 			cs.naksRx++
 		}
 		for i, w := range cs.waits {
-			if w.psn == p.PSN && (w.late || p.Late() || p.TimeNs-w.t <= c.opt.UncertaintyNs) {
-				// The NAK of an episode a held packet repaired, or one the
-				// responder decided before a repair less than U earlier.
+			if w.psn == p.PSN {
+				// The NAK of an episode already repaired (by a held packet,
+				// or by a go-back while the responder's NAK was on its
+				// way): once the PSN was executed a correct responder
+				// cannot NAK it again, so it decided this NAK before the
+				// repair; it is late, not missing and wrong.
 				c.cancel(w.def)
 				cs.waits = append(cs.waits[:i], cs.waits[i+1:]...)
 				cs.dupNAK, cs.dupNAKP = true, p.PSN
