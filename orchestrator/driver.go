@@ -234,10 +234,15 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		if err := install(ctx, conns); err != nil {
 			return err
 		}
-		// Pauses that start on a data packet need its runtime QPN and PSN.
+		// Pauses start with traffic, which starts when the plan is in
+		// place; those that start on a data packet need its runtime QPN
+		// and PSN.
 		ps, err := run.pauseOnPacket(pl, run.Plan)
-		if err != nil || len(ps) == 0 {
+		if err != nil {
 			return err
+		}
+		if ps = append(run.pauseAt(pl), ps...); len(ps) == 0 {
+			return nil
 		}
 		if pl.injector == nil {
 			return fmt.Errorf("pfc-events: pause injection needs lumina's software switch")

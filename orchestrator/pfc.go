@@ -74,7 +74,7 @@ func sidePort(pl *placement, name string) uint32 {
 }
 
 // pauseAt returns the pause injections of the test's pfc-events that start
-// at start-us (times from the call: traffic is about to start).
+// at start-us (times from the call: the intake, as traffic starts).
 func (r *Run) pauseAt(pl *placement) []*luminav1.PauseInjection {
 	var out []*luminav1.PauseInjection
 	for _, ev := range r.Test.Traffic.PFCEvents {
@@ -126,19 +126,12 @@ func (r *Run) stalls(s Side) []*luminav1.RxStall {
 	return out
 }
 
-// startPFCEvents schedules the pauses that start at start-us and the NIC
-// stalls, just before traffic starts: times count from here (on sim the
-// virtual clock does not move before traffic; on netns the remote calls
-// take their real time).
+// startPFCEvents schedules the NIC stalls just before the requester
+// starts: their times count from here (on sim the virtual clock does not
+// move before traffic; on netns the requester's set-up, a few ms, comes
+// first). Pauses are scheduled at the intake, when the plan is in place
+// and traffic starts (the switch mirrors nothing before).
 func (r *Run) startPFCEvents(ctx context.Context, pl *placement) error {
-	if ps := r.pauseAt(pl); len(ps) > 0 {
-		if pl.injector == nil {
-			return fmt.Errorf("pfc-events: pause injection needs lumina's software switch")
-		}
-		if _, err := luminav1.NewInjectorClient(pl.injector).SchedulePauses(ctx, &luminav1.SchedulePausesRequest{Pauses: ps}); err != nil {
-			return fmt.Errorf("injector: pfc-events: %w", err)
-		}
-	}
 	for _, s := range sides {
 		st := r.stalls(s)
 		if len(st) == 0 {
