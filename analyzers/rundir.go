@@ -18,6 +18,37 @@ import (
 // dumps; lumina analyze checks a run directory with them.
 var RunIntegrity = integrity.Options{ExpectFirstSeq: true}
 
+// RunIntegrityFor is RunIntegrity with the test's timestamp tolerance
+// (switch.timestamp-tolerance-ns).
+func RunIntegrityFor(t *config.Test) integrity.Options {
+	o := RunIntegrity
+	if t != nil && t.Switch.TimestampToleranceNs > 0 {
+		o.TimeToleranceNs = uint64(t.Switch.TimestampToleranceNs)
+	}
+	return o
+}
+
+// DirIntegrity returns the integrity options for analyzing dir: for a
+// lumina run directory RunIntegrity, for a public Lumina repeat directory
+// the defaults; either with the test file's timestamp tolerance. Any other
+// path gets the defaults.
+func DirIntegrity(dir string) integrity.Options {
+	var o integrity.Options
+	cfg := ""
+	switch {
+	case IsRunDir(dir):
+		o, cfg = RunIntegrity, filepath.Join(dir, "config.yaml")
+	case IsPublicRunDir(dir):
+		cfg = PublicConfig(dir)
+	}
+	if cfg != "" {
+		if t, err := config.Load(cfg); err == nil && t.Switch.TimestampToleranceNs > 0 {
+			o.TimeToleranceNs = uint64(t.Switch.TimestampToleranceNs)
+		}
+	}
+	return o
+}
+
 // IsRunDir reports whether path is a lumina run's result directory (it
 // holds the run's config.yaml and report.json).
 func IsRunDir(path string) bool {
@@ -25,8 +56,12 @@ func IsRunDir(path string) bool {
 }
 
 // RunInputs returns the trace and metadata for analyzing arg: a trace file,
-// or a `lumina run` result directory, from which it reads trace.pcap and, in
-// order (later overrides earlier), config.yaml (parameters), meta.json or
+// a `lumina run` result directory, or a public Lumina repeat directory
+// (<result-path>/<i>, see PublicRunDir).
+//
+// From a lumina run directory it reads, in order (later overrides
+// earlier), config.yaml (parameters; its aggregate-pcap-filename names the
+// trace, default trace.pcap; trace.pcapng is also tried), meta.json or
 // report.json (connections; the timestamp uncertainty the run's analysis
 // used) and counters.json. metaPath, if set, overrides them all.
 func RunInputs(arg, metaPath string) (string, model.Meta, error) {
@@ -37,39 +72,13 @@ func RunInputs(arg, metaPath string) (string, model.Meta, error) {
 	}
 	tracePath := arg
 	if st.IsDir() {
-		tracePath = ""
-		for _, n := range []string{"trace.pcap", "trace.pcapng"} {
-			if p := filepath.Join(arg, n); fileExists(p) {
-				tracePath = p
-				break
-			}
-		}
-		if tracePath == "" {
-			return "", meta, fmt.Errorf("%s: no trace.pcap or trace.pcapng in the run directory", arg)
-		}
-		if p := filepath.Join(arg, "config.yaml"); fileExists(p) {
-			t, err := config.Load(p)
+		if IsPublicRunDir(arg) {
+			tracePath, meta, err = publicInputs(arg)
 			if err != nil {
 				return "", meta, err
 			}
-			meta.Params = ParamsFromConfig(t)
-		}
-		for _, n := range []string{"meta.json", "report.json"} {
-			if p := filepath.Join(arg, n); fileExists(p) {
-				m, err := model.LoadMeta(p)
-				if err != nil {
-					return "", meta, err
-				}
-				meta = meta.Merge(m)
-				break
-			}
-		}
-		if p := filepath.Join(arg, "counters.json"); fileExists(p) {
-			c, err := model.LoadMeta(p)
-			if err != nil {
-				return "", meta, err
-			}
-			meta = meta.Merge(c)
+		} else if tracePath, meta, err = runDirInputs(arg); err != nil {
+			return "", meta, err
 		}
 	}
 	if metaPath != "" {
@@ -78,6 +87,50 @@ func RunInputs(arg, metaPath string) (string, model.Meta, error) {
 			return "", meta, err
 		}
 		meta = meta.Merge(m)
+	}
+	return tracePath, meta, nil
+}
+
+// runDirInputs reads a lumina run directory (see RunInputs).
+func runDirInputs(dir string) (string, model.Meta, error) {
+	var meta model.Meta
+	names := []string{"trace.pcap", "trace.pcapng"}
+	if p := filepath.Join(dir, "config.yaml"); fileExists(p) {
+		t, err := config.Load(p)
+		if err != nil {
+			return "", meta, err
+		}
+		meta.Params = ParamsFromConfig(t)
+		if n := t.AggregatePcapFilename; n != "" && n != names[0] {
+			names = append([]string{n}, names...)
+		}
+	}
+	tracePath := ""
+	for _, n := range names {
+		if p := filepath.Join(dir, n); fileExists(p) {
+			tracePath = p
+			break
+		}
+	}
+	if tracePath == "" {
+		return "", meta, fmt.Errorf("%s: no %s in the run directory", dir, strings.Join(names, " or "))
+	}
+	for _, n := range []string{"meta.json", "report.json"} {
+		if p := filepath.Join(dir, n); fileExists(p) {
+			m, err := model.LoadMeta(p)
+			if err != nil {
+				return "", meta, err
+			}
+			meta = meta.Merge(m)
+			break
+		}
+	}
+	if p := filepath.Join(dir, "counters.json"); fileExists(p) {
+		c, err := model.LoadMeta(p)
+		if err != nil {
+			return "", meta, err
+		}
+		meta = meta.Merge(c)
 	}
 	return tracePath, meta, nil
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Search algorithms.
@@ -61,9 +62,12 @@ type Options struct {
 	// AnomaliesPath, when set, is rewritten with the anomalies after each
 	// new one and at the end.
 	AnomaliesPath string
-	// Progress receives one line per anomaly and every 100 experiments.
-	// Default: discarded.
+	// Progress receives one line per anomaly, every 100 experiments, and
+	// each experiment that took over a second (with an estimate of the
+	// time left). Default: discarded.
 	Progress io.Writer
+	// Now is the clock timing experiments for Progress. Default time.Now.
+	Now func() time.Time
 	// OnExperiment, when set, sees every experiment (replayed ones too).
 	OnExperiment func(Record)
 	// MaxSkips bounds consecutive candidates skipped for matching an MFS
@@ -143,11 +147,15 @@ type searcher struct {
 	ctx    context.Context
 	next   int
 	replay []Record
-	logf   *os.File
-	logw   *bufio.Writer
-	res    Result
-	mfs    []MFS
-	best   map[Counter]*Best
+	// ran and ranTime count the experiments run (not replayed) and their
+	// total time, for slowProgress's estimate.
+	ran     int
+	ranTime time.Duration
+	logf    *os.File
+	logw    *bufio.Writer
+	res     Result
+	mfs     []MFS
+	best    map[Counter]*Best
 	// history of measured, non-anomalous experiments for starting points
 	history []measured
 	counter Counter
@@ -297,6 +305,8 @@ func (s *searcher) measure(w Workload, phase string) (measured, *Record, error) 
 		s.res.Replayed++
 	} else {
 		rec = Record{ID: id, Phase: phase, Workload: w}
+		start := s.now()
+		defer func() { s.slowProgress(id, s.now().Sub(start)) }()
 		for attempt := 1; attempt <= 2; attempt++ {
 			rec.Attempts = attempt
 			met, err := s.o.Engine.Run(s.ctx, id, w)
@@ -336,6 +346,30 @@ func (s *searcher) measure(w Workload, phase string) (measured, *Record, error) 
 		rec.Counter, rec.Temp = s.counter.Name, s.temp
 	}
 	return m, &rec, nil
+}
+
+func (s *searcher) now() time.Time {
+	if s.o.Now != nil {
+		return s.o.Now()
+	}
+	return time.Now()
+}
+
+// slowProgress reports an experiment that took over a second, with the
+// time the rest of the budget would take at the mean time of the
+// experiments run so far (replayed ones excluded).
+func (s *searcher) slowProgress(id int, d time.Duration) {
+	s.ranTime += d
+	s.ran++
+	if d <= time.Second {
+		return
+	}
+	left := time.Duration(0)
+	if rest := s.o.Budget - s.next; rest > 0 {
+		left = s.ranTime / time.Duration(s.ran) * time.Duration(rest)
+	}
+	fmt.Fprintf(s.o.Progress, "collie: experiment %d/%d took %s; about %s left\n",
+		id+1, s.o.Budget, d.Round(time.Millisecond), left.Round(time.Second))
 }
 
 // commit writes the record (after any anomaly id is known).

@@ -861,9 +861,24 @@ func decMTU(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 	}
 }
 
+// decDSCPList decodes dscp-list: a YAML list of DSCPs, or the public
+// Lumina's string (its generator's -D argument, get_dscp_list in
+// my-ib-traffic-gen/common.c): comma-separated items, each a DSCP "a" or an
+// inclusive range "a-b" with a ≤ b, all in 0..63, expanded in order:
+// "1-2,5-6" is [1 2 5 6], "26,26" is [26 26]. A plain integer is a
+// one-item list.
 func decDSCPList(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
-	elems, _ := d.seq(v, path)
 	list := ptr[[]int](f)
+	if v.Kind == yaml.ScalarNode {
+		l, err := parseDSCPString(v.Value)
+		if err != nil {
+			d.fail(v, path, "%v", err)
+			return
+		}
+		*list = l
+		return
+	}
+	elems, _ := d.seq(v, path)
 	for i, e := range elems {
 		var x int
 		if d.intIn(e, fmt.Sprintf("%s[%d]", path, i), &x, 0, 63, "") {
@@ -872,6 +887,34 @@ func decDSCPList(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 			d.bad[path] = true
 		}
 	}
+}
+
+// parseDSCPString expands the public Lumina's dscp-list string (see
+// decDSCPList).
+func parseDSCPString(s string) ([]int, error) {
+	const form = `want a list or a string like "26,28" or "1-2,5-6" (DSCPs or ranges a-b in 0..63)`
+	var out []int
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		lo, hi, isRange := strings.Cut(item, "-")
+		a, err1 := strconv.ParseUint(strings.TrimSpace(lo), 10, 8)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.ParseUint(strings.TrimSpace(hi), 10, 8)
+		}
+		switch {
+		case err1 != nil || err2 != nil:
+			return nil, fmt.Errorf("%q: bad item %q: %s", s, item, form)
+		case a > 63 || b > 63:
+			return nil, fmt.Errorf("%q: %q out of range 0..63", s, item)
+		case a > b:
+			return nil, fmt.Errorf("%q: range %q runs backwards (want a-b with a ≤ b)", s, item)
+		}
+		for x := a; x <= b; x++ {
+			out = append(out, int(x))
+		}
+	}
+	return out, nil
 }
 
 // decEvents decodes data-pkt-events, noting for each event whether it was

@@ -92,6 +92,7 @@ var switchSection = sect[Switch]("`switch`", []key{
 	{name: "listen-port", field: "ListenPort", dec: ints(1, 65535, ""), def: 9000},
 	{name: "local-switch-config-path", field: "LocalSwitchConfigPath", dec: decStr, omit: true},
 	{name: "timestamp-uncertainty-ns", field: "TimestampUncertaintyNs", dec: ints(0, 1_000_000_000, ""), omit: true},
+	{name: "timestamp-tolerance-ns", field: "TimestampToleranceNs", dec: ints(0, 1_000_000_000, ""), omit: true},
 	{name: "pfc-watchdog", field: "PFCWatchdog", sub: pfcWatchdogSection, dec: decPFCWatchdog, omit: true, doc: "absent (no switch watchdog)"},
 })
 

@@ -215,6 +215,13 @@ type Switch struct {
 	// timestamp-uncertainty-ns; default 0. lumina's software switch
 	// measures its own and the larger of the two is used.
 	TimestampUncertaintyNs int
+	// TimestampToleranceNs is how far a mirror copy's timestamp may be
+	// before the previous copy's (in switch sequence order) without
+	// failing the integrity check: a real switch's pipes stamp with clocks
+	// a few ns apart (the public Lumina allows 50 ns across directions).
+	// YAML key timestamp-tolerance-ns; default 0 (timestamps must not step
+	// back).
+	TimestampToleranceNs int
 	// PFCWatchdog is the software switch's PFC watchdog. YAML key
 	// pfc-watchdog; default absent (none). On the remote testbed the
 	// watchdog is the switch's own.

@@ -115,12 +115,6 @@ type SwitchPFCEvent struct {
 // analysis to the report, and writes report.html to dir.
 func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 	a := s.Finish()
-	html, err := areport.HTML(a) // the page shows the run's integrity verdict
-	if err != nil {
-		return err
-	}
-	a.Integrity = areport.Integrity{} // report.json's integrity is the run's one verdict
-	r.Analysis = a
 	c := &a.Checks
 	for name, e := range map[string]CheckEntry{
 		"gbn":            {c.GBN.Verdict, c.GBN.Reason},
@@ -137,7 +131,52 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 	if a.PFC.Verdict != "" { // the trace holds PFC frames
 		r.Checks[areport.CheckPFC] = CheckEntry{a.PFC.Verdict, a.PFC.Reason}
 	}
+	// The page shows the run's integrity verdict, and its heading the
+	// run's verdict: every check, the run's own (events applied,
+	// generator, switch state) too.
+	html, err := areport.HTMLRun(a, r.htmlRun())
+	if err != nil {
+		return err
+	}
+	a.Integrity = areport.Integrity{} // report.json's integrity is the run's one verdict
+	r.Analysis = a
 	return os.WriteFile(filepath.Join(dir, areport.FileHTML), html, 0o644)
+}
+
+// htmlRun describes the run for its report.html: test, seed, repeat, NICs
+// and the run's verdict over all its checks.
+func (r *Report) htmlRun() *areport.RunInfo {
+	info := &areport.RunInfo{Test: r.Test, Seed: r.Seed, Repeat: r.Repeat, Result: areport.ResultPass,
+		Failed: r.Verdicts(model.Fail)}
+	switch {
+	case !r.Valid || len(info.Failed) > 0:
+		info.Result = areport.ResultFail
+	case len(r.Verdicts(model.Inconclusive)) > 0:
+		info.Result = areport.ResultInconclusive
+	}
+	for _, s := range []Side{Requester, Responder} {
+		v, ok := r.NICVersions[s]
+		name := r.Personality[s]
+		if !ok && name == "" {
+			continue
+		}
+		var parts []string
+		for _, x := range []struct{ k, v string }{{"", name}, {"", v.Personality}, {"", v.HCAType}, {"driver ", v.Driver},
+			{"firmware ", v.Firmware}} {
+			if x.v != "" && !slices.Contains(parts, x.k+x.v) {
+				parts = append(parts, x.k+x.v)
+			}
+		}
+		switch {
+		case v.Firmware != "":
+		case v.Personality != "" || !ok:
+			parts = append(parts, "software RNIC (no firmware)")
+		default:
+			parts = append(parts, "firmware unknown")
+		}
+		info.NICs = append(info.NICs, string(s)+": "+strings.Join(parts, ", "))
+	}
+	return info
 }
 
 // meta is the run metadata the analyzers take: the runtime connections,
@@ -476,7 +515,7 @@ func mergeAndCheck(run *Run, also func(trace.Packet)) (integrity.Verdict, error)
 			names[i] = d.Name
 		}
 	}
-	chk, err := integrity.NewChecker(analyzers.RunIntegrity, names...)
+	chk, err := integrity.NewChecker(analyzers.RunIntegrityFor(run.Test), names...)
 	if err != nil {
 		return integrity.Verdict{}, err
 	}

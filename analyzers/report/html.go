@@ -216,11 +216,40 @@ type htmlData struct {
 	Verdicts []struct{ Name, Verdict, Reason string }
 	// UncertaintyNs is the timestamp uncertainty of the analysis.
 	UncertaintyNs int64
+	// Result is the heading's verdict; Run, if set, the run it belongs to.
+	Result string
+	Run    *RunInfo
+}
+
+// RunInfo describes the lumina run a report.html belongs to. Its Result
+// is the run's verdict, which the page's heading shows: the run can fail
+// a check of its own (events applied, generator, switch state) while
+// every analyzer passes.
+type RunInfo struct {
+	Test   string
+	Seed   uint64
+	Repeat int
+	// Result is ResultPass, ResultFail or ResultInconclusive; default "":
+	// the analysis's own Result.
+	Result string
+	// Failed names the run's failed checks (shown under the heading).
+	Failed []string
+	// NICs describes each side's NIC, e.g. "requester: cx5, firmware
+	// 16.35.2000"; in order.
+	NICs []string
 }
 
 // HTML renders report.html: one self-contained page, plots inline as SVG.
-func HTML(r *Report) ([]byte, error) {
-	d := htmlData{R: r, Text: Text(r), MaxRows: maxHTMLRows, UncertaintyNs: r.Params.TimestampUncertaintyNs}
+func HTML(r *Report) ([]byte, error) { return HTMLRun(r, nil) }
+
+// HTMLRun renders report.html for a run: the heading is run.Result (the
+// run's verdict), and the page names the test, seed, repeat and NICs. A
+// nil run is HTML.
+func HTMLRun(r *Report, run *RunInfo) ([]byte, error) {
+	d := htmlData{R: r, Text: Text(r), MaxRows: maxHTMLRows, UncertaintyNs: r.Params.TimestampUncertaintyNs, Result: r.Result(), Run: run}
+	if run != nil && run.Result != "" {
+		d.Result = run.Result
+	}
 	c := &r.Checks
 	for _, x := range []struct{ n, v, reason string }{
 		{CheckGBN, string(c.GBN.Verdict), c.GBN.Reason}, {CheckRetransmission, string(c.Retransmission.Verdict), c.Retransmission.Reason},
@@ -265,14 +294,16 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"ns":  dur,
 	"pct": func(f float64) string { return fmt.Sprintf("%.4f%%", 100*f) },
 }).Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>lumina analyze report</title>
+<html lang="en"><head><meta charset="utf-8"><title>{{with .Run}}{{.Test}} repeat {{.Repeat}}: {{end}}lumina analyze report</title>
 <style>
 body{font-family:sans-serif;margin:1.5em;max-width:1000px}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 6px;font-size:90%;text-align:left}
 .pass{color:#070}.fail{color:#b00;font-weight:bold}.skip{color:#777}.inconclusive{color:#a60;font-weight:bold}pre{background:#f6f6f6;padding:.6em;overflow:auto}
 svg{max-width:100%;height:auto}
 </style></head><body>
-<h1>lumina analyze: {{$res := .R.Result}}{{if eq $res "PASS"}}<span class="pass">PASS</span>{{else if eq $res "INCONCLUSIVE"}}<span class="inconclusive">INCONCLUSIVE</span>{{else}}<span class="fail">FAIL</span>{{end}}</h1>
+<h1>{{with .Run}}{{.Test}} repeat {{.Repeat}}{{else}}lumina analyze{{end}}: {{$res := .Result}}{{if eq $res "PASS"}}<span class="pass">PASS</span>{{else if eq $res "INCONCLUSIVE"}}<span class="inconclusive">INCONCLUSIVE</span>{{else}}<span class="fail">FAIL</span>{{end}}</h1>
+{{with .Run}}<p>Test {{.Test}}, seed {{.Seed}}, repeat {{.Repeat}}.{{range .NICs}} NIC {{.}}.{{end}}</p>
+{{with .Failed}}<p class="fail">Failed: {{range $i, $c := .}}{{if $i}}, {{end}}{{$c}}{{end}}.</p>{{end}}{{end}}
 {{with .R.Inconclusive}}<p class="inconclusive">Valid, no check failed; inconclusive within the timestamp uncertainty (±{{us $.UncertaintyNs}}): {{range $i, $c := .}}{{if $i}}, {{end}}{{$c}}{{end}}.</p>{{end}}
 <p>Trace {{.R.Trace.Path}}: {{.R.Trace.Packets}} packets ({{.R.Trace.RoCEPackets}} RoCE).
 Integrity: <span class="{{.R.Integrity.Verdict}}">{{.R.Integrity.Verdict}}</span> {{.R.Integrity.Reason}}</p>

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/netlumina/lumina/analyzers"
@@ -19,10 +20,12 @@ func init() {
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
 			metaPath := fs.String("meta", "", "run metadata `FILE` (JSON: connections, parameters, counters)")
 			checks := fs.String("checks", strings.Join(report.AllChecks, ","), "comma-separated `LIST` of checks")
-			timeoutExp := fs.Int("timeout", -1, "QP local ACK timeout exponent `T` (T_tr = 4.096 µs × 2^T); -1: from metadata")
-			minCNP := fs.Float64("min-time-between-cnps", -1, "CNP pacing interval in `US`; -1: from metadata")
-			uncert := fs.Int64("timestamp-uncertainty", -1,
-				"how late a switch timestamp may be, in `NS` (bound checks within it are inconclusive); -1: from metadata")
+			timeoutExp := optUint(fs, "timeout", 31, "QP local ACK timeout exponent `T`, 0..31 (T_tr = 4.096 µs × 2^T; default: from metadata)")
+			minCNP := optFloat(fs, "min-time-between-cnps", "CNP pacing interval in `US` (default: from metadata)")
+			uncert := optUint(fs, "timestamp-uncertainty", math.MaxInt64,
+				"how late a switch timestamp may be, in `NS` (bound checks within it are inconclusive; default: from metadata)")
+			tolerance := optUint(fs, "timestamp-tolerance", math.MaxInt64,
+				"how far, in `NS`, a switch timestamp may be before the previous one without failing integrity (default: the run's switch.timestamp-tolerance-ns, else 0)")
 			format := fs.String("format", "text", "output format: text or json")
 			outDir := fs.String("o", "", "write report.json, report.txt and report.html into `DIR`")
 			return func(ctx context.Context, args []string, stdout, _ io.Writer) error {
@@ -31,15 +34,6 @@ func init() {
 				}
 				if *format != "text" && *format != "json" {
 					return usagef("unknown format %q (want text or json)", *format)
-				}
-				if *timeoutExp < -1 || *timeoutExp > 31 {
-					return usagef("--timeout %d out of range 0..31", *timeoutExp)
-				}
-				if *minCNP < -1 {
-					return usagef("--min-time-between-cnps must not be negative")
-				}
-				if *uncert < -1 {
-					return usagef("--timestamp-uncertainty must not be negative")
 				}
 				var sel []string
 				for _, c := range strings.Split(*checks, ",") {
@@ -51,20 +45,21 @@ func init() {
 				if err != nil {
 					return err
 				}
-				if *timeoutExp >= 0 {
-					t := uint8(*timeoutExp)
+				if timeoutExp.set {
+					t := uint8(timeoutExp.v)
 					meta.Timeout = &t
 				}
-				if *minCNP >= 0 {
-					v := *minCNP
+				if minCNP.set {
+					v := minCNP.v
 					meta.MinTimeBetweenCNPsUs = &v
 				}
-				if *uncert >= 0 {
-					meta.TimestampUncertaintyNs = *uncert
+				if uncert.set {
+					meta.TimestampUncertaintyNs = int64(uncert.v)
 				}
 				opt := analyzers.Options{Checks: sel, Name: tracePath}
-				if analyzers.IsRunDir(args[0]) {
-					opt.Integrity = analyzers.RunIntegrity // as lumina run checked it
+				opt.Integrity = analyzers.DirIntegrity(args[0]) // a run directory: as lumina run checked it
+				if tolerance.set {
+					opt.Integrity.TimeToleranceNs = tolerance.v
 				}
 				r, err := analyzers.AnalyzeFile(ctx, tracePath, meta, opt)
 				if errors.Is(err, analyzers.ErrChecks) {

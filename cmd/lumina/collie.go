@@ -17,7 +17,13 @@ import (
 
 func init() {
 	register(&command{
-		name: "collie", args: "search|check [flags]",
+		name: "collie", args: "search|check [flags]", subcommands: true,
+		moreHelp: func(w io.Writer) {
+			fmt.Fprintln(w)
+			collieSearch(context.Background(), []string{"-h"}, w, io.Discard)
+			fmt.Fprintln(w)
+			collieCheck([]string{"-h"}, w, io.Discard)
+		},
 		summary: "Collie anomaly search: find workloads that trigger pause frames or low throughput, and check application spaces against them",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
 			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -42,7 +48,17 @@ func collieFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-func parseSub(fs *flag.FlagSet, args []string) error {
+// parseSub parses a collie subcommand's flags; -h or --help prints its
+// usage to stdout.
+func parseSub(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			fs.SetOutput(stdout)
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
@@ -78,10 +94,10 @@ func collieSearch(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	n := fs.Int("n", 5, "iterations per temperature")
 	quiet := fs.Bool("q", false, "no progress on stderr")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: lumina collie search --space SPACE.yaml --engine model[:PROFILE]|exec:CMD|lumina -o DIR [flags]")
+		fmt.Fprintln(fs.Output(), "Usage: lumina collie search --space SPACE.yaml --engine model[:PROFILE]|exec:CMD|lumina -o DIR [flags]")
 		fs.PrintDefaults()
 	}
-	if err := parseSub(fs, args); err != nil {
+	if err := parseSub(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
 		}
@@ -191,11 +207,11 @@ func collieCheck(args []string, stdout, stderr io.Writer) error {
 	anomalies := fs.String("anomalies", "", "anomalies.json of a search; required")
 	format := fs.String("format", "text", "output format: text or json")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: lumina collie check --space APP.yaml --anomalies anomalies.json [--format text|json]")
-		fmt.Fprintln(stderr, "Exit status 1 when the space intersects a known anomaly.")
+		fmt.Fprintln(fs.Output(), "Usage: lumina collie check --space APP.yaml --anomalies anomalies.json [--format text|json]")
+		fmt.Fprintln(fs.Output(), "Exit status 1 when the space intersects a known anomaly.")
 		fs.PrintDefaults()
 	}
-	if err := parseSub(fs, args); err != nil {
+	if err := parseSub(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
 		}

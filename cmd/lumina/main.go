@@ -13,11 +13,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -39,6 +41,12 @@ type command struct {
 	args    string // usage synopsis after the flags
 	summary string
 	setup   func(fs *flag.FlagSet) func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// subcommands: the first argument names a subcommand that parses the
+	// flags after it, so flags are parsed only up to the first argument.
+	subcommands bool
+	// moreHelp, if set, prints more of the command's usage (its
+	// subcommands' flags) after its own flags.
+	moreHelp func(w io.Writer)
 }
 
 var commands []*command
@@ -93,8 +101,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("no command given")
 	}
 	name, rest := args[0], args[1:]
-	if name == "-h" || name == "--help" || name == "-help" {
+	switch name {
+	case "-h", "--help", "-help":
 		name = "help"
+	case "--version", "-version":
+		name = "version"
 	}
 	c := lookup(name)
 	if c == nil {
@@ -103,14 +114,47 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("lumina "+c.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	runFn := c.setup(fs)
-	fs.Usage = func() { printCommandUsage(stderr, c, fs) }
-	if err := fs.Parse(rest); err != nil {
+	fs.Usage = func() {} // printed below: to stdout if asked for
+	var pos []string
+	var err error
+	if c.subcommands {
+		err = fs.Parse(rest)
+		pos = fs.Args()
+	} else {
+		pos, err = parseInterspersed(fs, rest)
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			// Asked for: the usage goes to stdout and the exit is 0.
+			fs.SetOutput(stdout)
+			printCommandUsage(stdout, c, fs)
 			return nil
 		}
+		printCommandUsage(stderr, c, fs)
 		return &usageError{err.Error()}
 	}
-	return runFn(ctx, fs.Args(), stdout, stderr)
+	return runFn(ctx, pos, stdout, stderr)
+}
+
+// parseInterspersed parses fs's flags anywhere in args: before, between and
+// after the positional arguments, which it returns in order. "--" ends the
+// flags: every argument after it is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil // "--" ended the flags
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }
 
 func suggest(name string) string {
@@ -124,7 +168,7 @@ func suggest(name string) string {
 
 func printCommands(w io.Writer) {
 	fmt.Fprintln(w, "lumina: reproducible tests of RoCEv2 NICs (see README.md)")
-	fmt.Fprintln(w, "\nUsage: lumina <command> [flags] [args]\n\nCommands:")
+	fmt.Fprintln(w, "\nUsage: lumina <command> [flags] [args]   (flags may follow the args; -- ends them)\n\nCommands:")
 	cs := append([]*command(nil), commands...)
 	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
 	for _, c := range cs {
@@ -140,6 +184,9 @@ func printCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
 	if n > 0 {
 		fmt.Fprintln(w, "\nFlags:")
 		fs.PrintDefaults()
+	}
+	if c.moreHelp != nil {
+		c.moreHelp(w)
 	}
 }
 
@@ -187,4 +234,64 @@ func init() {
 			}
 		},
 	})
+}
+
+// optional is a flag.Value that records whether the flag was given: its
+// usage shows no default (unset means "from the test file or metadata"),
+// and parse checks the value (e.g. rejects negative numbers).
+type optional[T any] struct {
+	v     T
+	set   bool
+	parse func(string) (T, error)
+}
+
+func (o *optional[T]) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return fmt.Sprint(o.v)
+}
+
+func (o *optional[T]) Set(s string) error {
+	v, err := o.parse(s)
+	if err != nil {
+		return err
+	}
+	o.v, o.set = v, true
+	return nil
+}
+
+// optUint is an optional flag taking an integer in [0, max].
+func optUint(fs *flag.FlagSet, name string, max uint64, usage string) *optional[uint64] {
+	o := &optional[uint64]{parse: func(s string) (uint64, error) {
+		if strings.HasPrefix(strings.TrimSpace(s), "-") {
+			return 0, errors.New("must not be negative")
+		}
+		v, err := strconv.ParseUint(s, 0, 64)
+		if err != nil {
+			return 0, errors.New("not a whole number")
+		}
+		if v > max {
+			return 0, fmt.Errorf("out of range 0..%d", max)
+		}
+		return v, nil
+	}}
+	fs.Var(o, name, usage)
+	return o
+}
+
+// optFloat is an optional flag taking a number ≥ 0.
+func optFloat(fs *flag.FlagSet, name, usage string) *optional[float64] {
+	o := &optional[float64]{parse: func(s string) (float64, error) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, errors.New("not a number")
+		}
+		if v < 0 || math.IsNaN(v) {
+			return 0, errors.New("must not be negative")
+		}
+		return v, nil
+	}}
+	fs.Var(o, name, usage)
+	return o
 }

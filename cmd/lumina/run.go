@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,8 +24,8 @@ func init() {
 		summary: "run tests: OUT/<test>/<repeat>/ gets trace.pcap, report.json, report.txt, counters, config",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
 			out := fs.String("o", "", "results `dir` (default: each test's result-path)")
-			testbed := fs.String("testbed", "", "override the testbed: sim or netns")
-			seed := fs.Int64("seed", -1, "override the test's RNG `seed` (recorded in config.yaml)")
+			testbed := fs.String("testbed", "", "override the testbed: sim, netns or remote (default: each test's testbed)")
+			seed := optUint(fs, "seed", math.MaxUint64, "override the test's RNG `seed`, ≥ 0 (recorded in config.yaml; default: each test's seed)")
 			retries := fs.Int("retries", 2, "re-run an invalid repeat (failed integrity check) up to `n` times")
 			quiet := fs.Bool("q", false, "no progress lines on stderr")
 			tokenFile := fs.String("agent-token-file", "", "remote: `file` with the agents' token")
@@ -82,8 +83,8 @@ func init() {
 				if *quiet {
 					o.Progress = io.Discard
 				}
-				if *seed >= 0 {
-					o.Seed, o.SeedSet = uint64(*seed), true
+				if seed.set {
+					o.Seed, o.SeedSet = seed.v, true
 				}
 				failed := 0
 				for _, t := range tests {

@@ -6,19 +6,32 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/netlumina/lumina/config"
 )
 
 func init() {
 	register(&command{
-		name: "validate", args: "FILE.yaml...",
+		name: "validate", args: "FILE.yaml|DIR...",
 		summary: "check test files: prints 'FILE: ok' or one 'FILE:LINE:COL: message' per error",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
 			testbed := fs.String("testbed", "", "check the files for this testbed, as `lumina run --testbed` runs them: sim, netns or remote")
 			return func(_ context.Context, args []string, stdout, _ io.Writer) error {
 				if len(args) == 0 {
-					return usagef("validate needs at least one YAML file")
+					return usagef("validate needs at least one YAML file or folder")
+				}
+				var files []string
+				for _, a := range args {
+					if st, err := os.Stat(a); err != nil || !st.IsDir() {
+						files = append(files, a) // validateFile reports a missing file
+						continue
+					}
+					fs, err := testFiles([]string{a}) // a folder: its *.yaml and *.yml, as run reads it
+					if err != nil {
+						return usagef("validate: %v", err)
+					}
+					files = append(files, fs...)
 				}
 				var o config.LoadOptions
 				if *testbed != "" {
@@ -29,7 +42,7 @@ func init() {
 					o = config.LoadOptions{Testbed: tb, TestbedSet: true}
 				}
 				bad := 0
-				for _, path := range args {
+				for _, path := range files {
 					if err := validateFile(stdout, path, o); err != nil {
 						bad++
 					}
