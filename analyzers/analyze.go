@@ -31,6 +31,9 @@ type Report = report.Report
 // ErrChecks is returned for an unknown check name in Options.Checks.
 var ErrChecks = errors.New("analyzers: unknown check")
 
+// ErrQP is returned for an Options.QP that is not a connection's index.
+var ErrQP = errors.New("analyzers: no such connection")
+
 // DefaultTimeoutToleranceNs is the least tolerance of the timeout bound.
 const DefaultTimeoutToleranceNs = 1000
 
@@ -62,6 +65,15 @@ type Options struct {
 	// NoPlots skips collecting sequence-diagram data (report.html then has
 	// no sequence diagrams). Default false.
 	NoPlots bool
+	// QP, when set, restricts the analysis to one connection: *QP is its
+	// 0-based index in the connections (the metadata's, else the inferred
+	// ones, as the report lists them). The report then lists only that
+	// connection; every check sees only its packets (the others count as
+	// unattributed) and its injected events. NIC counters count every
+	// connection's packets, so the counters check is skipped when the
+	// trace has other connections. An index out of range is ErrQP.
+	// Default nil: every connection.
+	QP *int
 }
 
 // Source is a trace that can be read (twice, when connections must be
@@ -134,7 +146,10 @@ func Analyze(ctx context.Context, src Source, meta model.Meta, opt Options) (*Re
 			params.MTU = in.MTU()
 		}
 	}
-	s := newStream(meta, conns, params, opt, selected, name)
+	s, err := newStream(meta, conns, params, opt, selected, name)
+	if err != nil {
+		return nil, err
+	}
 	if err := pass(ctx, src, s.Packet); err != nil {
 		return nil, err
 	}
@@ -173,7 +188,7 @@ func NewStream(meta model.Meta, opt Options, name string) (*Stream, error) {
 	if len(meta.Connections) == 0 {
 		return nil, ErrNoConnections
 	}
-	return newStream(meta, meta.Connections, meta.Params, opt, selected, name), nil
+	return newStream(meta, meta.Connections, meta.Params, opt, selected, name)
 }
 
 func decoder(meta model.Meta, opt Options, mtu int) model.Decoder {
@@ -184,14 +199,54 @@ func decoder(meta model.Meta, opt Options, mtu int) model.Decoder {
 	return dec
 }
 
-func newStream(meta model.Meta, conns []model.Connection, params model.Params, opt Options, selected map[string]bool, name string) *Stream {
+func newStream(meta model.Meta, conns []model.Connection, params model.Params, opt Options, selected map[string]bool, name string) (*Stream, error) {
 	if params.MTU == 0 {
 		params.MTU = 1024
 	}
+	skipCounters := ""
+	if opt.QP != nil {
+		all := len(conns)
+		var err error
+		if meta, conns, err = onlyQP(meta, conns, *opt.QP); err != nil {
+			return nil, err
+		}
+		if all > 1 {
+			skipCounters = fmt.Sprintf("analyzing connection %d alone: NIC counters count all %d connections", *opt.QP, all)
+		}
+	}
 	table := model.NewTable(conns)
 	m := newMainPass(table, meta, params, opt, decoder(meta, opt, params.MTU), meta.Mirror != nil)
+	m.a.skipCounters = skipCounters
 	m.r.Trace.Path = name
-	return &Stream{m: m, meta: meta, selected: selected}
+	return &Stream{m: m, meta: meta, selected: selected}, nil
+}
+
+// onlyQP restricts conns to the one of index qp, and meta's connections
+// (unless empty: inferred) and injected events to that connection's.
+func onlyQP(meta model.Meta, conns []model.Connection, qp int) (model.Meta, []model.Connection, error) {
+	if qp < 0 || qp >= len(conns) {
+		if len(conns) == 0 {
+			return meta, nil, fmt.Errorf("%w %d: the trace has no connections", ErrQP, qp)
+		}
+		return meta, nil, fmt.Errorf("%w %d: the trace has %d (0..%d)", ErrQP, qp, len(conns), len(conns)-1)
+	}
+	if len(meta.Connections) > 0 {
+		meta.Connections = conns[qp : qp+1 : qp+1]
+	}
+	var evs []model.Event
+	for _, e := range meta.Events {
+		if e.Conn == qp {
+			e.Conn = 0 // the index in the restricted table
+			evs = append(evs, e)
+		}
+	}
+	if meta.Events != nil {
+		meta.Events = evs
+		if evs == nil {
+			meta.Events = []model.Event{}
+		}
+	}
+	return meta, conns[qp : qp+1 : qp+1], nil
 }
 
 // Packet analyzes the next packet of the trace; tp.Index must count the
@@ -340,6 +395,9 @@ type pipeline struct {
 	seq     *report.SeqCollector
 	params  model.Params
 	opt     Options
+	// skipCounters, when set, is why the counters check is skipped
+	// (Options.QP on a trace with other connections).
+	skipCounters string
 }
 
 func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Options) *pipeline {
@@ -427,6 +485,9 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 		if !selected[c] {
 			r.Checks.Skip(c, report.NotSelected)
 		}
+	}
+	if a.skipCounters != "" && selected[report.CheckCounters] {
+		r.Checks.Skip(report.CheckCounters, a.skipCounters)
 	}
 	for _, c := range r.Connections {
 		if c.Verb == model.VerbMixed && selected[report.CheckGBN] && r.Checks.GBN.Reason == "" {

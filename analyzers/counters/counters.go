@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"strings"
 
 	"github.com/netlumina/lumina/analyzers/gbn"
 	"github.com/netlumina/lumina/analyzers/model"
@@ -162,7 +163,7 @@ func Check(nics []model.NIC, in Inputs) Result {
 		discards, _ := n.Delta("rx_discards_phy")
 		discards += in.SwitchDrops
 		for _, k := range names {
-			d, ok := n.Delta(k)
+			label, d, ok := delta(n, k)
 			if !ok {
 				continue
 			}
@@ -171,25 +172,32 @@ func Check(nics []model.NIC, in Inputs) Result {
 			if !good && discards > 0 && receivedCounters[k] {
 				good = d <= want[k] && d >= want[k]-discards
 			}
-			res.Checked = append(res.Checked, Checked{NIC: name, Counter: k, Value: d, OK: good})
+			res.Checked = append(res.Checked, Checked{NIC: name, Counter: label, Value: d, OK: good})
 			if !good {
-				detail := fmt.Sprintf("%s: %s = %d, the trace shows %d", name, k, d, want[k])
+				detail := fmt.Sprintf("%s: %s = %d, the trace shows %d", name, label, d, want[k])
 				if discards > 0 && receivedCounters[k] {
 					detail += fmt.Sprintf(" (%d frames discarded by the NIC's buffer or the switch's PFC logic)", discards)
 				}
-				res.Mismatches = append(res.Mismatches, Mismatch{NIC: name, Counter: k, Trace: want[k], NICVal: d, Detail: detail})
+				res.Mismatches = append(res.Mismatches, Mismatch{NIC: name, Counter: label, Trace: want[k], NICVal: d, Detail: detail})
 			}
 		}
-		h, okh := n.Delta("rp_cnp_handled")
-		ig, oki := n.Delta("rp_cnp_ignored")
+		lh, h, okh := delta(n, "rp_cnp_handled")
+		li, ig, oki := delta(n, "rp_cnp_ignored")
 		if okh || oki {
 			checked = true
 			ok := h+ig == cnpTo
-			res.Checked = append(res.Checked, Checked{NIC: name, Counter: "rp_cnp_handled+rp_cnp_ignored", Value: h + ig, OK: ok})
-			if !ok {
-				res.Mismatches = append(res.Mismatches, Mismatch{NIC: name, Counter: "rp_cnp_handled+rp_cnp_ignored", Trace: cnpTo, NICVal: h + ig,
-					Detail: fmt.Sprintf("%s: rp_cnp_handled+rp_cnp_ignored = %d, the trace delivered %d CNPs to it", name, h+ig, cnpTo)})
+			label := "rp_cnp_handled+rp_cnp_ignored"
+			if lh == e810Names["rp_cnp_handled"] || li == e810Names["rp_cnp_ignored"] {
+				label = "cnpHandled+cnpIgnored"
 			}
+			res.Checked = append(res.Checked, Checked{NIC: name, Counter: label, Value: h + ig, OK: ok})
+			if !ok {
+				res.Mismatches = append(res.Mismatches, Mismatch{NIC: name, Counter: label, Trace: cnpTo, NICVal: h + ig,
+					Detail: fmt.Sprintf("%s: %s = %d, the trace delivered %d CNPs to it", name, label, h+ig, cnpTo)})
+			}
+		}
+		if checkDiscards(n, name, &res) {
+			checked = true
 		}
 	}
 	for i := range nics {
@@ -208,6 +216,64 @@ func Check(nics []model.NIC, in Inputs) Result {
 		res.Verdict = model.Pass
 	}
 	return res
+}
+
+// e810Names are the Intel E810 (irdma hw_counters) names of counters
+// checked under their Mellanox names: the same events, counted the same
+// way (irdma's TXNPCNPSENT, RXRPCNPHANDLED, RXRPCNPIGNORED statistics and
+// the CE-marked RoCE packets received).
+var e810Names = map[string]string{
+	"np_cnp_sent":                "cnpSent",
+	"np_ecn_marked_roce_packets": "RxECNMrkd",
+	"rp_cnp_handled":             "cnpHandled",
+	"rp_cnp_ignored":             "cnpIgnored",
+}
+
+// delta returns the delta of the counter k under its Mellanox name or,
+// when the NIC does not report that, its E810 name, with the name found.
+func delta(n *model.NIC, k string) (string, int64, bool) {
+	if d, ok := n.Delta(k); ok {
+		return k, d, true
+	}
+	if a, ok := e810Names[k]; ok {
+		if d, ok := n.Delta(a); ok {
+			return a, d, true
+		}
+	}
+	return k, 0, false
+}
+
+// checkDiscards is the host discard check: every counter the NIC reports
+// whose name contains "discard" (any case: Mellanox ethtool's
+// rx_discards_phy, tx_discards_phy, E810's ip4InDiscards, …) must not
+// have grown, or frames the trace shows delivered (or sent) never made it
+// and the run's results are untrustworthy. A NIC with PFC configured
+// (it reports rx_prio*_pause or tx_prio*_pause counters) is exempt: its
+// receive buffer discards frames while the pipeline is paused, by design,
+// and the received-frame counters above allow for them. It reports
+// whether the NIC has any discard counter.
+func checkDiscards(n *model.NIC, name string, res *Result) bool {
+	var ks []string
+	withPFC := false
+	for k := range n.After {
+		if strings.Contains(strings.ToLower(k), "discard") {
+			ks = append(ks, k)
+		}
+		if (strings.HasPrefix(k, "rx_prio") || strings.HasPrefix(k, "tx_prio")) && strings.Contains(k, "_pause") {
+			withPFC = true
+		}
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		d, _ := n.Delta(k)
+		good := d == 0 || withPFC
+		res.Checked = append(res.Checked, Checked{NIC: name, Counter: k, Value: d, OK: good})
+		if !good {
+			res.Mismatches = append(res.Mismatches, Mismatch{NIC: name, Counter: k, Trace: 0, NICVal: d,
+				Detail: fmt.Sprintf("%s: %s = %d, want 0: the NIC discarded frames without PFC, the run's results are untrustworthy", name, k, d)})
+		}
+	}
+	return len(ks) > 0
 }
 
 // receivedCounters count frames the NIC received and processed: a frame

@@ -13,5 +13,15 @@
 //	np_cnp_sent                CNPs the NIC sent
 //	rp_cnp_handled+rp_cnp_ignored  CNPs delivered to the NIC (when either is reported)
 //
+// An Intel E810 (irdma) NIC reports cnpSent, RxECNMrkd, cnpHandled and
+// cnpIgnored for np_cnp_sent, np_ecn_marked_roce_packets, rp_cnp_handled
+// and rp_cnp_ignored; they are checked the same way.
+//
+// The host discard check (the public Lumina's host_check): every counter
+// whose name contains "discard" (any case) must have a delta of 0, unless
+// the NIC has PFC configured (it reports rx_prio*_pause/tx_prio*_pause):
+// a paused software NIC discards frames by design, and the received-frame
+// relations above allow for its rx_discards_phy.
+//
 // Verdict: skip without counters, fail on any mismatch.
 package counters

@@ -28,6 +28,7 @@ func init() {
 				"how far, in `NS`, a switch timestamp may be before the previous one without failing integrity (default: the run's switch.timestamp-tolerance-ns, else 0)")
 			format := fs.String("format", "text", "output format: text or json")
 			outDir := fs.String("o", "", "write report.json, report.txt and report.html into `DIR`")
+			qp := optUint(fs, "qp", math.MaxInt32, "analyze only connection `N` (0-based, as the report lists them; default: all)")
 			return func(ctx context.Context, args []string, stdout, _ io.Writer) error {
 				if len(args) != 1 {
 					return usagef("analyze needs exactly one trace file or run directory")
@@ -57,12 +58,16 @@ func init() {
 					meta.TimestampUncertaintyNs = int64(uncert.v)
 				}
 				opt := analyzers.Options{Checks: sel, Name: tracePath}
+				if qp.set {
+					n := int(qp.v)
+					opt.QP = &n
+				}
 				opt.Integrity = analyzers.DirIntegrity(args[0]) // a run directory: as lumina run checked it
 				if tolerance.set {
 					opt.Integrity.TimeToleranceNs = tolerance.v
 				}
 				r, err := analyzers.AnalyzeFile(ctx, tracePath, meta, opt)
-				if errors.Is(err, analyzers.ErrChecks) {
+				if errors.Is(err, analyzers.ErrChecks) || errors.Is(err, analyzers.ErrQP) {
 					return usagef("%v", err)
 				}
 				if err != nil {
