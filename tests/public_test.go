@@ -49,6 +49,16 @@ func TestPublicExample(t *testing.T) {
 			t.Errorf("repeat %d: valid %v, trace %q; want valid, merge.pcap", rep, r.Valid, r.TracePath)
 		}
 	}
+	// Every repeat in one call: the test's result directory.
+	all := lumina(t, "analyze", filepath.Join(out, "public-example"))
+	if !strings.HasSuffix(all.stdout, "5 of 5 repeats passed\n") || strings.Count(all.stdout, "\n== ") != 4 {
+		t.Errorf("lumina analyze TEST_DIR:\n%s", all.stdout)
+	}
+	var reps []struct{ Valid bool }
+	if err := json.Unmarshal([]byte(lumina(t, "analyze", "--format", "json", filepath.Join(out, "public-example")).stdout), &reps); err != nil || len(reps) != 5 {
+		t.Errorf("lumina analyze --format json TEST_DIR: %d reports, %v; want an array of 5", len(reps), err)
+	}
+
 	runDir := filepath.Join(out, "public-example", "0")
 	got := analyzeChecks(t, runDir)
 	if got["cnp"] != "pass" || got["gbn"] != "pass" {

@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/netlumina/lumina/analyzers"
@@ -15,7 +20,7 @@ import (
 
 func init() {
 	register(&command{
-		name: "analyze", args: "TRACE.pcap|RUN_DIR",
+		name: "analyze", args: "TRACE.pcap|RUN_DIR|TEST_DIR",
 		summary: "check a trace: integrity, Go-back-N, retransmissions, timeouts, CNPs, counters (see docs/analyze.md)",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
 			metaPath := fs.String("meta", "", "run metadata `FILE` (JSON: connections, parameters, counters)")
@@ -29,20 +34,9 @@ func init() {
 			format := fs.String("format", "text", "output format: text or json")
 			outDir := fs.String("o", "", "write report.json, report.txt and report.html into `DIR`")
 			qp := optUint(fs, "qp", math.MaxInt32, "analyze only connection `N` (0-based, as the report lists them; default: all)")
-			return func(ctx context.Context, args []string, stdout, _ io.Writer) error {
-				if len(args) != 1 {
-					return usagef("analyze needs exactly one trace file or run directory")
-				}
-				if *format != "text" && *format != "json" {
-					return usagef("unknown format %q (want text or json)", *format)
-				}
-				var sel []string
-				for _, c := range strings.Split(*checks, ",") {
-					if c = strings.TrimSpace(c); c != "" {
-						sel = append(sel, c)
-					}
-				}
-				tracePath, meta, err := analyzeInputs(args[0], *metaPath)
+			// analyzeRun analyzes one trace or run directory.
+			analyzeRun := func(ctx context.Context, arg string, sel []string, outDir string, stdout io.Writer) error {
+				tracePath, meta, err := analyzeInputs(arg, *metaPath)
 				if err != nil {
 					return err
 				}
@@ -62,7 +56,7 @@ func init() {
 					n := int(qp.v)
 					opt.QP = &n
 				}
-				opt.Integrity = analyzers.DirIntegrity(args[0]) // a run directory: as lumina run checked it
+				opt.Integrity = analyzers.DirIntegrity(arg) // a run directory: as lumina run checked it
 				if tolerance.set {
 					opt.Integrity.TimeToleranceNs = tolerance.v
 				}
@@ -73,8 +67,8 @@ func init() {
 				if err != nil {
 					return err
 				}
-				if *outDir != "" {
-					if err := report.WriteFiles(*outDir, r); err != nil {
+				if outDir != "" {
+					if err := report.WriteFiles(outDir, r); err != nil {
 						return err
 					}
 				}
@@ -92,6 +86,56 @@ func init() {
 				}
 				return nil
 			}
+			return func(ctx context.Context, args []string, stdout, _ io.Writer) error {
+				if len(args) != 1 {
+					return usagef("analyze needs exactly one trace file or run directory")
+				}
+				if *format != "text" && *format != "json" {
+					return usagef("unknown format %q (want text or json)", *format)
+				}
+				var sel []string
+				for _, c := range strings.Split(*checks, ",") {
+					if c = strings.TrimSpace(c); c != "" {
+						sel = append(sel, c)
+					}
+				}
+				if reps := repeatDirs(args[0]); len(reps) > 0 {
+					// A test's result directory (OUT/<test>): every repeat,
+					// in order, each as its own run directory.
+					failed := 0
+					if *format == "json" {
+						io.WriteString(stdout, "[\n") // one report per repeat
+						defer io.WriteString(stdout, "]\n")
+					}
+					for i, dir := range reps {
+						if *format == "text" {
+							fmt.Fprintf(stdout, "== %s\n", dir)
+						} else if i > 0 {
+							io.WriteString(stdout, ",\n")
+						}
+						out := *outDir
+						if out != "" {
+							out = filepath.Join(out, filepath.Base(dir))
+						}
+						err := analyzeRun(ctx, dir, sel, out, stdout)
+						if errors.Is(err, errSilent) {
+							failed++
+							continue
+						}
+						if err != nil {
+							return fmt.Errorf("%s: %w", dir, err)
+						}
+					}
+					if *format == "text" {
+						fmt.Fprintf(stdout, "%d of %d repeats passed\n", len(reps)-failed, len(reps))
+					}
+					if failed > 0 {
+						return errSilent
+					}
+					return nil
+				}
+				return analyzeRun(ctx, args[0], sel, *outDir, stdout)
+			}
 		},
 	})
 }
@@ -103,4 +147,29 @@ func init() {
 // counters), each merged over the previous. --meta is merged on top.
 func analyzeInputs(arg, metaPath string) (string, model.Meta, error) {
 	return analyzers.RunInputs(arg, metaPath)
+}
+
+// repeatDirs returns the repeat directories of a test's result directory
+// (OUT/<test>: run directories named 0, 1, ...) in order, or nil if dir is
+// not one.
+func repeatDirs(dir string) []string {
+	if analyzers.IsRunDir(dir) || analyzers.IsPublicRunDir(dir) {
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var reps []int
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n >= 0 && e.IsDir() && analyzers.IsRunDir(filepath.Join(dir, e.Name())) {
+			reps = append(reps, n)
+		}
+	}
+	slices.Sort(reps)
+	out := make([]string, len(reps))
+	for i, n := range reps {
+		out[i] = filepath.Join(dir, strconv.Itoa(n))
+	}
+	return out
 }
