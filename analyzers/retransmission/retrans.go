@@ -36,7 +36,11 @@ type Loss struct {
 	NextDeliveredNs           *int64  `json:"next_delivered_ns,omitempty"`
 	NACKGenerationCorrectedNs *int64  `json:"nack_generation_corrected_ns,omitempty"`
 	NACKReactionCorrectedNs   *int64  `json:"nack_reaction_corrected_ns,omitempty"`
-	RetxIndex                 int     `json:"retx_index"`
+	// ReissueResponseNs (READ, timeout) is the responder's answer time:
+	// t(retransmitted response) − t(the READ request re-issued after the
+	// timeout), the public tool's READ re-request latency.
+	ReissueResponseNs *int64 `json:"reissue_response_ns,omitempty"`
+	RetxIndex         int    `json:"retx_index"`
 }
 
 // GoBack is one go-back of a requester (WRITE/SEND: the first packet of a
@@ -157,6 +161,10 @@ type openLoss struct {
 	nakRNR  bool
 	nakPSN  roce.PSN
 	nakT    int64
+	// reissueT is when a READ request re-issued after a timeout asked
+	// for this PSN again (reissued set).
+	reissued bool
+	reissueT int64
 }
 
 type connTrk struct {
@@ -491,6 +499,13 @@ func (tr *Tracker) readRequest(ct *connTrk, p *model.Pkt) {
 		}
 		ct.gap, ct.lateFix = false, false
 		tr.goBack(ct, p, kind, ct.ePSN)
+		if p.Delivered && kind == KindTimeout {
+			for i := range ct.open {
+				if o := &ct.open[i]; !o.reissued && o.psn.Sub(psn) >= 0 && o.psn.Sub(psn.Add(p.NPkts)) < 0 {
+					o.reissued, o.reissueT = true, p.TimeNs
+				}
+			}
+		}
 		if p.Delivered && kind == KindFast {
 			for i := range ct.open {
 				o := &ct.open[i]
@@ -624,6 +639,9 @@ func (tr *Tracker) close(ct *connTrk, o *openLoss, p *model.Pkt) {
 	l := tr.lossOf(ct, o)
 	l.RetxIndex = p.Index
 	l.RetransmissionNs = i64(p.TimeNs - o.t)
+	if o.reissued {
+		l.ReissueResponseNs = i64(p.TimeNs - o.reissueT)
+	}
 	l.Kind = KindTimeout
 	if o.hasNak {
 		l.Kind = KindFast

@@ -110,3 +110,16 @@ func TestHalfRTTCorrection(t *testing.T) {
 		t.Errorf("corrected = %s %s, want 800 2800", ns(l.NACKGenerationCorrectedNs), ns(l.NACKReactionCorrectedNs))
 	}
 }
+
+// A READ response lost at the tail is recovered by a timeout re-issue: the
+// loss reports the responder's answer time to the re-issued request.
+func TestReadReissueResponse(t *testing.T) {
+	res := track(t, model.VerbRead, "Q0:3 r0 r1 r2x @9000 Q2:1 @500 r2", tracetest.Options{}, Options{})
+	if len(res.Losses) != 1 || ns(res.Losses[0].ReissueResponseNs) != "500" {
+		t.Fatalf("losses %+v, want one with reissue_response_ns 500", res.Losses)
+	}
+	res = track(t, model.VerbWrite, "0 1 2 3x @50000 0 1 2 3 A3", tracetest.Options{}, Options{})
+	if len(res.Losses) != 1 || res.Losses[0].ReissueResponseNs != nil {
+		t.Errorf("WRITE timeout: reissue_response_ns %s, want none", ns(res.Losses[0].ReissueResponseNs))
+	}
+}
