@@ -121,15 +121,17 @@ func TestArbitrationWriteNeedsStream(t *testing.T) {
 	if err := fwdWrite(cl, "", 3, 1); err != nil {
 		t.Errorf("Write with the primary's election ID while its stream is open: %v", err)
 	}
-	// The primary's stream closes; once the backup is told it is primary,
-	// the departed primary's election ID writes nothing.
+	// The primary's stream closes: the backup hears there is no primary
+	// and is not promoted (the primary is the highest election ID ever
+	// seen, P4Runtime §"Client Arbitration Update"); the departed
+	// primary's election ID writes nothing either.
 	cancel()
 	for {
 		r, err := backup.Recv()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if codes.Code(r.GetArbitration().GetStatus().GetCode()) == codes.OK {
+		if codes.Code(r.GetArbitration().GetStatus().GetCode()) == codes.NotFound {
 			break
 		}
 	}
@@ -139,8 +141,19 @@ func TestArbitrationWriteNeedsStream(t *testing.T) {
 	if err := setPipe(cl, "", 3); status.Code(err) != codes.PermissionDenied {
 		t.Errorf("SetForwardingPipelineConfig with the departed primary's election ID: %v, want PERMISSION_DENIED", err)
 	}
-	if err := fwdWrite(cl, "", 2, 3); err != nil {
-		t.Errorf("the promoted backup cannot write: %v", err)
+	if err := fwdWrite(cl, "", 2, 3); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("the backup was promoted when the primary left: Write %v, want PERMISSION_DENIED", err)
+	}
+	// The backup takes over by reaching the highest election ID seen.
+	if err := backup.Send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{Arbitration: &p4v1.MasterArbitrationUpdate{
+		DeviceId: 7, ElectionId: &p4v1.Uint128{Low: 3}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := backup.Recv(); err != nil || codes.Code(r.GetArbitration().GetStatus().GetCode()) != codes.OK {
+		t.Fatalf("backup re-arbitrating with the highest election ID: %v %v, want OK", r, err)
+	}
+	if err := fwdWrite(cl, "", 3, 3); err != nil {
+		t.Errorf("the new primary cannot write: %v", err)
 	}
 }
 

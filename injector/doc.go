@@ -103,16 +103,22 @@
 //
 // # P4Runtime
 //
-// Server implements arbitration for the default role only (another role is
-// NOT_FOUND; election IDs; primary = highest with an open stream; backups
-// get ALREADY_EXISTS in their arbitration update and PERMISSION_DENIED on
-// Write and SetForwardingPipelineConfig, which also need the primary's
-// stream open; a departing primary promotes the next), SetForwardingPipelineConfig (the P4Info must describe the objects
-// the Go pipeline implements — names and bit widths; IDs are mapped),
+// Server implements P4Runtime 1.4.0-rc.5 (APIVersion; fields the rc.5
+// protos lack, such as Replica.port, are UNIMPLEMENTED). Arbitration is for
+// the default role only (another role is NOT_FOUND): the primary is the
+// live stream whose election ID is the highest ever seen; when it leaves
+// nobody is promoted until a client arbitrates with at least that ID; an
+// unset election ID is a backup that never becomes primary; backups get
+// ALREADY_EXISTS in their arbitration update and PERMISSION_DENIED on Write
+// and SetForwardingPipelineConfig, which also need the primary's stream
+// open. SetForwardingPipelineConfig: the P4Info must describe the objects
+// the Go pipeline implements — names and bit widths; IDs are mapped;
+// VERIFY_AND_SAVE keeps the state until COMMIT. It also implements
 // Write (INSERT/MODIFY/DELETE of table entries, default entries, indirect
 // counters, registers and clone sessions; CONTINUE_ON_ERROR applies what it
 // can, ROLLBACK_ON_ERROR and DATAPLANE_ATOMIC all or nothing; failures are
-// UNKNOWN with one p4.v1.Error per update as the spec says) and Read (table
+// UNKNOWN with one p4.v1.Error per update as the spec says) and Read (one
+// error per bad entity, the good ones still answered; table
 // ID 0, empty match, missing index and session 0 are wildcards; values come
 // back canonical; Read copies entry pointers and counter/register cells
 // under the switch lock and sorts, encodes and streams without it, so the

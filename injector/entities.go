@@ -1,6 +1,7 @@
 package injector
 
 import (
+	"bytes"
 	"maps"
 	"slices"
 
@@ -9,20 +10,55 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+// entryMeta is what a table entry carries for the controller only: the
+// target stores it and returns it on reads (P4Runtime §"Table Entry").
+type entryMeta struct {
+	controller uint64 // controller_metadata
+	metadata   []byte
+	idleNs     int64 // idle_timeout_ns (tables with idle timeout only; no notifications are sent)
+}
+
+// metaStore holds the entryMeta of table entries (by entry: entries are
+// immutable once installed, writes replace them) and of default entries
+// (by table ID). Entries without metadata have none stored.
+type metaStore struct {
+	entries map[*entry]entryMeta
+	defs    map[uint32]entryMeta
+}
+
+func newMetaStore() metaStore {
+	return metaStore{entries: map[*entry]entryMeta{}, defs: map[uint32]entryMeta{}}
+}
+
+func (m metaStore) clone() metaStore {
+	return metaStore{entries: maps.Clone(m.entries), defs: maps.Clone(m.defs)}
+}
+
+func (m metaStore) set(e *entry, em entryMeta) {
+	if em.controller != 0 || em.metadata != nil || em.idleNs != 0 {
+		m.entries[e] = em
+	}
+}
+
+func metaOf(te *p4v1.TableEntry) entryMeta {
+	//lint:ignore SA1019 deprecated in favour of metadata, but the spec still requires storing and returning it
+	return entryMeta{controller: te.GetControllerMetadata(), metadata: te.GetMetadata(), idleNs: te.GetIdleTimeoutNs()}
+}
+
 // apply performs one update. Called with sw.mu held.
-func (sw *Switch) apply(u *p4v1.Update, _ bool) error {
+func (sw *Switch) apply(u *p4v1.Update, meta metaStore) error {
 	e := u.GetEntity()
 	switch {
+	case e.GetEntity() == nil:
+		return status.Error(codes.InvalidArgument, "update without an entity")
 	case e.GetTableEntry() != nil:
-		return sw.applyTable(u.GetType(), e.GetTableEntry())
+		return sw.applyTable(u.GetType(), e.GetTableEntry(), meta)
 	case e.GetCounterEntry() != nil:
 		return sw.applyCounter(u.GetType(), e.GetCounterEntry())
 	case e.GetRegisterEntry() != nil:
 		return sw.applyRegister(u.GetType(), e.GetRegisterEntry())
 	case e.GetPacketReplicationEngineEntry() != nil:
 		return sw.applyPRE(u.GetType(), e.GetPacketReplicationEngineEntry())
-	case e == nil:
-		return status.Error(codes.InvalidArgument, "update without an entity")
 	}
 	return status.Error(codes.Unimplemented, "entity type not supported by the software target")
 }
@@ -76,6 +112,9 @@ func (sw *Switch) parseEntry(te *p4v1.TableEntry, needAction bool) (*table, *ent
 		return t, e, nil
 	}
 	act := te.GetAction()
+	if act == nil && te.GetIsDefaultAction() {
+		return t, nil, nil // MODIFY without an action resets the default entry
+	}
 	if act == nil {
 		return nil, nil, status.Errorf(codes.InvalidArgument, "table %s: entry without an action", ti.name)
 	}
@@ -85,7 +124,7 @@ func (sw *Switch) parseEntry(te *p4v1.TableEntry, needAction bool) (*table, *ent
 	a := act.GetAction()
 	ai := sw.sch.actions[a.GetActionId()]
 	if ai == nil {
-		return nil, nil, status.Errorf(codes.NotFound, "unknown action ID %#x", a.GetActionId())
+		return nil, nil, status.Errorf(codes.InvalidArgument, "unknown action ID %#x", a.GetActionId())
 	}
 	if !ti.actions[ai.id] {
 		return nil, nil, status.Errorf(codes.InvalidArgument, "action %s is not an action of table %s", ai.name, ti.name)
@@ -116,17 +155,49 @@ func (sw *Switch) parseEntry(te *p4v1.TableEntry, needAction bool) (*table, *ent
 	return t, e, nil
 }
 
-func (sw *Switch) applyTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
+// checkEntryFields applies the P4Runtime rules on a written table entry's
+// fields other than its key and action (§"Default Entry", §"Idle-timeout").
+// is_const (field 13, not in APIVersion's protos) is refused by
+// unknownFields.
+func checkEntryFields(ti *tableInfo, te *p4v1.TableEntry) error {
+	idle := te.GetIdleTimeoutNs() != 0 || te.GetTimeSinceLastHit() != nil
+	switch {
+	case idle && te.GetIsDefaultAction():
+		return status.Errorf(codes.InvalidArgument, "table %s: a default entry has no idle timeout", ti.name)
+	case idle && !ti.idle:
+		return status.Errorf(codes.InvalidArgument, "table %s does not support idle timeout", ti.name)
+	case te.GetTimeSinceLastHit() != nil:
+		return status.Errorf(codes.InvalidArgument, "table %s: time_since_last_hit must be unset in a write", ti.name)
+	}
+	return nil
+}
+
+func (sw *Switch) applyTable(typ p4v1.Update_Type, te *p4v1.TableEntry, meta metaStore) error {
 	t, e, err := sw.parseEntry(te, typ != p4v1.Update_DELETE)
 	if err != nil {
+		return err
+	}
+	if err := checkEntryFields(t.info, te); err != nil {
 		return err
 	}
 	if te.GetIsDefaultAction() {
 		if typ != p4v1.Update_MODIFY {
 			return status.Errorf(codes.InvalidArgument, "table %s: the default entry can only be modified", t.info.name)
 		}
+		delete(meta.defs, t.info.id)
+		if e == nil { // reset to the P4 program's default action
+			d := defaultActions[t.info.name]
+			t.def, t.defSet = entry{action: sw.sch.byName[d.action], params: append([]uint64(nil), d.params...)}, false
+			return nil
+		}
 		t.def, t.defSet = *e, true
+		if m := metaOf(te); m.controller != 0 || m.metadata != nil {
+			meta.defs[t.info.id] = m // idle timeout: refused above for default entries
+		}
 		return nil
+	}
+	if typ == p4v1.Update_INSERT && len(t.info.fields) == 0 {
+		return status.Errorf(codes.InvalidArgument, "table %s is keyless: only its default entry can be written", t.info.name)
 	}
 	old := t.entries[e.key]
 	switch typ {
@@ -137,20 +208,20 @@ func (sw *Switch) applyTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if len(t.entries) >= t.info.size {
 			return status.Errorf(codes.ResourceExhausted, "table %s is full (%d entries)", t.info.name, t.info.size)
 		}
-		t.entries[e.key] = e
-	case p4v1.Update_MODIFY:
+	case p4v1.Update_MODIFY, p4v1.Update_DELETE:
 		if old == nil {
-			return status.Errorf(codes.NotFound, "table %s: no such entry to modify", t.info.name)
+			return status.Errorf(codes.NotFound, "table %s: no such entry", t.info.name)
 		}
-		t.entries[e.key] = e
-	case p4v1.Update_DELETE:
-		if old == nil {
-			return status.Errorf(codes.NotFound, "table %s: no such entry to delete", t.info.name)
-		}
-		delete(t.entries, e.key)
+		delete(meta.entries, old)
 	default:
 		return status.Errorf(codes.InvalidArgument, "unknown update type %v", typ)
 	}
+	if typ == p4v1.Update_DELETE {
+		delete(t.entries, e.key)
+		return nil
+	}
+	t.entries[e.key] = e
+	meta.set(e, metaOf(te))
 	return nil
 }
 
@@ -162,18 +233,17 @@ func (sw *Switch) applyCounter(typ p4v1.Update_Type, ce *p4v1.CounterEntry) erro
 	if typ != p4v1.Update_MODIFY {
 		return status.Error(codes.InvalidArgument, "counter entries can only be modified")
 	}
-	d := counterCell{uint64(ce.GetData().GetPacketCount()), uint64(ce.GetData().GetByteCount())}
-	if ce.GetIndex() == nil {
-		for i := range cells {
-			cells[i] = d
-		}
+	lo, hi, err := cellRange(len(cells), ce.GetIndex(), "counter")
+	if err != nil {
+		return err
+	}
+	if ce.GetData() == nil { // "the counter value is not modified if data is not set"
 		return nil
 	}
-	i := ce.GetIndex().GetIndex()
-	if i < 0 || int(i) >= len(cells) {
-		return status.Errorf(codes.OutOfRange, "counter index %d out of 0..%d", i, len(cells)-1)
+	d := counterCell{uint64(ce.GetData().GetPacketCount()), uint64(ce.GetData().GetByteCount())}
+	for i := lo; i < hi; i++ {
+		cells[i] = d
 	}
-	cells[i] = d
 	return nil
 }
 
@@ -194,17 +264,13 @@ func (sw *Switch) applyRegister(typ p4v1.Update_Type, re *p4v1.RegisterEntry) er
 		return err
 	}
 	cells := sw.regs[ri.id]
-	if re.GetIndex() == nil {
-		for i := range cells {
-			cells[i] = v
-		}
-		return nil
+	lo, hi, err := cellRange(len(cells), re.GetIndex(), "register "+ri.name)
+	if err != nil {
+		return err
 	}
-	i := re.GetIndex().GetIndex()
-	if i < 0 || int(i) >= len(cells) {
-		return status.Errorf(codes.OutOfRange, "register %s index %d out of 0..%d", ri.name, i, len(cells)-1)
+	for i := lo; i < hi; i++ {
+		cells[i] = v
 	}
-	cells[i] = v
 	return nil
 }
 
@@ -261,10 +327,12 @@ type encodeFn func() []*p4v1.Entity
 // function must be called without it. Table entries, default entries and
 // clone sessions are never mutated once installed (writes replace them),
 // so copying their pointers is a consistent snapshot.
-func (sw *Switch) read(e *p4v1.Entity) (encodeFn, error) {
+func (sw *Switch) read(e *p4v1.Entity, meta metaStore) (encodeFn, error) {
 	switch {
+	case e.GetEntity() == nil:
+		return nil, status.Error(codes.InvalidArgument, "empty entity: the entity oneof must be set (no wildcard read of the whole state)")
 	case e.GetTableEntry() != nil:
-		return sw.readTables(e.GetTableEntry())
+		return sw.readTables(e.GetTableEntry(), meta)
 	case e.GetCounterEntry() != nil:
 		return sw.readCounters(e.GetCounterEntry())
 	case e.GetRegisterEntry() != nil:
@@ -302,8 +370,10 @@ func (sw *Switch) read(e *p4v1.Entity) (encodeFn, error) {
 
 func sortedIDs[V any](m map[uint32]V) []uint32 { return slices.Sorted(maps.Keys(m)) }
 
-func encodeEntry(sch *schema, t *tableInfo, e *entry, isDefault bool) *p4v1.Entity {
-	te := &p4v1.TableEntry{TableId: t.id, IsDefaultAction: isDefault}
+func encodeEntry(sch *schema, t *tableInfo, e *entry, m entryMeta, isDefault bool) *p4v1.Entity {
+	//lint:ignore SA1019 deprecated in favour of metadata, but the spec still requires storing and returning it
+	te := &p4v1.TableEntry{TableId: t.id, IsDefaultAction: isDefault, ControllerMetadata: m.controller, Metadata: m.metadata,
+		IdleTimeoutNs: m.idleNs}
 	if !isDefault {
 		for i, f := range t.fields {
 			te.Match = append(te.Match, &p4v1.FieldMatch{FieldId: f.id,
@@ -325,11 +395,44 @@ func encodeEntry(sch *schema, t *tableInfo, e *entry, isDefault bool) *p4v1.Enti
 type tableSnap struct {
 	info      *tableInfo
 	entries   []*entry
+	meta      map[*entry]entryMeta // of entries with metadata
 	isDefault bool
 	sorted    bool
 }
 
-func (sw *Switch) readTables(q *p4v1.TableEntry) (encodeFn, error) {
+// entryFilter is a table read's filter on fields other than the key
+// (P4Runtime §"Wildcard Reads"): zero values are wildcards.
+type entryFilter struct {
+	action     uint32
+	priority   int32
+	controller uint64
+	metadata   []byte
+}
+
+func (f entryFilter) match(e *entry, m entryMeta) bool {
+	return (f.action == 0 || e.action == f.action) && f.priority == 0 &&
+		(f.controller == 0 || m.controller == f.controller) && (f.metadata == nil || bytes.Equal(m.metadata, f.metadata))
+}
+
+func (sw *Switch) readTables(q *p4v1.TableEntry, meta metaStore) (encodeFn, error) {
+	//lint:ignore SA1019 deprecated in favour of metadata, but the spec still requires storing and returning it
+	f := entryFilter{priority: q.GetPriority(), controller: q.GetControllerMetadata(), metadata: q.GetMetadata()}
+	if len(f.metadata) == 0 {
+		f.metadata = nil
+	}
+	if q.GetAction() != nil {
+		a := q.GetAction().GetAction()
+		if a == nil {
+			return nil, status.Error(codes.InvalidArgument, "only a direct action's action_id can filter a read")
+		}
+		if a.GetActionId() != 0 && sw.sch.actions[a.GetActionId()] == nil {
+			return nil, status.Errorf(codes.InvalidArgument, "unknown action ID %#x", a.GetActionId())
+		}
+		f.action = a.GetActionId()
+	}
+	if q.GetTableId() == 0 && (len(q.GetMatch()) > 0 || f.action != 0) {
+		return nil, status.Error(codes.InvalidArgument, "table_id 0 reads every table: no match or action filter can be used")
+	}
 	ids := sortedIDs(sw.tables)
 	if q.GetTableId() != 0 {
 		if sw.tables[q.GetTableId()] == nil {
@@ -342,7 +445,9 @@ func (sw *Switch) readTables(q *p4v1.TableEntry) (encodeFn, error) {
 		t := sw.tables[id]
 		if q.GetIsDefaultAction() {
 			def := t.def // a copy: restore and writes assign t.def
-			snap = append(snap, tableSnap{info: t.info, entries: []*entry{&def}, isDefault: true, sorted: true})
+			if m := meta.defs[id]; f.match(&def, m) {
+				snap = append(snap, tableSnap{info: t.info, entries: []*entry{&def}, meta: map[*entry]entryMeta{&def: m}, isDefault: true, sorted: true})
+			}
 			continue
 		}
 		if len(q.GetMatch()) > 0 {
@@ -350,16 +455,23 @@ func (sw *Switch) readTables(q *p4v1.TableEntry) (encodeFn, error) {
 			if err != nil {
 				return nil, err
 			}
-			if got := t.entries[e.key]; got != nil {
-				snap = append(snap, tableSnap{info: t.info, entries: []*entry{got}, sorted: true})
+			if got := t.entries[e.key]; got != nil && f.match(got, meta.entries[got]) {
+				snap = append(snap, tableSnap{info: t.info, entries: []*entry{got}, meta: map[*entry]entryMeta{got: meta.entries[got]}, sorted: true})
 			}
 			continue
 		}
-		es := make([]*entry, 0, len(t.entries))
+		ts := tableSnap{info: t.info, entries: make([]*entry, 0, len(t.entries)), meta: map[*entry]entryMeta{}}
 		for _, e := range t.entries {
-			es = append(es, e)
+			m, ok := meta.entries[e]
+			if !f.match(e, m) {
+				continue
+			}
+			ts.entries = append(ts.entries, e)
+			if ok {
+				ts.meta[e] = m
+			}
 		}
-		snap = append(snap, tableSnap{info: t.info, entries: es})
+		snap = append(snap, ts)
 	}
 	sch := sw.sch
 	return func() []*p4v1.Entity {
@@ -373,7 +485,7 @@ func (sw *Switch) readTables(q *p4v1.TableEntry) (encodeFn, error) {
 				sortEntries(ts.entries)
 			}
 			for _, e := range ts.entries {
-				out = append(out, encodeEntry(sch, ts.info, e, ts.isDefault))
+				out = append(out, encodeEntry(sch, ts.info, e, ts.meta[e], ts.isDefault))
 			}
 		}
 		return out
@@ -387,8 +499,11 @@ func cellRange(n int, idx *p4v1.Index, what string) (lo, hi int, err error) {
 		return 0, n, nil
 	}
 	i := idx.GetIndex()
-	if i < 0 || i >= int64(n) {
-		return 0, 0, status.Errorf(codes.OutOfRange, "%s index %d out of range", what, i)
+	if i < 0 {
+		return 0, 0, status.Errorf(codes.InvalidArgument, "%s index %d is negative", what, i)
+	}
+	if i >= int64(n) {
+		return 0, 0, status.Errorf(codes.OutOfRange, "%s index %d out of 0..%d", what, i, n-1)
 	}
 	return int(i), int(i) + 1, nil
 }

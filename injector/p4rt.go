@@ -12,34 +12,56 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
 // Server is the P4Runtime service of a Switch: arbitration (election IDs,
 // primary and backups of the default role, the only role configured),
-// SetForwardingPipelineConfig for lumina's
-// P4Info, Write (insert/modify/delete; CONTINUE_ON_ERROR, ROLLBACK_ON_ERROR
-// and DATAPLANE_ATOMIC batches), Read with wildcards, indirect counters,
-// registers and clone sessions. Status codes follow the P4Runtime spec.
+// SetForwardingPipelineConfig for lumina's P4Info (VERIFY, VERIFY_AND_SAVE
+// then COMMIT, VERIFY_AND_COMMIT, RECONCILE_AND_COMMIT),
+// GetForwardingPipelineConfig, Write (insert/modify/delete;
+// CONTINUE_ON_ERROR, ROLLBACK_ON_ERROR and DATAPLANE_ATOMIC batches), Read
+// with wildcards and filters, indirect counters, registers and clone
+// sessions. Status codes follow the P4Runtime specification; Capabilities
+// reports APIVersion, the p4runtime release the server is built on, and
+// fields of later releases are refused with UNIMPLEMENTED.
+//
+// Concurrency: Server is safe for concurrent use. mu guards streams and
+// highest; the Switch's mutex guards the pipeline, its state, the entry
+// metadata (meta) and the saved config (saved). mu is never taken while
+// holding the Switch's mutex.
 type Server struct {
 	p4v1.UnimplementedP4RuntimeServer
 	sw       *Switch
 	deviceID uint64
 
-	mu      sync.Mutex // guards streams and primaries
+	mu      sync.Mutex
 	streams map[*arbStream]bool
+	highest map[string]*big.Int // per role: the highest election ID ever seen (election_id_past)
+
+	meta  metaStore    // guarded by sw.mu
+	saved *savedConfig // guarded by sw.mu: VERIFY_AND_SAVE's config awaiting COMMIT
 }
+
+// APIVersion is the P4Runtime API version the server implements: that of
+// the github.com/p4lang/p4runtime release it is built on. Fields added by
+// later releases (e.g. Replica.port of 1.4.0) are unknown to it and
+// refused with UNIMPLEMENTED.
+const APIVersion = "1.4.0-rc.5"
 
 type arbStream struct {
 	send     chan *p4v1.StreamMessageResponse
 	role     string
-	election *big.Int
-	valid    bool
+	election *big.Int // nil: unset, a backup that never becomes primary
+	valid    bool     // the stream has arbitrated
 }
 
 // NewServer returns the P4Runtime service for sw as device deviceID.
 func NewServer(sw *Switch, deviceID uint64) *Server {
-	return &Server{sw: sw, deviceID: deviceID, streams: map[*arbStream]bool{}}
+	return &Server{sw: sw, deviceID: deviceID, streams: map[*arbStream]bool{}, highest: map[string]*big.Int{},
+		meta: newMetaStore()}
 }
 
 // Register adds the service to a gRPC server.
@@ -63,33 +85,42 @@ func toU128(x *big.Int) *p4v1.Uint128 {
 	return &p4v1.Uint128{High: hi.Uint64(), Low: lo.Uint64()}
 }
 
-// primaryLocked returns the primary's election ID for role (nil if none).
-func (s *Server) primaryLocked(role string) *big.Int {
-	var best *big.Int
-	for st := range s.streams {
-		if st.valid && st.role == role && st.election != nil && (best == nil || st.election.Cmp(best) > 0) {
-			best = st.election
-		}
-	}
-	return best
+// isPrimaryLocked reports whether st is the primary of its role: a live
+// stream whose election ID is the highest ever seen for the role (P4Runtime
+// §"Client Arbitration Update"). An unset election ID never is.
+func (s *Server) isPrimaryLocked(st *arbStream) bool {
+	h := s.highest[st.role]
+	return st.valid && st.election != nil && h != nil && st.election.Cmp(h) == 0
 }
 
-// notifyLocked sends every stream of role its arbitration status.
-func (s *Server) notifyLocked(role string) {
+// primaryLocked returns the primary stream of role, or nil.
+func (s *Server) primaryLocked(role string) *arbStream {
+	for st := range s.streams {
+		if st.role == role && s.isPrimaryLocked(st) {
+			return st
+		}
+	}
+	return nil
+}
+
+// notifyLocked sends the arbitration advisory (P4Runtime §"Client
+// Arbitration Notifications") to the streams of role, or to only when it
+// is not nil.
+func (s *Server) notifyLocked(role string, only *arbStream) {
 	primary := s.primaryLocked(role)
 	for st := range s.streams {
-		if !st.valid || st.role != role {
+		if !st.valid || st.role != role || (only != nil && st != only) {
 			continue
 		}
-		c, msg := code.Code_ALREADY_EXISTS, "backup"
-		if primary != nil && st.election.Cmp(primary) == 0 {
+		c, msg := code.Code_NOT_FOUND, "no primary"
+		switch {
+		case st == primary:
 			c, msg = code.Code_OK, "primary"
-		}
-		if primary == nil {
-			c, msg = code.Code_NOT_FOUND, "no primary"
+		case primary != nil:
+			c, msg = code.Code_ALREADY_EXISTS, "backup"
 		}
 		resp := &p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Arbitration{Arbitration: &p4v1.MasterArbitrationUpdate{
-			DeviceId: s.deviceID, Role: &p4v1.Role{Name: role}, ElectionId: toU128(primary),
+			DeviceId: s.deviceID, Role: &p4v1.Role{Name: role}, ElectionId: toU128(s.highest[role]),
 			Status: &rpcstatus.Status{Code: int32(c), Message: msg},
 		}}}
 		select {
@@ -99,20 +130,67 @@ func (s *Server) notifyLocked(role string) {
 	}
 }
 
+// arbitrate applies one MasterArbitrationUpdate received on st (P4Runtime
+// §"Rules for Handling MasterArbitrationUpdate Messages"). A non-nil error
+// ends the stream with that status.
+func (s *Server) arbitrate(st *arbStream, arb *p4v1.MasterArbitrationUpdate) error {
+	if arb.GetDeviceId() != s.deviceID {
+		if st.valid {
+			return status.Errorf(codes.FailedPrecondition, "device %d differs from this stream's device %d", arb.GetDeviceId(), s.deviceID)
+		}
+		return status.Errorf(codes.NotFound, "device %d not found (this is device %d)", arb.GetDeviceId(), s.deviceID)
+	}
+	role := arb.GetRole().GetName()
+	eid := u128(arb.GetElectionId())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.valid && st.role != role {
+		return status.Error(codes.FailedPrecondition, "a stream cannot change its role")
+	}
+	if err := checkRole(role); err != nil {
+		return err
+	}
+	if eid != nil {
+		for o := range s.streams {
+			if o != st && o.valid && o.role == role && o.election != nil && o.election.Cmp(eid) == 0 {
+				return status.Errorf(codes.InvalidArgument, "election ID %v already used by another client of role %q", eid, role)
+			}
+		}
+	}
+	wasPrimary := s.isPrimaryLocked(st)
+	st.role, st.election, st.valid = role, eid, true
+	if h := s.highest[role]; eid != nil && (h == nil || eid.Cmp(h) >= 0) {
+		s.highest[role] = eid
+	}
+	switch {
+	case s.isPrimaryLocked(st), wasPrimary: // a new or same primary, or a primary that downgraded itself
+		s.notifyLocked(role, nil)
+	default: // a backup: only it hears
+		s.notifyLocked(role, st)
+	}
+	return nil
+}
+
+// leave removes st; if it was the primary, the others of its role hear
+// that there is no primary (until one arbitrates with an election ID at
+// least the highest seen).
+func (s *Server) leave(st *arbStream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wasPrimary := s.isPrimaryLocked(st)
+	delete(s.streams, st)
+	if wasPrimary {
+		s.notifyLocked(st.role, nil)
+	}
+}
+
 // StreamChannel implements arbitration. Packet I/O is not supported.
 func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error {
 	st := &arbStream{send: make(chan *p4v1.StreamMessageResponse, 16)}
 	s.mu.Lock()
 	s.streams[st] = true
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.streams, st)
-		if st.valid {
-			s.notifyLocked(st.role)
-		}
-		s.mu.Unlock()
-	}()
+	defer s.leave(st)
 	errc := make(chan error, 1)
 	go func() {
 		for {
@@ -144,28 +222,9 @@ func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error 
 			}
 			continue
 		}
-		if arb.GetDeviceId() != s.deviceID {
-			return status.Errorf(codes.NotFound, "device %d not found (this is device %d)", arb.GetDeviceId(), s.deviceID)
-		}
-		eid := u128(arb.GetElectionId())
-		role := arb.GetRole().GetName()
-		if err := checkRole(role); err != nil {
+		if err := s.arbitrate(st, arb); err != nil {
 			return err
 		}
-		s.mu.Lock()
-		if st.valid && st.role != role {
-			s.mu.Unlock()
-			return status.Error(codes.FailedPrecondition, "a stream cannot change its role")
-		}
-		for o := range s.streams {
-			if o != st && o.valid && o.role == role && eid != nil && o.election != nil && o.election.Cmp(eid) == 0 {
-				s.mu.Unlock()
-				return status.Errorf(codes.InvalidArgument, "election ID %v already used by another client of role %q", eid, role)
-			}
-		}
-		st.role, st.election, st.valid = role, eid, true
-		s.notifyLocked(role)
-		s.mu.Unlock()
 	}
 }
 
@@ -180,9 +239,9 @@ func checkRole(role string) error {
 }
 
 // checkPrimary returns NOT_FOUND for a role that is not configured and
-// PERMISSION_DENIED unless eid is the election ID of the default role's
-// primary, whose stream is open: a departed primary's election ID, a
-// backup's, or one no stream arbitrated with writes nothing.
+// PERMISSION_DENIED unless eid is the election ID of the role's primary,
+// whose stream is open: a departed primary's election ID, a backup's, or
+// one no stream arbitrated with writes nothing.
 func (s *Server) checkPrimary(role string, eid *p4v1.Uint128) error {
 	if err := checkRole(role); err != nil {
 		return err
@@ -190,23 +249,35 @@ func (s *Server) checkPrimary(role string, eid *p4v1.Uint128) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.primaryLocked(role)
-	if p == nil || eid == nil || u128(eid).Cmp(p) != 0 {
+	if p == nil || eid == nil || u128(eid).Cmp(p.election) != 0 {
 		return status.Errorf(codes.PermissionDenied, "election ID %v is not the primary of role %q", u128(eid), role)
 	}
-	for st := range s.streams { // primaryLocked only counts open streams; say so explicitly
-		if st.valid && st.role == role && st.election != nil && st.election.Cmp(p) == 0 {
-			return nil
-		}
-	}
-	return status.Errorf(codes.PermissionDenied, "election ID %v has no open stream", u128(eid))
+	return nil
 }
 
-// Capabilities reports the P4Runtime version implemented.
+// Capabilities reports the P4Runtime version implemented (APIVersion).
 func (s *Server) Capabilities(context.Context, *p4v1.CapabilitiesRequest) (*p4v1.CapabilitiesResponse, error) {
-	return &p4v1.CapabilitiesResponse{P4RuntimeApiVersion: "1.4.0"}, nil
+	return &p4v1.CapabilitiesResponse{P4RuntimeApiVersion: APIVersion}, nil
 }
 
-// SetForwardingPipelineConfig installs lumina's pipeline.
+// savedConfig is a VERIFY_AND_SAVE config awaiting COMMIT.
+type savedConfig struct {
+	cookie uint64
+	devCfg []byte
+}
+
+// SetForwardingPipelineConfig installs lumina's pipeline (P4Runtime
+// §"SetForwardingPipelineConfig RPC"). The software target realizes only
+// lumina.p4's objects, so a config it accepts differs from the installed
+// one at most in IDs, cookie and device config:
+//   - VERIFY checks the config;
+//   - VERIFY_AND_SAVE saves it: Reads and Writes refer to its IDs at once,
+//     the forwarding state (entries, registers, counters, clone sessions)
+//     is kept, and COMMIT then realizes it (its cookie and device config);
+//   - COMMIT without a config realizes the saved one (NOT_FOUND if none,
+//     INVALID_ARGUMENT if a config is attached);
+//   - VERIFY_AND_COMMIT installs it and clears the forwarding state;
+//   - RECONCILE_AND_COMMIT installs it keeping the forwarding state.
 func (s *Server) SetForwardingPipelineConfig(_ context.Context, req *p4v1.SetForwardingPipelineConfigRequest) (*p4v1.SetForwardingPipelineConfigResponse, error) {
 	if req.GetDeviceId() != s.deviceID {
 		return nil, status.Errorf(codes.NotFound, "device %d not found", req.GetDeviceId())
@@ -228,11 +299,15 @@ func (s *Server) SetForwardingPipelineConfig(_ context.Context, req *p4v1.SetFor
 			return nil, status.Errorf(codes.InvalidArgument, "P4Info rejected: %v", err)
 		}
 	case p4v1.SetForwardingPipelineConfigRequest_COMMIT:
+		if cfg != nil {
+			return nil, status.Error(codes.InvalidArgument, "COMMIT takes no config (it realizes the one VERIFY_AND_SAVE saved)")
+		}
 		s.sw.mu.Lock()
 		defer s.sw.mu.Unlock()
-		if s.sw.sch == nil {
-			return nil, status.Error(codes.FailedPrecondition, "COMMIT without a saved config")
+		if s.saved == nil {
+			return nil, status.Error(codes.NotFound, "COMMIT without a saved config (no VERIFY_AND_SAVE preceded it)")
 		}
+		s.sw.cookie, s.sw.devCfg, s.saved = s.saved.cookie, s.saved.devCfg, nil
 		return &p4v1.SetForwardingPipelineConfigResponse{}, nil
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "unsupported action %v", act)
@@ -242,16 +317,69 @@ func (s *Server) SetForwardingPipelineConfig(_ context.Context, req *p4v1.SetFor
 	}
 	s.sw.mu.Lock()
 	defer s.sw.mu.Unlock()
-	if act == p4v1.SetForwardingPipelineConfigRequest_RECONCILE_AND_COMMIT && s.sw.sch != nil {
-		// Same objects: keep the state, update the cookie.
-		s.sw.cookie, s.sw.devCfg = cfg.GetCookie().GetCookie(), cfg.GetP4DeviceConfig()
-		return &p4v1.SetForwardingPipelineConfigResponse{}, nil
+	cookie, devCfg := cfg.GetCookie().GetCookie(), cfg.GetP4DeviceConfig()
+	oldCookie, oldDev := s.sw.cookie, s.sw.devCfg
+	switch {
+	case act == p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT:
+		s.sw.install(sch, cookie, devCfg)
+		s.meta = newMetaStore()
+		s.saved = nil
+	case s.sw.sch == nil:
+		// Nothing to keep: an empty pipeline forwards as no pipeline
+		// does (l2_forward's default drops every frame).
+		s.sw.install(sch, cookie, devCfg)
+		s.meta = newMetaStore()
+	default:
+		s.reconcile(sch, cookie, devCfg)
 	}
-	s.sw.install(sch, cfg.GetCookie().GetCookie(), cfg.GetP4DeviceConfig())
+	if act == p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_SAVE {
+		// The saved config's cookie and device config are realized by COMMIT.
+		s.sw.cookie, s.sw.devCfg = oldCookie, oldDev
+		s.saved = &savedConfig{cookie: cookie, devCfg: devCfg}
+	} else {
+		s.saved = nil
+	}
 	return &p4v1.SetForwardingPipelineConfigResponse{}, nil
 }
 
-// GetForwardingPipelineConfig returns what was set.
+// reconcile installs sch keeping the forwarding state: entries, default
+// entries, registers, counters, clone sessions and held packets move to
+// sch's IDs (sch describes the same objects, newSchema checked it).
+// Called with sw.mu held.
+func (s *Server) reconcile(sch *schema, cookie uint64, devCfg []byte) {
+	sw := s.sw
+	old, oldTables, oldRegs, oldCtrs, oldClones, oldHeld := sw.sch, sw.tables, sw.regs, sw.ctrs, sw.clones, sw.reorders
+	sw.install(sch, cookie, devCfg)
+	action := func(id uint32) uint32 { return sch.byName[old.actions[id].name] }
+	meta := newMetaStore()
+	for oid, ot := range oldTables {
+		nid := sch.byName[old.tables[oid].name]
+		nt := sw.tables[nid]
+		for k, e := range ot.entries {
+			ne := &entry{key: e.key, action: action(e.action), params: e.params}
+			nt.entries[k] = ne
+			if m, ok := s.meta.entries[e]; ok {
+				meta.entries[ne] = m
+			}
+		}
+		nt.def = entry{action: action(ot.def.action), params: ot.def.params}
+		nt.defSet = ot.defSet
+		if m, ok := s.meta.defs[oid]; ok {
+			meta.defs[nid] = m
+		}
+	}
+	for oid, cells := range oldRegs {
+		copy(sw.regs[sch.byName[old.registers[oid].name]], cells)
+	}
+	for oid, cells := range oldCtrs {
+		copy(sw.ctrs[sch.byName[old.counters[oid].name]], cells)
+	}
+	sw.clones, sw.reorders = oldClones, oldHeld
+	s.meta = meta
+}
+
+// GetForwardingPipelineConfig returns what was set: an unset config before
+// any pipeline (P4Runtime §"GetForwardingPipelineConfig RPC").
 func (s *Server) GetForwardingPipelineConfig(_ context.Context, req *p4v1.GetForwardingPipelineConfigRequest) (*p4v1.GetForwardingPipelineConfigResponse, error) {
 	if req.GetDeviceId() != s.deviceID {
 		return nil, status.Errorf(codes.NotFound, "device %d not found", req.GetDeviceId())
@@ -259,7 +387,7 @@ func (s *Server) GetForwardingPipelineConfig(_ context.Context, req *p4v1.GetFor
 	s.sw.mu.Lock()
 	defer s.sw.mu.Unlock()
 	if s.sw.sch == nil {
-		return nil, status.Error(codes.FailedPrecondition, "no forwarding pipeline set")
+		return &p4v1.GetForwardingPipelineConfigResponse{}, nil
 	}
 	cfg := &p4v1.ForwardingPipelineConfig{Cookie: &p4v1.ForwardingPipelineConfig_Cookie{Cookie: s.sw.cookie}}
 	switch req.GetResponseType() {
@@ -293,20 +421,21 @@ func (s *Server) Write(_ context.Context, req *p4v1.WriteRequest) (*p4v1.WriteRe
 	switch req.GetAtomicity() {
 	case p4v1.WriteRequest_CONTINUE_ON_ERROR:
 		for i, u := range ups {
-			if errs[i] = sw.apply(u, false); errs[i] != nil {
+			if errs[i] = s.apply(u); errs[i] != nil {
 				failed = true
 			}
 		}
 	case p4v1.WriteRequest_ROLLBACK_ON_ERROR, p4v1.WriteRequest_DATAPLANE_ATOMIC:
 		// Validate everything against a snapshot first: all or nothing.
-		snap := sw.snapshot()
+		snap, meta := sw.snapshot(), s.meta.clone()
 		for i, u := range ups {
-			if errs[i] = sw.apply(u, false); errs[i] != nil {
+			if errs[i] = s.apply(u); errs[i] != nil {
 				failed = true
 			}
 		}
 		if failed {
 			sw.restore(snap)
+			s.meta = meta
 			for i := range errs {
 				if errs[i] == nil {
 					errs[i] = status.Error(codes.Aborted, "not applied: another update of the batch failed")
@@ -320,6 +449,58 @@ func (s *Server) Write(_ context.Context, req *p4v1.WriteRequest) (*p4v1.WriteRe
 		return &p4v1.WriteResponse{}, nil
 	}
 	return nil, batchError(errs)
+}
+
+// apply performs one update, refusing fields this server's P4Runtime
+// version does not know. Called with sw.mu held.
+func (s *Server) apply(u *p4v1.Update) error {
+	if err := unknownFields(u.ProtoReflect()); err != nil {
+		return err
+	}
+	return s.sw.apply(u, s.meta)
+}
+
+// unknownFields returns UNIMPLEMENTED when m or a message in it carries
+// fields unknown to APIVersion's protos: a client built on a later
+// P4Runtime sent them (e.g. Replica.port of 1.4.0, field 3), and ignoring
+// them would store something other than what was asked.
+func unknownFields(m protoreflect.Message) error {
+	if raw := m.GetUnknown(); len(raw) > 0 {
+		num, _, _ := protowire.ConsumeTag(raw)
+		name := m.Descriptor().FullName()
+		hint := ""
+		switch {
+		case name == "p4.v1.TableEntry" && num == 13:
+			// is_const, added in 1.4.0: only ever sent when true, which
+			// a write must not be (P4Runtime §"Table Entry").
+			return status.Error(codes.InvalidArgument, "TableEntry.is_const must be false in a write")
+		case name == "p4.v1.Replica" && num == 3:
+			hint = " (Replica.port of P4Runtime 1.4.0; use egress_port)"
+		}
+		return status.Errorf(codes.Unimplemented, "%s field %d%s is not part of P4Runtime %s, which this server implements",
+			name, num, hint, APIVersion)
+	}
+	var err error
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len() && err == nil; i++ {
+				err = unknownFields(l.Get(i).Message())
+			}
+		case fd.IsMap():
+			if fd.MapValue().Message() != nil {
+				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+					err = unknownFields(mv.Message())
+					return err == nil
+				})
+			}
+		case fd.Message() != nil:
+			err = unknownFields(v.Message())
+		}
+		return err == nil
+	})
+	return err
 }
 
 // batchError is the spec's batch error: UNKNOWN with one p4.v1.Error per
@@ -344,7 +525,11 @@ func batchError(errs []error) error {
 	return status.ErrorProto(st)
 }
 
-// Read streams the requested entities (wildcards allowed).
+// Read streams the requested entities (wildcards allowed). A request that
+// fails (an empty entity, an unknown ID, a bad index) does not stop the
+// others: their entities are sent, then the RPC ends with UNKNOWN and one
+// p4.v1.Error per request, in order (P4Runtime §"Read RPC", "Batch
+// Processing").
 func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) error {
 	if req.GetDeviceId() != s.deviceID {
 		return status.Errorf(codes.NotFound, "device %d not found", req.GetDeviceId())
@@ -358,23 +543,25 @@ func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) e
 	// client (#17.12).
 	sw := s.sw
 	sw.mu.Lock()
-	var encs []encodeFn
-	var err error
 	if sw.sch == nil {
-		err = status.Error(codes.FailedPrecondition, "no forwarding pipeline set")
+		sw.mu.Unlock()
+		return status.Error(codes.FailedPrecondition, "no forwarding pipeline set")
 	}
-	for _, e := range req.GetEntities() {
-		if err != nil {
-			break
-		}
+	var encs []encodeFn
+	errs := make([]error, len(req.GetEntities()))
+	failed := false
+	for i, e := range req.GetEntities() {
 		var enc encodeFn
-		enc, err = sw.read(e)
+		if errs[i] = unknownFields(e.ProtoReflect()); errs[i] == nil {
+			enc, errs[i] = sw.read(e, s.meta)
+		}
+		if errs[i] != nil {
+			failed = true
+			continue
+		}
 		encs = append(encs, enc)
 	}
 	sw.mu.Unlock()
-	if err != nil {
-		return err
-	}
 	if readEncodeHook != nil {
 		readEncodeHook(sw)
 	}
@@ -387,6 +574,9 @@ func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) e
 		if err := stream.Send(&p4v1.ReadResponse{Entities: out[i:min(i+batch, len(out))]}); err != nil {
 			return err
 		}
+	}
+	if failed {
+		return batchError(errs)
 	}
 	if len(out) == 0 {
 		return stream.Send(&p4v1.ReadResponse{})

@@ -85,6 +85,7 @@ type tableInfo struct {
 	fields  []fieldInfo
 	actions map[uint32]bool
 	size    int
+	idle    bool // the table supports idle timeout (idle_timeout_ns may be set)
 }
 
 type registerInfo struct {
@@ -150,7 +151,8 @@ func newSchema(info *p4configv1.P4Info) (*schema, error) {
 		if !ok {
 			return nil, fmt.Errorf("table %q is not implemented by the software target", name)
 		}
-		ti := &tableInfo{id: t.GetPreamble().GetId(), name: name, actions: map[uint32]bool{}, size: int(t.GetSize())}
+		ti := &tableInfo{id: t.GetPreamble().GetId(), name: name, actions: map[uint32]bool{}, size: int(t.GetSize()),
+			idle: t.GetIdleTimeoutBehavior() == p4configv1.Table_NOTIFY_CONTROL}
 		for _, f := range t.GetMatchFields() {
 			if f.GetMatchType() != p4configv1.MatchField_EXACT {
 				return nil, fmt.Errorf("table %s field %s: only exact match is implemented", name, f.GetName())

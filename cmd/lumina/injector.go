@@ -42,26 +42,42 @@ func init() {
 			ports := portFlags{}
 			fs.Var(ports, "port", "switch `PORT=INTERFACE` (repeatable), e.g. --port 1=ens1f0")
 			tokenFile := fs.String("token-file", "", "require this `file`'s token and TLS (recommended)")
-			tlsDir := fs.String("tls-dir", "", "`dir` with the TLS certificate (generated on first use), with --token-file")
+			tlsDir := fs.String("tls-dir", "", "`dir` with the TLS certificate (generated on first use), with --token-file or --client-ca")
+			clientCA := fs.String("client-ca", "", "accept clients whose TLS certificate verifies against this PEM `file` "+
+				"(CA or pinned self-signed client certificates): mutual TLS for standard P4Runtime clients, instead of or besides --token-file")
 			device := fs.Uint64("device-id", 0, "P4Runtime device `id`")
 			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				if len(args) != 0 || len(ports) == 0 {
 					return usagef("injector needs at least one --port PORT=INTERFACE")
 				}
-				if (*tokenFile == "") != (*tlsDir == "") {
-					return usagef("injector: --token-file and --tls-dir go together")
+				secure := *tokenFile != "" || *clientCA != ""
+				if secure != (*tlsDir != "") {
+					return usagef("injector: --tls-dir goes with --token-file, --client-ca or both")
 				}
 				var opts []grpc.ServerOption
-				if *tokenFile != "" {
-					token, err := agent.ReadToken(*tokenFile)
-					if err != nil {
-						return fmt.Errorf("injector: %w", err)
+				if secure {
+					var token string
+					if *tokenFile != "" {
+						var err error
+						if token, err = agent.ReadToken(*tokenFile); err != nil {
+							return fmt.Errorf("injector: %w", err)
+						}
 					}
 					cert, err := agent.EnsureCert(*tlsDir)
 					if err != nil {
 						return fmt.Errorf("injector: %w", err)
 					}
-					opts = agent.ServerOptions(cert, token)
+					if *clientCA == "" {
+						opts = agent.ServerOptions(cert, token)
+					} else {
+						pool, err := agent.ReadCertPool(*clientCA)
+						if err != nil {
+							return fmt.Errorf("injector: %w", err)
+						}
+						if opts, err = agent.ServerOptionsClientCerts(cert, token, pool); err != nil {
+							return fmt.Errorf("injector: %w", err)
+						}
+					}
 				} else {
 					fmt.Fprintln(stderr, "lumina: injector: P4Runtime without TLS or token; anyone who reaches the port can program the switch")
 				}
