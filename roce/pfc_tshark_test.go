@@ -1,9 +1,7 @@
 package roce_test
 
 import (
-	"bufio"
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -53,24 +51,9 @@ func TestTsharkAgreesMACControl(t *testing.T) {
 	tshark := testutil.RequireTshark(t)
 	frames := tsharkMACControlFrames()
 	path := filepath.Join(t.TempDir(), "pfc.pcap")
-	f, err := os.Create(path)
-	if err != nil {
+	if err := trace.WriteFramesFile(path, frames, 1000); err != nil {
 		t.Fatal(err)
 	}
-	bw := bufio.NewWriter(f)
-	w, err := trace.NewPcapWriter(bw, 0, trace.LinkTypeEthernet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, fr := range frames {
-		if err := w.WritePacket(int64(i)*1000, fr, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 
 	fields := []string{"eth.src", "eth.dst", "macc.opcode", "macc.pause_time", "macc.cbfc.enbv",
 		"macc.cbfc.enbv.not_zero", "macc.dst_address_invalid"}

@@ -1,9 +1,7 @@
 package tests
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -37,24 +35,9 @@ func TestTsharkDecodesRunPFC(t *testing.T) {
 		t.Fatalf("%d PFC frames in the run, want the storm's hundreds", len(frames))
 	}
 	path := filepath.Join(t.TempDir(), "pfc.pcap")
-	f, err := os.Create(path)
-	if err != nil {
+	if err := trace.WriteFramesFile(path, frames, 1000); err != nil {
 		t.Fatal(err)
 	}
-	bw := bufio.NewWriter(f)
-	w, err := trace.NewPcapWriter(bw, 0, trace.LinkTypeEthernet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, fr := range frames {
-		if err := w.WritePacket(int64(i)*1000, fr, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	out, err := exec.Command(tshark, "-n", "-r", path, "-T", "fields", "-E", "separator=|",
 		"-e", "eth.src", "-e", "macc.opcode", "-e", "macc.cbfc.enbv", "-e", "macc.cbfc.pause_time.c3").Output()
 	if err != nil {

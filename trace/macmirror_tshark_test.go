@@ -1,8 +1,6 @@
 package trace_test
 
 import (
-	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -17,18 +15,8 @@ import (
 // writePcapFile writes frames to a pcap file in dir.
 func writePcapFile(t *testing.T, dir, name string, frames [][]byte) string {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := trace.NewPcapWriter(&buf, 0, trace.LinkTypeEthernet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, f := range frames {
-		if err := w.WritePacket(int64(i)*1000, f, len(f)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := trace.WriteFramesFile(path, frames, 1000); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -1,10 +1,12 @@
 package trace
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
+	"os"
 )
 
 // File format constants shared by the writers and the reader.
@@ -203,4 +205,29 @@ func (pw *PcapngWriter) WritePacket(tsNanos int64, data []byte, origLen int) err
 		return fmt.Errorf("trace: writing pcapng packet block: %w", err)
 	}
 	return nil
+}
+
+// WriteFramesFile writes frames to a new Ethernet pcap file at path, frame
+// i stamped i × stepNs: a trace to hand to another tool (tshark, a test).
+func WriteFramesFile(path string, frames [][]byte, stepNs int64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	w, err := NewPcapWriter(bw, 0, LinkTypeEthernet)
+	if err == nil {
+		for i, fr := range frames {
+			if err = w.WritePacket(int64(i)*stepNs, fr, len(fr)); err != nil {
+				break
+			}
+		}
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -208,5 +210,23 @@ func TestWriterBuffered(t *testing.T) {
 	_, got, err := readAll(out.Bytes())
 	if err != nil || len(got) != 100 || got[99].LinkType != LinkTypeRaw {
 		t.Errorf("read back %d packets, %v; want 100 RAW packets", len(got), err)
+	}
+}
+
+func TestWriteFramesFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.pcap")
+	frames := [][]byte{bytes.Repeat([]byte{1}, 60), bytes.Repeat([]byte{2}, 78)}
+	if err := WriteFramesFile(path, frames, 250); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := ReadFile(path, func(p Packet) error {
+		got = append(got, fmt.Sprintf("%d %d %x", p.TimeNs, len(p.Data), p.Data[0]))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "0 60 1; 250 78 2"; strings.Join(got, "; ") != want {
+		t.Errorf("read back %q, want %q", strings.Join(got, "; "), want)
 	}
 }
