@@ -68,7 +68,7 @@ func listenOn(cmd, addr string) (net.Listener, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", cmd, err)
 		}
-		return ln, nil
+		return agent.LimitListener(ln, agent.MaxConnsPerListener), nil
 	}
 	if path == "" {
 		return nil, usagef("%s: --listen unix:// needs a path (unix:///path.sock)", cmd)
@@ -80,7 +80,7 @@ func listenOn(cmd, addr string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
-	return ln, nil
+	return agent.LimitListener(ln, agent.MaxConnsPerListener), nil
 }
 
 // removeStaleSocket removes the unix socket at path if nobody listens on

@@ -62,10 +62,15 @@ func (Real) Port(name string, loop sim.Loop) (sim.Port, func(), error) {
 
 // Listen implements Env.
 func (Real) Listen(addr string) (net.Listener, error) {
+	network := "tcp"
 	if path, ok := strings.CutPrefix(addr, "unix://"); ok {
-		return net.Listen("unix", path)
+		network, addr = "unix", path
 	}
-	return net.Listen("tcp", addr)
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return LimitListener(ln, MaxConnsPerListener), nil
 }
 
 // Dial implements Env.
