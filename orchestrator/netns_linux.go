@@ -305,7 +305,7 @@ func (b *netnsBed) place(ctx context.Context, run *Run, progress func(string)) (
 	if err := intakeTLS(pl, filepath.Join(b.work, "tls-orchestrator")); err != nil {
 		return nil, err
 	}
-	if pl.intake, err = net.Listen("unix", filepath.Join(b.work, "intake.sock")); err != nil {
+	if pl.intake, err = (agent.Real{}).Listen("unix://" + filepath.Join(b.work, "intake.sock")); err != nil {
 		return nil, err
 	}
 	pl.intakeAddr = "unix://" + pl.intake.Addr().String()

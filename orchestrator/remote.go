@@ -201,7 +201,7 @@ func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) 
 	if err := intakeTLS(pl, filepath.Join(b.work, "tls-orchestrator")); err != nil {
 		return nil, err
 	}
-	if pl.intake, err = net.Listen("tcp", ro.IntakeListen); err != nil {
+	if pl.intake, err = (agent.Real{}).Listen(ro.IntakeListen); err != nil {
 		return nil, err
 	}
 	_, port, _ := net.SplitHostPort(pl.intake.Addr().String())
