@@ -350,6 +350,9 @@ func ParsePersonality(file string, data []byte) (Personality, error) {
 		return Personality{}, fmt.Errorf("%s: %w", file, err)
 	}
 	p = doc.Personality
+	if len(p.Adaptive) == 0 {
+		p.Adaptive = nil // "adaptive: [null]" decodes to an empty list: none, as when absent
+	}
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(strings.TrimSuffix(file[strings.LastIndex(file, "/")+1:], ".yaml"), ".yml")
 	}
