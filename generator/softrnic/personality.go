@@ -80,7 +80,7 @@ type AdaptiveStage struct {
 // seeded). Fields document which measurement they reproduce.
 type Personality struct {
 	Name        string `yaml:"name"`
-	Description string `yaml:"description,omitempty"`
+	Description string `yaml:"description"`
 
 	// LineRateGbps is the port speed (CX4 Lx 40, CX5/CX6 100).
 	LineRateGbps float64 `yaml:"line-rate-gbps"`
