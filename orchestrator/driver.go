@@ -285,23 +285,15 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		progress(fmt.Sprintf("traffic: done in %v wall", time.Since(start).Round(time.Millisecond)))
 	}
 
-	// A packet the switch still holds (delay, reorder events) leaves at
-	// most its longest hold after traffic ended: its mirror copy and the
-	// counters must include it. (On sim the loop runs it before traffic
-	// returns.)
-	if pl.realTime && run.pfcOn() {
-		// PFC frames (XON, refreshes) still in flight when traffic ends
-		// are mirrored too: let them settle before the counters are read.
+	// On a real-time testbed the switch may still hold packets (delay,
+	// reorder events: at most the longest hold after traffic) and PFC
+	// frames may still be in flight; their mirror copies and the counters
+	// must include them, so the driver waits for the longer of the two
+	// once. (On sim the loop runs them before traffic returns.)
+	if wait := settleTime(run); pl.realTime && wait > 0 {
+		progress(fmt.Sprintf("traffic: waiting %v for held packets and PFC frames", wait))
 		select {
-		case <-time.After(pfcSettle):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	if hold := longestHold(run.Plan); pl.realTime && hold > 0 {
-		progress(fmt.Sprintf("traffic: waiting %v for packets the switch holds", hold+heldMargin))
-		select {
-		case <-time.After(hold + heldMargin):
+		case <-time.After(wait):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -423,6 +415,20 @@ const pfcSettle = 200 * time.Millisecond
 
 // heldMargin covers the real-time pipeline's lag behind the longest hold.
 const heldMargin = 20 * time.Millisecond
+
+// settleTime is how long a real-time run waits after traffic before its
+// counters are read: the longest hold plus heldMargin, and pfcSettle with
+// PFC; 0 with neither.
+func settleTime(run *Run) time.Duration {
+	var d time.Duration
+	if hold := longestHold(run.Plan); hold > 0 {
+		d = hold + heldMargin
+	}
+	if run.pfcOn() {
+		d = max(d, pfcSettle)
+	}
+	return d
+}
 
 // longestHold returns the longest time a delay or reorder event of p holds
 // a packet.

@@ -11,7 +11,6 @@ import (
 	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/orchestrator/agent"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
-	"github.com/netlumina/lumina/roce"
 )
 
 // pfcOn reports whether the test uses PFC: a host NIC with pfc, a switch
@@ -157,23 +156,9 @@ func (r *Run) readSwitchPFC(ctx context.Context, pl *placement) error {
 	if err != nil {
 		return fmt.Errorf("injector PFC: %w", err)
 	}
-	st := &agent.SwitchPFCStatus{Counters: map[uint32][roce.PFCPriorities]injector.PFCCounters{}}
-	for _, p := range m.GetPorts() {
-		if p.GetPriority() >= roce.PFCPriorities {
-			return fmt.Errorf("injector PFC: port %d priority %d", p.GetPort(), p.GetPriority())
-		}
-		c := st.Counters[p.GetPort()]
-		c[p.GetPriority()] = injector.PFCCounters{RxPause: p.GetRxPause(), TxPause: p.GetTxPause(), XOFF: p.GetXoff(), XON: p.GetXon(),
-			RxPauseNs: p.GetRxPauseNs(), LosslessDrops: p.GetLosslessDrops(), LossyDrops: p.GetLossyDrops(),
-			WatchdogDrops: p.GetWatchdogDrops(), Storms: p.GetStorms(), Restores: p.GetRestores()}
-		st.Counters[p.GetPort()] = c
-	}
-	for _, e := range m.GetLog() {
-		k := injector.PFCStorm
-		if e.GetKind() == injector.PFCRestore.String() {
-			k = injector.PFCRestore
-		}
-		st.Log = append(st.Log, injector.PFCEvent{At: time.Duration(e.GetAtNs()), Port: e.GetPort(), Priority: int(e.GetPriority()), Kind: k})
+	st, err := agent.InjectorPFCFromProto(m)
+	if err != nil {
+		return fmt.Errorf("injector PFC: %w", err)
 	}
 	r.SwitchPFC = st
 	return nil

@@ -224,7 +224,7 @@ func (r *Run) meta() model.Meta {
 
 // modelEvent describes an installed event for the analyzers.
 func modelEvent(e controlplane.EventEntry) model.Event {
-	me := model.Event{Conn: e.QP, PSN: uint32(e.PSN), Iter: int(e.Iter), Type: eventOf(e.Type.String()).String(),
+	me := model.Event{Conn: e.QP, PSN: uint32(e.PSN), Iter: int(e.Iter), Type: e.Type.String(),
 		DelayNs: e.Params.DelayNs, Overtakers: e.Params.Overtakers, MaxHoldNs: e.Params.MaxHoldNs, Copies: e.Params.Copies}
 	if e.Params.Direction != config.DirData {
 		me.Direction = e.Params.Direction.String()

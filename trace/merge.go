@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/netlumina/lumina/roce"
 )
 
 // ErrNotMirrorCopy means a packet cannot be a mirror copy: it is not an
@@ -53,13 +55,13 @@ func MirrorFields(frame []byte) (seq, tsNs uint64, ok bool) {
 // a frame that is not IP (a PFC or PAUSE frame the switch received or
 // sent), wrapped whole behind an 18-byte header that starts as a RoCE
 // copy's metadata does (timestamp in bytes 0..5, sequence number in bytes
-// 6..11), so MirrorFields and the merge read both kinds alike. It equals
-// roce.EtherTypeLuminaMirror; see roce.ParseMACMirror for the rest.
-const EtherTypeMACMirror = 0x88B5
+// 6..11), so MirrorFields and the merge read both kinds alike; see
+// roce.ParseMACMirror for the rest.
+const EtherTypeMACMirror = roce.EtherTypeLuminaMirror
 
 // MACMirrorMinLen is the shortest wrapped mirror copy: the 18-byte wrapper
-// and an Ethernet header (roce.MACMirrorHeaderLen + roce.EthernetLen).
-const MACMirrorMinLen = 32
+// and an Ethernet header.
+const MACMirrorMinLen = roce.MACMirrorHeaderLen + roce.EthernetLen
 
 // IsMACMirror reports whether frame is a wrapped mirror copy (EtherType
 // EtherTypeMACMirror right after the two MAC fields, at least

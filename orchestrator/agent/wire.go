@@ -1000,3 +1000,32 @@ func InjectorPFCToProto(ctr map[uint32][roce.PFCPriorities]injector.PFCCounters,
 	}
 	return m
 }
+
+// InjectorPFCFromProto decodes InjectorPFCToProto's message: priorities
+// 0..7, each watchdog event a storm or a restore.
+func InjectorPFCFromProto(m *luminav1.InjectorPFCResponse) (*SwitchPFCStatus, error) {
+	st := &SwitchPFCStatus{Counters: map[uint32][roce.PFCPriorities]injector.PFCCounters{}}
+	for _, p := range m.GetPorts() {
+		if p.GetPriority() >= roce.PFCPriorities {
+			return nil, fmt.Errorf("%w: PortPFC: port %d priority %d", ErrWire, p.GetPort(), p.GetPriority())
+		}
+		c := st.Counters[p.GetPort()]
+		c[p.GetPriority()] = injector.PFCCounters{RxPause: p.GetRxPause(), TxPause: p.GetTxPause(), XOFF: p.GetXoff(), XON: p.GetXon(),
+			RxPauseNs: p.GetRxPauseNs(), LosslessDrops: p.GetLosslessDrops(), LossyDrops: p.GetLossyDrops(),
+			WatchdogDrops: p.GetWatchdogDrops(), Storms: p.GetStorms(), Restores: p.GetRestores()}
+		st.Counters[p.GetPort()] = c
+	}
+	for _, e := range m.GetLog() {
+		var k injector.PFCEventKind
+		switch e.GetKind() {
+		case injector.PFCStorm.String():
+			k = injector.PFCStorm
+		case injector.PFCRestore.String():
+			k = injector.PFCRestore
+		default:
+			return nil, fmt.Errorf("%w: PFCLogEvent.kind %q (want storm or restore)", ErrWire, e.GetKind())
+		}
+		st.Log = append(st.Log, injector.PFCEvent{At: time.Duration(e.GetAtNs()), Port: e.GetPort(), Priority: int(e.GetPriority()), Kind: k})
+	}
+	return st, nil
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/nic"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
+	"github.com/netlumina/lumina/roce"
 )
 
 // zeroFields returns the paths of the exported fields of v (recursively:
@@ -522,5 +523,25 @@ func TestWirePersonalityErrorWrapsCause(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), ": :") {
 		t.Errorf("%q: stray separator", err)
+	}
+}
+
+func TestWireInjectorPFCRoundTrip(t *testing.T) {
+	var c [roce.PFCPriorities]injector.PFCCounters
+	c[3] = injector.PFCCounters{RxPause: 1, TxPause: 2, XOFF: 3, XON: 4, RxPauseNs: 5, LosslessDrops: 6, LossyDrops: 7, WatchdogDrops: 8, Storms: 9, Restores: 10}
+	ctr := map[uint32][roce.PFCPriorities]injector.PFCCounters{2: c}
+	log := []injector.PFCEvent{{At: 100, Port: 2, Priority: 3, Kind: injector.PFCStorm}, {At: 200, Port: 2, Priority: 3, Kind: injector.PFCRestore}}
+	m := InjectorPFCToProto(ctr, log)
+	st, err := InjectorPFCFromProto(m)
+	if err != nil || !reflect.DeepEqual(st.Counters, ctr) || !reflect.DeepEqual(st.Log, log) {
+		t.Fatalf("round trip: %+v, %v", st, err)
+	}
+	m.Log[0].Kind = "flood"
+	if _, err := InjectorPFCFromProto(m); !errors.Is(err, ErrWire) {
+		t.Errorf("unknown kind: %v, want ErrWire", err)
+	}
+	m.Log[0].Kind, m.Ports[0].Priority = "storm", 8
+	if _, err := InjectorPFCFromProto(m); !errors.Is(err, ErrWire) {
+		t.Errorf("priority 8: %v, want ErrWire", err)
 	}
 }
