@@ -30,16 +30,6 @@ const (
 // its own results directory.
 const MaxRepeats = 10000
 
-// MaxDumperMemory is the most capture memory, in bytes, that one dumper may
-// need: num-pkts × snap-len × workers, the slabs that the dumper allocates
-// (and, except on the sim backend, touches) before the test starts. A
-// larger dumper is rejected at num-pkts, rather than failing or exhausting
-// the dumper host's memory when the run starts. 16 GiB lets the defaults
-// (1048576 packets of 128 bytes) run on the most workers, 128; a fixed
-// limit, rather than a share of this machine's memory, gives the same
-// answer wherever a test is validated.
-const MaxDumperMemory = 16 << 30
-
 // MaxFileSize is the size limit, in bytes, of a test file: Load reads at
 // most MaxFileSize+1 bytes of any file (a device or a FIFO too) and refuses
 // a larger one with an error wrapping ErrFileTooLarge. 4 MiB is more than
@@ -65,6 +55,10 @@ type LoadOptions struct {
 	// (lumina run --testbed), if TestbedSet.
 	Testbed    Testbed
 	TestbedSet bool
+	// Resources are the machine's limits to check the test against (see
+	// Resources); the zero value checks only what does not depend on the
+	// machine.
+	Resources Resources
 }
 
 // LoadWith is Load with overrides: ParseWith of the file's contents.
@@ -130,6 +124,9 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 		d.validate(t)
 		if o.TestbedSet && len(d.errs) == 0 {
 			t = d.override(t, o.Testbed)
+		}
+		if len(d.errs) == 0 {
+			d.checkResources(t, o.Resources)
 		}
 	}
 	if len(d.errs) > 0 {

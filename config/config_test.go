@@ -304,13 +304,14 @@ func defaultTest() *Test {
 		ResultPath:            "results",
 		AggregatePcapFilename: "trace.pcap",
 		NumRepeats:            1,
+		KeepDumperFiles:       true,
 		RewriteUDPDstPort:     9741,
 		Switch:                Switch{ListenPort: 9000},
 		Requester:             Host{NIC: NIC{IBPort: 1, Personality: "spec"}, RoCE: RoCEParameters{DCQCNRPEnable: true, DCQCNNPEnable: true, MinTimeBetweenCNPs: 4, DCQCNEnable: true}},
 		Responder:             Host{NIC: NIC{IBPort: 1, Personality: "spec"}, RoCE: RoCEParameters{DCQCNRPEnable: true, DCQCNNPEnable: true, MinTimeBetweenCNPs: 4, DCQCNEnable: true}},
 		Dumpers: []Dumper{
-			{Name: "dumper-0", Weight: 1, Workers: 1, Backend: BackendSim, SnapLen: 128, NumPkts: 1048576, DumpFilename: "dumper-0.pcap"},
-			{Name: "dumper-1", Weight: 1, Workers: 1, Backend: BackendSim, SnapLen: 128, NumPkts: 1048576, DumpFilename: "dumper-1.pcap"},
+			{Name: "dumper-0", Weight: 1, Workers: 1, Backend: BackendSim, SnapLen: 128, DumpFilename: "dumper-0.pcap"},
+			{Name: "dumper-1", Weight: 1, Workers: 1, Backend: BackendSim, SnapLen: 128, DumpFilename: "dumper-1.pcap"},
 		},
 		Traffic: Traffic{
 			NumQPs: 1, Verb: VerbWrite, NumMsgsPerQP: 1, MTU: 1024, MessageSize: 4096, ListenPort: 12345,
@@ -336,7 +337,7 @@ func TestDefaults(t *testing.T) {
 			func(t *Test) {
 				t.Testbed = TestbedRemote
 				t.Switch.ControlIP, t.Requester.ControlIP, t.Responder.ControlIP = "s", "a", "b"
-				t.Dumpers = []Dumper{{Name: "dumper-0", Weight: 1, Workers: 1, Backend: BackendAFPacket, SnapLen: 128, NumPkts: 1048576,
+				t.Dumpers = []Dumper{{Name: "dumper-0", Weight: 1, Workers: 1, Backend: BackendAFPacket, SnapLen: 128,
 					DumpFilename: "dumper-0.pcap", ControlIP: "d"}}
 			}},
 		{"netns", "t.yaml", "testbed: netns\n", func(t *Test) {
@@ -352,8 +353,8 @@ func TestDefaults(t *testing.T) {
 		}},
 		{"mirrors", "t.yaml", "requester-mirror: {pkt-dump-conf: {dump-filename: req.pcap, snap-len: 256}}\nresponder-mirror: {nic: {type: XL710}}\n", func(t *Test) {
 			t.Dumpers = []Dumper{
-				{Name: "requester-mirror", Weight: 1, Workers: 1, Backend: BackendSim, SnapLen: 256, NumPkts: 1048576, DumpFilename: "req.pcap"},
-				{Name: "responder-mirror", Weight: 1, Workers: 1, Backend: BackendSim, SnapLen: 128, NumPkts: 1048576, DumpFilename: "responder-mirror.pcap",
+				{Name: "requester-mirror", Weight: 1, Workers: 1, Backend: BackendSim, SnapLen: 256, DumpFilename: "req.pcap"},
+				{Name: "responder-mirror", Weight: 1, Workers: 1, Backend: BackendSim, SnapLen: 128, DumpFilename: "responder-mirror.pcap",
 					NIC: NIC{Type: "xl710"}},
 			}
 		}},

@@ -55,9 +55,11 @@
 // included, and refuses a larger one (ErrFileTooLarge). Values that become
 // one component of a results path (name, a dumper's name, dump-filename,
 // aggregate-pcap-filename) hold no '/', '\' or NUL and are not "." or
-// "..". num-repeats is at most MaxRepeats, and a dumper's capture memory,
-// num-pkts × snap-len × workers, at most MaxDumperMemory (16 GiB), so that
-// validate refuses what a run would fail on.
+// "..". num-repeats is at most MaxRepeats. A dumper's num-pkts is a disk
+// budget per worker: a test that certainly exceeds it is refused there.
+// With LoadOptions.Resources, a test that needs more memory or disk than
+// the machine has (Estimate) is refused too, so that validate refuses what
+// a run would fail on.
 //
 // # Overriding the testbed
 //

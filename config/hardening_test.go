@@ -85,16 +85,20 @@ func TestLoadBounded(t *testing.T) {
 	}
 }
 
-// Issue #17, point 7a: a dumper whose capture buffers cannot fit is
-// rejected at num-pkts, as the run would fail.
-func TestDumperMemoryLimit(t *testing.T) {
+// Issue #23 (and #17 point 5): num-pkts is a disk budget per worker; a
+// test that certainly sends more packets than a dumper may write is
+// refused at num-pkts, with the number that would do. Memory no longer
+// depends on num-pkts: a billion packets of 9216 bytes is fine.
+func TestDumperCapacity(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{"dumpers:\n  - num-pkts: 1073741824\n    snap-len: 9216\n",
-			`t.yaml:2:15: num-pkts: dumper "dumper-0" needs 9216 GiB of capture memory (num-pkts 1073741824 × snap-len 9216 B × 1 worker), more than the 16 GiB a dumper may use; set num-pkts to at most 1864135 or lower snap-len or workers`},
-		{"requester-mirror:\n  pkt-dump-conf:\n    num-pkts: 1073741824\n",
-			`t.yaml:3:15: num-pkts: dumper "requester-mirror" needs 128 GiB of capture memory (num-pkts 1073741824 × snap-len 128 B × 1 worker), more than the 16 GiB a dumper may use; set num-pkts to at most 134217728 or lower snap-len or workers`},
-		{"dumpers:\n  - workers: 128\n    snap-len: 256\n",
-			`t.yaml:2:14: num-pkts: dumper "dumper-0" needs 32 GiB of capture memory (num-pkts 1048576 × snap-len 256 B × 128 workers), more than the 16 GiB a dumper may use; set num-pkts to at most 524288 or lower snap-len or workers`},
+		// 2 QPs × 10 messages × 10 packets = 200 packets over two dumpers.
+		{"dumpers:\n  - num-pkts: 99\n  - {}\ntraffic: {num-qps: 2, num-msgs-per-qp: 10, message-size: 10240}\n",
+			`t.yaml:2:15: num-pkts: each worker of dumper "dumper-0" will receive at least 100 packets (the test mirrors at least 200), more than num-pkts 99; raise num-pkts to at least 100 (about twice that with acknowledgements), or remove it: without it the disk is the limit`},
+		// Weight 3 of 4 and two workers: 150 / 2 = 75; READ adds a request per message.
+		{"dumpers:\n  - {num-pkts: 70, weight: 3, workers: 2}\n  - {}\ntraffic: {num-qps: 2, num-msgs-per-qp: 10, message-size: 9216, rdma-verb: read}\n",
+			`t.yaml:2:16: num-pkts: each worker of dumper "dumper-0" will receive at least 75 packets (the test mirrors at least 200), more than num-pkts 70; raise num-pkts to at least 75 (about twice that with acknowledgements), or remove it: without it the disk is the limit`},
+		{"requester-mirror:\n  pkt-dump-conf:\n    num-pkts: 16383\ntraffic: {num-msgs-per-qp: 100, message-size: 1048576}\n",
+			`t.yaml:3:15: num-pkts: each worker of dumper "requester-mirror" will receive at least 102400 packets (the test mirrors at least 102400), more than num-pkts 16383; raise num-pkts to at least 102400 (about twice that with acknowledgements), or remove it: without it the disk is the limit`},
 	}
 	for _, tt := range tests {
 		_, err := Parse("t.yaml", []byte(tt.in))
@@ -102,13 +106,71 @@ func TestDumperMemoryLimit(t *testing.T) {
 			t.Errorf("Parse(%q) error =\n%v\nwant\n%s", tt.in, err, tt.want)
 		}
 	}
+	for _, ok := range []string{
+		"dumpers:\n  - num-pkts: 100\n  - {}\ntraffic: {num-qps: 2, num-msgs-per-qp: 10, message-size: 10240}\n",
+		"dumpers:\n  - {num-pkts: 1073741824, snap-len: 9216, workers: 128}\n",
+	} {
+		if _, err := Parse("t.yaml", []byte(ok)); err != nil {
+			t.Errorf("Parse(%q) = %v, want no error", ok, err)
+		}
+	}
 	// The dumper itself takes at most 128 workers.
 	if _, err := Parse("t.yaml", []byte("dumpers:\n  - workers: 129\n")); err == nil || err.Error() != "t.yaml:2:14: workers: want 1..128, got 129" {
 		t.Errorf("workers 129: error = %v", err)
 	}
-	// The defaults with the most workers fit exactly.
-	if _, err := Parse("t.yaml", []byte("dumpers:\n  - workers: 128\n")); err != nil {
-		t.Errorf("128 workers at the default num-pkts and snap-len: %v", err)
+}
+
+// Issue #17, point 5: with the machine's limits, a test that needs more
+// memory or disk than there is fails validation, and names the fix; the
+// testbed override counts (netns dumpers have rings).
+func TestResourceLimits(t *testing.T) {
+	mem := Resources{MemoryBytes: 4 << 30}
+	disk := Resources{DiskFree: func(path string) (int64, bool) { return 1 << 30, path == "results" }}
+	tests := []struct {
+		in   string
+		o    LoadOptions
+		want string
+	}{
+		{"traffic: {num-qps: 16384, message-size: 2147483648}\n", LoadOptions{Resources: mem},
+			`t.yaml:1:41: the test needs about 64 TiB of memory on this machine (message buffers 2 × 16384 QPs × 2147483648 B = 64 TiB, dumpers 2 MiB, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, smaller messages or fewer dumper workers, or raise the limit with --memory-limit`},
+		{"dumpers:\n  - workers: 64\n", LoadOptions{Resources: mem, Testbed: TestbedNetns, TestbedSet: true},
+			`t.yaml:2:3: the test needs about 4.3 GiB of memory on this machine (message buffers 2 × 1 QPs × 4096 B = 8 KiB, dumpers 4.1 GiB, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, smaller messages or fewer dumper workers, or raise the limit with --memory-limit`},
+		// 2 × 1.1 × 10,000,000 packets × (128+16) B × 2 (dumper files kept) = 5.9 GiB.
+		{"num-repeats: 1\ntraffic: {num-msgs-per-qp: 1000, message-size: 10240000}\n", LoadOptions{Resources: disk},
+			`t.yaml:1:14: the results need about 5.9 GiB of disk (1 repeats × up to 22000000 packets, traces and dumper files), 1 GiB are free under the results directory; free some, choose another with -o, keep-dumper-files: false (halves it), or lower snap-len, num-msgs-per-qp or num-repeats`},
+	}
+	for _, tt := range tests {
+		_, err := ParseWith("t.yaml", []byte(tt.in), tt.o)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("ParseWith(%q) error =\n%v\nwant\n%s", tt.in, err, tt.want)
+		}
+	}
+	// The same tests without limits, and on sim, pass.
+	for _, tt := range tests[:2] {
+		if _, err := Parse("t.yaml", []byte(tt.in)); err != nil {
+			t.Errorf("Parse(%q) without limits = %v", tt.in, err)
+		}
+	}
+	if _, err := ParseWith("t.yaml", []byte("dumpers:\n  - workers: 64\n"), LoadOptions{Resources: mem}); err != nil {
+		t.Errorf("64 sim workers: %v", err)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"8GiB": 8 << 30, "512M": 512 << 20, "1.5T": 3 << 39, "1073741824": 1 << 30, "64 KiB": 64 << 10} {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v, want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1G", "lots", "1e30"} {
+		if _, err := ParseBytes(in); err == nil {
+			t.Errorf("ParseBytes(%q) = nil error", in)
+		}
+	}
+	for n, want := range map[int64]string{512: "512 B", 1536: "1.5 KiB", 64 << 20: "64 MiB", 1 << 40: "1 TiB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
 

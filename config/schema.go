@@ -61,7 +61,7 @@ var (
 	pciAddr    = key{name: "pci-addr", field: "PCIAddr", dec: decStr, omit: true}
 	switchPort = key{name: "switch-port", field: "SwitchPort", dec: ints(0, 511, ""), omit: true}
 	snapLen    = key{name: "snap-len", field: "SnapLen", dec: ints(64, 9216, ""), def: 128}
-	numPkts    = key{name: "num-pkts", field: "NumPkts", dec: ints(1, 1<<30, ""), def: 1 << 20}
+	numPkts    = key{name: "num-pkts", field: "NumPkts", dec: ints(1, 1<<40, ""), omit: true, doc: "no limit (the disk is)"}
 	dumpFile   = key{name: "dump-filename", field: "DumpFilename", dec: decFile, doc: "`<name>.pcap`"}
 )
 
@@ -74,6 +74,7 @@ var topSection = sect[Test]("Top level", []key{
 	{name: "local-workspace", field: "LocalWorkspace", dec: decStr, omit: true},
 	{name: "aggregate-pcap-filename", field: "AggregatePcapFilename", dec: decFile, def: "trace.pcap"},
 	{name: "num-repeats", field: "NumRepeats", dec: ints(1, MaxRepeats, ""), def: 1},
+	{name: "keep-dumper-files", field: "KeepDumperFiles", dec: decBool, def: true},
 	{name: "rewrite-udp-dst-port", field: "RewriteUDPDstPort", dec: decRewritePort, def: 9741},
 	{name: "switch", field: "Switch", sub: switchSection},
 	{name: "requester", field: "Requester", sub: hostSection},

@@ -157,6 +157,12 @@ type Test struct {
 	// NumRepeats is how many times the test runs. YAML key num-repeats;
 	// default 1.
 	NumRepeats int
+	// KeepDumperFiles keeps each dumper's pcap in a repeat's dumpers/
+	// folder after the merge. With false they are removed once the merged
+	// trace passed the integrity check, so a long test does not take twice
+	// its trace on disk (an invalid run keeps them, to be looked at). YAML
+	// key keep-dumper-files; default true.
+	KeepDumperFiles bool
 	// RewriteUDPDstPort is the UDP destination port written into mirrored
 	// copies, so that dumpers can tell them from live RoCEv2 traffic (4791).
 	// YAML key rewrite-udp-dst-port; default 9741.
@@ -355,8 +361,10 @@ type Dumper struct {
 	// SnapLen is how many bytes of each packet are kept, 64..9216. YAML key
 	// snap-len (pkt-dump-conf.snap-len on mirrors); default 128.
 	SnapLen int
-	// NumPkts is the capture capacity per worker, in packets. YAML key
-	// num-pkts (pkt-dump-conf.num-pkts on mirrors); default 1048576.
+	// NumPkts is the most packets each worker of the dumper writes (a disk
+	// budget; memory does not depend on it). YAML key num-pkts
+	// (pkt-dump-conf.num-pkts on mirrors); default 0: no limit but the
+	// disk. Validation refuses a test whose packets certainly exceed it.
 	NumPkts int
 	// DumpFilename is the name of the dumper's pcap in a repeat's results.
 	// YAML key dump-filename (pkt-dump-conf.dump-filename on mirrors);

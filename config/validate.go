@@ -145,50 +145,10 @@ func (d *decoder) validateDumpers(t *Test) {
 				d.errorAt(bp, fmt.Sprintf("backend sim only works on testbed sim, not %s; use afpacket or dpdk", t.Testbed))
 			}
 		}
-		d.checkDumperMemory(p, dm)
 		if len(dm.EALArgs) > 0 && dm.Backend != BackendDPDK {
 			d.errorAt(d.firstPos(p+".eal-args"), fmt.Sprintf("eal-args are only used by backend dpdk, not %s", dm.Backend))
 		}
 	}
-}
-
-// checkDumperMemory rejects a dumper whose capture buffers exceed
-// MaxDumperMemory, at its num-pkts (or, if that is not given, the workers
-// or snap-len that made it too large).
-func (d *decoder) checkDumperMemory(p string, dm Dumper) {
-	keys := []string{p + ".num-pkts", p + ".workers", p + ".snap-len"}
-	if d.mirrors != nil {
-		keys = []string{p + ".pkt-dump-conf.num-pkts", p + ".pkt-dump-conf.snap-len"}
-	}
-	for _, k := range append(keys, p) {
-		if d.bad[k] {
-			return
-		}
-	}
-	need := int64(dm.NumPkts) * int64(dm.SnapLen) * int64(dm.Workers)
-	if need <= MaxDumperMemory {
-		return
-	}
-	at := Pos{}
-	for _, k := range keys {
-		if d.given(k) {
-			at = d.pos(k)
-			break
-		}
-	}
-	if at.Line == 0 {
-		at = d.firstPos(p)
-	}
-	d.errorAt(at, fmt.Sprintf("num-pkts: dumper %q needs %s of capture memory (num-pkts %d × snap-len %d B × %s), more than the %s a dumper may use; set num-pkts to at most %d or lower snap-len or workers",
-		dm.Name, gib(need), dm.NumPkts, dm.SnapLen, plural(dm.Workers, "worker"), gib(MaxDumperMemory), MaxDumperMemory/(int64(dm.SnapLen)*int64(dm.Workers))))
-}
-
-// gib renders a byte count in GiB.
-func gib(n int64) string {
-	if n%(1<<30) == 0 {
-		return fmt.Sprintf("%d GiB", n>>30)
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
 func (d *decoder) validateTraffic(t *Test) {

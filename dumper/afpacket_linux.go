@@ -112,20 +112,20 @@ func attachFilter(fd int, prog []unix.SockFilter) error {
 	return unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fp)
 }
 
-func (a *afpacket) start(_ context.Context, bufs []*buffer) error {
+func (a *afpacket) start(_ context.Context, ws []*worker) error {
 	ifi, err := net.InterfaceByName(a.cfg.Interface)
 	if err != nil {
 		return err
 	}
 	mode := map[string]int{"hash": unix.PACKET_FANOUT_HASH, "lb": unix.PACKET_FANOUT_LB, "cpu": unix.PACKET_FANOUT_CPU}[a.cfg.FanoutMode]
 	group := (uint32(os.Getpid()) + fanoutSeq.Add(1)*7919) & 0xffff
-	for range bufs {
+	for range ws {
 		s, err := a.open(ifi.Index)
 		if err != nil {
 			return err
 		}
 		a.socks = append(a.socks, s)
-		if len(bufs) > 1 {
+		if len(ws) > 1 {
 			arg := int(group) | mode<<16
 			if err := unix.SetsockoptInt(s.fd, unix.SOL_PACKET, unix.PACKET_FANOUT, arg); err != nil {
 				return fmt.Errorf("PACKET_FANOUT %s: %w", a.cfg.FanoutMode, err)
@@ -144,7 +144,7 @@ func (a *afpacket) start(_ context.Context, bufs []*buffer) error {
 	}
 	for i, s := range a.socks {
 		a.wg.Add(1)
-		go a.worker(s, bufs[i])
+		go a.worker(s, ws[i])
 	}
 	return nil
 }
@@ -207,11 +207,14 @@ func (s *afSocket) status(blk int) *uint32 {
 	return (*uint32)(unsafe.Pointer(&s.ring[blk*s.bs+blkStatusOff]))
 }
 
-// worker walks the ring's blocks in order: copy every packet of a block
-// the kernel handed over into the buffer (or count it as dropped when the
-// buffer is full: the block is released either way, so the ring never
-// stalls), give the block back, and poll when none is ready.
-func (a *afpacket) worker(s *afSocket, b *buffer) {
+// worker walks the ring's blocks in order: write every packet of a block
+// the kernel handed over to the worker's spool (or count it as dropped
+// when the spool cannot take it: the block is released either way, so the
+// ring never stalls), give the block back, and poll when none is ready.
+// The kernel ring is the bounded buffer between the wire and the disk:
+// while the spool writes, the kernel fills other blocks, and what finds
+// the ring full is counted in tp_drops.
+func (a *afpacket) worker(s *afSocket, w *worker) {
 	defer a.wg.Done()
 	pfd := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN | unix.POLLERR}}
 	ne := binary.NativeEndian
@@ -228,9 +231,8 @@ func (a *afpacket) worker(s *afSocket, b *buffer) {
 				h := block[off:]
 				snap := int(ne.Uint32(h[pktSnaplenOff:]))
 				mac := off + int(ne.Uint16(h[pktMacOff:]))
-				ts := int64(ne.Uint32(h[pktSecOff:]))*1e9 + int64(ne.Uint32(h[pktNsecOff:]))
 				if mac+snap <= len(block) {
-					b.put(&c, block[mac:mac+snap], int(ne.Uint32(h[pktLenOff:])), ts)
+					w.sp.put(&c, block[mac:mac+snap], int(ne.Uint32(h[pktLenOff:])))
 				}
 				next := int(ne.Uint32(h[pktNextOff:]))
 				if next == 0 {
@@ -239,7 +241,7 @@ func (a *afpacket) worker(s *afSocket, b *buffer) {
 				off += next
 			}
 			atomic.StoreUint32(st, unix.TP_STATUS_KERNEL)
-			b.flush(&c)
+			w.c.flush(&c)
 			blk = (blk + 1) % s.nb
 			continue
 		}

@@ -188,7 +188,7 @@ func TestAFPacketOverflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r0.Captured != 1000 || r0.BufferDropped != 4000 || r0.KernelDropped != 0 {
+	if r0.Captured != 1000 || r0.BufferDropped != 4000 || r0.KernelDropped != 0 || !r0.Full {
 		t.Fatalf("report %+v, want 1000 captured and 4000 buffer drops", r0)
 	}
 	if ps := readAll(t, p0); len(ps) != 1000 {
@@ -201,11 +201,12 @@ func TestAFPacketOverflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "gap: seq 1001..5000 missing (4000 packets) (between dumper-0 #999 and dumper-1 #0)"
+	drop := "dumper-0 dropped 4000 packets (a worker wrote its num-pkts (Capacity) and dropped the rest: raise num-pkts or remove it, and the disk is the limit)"
+	want := "gap: seq 1001..5000 missing (4000 packets) (between dumper-0 #999 and dumper-1 #0); " + drop
 	if v.Pass || v.Check != "seq" || v.Reason != want {
 		t.Errorf("integrity = %v, want fail: seq: %s", v, want)
 	}
-	if d := v.Checks[4]; d.Status != integrity.Failed || d.Reason != "dumper-0 dropped 4000 packets (kernel drops or buffer overflow)" {
+	if d := v.Checks[4]; d.Status != integrity.Failed || d.Reason != drop {
 		t.Errorf("dumpers check = %+v", d)
 	}
 }

@@ -11,7 +11,7 @@ type afpacketStub struct{}
 
 func newAFPacket(*Config) backend { return afpacketStub{} }
 
-func (afpacketStub) start(context.Context, []*buffer) error {
+func (afpacketStub) start(context.Context, []*worker) error {
 	return fmt.Errorf("%w: afpacket needs Linux", ErrNotSupported)
 }
 func (afpacketStub) stop() (uint64, []uint64, error) { return 0, nil, nil }

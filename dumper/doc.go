@@ -1,19 +1,21 @@
 // Package dumper is lumina's traffic dumper: it captures the mirror copies
-// the injector sends to a dumper host into preallocated memory while a test
-// runs, and on stop restores their UDP ports and writes one nanosecond pcap,
-// in mirror sequence order, atomically. `lumina dump` runs one; the
-// orchestrator's Stop RPC will wrap Dumper.Stop.
+// the injector sends to a dumper host and writes them to disk while a test
+// runs; on stop it makes them one nanosecond pcap, in mirror sequence
+// order, atomically. `lumina dump` runs one; the orchestrator's Stop RPC
+// wraps Dumper.Stop.
 //
 // # Concepts
 //
-// A Dumper has Config.Workers workers. Each owns one buffer, allocated and
-// touched by New: a slab of Capacity*SnapLen bytes and a fixed array of
-// records (original length, captured length, capture time). Capturing
-// copies at most SnapLen bytes of a frame into the next slot; nothing is
-// allocated, parsed beyond the port check, or written to disk per packet.
-// When a buffer is full the worker keeps draining its ring or queue and
-// counts BufferDropped: a full buffer never blocks the kernel, never hangs,
-// never leaks a DPDK mbuf.
+// A Dumper has Config.Workers workers. Each owns a spool: a pcap file next
+// to OutPath, written through a 1 MiB buffer. Per frame a worker copies at
+// most SnapLen bytes into the buffer behind a pcap record header, restores
+// a RoCE copy's UDP ports there and stamps the record with the switch
+// timestamp; nothing is allocated or parsed beyond the port check. Memory
+// does not grow with the test: a test may be as long as the disk allows.
+// Config.Capacity, if set, caps the frames a worker writes (a disk budget);
+// what is beyond it is counted as BufferDropped and Report.Full is set,
+// never silently lost. A file that cannot be written (disk full) counts
+// the rest as BufferDropped and fails Stop.
 //
 // Backends (Config.Backend), one interface (backend):
 //
@@ -21,15 +23,23 @@
 //     (BlockCount blocks of BlockSize bytes), all in one PACKET_FANOUT group
 //     (lb: per-packet round robin, the paper's design; hash; cpu). A
 //     classic BPF filter keeps the mirror copies (below) and returns
-//     SnapLen, so the kernel copies only SnapLen bytes into the ring. Kernel
-//     drops (ring full) are PACKET_STATISTICS tp_drops, read at stop.
+//     SnapLen, so the kernel copies only SnapLen bytes into the ring. The
+//     worker writes each block it is handed straight to its spool and gives
+//     the block back: the kernel ring is the bounded buffer between the
+//     wire and the disk, and frames that find it full are PACKET_STATISTICS
+//     tp_drops, read at stop.
 //   - dpdk (build tag dpdk, cgo, pkg-config libdpdk, Debian's DPDK 22.11):
 //     EAL from Config.EALArgs, one RX queue per worker lcore (RSS over
 //     IP/UDP when the port has it), a small C loop that copies SnapLen
-//     bytes into the same Go buffers (pinned with runtime.Pinner) and frees
-//     every mbuf. Kernel drops are imissed + rx_nombuf. Without a NIC:
+//     bytes of each mirror copy into a single-producer single-consumer ring
+//     of BlockSize*BlockCount bytes in Go memory (pinned with
+//     runtime.Pinner) and frees every mbuf; a goroutine per worker drains
+//     the ring into the spool. Kernel drops are imissed + rx_nombuf; a full
+//     ring (the disk fell behind) is BufferDropped. Without a NIC:
 //     --no-huge -m 256 --no-pci --vdev=net_af_packet0,iface=IF,qpairs=N.
-//   - sim: frames from a sim.Port (Config.SimPort), spread round robin.
+//   - sim: frames from a sim.Port (Config.SimPort), spread round robin,
+//     written on the sim loop (the virtual clock waits for the disk, so
+//     nothing is lost for speed and the result is deterministic).
 //
 // Mirror copies are of two kinds, and every backend keeps both: RoCE
 // copies, IPv4/IPv6 UDP to MirrorPort, and wrapped copies of the PFC and
@@ -39,30 +49,32 @@
 // Foreign.
 //
 // Stop drains (afpacket waits three block timeouts so partly filled blocks
-// are retired; dpdk polls until the queues stay empty for ~20 ms), then
-// writes: the workers' records are merged by mirror sequence number (a
-// k-way merge; a worker whose records are out of order is sorted by an
-// index first), each RoCE copy's UDP ports are restored in place with
-// roce.RestoreMirror (MACs and TTL keep the metadata; a wrapped copy is
-// written as it came, wrapper included), and the pcap record's timestamp
-// is the switch timestamp in the first six bytes, not the capture time. Frames that are not mirror copies are counted as
-// Foreign and not written. The file is a temp file in the same directory,
-// fsynced and renamed, so a reader never sees half of it.
+// are retired; dpdk polls until the queues stay empty for ~20 ms), flushes
+// the spools and makes them OutPath. Arrival order is sequence order in
+// the common case (one queue keeps the switch's order): one worker's sorted
+// file is renamed into place, with no copy. Otherwise each spool is a list
+// of sorted runs (a new run starts where a sequence number goes back),
+// and the runs of every worker are k-way merged by sequence number, at most
+// 256 at a time through intermediate files, so memory stays bounded
+// however disordered the capture. Frames that are not mirror copies are
+// counted as Foreign and not written. The file appears atomically (temp
+// file in the same directory, fsync, rename), and no spool is left behind.
 //
 // Report.Counters gives the integrity check's DumperCounters: Captured is
 // what the file holds, wrapped copies included, Dropped is KernelDropped +
-// BufferDropped.
+// BufferDropped, and Cause says which (a full Capacity, the disk, the
+// kernel) and what to change.
 //
 // # Pitfalls
 //
-//   - Memory: Capacity*SnapLen per worker is allocated up front (default
-//     128 MiB per worker) and, by the real-time backends, touched; size
-//     Capacity for the test, not for the line rate. Setup CPU grows with
-//     it. The sim backend leaves pages to be mapped as frames fill them.
+//   - Memory: per worker a 1 MiB write buffer, plus the afpacket or dpdk
+//     ring (64 MiB by default, populated at Start). Disk: about
+//     SnapLen+16 bytes per frame for the spools; a merge of several
+//     workers writes the output once more before the spools are removed.
 //   - A wrapped PFC copy is 78 bytes (18-byte wrapper, 60-byte frame): the
 //     minimum SnapLen (64) cuts its pad, never its PFC fields.
 //   - A frame that arrives after Stop began is not captured; stop the
-//     traffic first. Foreign frames cost no buffer space (they are filtered
+//     traffic first. Foreign frames cost no disk (they are filtered
 //     in the kernel or in the C loop) but do cost ring space.
 //   - afpacket: the fanout group joins with a drop-all filter, and the
 //     mirror filter replaces it once every socket is in the group, so
@@ -80,13 +92,13 @@
 //   - The public Lumina dumper wrote lcore by lcore in arrival order, with a
 //     uint16 index (a hang past 65535 packets per lcore), leaked mbufs once
 //     full and had no jumbo frames; none of that applies here.
-//   - Sequence numbers are 48-bit (lumina's injector). A 31-bit public-tool
-//     trace is written in arrival order per worker around its wrap.
+//   - Sequence numbers are 48-bit (lumina's injector); runs and the merge
+//     compare them in 48-bit serial arithmetic.
 //
 // # Concurrency
 //
 // Start, Stop and Live may be called from any goroutine; mu serializes
-// Start and Stop, and Live reads atomic counters. Each buffer is written by
-// one worker until Stop has waited for it. Blaster and MirrorStream are not
-// safe for concurrent use.
+// Start and Stop, and Live reads atomic counters. Each spool is written by
+// one goroutine (its worker, or the drain of its dpdk ring) until Stop has
+// waited for it. Blaster and MirrorStream are not safe for concurrent use.
 package dumper

@@ -12,13 +12,16 @@ package dumper
 #include <rte_lcore.h>
 #include <rte_cycles.h>
 
-// One worker: its queue and its share of the preallocated (Go, pinned)
-// memory. Counters are written by the lcore, read atomically by Go.
-struct lum_rec { uint32_t orig_len, cap_len; int64_t ts; };
+// One worker: its queue and its capture ring, a single-producer
+// single-consumer ring of slots in Go memory (pinned): the lcore fills
+// slots and publishes ctl[0] (head); the Go goroutine that writes the
+// worker's spool consumes them and publishes ctl[1] (tail). Counters are
+// written by the lcore, read atomically by Go.
+struct lum_rec { uint32_t orig_len, cap_len; };
 struct lum_worker {
-	uint8_t *slab; struct lum_rec *recs;
-	uint32_t snap, cap; uint16_t port, queue, mirror_port;
-	uint64_t n, received, dropped, foreign;
+	uint8_t *slab; struct lum_rec *recs; uint64_t *ctl;
+	uint32_t snap, slots; uint16_t port, queue, mirror_port;
+	uint64_t received, dropped, foreign;
 };
 
 static volatile int lum_stop;
@@ -53,13 +56,15 @@ static int lum_keep(const uint8_t *p, uint32_t len, uint16_t mirror_port) {
 }
 
 // lum_loop is an lcore's receive loop: copy up to snap bytes of every
-// mirror copy into the next slot, free every mbuf (also when the buffer is
-// full: the public dumper leaked them), and sleep briefly when idle. After
-// lum_stop it drains until the queue stays empty for ~20 ms.
+// mirror copy into the next free slot of the ring (counting a drop when
+// the ring is full: the writer fell behind), free every mbuf, publish the
+// head once per burst, and sleep briefly when idle. After lum_stop it
+// drains until the queue stays empty for ~20 ms.
 static int lum_loop(void *arg) {
 	struct lum_worker *w = arg;
 	struct rte_mbuf *pkts[64];
-	uint32_t idle = 0;
+	uint32_t idle = 0, slot = 0;
+	uint64_t head = w->ctl[0], tail = __atomic_load_n(&w->ctl[1], __ATOMIC_ACQUIRE);
 	for (;;) {
 		uint16_t nb = rte_eth_rx_burst(w->port, w->queue, pkts, 64);
 		if (nb == 0) {
@@ -76,19 +81,22 @@ static int lum_loop(void *arg) {
 			const uint8_t *hd = rte_pktmbuf_mtod(m, const uint8_t *);
 			if (!lum_keep(hd, rte_pktmbuf_data_len(m), w->mirror_port)) {
 				frg++;
-			} else if (w->n == w->cap) {
+			} else if (head - tail == w->slots &&
+			           head - (tail = __atomic_load_n(&w->ctl[1], __ATOMIC_ACQUIRE)) == w->slots) {
 				rcv++; drp++;
 			} else {
 				rcv++;
 				uint32_t c = len < w->snap ? len : w->snap;
-				uint8_t *dst = w->slab + (uint64_t)w->n * w->snap;
+				uint8_t *dst = w->slab + (uint64_t)slot * w->snap;
 				const void *src = rte_pktmbuf_read(m, 0, c, dst);
 				if (src != dst) memcpy(dst, src, c);
-				w->recs[w->n] = (struct lum_rec){len, c, 0};
-				w->n++;
+				w->recs[slot] = (struct lum_rec){len, c};
+				head++;
+				if (++slot == w->slots) slot = 0;
 			}
 			rte_pktmbuf_free(m);
 		}
+		__atomic_store_n(&w->ctl[0], head, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&w->received, rcv, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&w->dropped, drp, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&w->foreign, frg, __ATOMIC_RELAXED);
@@ -195,9 +203,13 @@ var ealUsed atomic.Bool
 // also runs worker 0) and workers 1..n-1 on EAL worker lcores.
 type dpdkBackend struct {
 	cfg     *Config
-	bufs    []*buffer
-	ws      *C.struct_lum_worker // C array of len(bufs)
+	workers []*worker
+	rings   []*ring
+	ws      *C.struct_lum_worker  // C array of len(workers)
+	last    []C.struct_lum_worker // counters at the last sync
 	pin     runtime.Pinner
+	drained sync.WaitGroup // the rings' drain goroutines
+	lcores  chan struct{}  // closed when the lcores have stopped
 	port    C.uint16_t
 	started chan error
 	done    chan struct{}
@@ -235,21 +247,32 @@ func ealArgs(cfg *Config) []string {
 // process, so that dumpers in several processes do not collide.
 func defaultFilePrefix() string { return fmt.Sprintf("lumina-%d", os.Getpid()) }
 
-func (d *dpdkBackend) start(ctx context.Context, bufs []*buffer) error {
+func (d *dpdkBackend) start(ctx context.Context, workers []*worker) error {
 	if !ealUsed.CompareAndSwap(false, true) {
 		return fmt.Errorf("%w: DPDK EAL runs once per process", ErrState)
 	}
-	d.bufs = bufs
-	n := len(bufs)
+	d.workers = workers
+	n := len(workers)
 	d.ws = (*C.struct_lum_worker)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.struct_lum_worker{}))))
+	d.last = make([]C.struct_lum_worker, n)
 	ws := unsafe.Slice(d.ws, n)
-	for i, b := range bufs {
-		d.pin.Pin(&b.slab[0])
-		d.pin.Pin(&b.recs[0])
+	d.lcores = make(chan struct{})
+	for i, w := range workers {
+		r := newRing(d.cfg.BlockSize*d.cfg.BlockCount, d.cfg.SnapLen)
+		d.rings = append(d.rings, r)
+		d.pin.Pin(&r.slab[0])
+		d.pin.Pin(&r.recs[0])
+		d.pin.Pin(r.ctl)
 		ws[i] = C.struct_lum_worker{
-			slab: (*C.uint8_t)(unsafe.Pointer(&b.slab[0])), recs: (*C.struct_lum_rec)(unsafe.Pointer(&b.recs[0])),
-			snap: C.uint32_t(b.snap), cap: C.uint32_t(len(b.recs)), queue: C.uint16_t(i), mirror_port: C.uint16_t(d.cfg.MirrorPort),
+			slab: (*C.uint8_t)(unsafe.Pointer(&r.slab[0])), recs: (*C.struct_lum_rec)(unsafe.Pointer(&r.recs[0])),
+			ctl:  (*C.uint64_t)(unsafe.Pointer(r.ctl)),
+			snap: C.uint32_t(r.snap), slots: C.uint32_t(r.slots), queue: C.uint16_t(i), mirror_port: C.uint16_t(d.cfg.MirrorPort),
 		}
+		d.drained.Add(1)
+		go func() {
+			defer d.drained.Done()
+			r.drain(w, d.lcores)
+		}()
 	}
 	d.started = make(chan error, 1)
 	d.done = make(chan struct{})
@@ -315,7 +338,8 @@ func (d *dpdkBackend) mainLcore(args []string, n int) {
 	d.kd = uint64(imissed) + uint64(nombuf)
 }
 
-// publish copies the lcores' counters into the buffers for Live.
+// publish adds what the lcores counted since the last sync to the workers'
+// counters, for Live.
 func (d *dpdkBackend) publish() {
 	defer d.pollWG.Done()
 	t := time.NewTicker(20 * time.Millisecond)
@@ -331,11 +355,13 @@ func (d *dpdkBackend) publish() {
 }
 
 func (d *dpdkBackend) sync() {
-	for i, w := range unsafe.Slice(d.ws, len(d.bufs)) {
-		b := d.bufs[i]
-		b.received.Store(uint64(C.lum_load(&w.received)))
-		b.dropped.Store(uint64(C.lum_load(&w.dropped)))
-		b.foreign.Store(uint64(C.lum_load(&w.foreign)))
+	for i, w := range unsafe.Slice(d.ws, len(d.workers)) {
+		c, l := &d.workers[i].c, &d.last[i]
+		rcv, drp, frg := C.lum_load(&w.received), C.lum_load(&w.dropped), C.lum_load(&w.foreign)
+		c.received.Add(uint64(rcv - l.received))
+		c.dropped.Add(uint64(drp - l.dropped))
+		c.foreign.Add(uint64(frg - l.foreign))
+		l.received, l.dropped, l.foreign = rcv, drp, frg
 	}
 }
 
@@ -345,10 +371,18 @@ func (d *dpdkBackend) stop() (uint64, []uint64, error) {
 	close(d.pollEnd)
 	d.pollWG.Wait()
 	d.sync()
-	for i, w := range unsafe.Slice(d.ws, len(d.bufs)) {
-		d.bufs[i].n = int(w.n)
-	}
+	d.stopDrains()
 	return d.kd, nil, d.doneErr
+}
+
+// stopDrains lets the drain goroutines write what the rings still hold
+// and waits for them; the lcores must have stopped.
+func (d *dpdkBackend) stopDrains() {
+	if d.lcores != nil {
+		close(d.lcores)
+		d.lcores = nil
+	}
+	d.drained.Wait()
 }
 
 func (d *dpdkBackend) close() error {
@@ -356,6 +390,7 @@ func (d *dpdkBackend) close() error {
 		C.lum_signal_stop()
 		<-d.done
 	}
+	d.stopDrains()
 	if args := ealArgs(d.cfg); slices.Contains(args, "--file-prefix="+defaultFilePrefix()) {
 		// The EAL runs once per process and is not cleaned up: its runtime
 		// files (3.3 MB) would stay behind for every dumper process.

@@ -15,7 +15,7 @@ type dpdkStub struct{}
 
 func newDPDK(*Config) backend { return dpdkStub{} }
 
-func (dpdkStub) start(context.Context, []*buffer) error {
+func (dpdkStub) start(context.Context, []*worker) error {
 	return fmt.Errorf("%w: built without dpdk (go build -tags dpdk, needs cgo and libdpdk-dev)", ErrNotSupported)
 }
 func (dpdkStub) stop() (uint64, []uint64, error) { return 0, nil, nil }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/netlumina/lumina/analyzers/integrity"
 	"github.com/netlumina/lumina/trace"
@@ -25,9 +26,15 @@ type Report struct {
 	// worker saw them: afpacket PACKET_STATISTICS tp_drops, DPDK imissed +
 	// rx_nombuf.
 	KernelDropped uint64 `json:"kernel_dropped"`
-	// BufferDropped counts packets a worker received when its buffer was
-	// full (Capacity reached).
+	// BufferDropped counts packets a worker received but could not keep:
+	// its Capacity was reached (see Full), its file could not be written
+	// (disk full; Stop returns the error), or (dpdk) the ring between the
+	// lcore and the file was full.
 	BufferDropped uint64 `json:"buffer_dropped"`
+	// Full is true when a worker reached Capacity and dropped packets for
+	// it: the same test would overflow again, so it is not worth retrying
+	// with the same configuration.
+	Full bool `json:"full,omitempty"`
 	// Foreign counts frames that were not mirror copies (neither UDP to
 	// MirrorPort nor wrapped copies, EtherType 0x88B5); they are not
 	// written and are not losses.
@@ -51,9 +58,21 @@ type WorkerReport struct {
 // Dropped is KernelDropped + BufferDropped.
 func (r Report) Dropped() uint64 { return r.KernelDropped + r.BufferDropped }
 
-// Counters returns the report as the integrity check's dumper counters.
+// Counters returns the report as the integrity check's dumper counters,
+// with the cause of any drops.
 func (r Report) Counters() integrity.DumperCounters {
-	return integrity.DumperCounters{Name: r.Name, Captured: integrity.Known(r.Captured), Dropped: integrity.Known(r.Dropped())}
+	c := integrity.DumperCounters{Name: r.Name, Captured: integrity.Known(r.Captured), Dropped: integrity.Known(r.Dropped())}
+	switch {
+	case r.Full:
+		c.Cause = "a worker wrote its num-pkts (Capacity) and dropped the rest: raise num-pkts or remove it, and the disk is the limit"
+	case r.BufferDropped > 0 && r.KernelDropped > 0:
+		c.Cause = "kernel or NIC drops and the disk fell behind: the capture could not keep up; add workers or dumpers, or offer less"
+	case r.BufferDropped > 0:
+		c.Cause = "its file could not be written fast enough, or not at all (disk full)"
+	case r.KernelDropped > 0:
+		c.Cause = "kernel or NIC drops: the capture could not keep up; add workers or dumpers, or offer less"
+	}
+	return c
 }
 
 // Live are counters read while the dumper runs.
@@ -61,14 +80,21 @@ type Live struct {
 	Received, BufferDropped, Foreign uint64
 }
 
+// worker is what a backend's worker i writes to: its spool and its live
+// counters.
+type worker struct {
+	sp *spool
+	c  counters
+}
+
 // backend is a capture implementation. start launches one worker per
-// buffer; each worker fills only its own buffer. stop makes the workers
-// drain what the kernel or NIC already holds, waits for them to exit and
-// returns the kernel/NIC drop counts (total and, if known, per worker).
-// close releases everything (called once, after stop or after a failed
-// start).
+// element of ws; each worker writes only its own spool. stop makes the
+// workers drain what the kernel or NIC already holds, waits for them to
+// exit and returns the kernel/NIC drop counts (total and, if known, per
+// worker). close releases everything (called once, after stop or after a
+// failed start).
 type backend interface {
-	start(ctx context.Context, bufs []*buffer) error
+	start(ctx context.Context, ws []*worker) error
 	stop() (kernelDropped uint64, perWorker []uint64, err error)
 	close() error
 }
@@ -81,32 +107,26 @@ const (
 	stateStopped
 )
 
-// Dumper captures mirror copies into preallocated memory and writes them
-// to one pcap on Stop. Start, Stop and Live are safe for concurrent use;
+// Dumper captures mirror copies to disk while the test runs and makes
+// them one pcap on Stop. Start, Stop and Live are safe for concurrent use;
 // mu serializes Start and Stop.
 type Dumper struct {
 	cfg  Config
-	bufs []*buffer
+	live atomic.Pointer[[]*worker] // the running workers, for Live
+	ws   []*worker
 
 	mu    sync.Mutex // guards state and be
 	state state
 	be    backend
 }
 
-// New validates cfg and allocates every worker's buffer. It opens nothing:
-// Start does.
+// New validates cfg. It opens and allocates nothing: Start does.
 func New(cfg Config) (*Dumper, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	d := &Dumper{cfg: c, bufs: make([]*buffer, c.Workers)}
-	for i := range d.bufs {
-		// The sim backend captures on a virtual clock: page faults during
-		// capture cost no capture time, so its memory is mapped as used.
-		d.bufs[i] = newBuffer(c.Capacity, c.SnapLen, c.Backend != "sim")
-	}
-	return d, nil
+	return &Dumper{cfg: c}, nil
 }
 
 // Config returns the configuration with defaults filled in.
@@ -121,6 +141,18 @@ func (d *Dumper) Start(ctx context.Context) error {
 	if d.state != stateNew {
 		return fmt.Errorf("%w: Start called twice", ErrState)
 	}
+	ws := make([]*worker, d.cfg.Workers)
+	for i := range ws {
+		sp, err := newSpool(d.cfg.OutPath, i, d.cfg.SnapLen, d.cfg.MirrorPort, uint64(d.cfg.Capacity))
+		if err != nil {
+			for _, w := range ws[:i] {
+				w.sp.remove()
+			}
+			d.state = stateStopped
+			return fmt.Errorf("dumper %s: %w", d.cfg.Name, err)
+		}
+		ws[i] = &worker{sp: sp}
+	}
 	var be backend
 	switch d.cfg.Backend {
 	case "afpacket":
@@ -130,12 +162,16 @@ func (d *Dumper) Start(ctx context.Context) error {
 	case "sim":
 		be = newSimBackend(&d.cfg)
 	}
-	if err := be.start(ctx, d.bufs); err != nil {
+	if err := be.start(ctx, ws); err != nil {
 		be.close()
+		for _, w := range ws {
+			w.sp.remove()
+		}
 		d.state = stateStopped
 		return fmt.Errorf("dumper %s: start %s: %w", d.cfg.Name, d.cfg.Backend, err)
 	}
-	d.be = be
+	d.be, d.ws = be, ws
+	d.live.Store(&ws)
 	d.state = stateRunning
 	return nil
 }
@@ -143,16 +179,20 @@ func (d *Dumper) Start(ctx context.Context) error {
 // Live returns the counters so far, summed over workers.
 func (d *Dumper) Live() Live {
 	var l Live
-	for _, b := range d.bufs {
-		l.Received += b.received.Load()
-		l.BufferDropped += b.dropped.Load()
-		l.Foreign += b.foreign.Load()
+	ws := d.live.Load()
+	if ws == nil {
+		return l
+	}
+	for _, w := range *ws {
+		l.Received += w.c.received.Load()
+		l.BufferDropped += w.c.dropped.Load()
+		l.Foreign += w.c.foreign.Load()
 	}
 	return l
 }
 
 // Stop stops capturing (after draining what the kernel already holds),
-// restores the UDP ports, writes the pcap atomically to OutPath and
+// makes the workers' spool files the pcap at OutPath, atomically, and
 // reports. The Report is filled even when writing fails (Path is then
 // empty). Stop may be called once.
 func (d *Dumper) Stop() (Report, error) {
@@ -164,24 +204,29 @@ func (d *Dumper) Stop() (Report, error) {
 	d.state = stateStopped
 	kd, perKD, stopErr := d.be.stop()
 	closeErr := d.be.close()
-	r := Report{Name: d.cfg.Name, Backend: d.cfg.Backend, KernelDropped: kd, PerWorker: make([]WorkerReport, len(d.bufs))}
-	for i, b := range d.bufs {
-		w := WorkerReport{Worker: i, Received: b.received.Load(), BufferDropped: b.dropped.Load(), Foreign: b.foreign.Load()}
+	r := Report{Name: d.cfg.Name, Backend: d.cfg.Backend, KernelDropped: kd, PerWorker: make([]WorkerReport, len(d.ws))}
+	spools := make([]*spool, len(d.ws))
+	for i, w := range d.ws {
+		wr := WorkerReport{Worker: i, Received: w.c.received.Load(), BufferDropped: w.c.dropped.Load(),
+			Foreign: w.c.foreign.Load(), Captured: w.sp.n}
 		if i < len(perKD) {
-			w.KernelDropped = perKD[i]
+			wr.KernelDropped = perKD[i]
 		}
-		r.BufferDropped += w.BufferDropped
-		r.PerWorker[i] = w
+		r.BufferDropped += wr.BufferDropped
+		r.Foreign += wr.Foreign
+		r.Captured += wr.Captured
+		r.Full = r.Full || w.sp.full
+		r.PerWorker[i] = wr
+		spools[i] = w.sp
 	}
-	written, foreign, werr := writePcap(d.cfg.OutPath, d.cfg.SnapLen, d.cfg.MirrorPort, d.bufs)
-	for i := range r.PerWorker {
-		r.PerWorker[i].Captured = written[i]
-		r.PerWorker[i].Foreign += foreign[i]
-		r.Captured += written[i]
-		r.Foreign += r.PerWorker[i].Foreign
-	}
+	werr := finish(d.cfg.OutPath, d.cfg.SnapLen, spools)
 	if werr == nil {
 		r.Path = d.cfg.OutPath
+	} else {
+		r.Captured = 0
+		for i := range r.PerWorker {
+			r.PerWorker[i].Captured = 0
+		}
 	}
 	err := errors.Join(stopErr, closeErr, werr)
 	if err != nil {

@@ -3,6 +3,7 @@ package dumper
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Name != "dumper" || c.Workers != 1 || c.SnapLen != 128 || c.Capacity != 1<<20 ||
+	if c.Name != "dumper" || c.Workers != 1 || c.SnapLen != 128 || c.Capacity != 0 ||
 		c.MirrorPort != roce.DefaultMirrorPort || c.FanoutMode != "lb" || c.OutPath != "dumper.pcap" {
 		t.Errorf("defaults = %+v", c)
 	}
@@ -93,20 +94,46 @@ func TestStreamRetag(t *testing.T) {
 	}
 }
 
-func TestBufferAddNoAlloc(t *testing.T) {
-	b := newBuffer(4, 128, true)
-	s, _ := NewMirrorStream(130, 9741)
+func TestSpoolPutNoAlloc(t *testing.T) {
+	sp, err := newSpool(filepath.Join(t.TempDir(), "x.pcap"), 0, 128, roce.DefaultMirrorPort, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.remove()
+	s, _ := NewMirrorStream(130, roce.DefaultMirrorPort)
 	f := s.Frame(nil, 1)
+	g := bytes.Clone(f)
 	var c batch
-	allocs := testing.AllocsPerRun(100, func() { b.put(&c, f, len(f), 1) })
+	allocs := testing.AllocsPerRun(100000, func() { sp.put(&c, f, len(f)) })
 	if allocs != 0 {
-		t.Errorf("buffer.put allocates %v times, want 0", allocs)
+		t.Errorf("spool.put allocates %v times, want 0", allocs)
 	}
-	if b.n != 4 || c.received != 101 || c.dropped != 97 {
-		t.Errorf("n=%d received=%d dropped=%d, want 4 101 97", b.n, c.received, c.dropped)
+	if !bytes.Equal(f, g) {
+		t.Error("spool.put changed the frame it was given")
 	}
-	if got := b.frame(0); len(got) != 128 || !bytes.Equal(got, f[:128]) {
-		t.Errorf("frame(0) = %d bytes, want the first 128 of the frame", len(got))
+	// 100001 frames of 16+128 bytes: the 1 MiB buffer was written out.
+	if sp.n != 100001 || c.received != 100001 || c.dropped != 0 || len(sp.runs) != 1 || sp.off != 24+100001*144 {
+		t.Errorf("n=%d received=%d dropped=%d runs=%d off=%d", sp.n, c.received, c.dropped, len(sp.runs), sp.off)
+	}
+}
+
+// TestSpoolLimit: Capacity bounds the frames a worker writes; the rest
+// are dropped and the spool says it was full.
+func TestSpoolLimit(t *testing.T) {
+	sp, err := newSpool(filepath.Join(t.TempDir(), "x.pcap"), 0, 128, roce.DefaultMirrorPort, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.remove()
+	s, _ := NewMirrorStream(130, roce.DefaultMirrorPort)
+	var c batch
+	for seq := range uint64(10) {
+		f := s.Frame(nil, seq)
+		sp.put(&c, f, len(f))
+	}
+	sp.put(&c, make([]byte, 11), 11) // too short to be a mirror copy
+	if sp.n != 4 || !sp.full || c.received != 10 || c.dropped != 6 || c.foreign != 1 {
+		t.Errorf("n=%d full=%v received=%d dropped=%d foreign=%d, want 4 true 10 6 1", sp.n, sp.full, c.received, c.dropped, c.foreign)
 	}
 }
 
@@ -205,46 +232,127 @@ func TestSimOverflow(t *testing.T) {
 	dir := t.TempDir()
 	p0, p1 := filepath.Join(dir, "d0.pcap"), filepath.Join(dir, "d1.pcap")
 	r0 := simRun(t, Config{Name: "dumper-0", Capacity: 1000, OutPath: p0}, s, seqRange(1, 5000))
-	if r0.Captured != 1000 || r0.BufferDropped != 4000 || r0.KernelDropped != 0 {
-		t.Fatalf("report = %+v, want 1000 captured, 4000 buffer drops", r0)
+	if r0.Captured != 1000 || r0.BufferDropped != 4000 || r0.KernelDropped != 0 || !r0.Full {
+		t.Fatalf("report = %+v, want 1000 captured, 4000 buffer drops, full", r0)
 	}
 	r1 := simRun(t, Config{Name: "dumper-1", Capacity: 1000, OutPath: p1}, s, seqRange(5001, 5100))
+	if r1.Full {
+		t.Errorf("dumper-1 (100 of 1000) reports full")
+	}
 	v, err := integrity.CheckFiles(integrity.Counters{
 		SwitchMirrored: integrity.Known(5100), Dumpers: []integrity.DumperCounters{r0.Counters(), r1.Counters()},
 	}, integrity.Options{ExpectFirstSeq: true}, p0, p1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "gap: seq 1001..5000 missing (4000 packets) (between dumper-0 #999 and dumper-1 #0)"
+	want := "gap: seq 1001..5000 missing (4000 packets) (between dumper-0 #999 and dumper-1 #0); " +
+		"dumper-0 dropped 4000 packets (a worker wrote its num-pkts (Capacity) and dropped the rest: raise num-pkts or remove it, and the disk is the limit)"
 	if v.Pass || v.Check != "seq" || v.Reason != want {
 		t.Errorf("integrity = %v, want fail: seq: %s", v, want)
 	}
 }
 
-// TestWriteOrder checks the k-way merge, including a worker whose records
-// arrived out of order.
+// spoolsOf writes seqs[w] to worker w's spool next to path.
+func spoolsOf(t *testing.T, path string, s *MirrorStream, seqs ...[]uint64) []*spool {
+	t.Helper()
+	var sps []*spool
+	for w, q := range seqs {
+		sp, err := newSpool(path, w, 128, roce.DefaultMirrorPort, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c batch
+		for _, seq := range q {
+			f := s.Frame(nil, seq)
+			sp.put(&c, f, len(f))
+		}
+		sps = append(sps, sp)
+	}
+	return sps
+}
+
+// TestWriteOrder checks the k-way merge, including a worker whose frames
+// arrived out of order (three sorted runs), and that no spool file is left.
 func TestWriteOrder(t *testing.T) {
 	s, _ := NewMirrorStream(130, roce.DefaultMirrorPort)
-	bufs := []*buffer{newBuffer(10, 128, false), newBuffer(10, 128, false), newBuffer(10, 128, false)}
-	buf := make([]byte, 0, 200)
-	add := func(w int, seqs ...uint64) {
-		for _, q := range seqs {
-			f := s.Frame(buf[:0], q)
-			bufs[w].add(f, len(f), 0)
-		}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.pcap")
+	sps := spoolsOf(t, path, s, []uint64{1, 4, 7, 10}, []uint64{3, 2, 6, 5}, []uint64{8, 9})
+	if len(sps[1].runs) != 3 || sps[1].runs[1] != (sortedRun{off: 24 + 144, n: 2}) {
+		t.Fatalf("runs of 3 2 6 5 = %+v, want 3 | 2 6 | 5", sps[1].runs)
 	}
-	add(0, 1, 4, 7, 10)
-	add(1, 3, 2, 6, 5) // out of order within the worker
-	add(2, 8, 9)
+	if err := finish(path, 128, sps); err != nil {
+		t.Fatal(err)
+	}
+	checkStream(t, path, s, 128, seqRange(1, 10))
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files left in the directory, want only x.pcap", len(ents))
+	}
+}
+
+// TestWriteManyRuns merges more runs than one pass reads (a worker whose
+// frames arrive in reverse order: every frame is a run), through
+// intermediate files.
+func TestWriteManyRuns(t *testing.T) {
+	s, _ := NewMirrorStream(130, roce.DefaultMirrorPort)
+	const n = 3*mergeFanIn + 7
+	var rev []uint64
+	for i := n; i >= 1; i-- {
+		rev = append(rev, uint64(i))
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.pcap")
+	sps := spoolsOf(t, path, s, rev, []uint64{n + 1, n + 2})
+	if len(sps[0].runs) != n {
+		t.Fatalf("%d runs, want %d", len(sps[0].runs), n)
+	}
+	if err := finish(path, 128, sps); err != nil {
+		t.Fatal(err)
+	}
+	checkStream(t, path, s, 128, seqRange(1, n+2))
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files left in the directory, want only x.pcap", len(ents))
+	}
+}
+
+// TestRing passes frames through a ring smaller than the stream while the
+// drain goroutine writes them: a producer that finds it full counts a
+// drop, every frame it accepted reaches the file, in order.
+func TestRing(t *testing.T) {
+	s, _ := NewMirrorStream(130, roce.DefaultMirrorPort)
 	path := filepath.Join(t.TempDir(), "x.pcap")
-	written, foreign, err := writePcap(path, 128, roce.DefaultMirrorPort, bufs)
+	sp, err := newSpool(path, 0, 128, roce.DefaultMirrorPort, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if written[0] != 4 || written[1] != 4 || written[2] != 2 || foreign[0]+foreign[1]+foreign[2] != 0 {
-		t.Errorf("written %v foreign %v", written, foreign)
+	w := &worker{sp: sp}
+	r := newRing(64*128, 128)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		r.drain(w, done)
+		close(finished)
+	}()
+	var kept []uint64
+	var dropped uint64
+	for seq := range uint64(20000) {
+		f := s.Frame(nil, seq)
+		if r.push(f, len(f)) {
+			kept = append(kept, seq)
+		} else {
+			dropped++
+		}
 	}
-	checkStream(t, path, s, 128, seqRange(1, 10))
+	close(done)
+	<-finished
+	if err := finish(path, 128, []*spool{sp}); err != nil {
+		t.Fatal(err)
+	}
+	if uint64(len(kept))+dropped != 20000 || w.c.dropped.Load() != 0 || w.c.received.Load() != 0 {
+		t.Errorf("kept %d dropped %d; worker counted received %d dropped %d (the producer counts)",
+			len(kept), dropped, w.c.received.Load(), w.c.dropped.Load())
+	}
+	checkStream(t, path, s, 128, kept)
 }
 
 func TestStateErrors(t *testing.T) {
@@ -276,12 +384,42 @@ func TestWriteFailureLeavesNoFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The spool files are created next to the output: Start fails.
+	if err := d.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "nodir") {
+		t.Errorf("Start into a missing directory = %v, want an error naming it", err)
+	}
+	if _, err := d.Stop(); !errors.Is(err, ErrState) {
+		t.Errorf("Stop after a failed Start = %v, want ErrState", err)
+	}
+}
+
+// TestWriteFailureAtStop: an output that cannot be published (the path is
+// a directory) fails Stop, reports no path and no capture, and leaves no
+// spool file behind.
+func TestWriteFailureAtStop(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.pcap")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := NewMirrorStream(130, roce.DefaultMirrorPort)
+	loop := sim.NewEventLoop()
+	a, b := sim.NewNetwork(loop).NewLink(sim.LinkConfig{MTU: 9500})
+	d, err := New(Config{Backend: "sim", SimPort: b, OutPath: out})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := d.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	a.Send(s.Frame(nil, 1))
+	loop.Run()
 	r, err := d.Stop()
-	if err == nil || r.Path != "" {
-		t.Errorf("Stop into a missing directory = %+v, %v; want an error and no path", r, err)
+	if err == nil || r.Path != "" || r.Captured != 0 {
+		t.Errorf("Stop onto a directory = %+v, %v; want an error, no path, nothing captured", r, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d entries left, want only the directory x.pcap", len(ents))
 	}
 }
 
@@ -296,32 +434,5 @@ func TestDPDKStubError(t *testing.T) {
 	err = d.Start(t.Context())
 	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "go build -tags dpdk") {
 		t.Errorf("Start(dpdk) = %v, want ErrNotSupported naming the build tag", err)
-	}
-}
-
-// TestBufferGrows fills a growable (sim) buffer past several doublings
-// and past its capacity: every frame is kept intact, the rest dropped, and
-// memory is only what was needed.
-func TestBufferGrows(t *testing.T) {
-	const capacity = 3*growFrames + 5
-	b := newBuffer(capacity, 64, false)
-	if len(b.slab) != 0 {
-		t.Fatalf("a growable buffer starts with %d bytes, want 0", len(b.slab))
-	}
-	frame := make([]byte, 100)
-	for i := range capacity + 10 {
-		frame[0], frame[1] = byte(i), byte(i>>8)
-		if ok := b.add(frame, 100+i, int64(i)); ok != (i < capacity) {
-			t.Fatalf("add #%d = %v, want %v", i, ok, i < capacity)
-		}
-	}
-	if b.n != capacity || len(b.recs) != capacity || len(b.slab) != capacity*64 {
-		t.Fatalf("n %d, %d records, %d bytes; want %d, %d, %d", b.n, len(b.recs), len(b.slab), capacity, capacity, capacity*64)
-	}
-	for _, i := range []int{0, growFrames - 1, growFrames, 2 * growFrames, capacity - 1} {
-		f := b.frame(i)
-		if len(f) != 64 || f[0] != byte(i) || f[1] != byte(i>>8) || b.recs[i].origLen != uint32(100+i) {
-			t.Errorf("frame %d = % x… (orig %d)", i, f[:2], b.recs[i].origLen)
-		}
 	}
 }

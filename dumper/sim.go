@@ -5,21 +5,23 @@ import (
 	"sync"
 )
 
-// simBackend receives frames from a sim.Port. The port's receive callback
-// runs on the sim Loop; mu makes Stop, called from another goroutine, wait
-// for the callback in progress.
+// simBackend receives frames from a sim.Port and writes each to the next
+// worker's spool, round robin, on the sim Loop that delivers it (the
+// virtual clock does not advance while it writes, so nothing is ever lost
+// for speed). mu makes Stop, called from another goroutine, wait for the
+// callback in progress.
 type simBackend struct {
 	cfg     *Config
-	mu      sync.Mutex // guards next, stopped and the buffers while running
-	bufs    []*buffer
+	mu      sync.Mutex // guards next, stopped and the spools while running
+	ws      []*worker
 	next    int
 	stopped bool
 }
 
 func newSimBackend(cfg *Config) *simBackend { return &simBackend{cfg: cfg} }
 
-func (s *simBackend) start(_ context.Context, bufs []*buffer) error {
-	s.bufs = bufs
+func (s *simBackend) start(_ context.Context, ws []*worker) error {
+	s.ws = ws
 	s.cfg.SimPort.SetReceiver(s.receive)
 	return nil
 }
@@ -30,15 +32,15 @@ func (s *simBackend) receive(frame []byte) {
 	if s.stopped {
 		return
 	}
-	b := s.bufs[s.next]
-	s.next = (s.next + 1) % len(s.bufs)
+	w := s.ws[s.next]
+	s.next = (s.next + 1) % len(s.ws)
 	var c batch
 	if isMirrorCopy(frame, s.cfg.MirrorPort) {
-		b.put(&c, frame, len(frame), 0)
+		w.sp.put(&c, frame, len(frame))
 	} else {
 		c.foreign++
 	}
-	b.flush(&c)
+	w.c.flush(&c)
 }
 
 func (s *simBackend) stop() (uint64, []uint64, error) {

@@ -2,151 +2,160 @@ package dumper
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"sort"
 
-	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/trace"
 )
 
-// seqDiff is a-b in 48-bit serial arithmetic (trace.SeqSpace48.Diff,
-// inlined for the write loop).
-func seqDiff(a, b uint64) int64 { return int64((a-b)<<16) >> 16 }
+// mergeFanIn is the most sorted runs one merge pass reads at once; with
+// more (a capture far out of order), runs are merged in passes through
+// intermediate files, so memory stays bounded (mergeFanIn read buffers).
+const mergeFanIn = 256
 
-// seqOf returns the mirror sequence number of a captured frame (0 if it is
-// too short to carry one; such a frame is foreign anyway).
-func seqOf(frame []byte) uint64 {
-	seq, _, _ := trace.MirrorFields(frame)
-	return seq
-}
+// mergeReadBuf is each run's read buffer during a merge.
+const mergeReadBuf = 64 << 10
 
-// order returns the order in which to write buffer b's records: nil means
-// arrival order, which is sequence order in the common case (one queue
-// preserves the switch's order). Otherwise it returns a sorted index.
-func order(b *buffer) []int32 {
-	sorted := true
-	for i := 1; i < b.n; i++ {
-		if seqDiff(seqOf(b.frame(i)), seqOf(b.frame(i-1))) < 0 {
-			sorted = false
-			break
-		}
-	}
-	if sorted {
-		return nil
-	}
-	idx := make([]int32, b.n)
-	for i := range idx {
-		idx[i] = int32(i)
-	}
-	sort.SliceStable(idx, func(i, j int) bool {
-		return seqDiff(seqOf(b.frame(int(idx[i]))), seqOf(b.frame(int(idx[j])))) < 0
-	})
-	return idx
-}
-
-// writePcap merges the workers' records by mirror sequence number (a k-way
-// merge of per-worker sorted runs), restores each RoCE copy's UDP ports in
-// place (wrapped copies are kept as they are) and writes a nanosecond pcap whose timestamps are the switch
-// timestamps of the frames. The file appears at path atomically (temp file
-// in the same directory, fsync, rename, fsync of the directory). It returns
-// per worker the frames written and the foreign frames skipped.
-func writePcap(path string, snaplen int, mirrorPort uint16, bufs []*buffer) (written, foreign []uint64, err error) {
-	written = make([]uint64, len(bufs))
-	foreign = make([]uint64, len(bufs))
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return written, foreign, fmt.Errorf("write pcap: %w", err)
-	}
-	tmp := f.Name()
-	ok := false
+// finish turns the workers' spool files into the pcap at path, in mirror
+// sequence order, atomically (a temp file in the same directory, fsync,
+// rename, fsync of the directory), and removes the spools. One worker whose
+// file is one sorted run (the common case) is renamed into place, without
+// copying; otherwise the sorted runs of every worker are k-way merged by
+// sequence number, in passes of at most mergeFanIn runs.
+func finish(path string, snaplen int, spools []*spool) (err error) {
 	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-			for i := range written {
-				written[i] = 0
-			}
+		for _, s := range spools {
+			s.remove()
 		}
 	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
+	for _, s := range spools {
+		if err := s.flush(); err != nil {
+			return fmt.Errorf("write pcap: %w", err)
+		}
+	}
+	dir := filepath.Dir(path)
+	if len(spools) == 1 && len(spools[0].runs) <= 1 {
+		s := spools[0]
+		if err := publish(s.f, s.path, path); err != nil {
+			return fmt.Errorf("write pcap: %w", err)
+		}
+		s.f = nil
+		syncDir(dir)
+		return nil
+	}
+	var srcs []runSource
+	for _, s := range spools {
+		for i, r := range s.runs {
+			end := s.off
+			if i+1 < len(s.runs) {
+				end = s.runs[i+1].off
+			}
+			srcs = append(srcs, runSource{r: s.f, off: r.off, end: end})
+		}
+	}
+	var tmps []*os.File
+	defer func() {
+		for _, f := range tmps {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	for len(srcs) > mergeFanIn {
+		var next []runSource
+		for i := 0; i < len(srcs); i += mergeFanIn {
+			group := srcs[i:min(i+mergeFanIn, len(srcs))]
+			f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".merge-*")
+			if err != nil {
+				return fmt.Errorf("write pcap: %w", err)
+			}
+			tmps = append(tmps, f)
+			end, err := mergeRuns(f, snaplen, group)
+			if err != nil {
+				return fmt.Errorf("write pcap: %w", err)
+			}
+			next = append(next, runSource{r: f, off: pcapHeaderLen, end: end})
+		}
+		srcs = next
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write pcap: %w", err)
+	}
+	if _, err := mergeRuns(f, snaplen, srcs); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return fmt.Errorf("write pcap: %w", err)
+	}
+	if err := publish(f, f.Name(), path); err != nil {
+		return fmt.Errorf("write pcap: %w", err)
+	}
+	syncDir(dir)
+	return nil
+}
+
+// runSource is one sorted run: the pcap records of r from off to end.
+type runSource struct {
+	r        io.ReaderAt
+	off, end int64
+}
+
+// mergeRuns writes a pcap header and the records of srcs, merged by
+// sequence number, to f; it returns the file's length.
+func mergeRuns(f *os.File, snaplen int, srcs []runSource) (int64, error) {
+	var hdr bytes.Buffer
+	if _, err := trace.NewPcapWriter(&hdr, snaplen, trace.LinkTypeEthernet); err != nil {
+		return 0, err
+	}
+	ms := make([]trace.MergeSource, len(srcs))
+	for i, s := range srcs {
+		in := io.MultiReader(bytes.NewReader(hdr.Bytes()), bufio.NewReaderSize(io.NewSectionReader(s.r, s.off, s.end-s.off), mergeReadBuf))
+		r, err := trace.NewReader(in)
+		if err != nil {
+			return 0, err
+		}
+		ms[i] = trace.MergeSource{Name: fmt.Sprintf("run %d", i), Reader: r}
+	}
+	bw := bufio.NewWriterSize(f, spoolBufSize)
 	pw, err := trace.NewPcapWriter(bw, snaplen, trace.LinkTypeEthernet)
 	if err != nil {
-		return written, foreign, fmt.Errorf("write pcap: %w", err)
+		return 0, err
 	}
+	n := int64(pcapHeaderLen)
+	if _, err := trace.Merge(func(_ int, p trace.Packet) error {
+		n += int64(pcapRecordLen + len(p.Data))
+		return pw.WritePacket(p.TimeNs, p.Data, p.OrigLen)
+	}, ms...); err != nil {
+		return 0, err
+	}
+	return n, bw.Flush()
+}
 
-	// heads[w] is worker w's next position; idx[w] its order (nil: arrival).
-	heads := make([]int, len(bufs))
-	idx := make([][]int32, len(bufs))
-	for w, b := range bufs {
-		idx[w] = order(b)
+// publish makes the file f (at tmp) the file at path: mode 0644, fsync,
+// close, rename. On error it removes tmp.
+func publish(f *os.File, tmp, path string) error {
+	err := f.Chmod(0o644)
+	if err == nil {
+		err = f.Sync()
 	}
-	at := func(w int) int {
-		if idx[w] != nil {
-			return int(idx[w][heads[w]])
-		}
-		return heads[w]
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	// headSeq[w] caches the sequence number at heads[w].
-	headSeq := make([]uint64, len(bufs))
-	for w, b := range bufs {
-		if b.n > 0 {
-			headSeq[w] = seqOf(b.frame(at(w)))
-		}
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	for {
-		best := -1
-		for w, b := range bufs {
-			if heads[w] < b.n && (best < 0 || seqDiff(headSeq[w], headSeq[best]) < 0) {
-				best = w
-			}
-		}
-		if best < 0 {
-			break
-		}
-		b := bufs[best]
-		i := at(best)
-		heads[best]++
-		if heads[best] < b.n {
-			headSeq[best] = seqOf(b.frame(at(best)))
-		}
-		frame := b.frame(i)
-		_, ts, _ := trace.MirrorFields(frame)
-		// A wrapped copy (PFC/PAUSE) is written as it came; a RoCE copy
-		// gets its UDP ports back.
-		if !trace.IsMACMirror(frame) && !roce.RestoreMirror(frame, mirrorPort) {
-			foreign[best]++
-			continue
-		}
-		if err := pw.WritePacket(int64(ts), frame, int(b.recs[i].origLen)); err != nil {
-			return written, foreign, fmt.Errorf("write pcap: %w", err)
-		}
-		written[best]++
+	if err != nil {
+		os.Remove(tmp)
 	}
-	if err := bw.Flush(); err != nil {
-		return written, foreign, fmt.Errorf("write pcap: %w", err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return written, foreign, fmt.Errorf("write pcap: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return written, foreign, fmt.Errorf("write pcap: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return written, foreign, fmt.Errorf("write pcap: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return written, foreign, fmt.Errorf("write pcap: %w", err)
-	}
-	ok = true
+	return err
+}
+
+// syncDir fsyncs a directory so a rename in it is durable (best effort).
+func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	return written, foreign, nil
 }

@@ -61,7 +61,10 @@ type Report struct {
 	Timing    *TimingReport `json:"timing,omitempty"`
 	TracePath string        `json:"trace,omitempty"`
 	Packets   int           `json:"packets"`
-	WallNs    int64         `json:"wall_ns"`
+	// DumperFilesRemoved is true when the dumpers' files were removed
+	// after a valid merge (keep-dumper-files: false).
+	DumperFilesRemoved bool  `json:"dumper_files_removed,omitempty"`
+	WallNs             int64 `json:"wall_ns"`
 	// Analysis is the analyzers' full report (schema in docs/analyze.md):
 	// Go-back-N violations, per-loss latencies, timeouts, CNP scopes,
 	// counter cross-checks. Its verdicts are also in Checks. It carries no

@@ -232,6 +232,10 @@ func RunTest(ctx context.Context, t *config.Test, o Options) *TestResult {
 			if report.Valid || ctx.Err() != nil {
 				break
 			}
+			if d := fullDumper(run); d != "" {
+				progress(fmt.Sprintf("invalid run not retried: dumper %s reached its num-pkts, and would again", d))
+				break
+			}
 		}
 		res.Repeats = append(res.Repeats, rr)
 		if ctx.Err() != nil {
@@ -240,6 +244,20 @@ func RunTest(ctx context.Context, t *config.Test, o Options) *TestResult {
 		}
 	}
 	return res
+}
+
+// fullDumper returns the name of a dumper of run that reached its capacity
+// (a failure that repeats), or "".
+func fullDumper(run *Run) string {
+	if run == nil {
+		return ""
+	}
+	for _, d := range run.Dumpers {
+		if d.Full {
+			return d.Name
+		}
+	}
+	return ""
 }
 
 // resolve returns a copy of t with the options' overrides applied.
@@ -323,6 +341,14 @@ func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Op
 				rpt.Checks["analyzers"] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
 			}
 		}
+	}
+	if rpt.Valid && !t.KeepDumperFiles && run != nil {
+		for _, p := range run.DumperFiles {
+			if err := os.Remove(p); err != nil {
+				return run, "", nil, errorf("results: keep-dumper-files: false: %w", err)
+			}
+		}
+		rpt.DumperFilesRemoved = true
 	}
 	rpt.WallNs = time.Since(started).Nanoseconds()
 	if run != nil {

@@ -86,6 +86,7 @@
 //	count: trace has 1012 packets less 10 PFC/PAUSE copies, switch received 1000 RoCE packets
 //	count: trace has 1015 packets less 3 duplicate copies and 10 PFC/PAUSE copies, switch received 1000 RoCE packets
 //	dumper-1 dropped 3 packets (kernel drops or buffer overflow)
+//	dumper-0 dropped 40 packets (a worker wrote its num-pkts (Capacity) and dropped the rest: …)
 //	dumper-1 captured 500 packets, trace has 499 from it
 //	dumpers captured 1000 packets in total, trace has 999
 //	dumpers: counters for 2 dumpers, trace has 3 sources
@@ -94,7 +95,11 @@
 // duplicate nor wrapped copies; the others name what it holds. Without sources, the parenthesized "(dumper-1 #305)" of "range" and "out
 // of order" is left out and "timestamp" reads "(seq 89)". Skipped
 // conditions have reasons too ("switch mirrored count unknown", "no dumper
-// counters", …), for display only.
+// counters", …), for display only. The verdict's reason is the first
+// failed condition's; when a dumper reports drops and another condition
+// failed first (a gap, a short count), the dumpers reason follows it after
+// "; ", since it is the cause. A dumper's DumperCounters.Cause replaces the
+// generic "kernel drops or buffer overflow".
 //
 // # Use
 //

@@ -56,7 +56,7 @@ func Example_mergeAndCheck() {
 	}
 	// Output:
 	// merged: 599 [99 200 300]
-	// fail: seq: gap: seq 43 missing (between dumper-2 #20 and dumper-1 #14)
+	// fail: seq: gap: seq 43 missing (between dumper-2 #20 and dumper-1 #14); dumper-0 dropped 1 packet (kernel drops or buffer overflow)
 	// seq       fail gap: seq 43 missing (between dumper-2 #20 and dumper-1 #14)
 	// timestamp pass
 	// mirrored  fail count: trace has 599 packets, switch mirrored 600

@@ -100,6 +100,11 @@ type DumperCounters struct {
 	// Dropped is the number of packets the dumper lost: kernel or NIC
 	// drops (e.g. rx_discards_phy, imissed) and buffer overflow.
 	Dropped Count
+
+	// Cause, if set, says why the dumper dropped packets and what to
+	// change; the reason of a failed dumpers condition gives it instead of
+	// the generic "kernel drops or buffer overflow".
+	Cause string
 }
 
 // Status is the outcome of one condition.
@@ -503,6 +508,11 @@ func (c *Checker) Finish(cnt Counters) Verdict {
 			break
 		}
 	}
+	// A dumper that dropped packets explains a gap or a short count: the
+	// reason names it even when an earlier condition failed first.
+	if d := v.Checks[len(v.Checks)-1]; d.Status == Failed && v.Check != d.Name && dropped(cnt.Dumpers) {
+		v.Reason += "; " + d.Reason
+	}
 	return v
 }
 
@@ -627,6 +637,16 @@ func packets(n uint64) string {
 	return strconv.FormatUint(n, 10) + " packets"
 }
 
+// dropped reports whether a dumper reports drops.
+func dropped(ds []DumperCounters) bool {
+	for _, d := range ds {
+		if d.Dropped.Known && d.Dropped.N > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *Checker) dumperResult(ds []DumperCounters) Result {
 	if len(ds) == 0 {
 		return skip(CheckDumpers, "no dumper counters")
@@ -642,7 +662,11 @@ func (c *Checker) dumperResult(ds []DumperCounters) Result {
 		if d.Dropped.Known {
 			checked = true
 			if d.Dropped.N > 0 {
-				return fail(CheckDumpers, -1, "%s dropped %s (kernel drops or buffer overflow)", name(i), packets(d.Dropped.N))
+				cause := d.Cause
+				if cause == "" {
+					cause = "kernel drops or buffer overflow"
+				}
+				return fail(CheckDumpers, -1, "%s dropped %s (%s)", name(i), packets(d.Dropped.N), cause)
 			}
 		}
 	}

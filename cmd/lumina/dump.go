@@ -16,7 +16,7 @@ import (
 func init() {
 	register(&command{
 		name: "dump", args: "",
-		summary: "capture mirror copies into memory until SIGTERM/SIGINT, then write one pcap (see dumper/doc.go)",
+		summary: "capture mirror copies to disk until SIGTERM/SIGINT, then make them one pcap (see dumper/doc.go)",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
 			var cfg dumper.Config
 			fs.StringVar(&cfg.Name, "name", "dumper", "dumper `name` in reports")
@@ -24,7 +24,7 @@ func init() {
 			fs.StringVar(&cfg.Interface, "interface", "", "network `interface` to capture on (afpacket)")
 			fs.IntVar(&cfg.Workers, "workers", 1, "capture `workers` (fanout sockets or DPDK lcores)")
 			fs.IntVar(&cfg.SnapLen, "snaplen", dumper.DefaultSnapLen, "bytes kept per frame (64..9216)")
-			fs.IntVar(&cfg.Capacity, "capacity", dumper.DefaultCapacity, "frames each worker holds (preallocated)")
+			fs.IntVar(&cfg.Capacity, "capacity", dumper.DefaultCapacity, "frames each worker may write to disk (0: no limit)")
 			port := fs.Uint("mirror-port", roce.DefaultMirrorPort, "UDP destination `port` of mirror copies (rewrite-udp-dst-port)")
 			fs.StringVar(&cfg.FanoutMode, "fanout", "lb", "afpacket fanout `mode`: lb, hash or cpu")
 			eal := fs.String("eal", "", "DPDK EAL `args`, space-separated, e.g. \"--no-huge -m 256 --no-pci --vdev=net_af_packet0,iface=eth1\"")

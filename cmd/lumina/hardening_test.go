@@ -185,10 +185,23 @@ func TestRepeatStatus(t *testing.T) {
 // why it is invalid.
 func TestRunInvalidSaysWhy(t *testing.T) {
 	out := t.TempDir()
-	code, stdout, stderr := runCLICtx(context.Background(), "run", "-q", "--testbed", "remote", "-o", out, quickstart(t))
+	remote := filepath.Join("..", "..", "examples", "remote", "listing2.yaml")
+	code, stdout, stderr := runCLICtx(context.Background(), "run", "-q", "-o", out, remote)
 	if code != 1 || strings.Contains(stdout, "all checks pass") ||
-		!strings.Contains(stdout, "quickstart repeat 0: INVALID (not analyzed: ") || !strings.Contains(stdout, "--agent-token-file") {
-		t.Errorf("lumina run --testbed remote (no flags): exit %d, stdout %q, stderr %q", code, stdout, stderr)
+		!strings.Contains(stdout, "repeat 0: INVALID (not analyzed: ") || !strings.Contains(stdout, "--agent-token-file") {
+		t.Errorf("lumina run remote (no flags): exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// Point 7: run refuses, before running anything, what validate refuses
+// with the same flags: --testbed remote on a file without control-ips.
+func TestRunRefusesWhatValidateRefuses(t *testing.T) {
+	code, stdout, stderr := runCLICtx(context.Background(), "run", "-q", "--testbed", "remote", "-o", t.TempDir(), quickstart(t))
+	vcode, vout, _ := runCLICtx(context.Background(), "validate", "--testbed", "remote", quickstart(t))
+	want := "quickstart.yaml:8:1: --testbed remote: requester has no control-ip"
+	if code != 2 || stdout != "" || !strings.Contains(stderr, want) || !strings.Contains(stderr, "nothing was run") ||
+		vcode != 1 || !strings.Contains(vout, want) {
+		t.Errorf("run --testbed remote: exit %d, stdout %q, stderr %q; validate: exit %d, %q", code, stdout, stderr, vcode, vout)
 	}
 }
 

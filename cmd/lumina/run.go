@@ -27,6 +27,7 @@ func init() {
 			testbed := fs.String("testbed", "", "override the testbed: sim, netns or remote (default: each test's testbed)")
 			seed := optUint(fs, "seed", math.MaxUint64, "override the test's RNG `seed`, ≥ 0 (recorded in config.yaml; default: each test's seed)")
 			retries := fs.Int("retries", 2, "re-run an invalid repeat (failed integrity check) up to `n` times")
+			mem := addMemoryLimit(fs)
 			quiet := fs.Bool("q", false, "no progress lines on stderr")
 			tokenFile := fs.String("agent-token-file", "", "remote: `file` with the agents' token")
 			certs := fs.String("agent-certs", "", "remote: `dir` with each agent's certificate as <control-ip>.pem")
@@ -58,8 +59,13 @@ func init() {
 				// not surface after nine runs.
 				var tests []*config.Test
 				bad := false
+				lo := config.LoadOptions{Resources: resources(mem, *out)}
+				if *testbed != "" {
+					tb, _ := config.ParseTestbed(*testbed) // checked above
+					lo.Testbed, lo.TestbedSet = tb, true
+				}
 				for _, f := range files {
-					t, err := config.Load(f)
+					t, err := config.LoadWith(f, lo)
 					var list config.ErrorList
 					switch {
 					case errors.As(err, &list):

@@ -17,6 +17,8 @@ func init() {
 		summary: "check test files: prints 'FILE: ok' or one 'FILE:LINE:COL: message' per error",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
 			testbed := fs.String("testbed", "", "check the files for this testbed, as `lumina run --testbed` runs them: sim, netns or remote")
+			out := fs.String("o", "", "check the free disk under this results `dir`, as `lumina run -o` would use it (default: each test's result-path)")
+			mem := addMemoryLimit(fs)
 			return func(_ context.Context, args []string, stdout, _ io.Writer) error {
 				if len(args) == 0 {
 					return usagef("validate needs at least one YAML file or folder")
@@ -33,13 +35,13 @@ func init() {
 					}
 					files = append(files, fs...)
 				}
-				var o config.LoadOptions
+				o := config.LoadOptions{Resources: resources(mem, *out)}
 				if *testbed != "" {
 					tb, err := config.ParseTestbed(*testbed)
 					if err != nil || *testbed != tb.String() {
 						return usagef("validate: --testbed must be sim, netns or remote, not %q", *testbed)
 					}
-					o = config.LoadOptions{Testbed: tb, TestbedSet: true}
+					o.Testbed, o.TestbedSet = tb, true
 				}
 				bad := 0
 				for _, path := range files {

@@ -22,8 +22,10 @@ func validateCases() []cliCase {
 				file("files.yaml", "aggregate-pcap-filename: ../trace.pcap\ndumpers:\n  - {name: d/x}\n  - {dump-filename: \"d\\0.pcap\"}\n")(t, tmp)
 			}},
 		{name: "validate-dev-zero", args: []string{"validate", "/dev/zero"}},
-		{name: "validate-dumper-memory", args: []string{"validate", "$TMP/mem.yaml"},
-			setup: file("mem.yaml", "dumpers:\n  - num-pkts: 1073741824\n    snap-len: 9216\n")},
+		{name: "validate-dumper-memory", args: []string{"validate", "--memory-limit", "1GiB", "$TMP/mem.yaml"},
+			setup: file("mem.yaml", "dumpers:\n  - num-pkts: 1073741824\n    snap-len: 9216\ntraffic: {num-qps: 1024, message-size: 1048576}\n")},
+		{name: "validate-dumper-capacity", args: []string{"validate", "$TMP/cap.yaml"},
+			setup: file("cap.yaml", "dumpers:\n  - num-pkts: 16383\ntraffic: {num-qps: 8, num-msgs-per-qp: 64, message-size: 1048576}\n")},
 		{name: "validate-num-repeats", args: []string{"validate", "$TMP/rep.yaml"}, setup: file("rep.yaml", "num-repeats: 1000000\n")},
 		{name: "validate-testbed-remote", args: []string{"validate", "--testbed", "remote", "../../examples/quickstart.yaml"}},
 		{name: "validate-testbed-netns", args: []string{"validate", "--testbed", "netns", "../../examples/quickstart.yaml", "$TMP/dpdk.yaml"},

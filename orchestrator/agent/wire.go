@@ -235,6 +235,7 @@ func DumperReportToProto(r dumper.Report) *luminav1.DumperReport {
 		BufferDropped: r.BufferDropped,
 		Foreign:       r.Foreign,
 		Path:          r.Path,
+		Full:          r.Full,
 	}
 	for _, w := range r.PerWorker {
 		m.PerWorker = append(m.PerWorker, WorkerReportToProto(w))
@@ -260,6 +261,7 @@ func (d *decoder) dumperReport(f string, m *luminav1.DumperReport) dumper.Report
 		BufferDropped: m.GetBufferDropped(),
 		Foreign:       m.GetForeign(),
 		Path:          m.GetPath(),
+		Full:          m.GetFull(),
 	}
 	for i, w := range m.GetPerWorker() {
 		r.PerWorker = append(r.PerWorker, d.workerReport(index(f+".per_worker", i), w))

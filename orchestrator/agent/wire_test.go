@@ -237,7 +237,7 @@ func TestWireDumperConfigRoundTrip(t *testing.T) {
 }
 
 func TestWireDumperReportRoundTrip(t *testing.T) {
-	r := dumper.Report{Name: "d0", Backend: "afpacket", Captured: 100, KernelDropped: 2, BufferDropped: 3, Foreign: 4,
+	r := dumper.Report{Name: "d0", Backend: "afpacket", Captured: 100, KernelDropped: 2, BufferDropped: 3, Foreign: 4, Full: true,
 		PerWorker: []dumper.WorkerReport{
 			{Worker: 1, Received: 60, Captured: 50, KernelDropped: 1, BufferDropped: 2, Foreign: 3},
 			{Worker: 2, Received: 55, Captured: 50, KernelDropped: 1, BufferDropped: 1, Foreign: 1},

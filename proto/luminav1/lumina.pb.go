@@ -474,8 +474,10 @@ type DumperReport struct {
 	BufferDropped uint64                 `protobuf:"varint,5,opt,name=buffer_dropped,json=bufferDropped,proto3" json:"buffer_dropped,omitempty"`
 	Foreign       uint64                 `protobuf:"varint,6,opt,name=foreign,proto3" json:"foreign,omitempty"`
 	// One entry per worker, in worker order.
-	PerWorker     []*DumperWorkerReport `protobuf:"bytes,7,rep,name=per_worker,json=perWorker,proto3" json:"per_worker,omitempty"`
-	Path          string                `protobuf:"bytes,8,opt,name=path,proto3" json:"path,omitempty"`
+	PerWorker []*DumperWorkerReport `protobuf:"bytes,7,rep,name=per_worker,json=perWorker,proto3" json:"per_worker,omitempty"`
+	Path      string                `protobuf:"bytes,8,opt,name=path,proto3" json:"path,omitempty"`
+	// A worker reached its capacity (num-pkts) and dropped packets for it.
+	Full          bool `protobuf:"varint,9,opt,name=full,proto3" json:"full,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -564,6 +566,13 @@ func (x *DumperReport) GetPath() string {
 		return x.Path
 	}
 	return ""
+}
+
+func (x *DumperReport) GetFull() bool {
+	if x != nil {
+		return x.Full
+	}
+	return false
 }
 
 // DumperWorkerReport is a dumper.WorkerReport.
@@ -3437,7 +3446,7 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"block_size\x18\v \x01(\x03R\tblockSize\x12\x1f\n" +
 	"\vblock_count\x18\f \x01(\x03R\n" +
 	"blockCount\x12(\n" +
-	"\x10block_timeout_ns\x18\r \x01(\x03R\x0eblockTimeoutNs\"\x92\x02\n" +
+	"\x10block_timeout_ns\x18\r \x01(\x03R\x0eblockTimeoutNs\"\xa6\x02\n" +
 	"\fDumperReport\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\abackend\x18\x02 \x01(\tR\abackend\x12\x1a\n" +
@@ -3447,7 +3456,8 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\aforeign\x18\x06 \x01(\x04R\aforeign\x12<\n" +
 	"\n" +
 	"per_worker\x18\a \x03(\v2\x1d.lumina.v1.DumperWorkerReportR\tperWorker\x12\x12\n" +
-	"\x04path\x18\b \x01(\tR\x04path\"\xcc\x01\n" +
+	"\x04path\x18\b \x01(\tR\x04path\x12\x12\n" +
+	"\x04full\x18\t \x01(\bR\x04full\"\xcc\x01\n" +
 	"\x12DumperWorkerReport\x12\x16\n" +
 	"\x06worker\x18\x01 \x01(\x03R\x06worker\x12\x1a\n" +
 	"\breceived\x18\x02 \x01(\x04R\breceived\x12\x1a\n" +

@@ -1,0 +1,101 @@
+package dumper
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// ring is a single-producer single-consumer ring of frame slots between a
+// capture loop that must never block (the dpdk backend's lcore, in C) and
+// the goroutine that writes the worker's spool (drain). The producer
+// copies at most snap bytes of a frame into slot head mod slots, fills its
+// record, and publishes head; the consumer writes slots up to head and
+// publishes tail. A full ring (head - tail == slots) makes the producer
+// count a drop: the disk fell behind for longer than the ring lasts.
+//
+// slab, recs and ctl are plain Go memory that the dpdk backend pins and
+// hands to C; the layouts of ringRec and ringCtl are C's struct lum_rec and
+// the uint64_t ctl[2] of struct lum_worker.
+type ring struct {
+	slab  []byte
+	recs  []ringRec
+	snap  int
+	slots uint64
+	ctl   *ringCtl
+}
+
+// ringRec is one slot's record.
+type ringRec struct {
+	origLen uint32 // length on the wire
+	capLen  uint32 // bytes in the slot (≤ snap)
+}
+
+// ringCtl holds the ring's two indices, each written by one side.
+type ringCtl struct {
+	head atomic.Uint64 // slots filled, ever; written by the producer
+	tail atomic.Uint64 // slots consumed, ever; written by the consumer
+}
+
+// newRing allocates a ring of bytes/snap slots (at least 64), touching
+// every page so the capture loop never faults.
+func newRing(bytes, snap int) *ring {
+	slots := max(bytes/snap, 64)
+	r := &ring{slab: make([]byte, slots*snap), recs: make([]ringRec, slots), snap: snap, slots: uint64(slots), ctl: new(ringCtl)}
+	for i := 0; i < len(r.slab); i += 4096 {
+		r.slab[i] = 0
+	}
+	return r
+}
+
+// push is the producer side in Go (the C loop does the same): it copies
+// frame into the next slot and publishes it, or returns false when the
+// ring is full. It is for tests and for producers written in Go.
+func (r *ring) push(frame []byte, origLen int) bool {
+	h := r.ctl.head.Load()
+	if h-r.ctl.tail.Load() == r.slots {
+		return false
+	}
+	i := h % r.slots
+	c := copy(r.slab[int(i)*r.snap:int(i+1)*r.snap], frame)
+	r.recs[i] = ringRec{origLen: uint32(origLen), capLen: uint32(c)}
+	r.ctl.head.Store(h + 1)
+	return true
+}
+
+// drainIdle is how long drain sleeps when the ring is empty.
+const drainIdle = 50 * time.Microsecond
+
+// drain is the consumer: it writes every published slot to w's spool and
+// frees it, until done is closed and the ring is empty. The producer
+// counts the frames it received; drain counts into w only what the spool
+// dropped or refused.
+func (r *ring) drain(w *worker, done <-chan struct{}) {
+	var c batch
+	t := r.ctl.tail.Load()
+	for {
+		h := r.ctl.head.Load()
+		if h == t {
+			select {
+			case <-done:
+				if r.ctl.head.Load() == t {
+					return
+				}
+			default:
+				time.Sleep(drainIdle)
+			}
+			continue
+		}
+		for ; t != h; t++ {
+			i := t % r.slots
+			rec := r.recs[i]
+			off := int(i) * r.snap
+			w.sp.put(&c, r.slab[off:off+int(rec.capLen)], int(rec.origLen))
+			if t&1023 == 1023 {
+				r.ctl.tail.Store(t + 1) // free slots early on long bursts
+			}
+		}
+		r.ctl.tail.Store(t)
+		c.received = 0 // counted by the producer
+		w.c.flush(&c)
+	}
+}
