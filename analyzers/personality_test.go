@@ -69,12 +69,12 @@ func within(t *testing.T, what string, got int64, want, slack time.Duration) {
 func TestSimNackLatencies(t *testing.T) {
 	for _, name := range softrnic.Personalities() {
 		t.Run(name, func(t *testing.T) {
-			l, tb, _ := nakRun(t, name, 20, 16)
+			l, tb, _ := nakRun(t, name, 20, 15) // #16: not one of CX4's last several
 			pers := tb.pers
 			h := tb.halfRTT()
 			within(t, "NACK generation", *l.NACKGenerationNs, time.Duration(pers.NakGenDelay), tick+h)
 			within(t, "NACK reaction", *l.NACKReactionNs, time.Duration(pers.NakReactionDelay), time.Duration(pers.NakReactionJitter)+tick+h)
-			t.Logf("%s: drop #17 of 20: generation %v, reaction %v, retransmission %v (half RTT %v)", name,
+			t.Logf("%s: drop #16 of 20: generation %v, reaction %v, retransmission %v (half RTT %v)", name,
 				time.Duration(*l.NACKGenerationNs), time.Duration(*l.NACKReactionNs), time.Duration(*l.RetransmissionNs), h)
 
 			l, _, _ = nakRun(t, name, 20, 18)
@@ -90,26 +90,30 @@ func TestSimNackLatencies(t *testing.T) {
 
 // TestSimPipelineReaction reproduces Fig. 9(b): on CX5/CX6 the reaction to
 // a NAK for an early packet of a 100 KB message waits behind the transmit
-// pipeline (≈6 µs); late in the message it is 3 µs.
+// pipeline (≈6 µs in the paper; up to 3 µs + 70 frames here, the depth
+// being fitted to Fig. 10); late in the message it is 3 µs.
 func TestSimPipelineReaction(t *testing.T) {
 	for _, name := range []string{"cx5", "cx6"} {
 		early, tb, _ := nakRun(t, name, 100, 4)
 		late, _, _ := nakRun(t, name, 100, 90)
 		h := tb.halfRTT()
-		within(t, name+" reaction, drop #5 of 100 KB", *early.NACKReactionNs, 5500*time.Nanosecond, time.Microsecond+h)
+		// At most the whole pipeline (70 frames) after the 3 µs reaction.
+		within(t, name+" reaction, drop #5 of 100 KB", *early.NACKReactionNs, 5500*time.Nanosecond, 3700*time.Nanosecond+h)
 		within(t, name+" reaction, drop #91 of 100 KB", *late.NACKReactionNs, 3*time.Microsecond, tick+h)
 		t.Logf("%s 100 KB: reaction %v (drop #5), %v (drop #91)", name, time.Duration(*early.NACKReactionNs), time.Duration(*late.NACKReactionNs))
 	}
 }
 
 // tailRun drops the (only) packet of message msg forever, messages posted
-// one at a time (tx-depth 1), and returns the analysis.
+// one at a time (tx-depth 1), and returns the analysis. Each earlier
+// message loses its packet 7 times before it gets through, as in Fig. 12:
+// the adaptive timeouts follow that loss history.
 func tailRun(t *testing.T, pers string, adaptive bool, msg int) (timeout.Result, *testbed, string) {
 	t.Helper()
 	tb := newTestbed(t, bedOpts{pers: pers, reqCfg: softrnic.Config{AdaptiveRetrans: adaptive}})
 	p := tb.connect(model.VerbWrite, "", softrnic.ConnectAttr{Timeout: 14, TimeoutSet: true, RetryCnt: 7, RetryCntSet: true}, 1024)
 	tb.inject = func(f frameInfo) roce.Event {
-		if f.Dir == sim.AtoB && f.Rel == msg {
+		if f.Dir == sim.AtoB && (f.Rel == msg || f.Rel < msg && f.Round <= 7) {
 			return roce.EventDrop
 		}
 		return roce.EventNone
@@ -151,12 +155,12 @@ func TestSimTimeoutsNonAdaptive(t *testing.T) {
 			}
 			var oob []int
 			for i, v := range to.IntervalsNs {
-				f := tb.pers.TimeoutNextFactor
-				if i == 0 {
-					f = tb.pers.TimeoutFirstFactor
+				lo, hi := tb.pers.TimeoutNextFactor, tb.pers.TimeoutNextFactor
+				if i == 0 { // the first timeout is spread (seeded) in [first, first-max]
+					lo, hi = tb.pers.TimeoutFirstFactor, max(tb.pers.TimeoutFirstFactor, tb.pers.TimeoutFirstFactorMax)
 				}
-				within(t, fmt.Sprintf("interval %d", i+1), v, time.Duration(float64(ttr)*f), tick)
-				if f > 4 || f < 1 {
+				within(t, fmt.Sprintf("interval %d", i+1), v, time.Duration(float64(ttr)*lo), time.Duration(float64(ttr)*(hi-lo))+tick)
+				if hi > 4 || lo < 1 {
 					oob = append(oob, i)
 				}
 			}
@@ -187,16 +191,16 @@ func TestSimTimeoutsAdaptive(t *testing.T) {
 			for msg := range 5 {
 				st := pers.Adaptive[min(msg, len(pers.Adaptive)-1)]
 				res, _, txt := tailRun(t, name, true, msg)
-				if len(res.Timeouts) != 1 {
-					t.Fatalf("message %d: timeouts = %+v, want one episode\n%s", msg+1, res.Timeouts, txt)
+				if len(res.Timeouts) != msg+1 {
+					t.Fatalf("message %d: timeouts = %+v, want %d episodes\n%s", msg+1, res.Timeouts, msg+1, txt)
 				}
-				to := res.Timeouts[0]
+				to := res.Timeouts[msg]
 				row = append(row, to.Retries)
 				if to.Retries != st.MaxRetries || to.RetryExceeded != (st.MaxRetries > 7) {
 					t.Errorf("message %d: %d retries (exceeded %v), want %d", msg+1, to.Retries, to.RetryExceeded, st.MaxRetries)
 				}
 				for i, v := range to.IntervalsNs {
-					within(t, fmt.Sprintf("message %d interval %d", msg+1, i+1), v, time.Duration(st.Intervals[min(i, len(st.Intervals)-1)]), tick)
+					within(t, fmt.Sprintf("message %d interval %d", msg+1, i+1), v, st.Interval(i, roce.TransportTimeout(14)), tick)
 				}
 				if !to.OutOfBound || res.Verdict != model.Fail {
 					t.Errorf("message %d: out of bound %v, verdict %v; adaptive timeouts leave the IB bound", msg+1, to.OutOfBound, res.Verdict)

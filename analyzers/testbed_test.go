@@ -94,10 +94,15 @@ func newTestbed(t testing.TB, o bedOpts) *testbed {
 	}
 	rc.Name, rc.MAC, rc.Personality, rc.Seed = "requester", [6]byte{2, 0, 0, 0, 0, 1}, pers, 1
 	sc.Name, sc.MAC, sc.IPs, sc.Personality, sc.Seed = "responder", [6]byte{2, 0, 0, 0, 0, 2}, []netip.Addr{netip.MustParseAddr("10.0.0.1")}, pers, 2
-	if tb.req, err = softrnic.New(tb.loop, a, rc); err != nil {
+	// The hook timestamps each frame as it starts on the wire, at its
+	// sender's end: there is no switch between a NIC and the link here, so
+	// the NICs get ports without the link model (noPath) and do not
+	// subtract a switch path (softrnic calibrate.go). The analyzers then
+	// see each personality delay plus half an RTT, as these tests expect.
+	if tb.req, err = softrnic.New(tb.loop, noPath{a}, rc); err != nil {
 		t.Fatal(err)
 	}
-	if tb.rsp, err = softrnic.New(tb.loop, b, sc); err != nil {
+	if tb.rsp, err = softrnic.New(tb.loop, noPath{b}, sc); err != nil {
 		t.Fatal(err)
 	}
 	h := func(c softrnic.Completion) {
@@ -110,6 +115,9 @@ func newTestbed(t testing.TB, o bedOpts) *testbed {
 	tb.rsp.SetCompletionHandler(h)
 	return tb
 }
+
+// noPath hides a link endpoint's sim.PathModel from the NIC.
+type noPath struct{ sim.Port }
 
 // halfRTT is what separates a switch timestamp from the NIC's view: the
 // serialization of a full data frame plus the propagation delay.

@@ -126,6 +126,7 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 			t = d.override(t, o.Testbed)
 		}
 		if len(d.errs) == 0 {
+			d.checkNICModels(t)
 			d.checkResources(t, o.Resources)
 		}
 	}

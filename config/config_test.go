@@ -344,9 +344,9 @@ func TestDefaults(t *testing.T) {
 			t.Testbed = TestbedNetns
 			t.Dumpers[0].Backend, t.Dumpers[1].Backend = BackendAFPacket, BackendAFPacket
 		}},
-		{"personality from type", "t.yaml", "requester: {nic: {type: CX6}}\nresponder: {nic: {type: e810}}\n", func(t *Test) {
+		{"personality from type", "t.yaml", "requester: {nic: {type: CX6}}\nresponder: {nic: {type: E810, personality: e810.yaml}}\n", func(t *Test) {
 			t.Requester.NIC.Type, t.Requester.NIC.Personality = "cx6", "cx6"
-			t.Responder.NIC.Type = "e810"
+			t.Responder.NIC.Type, t.Responder.NIC.Personality = "e810", "e810.yaml"
 		}},
 		{"personality file", "t.yaml", "requester: {nic: {type: cx4, personality: quirks/my.YAML}}\n", func(t *Test) {
 			t.Requester.NIC.Type, t.Requester.NIC.Personality = "cx4", "quirks/my.YAML"

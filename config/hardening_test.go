@@ -267,3 +267,22 @@ func TestWithTestbed(t *testing.T) {
 		t.Errorf("ParseTestbed(hw) = nil error")
 	}
 }
+
+// Issue #25: e810 has no software personality; off the remote testbed
+// validation refuses it at nic.type (run would fail there), unless the
+// test gives a personality file of its own.
+func TestE810RefusedOffRemote(t *testing.T) {
+	in := "requester:\n  nic: {type: e810, personality: cx5}\n"
+	_, err := Parse("t.yaml", []byte(in))
+	if err == nil || !strings.HasPrefix(err.Error(), "t.yaml:2:15: nic type e810: no software personality for this NIC model") ||
+		!strings.HasSuffix(err.Error(), "(testbed sim)") {
+		t.Errorf("e810 on sim: %v", err)
+	}
+	if _, err := Parse("t.yaml", []byte("requester:\n  nic: {type: e810, personality: mine.yaml}\n")); err != nil {
+		t.Errorf("e810 with a personality file: %v", err)
+	}
+	remote := "testbed: remote\nswitch: {control-ip: s}\nrequester: {control-ip: a, nic: {type: e810}}\nresponder: {control-ip: b}\ndumpers: [{control-ip: d}]\n"
+	if _, err := Parse("t.yaml", []byte(remote)); err != nil {
+		t.Errorf("e810 on remote: %v", err)
+	}
+}

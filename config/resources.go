@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/netlumina/lumina/generator/softrnic"
 )
 
 // Resources are the limits of the machine a test is validated for (the one
@@ -121,6 +123,24 @@ func (t *Test) MinPacketsPerWorker(i int, e Estimate) int64 {
 	}
 	dm := t.Dumpers[i]
 	return e.MinPackets * int64(max(dm.Weight, 1)) / int64(total) / int64(max(dm.Workers, 1))
+}
+
+// checkNICModels refuses, off the remote testbed, a host whose nic.type
+// the software RNIC has no personality for (softrnic.CheckNICType: e810
+// without a personality file), where the run would otherwise fail, or
+// worse, silently stand in another NIC.
+func (d *decoder) checkNICModels(t *Test) {
+	if t.Testbed == TestbedRemote {
+		return
+	}
+	for _, h := range []struct {
+		name string
+		host *Host
+	}{{"requester", &t.Requester}, {"responder", &t.Responder}} {
+		if err := softrnic.CheckNICType(h.host.NIC.Type, h.host.NIC.Personality); err != nil {
+			d.errorAt(d.firstPos(h.name+".nic.type", h.name), fmt.Sprintf("%v (testbed %s)", err, t.Testbed))
+		}
+	}
 }
 
 // checkResources refuses a test that cannot run as configured: a dumper

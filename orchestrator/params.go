@@ -61,6 +61,9 @@ func personality(t *config.Test, h config.Host) (softrnic.Personality, error) {
 	if name == "" {
 		name = "spec"
 	}
+	if err := softrnic.CheckNICType(h.NIC.Type, name); err != nil && t.Testbed != config.TestbedRemote {
+		return softrnic.Personality{}, err // no silent fallback to spec (issue 25)
+	}
 	if (strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) && !filepath.IsAbs(name) && t.File != "" {
 		name = filepath.Join(filepath.Dir(t.File), name)
 	}

@@ -352,6 +352,28 @@ func SerializationDelay(cfg LinkConfig, n int) time.Duration {
 	return time.Duration(serialization(n, uint64(bw)))
 }
 
+// PathModel is implemented by a Port whose link is modelled on the
+// virtual clock (*Endpoint): it tells a component how long its frames
+// spend between it and the other end of the link when the link is idle.
+// Components use it to convert a delay measured at the far end of the link
+// (the Lumina paper measures NIC latencies at the switch) into the delay
+// they add themselves. Real-time ports (AF_PACKET) do not implement it.
+type PathModel interface {
+	// FrameDelay returns the time from the start of transmission of an
+	// n-byte frame to its arrival at the other end of an idle link:
+	// serialization (ceil(n·8·1e9/bandwidth) ns) plus propagation. Links
+	// are symmetric: it holds for both directions.
+	FrameDelay(n int) time.Duration
+}
+
+var _ PathModel = (*Endpoint)(nil)
+
+// FrameDelay implements PathModel: serialization of n bytes at the link's
+// bandwidth plus its propagation delay.
+func (e *Endpoint) FrameDelay(n int) time.Duration {
+	return time.Duration(serialization(n, e.link.bw) + e.link.delay)
+}
+
 // tap writes the frames of one link to a pcap stream.
 type tap struct {
 	bw  *bufio.Writer

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -104,8 +105,11 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// cnpsPerQP counts CNPs by destination QP in a run's trace, in connection
-// order of the requester QPNs.
+// cnpsPerQP counts CNPs by destination QP in a run's trace, the QPs in the
+// order of their first ECN mark at the switch, as the paper's Tables 3/4
+// number them (QP1 marked first; with the personalities' QP start jitter
+// the connections do not start in creation order), ties in connection
+// order.
 func cnpsPerQP(t *testing.T, dir string, rep *orchestrator.Report) []int {
 	t.Helper()
 	counts := map[uint32]int{}
@@ -119,9 +123,20 @@ func cnpsPerQP(t *testing.T, dir string, rep *orchestrator.Report) []int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	first := map[int]uint64{}
+	for _, e := range rep.Events {
+		if _, ok := first[e.QP]; e.Type == "ecn" && (!ok || e.TimeNs < first[e.QP]) {
+			first[e.QP] = e.TimeNs
+		}
+	}
+	idx := make([]int, len(rep.Connections))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return first[idx[a]] < first[idx[b]] })
 	var out []int
-	for _, c := range rep.Connections {
-		out = append(out, counts[c.Requester.QPN])
+	for _, i := range idx {
+		out = append(out, counts[rep.Connections[i].Requester.QPN])
 	}
 	return out
 }

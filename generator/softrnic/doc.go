@@ -82,6 +82,22 @@
 // personalities load from YAML (LoadPersonality), optionally on top of a
 // builtin with `base:`.
 //
+// Calibration: the paper measured the NACK delays at the switch, so the
+// personality values are switch-measured. On a port with a link model
+// (sim.PathModel: the sim testbed's links) the NIC subtracts the time its
+// received and sent frames spend on the link, so the analyzers read the
+// personality's value at the switch (calibrate.go); a value shorter than
+// that path reads as the path. Real ports subtract nothing.
+//
+// Mechanisms beyond constants: adaptive retransmission picks its stage from
+// the QP's loss history (timeout episodes so far), with intervals in units
+// of T_tr, so they follow the timeout exponent; the first non-adaptive
+// timeout of an episode is a seeded draw in [TimeoutFirstFactor,
+// TimeoutFirstFactorMax]·T_tr; CX4's slow NACK covers the last
+// NakGenSlowLastPackets packets of a WRITE (position from the RETH);
+// QPStartJitter skews the QPs' starts. Each draw has its own stream of the
+// NIC's seed. There is no E810 personality (CheckNICType).
+//
 // Pitfalls: the timer restarts on progress, so the measured retransmission
 // time of a tail packet sent before the previous ACK arrived includes that
 // wait; with no AckReq on earlier packets, a timeout goes back to the oldest

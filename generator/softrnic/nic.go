@@ -58,7 +58,10 @@ type NIC struct {
 	pers Personality
 	loop sim.Loop
 	port sim.Port
+	path sim.PathModel // port's link model, nil on a real interface (calibrate.go)
 	rng  *rand.Rand
+	trng *rand.Rand // first-timeout spread draws, a stream of their own
+	srng *rand.Rand // QP start jitter draws, a stream of their own
 
 	parser  roce.Parser
 	qps     map[uint32]*QP
@@ -164,6 +167,8 @@ func New(loop sim.Loop, port sim.Port, cfg Config) (*NIC, error) {
 	n := &NIC{
 		cfg: cfg, pers: pers, loop: loop, port: port,
 		rng:       rand.New(rand.NewPCG(cfg.Seed, 0x4c554d494e41)),
+		trng:      rand.New(rand.NewPCG(cfg.Seed, 0x54494d45520a)),
+		srng:      rand.New(rand.NewPCG(cfg.Seed, 0x5354415254)),
 		parser:    roce.Parser{VerifyICRC: true},
 		qps:       map[uint32]*QP{},
 		mrs:       map[uint32]*MR{},
@@ -172,6 +177,7 @@ func New(loop sim.Loop, port sim.Port, cfg Config) (*NIC, error) {
 		nsPerByte: 8 / pers.LineRateGbps,
 	}
 	n.tickFn = n.txTick
+	n.path, _ = port.(sim.PathModel)
 	if cfg.PFC != nil {
 		n.pfc = newPFCState(n, *cfg.PFC)
 	}

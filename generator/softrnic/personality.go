@@ -66,12 +66,25 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // MarshalYAML writes a Go duration string.
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
-// AdaptiveStage is the retransmission timeout behaviour of one message of a
-// QP under adaptive retransmission: the successive timeout intervals (the
-// last one repeats) and the number of retries before RETRY_EXC_ERR.
+// AdaptiveStage is the retransmission timeout behaviour of one timeout
+// episode of a QP under adaptive retransmission: the successive timeout
+// intervals (the last one repeats) and the number of retries before
+// RETRY_EXC_ERR. The intervals are TtrFactors × T_tr (T_tr = 4.096 µs ×
+// 2^timeout, so they follow the QP's timeout exponent) or, when TtrFactors
+// is empty, the absolute Intervals.
 type AdaptiveStage struct {
-	Intervals  []Duration `yaml:"intervals"`
+	Intervals  []Duration `yaml:"intervals,omitempty"`
+	TtrFactors []float64  `yaml:"t-tr-factors,omitempty"`
 	MaxRetries int        `yaml:"max-retries"`
+}
+
+// Interval returns the timeout before retry i (0 for the first) of an
+// episode of this stage on a QP whose T_tr is ttr.
+func (s AdaptiveStage) Interval(i int, ttr time.Duration) time.Duration {
+	if len(s.TtrFactors) > 0 {
+		return time.Duration(s.TtrFactors[min(i, len(s.TtrFactors)-1)]*float64(ttr) + 0.5)
+	}
+	return time.Duration(s.Intervals[min(i, len(s.Intervals)-1)])
 }
 
 // Personality is a named set of parameters that makes the software RNIC
@@ -85,26 +98,58 @@ type Personality struct {
 	// LineRateGbps is the port speed (CX4 Lx 40, CX5/CX6 100).
 	LineRateGbps float64 `yaml:"line-rate-gbps"`
 
-	// NakGenDelay is the receiver's NACK generation latency: time from the
-	// arrival of the out-of-order packet to the NAK leaving (Lumina §6.2,
-	// Fig. 8: ≈1.1 µs on CX4/5/6).
+	// NakGenDelay is the receiver's NACK generation latency as the paper
+	// measured it, at the switch: from the out-of-order packet passing the
+	// switch to the NAK passing it (Lumina §6.2, Fig. 8: ≈1.1 µs on
+	// CX4/5/6). On a modelled link the NIC waits this minus the link path
+	// of both frames (calibrate.go). So do the other NACK delays.
 	NakGenDelay Duration `yaml:"nak-generation-delay"`
 	// NakGenDelayLastPacket replaces NakGenDelay when the out-of-order packet
-	// is the last packet of its message (Fig. 8(a): CX4 takes up to 13 µs
-	// when one of the last packets is dropped). Zero: same as NakGenDelay.
+	// is one of the last NakGenSlowLastPackets packets of its message
+	// (Fig. 8(a): CX4 takes ≈13 µs "if we drop one of the last several
+	// packets (e.g., the 19-th packet)" of 20). Zero: same as NakGenDelay.
 	NakGenDelayLastPacket Duration `yaml:"nak-generation-delay-last-packet"`
+	// NakGenSlowLastPackets is how many packets at the end of a message get
+	// NakGenDelayLastPacket: the responder knows the position of an
+	// out-of-order WRITE packet from the first packet's RETH DMA length (a
+	// LAST or ONLY packet always counts). The paper says "several" and
+	// gives no mechanism; cx4 uses 3 (drops #17-#19 of 20, an assumption).
+	// Zero or 1: only the message's last packet.
+	NakGenSlowLastPackets int `yaml:"nak-generation-slow-last-packets"`
 
-	// NakReactionDelay is the sender's NACK reaction latency: time from
-	// receiving a NAK to the retransmission entering the transmit pipeline
-	// (Fig. 9: CX4 150–200 µs, firmware; CX5/CX6 ≈3 µs). NakReactionJitter
-	// adds a seeded uniform [0, jitter) (CX4: 50 µs).
+	// NakReactionDelay is the sender's NACK reaction latency at the
+	// switch: from the NAK passing the switch to the retransmission passing
+	// it when the transmit pipeline is empty (Fig. 9: CX4 150–200 µs,
+	// firmware; CX5/CX6 ≈3 µs). NakReactionJitter adds a seeded uniform
+	// [0, jitter) (CX4: 50 µs, the width of Fig. 9(a)'s range; the paper
+	// gives no distribution).
 	NakReactionDelay  Duration `yaml:"nak-reaction-delay"`
 	NakReactionJitter Duration `yaml:"nak-reaction-jitter"`
 	// TxPipelinePackets is how many packets the transmit pipeline commits
-	// ahead of the wire; a retransmission cannot preempt them. It yields the
-	// message-size dependence of Fig. 9(b)/10 (CX5/CX6: ≈6 µs for early
-	// drops in a 100 KB message, 3 µs late).
+	// ahead of the wire; a retransmission cannot preempt them (the paper's
+	// hypothesis, §6.2 Fig. 11). It yields the message-size dependence of
+	// Fig. 9(b)/10. The paper gives no depth: CX5/CX6 use 70, fitted to
+	// Fig. 10 (dropping the 5th packet, the retransmission latency grows
+	// from ≈50 KB and is constant beyond ≈120 KB: 70 packets of 1 KB).
+	// The onset itself is emergent: it is the data sent before the NAK
+	// reaction ends. Fig. 9(b) (early drops in 100 KB ≈6 µs) then reads
+	// ≈6.8 µs on average (docs/fidelity.md).
 	TxPipelinePackets int `yaml:"tx-pipeline-packets"`
+
+	// QPStartJitter delays the first transmission of each QP by a seeded
+	// uniform [0, QPStartJitter) after its first post (its own stream of
+	// the NIC's seed): a start latency whose spread makes QPs posted
+	// together start out of lock-step.
+	// Table 3 (§6.4): the first CE mark (the 50th packet) of three QPs
+	// started together arrived at 10/31/45 µs (CX4), 8/17/18 (CX5) and
+	// 9/16/17 (CX6): spreads of 35, 10 and 8 µs, which the cx
+	// personalities take as the jitter. The paper gives no mechanism
+	// (host doorbells, WQE fetch and QP context loads are candidates).
+	// The first-mark spread measured through the chain is wider than the
+	// start spread (a QP that starts alone runs at line rate, the others
+	// share it and queue behind the transmit pipeline): docs/fidelity.md.
+	// Zero: every QP starts when posted.
+	QPStartJitter Duration `yaml:"qp-start-jitter"`
 
 	// AckReqEvery sets AckReq on every n-th packet of a long message as well
 	// as on the last one (rxe: 64). Zero: only the last packet.
@@ -113,21 +158,33 @@ type Personality struct {
 	MaxOutstandingPSNs int `yaml:"max-outstanding-psns"`
 
 	// Timeouts (non-adaptive mode). The first timeout of an episode is
-	// TimeoutFirstFactor × T_tr and the later ones TimeoutNextFactor × T_tr,
-	// T_tr = 4.096 µs × 2^max(timeout, MinTimeoutExp) (§6.3, Fig. 12(b):
-	// timeout 14 gives 0.2–0.4 s then ≈0.537 s = 8·T_tr on CX4/5/6; we use
-	// 3.5·T_tr = 0.235 s for the first, inside both the measured range and
-	// the IB bound of 4·T_tr, so only the later ones exceed it, as measured;
-	// the spec has both factors 1).
+	// TimeoutFirstFactor × T_tr (spread up to TimeoutFirstFactorMax) and
+	// the later ones TimeoutNextFactor × T_tr, T_tr = 4.096 µs ×
+	// 2^max(timeout, MinTimeoutExp) (§6.3, Fig. 12(b): timeout 14 gives
+	// 0.2–0.4 s then ≈0.537 s = 8·T_tr on CX4/5/6, so only the later ones
+	// exceed the IB bound of 4·T_tr; the spec has both factors 1).
 	TimeoutFirstFactor float64 `yaml:"timeout-first-factor"`
 	TimeoutNextFactor  float64 `yaml:"timeout-next-factor"`
-	MinTimeoutExp      uint8   `yaml:"min-timeout-exp"`
+	// TimeoutFirstFactorMax, when above TimeoutFirstFactor, spreads the
+	// first timeout of each episode: its factor is drawn uniformly from
+	// [TimeoutFirstFactor, TimeoutFirstFactorMax] with the NIC's seed (a
+	// stream of its own, so the other draws do not move). The cx
+	// personalities use [3, 4]: §6.3 gives "around 0.2–0.4 s" for the
+	// first timeout at timeout 14 (3·T_tr = 0.201 s) and says it "obeys
+	// the specification", whose bound is 4·T_tr = 0.268 s; the paper
+	// gives no mechanism and no distribution (uniform is our assumption).
+	// Zero or at most TimeoutFirstFactor: no spread.
+	TimeoutFirstFactorMax float64 `yaml:"timeout-first-factor-max"`
+	MinTimeoutExp         uint8   `yaml:"min-timeout-exp"`
 
 	// Adaptive, when the host enables adaptive retransmission, gives the
-	// timeout intervals and retry limits per message of a QP (entry i for
-	// message i, the last entry for the rest): Fig. 12(a) and Table 2
-	// (13 retries for the first message, then 8, or 7 on CX4). Empty:
-	// adaptive retransmission unsupported (behaves as non-adaptive).
+	// timeout intervals and retry limits by loss history: entry i for a
+	// timeout episode that i earlier episodes of the same QP preceded (the
+	// last entry for the rest). Fig. 12(a) and Table 2 (13 retries for the
+	// first episode, then 8, then 8 or 7 on CX4), measured with a loss in
+	// every message, so that episode i was message i; a message without
+	// losses does not move the QP to a later stage. Empty: adaptive
+	// retransmission unsupported (behaves as non-adaptive).
 	Adaptive []AdaptiveStage `yaml:"adaptive,omitempty"`
 
 	// CNPScope is the default CNP pacing domain (§6.4: CX6 per-port, CX4 and
@@ -208,10 +265,10 @@ var builtins = map[string]Personality{
 	},
 	"cx4": {
 		Name: "cx4", Description: "ConnectX-4 Lx 40GbE as measured by Lumina (SIGCOMM'23 §6)",
-		LineRateGbps: 40, NakGenDelay: Duration(1100 * time.Nanosecond), NakGenDelayLastPacket: Duration(13 * time.Microsecond),
+		LineRateGbps: 40, NakGenDelay: Duration(1100 * time.Nanosecond), NakGenDelayLastPacket: Duration(13 * time.Microsecond), NakGenSlowLastPackets: 3,
 		NakReactionDelay: Duration(150 * time.Microsecond), NakReactionJitter: Duration(50 * time.Microsecond),
-		TxPipelinePackets: 4, AckReqEvery: 0, MaxOutstandingPSNs: 1 << 16,
-		TimeoutFirstFactor: 3.5, TimeoutNextFactor: 8, CNPScope: CNPPerDestIP, CNPOnNAK: false,
+		TxPipelinePackets: 4, AckReqEvery: 0, QPStartJitter: Duration(35 * time.Microsecond), MaxOutstandingPSNs: 1 << 16,
+		TimeoutFirstFactor: 3, TimeoutFirstFactorMax: 4, TimeoutNextFactor: 8, CNPScope: CNPPerDestIP, CNPOnNAK: false,
 		Adaptive:           cxAdaptive(8, 7),
 		PauseReactionDelay: Duration(1510 * time.Nanosecond), RxBufferBytes: DefaultRxBufferBytes, RxXoffBytes: 114224, RxXonBytes: 105008, RxPipelineGbps: 64,
 		MTTCacheEntries: 2048, MTTMissPenalty: Duration(time.Microsecond), StormWatchdog: Duration(100 * time.Millisecond),
@@ -219,8 +276,8 @@ var builtins = map[string]Personality{
 	"cx5": {
 		Name: "cx5", Description: "ConnectX-5 100GbE as measured by Lumina (SIGCOMM'23 §6)",
 		LineRateGbps: 100, NakGenDelay: Duration(1100 * time.Nanosecond), NakReactionDelay: Duration(3 * time.Microsecond),
-		TxPipelinePackets: 36, MaxOutstandingPSNs: 1 << 16,
-		TimeoutFirstFactor: 3.5, TimeoutNextFactor: 8, CNPScope: CNPPerDestIP, CNPOnNAK: true,
+		TxPipelinePackets: 70, MaxOutstandingPSNs: 1 << 16, QPStartJitter: Duration(10 * time.Microsecond),
+		TimeoutFirstFactor: 3, TimeoutFirstFactorMax: 4, TimeoutNextFactor: 8, CNPScope: CNPPerDestIP, CNPOnNAK: true,
 		Adaptive:           cxAdaptive(8, 8),
 		PauseReactionDelay: Duration(2017 * time.Nanosecond), RxBufferBytes: DefaultRxBufferBytes, RxXoffBytes: 95264, RxXonBytes: 86048, RxPipelineGbps: 126,
 		MTTCacheEntries: 2048, MTTMissPenalty: Duration(time.Microsecond), StormWatchdog: Duration(100 * time.Millisecond),
@@ -228,31 +285,37 @@ var builtins = map[string]Personality{
 	"cx6": {
 		Name: "cx6", Description: "ConnectX-6 Dx 100GbE as measured by Lumina (SIGCOMM'23 §6)",
 		LineRateGbps: 100, NakGenDelay: Duration(1100 * time.Nanosecond), NakReactionDelay: Duration(3 * time.Microsecond),
-		TxPipelinePackets: 36, MaxOutstandingPSNs: 1 << 16,
-		TimeoutFirstFactor: 3.5, TimeoutNextFactor: 8, CNPScope: CNPPerPort, CNPOnNAK: true,
+		TxPipelinePackets: 70, MaxOutstandingPSNs: 1 << 16, QPStartJitter: Duration(8 * time.Microsecond),
+		TimeoutFirstFactor: 3, TimeoutFirstFactorMax: 4, TimeoutNextFactor: 8, CNPScope: CNPPerPort, CNPOnNAK: true,
 		Adaptive:           cxAdaptive(8, 8),
 		PauseReactionDelay: Duration(2017 * time.Nanosecond), RxBufferBytes: DefaultRxBufferBytes, RxXoffBytes: 95264, RxXonBytes: 86048, RxPipelineGbps: 252,
 		MTTCacheEntries: 2048, MTTMissPenalty: Duration(time.Microsecond), StormWatchdog: Duration(100 * time.Millisecond),
 	},
 }
 
-// cxAdaptive is Fig. 12(a) / Table 2: the first message's timeouts start
-// small and grow (5.6, 4.1, 8.4, 16.7, 25.1, 67.1, 134.2 ms, then doubling
-// up to the QP timeout's scale) with 13 retries; the second message starts
-// at 0.267 s with secondRetries (8 on all three NICs), later ones at 0.671 s
-// with laterRetries (CX4 7, CX5/CX6 8).
+// cxAdaptive is Fig. 12(a) / Table 2 (timeout 14, T_tr = 67.108864 ms):
+// the first episode's timeouts start small and grow (5.6, 4.1, 8.4, 16.7,
+// 25.1, 67.1, 134.2 ms, §6.3 text; then 268.4 and 536.9 ms read off the
+// figure) with 13 retries; the second episode starts at 0.267 s (§6.3) with
+// secondRetries (Table 2: 8 on all three NICs), later ones at 0.671 s
+// (§6.3) with laterRetries (CX4 7, CX5/CX6 8), and go on at 0.537 s
+// (Fig. 12(a)). The paper measured only timeout 14 and gives no mechanism
+// (§6.3 Remark 2: no public specification); we store each value as a
+// multiple of T_tr(14), so that the model scales with the timeout
+// exponent (an assumption: with timeout 14 the values are the paper's).
 func cxAdaptive(secondRetries, laterRetries int) []AdaptiveStage {
-	ms := func(v ...float64) []Duration {
-		out := make([]Duration, len(v))
-		for i, x := range v {
-			out[i] = Duration(time.Duration(x * float64(time.Millisecond)))
+	const ttr14 = 67.108864 // ms
+	f := func(ms ...float64) []float64 {
+		out := make([]float64, len(ms))
+		for i, x := range ms {
+			out[i] = x / ttr14
 		}
 		return out
 	}
 	return []AdaptiveStage{
-		{Intervals: ms(5.6, 4.1, 8.4, 16.7, 25.1, 67.1, 134.2, 268.4, 536.9), MaxRetries: 13},
-		{Intervals: ms(267.4, 536.9), MaxRetries: secondRetries},
-		{Intervals: ms(671.1, 536.9), MaxRetries: laterRetries},
+		{TtrFactors: f(5.6, 4.1, 8.4, 16.7, 25.1, 67.1, 134.2, 268.4, 536.9), MaxRetries: 13},
+		{TtrFactors: f(267.4, 536.9), MaxRetries: secondRetries},
+		{TtrFactors: f(671.1, 536.9), MaxRetries: laterRetries},
 	}
 }
 
@@ -269,6 +332,31 @@ func Personalities() []string {
 // ErrUnknownPersonality is returned by LoadPersonality for a name that is
 // neither builtin nor a YAML file.
 var ErrUnknownPersonality = errors.New("unknown personality")
+
+// ErrNoPersonality is returned by CheckNICType for a NIC model the
+// software RNIC has no sourced personality for.
+var ErrNoPersonality = errors.New("no software personality for this NIC model")
+
+// CheckNICType reports whether a software RNIC may stand in for a host
+// whose NIC is of type nicType (config's nic.type) with the personality
+// named personality. It refuses e810 unless the personality is a file:
+// the Lumina paper measured only ConnectX-4 Lx, ConnectX-5 and ConnectX-6
+// Dx (§6), and roce-facts has a single E810 fact (no CNP on NAK, §5.1), no
+// NACK latency, timeout or retry numbers, so any builtin personality would
+// make an "E810" run silently behave like another NIC. Other types (cx4,
+// cx5, cx6, empty) are accepted.
+func CheckNICType(nicType, personality string) error {
+	if !strings.EqualFold(nicType, "e810") {
+		return nil
+	}
+	if low := strings.ToLower(personality); strings.HasSuffix(low, ".yaml") || strings.HasSuffix(low, ".yml") {
+		return nil
+	}
+	return fmt.Errorf("nic type e810: %w: the Lumina paper measured only CX4 Lx, CX5 and CX6 Dx (§6) and there are no "+
+		"published E810 NACK, timeout or retry numbers to build one from, so personality %q would only pretend; "+
+		"use type cx4, cx5 or cx6, give nic.personality a .yaml personality file of your own, or run on the remote testbed with a real E810",
+		ErrNoPersonality, personality)
+}
 
 // LoadPersonality returns the builtin personality name (spec, cx4, cx5,
 // cx6), or reads a user-defined one from a YAML file when name ends in
@@ -367,12 +455,16 @@ func (p *Personality) Validate() error {
 	switch {
 	case p.LineRateGbps <= 0 || p.LineRateGbps > 1600:
 		return fmt.Errorf("line-rate-gbps %v out of range (0, 1600]", p.LineRateGbps)
-	case p.NakGenDelay < 0 || p.NakGenDelayLastPacket < 0 || p.NakReactionDelay < 0 || p.NakReactionJitter < 0:
+	case p.NakGenDelay < 0 || p.NakGenDelayLastPacket < 0 || p.NakReactionDelay < 0 || p.NakReactionJitter < 0 || p.QPStartJitter < 0:
 		return errors.New("delays must not be negative")
+	case p.NakGenSlowLastPackets < 0 || p.NakGenSlowLastPackets > 1<<23:
+		return fmt.Errorf("nak-generation-slow-last-packets %d out of range 0..2^23", p.NakGenSlowLastPackets)
 	case p.TxPipelinePackets < 0 || p.TxPipelinePackets > 4096:
 		return fmt.Errorf("tx-pipeline-packets %d out of range 0..4096", p.TxPipelinePackets)
-	case p.TimeoutFirstFactor <= 0 || p.TimeoutNextFactor <= 0:
+	case p.TimeoutFirstFactor <= 0 || p.TimeoutNextFactor <= 0 || p.TimeoutFirstFactorMax < 0:
 		return errors.New("timeout factors must be positive")
+	case p.TimeoutFirstFactorMax > 1<<20:
+		return fmt.Errorf("timeout-first-factor-max %v out of range", p.TimeoutFirstFactorMax)
 	case p.MinTimeoutExp > 31:
 		return fmt.Errorf("min-timeout-exp %d out of range 0..31", p.MinTimeoutExp)
 	case p.CNPScope < CNPPerQP || p.CNPScope > CNPPerIPPair:
@@ -384,8 +476,13 @@ func (p *Personality) Validate() error {
 		return err
 	}
 	for i, s := range p.Adaptive {
-		if len(s.Intervals) == 0 || s.MaxRetries < 0 {
-			return fmt.Errorf("adaptive[%d]: needs intervals and max-retries >= 0", i)
+		if len(s.Intervals) == 0 && len(s.TtrFactors) == 0 || s.MaxRetries < 0 {
+			return fmt.Errorf("adaptive[%d]: needs intervals or t-tr-factors, and max-retries >= 0", i)
+		}
+		for _, f := range s.TtrFactors {
+			if !(f > 0 && f <= 1<<20) {
+				return fmt.Errorf("adaptive[%d]: t-tr-factor %v out of range (0, 2^20]", i, f)
+			}
 		}
 	}
 	return nil

@@ -128,12 +128,15 @@ func (r *pfcRig) starts(prio int) []int64 {
 	return out
 }
 
+// mustPers loads a personality without QP start jitter: the PFC tests
+// time pauses against traffic that starts when posted.
 func mustPers(t *testing.T, name string) Personality {
 	t.Helper()
 	p, err := LoadPersonality(name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.QPStartJitter = 0
 	return p
 }
 

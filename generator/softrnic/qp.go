@@ -30,8 +30,9 @@ type QP struct {
 	compPSN     roce.PSN // oldest unacknowledged PSN
 	retryLeft   int
 	rnrLeft     int
-	msgIndex    int // messages completed on this QP (adaptive stage)
-	timeouts    int // consecutive timeouts without progress
+	episodes    int     // timeout episodes that ended on this QP: the loss history (adaptive stage)
+	timeouts    int     // consecutive timeouts without progress
+	firstFactor float64 // this episode's first-timeout factor (0: not drawn yet)
 	timer       sim.Timer
 	timerDue    int64 // deadline of the armed timer (0: none)
 	lastSend    int64 // last transmission or progress: the timer counts from here
@@ -39,7 +40,10 @@ type QP struct {
 	nakPSN      roce.PSN
 	roundEnd    roce.PSN // one past the PSNs the go-back in progress resends
 	goBackTimer sim.Timer
-	pktsNoAck   int // packets since the last AckReq
+	pktsNoAck   int   // packets since the last AckReq
+	rxLen       int   // length of the ACK/NAK/READ response being handled (calibrate.go)
+	started     bool  // the QP was posted to: startAt is set
+	startAt     int64 // the QP sends nothing before (QPStartJitter)
 
 	// Responder.
 	ePSN     roce.PSN
@@ -170,6 +174,13 @@ func (qp *QP) PostSend(wr SendWR) error {
 		return ErrQueueFull
 	}
 	n := max(1, (wr.Length+qp.mtu-1)/qp.mtu)
+	if !qp.started {
+		qp.started = true
+		qp.startAt = qp.nic.loop.Now()
+		if j := qp.nic.pers.QPStartJitter; j > 0 {
+			qp.startAt += qp.nic.srng.Int64N(int64(j))
+		}
+	}
 	qp.sq = append(qp.sq, &wqe{wr: wr, npkts: n})
 	qp.nic.kick()
 	return nil
@@ -177,7 +188,7 @@ func (qp *QP) PostSend(wr SendWR) error {
 
 // ---- requester: transmission ----
 
-func (qp *QP) readyAt() int64 { return qp.rp.readyAt() }
+func (qp *QP) readyAt() int64 { return max(qp.rp.readyAt(), qp.startAt) }
 
 // hasDataFrame reports whether nextDataFrame would produce a frame.
 func (qp *QP) hasDataFrame() bool {
@@ -245,6 +256,28 @@ func (qp *QP) nextDataFrame(f *roce.FrameSpec) bool {
 		qp.assignPSN = w.lastPSN.Next()
 	}
 	off := qp.cursorOff(w)
+	qp.fillRequest(w, off, f)
+	if w.wr.Op == WRRead {
+		qp.advanceCursor(w.npkts)
+		return true
+	}
+	last := off == w.npkts-1
+	qp.pktsNoAck++
+	if last || qp.nic.pers.AckReqEvery > 0 && qp.pktsNoAck >= qp.nic.pers.AckReqEvery {
+		f.AckReq = true
+		qp.pktsNoAck = 0
+	}
+	if last {
+		f.SE = w.wr.Op == WRWriteImm || w.wr.Op == WRSendImm
+	}
+	qp.advanceCursor(off + 1)
+	return true
+}
+
+// fillRequest sets f's PSN, opcode, extension headers and payload for
+// packet off of w (a READ: the request for the responses from off on). It
+// does not set AckReq (except on READ requests) or SE, nor move the cursor.
+func (qp *QP) fillRequest(w *wqe, off int, f *roce.FrameSpec) {
 	f.PSN = w.firstPSN.Add(off)
 	wr := &w.wr
 	if wr.Op == WRRead {
@@ -252,8 +285,7 @@ func (qp *QP) nextDataFrame(f *roce.FrameSpec) bool {
 		f.AckReq = true
 		done := off * qp.mtu
 		f.RETH = roce.RETHFields{VA: wr.RemoteAddr + uint64(done), RKey: wr.RKey, Length: uint32(wr.Length - done)}
-		qp.advanceCursor(w.npkts)
-		return true
+		return
 	}
 	first, last := off == 0, off == w.npkts-1
 	start := wr.Offset + off*qp.mtu
@@ -274,16 +306,6 @@ func (qp *QP) nextDataFrame(f *roce.FrameSpec) bool {
 	if imm {
 		f.Immediate = wr.Imm
 	}
-	qp.pktsNoAck++
-	if last || qp.nic.pers.AckReqEvery > 0 && qp.pktsNoAck >= qp.nic.pers.AckReqEvery {
-		f.AckReq = true
-		qp.pktsNoAck = 0
-	}
-	if last {
-		f.SE = imm
-	}
-	qp.advanceCursor(off + 1)
-	return true
 }
 
 func pick(first, last, imm bool, fst, mid, lst, lstImm, only, onlyImm roce.Opcode) roce.Opcode {
@@ -325,12 +347,16 @@ func (qp *QP) onWire(now int64) {
 // ---- requester: retransmission timer ----
 
 func (qp *QP) resetRetries() {
+	if qp.timeouts > 0 {
+		qp.episodes++ // progress ended a timeout episode
+	}
 	qp.retryLeft = int(qp.attr.RetryCnt)
 	if st, ok := qp.adaptiveStage(); ok {
 		qp.retryLeft = st.MaxRetries
 	}
 	qp.rnrLeft = int(qp.attr.RNRRetry)
 	qp.timeouts = 0
+	qp.firstFactor = 0
 }
 
 func (qp *QP) adaptiveStage() (AdaptiveStage, bool) {
@@ -338,22 +364,35 @@ func (qp *QP) adaptiveStage() (AdaptiveStage, bool) {
 	if !qp.nic.cfg.AdaptiveRetrans || len(a) == 0 {
 		return AdaptiveStage{}, false
 	}
-	return a[min(qp.msgIndex, len(a)-1)], true
+	return a[min(qp.episodes, len(a)-1)], true
+}
+
+// ttr is the QP's local ACK timeout T_tr = 4.096 µs × 2^timeout, with the
+// personality's floor on the exponent.
+func (qp *QP) ttr() time.Duration {
+	return roce.TransportTimeout(max(qp.attr.Timeout, qp.nic.pers.MinTimeoutExp))
 }
 
 // timeoutInterval is the time from the last transmission (or progress) to
 // the next timeout.
 func (qp *QP) timeoutInterval() time.Duration {
-	if st, ok := qp.adaptiveStage(); ok {
-		return time.Duration(st.Intervals[min(qp.timeouts, len(st.Intervals)-1)])
-	}
 	if qp.attr.Timeout == 0 {
-		return 0
+		return 0 // IBA: timeout 0 is infinite
 	}
-	t := roce.TransportTimeout(max(qp.attr.Timeout, qp.nic.pers.MinTimeoutExp))
-	f := qp.nic.pers.TimeoutFirstFactor
-	if qp.timeouts > 0 {
-		f = qp.nic.pers.TimeoutNextFactor
+	if st, ok := qp.adaptiveStage(); ok {
+		return st.Interval(qp.timeouts, qp.ttr())
+	}
+	t := qp.ttr()
+	f := qp.nic.pers.TimeoutNextFactor
+	if qp.timeouts == 0 {
+		if qp.firstFactor == 0 {
+			p := &qp.nic.pers
+			qp.firstFactor = p.TimeoutFirstFactor
+			if p.TimeoutFirstFactorMax > p.TimeoutFirstFactor {
+				qp.firstFactor += qp.nic.trng.Float64() * (p.TimeoutFirstFactorMax - p.TimeoutFirstFactor)
+			}
+		}
+		f = qp.firstFactor
 	}
 	return time.Duration(float64(t) * f)
 }
@@ -415,6 +454,7 @@ func (qp *QP) onTimer() {
 
 func (qp *QP) requesterReceive(p *roce.Packet) {
 	psn := p.BTH.PSN()
+	qp.rxLen = len(p.Frame)
 	if p.Opcode.IsReadResponse() {
 		qp.readResponse(p, psn)
 		return
@@ -492,7 +532,9 @@ func (qp *QP) startRetry(psn roce.PSN, delay, jitter Duration) bool {
 	}
 	qp.retryLeft--
 	qp.nakActive, qp.nakPSN = true, psn
-	d := time.Duration(delay) + qp.nic.jitter(jitter)
+	// delay is the paper's switch-measured reaction: from the NAK (or the
+	// response that implied it) at the switch to the retransmission there.
+	d := qp.nic.atNIC(delay, qp.rxLen, qp.dataLenAt(psn)) + qp.nic.jitter(jitter)
 	if qp.goBackTimer != nil {
 		qp.goBackTimer.Stop()
 	}
@@ -616,7 +658,6 @@ func (qp *QP) completeHead() {
 		} else {
 			qp.sendOff = 0
 		}
-		qp.msgIndex++
 		op := CompWrite
 		switch w.wr.Op {
 		case WRSend, WRSendImm:

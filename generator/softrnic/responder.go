@@ -1,8 +1,6 @@
 package softrnic
 
 import (
-	"time"
-
 	"github.com/netlumina/lumina/roce"
 )
 
@@ -17,11 +15,13 @@ func (qp *QP) responderReceive(p *roce.Packet) {
 		qp.nakSent = true
 		qp.nic.ctr.OutOfSequence++
 		delay := qp.nic.pers.NakGenDelay
-		if p.Opcode.IsLast() && qp.nic.pers.NakGenDelayLastPacket > 0 {
+		if qp.nic.pers.NakGenDelayLastPacket > 0 && qp.nearMessageEnd(p, int(d)) {
 			delay = qp.nic.pers.NakGenDelayLastPacket
 		}
 		nakPSN, msn := qp.ePSN, qp.msn
-		qp.nic.loop.AfterFunc(time.Duration(delay), func() {
+		// delay is switch-measured: from the out-of-order packet at the
+		// switch to the NAK there (calibrate.go).
+		qp.nic.loop.AfterFunc(qp.nic.atNIC(delay, len(p.Frame), qp.ackLen()), func() {
 			if qp.state != QPRTS {
 				return
 			}
@@ -66,6 +66,23 @@ func (qp *QP) responderReceive(p *roce.Packet) {
 	default:
 		qp.responderError(psn, roce.NAKInvalidRequest) // atomics etc. are not supported
 	}
+}
+
+// nearMessageEnd reports whether the out-of-order packet p, d packets
+// past the expected one, is one of the last NakGenSlowLastPackets packets
+// of its message: a LAST or ONLY packet, or a WRITE packet whose position
+// follows from the DMA length of the message in progress.
+func (qp *QP) nearMessageEnd(p *roce.Packet, d int) bool {
+	if p.Opcode.IsLast() {
+		return true
+	}
+	n := qp.nic.pers.NakGenSlowLastPackets
+	if n <= 1 || !qp.inMsg || qp.msgIsSnd || p.Opcode.IsFirst() {
+		return false
+	}
+	total := (len(qp.dst) + qp.mtu - 1) / qp.mtu
+	idx := qp.dstOff/qp.mtu + d
+	return idx < total && total-idx <= n
 }
 
 // checkSequence verifies FIRST/MIDDLE/LAST ordering and the payload length.
