@@ -474,7 +474,7 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 	}
 	tol := max(a.opt.TimeoutToleranceNs, a.params.RTTNs/2, DefaultTimeoutToleranceNs)
 	to := timeout.Check(&rt, a.table, timeout.Options{TransportTimeoutNs: ttr, RetryCnt: retry, ToleranceNs: tol,
-		UncertaintyNs: a.params.TimestampUncertaintyNs})
+		UncertaintyNs: a.params.TimestampUncertaintyNs, LatenessNs: a.params.TimerLatenessNs})
 	cn := a.cnp.Finish()
 	pf := a.pfc.Finish()
 	ct := counters.Check(model.ResolveNICs(meta.NICs, r.Connections), counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally,

@@ -270,6 +270,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		return fmt.Errorf("requester: %w", err)
 	}
 	run.Stopped = rr.GetStopped()
+	run.NICTimerLate = time.Duration(rr.GetNicTimerLateMaxNs())
 	if m := rr.GetResult(); m != nil {
 		res, err := agent.ResultFromProto(m)
 		if err != nil {

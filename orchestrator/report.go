@@ -187,6 +187,7 @@ func (r *Report) htmlRun() *areport.RunInfo {
 func (r *Run) meta() model.Meta {
 	m := model.Meta{Params: analyzers.ParamsFromConfig(r.Test)}
 	m.TimestampUncertaintyNs = r.timestampUncertaintyNs()
+	m.TimerLatenessNs = int64(r.NICTimerLate)
 	for _, c := range r.Connections {
 		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: c.Verb,
 			Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)})
@@ -338,6 +339,11 @@ type TimingReport struct {
 	LateP99Ns  int64  `json:"late_p99_ns,omitempty"`
 	LateMaxNs  int64  `json:"late_max_ns,omitempty"`
 	ClampMaxNs int64  `json:"clamp_max_ns,omitempty"`
+	// NICTimerLateNs is how late the requester's software RNIC ran its
+	// timers during the traffic (model.Params.TimerLatenessNs): a timeout
+	// interval may exceed the upper bound by that much and be inconclusive
+	// rather than a failure. 0 on sim and with a hardware RNIC.
+	NICTimerLateNs int64 `json:"nic_timer_late_ns,omitempty"`
 }
 
 // CheckEntry is one check's verdict.
@@ -386,7 +392,7 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 	}
 	tm := run.Timing
 	r.Timing = &TimingReport{UncertaintyNs: run.timestampUncertaintyNs(), Frames: tm.Frames, LateP50Ns: int64(tm.LateP50),
-		LateP99Ns: int64(tm.LateP99), LateMaxNs: int64(tm.LateMax), ClampMaxNs: int64(tm.ClampMax)}
+		LateP99Ns: int64(tm.LateP99), LateMaxNs: int64(tm.LateMax), ClampMaxNs: int64(tm.ClampMax), NICTimerLateNs: int64(run.NICTimerLate)}
 	if run.pfcOn() {
 		r.SwitchPorts = map[string]uint32{string(Requester): run.ReqPort, string(Responder): run.RspPort}
 	}
@@ -735,6 +741,9 @@ func (r *Report) Text() string {
 	if tm := r.Timing; tm != nil && (tm.UncertaintyNs > 0 || tm.Frames > 0) {
 		fmt.Fprintf(&b, "timestamps: uncertainty %d ns; switch pipeline ran %d/%d/%d ns (p50/p99/max) after arrival over %d frames\n",
 			tm.UncertaintyNs, tm.LateP50Ns, tm.LateP99Ns, tm.LateMaxNs, tm.Frames)
+	}
+	if tm := r.Timing; tm != nil && tm.NICTimerLateNs > 0 {
+		fmt.Fprintf(&b, "requester RNIC timers ran up to %d ns late (allowed above the timeout bound)\n", tm.NICTimerLateNs)
 	}
 	applied := 0
 	for _, e := range r.Events {

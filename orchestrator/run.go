@@ -127,6 +127,10 @@ type Run struct {
 	Plan             *controlplane.Plan
 	Generator        *generator.Result
 	Stopped          string // why traffic stopped early; "" if it completed
+	// NICTimerLate is how late the requester's software RNIC ran its
+	// timers during the traffic (real-time testbeds; 0 on sim and with a
+	// hardware RNIC).
+	NICTimerLate time.Duration
 	Switch           *controlplane.Counters
 	// TableDiff is how the event and connection tables read back after
 	// traffic differ from Plan; LostPrimary every time lumina stopped

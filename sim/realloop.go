@@ -47,6 +47,10 @@ type RealLoop struct {
 	timerSeq uint64
 	wake     *time.Timer
 	wakeAt   int64 // deadline wake is set for; 0: none
+
+	// lateMax is the largest delay, in ns, between a timer's deadline and
+	// its callback starting (TakeTimerLateness).
+	lateMax atomic.Int64
 }
 
 var _ Loop = (*RealLoop)(nil)
@@ -281,8 +285,25 @@ var _ Timer = (*realTimer)(nil)
 
 func (rt *realTimer) run() {
 	if rt.state.CompareAndSwap(timerPending, timerFired) {
+		if rt.deadline > 0 {
+			l := rt.l
+			late := l.Now() - rt.deadline
+			for old := l.lateMax.Load(); late > old && !l.lateMax.CompareAndSwap(old, late); old = l.lateMax.Load() {
+			}
+		}
 		rt.f()
 	}
+}
+
+// TakeTimerLateness returns the largest delay between a timer's deadline
+// and its callback starting since the last call (or since NewRealLoop),
+// and starts over. The loop posts a due timer at once, so the delay is
+// how late the Go runtime woke it and how long the loop was busy before:
+// on a loaded machine, tens of milliseconds. A component that times
+// itself with the loop (the software RNIC's retransmission timer) is late
+// by as much; the analyzers allow for it (model.Params.TimerLatenessNs).
+func (l *RealLoop) TakeTimerLateness() time.Duration {
+	return time.Duration(l.lateMax.Swap(0))
 }
 
 // Stop prevents f from running if it has not started.

@@ -251,3 +251,21 @@ func TestRealLoopTimersInDeadlineOrder(t *testing.T) {
 		t.Logf("creation took longer than the deadlines' spacing: the test checks ties only")
 	}
 }
+
+// TestRealLoopTimerLateness: a timer due while the loop is busy runs late,
+// and TakeTimerLateness reports at least that delay, once.
+func TestRealLoopTimerLateness(t *testing.T) {
+	l := NewRealLoop()
+	l.Start()
+	defer l.Close()
+	done := make(chan struct{})
+	l.AfterFunc(time.Millisecond, func() { close(done) })
+	l.Post(func() { time.Sleep(30 * time.Millisecond) }) // busy past the deadline
+	<-done
+	if got := l.TakeTimerLateness(); got < 29*time.Millisecond {
+		t.Errorf("TakeTimerLateness = %v, want at least 29ms (the loop was busy 30 ms past a 1 ms timer)", got)
+	}
+	if got := l.TakeTimerLateness(); got != 0 {
+		t.Errorf("second TakeTimerLateness = %v, want 0 (no timer since)", got)
+	}
+}

@@ -96,6 +96,12 @@ type Params struct {
 	// within it. Default 0: timestamps are exact, as on sim; measured on
 	// netns; configured for hardware.
 	TimestampUncertaintyNs int64 `json:"timestamp_uncertainty_ns,omitempty"`
+	// TimerLatenessNs, L, is how late the requester RNIC's timers may have
+	// run: a software RNIC on a real clock under load (measured by lumina
+	// run on netns; 0 on sim and for hardware RNICs, whose timers are
+	// their own). A timeout interval above the upper bound by at most U +
+	// L is inconclusive, not a failure. Default 0.
+	TimerLatenessNs int64 `json:"timer_lateness_ns,omitempty"`
 
 	// LinkGbps is the speed of the host↔switch links in Gb/s: the length
 	// of a pause quantum (512 bit times) and the 802.3 pause reaction
@@ -267,6 +273,7 @@ type metaDoc struct {
 type analysisDoc struct {
 	Params struct {
 		TimestampUncertaintyNs int64   `json:"timestamp_uncertainty_ns"`
+		TimerLatenessNs        int64   `json:"timer_lateness_ns"`
 		LinkGbps               float64 `json:"link_gbps"`
 		RTTNs                  int64   `json:"rtt_ns"`
 	} `json:"params"`
@@ -395,6 +402,9 @@ func ParseMeta(data []byte) (Meta, error) {
 	}
 	if d.Analysis != nil && m.TimestampUncertaintyNs == 0 {
 		m.TimestampUncertaintyNs = d.Analysis.Params.TimestampUncertaintyNs
+	}
+	if d.Analysis != nil && m.TimerLatenessNs == 0 && d.Analysis.Params.TimerLatenessNs > 0 {
+		m.TimerLatenessNs = d.Analysis.Params.TimerLatenessNs
 	}
 	if d.Analysis != nil && m.LinkGbps == 0 && d.Analysis.Params.LinkGbps > 0 {
 		m.LinkGbps = d.Analysis.Params.LinkGbps
@@ -529,6 +539,9 @@ func mergeParams(a, b Params) Params {
 	if b.TimestampUncertaintyNs != 0 {
 		a.TimestampUncertaintyNs = b.TimestampUncertaintyNs
 	}
+	if b.TimerLatenessNs != 0 {
+		a.TimerLatenessNs = b.TimerLatenessNs
+	}
 	if b.LinkGbps != 0 {
 		a.LinkGbps = b.LinkGbps
 	}
@@ -595,6 +608,9 @@ func (m *Meta) Validate() error {
 	}
 	if p.MinTimeBetweenCNPsUs != nil && *p.MinTimeBetweenCNPsUs < 0 {
 		return bad("min_time_between_cnps_us must not be negative")
+	}
+	if p.TimerLatenessNs < 0 {
+		return bad("timer_lateness_ns %d must not be negative", p.TimerLatenessNs)
 	}
 	if p.TimestampUncertaintyNs < 0 {
 		return bad("timestamp_uncertainty_ns %d must not be negative", p.TimestampUncertaintyNs)

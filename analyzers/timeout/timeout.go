@@ -56,6 +56,9 @@ type Result struct {
 	// TimestampUncertaintyNs is the uncertainty U applied to the bound (0:
 	// exact, or no bound checked).
 	TimestampUncertaintyNs int64     `json:"timestamp_uncertainty_ns,omitempty"`
+	// TimerLatenessNs is the RNIC timer lateness L allowed above the upper
+	// bound (Options.LatenessNs; 0: none).
+	TimerLatenessNs int64 `json:"timer_lateness_ns,omitempty"`
 	Timeouts               []Timeout `json:"timeouts"`
 }
 
@@ -74,6 +77,12 @@ type Options struct {
 	// inconclusive when within U of a bound (lower − U ≤ v < lower + U or
 	// upper − U < v ≤ upper + U). Default 0: exact; negative counts as 0.
 	UncertaintyNs int64
+	// LatenessNs is how late the requester RNIC's timers may have run
+	// (model.Params.TimerLatenessNs): an interval above upper + U by at
+	// most LatenessNs is inconclusive, not a failure (a timer can only be
+	// late, so the lower side is unchanged). Default 0; negative counts
+	// as 0.
+	LatenessNs int64
 }
 
 // Check groups the timeout go-backs of r into episodes and checks them.
@@ -87,9 +96,11 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 		retry = 0
 	}
 	u := max(opt.UncertaintyNs, 0)
+	late := max(opt.LatenessNs, 0)
 	res := Result{RetryCnt: retry, Timeouts: []Timeout{}}
 	if opt.TransportTimeoutNs > 0 {
 		res.TimestampUncertaintyNs = u
+		res.TimerLatenessNs = late
 		res.TransportTimeoutNs = opt.TransportTimeoutNs
 		res.LowerNs = opt.TransportTimeoutNs - opt.ToleranceNs
 		res.UpperNs = 4*opt.TransportTimeoutNs + opt.ToleranceNs
@@ -147,7 +158,7 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 		if res.TransportTimeoutNs > 0 {
 			for j, v := range to.IntervalsNs {
 				switch {
-				case v < res.LowerNs-u || v > res.UpperNs+u:
+				case v < res.LowerNs-u || v > res.UpperNs+u+late:
 					to.OutOfBound = true
 					to.OutOfBoundIntervals = append(to.OutOfBoundIntervals, j)
 				case v < res.LowerNs+u || v > res.UpperNs-u: // never with u = 0
@@ -182,8 +193,12 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 		if nearN > len(near) {
 			more = fmt.Sprintf("; %d more", nearN-len(near))
 		}
-		res.Reason = fmt.Sprintf("%d of %d timeout episodes within the timestamp uncertainty (±%s) of the bound: %s%s",
-			unsure, len(res.Timeouts), model.FormatMicros(u), strings.Join(near, "; "), more)
+		lateness := ""
+		if late > 0 {
+			lateness = fmt.Sprintf(", or above it by at most the RNIC's timer lateness (%s)", model.FormatMicros(late))
+		}
+		res.Reason = fmt.Sprintf("%d of %d timeout episodes within the timestamp uncertainty (±%s) of the bound%s: %s%s",
+			unsure, len(res.Timeouts), model.FormatMicros(u), lateness, strings.Join(near, "; "), more)
 	default:
 		res.Verdict = model.Pass
 	}

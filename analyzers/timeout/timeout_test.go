@@ -169,3 +169,32 @@ func TestInconclusiveReason(t *testing.T) {
 		t.Errorf("JSON with U = 0 has uncertainty fields: %s", b)
 	}
 }
+
+// TestTimerLateness: a software RNIC whose timers ran up to L late (a
+// loaded netns host) may exceed the upper bound by U + L and be
+// inconclusive, not failed; beyond that it fails, and the lower side is
+// unchanged (a late timer never makes an interval shorter).
+func TestTimerLateness(t *testing.T) {
+	const ttr, u, late = 10_000, 500, 2_000 // bound [10,000, 40,000] ns
+	for _, tt := range []struct {
+		interval int64
+		verdict  model.Verdict
+	}{
+		{9_499, model.Fail},
+		{9_500, model.Inconclusive},
+		{40_501, model.Inconclusive},
+		{42_500, model.Inconclusive},
+		{42_501, model.Fail},
+	} {
+		res := check(t, model.VerbWrite, fmt.Sprintf("0x @%d 0 A0", tt.interval), Options{TransportTimeoutNs: ttr, UncertaintyNs: u, LatenessNs: late})
+		if res.Verdict != tt.verdict || res.TimerLatenessNs != late {
+			t.Errorf("interval %d ns, U %d, L %d: Verdict = %v (lateness %d), want %v (%s)", tt.interval, u, late, res.Verdict, res.TimerLatenessNs, tt.verdict, res.Reason)
+		}
+	}
+	res := check(t, model.VerbWrite, "0x @42000 0 A0", Options{TransportTimeoutNs: ttr, UncertaintyNs: u, LatenessNs: late})
+	want := "1 of 1 timeout episodes within the timestamp uncertainty (±0.5 µs) of the bound, or above it by at most the RNIC's timer lateness (2 µs): " +
+		"conn 0 rel 0: interval 42,000 ns vs upper 40,000 ns"
+	if res.Reason != want {
+		t.Errorf("Reason = %q\nwant     %q", res.Reason, want)
+	}
+}

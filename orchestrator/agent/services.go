@@ -417,6 +417,20 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 	if _, err := r.Handshake(ctx, conn); err != nil {
 		return nil, status.Errorf(codes.Aborted, "handshake: %v", err)
 	}
+	// A software RNIC on a real clock times its retransmissions with the
+	// loop's timers: how late they ran during the traffic bounds how late
+	// its timeouts may be (the timeout check allows for it).
+	// A hardware RNIC's timers are its own: nothing to allow for.
+	a.mu.Lock()
+	soft := a.softNIC != nil
+	a.mu.Unlock()
+	var lateness interface{ TakeTimerLateness() time.Duration }
+	if soft {
+		lateness, _ = loop.(interface{ TakeTimerLateness() time.Duration })
+	}
+	if lateness != nil {
+		lateness.TakeTimerLateness() // the handshake's do not count
+	}
 	r.Start()
 	stopped := a.env().Await(ctx, loop, r.Done(), time.Duration(req.GetDeadlineNs()))
 	fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -426,6 +440,9 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 		stopped = "finish: " + ferr.Error()
 	}
 	out := &luminav1.RunResponse{Stopped: stopped}
+	if lateness != nil {
+		out.NicTimerLateMaxNs = uint64(lateness.TakeTimerLateness())
+	}
 	if res != nil {
 		out.Result = ResultToProto(*res)
 	}

@@ -1740,11 +1740,14 @@ func (x *RunRequest) GetTraffic() *Traffic {
 }
 
 type RunResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Stopped       string                 `protobuf:"bytes,2,opt,name=stopped,proto3" json:"stopped,omitempty"`
-	Result        *Result                `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Stopped string                 `protobuf:"bytes,2,opt,name=stopped,proto3" json:"stopped,omitempty"`
+	Result  *Result                `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	// The largest delay of the requester RNIC's timers past their deadlines
+	// during the traffic (a software RNIC on a real clock; 0 when unknown).
+	NicTimerLateMaxNs uint64 `protobuf:"varint,4,opt,name=nic_timer_late_max_ns,json=nicTimerLateMaxNs,proto3" json:"nic_timer_late_max_ns,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *RunResponse) Reset() {
@@ -1789,6 +1792,13 @@ func (x *RunResponse) GetResult() *Result {
 		return x.Result
 	}
 	return nil
+}
+
+func (x *RunResponse) GetNicTimerLateMaxNs() uint64 {
+	if x != nil {
+		return x.NicTimerLateMaxNs
+	}
+	return 0
 }
 
 // Traffic are generator.Traffic, the generator's parameters.
@@ -3554,10 +3564,11 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"deadlineNs\x12&\n" +
 	"\x0fintake_cert_pem\x18\x05 \x01(\fR\rintakeCertPem\x12!\n" +
 	"\fintake_token\x18\x06 \x01(\tR\vintakeToken\x12,\n" +
-	"\atraffic\x18\a \x01(\v2\x12.lumina.v1.TrafficR\atrafficJ\x04\b\x01\x10\x02\"X\n" +
+	"\atraffic\x18\a \x01(\v2\x12.lumina.v1.TrafficR\atrafficJ\x04\b\x01\x10\x02\"\x8a\x01\n" +
 	"\vRunResponse\x12\x18\n" +
 	"\astopped\x18\x02 \x01(\tR\astopped\x12)\n" +
-	"\x06result\x18\x03 \x01(\v2\x11.lumina.v1.ResultR\x06resultJ\x04\b\x01\x10\x02\"\xc4\x03\n" +
+	"\x06result\x18\x03 \x01(\v2\x11.lumina.v1.ResultR\x06result\x120\n" +
+	"\x15nic_timer_late_max_ns\x18\x04 \x01(\x04R\x11nicTimerLateMaxNsJ\x04\b\x01\x10\x02\"\xc4\x03\n" +
 	"\aTraffic\x12\x12\n" +
 	"\x04verb\x18\x01 \x01(\tR\x04verb\x12\x17\n" +
 	"\anum_qps\x18\x02 \x01(\x03R\x06numQps\x12 \n" +
