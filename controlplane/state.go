@@ -18,15 +18,28 @@ import (
 // arbitration is what the stream said about our primary status after we
 // first became primary.
 type arbitration struct {
-	mu      sync.Mutex
-	primary bool     // we are primary now
-	was     bool     // we have been primary
-	lost    []string // every time we stopped being primary, why
+	mu       sync.Mutex
+	primary  bool          // we are primary now
+	was      bool          // we have been primary
+	lost     []string      // every time we stopped being primary, why
+	received uint64        // arbitration updates received
+	over     bool          // the stream ended
+	changed  chan struct{} // closed (and replaced) when received grows
+}
+
+// note counts a received update and wakes SyncArbitration; a.mu is held.
+func (a *arbitration) note() {
+	a.received++
+	if a.changed != nil {
+		close(a.changed)
+		a.changed = nil
+	}
 }
 
 func (a *arbitration) update(m *p4v1.MasterArbitrationUpdate, ours *p4v1.Uint128) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.note()
 	if m.GetStatus().GetCode() == int32(codes.OK) {
 		a.primary, a.was = true, true
 		return
@@ -42,6 +55,8 @@ func (a *arbitration) update(m *p4v1.MasterArbitrationUpdate, ours *p4v1.Uint128
 func (a *arbitration) ended(err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.over = true
+	a.note()
 	if a.primary {
 		a.lost = append(a.lost, fmt.Sprintf("the P4Runtime stream ended: %v", err))
 	}
@@ -95,10 +110,47 @@ func (w *watchedStream) Recv() (*p4v1.StreamMessageResponse, error) {
 	return m, err
 }
 
+// SyncArbitration sends our arbitration update again on the stream and
+// waits for an arbitration update to come back. The server answers it
+// after every notification it queued before (a stream is ordered), so
+// once it returns, a loss of primary that happened before the call is in
+// LostPrimary, however late the stream's reader was scheduled.
+func (s *Switch) SyncArbitration(ctx context.Context) error {
+	s.arb.mu.Lock()
+	n, over := s.arb.received, s.arb.over
+	s.arb.mu.Unlock()
+	if over {
+		return nil // nothing more will come; the end is in LostPrimary
+	}
+	msg := &p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{
+		Arbitration: &p4v1.MasterArbitrationUpdate{DeviceId: s.deviceID, ElectionId: s.election}}}
+	if err := s.c.SendMessage(ctx, msg); err != nil {
+		return fmt.Errorf("controlplane: arbitration sync: %w", err)
+	}
+	for {
+		s.arb.mu.Lock()
+		if s.arb.received > n {
+			s.arb.mu.Unlock()
+			return nil
+		}
+		if s.arb.changed == nil {
+			s.arb.changed = make(chan struct{})
+		}
+		ch := s.arb.changed
+		s.arb.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("controlplane: arbitration sync: no answer: %w", ctx.Err())
+		}
+	}
+}
+
 // LostPrimary returns every time the Switch stopped being the primary
 // controller since it first became primary (another controller with a
 // higher election ID, or the stream ended), in order; nil if it stayed
-// primary. Close does not count.
+// primary. Close does not count. Call SyncArbitration first to include
+// notifications still in flight.
 func (s *Switch) LostPrimary() []string {
 	s.arb.mu.Lock()
 	defer s.arb.mu.Unlock()

@@ -318,6 +318,14 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 			return err
 		}
 	}
+	// Arbitration news still in flight on the stream counts too; a target
+	// that does not answer a repeated arbitration update (the spec says it
+	// must) leaves what the stream said so far.
+	sctx, scancel := context.WithTimeout(cctx, 5*time.Second)
+	if err := cp.SyncArbitration(sctx); err != nil {
+		progress(err.Error())
+	}
+	scancel()
 	run.LostPrimary = cp.LostPrimary()
 	if pl.injector != nil {
 		tr, err := luminav1.NewInjectorClient(pl.injector).Timing(ctx, &luminav1.InjectorTimingRequest{})
