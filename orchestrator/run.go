@@ -131,7 +131,7 @@ type Run struct {
 	// timers during the traffic (real-time testbeds; 0 on sim and with a
 	// hardware RNIC).
 	NICTimerLate time.Duration
-	Switch           *controlplane.Counters
+	Switch       *controlplane.Counters
 	// TableDiff is how the event and connection tables read back after
 	// traffic differ from Plan; LostPrimary every time lumina stopped
 	// being the switch's primary controller during the run.

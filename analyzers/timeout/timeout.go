@@ -55,11 +55,11 @@ type Result struct {
 	RetryCnt           int   `json:"retry_cnt"`
 	// TimestampUncertaintyNs is the uncertainty U applied to the bound (0:
 	// exact, or no bound checked).
-	TimestampUncertaintyNs int64     `json:"timestamp_uncertainty_ns,omitempty"`
+	TimestampUncertaintyNs int64 `json:"timestamp_uncertainty_ns,omitempty"`
 	// TimerLatenessNs is the RNIC timer lateness L allowed above the upper
 	// bound (Options.LatenessNs; 0: none).
-	TimerLatenessNs int64 `json:"timer_lateness_ns,omitempty"`
-	Timeouts               []Timeout `json:"timeouts"`
+	TimerLatenessNs int64     `json:"timer_lateness_ns,omitempty"`
+	Timeouts        []Timeout `json:"timeouts"`
 }
 
 // Options configure Check.
