@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	github.com/antoninbas/p4runtime-go-client v0.0.0-20250129182037-de3748d9d859
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/gopacket/gopacket v1.7.7
 	github.com/p4lang/p4runtime v1.4.0-rc.5
 	github.com/sirupsen/logrus v1.10.2
@@ -21,6 +23,7 @@ require (
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/net v0.60.0 // indirect

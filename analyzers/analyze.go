@@ -62,8 +62,8 @@ type Options struct {
 	// checking again, so a run has one integrity verdict. Default nil:
 	// checked here with Integrity and the metadata's counters.
 	Checked *integrity.Verdict
-	// NoPlots skips collecting sequence-diagram data (report.html then has
-	// no sequence diagrams). Default false.
+	// NoPlots skips collecting the time-sequence graphs' packets
+	// (report.html then has no graphs). Default false.
 	NoPlots bool
 	// QP, when set, restricts the analysis to one connection: *QP is its
 	// 0-based index in the connections (the metadata's, else the inferred
@@ -379,6 +379,9 @@ func (m *mainPass) packet(tp *trace.Packet) {
 		r.Trace.Unattributed++
 	}
 	m.a.observe(&m.p)
+	if m.a.seq != nil { // after the analyzers: p.Retx is set
+		m.a.seq.Add(tp, &m.p, m.dec.Mirror)
+	}
 }
 
 // pipeline holds every analyzer of one pass.
@@ -420,7 +423,7 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 	a.ev = events.New(t, events.Options{Events: meta.Events, UncertaintyNs: params.TimestampUncertaintyNs})
 	a.pfc = pfc.New(t, pfcOptions(meta, t, params))
 	if !opt.NoPlots {
-		a.seq = report.NewSeqCollector(t)
+		a.seq = report.NewSeqCollector(t, mirrorPort(opt.MirrorPort))
 	}
 	return a
 }
@@ -431,12 +434,12 @@ func (a *pipeline) observe(p *model.Pkt) {
 	a.cnp.Observe(p)
 	a.ev.Observe(p)
 	a.tally.Observe(p)
-	if a.seq != nil {
-		a.seq.Add(p)
-	}
 }
 
 func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) {
+	if a.seq != nil { // graphs for an invalid trace too: they show what is wrong
+		r.Plots = a.seq.Plots()
+	}
 	if r.Trace.Mirrored {
 		var v integrity.Verdict
 		if a.opt.Checked != nil {
@@ -493,9 +496,6 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 		if c.Verb == model.VerbMixed && selected[report.CheckGBN] && r.Checks.GBN.Reason == "" {
 			r.Checks.GBN.Reason = "connections mixing READ with SEND/WRITE are not checked"
 		}
-	}
-	if a.seq != nil {
-		r.Plots = a.seq.Plots()
 	}
 }
 

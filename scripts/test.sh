@@ -20,6 +20,7 @@ say() { printf '== %s\n' "$*" >&2; }
 need=()
 command -v tshark >/dev/null 2>&1 || need+=(tshark)
 command -v tcpdump >/dev/null 2>&1 || need+=(tcpdump)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists libdpdk 2>/dev/null || need+=(libdpdk-dev)
 pkg-config --exists libibverbs 2>/dev/null || need+=(libibverbs-dev)

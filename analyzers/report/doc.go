@@ -1,8 +1,7 @@
 // Package report defines the analyzers' report (the stable JSON schema of
 // `lumina analyze --format json` and report.json, documented in
 // docs/analyze.md) and writes it as report.json, report.txt (a short human
-// summary) and report.html (self-contained: inline SVG plots made with
-// gonum.org/v1/plot, no scripts, no external resources).
+// summary) and report.html (docs/report.md).
 //
 // Verdicts are pass, fail, skip and inconclusive (a bound check whose
 // margin was within the timestamp uncertainty). Only fail fails a report
@@ -10,11 +9,23 @@
 // inconclusive checks), and the text and HTML forms show inconclusive
 // checks with their reasons.
 //
-// Plots: a PSN-versus-time sequence diagram per connection marking drops,
-// ECN marks, corruptions, NAKs, CNPs and retransmissions; the latency
-// breakdown of each lost packet; the timeout intervals with the IB bound.
-// SeqCollector gathers the diagram's points during the analysis pass with
-// fixed memory: each class of point is decimated (every k-th point, k
-// doubling when the buffer fills) and only the first MaxPlotConns
-// connections are drawn, so the page stays small for any trace size.
+// report.html is one self-contained page: no network, everything inline.
+// Its time-sequence graphs (time against PSN − IPSN per connection, one
+// point per packet, zoomable, with each packet's `lumina decode` line on
+// hover) and latency CDFs are drawn in the browser by uPlot, which
+// scripts/fetch-uplot.sh fetches at a pinned version with a verified
+// checksum into uplot/ (embedded with go:embed, license beside it); the
+// page's own script and style are assets/page.js and page.css. Tables and
+// the loss and timeout bar charts are HTML and inline SVG (gonum plot).
+//
+// SeqCollector gathers the graphs' packets during the analysis pass: every
+// packet of the first MaxPlotConns connections, at most MaxPlotPackets in
+// all, as fixed-size records (appends amortized; no allocation per packet
+// otherwise). The page stores them as gzipped little-endian columns
+// (page.go); the browser draws every packet when at most 100,000 are in
+// view and one point per pixel and class beyond. The decode line is built
+// in the browser from the columns rather than stored; cmd/lumina's
+// TestReportBrowser checks it against lumina decode for every packet of
+// testdata/kinds-*.pcap and two sim runs. Pitfall: a change to lumina
+// decode's text format must be followed in assets/page.js (line()).
 package report

@@ -1,7 +1,11 @@
 package report
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,38 +13,43 @@ import (
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers/cnp"
+	"github.com/netlumina/lumina/analyzers/internal/tracetest"
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/retransmission"
 	"github.com/netlumina/lumina/analyzers/timeout"
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/trace"
 )
 
-func TestSeriesDecimation(t *testing.T) {
-	s := series{pts: make([]Pt, 0, 8), stride: 1}
-	for i := range 1000 {
-		s.add(Pt{T: int64(i)})
+// plotsOf collects the graph data of script's trace as the analysis does.
+func plotsOf(t *testing.T, conns []model.Connection, script string) *Plots {
+	t.Helper()
+	tr, err := trace.NewReader(bytes.NewReader(tracetest.Build(t, conns, script, tracetest.Options{})))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(s.pts) > 8 || s.n != 1000 {
-		t.Fatalf("len %d n %d, want ≤ 8 points of 1000", len(s.pts), s.n)
-	}
-	for i := 1; i < len(s.pts); i++ {
-		if d := s.pts[i].T - s.pts[i-1].T; d != int64(s.stride) {
-			t.Errorf("points %d..%d are %d apart, want the stride %d", i-1, i, d, s.stride)
+	table := model.NewTable(conns)
+	dec := model.Decoder{Parser: roce.Parser{MirrorPort: roce.DefaultMirrorPort}, MTU: tracetest.MTU, Mirror: true, Table: table}
+	c := NewSeqCollector(table, roce.DefaultMirrorPort)
+	for {
+		tp, err := tr.Next()
+		if err == io.EOF {
+			return c.Plots()
 		}
-	}
-	if got := testing.AllocsPerRun(100, func() { s.add(Pt{}) }); got != 0 {
-		t.Errorf("add allocates %v times", got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p model.Pkt
+		if dec.Decode(&tp, &p) {
+			c.Add(&tp, &p, true)
+		}
 	}
 }
 
 func sample() *Report {
 	g := int64(1100)
 	r := &Report{Valid: true, Integrity: Integrity{Verdict: model.Pass},
-		Connections: []model.Connection{{ID: 0, Verb: model.VerbWrite}},
-		Plots:       &Plots{Seqs: []ConnSeries{{Conn: 0}}}}
-	for k := range NumClasses {
-		r.Plots.Seqs[0].Classes[k] = []Pt{{T: int64(k * 100), PSN: int32(k)}, {T: int64(k*100 + 50), PSN: int32(k + 1)}}
-		r.Plots.Seqs[0].Seen[k] = 2
-	}
+		Connections: []model.Connection{{ID: 0, Verb: model.VerbWrite}}}
 	for _, c := range AllChecks {
 		r.Checks.Skip(c, NotSelected)
 	}
@@ -54,6 +63,9 @@ func sample() *Report {
 func TestWriteFiles(t *testing.T) {
 	dir := t.TempDir()
 	r := sample()
+	conns := tracetest.Conns(1, 10, model.VerbWrite)
+	r.Connections = conns
+	r.Plots = plotsOf(t, conns, kindsWrite)
 	if err := WriteFiles(dir, r); err != nil {
 		t.Fatal(err)
 	}
@@ -79,12 +91,41 @@ func TestWriteFiles(t *testing.T) {
 	}
 	page, _ := os.ReadFile(filepath.Join(dir, FileHTML))
 	s := string(page)
-	if n := strings.Count(s, "<svg"); n != 3 {
-		t.Errorf("report.html has %d plots, want 3 (sequence, losses, timeouts)", n)
+	if n := strings.Count(s, "<svg"); n != 2 {
+		t.Errorf("report.html has %d SVG plots, want 2 (losses, timeouts)", n)
 	}
-	if strings.Contains(s, "<script") || strings.Contains(s, "<?xml") || strings.Contains(s, `src="`) {
+	if strings.Contains(s, "<?xml") || strings.Contains(s, `src="`) || strings.Contains(s, `href="`) || strings.Contains(s, "@import") {
 		t.Error("report.html is not self-contained inline HTML")
 	}
+	if !strings.Contains(s, uplotJS) || !strings.Contains(s, pageJS) {
+		t.Error("report.html lacks the embedded uPlot or its script")
+	}
+	d := pageDataOf(t, s)
+	if len(d.Conns) != 1 || d.Conns[0].N != kindsWriteN || d.Conns[0].Counts[ClassDrop] != 1 || d.Conns[0].Counts[ClassCNP] != 1 {
+		t.Errorf("graph data: %d connections, first %+v; want 1 of %d packets, 1 drop, 1 CNP", len(d.Conns), d.Conns[0], kindsWriteN)
+	}
+}
+
+// kindsWrite is a WRITE connection's script of kindsWriteN packets.
+const (
+	kindsWrite  = "0 1a A1#1 2x 3 N2#1 2 3e C A3#2 4d 5c R5#2 5 A5#3"
+	kindsWriteN = 15
+)
+
+// pageDataOf returns the graph data of page.
+func pageDataOf(t *testing.T, page string) pageData {
+	t.Helper()
+	const open = `<script type="application/json" id="lumina-data">`
+	i := strings.Index(page, open)
+	j := strings.Index(page[i+1:], "</script>")
+	if i < 0 || j < 0 {
+		t.Fatal("report.html has no graph data")
+	}
+	var d pageData
+	if err := json.Unmarshal([]byte(page[i+len(open):i+1+j]), &d); err != nil {
+		t.Fatalf("graph data: %v", err)
+	}
+	return d
 }
 
 // TestInconclusive: an inconclusive check does not fail the run; the text
@@ -135,5 +176,65 @@ func TestInconclusive(t *testing.T) {
 	r.Checks.Timeout.Verdict = model.Pass
 	if r.Result() != ResultPass || !strings.HasSuffix(Text(r), "result: PASS\n") {
 		t.Errorf("Result() = %s, text %q", r.Result(), Text(r))
+	}
+}
+
+// TestUPlotEmbedded: the embedded uPlot is the one scripts/fetch-uplot.sh
+// fetched (uplot/SHA256SUMS), not an edited copy.
+func TestUPlotEmbedded(t *testing.T) {
+	sums, err := os.ReadFile(filepath.Join("uplot", "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"uPlot.iife.min.js": uplotJS, "uPlot.min.css": uplotCSS}
+	for _, line := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
+		sum, name, _ := strings.Cut(line, "  ")
+		data, ok := files[name]
+		if !ok {
+			continue
+		}
+		delete(files, name)
+		if got := fmt.Sprintf("%x", sha256.Sum256([]byte(data))); got != sum {
+			t.Errorf("embedded %s: sha256 %s, SHA256SUMS says %s (run scripts/fetch-uplot.sh)", name, got, sum)
+		}
+	}
+	if len(files) > 0 {
+		t.Errorf("SHA256SUMS lacks %v", files)
+	}
+}
+
+// TestSeqCollectorAllocs: adding a packet allocates nothing once the
+// buffers have grown (growth is amortized).
+func TestSeqCollectorAllocs(t *testing.T) {
+	conns := tracetest.Conns(1, 10, model.VerbWrite)
+	tr, err := trace.NewReader(bytes.NewReader(tracetest.Build(t, conns, "0 1 A1#1", tracetest.Options{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := model.NewTable(conns)
+	dec := model.Decoder{Parser: roce.Parser{MirrorPort: roce.DefaultMirrorPort}, MTU: tracetest.MTU, Mirror: true, Table: table}
+	var tps []trace.Packet
+	var ps []model.Pkt
+	for {
+		tp, err := tr.Next()
+		if err != nil {
+			break
+		}
+		var p model.Pkt
+		if dec.Decode(&tp, &p) {
+			tps, ps = append(tps, tp), append(ps, p)
+		}
+	}
+	c := NewSeqCollector(table, roce.DefaultMirrorPort)
+	i := 0
+	add := func() {
+		c.Add(&tps[i%len(tps)], &ps[i%len(ps)], true)
+		i++
+	}
+	for range 1 << 16 {
+		add()
+	}
+	if got := testing.AllocsPerRun(10_000, add); got != 0 {
+		t.Errorf("Add allocates %v times per packet", got)
 	}
 }

@@ -1,14 +1,25 @@
 package report
 
-import "github.com/netlumina/lumina/analyzers/model"
+import (
+	"net/netip"
+	"strconv"
 
-// Point classes of the sequence diagram.
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/trace"
+)
+
+// Point classes of the time-sequence graph. Every packet of a connection
+// is one point of exactly one class; a packet with a switch event is drawn
+// as the event (drop, corrupt, ECN mark, other event) rather than as data.
 const (
 	ClassData = iota
 	ClassRetx
 	ClassDrop
 	ClassCorrupt
 	ClassECN
+	// ClassEvent: delayed, reordered or duplicated by the switch.
+	ClassEvent
 	ClassAck
 	ClassNAK
 	ClassCNP
@@ -16,144 +27,247 @@ const (
 )
 
 // ClassNames name the classes in legends.
-var ClassNames = [NumClasses]string{"data", "retransmission", "drop", "corrupt", "ECN mark", "ACK", "NAK", "CNP"}
+var ClassNames = [NumClasses]string{"data", "retransmission", "drop", "corrupt", "ECN mark",
+	"delay/reorder/duplicate", "ACK", "NAK", "CNP"}
 
 // Limits of the collected plot data.
 const (
-	MaxPlotConns   = 16   // connections with a sequence diagram
-	MaxClassPoints = 1000 // points kept per class and connection
+	// MaxPlotConns is the number of connections with a graph (the
+	// first ones of the table).
+	MaxPlotConns = 16
+	// MaxPlotPackets bounds the packets kept over all graphs (about 64
+	// bytes each while collecting); later packets are counted, not drawn.
+	MaxPlotPackets = 1 << 21
 )
 
-// Pt is one point: time (ns, trace clock) and PSN relative to the IPSN.
-type Pt struct {
-	T   int64
-	PSN int32
+// Flag bits of a packet record (the fl column of the page).
+const (
+	flagAckReq   = 1 << 0
+	flagBECN     = 1 << 1
+	flagECNShift = 2 // 2 bits: IP ECN
+	flagMirror   = 1 << 4
+	flagPadShift = 5 // 2 bits: BTH PadCnt
+	flagICRCSh   = 7 // 2 bits: roce.ICRCStatus
+	flagAETH     = 1 << 9
+	flagRETH     = 1 << 10
+)
+
+// pktRec is one packet of a graph: what the time-sequence graph draws and
+// what the page needs to print its `lumina decode` line.
+type pktRec struct {
+	t     int64  // graph time: switch timestamp (mirror traces) or capture time
+	cap   int64  // capture time (pcap), the decode line's
+	seq   uint64 // mirror sequence number
+	ts    uint64 // mirror timestamp (raw)
+	idx   uint32 // frame index in the trace
+	rel   int32  // PSN − IPSN (CNP: the connection's last data PSN)
+	psn   uint32
+	aeth  uint32 // syndrome<<24 | MSN
+	reth  int32  // index into ConnPackets.reth; -1 none
+	flags uint16
+	tup   uint16 // index into Plots.Tuples
+	plen  uint16
+	cls   uint8
+	op    uint8
+	ev    uint8
 }
 
-// series is a decimated point buffer: it keeps every stride-th point and
-// halves itself (doubling the stride) when full.
-type series struct {
-	pts    []Pt
-	stride int
-	n      int
+// rethRec is a packet's RETH (rare: one per message).
+type rethRec struct {
+	va         uint64
+	rkey, dlen uint32
 }
 
-func (s *series) add(p Pt) {
-	if s.n%s.stride == 0 {
-		if len(s.pts) == cap(s.pts) {
-			k := 0
-			for i := 0; i < len(s.pts); i += 2 {
-				s.pts[k] = s.pts[i]
-				k++
-			}
-			s.pts = s.pts[:k]
-			s.stride *= 2
-			if s.n%s.stride != 0 {
-				s.n++
-				return
-			}
-		}
-		s.pts = append(s.pts, p)
-	}
-	s.n++
+// Tuple is the addressing of a packet: "src:port > dst:port " as lumina
+// decode prints it, and the destination QP.
+type Tuple struct {
+	Prefix string
+	QP     uint32
 }
 
-// ConnSeries are one connection's points.
-type ConnSeries struct {
-	Conn    int
-	Classes [NumClasses][]Pt
-	// Seen counts the points offered per class (before decimation).
-	Seen [NumClasses]int
+type tupleKey struct {
+	src, dst     netip.Addr
+	sport, dport uint16
+	qp           uint32
 }
 
-// Plots is the data behind report.html's sequence diagrams.
+// ConnPackets are one connection's packets, in trace order.
+type ConnPackets struct {
+	Conn  int // connection ID
+	recs  []pktRec
+	reth  []rethRec
+	Count [NumClasses]int // points per class
+}
+
+// Len returns the number of packets kept.
+func (c *ConnPackets) Len() int { return len(c.recs) }
+
+// Plots is the data behind report.html's time-sequence graphs.
 type Plots struct {
-	T0   int64 // first timestamp of the trace
-	Seqs []ConnSeries
+	T0 int64 // first graph time of the trace
+	// Conns are the graphs' connections (the first MaxPlotConns with
+	// packets).
+	Conns  []ConnPackets
+	Tuples []Tuple
+	// Dropped counts packets of graphed connections beyond
+	// MaxPlotPackets (not drawn).
+	Dropped int
 }
 
-// SeqCollector gathers sequence-diagram points during the pass. Add does
-// not allocate: buffers are allocated once per connection on first use.
+// SeqCollector gathers every packet of the first MaxPlotConns connections
+// during the analysis pass (at most MaxPlotPackets in all). Add allocates
+// only to grow its buffers (amortized) and for a new address tuple.
 type SeqCollector struct {
 	table   *model.Table
 	conns   []*connBuf
 	t0      int64
 	started bool
+	kept    int
+	dropped int
+	parser  roce.Parser
+	pk      roce.Packet
+	tuples  map[tupleKey]uint16
+	tupList []Tuple
 }
 
 type connBuf struct {
-	cls     [NumClasses]series
+	recs    []pktRec
+	reth    []rethRec
+	count   [NumClasses]int
 	lastPSN int32
 }
 
 // NewSeqCollector returns a collector for the first MaxPlotConns
-// connections of t.
-func NewSeqCollector(t *model.Table) *SeqCollector {
-	return &SeqCollector{table: t, conns: make([]*connBuf, min(len(t.Conns), MaxPlotConns))}
+// connections of t. mirrorPort is the UDP port of unrestored mirror copies
+// (roce.Parser.MirrorPort), as the analysis decodes them.
+func NewSeqCollector(t *model.Table, mirrorPort uint16) *SeqCollector {
+	return &SeqCollector{table: t, conns: make([]*connBuf, min(len(t.Conns), MaxPlotConns)),
+		parser: roce.Parser{VerifyICRC: true, MirrorPort: mirrorPort}, tuples: map[tupleKey]uint16{}}
 }
 
-// Add records p.
-func (c *SeqCollector) Add(p *model.Pkt) {
+// Class returns p's class.
+func Class(p *model.Pkt) int {
+	switch p.Kind {
+	case model.KindData, model.KindReadResp:
+		switch {
+		case p.Event == roce.EventDrop:
+			return ClassDrop
+		case p.Event == roce.EventCorrupt:
+			return ClassCorrupt
+		case p.CE:
+			return ClassECN
+		case p.Event == roce.EventDelay || p.Event == roce.EventReorder || p.Event == roce.EventDuplicate:
+			return ClassEvent
+		case p.Retx:
+			return ClassRetx
+		}
+		return ClassData
+	case model.KindReadReq:
+		if p.Retx { // a re-issued READ: the NAK's role
+			return ClassNAK
+		}
+		return ClassData
+	case model.KindAck:
+		return ClassAck
+	case model.KindNak, model.KindNakFatal, model.KindRNR:
+		return ClassNAK
+	case model.KindCNP:
+		return ClassCNP
+	}
+	return ClassData
+}
+
+// Add records the packet tp, decoded as p (after the analyzers saw it: p.Retx
+// is set). mirror says whether lumina decode would print tp's mirror
+// metadata (the trace carries mirror metadata).
+func (c *SeqCollector) Add(tp *trace.Packet, p *model.Pkt, mirror bool) {
 	if !c.started {
 		c.t0, c.started = p.TimeNs, true
 	}
 	if p.Conn < 0 || p.Conn >= len(c.conns) {
 		return
 	}
+	if c.kept >= MaxPlotPackets {
+		c.dropped++
+		return
+	}
+	pk := &c.pk
+	if c.parser.Parse(tp.Data, tp.OrigLen, pk) != nil {
+		return
+	}
 	b := c.conns[p.Conn]
 	if b == nil {
 		b = &connBuf{}
-		for i := range b.cls {
-			b.cls[i] = series{pts: make([]Pt, 0, MaxClassPoints), stride: 1}
-		}
 		c.conns[p.Conn] = b
 	}
 	rel := int32(c.table.Rel(p.Conn, p.PSN))
-	pt := Pt{p.TimeNs, rel}
+	cls := Class(p)
 	switch p.Kind {
 	case model.KindData, model.KindReadResp:
 		b.lastPSN = rel
-		switch {
-		case p.Event == 1: // drop
-			b.cls[ClassDrop].add(pt)
-		case p.Event == 3:
-			b.cls[ClassCorrupt].add(pt)
-		case p.CE:
-			b.cls[ClassECN].add(pt)
-		}
-		if p.Retx {
-			b.cls[ClassRetx].add(pt)
-		} else {
-			b.cls[ClassData].add(pt)
-		}
-	case model.KindReadReq:
-		if p.Retx { // a re-issued READ: the NAK's role
-			b.cls[ClassNAK].add(pt)
-		} else {
-			b.cls[ClassData].add(pt)
-		}
-	case model.KindAck:
-		b.cls[ClassAck].add(pt)
-	case model.KindNak, model.KindNakFatal, model.KindRNR:
-		b.cls[ClassNAK].add(pt)
 	case model.KindCNP:
-		b.cls[ClassCNP].add(Pt{p.TimeNs, b.lastPSN})
+		rel = b.lastPSN
 	}
+	k := tupleKey{src: pk.SrcIP, dst: pk.DstIP, sport: pk.UDPSrc, dport: pk.UDPDst, qp: pk.BTH.DestQP()}
+	tup, ok := c.tuples[k]
+	if !ok {
+		tup = uint16(len(c.tupList))
+		if len(c.tupList) < 0xFFFF {
+			c.tuples[k] = tup
+			c.tupList = append(c.tupList, Tuple{Prefix: tuplePrefix(pk), QP: k.qp})
+		}
+	}
+	r := pktRec{t: p.TimeNs, cap: tp.TimeNs, idx: uint32(tp.Index), rel: rel, psn: uint32(pk.BTH.PSN()),
+		tup: tup, plen: uint16(pk.PayloadLen), cls: uint8(cls), op: uint8(pk.Opcode), reth: -1}
+	f := uint16(pk.ECN()) << flagECNShift
+	f |= uint16(pk.PadLen&3)<<flagPadShift | uint16(pk.ICRC&3)<<flagICRCSh
+	if pk.BTH.AckReq() {
+		f |= flagAckReq
+	}
+	if pk.BTH.BECN() {
+		f |= flagBECN
+	}
+	if mirror || pk.MirrorRaw {
+		f |= flagMirror
+		m := pk.Mirror()
+		r.seq, r.ts, r.ev = m.Seq, m.TimestampNs, uint8(m.Event)
+	}
+	if pk.AETH != nil {
+		f |= flagAETH
+		r.aeth = uint32(pk.AETH.Syndrome())<<24 | pk.AETH.MSN()&0xFFFFFF
+	}
+	if pk.RETH != nil {
+		f |= flagRETH
+		r.reth = int32(len(b.reth))
+		b.reth = append(b.reth, rethRec{va: pk.RETH.VirtualAddress(), rkey: pk.RETH.RKey(), dlen: pk.RETH.DMALength()})
+	}
+	r.flags = f
+	b.recs = append(b.recs, r)
+	b.count[cls]++
+	c.kept++
+}
+
+// tuplePrefix is "src:port > dst:port " as lumina decode prints it.
+func tuplePrefix(pk *roce.Packet) string {
+	var b []byte
+	b = pk.SrcIP.AppendTo(b)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, uint64(pk.UDPSrc), 10)
+	b = append(b, " > "...)
+	b = pk.DstIP.AppendTo(b)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, uint64(pk.UDPDst), 10)
+	return string(append(b, ' '))
 }
 
 // Plots returns the collected data.
 func (c *SeqCollector) Plots() *Plots {
-	pl := &Plots{T0: c.t0}
+	pl := &Plots{T0: c.t0, Tuples: c.tupList, Dropped: c.dropped}
 	for i, b := range c.conns {
 		if b == nil {
 			continue
 		}
-		cs := ConnSeries{Conn: c.table.Conns[i].ID}
-		for k := range b.cls {
-			cs.Classes[k] = b.cls[k].pts
-			cs.Seen[k] = b.cls[k].n
-		}
-		pl.Seqs = append(pl.Seqs, cs)
+		pl.Conns = append(pl.Conns, ConnPackets{Conn: c.table.Conns[i].ID, recs: b.recs, reth: b.reth, Count: b.count})
 	}
 	return pl
 }

@@ -33,9 +33,10 @@ func init() {
 				"how far, in `NS`, a switch timestamp may be before the previous one without failing integrity (default: the run's switch.timestamp-tolerance-ns, else 0)")
 			format := fs.String("format", "text", "output format: text or json")
 			outDir := fs.String("o", "", "write report.json, report.txt and report.html into `DIR`")
+			htmlOut := fs.String("html", "", "write the interactive report page (report.html's) to `FILE`")
 			qp := optUint(fs, "qp", math.MaxInt32, "analyze only connection `N` (0-based, as the report lists them; default: all)")
 			// analyzeRun analyzes one trace or run directory.
-			analyzeRun := func(ctx context.Context, arg string, sel []string, outDir string, stdout io.Writer) error {
+			analyzeRun := func(ctx context.Context, arg string, sel []string, outDir, htmlOut string, stdout io.Writer) error {
 				tracePath, meta, err := analyzeInputs(arg, *metaPath)
 				if err != nil {
 					return err
@@ -69,6 +70,15 @@ func init() {
 				}
 				if outDir != "" {
 					if err := report.WriteFiles(outDir, r); err != nil {
+						return err
+					}
+				}
+				if htmlOut != "" {
+					page, err := report.HTML(r)
+					if err != nil {
+						return err
+					}
+					if err := os.WriteFile(htmlOut, page, 0o644); err != nil {
 						return err
 					}
 				}
@@ -117,7 +127,12 @@ func init() {
 						if out != "" {
 							out = filepath.Join(out, filepath.Base(dir))
 						}
-						err := analyzeRun(ctx, dir, sel, out, stdout)
+						page := *htmlOut
+						if page != "" {
+							ext := filepath.Ext(page)
+							page = strings.TrimSuffix(page, ext) + "-" + filepath.Base(dir) + ext
+						}
+						err := analyzeRun(ctx, dir, sel, out, page, stdout)
 						if errors.Is(err, errSilent) {
 							failed++
 							continue
@@ -134,7 +149,7 @@ func init() {
 					}
 					return nil
 				}
-				return analyzeRun(ctx, args[0], sel, *outDir, stdout)
+				return analyzeRun(ctx, args[0], sel, *outDir, *htmlOut, stdout)
 			}
 		},
 	})

@@ -166,8 +166,50 @@ func TestAnalyzeRunDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Self-contained (no external resources), the bar chart and the
+	// interactive graphs' data and script inline (TestReportBrowser opens
+	// it).
 	s := string(page)
-	if strings.Contains(s, "<script") || strings.Contains(s, "src=\"http") || strings.Contains(s, "href=\"http") || strings.Count(s, "<svg") < 3 {
-		t.Errorf("report.html is not a self-contained page with plots (%d bytes, %d svg)", len(page), strings.Count(s, "<svg"))
+	if strings.Contains(s, "src=\"") || strings.Contains(s, "href=\"") || strings.Contains(s, "@import") || strings.Count(s, "<svg") < 1 ||
+		!strings.Contains(s, `<script type="application/json" id="lumina-data">{"t0":`) || !strings.Contains(s, "window.lumina") {
+		t.Errorf("report.html is not a self-contained page with graphs (%d bytes, %d svg)", len(page), strings.Count(s, "<svg"))
+	}
+}
+
+// TestAnalyzeHTMLFlag: --html on a bare trace writes the report page, with
+// a graph of every packet of its connection; on a test directory, one page
+// per repeat (FILE-0.html, ...).
+func TestAnalyzeHTMLFlag(t *testing.T) {
+	sample := filepath.Join("..", "..", "examples", "traces", "write-drop.pcap")
+	page := filepath.Join(t.TempDir(), "out.html")
+	code, stdout, stderr := runCLI("analyze", "--html", page, sample)
+	if code != 0 || !strings.Contains(stdout, "result: PASS") {
+		t.Fatalf("lumina analyze --html: exit %d\n%s%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(b)
+	const open = `<script type="application/json" id="lumina-data">`
+	i := strings.Index(h, open)
+	j := strings.Index(h[max(i, 0):], "</script>")
+	if i < 0 || j < 0 {
+		t.Fatalf("%s has no graph data", page)
+	}
+	var d struct {
+		Conns []struct {
+			N int `json:"n"`
+		} `json:"conns"`
+	}
+	if err := json.Unmarshal([]byte(h[i+len(open):i+j]), &d); err != nil {
+		t.Fatal(err)
+	}
+	var pkts int
+	for _, c := range d.Conns {
+		pkts += c.N
+	}
+	if len(d.Conns) != 1 || pkts != len(decodeLines(t, sample)) {
+		t.Errorf("graph data: %d connections, %d packets; want 1 with every packet of the trace (%d)", len(d.Conns), pkts, len(decodeLines(t, sample)))
 	}
 }

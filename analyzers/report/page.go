@@ -1,0 +1,264 @@
+package report
+
+import (
+	"bytes"
+	"compress/gzip"
+	_ "embed"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"html/template"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/netlumina/lumina/roce"
+)
+
+// The plotting library (scripts/fetch-uplot.sh fetches the pinned release
+// from npm, checksum verified; uplot/LICENSE is its license) and the
+// page's own script and style.
+var (
+	//go:embed uplot/uPlot.iife.min.js
+	uplotJS string
+	//go:embed uplot/uPlot.min.css
+	uplotCSS string
+	//go:embed assets/page.js
+	pageJS string
+	//go:embed assets/page.css
+	pageCSS string
+)
+
+// pageData is the JSON the page's script reads (element #lumina-data).
+type pageData struct {
+	// T0 is the graph time origin in ns (a string: beyond 2^53).
+	T0      string      `json:"t0"`
+	Conns   []pageConn  `json:"conns"`
+	Tuples  []pageTuple `json:"tuples"`
+	Classes []string    `json:"classes"`
+	// Names used by the decode line, from the roce package's String
+	// methods: opcodes and events present, ACK types, NAK codes, ICRC
+	// statuses.
+	Ops      map[int]string `json:"ops"`
+	Events   map[int]string `json:"events"`
+	AckTypes []string       `json:"ackTypes"`
+	NAKs     []string       `json:"naks"`
+	ICRC     []string       `json:"icrc"`
+	Losses   []pageLoss     `json:"losses"`
+	Pauses   []pagePause    `json:"pauses"`
+	Timeouts []float64      `json:"timeouts"` // timeout intervals, ns
+	Dropped  int            `json:"dropped"`
+}
+
+type pageTuple struct {
+	Prefix string `json:"p"`
+	QP     string `json:"q"` // as decode prints it after "qp=0x"
+}
+
+// pageConn is one graph: its packets as little-endian columns, gzipped and
+// base64-encoded (Data); Cols gives each column's name, type and byte
+// offset in the inflated buffer. Delta-coded columns (t, cap, idx, seq,
+// ts) hold the difference from the previous packet, so that float64 holds
+// them exactly.
+type pageConn struct {
+	ID int `json:"id"`
+	// C0 is the capture time of the first packet in ns (a string: beyond
+	// 2^53); the cap column is delta-coded from it, as capture and switch
+	// clocks may be far apart (epoch against a 48-bit counter).
+	C0     string     `json:"c0"`
+	Title  string     `json:"title"`
+	N      int        `json:"n"`
+	Counts []int      `json:"counts"`
+	Cols   [][3]any   `json:"cols"`
+	Data   string     `json:"data"`
+	Reth   []pageReth `json:"reth"`
+}
+
+type pageReth struct {
+	I    int    `json:"i"`
+	VA   string `json:"va"` // hex, as decode prints it
+	RKey string `json:"rkey"`
+	DLen uint32 `json:"dlen"`
+}
+
+type pageLoss struct {
+	Conn    int    `json:"conn"`
+	RelPSN  int    `json:"rel"`
+	Iter    int    `json:"iter"`
+	Index   int    `json:"index"`
+	RetxIdx int    `json:"retx_index"`
+	Event   string `json:"event"`
+	Kind    string `json:"kind"`
+	Gen     *int64 `json:"gen"`
+	React   *int64 `json:"react"`
+	Retx    *int64 `json:"retx"`
+	TimeNs  int64  `json:"t"`
+}
+
+type pagePause struct {
+	Start     int64  `json:"s"` // ns after T0
+	End       int64  `json:"e"`
+	Port      uint16 `json:"port"`
+	Host      string `json:"host"`
+	Priority  int    `json:"prio"`
+	Direction string `json:"dir"`
+}
+
+// column is one typed column of a graph's buffer.
+type column struct {
+	name, typ string
+	size      int
+	put       func(b []byte, r *pktRec, prev *pktRec)
+}
+
+var columns = []column{
+	{"t", "f64", 8, func(b []byte, r, p *pktRec) { putF64(b, float64(r.t-p.t)) }},
+	{"cap", "f64", 8, func(b []byte, r, p *pktRec) { putF64(b, float64(r.cap-p.cap)) }},
+	{"seq", "f64", 8, func(b []byte, r, p *pktRec) { putF64(b, float64(r.seq)-float64(p.seq)) }},
+	{"ts", "f64", 8, func(b []byte, r, p *pktRec) { putF64(b, float64(r.ts)-float64(p.ts)) }},
+	{"idx", "i32", 4, func(b []byte, r, p *pktRec) { binary.LittleEndian.PutUint32(b, r.idx-p.idx) }},
+	{"rel", "i32", 4, func(b []byte, r, _ *pktRec) { binary.LittleEndian.PutUint32(b, uint32(r.rel)) }},
+	{"psn", "u32", 4, func(b []byte, r, _ *pktRec) { binary.LittleEndian.PutUint32(b, r.psn) }},
+	{"aeth", "u32", 4, func(b []byte, r, _ *pktRec) { binary.LittleEndian.PutUint32(b, r.aeth) }},
+	{"reth", "i32", 4, func(b []byte, r, _ *pktRec) { binary.LittleEndian.PutUint32(b, uint32(r.reth)) }},
+	{"fl", "u16", 2, func(b []byte, r, _ *pktRec) { binary.LittleEndian.PutUint16(b, r.flags) }},
+	{"tup", "u16", 2, func(b []byte, r, _ *pktRec) { binary.LittleEndian.PutUint16(b, r.tup) }},
+	{"len", "u16", 2, func(b []byte, r, _ *pktRec) { binary.LittleEndian.PutUint16(b, r.plen) }},
+	{"cls", "u8", 1, func(b []byte, r, _ *pktRec) { b[0] = r.cls }},
+	{"op", "u8", 1, func(b []byte, r, _ *pktRec) { b[0] = r.op }},
+	{"ev", "u8", 1, func(b []byte, r, _ *pktRec) { b[0] = r.ev }},
+}
+
+func putF64(b []byte, v float64) { binary.LittleEndian.PutUint64(b, math.Float64bits(v)) }
+
+// encodeConn sorts c's packets by graph time (stable: trace order within
+// a timestamp) and encodes them for the page.
+func encodeConn(c *ConnPackets, t0 int64, title string) (pageConn, error) {
+	recs := c.recs
+	slices.SortStableFunc(recs, func(a, b pktRec) int {
+		switch {
+		case a.t < b.t:
+			return -1
+		case a.t > b.t:
+			return 1
+		}
+		return 0
+	})
+	n := len(recs)
+	pc := pageConn{ID: c.Conn, Title: title, N: n, Counts: c.Count[:], Reth: []pageReth{}}
+	off := 0
+	offs := make([]int, len(columns))
+	for i, col := range columns {
+		off = (off + col.size - 1) / col.size * col.size
+		offs[i] = off
+		pc.Cols = append(pc.Cols, [3]any{col.name, col.typ, off})
+		off += n * col.size
+	}
+	buf := make([]byte, off)
+	prev := pktRec{t: t0}
+	if n > 0 {
+		prev.cap = recs[0].cap
+		pc.C0 = strconv.FormatInt(recs[0].cap, 10)
+	}
+	for j := range recs {
+		r := &recs[j]
+		for i, col := range columns {
+			o := offs[i] + j*col.size
+			col.put(buf[o:o+col.size], r, &prev)
+		}
+		prev = *r
+		if r.reth >= 0 {
+			x := c.reth[r.reth]
+			pc.Reth = append(pc.Reth, pageReth{I: j, VA: strconv.FormatUint(x.va, 16), RKey: strconv.FormatUint(uint64(x.rkey), 16), DLen: x.dlen})
+		}
+	}
+	var z bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&z, gzip.BestSpeed)
+	if err != nil {
+		return pc, err
+	}
+	if _, err := zw.Write(buf); err != nil {
+		return pc, err
+	}
+	if err := zw.Close(); err != nil {
+		return pc, err
+	}
+	pc.Data = base64.StdEncoding.EncodeToString(z.Bytes())
+	return pc, nil
+}
+
+// graphData builds the page's JSON.
+func graphData(r *Report) (template.JS, error) {
+	d := pageData{Classes: ClassNames[:], Ops: map[int]string{}, Events: map[int]string{}, Conns: []pageConn{},
+		Tuples: []pageTuple{}, Losses: []pageLoss{}, Pauses: []pagePause{}, Timeouts: []float64{}}
+	for t := roce.AckTypeACK; t <= roce.AckTypeNAK; t++ {
+		d.AckTypes = append(d.AckTypes, t.String())
+	}
+	for c := roce.NAKCode(0); c <= roce.NAKInvalidRDRequest; c++ {
+		d.NAKs = append(d.NAKs, c.String())
+	}
+	for s := roce.ICRCUnchecked; s <= roce.ICRCTruncated; s++ {
+		d.ICRC = append(d.ICRC, s.String())
+	}
+	var t0 int64
+	if pl := r.Plots; pl != nil {
+		t0 = pl.T0
+		d.Dropped = pl.Dropped
+		for _, t := range pl.Tuples {
+			d.Tuples = append(d.Tuples, pageTuple{t.Prefix, string(appendHex(nil, uint64(t.QP), 6))})
+		}
+		for i := range pl.Conns {
+			c := &pl.Conns[i]
+			title := "Connection " + strconv.Itoa(c.Conn)
+			for _, cn := range r.Connections {
+				if cn.ID == c.Conn {
+					title = "Connection " + ConnString(cn)
+				}
+			}
+			for j := range c.recs {
+				op, ev := c.recs[j].op, c.recs[j].ev
+				if _, ok := d.Ops[int(op)]; !ok {
+					d.Ops[int(op)] = roce.Opcode(op).String()
+				}
+				if _, ok := d.Events[int(ev)]; !ok {
+					d.Events[int(ev)] = roce.Event(ev).String()
+				}
+			}
+			pc, err := encodeConn(c, t0, title)
+			if err != nil {
+				return "", err
+			}
+			d.Conns = append(d.Conns, pc)
+		}
+	}
+	d.T0 = strconv.FormatInt(t0, 10)
+	for _, l := range r.Checks.Retransmission.Losses {
+		d.Losses = append(d.Losses, pageLoss{Conn: l.Conn, RelPSN: l.RelPSN, Iter: l.Iter, Index: l.Index, RetxIdx: l.RetxIndex,
+			Event: l.Event, Kind: l.Kind, Gen: l.NACKGenerationNs, React: l.NACKReactionNs, Retx: l.RetransmissionNs, TimeNs: l.TimeNs - t0})
+	}
+	for _, e := range r.PFC.Episodes {
+		d.Pauses = append(d.Pauses, pagePause{Start: e.StartNs - t0, End: e.EndNs - t0, Port: e.Port, Host: e.Host, Priority: e.Priority, Direction: e.Direction})
+	}
+	for _, t := range r.Checks.Timeout.Timeouts {
+		for _, v := range t.IntervalsNs {
+			d.Timeouts = append(d.Timeouts, float64(v))
+		}
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return "", err
+	}
+	return template.JS(b), nil // JSON: <, > and & are escaped by encoding/json
+}
+
+func appendHex(b []byte, v uint64, width int) []byte {
+	s := strconv.FormatUint(v, 16)
+	for i := len(s); i < width; i++ {
+		b = append(b, '0')
+	}
+	return append(b, s...)
+}
+
+// UPlot returns the embedded uPlot script and style sheet, for the other
+// pages drawn with it (lumina diff's).
+func UPlot() (js, css string) { return uplotJS, uplotCSS }
