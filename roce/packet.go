@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/netip"
+	"strconv"
 )
 
 // UDPPort is the IANA port of RoCEv2.
@@ -129,6 +130,18 @@ type Packet struct {
 
 // Truncated reports whether the capture holds less than the whole IP packet.
 func (p *Packet) Truncated() bool { return len(p.Frame) < p.L3+p.IPLen }
+
+// AppendTuple appends "srcIP:port > dstIP:port" (the UDP addresses, as
+// lumina decode and report.html print them) to b.
+func (p *Packet) AppendTuple(b []byte) []byte {
+	b = p.SrcIP.AppendTo(b)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, uint64(p.UDPSrc), 10)
+	b = append(b, " > "...)
+	b = p.DstIP.AppendTo(b)
+	b = append(b, ':')
+	return strconv.AppendUint(b, uint64(p.UDPDst), 10)
+}
 
 // ECN returns the two ECN bits of the IP header (3 = CE).
 func (p *Packet) ECN() uint8 { return p.TOS & 3 }

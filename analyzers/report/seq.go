@@ -2,7 +2,6 @@ package report
 
 import (
 	"net/netip"
-	"strconv"
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/roce"
@@ -249,15 +248,7 @@ func (c *SeqCollector) Add(tp *trace.Packet, p *model.Pkt, mirror bool) {
 
 // tuplePrefix is "src:port > dst:port " as lumina decode prints it.
 func tuplePrefix(pk *roce.Packet) string {
-	var b []byte
-	b = pk.SrcIP.AppendTo(b)
-	b = append(b, ':')
-	b = strconv.AppendUint(b, uint64(pk.UDPSrc), 10)
-	b = append(b, " > "...)
-	b = pk.DstIP.AppendTo(b)
-	b = append(b, ':')
-	b = strconv.AppendUint(b, uint64(pk.UDPDst), 10)
-	return string(append(b, ' '))
+	return string(append(pk.AppendTuple(nil), ' '))
 }
 
 // Plots returns the collected data.
