@@ -48,7 +48,7 @@ type Estimate struct {
 	// message per QP on each side).
 	GeneratorBytes int64
 	// DumperBytes is the capture memory of every dumper: per worker, the
-	// afpacket/dpdk ring (64 MiB) and a 1 MiB write buffer.
+	// afpacket/dpdk ring (64 MiB) and a 4 MiB write buffer.
 	DumperBytes int64
 	// MemoryBytes is the most memory the run needs on one machine on the
 	// sim and netns testbeds: GeneratorBytes, DumperBytes and BaseMemory.
@@ -56,11 +56,11 @@ type Estimate struct {
 }
 
 // Capture memory of a dumper worker (the dumper package's defaults: a
-// 64 MiB kernel or DPDK ring and a 1 MiB write buffer; the sim backend
+// 64 MiB kernel or DPDK ring and a 4 MiB write buffer; the sim backend
 // needs only the buffer).
 const (
 	dumperRingBytes   = 64 << 20
-	dumperWriteBuffer = 1 << 20
+	dumperWriteBuffer = 4 << 20
 )
 
 // BaseMemory is what a run needs besides message buffers and dumpers: the

@@ -11,6 +11,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -47,14 +48,19 @@ type afpacket struct {
 	socks []*afSocket
 	wg    sync.WaitGroup
 
-	draining atomic.Bool
-	deadline atomic.Int64 // unix ns after which a draining worker may exit
-	errMu    sync.Mutex   // guards errs
-	errs     []error
+	errMu sync.Mutex // guards errs
+	errs  []error
 }
 
+// afSocket is one worker's socket and ring. The socket is non-blocking and
+// registered with the Go runtime's network poller (f, rc): a worker with
+// no block to read parks its goroutine instead of blocking an OS thread in
+// poll(2), so an idle or waiting worker costs no scheduler work, and stop
+// ends the wait with a read deadline.
 type afSocket struct {
 	fd   int
+	f    *os.File        // owns fd once set
+	rc   syscall.RawConn // f's
 	ring []byte
 	bs   int // block size
 	nb   int // block count
@@ -153,7 +159,7 @@ func (a *afpacket) start(_ context.Context, ws []*worker) error {
 // enters the ring before the fanout group is complete), TPACKET_V3 ring,
 // mmap, bind.
 func (a *afpacket) open(ifindex int) (*afSocket, error) {
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("socket(AF_PACKET): %w", err)
 	}
@@ -187,6 +193,13 @@ func (a *afpacket) open(ifindex int) (*afSocket, error) {
 	if err := unix.Bind(fd, sa); err != nil {
 		return fail("bind", err)
 	}
+	s.f = os.NewFile(uintptr(fd), "packet")
+	if s.rc, err = s.f.SyscallConn(); err == nil {
+		err = s.f.SetReadDeadline(time.Time{}) // fails unless the poller took the socket
+	}
+	if err != nil {
+		return fail("poller", err)
+	}
 	return s, nil
 }
 
@@ -196,10 +209,13 @@ func (s *afSocket) close() error {
 		err = unix.Munmap(s.ring)
 		s.ring = nil
 	}
-	if s.fd >= 0 {
+	if s.f != nil {
+		err = errors.Join(err, s.f.Close())
+		s.f = nil
+	} else if s.fd >= 0 {
 		err = errors.Join(err, unix.Close(s.fd))
-		s.fd = -1
 	}
+	s.fd = -1
 	return err
 }
 
@@ -210,50 +226,65 @@ func (s *afSocket) status(blk int) *uint32 {
 // worker walks the ring's blocks in order: write every packet of a block
 // the kernel handed over to the worker's spool (or count it as dropped
 // when the spool cannot take it: the block is released either way, so the
-// ring never stalls), give the block back, and poll when none is ready.
-// The kernel ring is the bounded buffer between the wire and the disk:
-// while the spool writes, the kernel fills other blocks, and what finds
-// the ring full is counted in tp_drops.
+// ring never stalls), give the block back, and when none is ready park
+// until the kernel retires one (full, or after BlockTimeout) and wakes the
+// socket, as libpcap sleeps in poll. Stop sets a read deadline: the worker
+// writes the blocks retired until then and exits. The kernel ring is the
+// bounded buffer between the wire and the disk: while the spool writes,
+// the kernel fills other blocks, and what finds the ring full is counted
+// in tp_drops.
 func (a *afpacket) worker(s *afSocket, w *worker) {
 	defer a.wg.Done()
-	pfd := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN | unix.POLLERR}}
-	ne := binary.NativeEndian
 	var c batch
 	blk := 0
+	ready := func(uintptr) bool { return atomic.LoadUint32(s.status(blk))&unix.TP_STATUS_USER != 0 }
 	for {
-		st := s.status(blk)
-		if atomic.LoadUint32(st)&unix.TP_STATUS_USER != 0 {
-			base := blk * s.bs
-			block := s.ring[base : base+s.bs]
-			n := int(ne.Uint32(block[blkNumPktsOff:]))
-			off := int(ne.Uint32(block[blkFirstPktOff:]))
-			for i := 0; i < n && off+pktMacOff+2 <= len(block); i++ {
-				h := block[off:]
-				snap := int(ne.Uint32(h[pktSnaplenOff:]))
-				mac := off + int(ne.Uint16(h[pktMacOff:]))
-				if mac+snap <= len(block) {
-					w.sp.put(&c, block[mac:mac+snap], int(ne.Uint32(h[pktLenOff:])))
-				}
-				next := int(ne.Uint32(h[pktNextOff:]))
-				if next == 0 {
-					break
-				}
-				off += next
-			}
-			atomic.StoreUint32(st, unix.TP_STATUS_KERNEL)
+		for ready(0) {
+			s.block(w, &c, blk)
+			atomic.StoreUint32(s.status(blk), unix.TP_STATUS_KERNEL)
 			w.c.flush(&c)
-			blk = (blk + 1) % s.nb
-			continue
+			blk++
+			if blk == s.nb {
+				blk = 0
+			}
 		}
-		if a.draining.Load() && time.Now().UnixNano() > a.deadline.Load() {
+		if err := s.rc.Read(ready); err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				a.errMu.Lock()
+				a.errs = append(a.errs, fmt.Errorf("wait for a block: %w", err))
+				a.errMu.Unlock()
+			}
+			for ready(0) { // retired just before the deadline
+				s.block(w, &c, blk)
+				atomic.StoreUint32(s.status(blk), unix.TP_STATUS_KERNEL)
+				blk = (blk + 1) % s.nb
+			}
+			w.c.flush(&c)
 			return
 		}
-		if _, err := unix.Poll(pfd, 5); err != nil && err != unix.EINTR {
-			a.errMu.Lock()
-			a.errs = append(a.errs, fmt.Errorf("poll: %w", err))
-			a.errMu.Unlock()
-			return
+	}
+}
+
+// block writes the packets of block blk, which the kernel handed over, to
+// w's spool.
+func (s *afSocket) block(w *worker, c *batch, blk int) {
+	ne := binary.NativeEndian
+	base := blk * s.bs
+	block := s.ring[base : base+s.bs]
+	n := int(ne.Uint32(block[blkNumPktsOff:]))
+	off := int(ne.Uint32(block[blkFirstPktOff:]))
+	for i := 0; i < n && off+pktMacOff+2 <= len(block); i++ {
+		h := block[off : off+pktMacOff+2]
+		snap := int(ne.Uint32(h[pktSnaplenOff:]))
+		mac := off + int(ne.Uint16(h[pktMacOff:]))
+		if mac+snap <= len(block) {
+			w.sp.put(c, block[mac:mac+snap], int(ne.Uint32(h[pktLenOff:])))
 		}
+		next := int(ne.Uint32(h[pktNextOff:]))
+		if next == 0 {
+			break
+		}
+		off += next
 	}
 }
 
@@ -262,8 +293,10 @@ func (a *afpacket) worker(s *afSocket, w *worker) {
 // Then it reads PACKET_STATISTICS (tp_drops: frames that found the ring
 // full).
 func (a *afpacket) stop() (uint64, []uint64, error) {
-	a.deadline.Store(time.Now().Add(3*a.cfg.BlockTimeout + 20*time.Millisecond).UnixNano())
-	a.draining.Store(true)
+	deadline := time.Now().Add(3*a.cfg.BlockTimeout + 20*time.Millisecond)
+	for _, s := range a.socks {
+		s.f.SetReadDeadline(deadline)
+	}
 	a.wg.Wait()
 	per := make([]uint64, len(a.socks))
 	var total uint64

@@ -1,5 +1,7 @@
 package dumper
 
+import "time"
+
 // BenchConfig configures RunBench. The zero value sends 2 M frames of 130
 // bytes, captured with snap length 128 and one worker.
 type BenchConfig struct {
@@ -14,6 +16,13 @@ type BenchConfig struct {
 	// Exe is the lumina binary the captures run as (lumina dump). Default
 	// the running executable.
 	Exe string
+	// Tools are the measurements to run, in this order: "afpacket",
+	// "dpdk" (over net_af_packet), "tcpdump" (the three share the blaster
+	// and the table), "null" (the dpdk receive loop and dpdk-testpmd
+	// --forward-mode=rxonly on the net_null vdev). Default all four.
+	Tools []string
+	// NullDuration is how long each net_null measurement runs. Default 3s.
+	NullDuration time.Duration
 }
 
 // BenchResult is one capture's line of the benchmark table.
@@ -27,5 +36,11 @@ type BenchResult struct {
 	CaptureNsPkt float64 `json:"capture_cpu_ns_per_pkt"` // capture phase only (ours; 0 for tcpdump)
 	SetupNsPkt   float64 `json:"setup_cpu_ns_per_pkt"`   // buffer allocation, EAL init (ours)
 	StopNsPkt    float64 `json:"stop_cpu_ns_per_pkt"`    // drain + restore + write + fsync (ours)
-	Skipped      string  `json:"skipped,omitempty"`
+	// net_null ("null-lumina", "null-testpmd"): packets the receive loop
+	// took, the CPU time of its thread, and their ratio.
+	LoopPackets uint64  `json:"loop_packets,omitempty"`
+	LoopCPUNs   int64   `json:"loop_cpu_ns,omitempty"`
+	PPSPerCore  float64 `json:"pps_per_core,omitempty"`
+	RingFull    uint64  `json:"ring_full,omitempty"` // null-lumina: frames the loop found no ring slot for
+	Skipped     string  `json:"skipped,omitempty"`
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,6 +45,9 @@ func ProcessCPUNs() int64 {
 // done in the sender's softirq (veth delivery, the packet socket's copy
 // into the ring) is charged to the blaster, for every tool alike.
 // Everything it starts is bounded in time and cleaned up by PID and name.
+// After the table it prints the afpacket/tcpdump CPU-per-packet ratio;
+// then, for tool "null", benchNull's table and the net_null DPDK/testpmd
+// rate ratio (a line saying why when either side is skipped).
 func RunBench(ctx context.Context, cfg BenchConfig, stdout, stderr io.Writer) ([]BenchResult, error) {
 	if cfg.Count == 0 {
 		cfg.Count = 2_000_000
@@ -77,20 +81,36 @@ func RunBench(ctx context.Context, cfg BenchConfig, stdout, stderr io.Writer) ([
 	}
 	defer os.RemoveAll(tmp)
 
-	tools := []string{"afpacket", "dpdk", "tcpdump"}
+	tools := cfg.Tools
+	if len(tools) == 0 {
+		tools = []string{"afpacket", "dpdk", "tcpdump", "null"}
+	}
 	var results []BenchResult
-	fmt.Fprintf(stdout, "%d frames of %d B, snaplen %d, %d worker(s), %d CPUs; blaster on CPU 0, capture on CPU 1\n",
-		cfg.Count, cfg.FrameLen, cfg.SnapLen, cfg.Workers, runtime.NumCPU())
-	fmt.Fprintf(stdout, "%-9s %12s %10s %8s %12s %10s %10s %10s\n", "tool", "offered pps", "captured", "lost", "CPU ns/pkt", "setup", "capture", "stop")
+	byTool := map[string]BenchResult{}
+	table := false
 	for _, tool := range tools {
 		if err := ctx.Err(); err != nil {
 			return results, err
+		}
+		switch tool {
+		case "afpacket", "dpdk", "tcpdump":
+		case "null":
+			continue
+		default:
+			return results, fmt.Errorf("bench: unknown tool %q (afpacket, dpdk, tcpdump, null)", tool)
+		}
+		if !table {
+			fmt.Fprintf(stdout, "%d frames of %d B, snaplen %d, %d worker(s), %d CPUs; blaster on CPU 0, capture on CPU 1\n",
+				cfg.Count, cfg.FrameLen, cfg.SnapLen, cfg.Workers, runtime.NumCPU())
+			fmt.Fprintf(stdout, "%-9s %12s %10s %8s %12s %10s %10s %10s\n", "tool", "offered pps", "captured", "lost", "CPU ns/pkt", "setup", "capture", "stop")
+			table = true
 		}
 		r, err := benchOne(ctx, cfg, s, tool, tmp, stderr)
 		if err != nil {
 			r = BenchResult{Tool: tool, Skipped: err.Error()}
 		}
 		results = append(results, r)
+		byTool[tool] = r
 		if r.Skipped != "" {
 			fmt.Fprintf(stdout, "%-9s skipped: %s\n", tool, r.Skipped)
 			continue
@@ -103,6 +123,22 @@ func RunBench(ctx context.Context, cfg BenchConfig, stdout, stderr io.Writer) ([
 		}
 		fmt.Fprintf(stdout, "%-9s %12.0f %10d %8d %12.1f %10s %10s %10s\n", r.Tool, r.OfferedPPS, r.Captured, r.Lost,
 			r.CPUNsPerPkt, phase(r.SetupNsPkt), phase(r.CaptureNsPkt), phase(r.StopNsPkt))
+	}
+	a, aok := byTool["afpacket"]
+	t, tok := byTool["tcpdump"]
+	switch {
+	case !aok || !tok:
+	case a.Skipped != "" || t.Skipped != "" || t.CPUNsPerPkt == 0:
+		fmt.Fprintf(stdout, "afpacket/tcpdump CPU per packet: skipped (a capture was skipped)\n")
+	default:
+		fmt.Fprintf(stdout, "afpacket/tcpdump CPU per packet: %.2f (%.1f / %.1f ns)\n", a.CPUNsPerPkt/t.CPUNsPerPkt, a.CPUNsPerPkt, t.CPUNsPerPkt)
+	}
+	if slices.Contains(tools, "null") {
+		rs, err := benchNull(ctx, cfg, tmp, stdout)
+		results = append(results, rs...)
+		if err != nil {
+			return results, err
+		}
 	}
 	return results, nil
 }

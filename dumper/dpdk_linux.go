@@ -11,18 +11,67 @@ package dumper
 #include <rte_mbuf.h>
 #include <rte_lcore.h>
 #include <rte_cycles.h>
+#include <rte_prefetch.h>
+#include <rte_memcpy.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+#include <time.h>
 
 // One worker: its queue and its capture ring, a single-producer
 // single-consumer ring of slots in Go memory (pinned): the lcore fills
 // slots and publishes ctl[0] (head); the Go goroutine that writes the
-// worker's spool consumes them and publishes ctl[1] (tail). Counters are
+// worker's spool consumes them and publishes ctl[LUM_TAIL] (tail), a
+// cache line away so the two sides do not write the same line. Counters are
 // written by the lcore, read atomically by Go.
 struct lum_rec { uint32_t orig_len, cap_len; };
+#define LUM_TAIL 8 // ctl index of the tail (ringCtl in Go)
 struct lum_worker {
 	uint8_t *slab; struct lum_rec *recs; uint64_t *ctl;
 	uint32_t snap, slots; uint16_t port, queue, mirror_port;
 	uint64_t received, dropped, foreign;
+	uint64_t loop_ns; // the lcore's CPU time in lum_loop (CLOCK_THREAD_CPUTIME_ID), written when it returns
 };
+
+// lum_copy copies n bytes of a frame into a ring slot. The slots are
+// cold (the ring is far larger than the cache) and the loop never reads
+// them back: on x86, whole 16-byte chunks go out as non-temporal stores,
+// which neither read the line first nor evict the loop's working set. The
+// caller fences (lum_fence) before it publishes the slots.
+static inline void lum_copy(uint8_t *dst, const uint8_t *src, uint32_t n) {
+#if defined(__x86_64__)
+	if (((uintptr_t)dst & 15) == 0) {
+		uint32_t i = 0;
+		for (; i + 16 <= n; i += 16)
+			_mm_stream_si128((__m128i *)(dst + i), _mm_loadu_si128((const __m128i *)(src + i)));
+		if (i < n) memcpy(dst + i, src + i, n - i);
+		return;
+	}
+#endif
+	rte_memcpy(dst, src, n);
+}
+
+// lum_rec_put writes a slot's record, non-temporally on x86 (see
+// lum_copy).
+static inline void lum_rec_put(struct lum_rec *r, uint32_t orig_len, uint32_t cap_len) {
+#if defined(__x86_64__)
+	_mm_stream_si64((long long *)r, (long long)((uint64_t)cap_len << 32 | orig_len));
+#else
+	*r = (struct lum_rec){orig_len, cap_len};
+#endif
+}
+
+static inline void lum_fence(void) {
+#if defined(__x86_64__)
+	_mm_sfence();
+#endif
+}
+
+static uint64_t lum_thread_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
 
 static volatile int lum_stop;
 
@@ -57,14 +106,19 @@ static int lum_keep(const uint8_t *p, uint32_t len, uint16_t mirror_port) {
 
 // lum_loop is an lcore's receive loop: copy up to snap bytes of every
 // mirror copy into the next free slot of the ring (counting a drop when
-// the ring is full: the writer fell behind), free every mbuf, publish the
-// head once per burst, and sleep briefly when idle. After lum_stop it
-// drains until the queue stays empty for ~20 ms.
+// the ring is full: the writer fell behind), free the burst's mbufs in
+// bulk, publish the head and the counters once per burst, and sleep
+// briefly when idle. After lum_stop it drains until the queue stays empty
+// for ~20 ms, or for 500 ms at most. The next packet's data is prefetched
+// while one is copied.
 static int lum_loop(void *arg) {
 	struct lum_worker *w = arg;
 	struct rte_mbuf *pkts[64];
-	uint32_t idle = 0, slot = 0;
-	uint64_t head = w->ctl[0], tail = __atomic_load_n(&w->ctl[1], __ATOMIC_ACQUIRE);
+	uint32_t idle = 0, slot = (uint32_t)(w->ctl[0] % w->slots);
+	uint64_t head = w->ctl[0], tail = __atomic_load_n(&w->ctl[LUM_TAIL], __ATOMIC_ACQUIRE);
+	const uint32_t snap = w->snap, slots = w->slots;
+	const uint16_t mport = w->mirror_port;
+	uint64_t t0 = lum_thread_ns(), stop_at = 0;
 	for (;;) {
 		uint16_t nb = rte_eth_rx_burst(w->port, w->queue, pkts, 64);
 		if (nb == 0) {
@@ -74,41 +128,70 @@ static int lum_loop(void *arg) {
 			continue;
 		}
 		idle = 0;
+		// A source that never runs dry (net_null, or traffic that was not
+		// stopped) ends the drain 500 ms after stop.
+		if (!stop_at) {
+			if (__atomic_load_n(&lum_stop, __ATOMIC_ACQUIRE)) stop_at = rte_get_timer_cycles() + rte_get_timer_hz() / 2;
+		} else if (rte_get_timer_cycles() > stop_at) {
+			rte_pktmbuf_free_bulk(pkts, nb);
+			break;
+		}
 		uint64_t rcv = 0, drp = 0, frg = 0;
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[0], void *));
 		for (uint16_t i = 0; i < nb; i++) {
 			struct rte_mbuf *m = pkts[i];
-			uint32_t len = rte_pktmbuf_pkt_len(m);
+			if (i + 1 < nb) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+			uint32_t len = rte_pktmbuf_pkt_len(m), seg = rte_pktmbuf_data_len(m);
 			const uint8_t *hd = rte_pktmbuf_mtod(m, const uint8_t *);
-			if (!lum_keep(hd, rte_pktmbuf_data_len(m), w->mirror_port)) {
+			if (!lum_keep(hd, seg, mport)) {
 				frg++;
-			} else if (head - tail == w->slots &&
-			           head - (tail = __atomic_load_n(&w->ctl[1], __ATOMIC_ACQUIRE)) == w->slots) {
+			} else if (head - tail == slots &&
+			           head - (tail = __atomic_load_n(&w->ctl[LUM_TAIL], __ATOMIC_ACQUIRE)) == slots) {
 				rcv++; drp++;
 			} else {
 				rcv++;
-				uint32_t c = len < w->snap ? len : w->snap;
-				uint8_t *dst = w->slab + (uint64_t)slot * w->snap;
-				const void *src = rte_pktmbuf_read(m, 0, c, dst);
-				if (src != dst) memcpy(dst, src, c);
-				w->recs[slot] = (struct lum_rec){len, c};
+				uint32_t c = len < snap ? len : snap;
+				uint8_t *dst = w->slab + (uint64_t)slot * snap;
+				if (c <= seg) {
+					lum_copy(dst, hd, c);
+				} else {
+					const void *src = rte_pktmbuf_read(m, 0, c, dst);
+					if (src != dst) memcpy(dst, src, c);
+				}
+				lum_rec_put(&w->recs[slot], len, c);
 				head++;
-				if (++slot == w->slots) slot = 0;
+				if (++slot == slots) slot = 0;
 			}
-			rte_pktmbuf_free(m);
 		}
+		rte_pktmbuf_free_bulk(pkts, nb);
+		lum_fence(); // the slots' non-temporal stores before the head
 		__atomic_store_n(&w->ctl[0], head, __ATOMIC_RELEASE);
-		__atomic_fetch_add(&w->received, rcv, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&w->dropped, drp, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&w->foreign, frg, __ATOMIC_RELAXED);
+		if (rcv) __atomic_fetch_add(&w->received, rcv, __ATOMIC_RELAXED);
+		if (drp) __atomic_fetch_add(&w->dropped, drp, __ATOMIC_RELAXED);
+		if (frg) __atomic_fetch_add(&w->foreign, frg, __ATOMIC_RELAXED);
 	}
+	__atomic_store_n(&w->loop_ns, lum_thread_ns() - t0, __ATOMIC_RELEASE);
 	return 0;
 }
 
 static int lum_init(int argc, char **argv) { return rte_eal_init(argc, argv); }
 
+struct lum_tmpl { const uint8_t *p; uint32_t len; };
+
+static void lum_fill(struct rte_mempool *mp, void *arg, void *obj, unsigned idx) {
+	const struct lum_tmpl *t = arg;
+	struct rte_mbuf *m = obj;
+	(void)mp; (void)idx;
+	uint32_t off = RTE_PKTMBUF_HEADROOM < m->buf_len ? RTE_PKTMBUF_HEADROOM : m->buf_len;
+	if (off + t->len <= m->buf_len) memcpy((uint8_t *)m->buf_addr + off, t->p, t->len);
+}
+
 // lum_setup configures the first port with nq RX queues (RSS over IP/UDP
-// when the device has it), jumbo-sized mbufs, promiscuous mode.
-static int lum_setup(uint16_t nq, uint32_t maxlen, uint16_t *port_out, char *msg, size_t msglen) {
+// when the device has it), jumbo-sized mbufs, promiscuous mode. On a
+// net_null port (a benchmark source: it hands out pool mbufs as they are),
+// every mbuf of the pool first gets a copy of tmpl, a mirror copy, so the
+// loop does its whole work on what the vdev delivers.
+static int lum_setup(uint16_t nq, uint32_t maxlen, const uint8_t *tmpl, uint32_t tmpl_len, uint16_t *port_out, char *msg, size_t msglen) {
 	uint16_t port;
 	int found = 0;
 	RTE_ETH_FOREACH_DEV(port) { found = 1; break; }
@@ -122,8 +205,12 @@ static int lum_setup(uint16_t nq, uint32_t maxlen, uint16_t *port_out, char *msg
 	memset(&conf, 0, sizeof conf);
 	uint64_t rss = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
 	if (nq > 1 && rss) { conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS; conf.rx_adv_conf.rss_conf.rss_hf = rss; }
-	// mbufs hold a whole frame of the largest size the port may deliver.
-	uint32_t room = (info.max_rx_pktlen > maxlen ? info.max_rx_pktlen : maxlen) + 1024 + RTE_PKTMBUF_HEADROOM;
+	// mbufs hold a whole frame of the largest size the port is configured
+	// to deliver (the MTU below is at most maxlen), with room to spare for
+	// tags. Not the device's maximum: net_null's is 4 GiB and a NIC's often
+	// 64 KiB, mbufs that large spread the loop's data over many times the
+	// memory (and the cache).
+	uint32_t room = maxlen + 1024 + RTE_PKTMBUF_HEADROOM;
 	if (info.max_rx_pktlen && maxlen > info.max_rx_pktlen) maxlen = info.max_rx_pktlen;
 	uint32_t mtu = maxlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
 	if (info.max_mtu && mtu > info.max_mtu) mtu = info.max_mtu;
@@ -136,6 +223,10 @@ static int lum_setup(uint16_t nq, uint32_t maxlen, uint16_t *port_out, char *msg
 	if (room > UINT16_MAX) room = UINT16_MAX;
 	struct rte_mempool *mp = rte_pktmbuf_pool_create("lumina_rx", nq * (nrx + 1024) - 1, 256, 0, room, rte_socket_id());
 	if (!mp) { snprintf(msg, msglen, "mbuf pool: %s (raise -m)", rte_strerror(rte_errno)); return -1; }
+	if (info.driver_name && strcmp(info.driver_name, "net_null") == 0) {
+		struct lum_tmpl t = {tmpl, tmpl_len};
+		rte_mempool_obj_iter(mp, lum_fill, &t);
+	}
 	for (uint16_t q = 0; q < nq; q++) {
 		ret = rte_eth_rx_queue_setup(port, q, nrx, rte_eth_dev_socket_id(port), NULL, mp);
 		if (ret) { snprintf(msg, msglen, "rx_queue_setup %u: %s", q, rte_strerror(-ret)); return -1; }
@@ -320,7 +411,10 @@ func (d *dpdkBackend) mainLcore(args []string, n int) {
 		return
 	}
 	var msg [256]C.char
-	if C.lum_setup(C.uint16_t(n), C.uint32_t(MaxSnapLen+32), &d.port, &msg[0], C.size_t(len(msg))) != 0 {
+	tmpl := nullTemplate(d.cfg.MirrorPort)
+	ctmpl := C.CBytes(tmpl)
+	defer C.free(ctmpl)
+	if C.lum_setup(C.uint16_t(n), C.uint32_t(MaxSnapLen+32), (*C.uint8_t)(ctmpl), C.uint32_t(len(tmpl)), &d.port, &msg[0], C.size_t(len(msg))) != 0 {
 		d.started <- errors.New(C.GoString(&msg[0]))
 		return
 	}
@@ -363,6 +457,29 @@ func (d *dpdkBackend) sync() {
 		c.foreign.Add(uint64(frg - l.foreign))
 		l.received, l.dropped, l.foreign = rcv, drp, frg
 	}
+}
+
+// nullTemplate is the frame a net_null port delivers: copy 1 of a stream
+// of 130-byte mirror copies to port.
+func nullTemplate(port uint16) []byte {
+	s, err := NewMirrorStream(130, port)
+	if err != nil {
+		return nil
+	}
+	return s.Frame(nil, 1)
+}
+
+// loopStats sums the lcores' loop counters; valid after stop.
+func (d *dpdkBackend) loopStats() LoopStats {
+	var l LoopStats
+	if d.ws != nil {
+		for _, w := range unsafe.Slice(d.ws, len(d.workers)) {
+			l.CPU += time.Duration(C.lum_load(&w.loop_ns))
+			l.Received += uint64(C.lum_load(&w.received))
+			l.RingFull += uint64(C.lum_load(&w.dropped))
+		}
+	}
+	return l
 }
 
 func (d *dpdkBackend) stop() (uint64, []uint64, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/netlumina/lumina/analyzers/integrity"
 	"github.com/netlumina/lumina/trace"
@@ -115,9 +116,10 @@ type Dumper struct {
 	live atomic.Pointer[[]*worker] // the running workers, for Live
 	ws   []*worker
 
-	mu    sync.Mutex // guards state and be
+	mu    sync.Mutex // guards state, be and loop
 	state state
 	be    backend
+	loop  LoopStats
 }
 
 // New validates cfg. It opens and allocates nothing: Start does.
@@ -143,7 +145,7 @@ func (d *Dumper) Start(ctx context.Context) error {
 	}
 	ws := make([]*worker, d.cfg.Workers)
 	for i := range ws {
-		sp, err := newSpool(d.cfg.OutPath, i, d.cfg.SnapLen, d.cfg.MirrorPort, uint64(d.cfg.Capacity))
+		sp, err := newSpool(d.cfg.OutPath, i, d.cfg.SnapLen, d.cfg.MirrorPort, uint64(d.cfg.Capacity), d.cfg.Backend != "sim")
 		if err != nil {
 			for _, w := range ws[:i] {
 				w.sp.remove()
@@ -203,6 +205,9 @@ func (d *Dumper) Stop() (Report, error) {
 	}
 	d.state = stateStopped
 	kd, perKD, stopErr := d.be.stop()
+	if lc, ok := d.be.(interface{ loopStats() LoopStats }); ok {
+		d.loop = lc.loopStats()
+	}
 	closeErr := d.be.close()
 	r := Report{Name: d.cfg.Name, Backend: d.cfg.Backend, KernelDropped: kd, PerWorker: make([]WorkerReport, len(d.ws))}
 	spools := make([]*spool, len(d.ws))
@@ -233,6 +238,29 @@ func (d *Dumper) Stop() (Report, error) {
 		err = fmt.Errorf("dumper %s: %w", d.cfg.Name, err)
 	}
 	return r, err
+}
+
+// LoopStats describes the dpdk backend's receive loops (the lcores), summed
+// over workers.
+type LoopStats struct {
+	// CPU is the CPU time the lcores spent in their receive loops (their
+	// threads' CPU clocks).
+	CPU time.Duration
+	// Received counts the mirror copies the loops took from the port.
+	Received uint64
+	// RingFull counts those of them the loops could not copy because the
+	// ring to the disk was full (part of BufferDropped).
+	RingFull uint64
+}
+
+// Loop returns the dpdk backend's LoopStats, known once Stop has
+// returned: zero before, and for the other backends. Received per CPU
+// second is the loop's rate per core, which lumina dump --bench compares
+// with dpdk-testpmd's on the net_null vdev.
+func (d *Dumper) Loop() LoopStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.loop
 }
 
 // isMirrorCopy is the capture filter, as the sim backend applies it (the

@@ -95,7 +95,7 @@ func TestStreamRetag(t *testing.T) {
 }
 
 func TestSpoolPutNoAlloc(t *testing.T) {
-	sp, err := newSpool(filepath.Join(t.TempDir(), "x.pcap"), 0, 128, roce.DefaultMirrorPort, 0)
+	sp, err := newSpool(filepath.Join(t.TempDir(), "x.pcap"), 0, 128, roce.DefaultMirrorPort, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestSpoolPutNoAlloc(t *testing.T) {
 // TestSpoolLimit: Capacity bounds the frames a worker writes; the rest
 // are dropped and the spool says it was full.
 func TestSpoolLimit(t *testing.T) {
-	sp, err := newSpool(filepath.Join(t.TempDir(), "x.pcap"), 0, 128, roce.DefaultMirrorPort, 4)
+	sp, err := newSpool(filepath.Join(t.TempDir(), "x.pcap"), 0, 128, roce.DefaultMirrorPort, 4, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func spoolsOf(t *testing.T, path string, s *MirrorStream, seqs ...[]uint64) []*s
 	t.Helper()
 	var sps []*spool
 	for w, q := range seqs {
-		sp, err := newSpool(path, w, 128, roce.DefaultMirrorPort, 0)
+		sp, err := newSpool(path, w, 128, roce.DefaultMirrorPort, 0, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +321,7 @@ func TestWriteManyRuns(t *testing.T) {
 func TestRing(t *testing.T) {
 	s, _ := NewMirrorStream(130, roce.DefaultMirrorPort)
 	path := filepath.Join(t.TempDir(), "x.pcap")
-	sp, err := newSpool(path, 0, 128, roce.DefaultMirrorPort, 0)
+	sp, err := newSpool(path, 0, 128, roce.DefaultMirrorPort, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}

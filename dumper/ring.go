@@ -15,7 +15,8 @@ import (
 //
 // slab, recs and ctl are plain Go memory that the dpdk backend pins and
 // hands to C; the layouts of ringRec and ringCtl are C's struct lum_rec and
-// the uint64_t ctl[2] of struct lum_worker.
+// the uint64_t ctl[16] of struct lum_worker (head at 0, tail at LUM_TAIL,
+// 8).
 type ring struct {
 	slab  []byte
 	recs  []ringRec
@@ -31,9 +32,13 @@ type ringRec struct {
 }
 
 // ringCtl holds the ring's two indices, each written by one side.
+// Each is on its own cache line: the producer's stores to head do not
+// take the line the consumer's stores to tail own, and back.
 type ringCtl struct {
 	head atomic.Uint64 // slots filled, ever; written by the producer
+	_    [56]byte
 	tail atomic.Uint64 // slots consumed, ever; written by the consumer
+	_    [56]byte
 }
 
 // newRing allocates a ring of bytes/snap slots (at least 64), touching
@@ -62,8 +67,14 @@ func (r *ring) push(frame []byte, origLen int) bool {
 	return true
 }
 
-// drainIdle is how long drain sleeps when the ring is empty.
-const drainIdle = 50 * time.Microsecond
+// drainIdle is how long drain sleeps when fewer than drainBatch slots are
+// ready: reading the head on every burst would pull its cache line from
+// the producer's core each time, and the producer would have to take it
+// back for its next store.
+const (
+	drainIdle  = 50 * time.Microsecond
+	drainBatch = 256
+)
 
 // drain is the consumer: it writes every published slot to w's spool and
 // frees it, until done is closed and the ring is empty. The producer
@@ -74,16 +85,25 @@ func (r *ring) drain(w *worker, done <-chan struct{}) {
 	t := r.ctl.tail.Load()
 	for {
 		h := r.ctl.head.Load()
-		if h == t {
+		if h-t < drainBatch {
 			select {
 			case <-done:
-				if r.ctl.head.Load() == t {
+				if h = r.ctl.head.Load(); h == t {
 					return
 				}
 			default:
 				time.Sleep(drainIdle)
+				if h = r.ctl.head.Load(); h == t {
+					continue
+				}
 			}
-			continue
+		}
+		if sp := w.sp; sp.limit != 0 && sp.n == sp.limit && sp.err == nil {
+			// The spool is full: put would count every frame as dropped
+			// (the C loop let only mirror copies in). Count them at once.
+			sp.full = true
+			c.dropped += h - t
+			t = h
 		}
 		for ; t != h; t++ {
 			i := t % r.slots

@@ -1,13 +1,16 @@
 package dumper
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"syscall"
+	"unsafe"
 
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/trace"
@@ -41,15 +44,26 @@ func (c *counters) flush(b *batch) {
 	*b = batch{}
 }
 
-// spoolBufSize is a spool's write buffer: one write(2) per MiB of capture.
-const spoolBufSize = 1 << 20
+// spoolBufSize is a spool's write chunk: one write(2) per 4 MiB of
+// capture. Each write wakes the Go runtime's sysmon from its deep sleep
+// (the worker was parked), which then polls for a millisecond: fewer,
+// larger writes cost less CPU.
+const spoolBufSize = 4 << 20
 
 // spool is one worker's capture file. The worker hands it each frame; the
 // spool cuts it to the snap length, restores a RoCE copy's UDP ports,
-// stamps the pcap record with the switch timestamp and appends it through a
-// 1 MiB buffer, so a worker's memory does not grow with the test: the test's
-// length is bounded by the disk (and by Capacity, frames per worker), not by
-// memory.
+// stamps the pcap record with the switch timestamp and appends it to a
+// 4 MiB buffer, written out in whole chunks, so a worker's memory does not
+// grow with the test: the test's length is bounded by the disk (and by
+// Capacity, frames per worker), not by memory.
+//
+// Where the file system allows it (Linux, O_DIRECT), chunks bypass the page
+// cache: a buffered write(2) copies every byte once more into freshly
+// allocated page-cache pages and makes the kernel write them back later,
+// which costs more CPU than the whole capture path otherwise. The buffer is
+// page-aligned and only whole chunks are written direct; flush writes the
+// tail with O_DIRECT off, and the file is then read (merge) or renamed
+// like any other.
 //
 // The file is a nanosecond pcap in arrival order. Arrival order is sequence
 // order in the common case (one queue keeps the switch's order); where a
@@ -59,12 +73,15 @@ const spoolBufSize = 1 << 20
 // A spool is written by exactly one goroutine (its worker, or for dpdk the
 // goroutine draining the worker's ring) until the worker has stopped.
 type spool struct {
-	f     *os.File
-	path  string
-	bw    *bufio.Writer
-	snap  int
-	port  uint16
-	limit uint64 // frames it may hold; 0: no limit
+	f      *os.File
+	path   string
+	buf    []byte // page-aligned; chunk [0, spoolBufSize) plus room for one record past it
+	pos    int    // bytes buffered
+	direct bool   // f is open with O_DIRECT
+	free   func() // releases buf
+	snap   int
+	port   uint16
+	limit  uint64 // frames it may hold; 0: no limit
 
 	off  int64       // file offset of the next record
 	n    uint64      // frames written
@@ -80,8 +97,24 @@ type sortedRun struct {
 	n   uint64
 }
 
+// spoolAlign is the alignment of a spool's buffer (and so of every direct
+// write's address, length and file offset).
+const spoolAlign = 4096
+
+// alignedBuffer is a Go-memory buffer of n bytes aligned to spoolAlign.
+func alignedBuffer(n int) []byte {
+	raw := make([]byte, n+spoolAlign)
+	a := int((spoolAlign - uintptr(unsafe.Pointer(&raw[0]))%spoolAlign) % spoolAlign)
+	return raw[a : a+n : a+n]
+}
+
 // newSpool creates worker w's spool file next to outPath.
-func newSpool(outPath string, w, snap int, port uint16, limit uint64) (*spool, error) {
+//
+// With direct, whole chunks bypass the page cache where the file system
+// allows it (the real-time backends, whose capture CPU it saves); the sim
+// backend writes through the page cache, which returns at memory speed
+// while the virtual clock waits for every write.
+func newSpool(outPath string, w, snap int, port uint16, limit uint64, direct bool) (*spool, error) {
 	dir, base := filepath.Split(outPath)
 	if dir == "" {
 		dir = "."
@@ -90,12 +123,16 @@ func newSpool(outPath string, w, snap int, port uint16, limit uint64) (*spool, e
 	if err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
-	s := &spool{f: f, path: f.Name(), bw: bufio.NewWriterSize(f, spoolBufSize), snap: snap, port: port, limit: limit}
-	if _, err := trace.NewPcapWriter(s.bw, snap, trace.LinkTypeEthernet); err != nil {
+	buf, free := spoolBuffer(spoolBufSize + pcapRecordLen + MaxSnapLen)
+	s := &spool{f: f, path: f.Name(), buf: buf, free: free, snap: snap, port: port, limit: limit}
+	hdr := bytes.NewBuffer(s.buf[:0])
+	if _, err := trace.NewPcapWriter(hdr, snap, trace.LinkTypeEthernet); err != nil || hdr.Len() != pcapHeaderLen {
 		s.remove()
-		return nil, fmt.Errorf("spool: %w", err)
+		return nil, fmt.Errorf("spool: pcap header: %v", err)
 	}
+	s.pos = pcapHeaderLen
 	s.off = pcapHeaderLen
+	s.direct = direct && setDirect(f, true)
 	return s, nil
 }
 
@@ -126,21 +163,31 @@ func (s *spool) put(c *batch, frame []byte, origLen int) {
 		c.dropped++
 		return
 	}
-	capLen := min(len(frame), s.snap)
-	need := pcapRecordLen + capLen
-	if s.bw.Available() < need {
-		if err := s.bw.Flush(); err != nil {
+	if s.pos >= spoolBufSize {
+		if err := s.writeChunk(); err != nil {
 			s.err = err
 			c.dropped++
 			return
 		}
 	}
-	rec := s.bw.AvailableBuffer()[:need]
+	capLen := min(len(frame), s.snap)
+	need := pcapRecordLen + capLen
+	rec := s.buf[s.pos : s.pos+need]
 	data := rec[pcapRecordLen:]
 	copy(data, frame[:capLen])
 	// A wrapped copy (PFC/PAUSE) is kept as it came; a RoCE copy gets its
-	// UDP ports back.
-	if !trace.IsMACMirror(data) && !roce.RestoreMirror(data, s.port) {
+	// UDP ports back: roce.RestoreMirror, with its common case (untagged
+	// IPv4 without options) inline.
+	if len(data) >= 14+20+8 && data[12] == 0x08 && data[13] == 0x00 && data[14] == 0x45 && data[23] == 17 {
+		if uint16(data[36])<<8|uint16(data[37]) != s.port {
+			c.received--
+			c.foreign++
+			return
+		}
+		data[34], data[35] = data[40], data[41]
+		data[36], data[37] = roce.UDPPort>>8, roce.UDPPort&0xFF
+		data[40], data[41] = 0, 0
+	} else if !trace.IsMACMirror(data) && !roce.RestoreMirror(data, s.port) {
 		c.received--
 		c.foreign++
 		return
@@ -154,11 +201,28 @@ func (s *spool) put(c *batch, frame []byte, origLen int) {
 	if s.n == 0 || seqDiff(seq, s.last) < 0 {
 		s.runs = append(s.runs, sortedRun{off: s.off})
 	}
-	s.bw.Write(rec) // rec is the buffer's own free space: no copy, no error
+	s.pos += need
 	s.runs[len(s.runs)-1].n++
 	s.off += int64(need)
 	s.n++
 	s.last = seq
+}
+
+// writeChunk writes the first spoolBufSize bytes of the buffer and moves
+// what follows them to its start. A direct write the file system refuses
+// (EINVAL) is retried buffered, and the spool stays buffered.
+func (s *spool) writeChunk() error {
+	_, err := s.f.Write(s.buf[:spoolBufSize])
+	if err != nil && s.direct && errors.Is(err, syscall.EINVAL) {
+		s.direct = false
+		setDirect(s.f, false)
+		_, err = s.f.Write(s.buf[:spoolBufSize])
+	}
+	if err != nil {
+		return err
+	}
+	s.pos = copy(s.buf, s.buf[spoolBufSize:s.pos])
+	return nil
 }
 
 // flush writes what is buffered; the file stays open for reading.
@@ -166,14 +230,28 @@ func (s *spool) flush() error {
 	if s.err != nil {
 		return s.err
 	}
-	if err := s.bw.Flush(); err != nil {
-		s.err = err
+	if s.direct {
+		// The tail is not a whole chunk, and the merge reads the file
+		// through the page cache.
+		s.direct = false
+		setDirect(s.f, false)
 	}
-	return s.err
+	if s.pos > 0 {
+		if _, err := s.f.Write(s.buf[:s.pos]); err != nil {
+			s.err = err
+			return err
+		}
+		s.pos = 0
+	}
+	return nil
 }
 
-// remove closes and deletes the file.
+// remove closes and deletes the file and releases the buffer.
 func (s *spool) remove() {
+	if s.free != nil {
+		s.free()
+		s.free, s.buf = nil, nil
+	}
 	if s.f != nil {
 		s.f.Close()
 		s.f = nil

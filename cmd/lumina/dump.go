@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"time"
 
@@ -33,9 +34,10 @@ func init() {
 			fs.IntVar(&cfg.BlockCount, "block-count", dumper.DefaultBlockCount, "afpacket TPACKET_V3 blocks per worker")
 			format := fs.String("format", "text", "report `format`: text or json")
 			dur := fs.Duration("duration", 0, "stop after this long (0: on SIGTERM/SIGINT only)")
-			bench := fs.Bool("bench", false, "benchmark afpacket, dpdk and tcpdump in two network namespaces (root) instead of capturing")
+			bench := fs.Bool("bench", false, "benchmark afpacket, dpdk and tcpdump in two network namespaces (root), and the DPDK loop against dpdk-testpmd on net_null, instead of capturing")
 			benchCount := fs.Int("bench-count", 2_000_000, "frames the benchmark blaster sends per run")
 			benchFrame := fs.Int("bench-frame", 130, "benchmark frame length in bytes (74+4k)")
+			benchTools := fs.String("bench-tools", "afpacket,dpdk,tcpdump,null", "benchmark `tools`, comma-separated: afpacket, dpdk, tcpdump (one table, CPU per packet) and null (the DPDK loop and dpdk-testpmd on net_null, packets per second per core)")
 			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				if len(args) != 0 {
 					return usagef("dump takes no arguments (got %q)", args[0])
@@ -55,7 +57,9 @@ func init() {
 					if *benchCount < 1 {
 						return usagef("dump: --bench-count must be positive")
 					}
-					_, err := dumper.RunBench(ctx, dumper.BenchConfig{Count: *benchCount, FrameLen: *benchFrame, SnapLen: cfg.SnapLen, Workers: cfg.Workers}, stdout, stderr)
+					bc := dumper.BenchConfig{Count: *benchCount, FrameLen: *benchFrame, SnapLen: cfg.SnapLen, Workers: cfg.Workers,
+						Tools: strings.Split(*benchTools, ",")}
+					_, err := dumper.RunBench(ctx, bc, stdout, stderr)
 					return err
 				}
 				if cfg.Backend == "sim" {
@@ -63,6 +67,15 @@ func init() {
 				}
 				if cfg.Backend == "afpacket" && cfg.Interface == "" {
 					return usagef("dump: --interface is required with --backend afpacket")
+				}
+				// A worker blocks in write(2) for every chunk of its spool (direct
+				// I/O takes a millisecond or so). With a single P (a dumper pinned
+				// to one CPU), the runtime would hand that P to another thread on
+				// every such write and sysmon would then poll every 20 µs: more CPU
+				// than the capture itself. A second P, idle, avoids that; it costs
+				// nothing while no other goroutine runs.
+				if runtime.GOMAXPROCS(0) < 2 {
+					runtime.GOMAXPROCS(2)
 				}
 				cpuStart := dumper.ProcessCPUNs()
 				d, err := dumper.New(cfg)
@@ -88,6 +101,9 @@ func init() {
 				r, err := d.Stop()
 				cpu2 := dumper.ProcessCPUNs()
 				out := dumpOutput{Report: r, CPUSetupNs: cpu0 - cpuStart, CPUCaptureNs: cpu1 - cpu0, CPUStopNs: cpu2 - cpu1, CPUTotalNs: cpu2}
+				if l := d.Loop(); l.CPU > 0 {
+					out.Loop = &l
+				}
 				if *format == "json" {
 					b, _ := json.MarshalIndent(out, "", "  ")
 					fmt.Fprintf(stdout, "%s\n", b)
@@ -104,13 +120,15 @@ func init() {
 // process's CPU time (user+system, getrusage, ns) in each phase: setup
 // (allocating and touching the buffers, opening the backend), capture
 // (from ready to the stop signal), stop (drain, restore, merge, write,
-// fsync), and in total since the process started.
+// fsync), and in total since the process started; with the dpdk backend,
+// the lcores' receive loops (dumper.Dumper.Loop).
 type dumpOutput struct {
 	dumper.Report
-	CPUSetupNs   int64 `json:"cpu_setup_ns"`
-	CPUCaptureNs int64 `json:"cpu_capture_ns"`
-	CPUStopNs    int64 `json:"cpu_stop_ns"`
-	CPUTotalNs   int64 `json:"cpu_total_ns"`
+	CPUSetupNs   int64             `json:"cpu_setup_ns"`
+	CPUCaptureNs int64             `json:"cpu_capture_ns"`
+	CPUStopNs    int64             `json:"cpu_stop_ns"`
+	CPUTotalNs   int64             `json:"cpu_total_ns"`
+	Loop         *dumper.LoopStats `json:"loop,omitempty"`
 }
 
 func printDumpReport(w io.Writer, o dumpOutput) {
