@@ -320,17 +320,3 @@ func (b *netnsBed) place(ctx context.Context, run *Run, progress func(string)) (
 	}
 	return pl, nil
 }
-
-// intakeTLS gives the Intake service of pl the orchestrator's certificate
-// (made in dir on first use) and the token.
-func intakeTLS(pl *placement, dir string) error {
-	cert, err := agent.EnsureCert(dir)
-	if err != nil {
-		return err
-	}
-	if pl.intakeCert, err = agent.ReadCert(dir); err != nil {
-		return err
-	}
-	pl.intakeServer = agent.ServerOptions(cert, pl.token)
-	return nil
-}

@@ -229,3 +229,17 @@ func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) 
 
 // remoteHook, when set (tests), runs in its own goroutine when traffic starts.
 var remoteHook func()
+
+// intakeTLS gives the Intake service of pl the orchestrator's certificate
+// (made in dir on first use) and the token.
+func intakeTLS(pl *placement, dir string) error {
+	cert, err := agent.EnsureCert(dir)
+	if err != nil {
+		return err
+	}
+	if pl.intakeCert, err = agent.ReadCert(dir); err != nil {
+		return err
+	}
+	pl.intakeServer = agent.ServerOptions(cert, pl.token)
+	return nil
+}
