@@ -103,7 +103,7 @@ func luminaExit(t *testing.T, code int, args ...string) cliResult {
 }
 
 // readReport decodes a run directory's report.json.
-func readReport(t *testing.T, dir string) *orchestrator.Report {
+func readReport(t testing.TB, dir string) *orchestrator.Report {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
 	if err != nil {
