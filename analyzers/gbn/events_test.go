@@ -71,6 +71,8 @@ func TestEvents(t *testing.T) {
 			want: []string{"responder duplicate-unanswered 0"}},
 		{name: "second NAK of a reorder after its repair (the responder's NAK timer posted late)",
 			script: "0 1 3 2o 4 N2 2 3 @5000 N3 4a A4", dups: 1, naks: 2},
+		{name: "second NAK of a reorder after the ACK that covered it: stale, no retransmission owed (netns, the NAK timer ran late)",
+			script: "0 1 3 2o 4 N2 2 3 4a A4 @5000 N3", dups: 1, naks: 2},
 		{name: "reordered READ response, implied NAK after it",
 			verb: model.VerbRead, script: "Q0:3 r0 r2 r1o Q1:2 r1 r2", dups: 1, naks: 1},
 	}

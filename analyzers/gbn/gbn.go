@@ -623,8 +623,11 @@ func (c *Checker) sendFeedback(cs *conn, p *model.Pkt) {
 	if s.nakPending && s.nakPSN == p.PSN || s.handled && s.handledPSN == p.PSN {
 		return // duplicate NAK for an episode already pending or handled
 	}
-	if p.Copy() || p.Late() && p.PSN.LessThan(s.una) {
-		return // a copy of a NAK, or a held one already overtaken
+	if p.Copy() || p.PSN.LessThan(s.una) {
+		// A copy of a NAK, or a stale one: a later ACK already covered its
+		// PSN (a held NAK overtaken, or one the responder sent late), so
+		// the requester ignores it and owes no retransmission.
+		return
 	}
 	s.nakAlt, s.nakAltOK = prevPSN, prevPending && prevPSN != p.PSN
 	s.nakPending, s.nakPSN, s.nakIdx, s.nakT = true, p.PSN, p.Index, p.TimeNs

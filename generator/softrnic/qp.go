@@ -462,11 +462,19 @@ func (qp *QP) requesterReceive(p *roce.Packet) {
 	if p.AETH == nil {
 		return
 	}
+	s := p.AETH.Syndrome()
+	// packet_seq_err counts "the received NAK sequence error packets" while
+	// the retry limit is not exceeded: whatever the requester then does
+	// with one (a stale NAK, overtaken by an ACK on its way, or one of an
+	// episode already under way starts no retry), it was received.
+	seqNAK := s.Type() == roce.AckTypeNAK && s.NAKCode() == roce.NAKPSNSequenceError
 	// An ACK/NAK PSN must lie in [compPSN-1, assignPSN): otherwise stale.
 	if psn.Sub(qp.compPSN) < -1 || psn.Sub(qp.assignPSN) >= 0 {
+		if seqNAK {
+			qp.nic.ctr.PacketSeqErr++
+		}
 		return
 	}
-	s := p.AETH.Syndrome()
 	switch s.Type() {
 	case roce.AckTypeACK:
 		qp.ackUpTo(psn)
@@ -488,6 +496,7 @@ func (qp *QP) requesterReceive(p *roce.Packet) {
 			return
 		}
 		if qp.nakActive && qp.nakPSN == psn {
+			qp.nic.ctr.PacketSeqErr++
 			return // one retry sequence per episode
 		}
 		if qp.startRetry(psn, qp.nic.pers.NakReactionDelay, qp.nic.pers.NakReactionJitter) {
