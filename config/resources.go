@@ -113,10 +113,10 @@ func (t *Test) Estimate() Estimate {
 	return e
 }
 
-// MinPacketsPerWorker returns the fewest packets a worker of dumper i
+// minPacketsPerWorker returns the fewest packets a worker of dumper i
 // certainly receives: the injector spreads the copies over dumpers by
 // weight, and a dumper over its workers evenly.
-func (t *Test) MinPacketsPerWorker(i int, e Estimate) int64 {
+func (t *Test) minPacketsPerWorker(i int, e Estimate) int64 {
 	total := 0
 	for _, dm := range t.Dumpers {
 		total += max(dm.Weight, 1)
@@ -154,7 +154,7 @@ func (d *decoder) checkResources(t *Test, r Resources) {
 		if p == "" || dm.NumPkts == 0 {
 			continue
 		}
-		need := t.MinPacketsPerWorker(i, e)
+		need := t.minPacketsPerWorker(i, e)
 		if need <= int64(dm.NumPkts) {
 			continue
 		}

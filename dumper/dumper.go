@@ -112,9 +112,8 @@ const (
 // them one pcap on Stop. Start, Stop and Live are safe for concurrent use;
 // mu serializes Start and Stop.
 type Dumper struct {
-	cfg  Config
-	live atomic.Pointer[[]*worker] // the running workers, for Live
-	ws   []*worker
+	cfg Config
+	ws  atomic.Pointer[[]*worker] // the workers once started (Live reads them without mu)
 
 	mu    sync.Mutex // guards state, be and loop
 	state state
@@ -172,8 +171,8 @@ func (d *Dumper) Start(ctx context.Context) error {
 		d.state = stateStopped
 		return fmt.Errorf("dumper %s: start %s: %w", d.cfg.Name, d.cfg.Backend, err)
 	}
-	d.be, d.ws = be, ws
-	d.live.Store(&ws)
+	d.be = be
+	d.ws.Store(&ws)
 	d.state = stateRunning
 	return nil
 }
@@ -181,7 +180,7 @@ func (d *Dumper) Start(ctx context.Context) error {
 // Live returns the counters so far, summed over workers.
 func (d *Dumper) Live() Live {
 	var l Live
-	ws := d.live.Load()
+	ws := d.ws.Load()
 	if ws == nil {
 		return l
 	}
@@ -209,9 +208,10 @@ func (d *Dumper) Stop() (Report, error) {
 		d.loop = lc.loopStats()
 	}
 	closeErr := d.be.close()
-	r := Report{Name: d.cfg.Name, Backend: d.cfg.Backend, KernelDropped: kd, PerWorker: make([]WorkerReport, len(d.ws))}
-	spools := make([]*spool, len(d.ws))
-	for i, w := range d.ws {
+	ws := *d.ws.Load()
+	r := Report{Name: d.cfg.Name, Backend: d.cfg.Backend, KernelDropped: kd, PerWorker: make([]WorkerReport, len(ws))}
+	spools := make([]*spool, len(ws))
+	for i, w := range ws {
 		wr := WorkerReport{Worker: i, Received: w.c.received.Load(), BufferDropped: w.c.dropped.Load(),
 			Foreign: w.c.foreign.Load(), Captured: w.sp.n}
 		if i < len(perKD) {

@@ -315,6 +315,20 @@ func TestWriteManyRuns(t *testing.T) {
 	}
 }
 
+// push is the producer side in Go, as the C loop does it: copy frame
+// into the next slot and publish it, or report a full ring.
+func (r *ring) push(frame []byte, origLen int) bool {
+	h := r.ctl.head.Load()
+	if h-r.ctl.tail.Load() == r.slots {
+		return false
+	}
+	i := h % r.slots
+	c := copy(r.slab[int(i)*r.snap:int(i+1)*r.snap], frame)
+	r.recs[i] = ringRec{origLen: uint32(origLen), capLen: uint32(c)}
+	r.ctl.head.Store(h + 1)
+	return true
+}
+
 // TestRing passes frames through a ring smaller than the stream while the
 // drain goroutine writes them: a producer that finds it full counts a
 // drop, every frame it accepted reaches the file, in order.

@@ -52,21 +52,6 @@ func newRing(bytes, snap int) *ring {
 	return r
 }
 
-// push is the producer side in Go (the C loop does the same): it copies
-// frame into the next slot and publishes it, or returns false when the
-// ring is full. It is for tests and for producers written in Go.
-func (r *ring) push(frame []byte, origLen int) bool {
-	h := r.ctl.head.Load()
-	if h-r.ctl.tail.Load() == r.slots {
-		return false
-	}
-	i := h % r.slots
-	c := copy(r.slab[int(i)*r.snap:int(i+1)*r.snap], frame)
-	r.recs[i] = ringRec{origLen: uint32(origLen), capLen: uint32(c)}
-	r.ctl.head.Store(h + 1)
-	return true
-}
-
 // drainIdle is how long drain sleeps when fewer than drainBatch slots are
 // ready: reading the head on every burst would pull its cache line from
 // the producer's core each time, and the producer would have to take it

@@ -176,18 +176,8 @@ func (s *spool) put(c *batch, frame []byte, origLen int) {
 	data := rec[pcapRecordLen:]
 	copy(data, frame[:capLen])
 	// A wrapped copy (PFC/PAUSE) is kept as it came; a RoCE copy gets its
-	// UDP ports back: roce.RestoreMirror, with its common case (untagged
-	// IPv4 without options) inline.
-	if len(data) >= 14+20+8 && data[12] == 0x08 && data[13] == 0x00 && data[14] == 0x45 && data[23] == 17 {
-		if uint16(data[36])<<8|uint16(data[37]) != s.port {
-			c.received--
-			c.foreign++
-			return
-		}
-		data[34], data[35] = data[40], data[41]
-		data[36], data[37] = roce.UDPPort>>8, roce.UDPPort&0xFF
-		data[40], data[41] = 0, 0
-	} else if !trace.IsMACMirror(data) && !roce.RestoreMirror(data, s.port) {
+	// UDP ports back.
+	if !trace.IsMACMirror(data) && !roce.RestoreMirror(data, s.port) {
 		c.received--
 		c.foreign++
 		return

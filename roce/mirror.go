@@ -135,8 +135,17 @@ func ApplyMirror(frame []byte, m MirrorMeta, mirrorPort, srcPort uint16) bool {
 // the TTL keep the metadata. It reports false, leaving frame unchanged, if
 // frame is not an IP/UDP frame to mirrorPort.
 func RestoreMirror(frame []byte, mirrorPort uint16) bool {
-	_, l4, ok := udpOffsets(frame)
-	if !ok || binary.BigEndian.Uint16(frame[l4+2:]) != mirrorPort {
+	// The common case without the general walk (it is on the dumpers'
+	// per-packet path): untagged IPv4 without options.
+	l4 := EthernetLen + IPv4MinLen
+	if len(frame) < l4+UDPLen || frame[12] != EtherTypeIPv4>>8 || frame[13] != EtherTypeIPv4&0xFF ||
+		frame[EthernetLen] != 0x45 || frame[EthernetLen+9] != ipProtoUDP {
+		var ok bool
+		if _, l4, ok = udpOffsets(frame); !ok {
+			return false
+		}
+	}
+	if binary.BigEndian.Uint16(frame[l4+2:]) != mirrorPort {
 		return false
 	}
 	udp := frame[l4:]

@@ -61,7 +61,7 @@ func (o MACControlOpcode) appendName(b []byte) []byte {
 		return append(b, "PFC"...)
 	}
 	b = append(b, "MAC_CONTROL_0x"...)
-	return appendMACHex(b, uint64(o), 4)
+	return AppendHex(b, uint64(o), 4)
 }
 
 // MACControl is a view of a MAC Control PDU: the bytes that follow the
@@ -311,10 +311,10 @@ func (f *MACControlFrame) AppendText(b []byte) []byte {
 		b = appendMACQuanta(b, f.PauseTime)
 	case MACControlPFC:
 		b = append(b, " enable=0x"...)
-		b = appendMACHex(b, uint64(f.Enable()), 2)
+		b = AppendHex(b, uint64(f.Enable()), 2)
 		if r := f.EnableVector >> 8; r != 0 {
 			b = append(b, " resv=0x"...)
-			b = appendMACHex(b, uint64(r), 2)
+			b = AppendHex(b, uint64(r), 2)
 		}
 		for i, q := range f.Time {
 			if f.Enabled(i) {
@@ -353,8 +353,9 @@ func appendMACAddr(b []byte, a [6]byte) []byte {
 	return b
 }
 
-// appendMACHex appends v in lower-case hex, zero-padded to width digits.
-func appendMACHex(b []byte, v uint64, width int) []byte {
+// AppendHex appends v in lower-case hex, zero-padded to width digits (as
+// lumina decode prints QPNs, keys and PFC fields).
+func AppendHex(b []byte, v uint64, width int) []byte {
 	var tmp [16]byte
 	s := strconv.AppendUint(tmp[:0], v, 16)
 	for i := len(s); i < width; i++ {

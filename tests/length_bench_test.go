@@ -14,6 +14,24 @@ import (
 	"time"
 )
 
+// envSteps returns the comma-separated positive numbers of the environment
+// variable name (a benchmark's steps), or def when it is unset.
+func envSteps(b *testing.B, name string, def []float64) []float64 {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	var steps []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || v <= 0 {
+			b.Fatalf("%s: %q: want positive numbers, comma-separated", name, s)
+		}
+		steps = append(steps, v)
+	}
+	return steps
+}
+
 // BenchmarkTestLength (issue #23) runs the same sim test, 8 WRITE QPs of
 // 1 MiB messages at MTU 1024 with the default dumpers (two, one worker
 // each, no num-pkts), at about 1 M, 10 M and 20 M mirrored packets, each
@@ -29,16 +47,12 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkTestLength -benchtime 1x ./tests/
 func BenchmarkTestLength(b *testing.B) {
-	sizes := []int{1, 10, 20}
-	if s := os.Getenv("LUMINA_LENGTHS"); s != "" {
-		sizes = nil
-		for _, f := range strings.Split(s, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				b.Fatalf("LUMINA_LENGTHS: %q", s)
-			}
-			sizes = append(sizes, n)
+	var sizes []int
+	for _, n := range envSteps(b, "LUMINA_LENGTHS", []float64{1, 10, 20}) {
+		if n != float64(int(n)) {
+			b.Fatalf("LUMINA_LENGTHS: %g is not a whole number of millions", n)
 		}
+		sizes = append(sizes, int(n))
 	}
 	type result struct {
 		packets int

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -29,17 +28,7 @@ import (
 //	go test -run '^$' -bench BenchmarkPoolThroughSwitch -benchtime 1x ./tests/
 func BenchmarkPoolThroughSwitch(b *testing.B) {
 	testutil.RequireNetns(b)
-	steps := []float64{1, 4, 16, 64, 100}
-	if s := os.Getenv("LUMINA_POOL_GBPS"); s != "" {
-		steps = nil
-		for _, f := range strings.Split(s, ",") {
-			g, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-			if err != nil || g <= 0 {
-				b.Fatalf("LUMINA_POOL_GBPS: %q", s)
-			}
-			steps = append(steps, g)
-		}
-	}
+	steps := envSteps(b, "LUMINA_POOL_GBPS", []float64{1, 4, 16, 64, 100})
 	type step struct {
 		gbps    float64
 		valid   bool

@@ -249,12 +249,7 @@ func (d *decoder) appendJSON(b []byte, tp trace.Packet, perr error, mirror bool)
 	}
 	if mirror {
 		m := p.Mirror()
-		b = appendKey(b, "mirror")
-		b = append(b, `{"seq":`...)
-		b = strconv.AppendUint(b, m.Seq, 10)
-		b = append(b, `,"ts_ns":`...)
-		b = strconv.AppendUint(b, m.TimestampNs, 10)
-		b = append(b, `,"event":"`...)
+		b = appendMirrorJSONHead(b, m.Seq, m.TimestampNs)
 		b = append(b, m.Event.String()...)
 		b = append(b, `"}`...)
 	}
@@ -290,7 +285,7 @@ func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool)
 	b = append(b, ' ')
 	b = append(b, p.Opcode.String()...)
 	b = append(b, " qp=0x"...)
-	b = appendHex(b, uint64(p.BTH.DestQP()), 6)
+	b = roce.AppendHex(b, uint64(p.BTH.DestQP()), 6)
 	b = append(b, " psn="...)
 	b = strconv.AppendUint(b, uint64(p.BTH.PSN()), 10)
 	if p.BTH.AckReq() {
@@ -330,9 +325,9 @@ func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool)
 	}
 	if p.RETH != nil {
 		b = append(b, " va=0x"...)
-		b = appendHex(b, p.RETH.VirtualAddress(), 1)
+		b = roce.AppendHex(b, p.RETH.VirtualAddress(), 1)
 		b = append(b, " rkey=0x"...)
-		b = appendHex(b, uint64(p.RETH.RKey()), 1)
+		b = roce.AppendHex(b, uint64(p.RETH.RKey()), 1)
 		b = append(b, " dlen="...)
 		b = strconv.AppendUint(b, uint64(p.RETH.DMALength()), 10)
 	}
@@ -380,16 +375,22 @@ func (d *decoder) appendWrappedText(b []byte) []byte {
 	return append(b, ']')
 }
 
+// appendMirrorJSONHead appends the "mirror" key of both kinds of mirror
+// copies up to its event's value: "mirror":{"seq":N,"ts_ns":N,"event":".
+func appendMirrorJSONHead(b []byte, seq, tsNs uint64) []byte {
+	b = appendKey(b, "mirror")
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, `,"ts_ns":`...)
+	b = strconv.AppendUint(b, tsNs, 10)
+	return append(b, `,"event":"`...)
+}
+
 // appendWrappedJSON appends the "mirror" key of a wrapped mirror copy:
 // {"seq":N,"ts_ns":N,"event":"E","sent":B,"port":N}.
 func (d *decoder) appendWrappedJSON(b []byte) []byte {
 	m := &d.mm
-	b = appendKey(b, "mirror")
-	b = append(b, `{"seq":`...)
-	b = strconv.AppendUint(b, m.Seq, 10)
-	b = append(b, `,"ts_ns":`...)
-	b = strconv.AppendUint(b, m.TimestampNs, 10)
-	b = append(b, `,"event":"`...)
+	b = appendMirrorJSONHead(b, m.Seq, m.TimestampNs)
 	b = appendEvent(b, m.Event)
 	b = append(b, `","sent":`...)
 	b = appendBool(b, m.Sent)
@@ -420,7 +421,7 @@ func (d *decoder) appendMACJSON(b []byte) []byte {
 		b = append(b, m.Opcode.String()...)
 	default: // as MACControlOpcode.String, which allocates for these
 		b = append(b, "MAC_CONTROL_0x"...)
-		b = appendHex(b, uint64(m.Opcode), 4)
+		b = roce.AppendHex(b, uint64(m.Opcode), 4)
 	}
 	b = append(b, `","opcode_num":`...)
 	b = strconv.AppendUint(b, uint64(m.Opcode), 10)
@@ -455,7 +456,7 @@ func appendMACAddr(b []byte, a [6]byte) []byte {
 		if i > 0 {
 			b = append(b, ':')
 		}
-		b = appendHex(b, uint64(c), 2)
+		b = roce.AppendHex(b, uint64(c), 2)
 	}
 	return b
 }
@@ -473,13 +474,4 @@ func appendSeconds(b []byte, ns int64) []byte {
 		b = append(b, byte('0'+frac/div%10))
 	}
 	return b
-}
-
-func appendHex(b []byte, v uint64, width int) []byte {
-	var tmp [16]byte
-	s := strconv.AppendUint(tmp[:0], v, 16)
-	for i := len(s); i < width; i++ {
-		b = append(b, '0')
-	}
-	return append(b, s...)
 }
