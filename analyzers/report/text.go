@@ -12,6 +12,18 @@ import (
 // maxTextLines bounds each list in the text summary.
 const maxTextLines = 10
 
+// capped calls each for the first maxTextLines of n list items and, when
+// there are more, writes more with how many were left out (more "" writes
+// nothing).
+func capped(w func(string, ...any), n int, more string, each func(i int)) {
+	for i := range min(n, maxTextLines) {
+		each(i)
+	}
+	if n > maxTextLines && more != "" {
+		w(more, n-maxTextLines)
+	}
+}
+
 func dur(ns int64) string { return time.Duration(ns).String() }
 
 func durp(ns *int64) string {
@@ -44,13 +56,10 @@ func Text(r *Report) string {
 	}
 	w("\n")
 	w("connections: %d\n", len(r.Connections))
-	for i, c := range r.Connections {
-		if i == maxTextLines {
-			w("  ... %d more\n", len(r.Connections)-i)
-			break
-		}
+	capped(w, len(r.Connections), "  ... %d more\n", func(i int) {
+		c := r.Connections[i]
 		w("  %s\n", ConnString(c))
-	}
+	})
 	c := &r.Checks
 	w("checks:\n")
 	line := func(name string, v model.Verdict, summary, reason string) {
@@ -101,24 +110,18 @@ func Text(r *Report) string {
 
 	if n := len(c.GBN.Violations); n > 0 {
 		w("gbn violations:\n")
-		for i, v := range c.GBN.Violations {
-			if i == maxTextLines {
-				w("  ... %d more\n", n-i)
-				break
-			}
+		capped(w, len(c.GBN.Violations), "  ... %d more\n", func(i int) {
+			v := c.GBN.Violations[i]
 			w("  conn %d %s %s: psn %d (rel %d) index %d: %s\n", v.Conn, v.Side, v.Rule, v.PSN, v.RelPSN, v.Index, v.Detail)
-		}
+		})
 	}
 	if n := len(c.Retransmission.Losses); n > 0 {
 		w("losses:\n")
-		for i, l := range c.Retransmission.Losses {
-			if i == maxTextLines {
-				w("  ... %d more\n", n-i)
-				break
-			}
+		capped(w, len(c.Retransmission.Losses), "  ... %d more\n", func(i int) {
+			l := c.Retransmission.Losses[i]
 			w("  conn %d rel %d iter %d %s %s: nack generation %s, reaction %s, retransmission %s\n",
 				l.Conn, l.RelPSN, l.Iter, l.Event, l.Kind, durp(l.NACKGenerationNs), durp(l.NACKReactionNs), durp(l.RetransmissionNs))
-		}
+		})
 	}
 	if n := len(c.Timeout.Timeouts); n > 0 {
 		if u := c.Timeout.TimestampUncertaintyNs; u > 0 {
@@ -126,11 +129,8 @@ func Text(r *Report) string {
 		} else {
 			w("timeouts (T_tr %s):\n", dur(c.Timeout.TransportTimeoutNs))
 		}
-		for i, t := range c.Timeout.Timeouts {
-			if i == maxTextLines {
-				w("  ... %d more\n", n-i)
-				break
-			}
+		capped(w, len(c.Timeout.Timeouts), "  ... %d more\n", func(i int) {
+			t := c.Timeout.Timeouts[i]
 			iv := make([]string, len(t.IntervalsNs))
 			for j, v := range t.IntervalsNs {
 				iv[j] = dur(v)
@@ -146,15 +146,12 @@ func Text(r *Report) string {
 				flag += " RETRY-EXCEEDED"
 			}
 			w("  conn %d rel %d: %d retries, %s: %s%s\n", t.Conn, t.RelPSN, t.Retries, t.Outcome, strings.Join(iv, " "), flag)
-		}
+		})
 	}
 	if n := len(c.Events.Events); n > 0 {
 		w("events:\n")
-		for i, e := range c.Events.Events {
-			if i == maxTextLines {
-				w("  ... %d more\n", n-i)
-				break
-			}
+		capped(w, len(c.Events.Events), "  ... %d more\n", func(i int) {
+			e := c.Events.Events[i]
 			w("  conn %d %s %s psn %d (rel %d) #%d index %d:", e.Conn, e.Direction, e.Type, e.PSN, e.RelPSN, e.Occurrence, e.Index)
 			if e.HoldNs != nil {
 				w(" hold %s", dur(*e.HoldNs))
@@ -172,17 +169,15 @@ func Text(r *Report) string {
 				w(" (%s)", e.Detail)
 			}
 			w("\n")
-		}
+		})
 	}
 	if r.PFC.Verdict != "" {
 		textPFC(w, &r.PFC)
 	}
-	for i, m := range c.Counters.Mismatches {
-		if i == maxTextLines {
-			break
-		}
+	capped(w, len(c.Counters.Mismatches), "", func(i int) {
+		m := c.Counters.Mismatches[i]
 		w("  counter %s\n", m.Detail)
-	}
+	})
 	w("result: %s", r.Result())
 	if r.Result() == ResultInconclusive {
 		w(" (valid, no check failed; within the timestamp uncertainty: %s)", strings.Join(r.Inconclusive(), ", "))
@@ -215,14 +210,11 @@ func textPFC(w func(string, ...any), pf *pfc.Result) {
 			dur(p.Received.PausedNs), 100*p.Received.PauseRatio, p.Sent.Frames, p.Sent.XOFF, p.Sent.XON, p.Sent.Episodes,
 			dur(p.Sent.PausedNs), 100*p.Sent.PauseRatio, durp(p.Sent.MaxReactionNs))
 	}
-	for i, v := range pf.Violations {
-		if i == maxTextLines {
-			w("  ... %d more violations\n", len(pf.Violations)-i)
-			break
-		}
+	capped(w, len(pf.Violations), "  ... %d more violations\n", func(i int) {
+		v := pf.Violations[i]
 		w("  violation: %s prio %d: conn %d index %d sent %s after the pause (index %d), bound %s: %s\n",
 			hostPort(v.Port, v.Host), v.Priority, v.Conn, v.Index, dur(v.AfterNs), v.PauseIndex, dur(v.BoundNs), v.Verdict)
-	}
+	})
 	for _, m := range pf.Malformed {
 		w("  malformed: index %d: %s\n", m.Index, m.Detail)
 	}
@@ -233,21 +225,15 @@ func textPFC(w func(string, ...any), pf *pfc.Result) {
 		}
 		w("  slow receiver: %s prio %d: %d episodes, paused %s, received at %s\n", hostPort(s.Port, s.Host), s.Priority, s.Episodes, dur(s.PausedNs), rate)
 	}
-	for i, x := range pf.Watchdogs {
-		if i == maxTextLines {
-			w("  ... %d more watchdog firings\n", len(pf.Watchdogs)-i)
-			break
-		}
+	capped(w, len(pf.Watchdogs), "  ... %d more watchdog firings\n", func(i int) {
+		x := pf.Watchdogs[i]
 		w("  watchdog %s at %s: %s prio %d: %s\n", x.Kind, dur(x.AtNs), hostPort(x.Port, x.Host), x.Priority, x.Detail)
-	}
+	})
 	for _, s := range pf.Warnings {
 		w("  warning: %s\n", s)
 	}
-	for i, c := range pf.Causality {
-		if i == maxTextLines {
-			w("  ... %d more causality chains\n", len(pf.Causality)-i)
-			break
-		}
+	capped(w, len(pf.Causality), "  ... %d more causality chains\n", func(i int) {
+		c := pf.Causality[i]
 		w("  causality of episode %d:\n", c.Episode)
 		for k, h := range c.Chain {
 			ind := strings.Repeat("  ", k+2)
@@ -264,5 +250,5 @@ func textPFC(w func(string, ...any), pf *pfc.Result) {
 			}
 		}
 		w("%sorigin: %s: %s\n", strings.Repeat("  ", len(c.Chain)+2), c.Origin.Kind, c.Origin.Detail)
-	}
+	})
 }
