@@ -140,29 +140,11 @@ func TestSpoolLimit(t *testing.T) {
 // simRun sends copies seqs over a sim link to a sim dumper and stops it.
 func simRun(t *testing.T, cfg Config, s *MirrorStream, seqs []uint64, extra ...[]byte) Report {
 	t.Helper()
-	loop := sim.NewEventLoop()
-	a, b := sim.NewNetwork(loop).NewLink(sim.LinkConfig{MTU: 9500})
-	cfg.Backend, cfg.SimPort = "sim", b
-	d, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 0, 10000)
+	var frames [][]byte
 	for _, seq := range seqs {
-		a.Send(s.Frame(buf[:0], seq))
+		frames = append(frames, s.Frame(nil, seq))
 	}
-	for _, f := range extra {
-		a.Send(f)
-	}
-	loop.Run()
-	r, err := d.Stop()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return simRunFrames(t, cfg, append(frames, extra...))
 }
 
 func readAll(t *testing.T, path string) []trace.Packet {
