@@ -342,6 +342,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 			return fmt.Errorf("%s counters: %w", side, err)
 		}
 		run.NICs[side] = c.GetCounters()
+		run.NICPauseLate = max(run.NICPauseLate, time.Duration(c.GetNicPauseLateMaxNs()))
 	}
 	stopDumpers()
 	if len(run.DumperErrors) > 0 {

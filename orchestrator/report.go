@@ -188,6 +188,7 @@ func (r *Run) meta() model.Meta {
 	m := model.Meta{Params: analyzers.ParamsFromConfig(r.Test)}
 	m.TimestampUncertaintyNs = r.timestampUncertaintyNs()
 	m.TimerLatenessNs = int64(r.NICTimerLate)
+	m.PauseLatenessNs = int64(r.NICPauseLate)
 	for _, c := range r.Connections {
 		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: c.Verb,
 			Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)})
@@ -344,6 +345,11 @@ type TimingReport struct {
 	// interval may exceed the upper bound by that much and be inconclusive
 	// rather than a failure. 0 on sim and with a hardware RNIC.
 	NICTimerLateNs int64 `json:"nic_timer_late_ns,omitempty"`
+	// NICPauseLateNs is how late a software RNIC applied a received PFC
+	// pause past its reaction time (model.Params.PauseLatenessNs): a frame
+	// sent while paused may exceed the reaction bound by that much and be
+	// inconclusive rather than a failure. 0 on sim and with a hardware RNIC.
+	NICPauseLateNs int64 `json:"nic_pause_late_ns,omitempty"`
 }
 
 // CheckEntry is one check's verdict.
@@ -392,7 +398,8 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 	}
 	tm := run.Timing
 	r.Timing = &TimingReport{UncertaintyNs: run.timestampUncertaintyNs(), Frames: tm.Frames, LateP50Ns: int64(tm.LateP50),
-		LateP99Ns: int64(tm.LateP99), LateMaxNs: int64(tm.LateMax), ClampMaxNs: int64(tm.ClampMax), NICTimerLateNs: int64(run.NICTimerLate)}
+		LateP99Ns: int64(tm.LateP99), LateMaxNs: int64(tm.LateMax), ClampMaxNs: int64(tm.ClampMax), NICTimerLateNs: int64(run.NICTimerLate),
+		NICPauseLateNs: int64(run.NICPauseLate)}
 	if run.pfcOn() {
 		r.SwitchPorts = map[string]uint32{string(Requester): run.ReqPort, string(Responder): run.RspPort}
 	}
@@ -744,6 +751,9 @@ func (r *Report) Text() string {
 	}
 	if tm := r.Timing; tm != nil && tm.NICTimerLateNs > 0 {
 		fmt.Fprintf(&b, "requester RNIC timers ran up to %d ns late (allowed above the timeout bound)\n", tm.NICTimerLateNs)
+	}
+	if tm := r.Timing; tm != nil && tm.NICPauseLateNs > 0 {
+		fmt.Fprintf(&b, "RNICs applied PFC pauses up to %d ns late (allowed above the reaction bound)\n", tm.NICPauseLateNs)
 	}
 	applied := 0
 	for _, e := range r.Events {

@@ -131,6 +131,10 @@ type Run struct {
 	// timers during the traffic (real-time testbeds; 0 on sim and with a
 	// hardware RNIC).
 	NICTimerLate time.Duration
+	// NICPauseLate is how late a software RNIC (either host) applied a
+	// received PFC pause past its reaction time (real-time testbeds; 0 on
+	// sim, with a hardware RNIC or without pauses).
+	NICPauseLate time.Duration
 	Switch       *controlplane.Counters
 	// TableDiff is how the event and connection tables read back after
 	// traffic differ from Plan; LostPrimary every time lumina stopped

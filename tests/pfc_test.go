@@ -185,8 +185,8 @@ func TestSlowReceiver(t *testing.T) {
 
 // TestNetnsPFC runs the pause-reaction and storm examples on netns: valid,
 // no check failing (the pfc check may be inconclusive: a software host
-// reacts to a pause within the timestamp uncertainty, not within the
-// 802.3 bound), the ten injected pauses in the trace. (On netns the
+// reacts to a pause within the timestamp uncertainty and its own measured
+// lateness, not within the 802.3 bound), the ten injected pauses in the trace. (On netns the
 // stalled NIC's pause refreshes run late on its real-time loop, so its
 // pauses are not continuous and the switch watchdog need not fire.)
 func TestNetnsPFC(t *testing.T) {
@@ -194,8 +194,14 @@ func TestNetnsPFC(t *testing.T) {
 	for _, ex := range []string{"pause-reaction", "pfc-storm"} {
 		t.Run(ex, func(t *testing.T) {
 			_, dir := runRealTime(t, t.TempDir(), ex, "--testbed", "netns", filepath.Join("..", "examples", ex+".yaml"))
-			if rep := readReport(t, dir); rep.SwitchPFC == nil {
+			rep := readReport(t, dir)
+			if rep.SwitchPFC == nil {
 				t.Fatal("no switch_pfc in report.json")
+			}
+			// The pause lateness the NICs measured is what the pfc check allowed.
+			if a := rep.Analysis; a == nil || rep.Timing == nil || a.Params.PauseLatenessNs != rep.Timing.NICPauseLateNs ||
+				a.PFC.LatenessNs != rep.Timing.NICPauseLateNs {
+				t.Errorf("pause lateness: timing %+v, analysis params/pfc disagree", rep.Timing)
 			}
 			if ex != "pause-reaction" {
 				return

@@ -102,6 +102,12 @@ type Params struct {
 	// their own). A timeout interval above the upper bound by at most U +
 	// L is inconclusive, not a failure. Default 0.
 	TimerLatenessNs int64 `json:"timer_lateness_ns,omitempty"`
+	// PauseLatenessNs is how much later than its reaction time a software
+	// RNIC on a real clock may have applied a received PFC pause (measured
+	// by lumina run on netns, both hosts; 0 on sim and for hardware). A
+	// frame sent while paused beyond the reaction bound by at most U + this
+	// is inconclusive, not a failure (analyzers/pfc). Default 0.
+	PauseLatenessNs int64 `json:"pause_lateness_ns,omitempty"`
 
 	// LinkGbps is the speed of the host↔switch links in Gb/s: the length
 	// of a pause quantum (512 bit times) and the 802.3 pause reaction
@@ -274,6 +280,7 @@ type analysisDoc struct {
 	Params struct {
 		TimestampUncertaintyNs int64   `json:"timestamp_uncertainty_ns"`
 		TimerLatenessNs        int64   `json:"timer_lateness_ns"`
+		PauseLatenessNs        int64   `json:"pause_lateness_ns"`
 		LinkGbps               float64 `json:"link_gbps"`
 		RTTNs                  int64   `json:"rtt_ns"`
 	} `json:"params"`
@@ -405,6 +412,9 @@ func ParseMeta(data []byte) (Meta, error) {
 	}
 	if d.Analysis != nil && m.TimerLatenessNs == 0 && d.Analysis.Params.TimerLatenessNs > 0 {
 		m.TimerLatenessNs = d.Analysis.Params.TimerLatenessNs
+	}
+	if d.Analysis != nil && m.PauseLatenessNs == 0 && d.Analysis.Params.PauseLatenessNs > 0 {
+		m.PauseLatenessNs = d.Analysis.Params.PauseLatenessNs
 	}
 	if d.Analysis != nil && m.LinkGbps == 0 && d.Analysis.Params.LinkGbps > 0 {
 		m.LinkGbps = d.Analysis.Params.LinkGbps
@@ -542,6 +552,9 @@ func mergeParams(a, b Params) Params {
 	if b.TimerLatenessNs != 0 {
 		a.TimerLatenessNs = b.TimerLatenessNs
 	}
+	if b.PauseLatenessNs != 0 {
+		a.PauseLatenessNs = b.PauseLatenessNs
+	}
 	if b.LinkGbps != 0 {
 		a.LinkGbps = b.LinkGbps
 	}
@@ -611,6 +624,9 @@ func (m *Meta) Validate() error {
 	}
 	if p.TimerLatenessNs < 0 {
 		return bad("timer_lateness_ns %d must not be negative", p.TimerLatenessNs)
+	}
+	if p.PauseLatenessNs < 0 {
+		return bad("pause_lateness_ns %d must not be negative", p.PauseLatenessNs)
 	}
 	if p.TimestampUncertaintyNs < 0 {
 		return bad("timestamp_uncertainty_ns %d must not be negative", p.TimestampUncertaintyNs)

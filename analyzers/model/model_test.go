@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/netlumina/lumina/roce"
@@ -91,6 +92,29 @@ func TestTimestampUncertainty(t *testing.T) {
 				t.Errorf("TimestampUncertaintyNs of %q = %d, want %d", tt.docs, m.TimestampUncertaintyNs, tt.want)
 			}
 		})
+	}
+}
+
+// TestPauseLateness: pause_lateness_ns is read at the top level and from a
+// `lumina run` report.json's analysis (so `lumina analyze` on a run
+// directory allows what the run allowed); negative is refused.
+func TestPauseLateness(t *testing.T) {
+	for doc, want := range map[string]int64{
+		`{}`:                          0,
+		`{"pause_lateness_ns": 4000}`: 4000,
+		`{"schema": "lumina.report/v1", "analysis": {"params": {"pause_lateness_ns": 3700}}}`: 3700,
+		`{"pause_lateness_ns": 9, "analysis": {"params": {"pause_lateness_ns": 3700}}}`:       9,
+	} {
+		m, err := ParseMeta([]byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		if m.PauseLatenessNs != want {
+			t.Errorf("PauseLatenessNs of %s = %d, want %d", doc, m.PauseLatenessNs, want)
+		}
+	}
+	if _, err := ParseMeta([]byte(`{"pause_lateness_ns": -1}`)); err == nil || !strings.Contains(err.Error(), "pause_lateness_ns") {
+		t.Errorf("negative pause_lateness_ns: err = %v, want one naming it", err)
 	}
 }
 

@@ -43,6 +43,11 @@ type Options struct {
 	LinkBps int64
 	// UncertaintyNs is the timestamp uncertainty U. Default 0.
 	UncertaintyNs int64
+	// LatenessNs is how much later than its reaction time a host may have
+	// applied a pause (a software RNIC on a real clock,
+	// model.Params.PauseLatenessNs). A frame beyond the reaction bound by at
+	// most UncertaintyNs + LatenessNs is inconclusive. Default 0.
+	LatenessNs int64
 	// RTTNs is the switch↔host round trip added to the reaction bound.
 	// Default 0.
 	RTTNs int64
@@ -489,7 +494,7 @@ func (a *Analyzer) fromHost(x *portPrio, p *model.Pkt, origLen int) {
 		return
 	}
 	v := model.Fail
-	if margin <= u {
+	if margin <= u+a.opt.LatenessNs { // a late host only ever stops later
 		v = model.Inconclusive
 	}
 	if v == model.Fail {
@@ -522,7 +527,7 @@ func (a *Analyzer) Finish() Result {
 	}
 	end := a.last
 	span := end - a.first
-	r := Result{LinkGbps: float64(a.bps) / 1e9, ReactionBoundNs: a.bound, UncertaintyNs: a.opt.UncertaintyNs, SpanNs: span,
+	r := Result{LinkGbps: float64(a.bps) / 1e9, ReactionBoundNs: a.bound, UncertaintyNs: a.opt.UncertaintyNs, LatenessNs: a.opt.LatenessNs, SpanNs: span,
 		Frames: a.frames, Malformed: a.bad, Violations: a.viol, Ports: []PortStats{}}
 	sort.Slice(a.order, func(i, j int) bool {
 		if a.order[i].port != a.order[j].port {
@@ -613,6 +618,9 @@ func (a *Analyzer) Finish() Result {
 	case inc > 0:
 		r.Verdict = model.Inconclusive
 		r.Reason = fmt.Sprintf("%d frames after the reaction bound within the timestamp uncertainty", inc)
+		if a.opt.LatenessNs > 0 {
+			r.Reason += fmt.Sprintf(" and the hosts' pause lateness (%s)", model.FormatMicros(a.opt.LatenessNs))
+		}
 	default:
 		r.Verdict = model.Pass
 		if len(a.hosts) == 0 {

@@ -2,6 +2,7 @@ package pfc
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers/model"
@@ -145,6 +146,26 @@ func TestViolation(t *testing.T) {
 	twoHop(s, true)
 	if r := s.a.Finish(); r.Verdict != model.Inconclusive || r.Violations[0].Verdict != model.Inconclusive {
 		t.Errorf("with U = 8 µs: %v %+v, want inconclusive", r.Verdict, r.Violations)
+	}
+	// The frame is 7,966 ns beyond the bound: within U + the hosts' pause
+	// lateness it is inconclusive, a nanosecond beyond it a failure.
+	for _, c := range []struct {
+		u, late int64
+		want    model.Verdict
+	}{{4000, 0, model.Fail}, {4000, 3965, model.Fail}, {4000, 3966, model.Inconclusive}, {0, 7966, model.Inconclusive}} {
+		s = newScen(t, Options{UncertaintyNs: c.u, LatenessNs: c.late})
+		twoHop(s, true)
+		r := s.a.Finish()
+		v := r.Violations[len(r.Violations)-1]
+		if r.Verdict != c.want || v.Index != 7 || v.Verdict != c.want || r.LatenessNs != c.late {
+			t.Errorf("U = %d, lateness = %d: %v %q %+v, want %v", c.u, c.late, r.Verdict, r.Reason, r.Violations, c.want)
+		}
+		if c.u == 0 && len(r.Violations) != 1 {
+			t.Errorf("U = 0, lateness = %d: violations %+v, want only the late frame (lateness never makes an early one doubtful)", c.late, r.Violations)
+		}
+		if c.want == model.Inconclusive && c.late > 0 && !strings.Contains(r.Reason, "pause lateness") {
+			t.Errorf("U = %d, lateness = %d: reason %q does not name the pause lateness", c.u, c.late, r.Reason)
+		}
 	}
 }
 

@@ -220,7 +220,9 @@ type Result struct {
 	// serialization: 802.3 D(s) + the PFC frame's serialization + RTT.
 	ReactionBoundNs int64 `json:"reaction_bound_ns"`
 	UncertaintyNs   int64 `json:"timestamp_uncertainty_ns,omitempty"`
-	SpanNs          int64 `json:"span_ns"`
+	// LatenessNs is the hosts' pause lateness allowed (Options.LatenessNs).
+	LatenessNs int64 `json:"pause_lateness_ns,omitempty"`
+	SpanNs     int64 `json:"span_ns"`
 	// Frames counts the wrapped copies of MAC Control frames.
 	Frames          int            `json:"frames"`
 	Malformed       []Malformed    `json:"malformed,omitempty"`

@@ -183,7 +183,11 @@ func New(loop sim.Loop, port sim.Port, cfg Config) (*NIC, error) {
 	}
 	n.ipID = uint16(n.rng.Uint32()) | 1
 	n.nextKey = n.rng.Uint32()&0xFFFF00 | 0x10
-	port.SetReceiver(n.receive)
+	if tp, ok := port.(sim.TimedPort); ok {
+		tp.SetTimedReceiver(n.receiveAt) // PFC pauses count from their arrival
+	} else {
+		port.SetReceiver(n.receive)
+	}
 	return n, nil
 }
 
@@ -417,9 +421,12 @@ func (n *NIC) nextReady() (int64, bool) {
 
 // ---- reception ----
 
-func (n *NIC) receive(frame []byte) {
+func (n *NIC) receive(frame []byte) { n.receiveAt(frame, n.loop.Now()) }
+
+// receiveAt handles a frame that arrived at rxNs on the loop's clock.
+func (n *NIC) receiveAt(frame []byte, rxNs int64) {
 	if n.pfc != nil {
-		n.pfcReceive(frame)
+		n.pfcReceive(frame, rxNs)
 		return
 	}
 	if n.rxStalled {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/netlumina/lumina/roce"
@@ -256,9 +257,13 @@ type pfcState struct {
 	pending     []pendingPause // FIFO: the reaction delay is constant
 	applyArmed  bool
 	applyFn     func()
-	rxPause     [roce.PFCPriorities]pauseTimeline
-	rxFrames    [roce.PFCPriorities]uint64
-	macQ        [][]byte // PFC frames to send, ahead of everything
+	// lateMax is the largest delay between a pause's due time (arrival +
+	// reaction delay) and the NIC applying it: 0 on a virtual clock. Written
+	// on the loop, read from any goroutine (PFCApplyLateness).
+	lateMax  atomic.Int64
+	rxPause  [roce.PFCPriorities]pauseTimeline
+	rxFrames [roce.PFCPriorities]uint64
+	macQ     [][]byte // PFC frames to send, ahead of everything
 
 	// Receiver: buffer and pipeline.
 	size, xoff, xon int
@@ -331,6 +336,18 @@ func (s *pfcState) logEvent(e PFCLogEntry) {
 	}
 }
 
+// PFCApplyLateness returns the largest delay so far between a received
+// pause being due (its arrival plus the reaction delay) and the NIC
+// applying it: how much later than the personality's reaction time a
+// software NIC on a real clock may have stopped (0 on a virtual clock, or
+// with PFC off). Safe from any goroutine.
+func (n *NIC) PFCApplyLateness() time.Duration {
+	if n.pfc == nil {
+		return 0
+	}
+	return time.Duration(n.pfc.lateMax.Load())
+}
+
 // PFCLog returns the PFC frames the NIC sent and received and its storm
 // watchdog events, oldest first (up to 2^20 entries); nil when PFC is off.
 // Call it on the NIC's Loop.
@@ -377,11 +394,14 @@ func (s *pfcState) prio(tos uint8) int { return int(s.cfg.DSCPToPriority[tos>>2]
 // paused reports whether priority prio may not start a frame at now.
 func (s *pfcState) paused(prio int, now int64) bool { return now < s.pausedUntil[prio] }
 
-// pfcHonour handles a received PFC frame: after the reaction delay its
-// enabled lossless priorities pause for their time (0: resume).
-func (n *NIC) pfcHonour(f *roce.MACControlFrame, now int64) {
+// pfcHonour handles a PFC frame that arrived at rxNs (handled at now ≥
+// rxNs): its enabled lossless priorities pause for their time (0: resume)
+// from the reaction delay after its arrival. A software NIC on a real clock
+// may handle the frame after that time; it then applies the pause at once
+// and the lateness is counted (PFCApplyLateness).
+func (n *NIC) pfcHonour(f *roce.MACControlFrame, rxNs, now int64) {
 	s := n.pfc
-	s.logEvent(PFCLogEntry{TimeNs: now, Event: PFCReceived, Enable: f.Enable(), Quanta: f.Time})
+	s.logEvent(PFCLogEntry{TimeNs: rxNs, Event: PFCReceived, Enable: f.Enable(), Quanta: f.Time})
 	mask := f.Enable() & s.cfg.Priorities
 	if mask == 0 {
 		return // lossy priorities or an empty vector: no pause, not counted
@@ -391,14 +411,18 @@ func (n *NIC) pfcHonour(f *roce.MACControlFrame, now int64) {
 			s.rxFrames[p]++
 		}
 	}
-	s.pending = append(s.pending, pendingPause{at: now + s.delay, mask: mask, quanta: f.Time})
-	if s.delay == 0 {
+	at := rxNs + s.delay
+	if k := len(s.pending); k > 0 {
+		at = max(at, s.pending[k-1].at) // FIFO, whatever the arrival stamps' jitter
+	}
+	s.pending = append(s.pending, pendingPause{at: at, mask: mask, quanta: f.Time})
+	if at <= now {
 		n.pfcApplyDue()
 		return
 	}
 	if !s.applyArmed {
 		s.applyArmed = true
-		n.loop.AfterFunc(time.Duration(s.delay), s.applyFn)
+		n.loop.AfterFunc(time.Duration(at-now), s.applyFn)
 	}
 }
 
@@ -423,6 +447,9 @@ func (s *pfcState) applyPending(now int64) bool {
 	k := 0
 	for k < len(s.pending) && s.pending[k].at <= now {
 		e := &s.pending[k]
+		if late := now - e.at; late > s.lateMax.Load() {
+			s.lateMax.Store(late)
+		}
 		for p := range roce.PFCPriorities {
 			if e.mask&(1<<p) == 0 {
 				continue
@@ -574,13 +601,13 @@ func (n *NIC) pfcSent(frame []byte, now int64) {
 
 // pfcReceive handles a frame arriving with PFC on: PFC frames act at once,
 // other frames enter the receive buffer (or are dropped when it is full).
-func (n *NIC) pfcReceive(frame []byte) {
+func (n *NIC) pfcReceive(frame []byte, rxNs int64) {
 	s := n.pfc
 	now := n.loop.Now()
 	if len(frame) >= 14 && binary.BigEndian.Uint16(frame[12:]) == roce.EtherTypeMACControl {
 		var f roce.MACControlFrame
 		if roce.ParseMACControl(frame, &f) == nil && f.Opcode == roce.MACControlPFC {
-			n.pfcHonour(&f, now)
+			n.pfcHonour(&f, min(rxNs, now), now)
 			return
 		}
 		n.ctr.RxDiscards++

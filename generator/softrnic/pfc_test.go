@@ -593,3 +593,82 @@ func TestMTTCacheLRU(t *testing.T) {
 		}
 	}
 }
+
+// latePort is a link endpoint that is a sim.TimedPort and hands PFC frames
+// to its receiver late ns after they arrived, with their true arrival time:
+// a software NIC on a real clock whose loop ran behind.
+type latePort struct {
+	*sim.Endpoint
+	loop sim.Loop
+	late time.Duration
+}
+
+func (p *latePort) SetTimedReceiver(fn func(frame []byte, rxNs int64)) {
+	p.Endpoint.SetReceiver(func(frame []byte) {
+		rx := p.loop.Now()
+		if len(frame) < 14 || frame[12] != 0x88 || frame[13] != 0x08 {
+			fn(frame, rx)
+			return
+		}
+		c := append([]byte(nil), frame...)
+		p.loop.AfterFunc(p.late, func() { fn(c, rx) })
+	})
+}
+
+// TestPauseHandledLate: a pause the NIC handles after its reaction delay
+// has passed applies at once, from its arrival + the reaction delay (not
+// from when it was handled), and PFCApplyLateness says by how much it was
+// late. Frames may start between the due time and the handling: that is
+// the lateness the pfc analyzer allows for.
+func TestPauseHandledLate(t *testing.T) {
+	pers := mustPers(t, "cx5")
+	const late = 3 * time.Microsecond
+	d := int64(pers.PauseReactionDelay)
+	if d >= int64(late) {
+		t.Fatalf("cx5 reaction delay %d ns: the test needs it below %v", d, late)
+	}
+	cfg := testPFCConfig(0)
+	r := &pfcRig{t: t, loop: sim.NewEventLoop(), cfg: testPFCConfig(0)}
+	r.link = sim.LinkConfig{BandwidthBps: int64(pers.LineRateGbps * 1e9), Delay: 500 * time.Nanosecond, Hook: r.hook}
+	r.ea, r.eb = sim.NewNetwork(r.loop).NewLink(r.link)
+	var err error
+	r.a, err = New(r.loop, &latePort{Endpoint: r.ea, loop: r.loop, late: late}, Config{Name: "req", MAC: [6]byte{2, 0, 0, 0, 0, 1},
+		IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, Personality: pers, Seed: 1, PFC: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.eb.SetReceiver(func([]byte) {})
+	if got := r.a.PFCApplyLateness(); got != 0 {
+		t.Fatalf("PFCApplyLateness before any pause = %v, want 0", got)
+	}
+	q := r.qp(26, nil)
+	mr := r.a.RegMR(make([]byte, 1<<20))
+	write(t, q, mr, 1<<20, 0x1000, 0x10)
+	const xoffAt, quanta = 10_000, 2000
+	r.sendPFC(xoffAt, quanta)
+	r.loop.RunUntil(60_000)
+	arrive := r.arrival(xoffAt, roce.MACControlMinLen)
+	due, handled := arrive+d, arrive+int64(late)
+	end := due + int64(roce.QuantaToDuration(quanta, r.link.BandwidthBps))
+	if got, want := r.a.PFCApplyLateness(), time.Duration(handled-due); got != want {
+		t.Errorf("PFCApplyLateness = %v, want %v (handled at %d, due at %d)", got, want, handled, due)
+	}
+	var inLate, next int64 = 0, -1
+	for _, s := range r.starts(3) {
+		switch {
+		case s >= due && s < handled:
+			inLate++
+		case s >= handled && next < 0:
+			next = s
+		}
+	}
+	if inLate == 0 {
+		t.Errorf("no frame started between the pause's due time %d and its handling %d: the rig did not make it late", due, handled)
+	}
+	if next != end {
+		t.Errorf("first start after the late pause was handled = %d, want %d (arrival + delay + %d quanta)", next, end, quanta)
+	}
+	if log := r.a.PFCLog(); len(log) == 0 || log[0].Event != PFCReceived || log[0].TimeNs != arrive {
+		t.Errorf("PFC log %v: want the pause received at its arrival %d first", log, arrive)
+	}
+}

@@ -458,7 +458,13 @@ func (g generatorSvc) Counters(ctx context.Context, _ *luminav1.CountersRequest)
 	}
 	var m map[string]uint64
 	exec(func() { m = dev.CounterMap() })
-	return &luminav1.CountersResponse{Counters: m}, nil
+	out := &luminav1.CountersResponse{Counters: m}
+	a.mu.Lock()
+	if nc := a.softNIC; nc != nil {
+		out.NicPauseLateMaxNs = uint64(nc.PFCApplyLateness())
+	}
+	a.mu.Unlock()
+	return out, nil
 }
 
 // ---- injector ----

@@ -2444,10 +2444,14 @@ func (*CountersRequest) Descriptor() ([]byte, []int) {
 }
 
 type CountersResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Counters      map[string]uint64      `protobuf:"bytes,1,rep,name=counters,proto3" json:"counters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Counters map[string]uint64      `protobuf:"bytes,1,rep,name=counters,proto3" json:"counters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// The largest delay of a software RNIC on a real clock between a received
+	// PFC pause being due (arrival + reaction delay) and the RNIC applying it
+	// (0 for hardware or on a virtual clock).
+	NicPauseLateMaxNs uint64 `protobuf:"varint,2,opt,name=nic_pause_late_max_ns,json=nicPauseLateMaxNs,proto3" json:"nic_pause_late_max_ns,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *CountersResponse) Reset() {
@@ -2485,6 +2489,13 @@ func (x *CountersResponse) GetCounters() map[string]uint64 {
 		return x.Counters
 	}
 	return nil
+}
+
+func (x *CountersResponse) GetNicPauseLateMaxNs() uint64 {
+	if x != nil {
+		return x.NicPauseLateMaxNs
+	}
+	return 0
 }
 
 type InstallRequest struct {
@@ -3636,9 +3647,10 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x04addr\x18\x05 \x01(\x04R\x04addr\x12\x12\n" +
 	"\x04rkey\x18\x06 \x01(\rR\x04rkey\x12\x10\n" +
 	"\x03len\x18\a \x01(\x03R\x03len\"\x11\n" +
-	"\x0fCountersRequest\"\x96\x01\n" +
+	"\x0fCountersRequest\"\xc8\x01\n" +
 	"\x10CountersResponse\x12E\n" +
-	"\bcounters\x18\x01 \x03(\v2).lumina.v1.CountersResponse.CountersEntryR\bcounters\x1a;\n" +
+	"\bcounters\x18\x01 \x03(\v2).lumina.v1.CountersResponse.CountersEntryR\bcounters\x120\n" +
+	"\x15nic_pause_late_max_ns\x18\x02 \x01(\x04R\x11nicPauseLateMaxNs\x1a;\n" +
 	"\rCountersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"O\n" +
