@@ -30,6 +30,10 @@ const (
 // its own results directory.
 const MaxRepeats = 10000
 
+// MaxNetnsSlowdown is the largest netns-slowdown: at 10000 a 1 s timeout
+// takes almost 3 hours of wall time.
+const MaxNetnsSlowdown = 10000
+
 // MaxFileSize is the size limit, in bytes, of a test file: Load reads at
 // most MaxFileSize+1 bytes of any file (a device or a FIFO too) and refuses
 // a larger one with an error wrapping ErrFileTooLarge. 4 MiB is more than

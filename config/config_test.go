@@ -305,6 +305,7 @@ func defaultTest() *Test {
 		AggregatePcapFilename: "trace.pcap",
 		NumRepeats:            1,
 		KeepDumperFiles:       true,
+		NetnsSlowdown:         1,
 		RewriteUDPDstPort:     9741,
 		Switch:                Switch{ListenPort: 9000},
 		Requester:             Host{NIC: NIC{IBPort: 1, Personality: "spec"}, RoCE: RoCEParameters{DCQCNRPEnable: true, DCQCNNPEnable: true, MinTimeBetweenCNPs: 4, DCQCNEnable: true}},

@@ -96,6 +96,9 @@ func TestParsePFCErrors(t *testing.T) {
 			"t.yaml:8:7: testbed remote: type rx-stall needs the software NIC (sim, netns)"},
 		{"remote pause", "testbed: remote\nrequester: {control-ip: 10.1.0.1}\nresponder: {control-ip: 10.1.0.2}\nswitch: {control-ip: 10.1.0.3}\ndumpers: [{name: d, control-ip: 10.1.0.4}]\ntraffic:\n  pfc-events:\n    - {type: pause, to: responder, priority: 3}\n",
 			"t.yaml:8:7: testbed remote: type pause runs on the software switch only (sim, netns); on a Tofino see docs/tofino.md §8"},
+		{"remote slowdown", "testbed: remote\nnetns-slowdown: 20\nrequester: {control-ip: 10.1.0.1}\nresponder: {control-ip: 10.1.0.2}\nswitch: {control-ip: 10.1.0.3}\ndumpers: [{name: d, control-ip: 10.1.0.4}]\n",
+			"t.yaml:2:17: testbed remote: netns-slowdown 20: hardware runs in real time (the key is for the netns testbed; remove it or set 1)"},
+		{"slowdown range", "netns-slowdown: 0\n", "t.yaml:1:17: netns-slowdown: want 1..10000, got 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("t.yaml", []byte(tc.in))

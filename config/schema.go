@@ -75,6 +75,7 @@ var topSection = sect[Test]("Top level", []key{
 	{name: "aggregate-pcap-filename", field: "AggregatePcapFilename", dec: decFile, def: "trace.pcap"},
 	{name: "num-repeats", field: "NumRepeats", dec: ints(1, MaxRepeats, ""), def: 1},
 	{name: "keep-dumper-files", field: "KeepDumperFiles", dec: decBool, def: true},
+	{name: "netns-slowdown", field: "NetnsSlowdown", dec: ints(1, MaxNetnsSlowdown, ""), def: 1},
 	{name: "rewrite-udp-dst-port", field: "RewriteUDPDstPort", dec: decRewritePort, def: 9741},
 	{name: "switch", field: "Switch", sub: switchSection},
 	{name: "requester", field: "Requester", sub: hostSection},

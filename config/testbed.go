@@ -88,6 +88,9 @@ func testbedProblems(t *Test) []tbProblem {
 			}
 		}
 	}
+	if t.Testbed == TestbedRemote && t.NetnsSlowdown > 1 {
+		out = append(out, tbProblem{path: "netns-slowdown", msg: fmt.Sprintf("netns-slowdown %d: hardware runs in real time (the key is for the netns testbed; remove it or set 1)", t.NetnsSlowdown)})
+	}
 	if t.Testbed == TestbedRemote {
 		for _, ev := range t.Traffic.PFCEvents {
 			switch ev.Type {

@@ -163,6 +163,15 @@ type Test struct {
 	// its trace on disk (an invalid run keeps them, to be looked at). YAML
 	// key keep-dumper-files; default true.
 	KeepDumperFiles bool
+	// NetnsSlowdown makes the software RNICs and switch of the netns
+	// testbed run their clocks this many times slower than the wall clock
+	// (sim.NewRealLoopSlow): a model of a 100 Gb/s link then offers frames
+	// 1/NetnsSlowdown as fast as it models, within what veth and AF_PACKET
+	// carry, and wall-clock lateness shrinks as much on the models' clock;
+	// timeouts and watchdogs take as many times longer in wall time.
+	// Ignored on sim (virtual clock); above 1 refused on remote (hardware
+	// runs in real time). YAML key netns-slowdown; default 1.
+	NetnsSlowdown int
 	// RewriteUDPDstPort is the UDP destination port written into mirrored
 	// copies, so that dumpers can tell them from live RoCEv2 traffic (4791).
 	// YAML key rewrite-udp-dst-port; default 9741.

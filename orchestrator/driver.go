@@ -77,6 +77,10 @@ type placement struct {
 	// realTime: the testbed runs on wall-clock time (netns, remote), so
 	// the driver waits out the switch's longest hold after traffic.
 	realTime bool
+	// slowdown: the software RNICs' and switch's loops run this many
+	// times slower than the wall clock (netns-slowdown on netns; 1
+	// elsewhere); the driver's wall-clock waits scale with it.
+	slowdown int64
 
 	// onTraffic, if set, runs in its own goroutine when traffic starts
 	// (tests kill components with it).
@@ -87,6 +91,12 @@ type placement struct {
 	// switch's state behind lumina's back with it).
 	onInstalled func(ctx context.Context, cp *controlplane.Switch, addr string, dial []grpc.DialOption, p *controlplane.Plan)
 }
+
+// wallPerLoop returns the slowdown of the testbed's loops, at least 1.
+func (pl *placement) wallPerLoop() int64 { return max(pl.slowdown, 1) }
+
+// wall returns how long d on the testbed's loops takes on the wall clock.
+func (pl *placement) wall(d time.Duration) time.Duration { return agent.WallTime(d, pl.wallPerLoop()) }
 
 // drive runs the phases of one repeat on a testbed: switch, control plane,
 // dumpers, RNICs, responder, intake, traffic, collection. It fills run as
@@ -105,7 +115,8 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	if pl.injector != nil {
 		progress("injector: start the software switch, serve P4Runtime")
 		ir, err := luminav1.NewInjectorClient(pl.injector).Start(ctx, &luminav1.InjectorStartRequest{
-			Ports: pl.switchIfaces, P4RuntimeAddr: pl.p4rtListen, Seed: run.Seeds.Switch, Pfc: agent.SwitchPFCToProto(run.switchPFC(pl))})
+			Ports: pl.switchIfaces, P4RuntimeAddr: pl.p4rtListen, Seed: run.Seeds.Switch, Pfc: agent.SwitchPFCToProto(run.switchPFC(pl)),
+			Slowdown: uint32(pl.wallPerLoop())})
 		if err != nil {
 			return fmt.Errorf("injector: %w", err)
 		}
@@ -189,7 +200,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 			dev, params := run.nicDevice(side)
 			spec.Device, spec.Configure = dev, &params
 		}
-		sn, err := gens[i].StartNIC(ctx, &luminav1.StartNICRequest{Nic: agent.NICSpecToProto(spec)})
+		sn, err := gens[i].StartNIC(ctx, &luminav1.StartNICRequest{Nic: agent.NICSpecToProto(spec), Slowdown: uint32(pl.wallPerLoop())})
 		if err != nil {
 			return fmt.Errorf("%s RNIC: %w", side, err)
 		}
@@ -254,8 +265,12 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	defer ig.Stop()
 
 	// Traffic.
-	progress(fmt.Sprintf("traffic: run (limit %v on the testbed's clock)", run.Limit))
-	rctx, rcancel := context.WithTimeout(ctx, run.Limit+time.Minute)
+	if k := pl.wallPerLoop(); k > 1 {
+		progress(fmt.Sprintf("traffic: run (limit %v on the testbed's clock, %d× slower than the wall clock)", run.Limit, k))
+	} else {
+		progress(fmt.Sprintf("traffic: run (limit %v on the testbed's clock)", run.Limit))
+	}
+	rctx, rcancel := context.WithTimeout(ctx, pl.wall(run.Limit)+time.Minute)
 	defer rcancel()
 	if err := run.startPFCEvents(ctx, pl); err != nil {
 		return err
@@ -291,7 +306,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	// frames may still be in flight; their mirror copies and the counters
 	// must include them, so the driver waits for the longer of the two
 	// once. (On sim the loop runs them before traffic returns.)
-	if wait := settleTime(run); pl.realTime && wait > 0 {
+	if wait := settleTime(run, pl.wallPerLoop()); pl.realTime && wait > 0 {
 		progress(fmt.Sprintf("traffic: waiting %v for held packets and PFC frames", wait))
 		select {
 		case <-time.After(wait):
@@ -420,22 +435,28 @@ const realTimeHeadroomBytes = 16 << 20
 
 // pfcSettle is how long the driver lets PFC frames settle after traffic
 // on a real-time testbed: above the longest pause (65535 quanta at 10
-// Gb/s is 3.4 ms) and the testbed's pipeline lag.
+// Gb/s is 3.4 ms, on the testbed's clock) and the testbed's pipeline lag
+// (wall clock).
 const pfcSettle = 200 * time.Millisecond
+
+// longestPause is 65535 quanta at 10 Gb/s.
+const longestPause = 3355443 * time.Nanosecond
 
 // heldMargin covers the real-time pipeline's lag behind the longest hold.
 const heldMargin = 20 * time.Millisecond
 
-// settleTime is how long a real-time run waits after traffic before its
-// counters are read: the longest hold plus heldMargin, and pfcSettle with
-// PFC; 0 with neither.
-func settleTime(run *Run) time.Duration {
+// settleTime is how long, on the wall clock, a real-time run whose loops
+// are slowdown times slower than the wall clock waits after traffic before
+// its counters are read: the longest hold (testbed clock) plus heldMargin,
+// and with PFC the longest pause (testbed clock) plus pfcSettle; 0 with
+// neither.
+func settleTime(run *Run, slowdown int64) time.Duration {
 	var d time.Duration
 	if hold := longestHold(run.Plan); hold > 0 {
-		d = hold + heldMargin
+		d = agent.WallTime(hold, slowdown) + heldMargin
 	}
 	if run.pfcOn() {
-		d = max(d, pfcSettle)
+		d = max(d, agent.WallTime(longestPause, slowdown)+pfcSettle)
 	}
 	return d
 }

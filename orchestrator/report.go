@@ -350,6 +350,10 @@ type TimingReport struct {
 	// sent while paused may exceed the reaction bound by that much and be
 	// inconclusive rather than a failure. 0 on sim and with a hardware RNIC.
 	NICPauseLateNs int64 `json:"nic_pause_late_ns,omitempty"`
+	// Slowdown is how many times slower than the wall clock the software
+	// RNICs and switch ran (netns-slowdown on netns; absent: real time or
+	// the sim's virtual clock). Every time in the report is on their clock.
+	Slowdown int64 `json:"slowdown,omitempty"`
 }
 
 // CheckEntry is one check's verdict.
@@ -400,6 +404,9 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 	r.Timing = &TimingReport{UncertaintyNs: run.timestampUncertaintyNs(), Frames: tm.Frames, LateP50Ns: int64(tm.LateP50),
 		LateP99Ns: int64(tm.LateP99), LateMaxNs: int64(tm.LateMax), ClampMaxNs: int64(tm.ClampMax), NICTimerLateNs: int64(run.NICTimerLate),
 		NICPauseLateNs: int64(run.NICPauseLate)}
+	if k := run.slowdown(); k > 1 {
+		r.Timing.Slowdown = k
+	}
 	if run.pfcOn() {
 		r.SwitchPorts = map[string]uint32{string(Requester): run.ReqPort, string(Responder): run.RspPort}
 	}
@@ -744,6 +751,9 @@ func (r *Report) Text() string {
 	if g := r.Generator; g != nil {
 		fmt.Fprintf(&b, "generator: %.3f Gb/s goodput, %d bytes in %.3f ms, responder memory verified: %v\n",
 			g.GoodputGbps, g.Bytes, float64(g.DurationNs)/1e6, g.Verified)
+	}
+	if tm := r.Timing; tm != nil && tm.Slowdown > 1 {
+		fmt.Fprintf(&b, "clock: the software RNICs and switch ran %d× slower than the wall clock (netns-slowdown); times are on their clock\n", tm.Slowdown)
 	}
 	if tm := r.Timing; tm != nil && (tm.UncertaintyNs > 0 || tm.Frames > 0) {
 		fmt.Fprintf(&b, "timestamps: uncertainty %d ns; switch pipeline ran %d/%d/%d ns (p50/p99/max) after arrival over %d frames\n",

@@ -177,6 +177,15 @@ func newRun(t *config.Test, rep int) (*Run, error) {
 	return r, nil
 }
 
+// slowdown is how many times slower than the wall clock the testbed's
+// software components run: netns-slowdown on netns, else 1.
+func (r *Run) slowdown() int64 {
+	if r.Test.Testbed == config.TestbedNetns {
+		return int64(max(r.Test.NetnsSlowdown, 1))
+	}
+	return 1
+}
+
 // timestampUncertaintyNs is the timestamp uncertainty the analyzers
 // apply: the larger of the software switch's largest clamp and the
 // config's switch.timestamp-uncertainty-ns.

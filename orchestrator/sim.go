@@ -141,7 +141,9 @@ type simEnv struct {
 
 var _ agent.Env = (*simEnv)(nil)
 
-func (e *simEnv) Loop() (sim.Loop, generator.Exec, func()) { return e.bed.loop, e.bed.exec, func() {} }
+func (e *simEnv) Loop(int64) (sim.Loop, generator.Exec, func()) {
+	return e.bed.loop, e.bed.exec, func() {}
+}
 
 func (e *simEnv) Port(name string, _ sim.Loop) (sim.Port, func(), error) {
 	p, ok := e.ports[name]

@@ -21,9 +21,10 @@ import (
 // the reader goroutine converts it to the Loop's clock when it reads the
 // frame:
 //
-//	rxNs = loop.Now() - (time.Now().UnixNano() - kernelNs)
+//	rxNs = loop.Now() - (time.Now().UnixNano() - kernelNs) / slowdown
 //
-// that is, the frame arrived (wall now − kernel stamp) before loop.Now().
+// that is, the frame arrived (wall now − kernel stamp) before loop.Now(),
+// on the loop's clock (a RealLoop's Slowdown; 1 for other loops).
 // The conversion reads two clocks one after the other — the wall clock
 // first — so its error is the time between the two reads: tens of ns, sub-µs
 // unless the reader is preempted between them, and it can only make rxNs
@@ -176,6 +177,10 @@ func (p *AFPacketPort) Close() error {
 func (p *AFPacketPort) readLoop(beforeRead func()) {
 	defer p.wg.Done()
 	m := newRxMsg(65536)
+	slow := int64(1)
+	if s, ok := p.loop.(interface{ Slowdown() int64 }); ok {
+		slow = s.Slowdown()
+	}
 	for !p.done.Load() {
 		if beforeRead != nil {
 			beforeRead()
@@ -197,7 +202,7 @@ func (p *AFPacketPort) readLoop(beforeRead func()) {
 		if !ok {
 			p.stats.RxUntimed.Add(1)
 		}
-		rxNs := arrivalOnLoop(now, wall, kns, ok)
+		rxNs := arrivalOnLoop(now, wall, kns, ok, slow)
 		frame := append([]byte(nil), m.buf[:n]...)
 		p.stats.RxFrames.Add(1)
 		p.loop.Post(func() {
@@ -213,13 +218,14 @@ func (p *AFPacketPort) readLoop(beforeRead func()) {
 // arrivalOnLoop converts a kernel receive timestamp kernelNs (CLOCK_REALTIME)
 // to the loop's clock, given the loop time loopNow and the wall time wallNs
 // read just after the frame was read: the frame arrived wallNs − kernelNs
-// before loopNow. Without a timestamp (ok false), or with one after wallNs,
-// the arrival is loopNow.
-func arrivalOnLoop(loopNow, wallNs, kernelNs int64, ok bool) int64 {
+// of wall time, (wallNs − kernelNs) / slow of loop time, before loopNow
+// (slow: the loop's slowdown). Without a timestamp (ok false), or with one
+// after wallNs, the arrival is loopNow.
+func arrivalOnLoop(loopNow, wallNs, kernelNs int64, ok bool, slow int64) int64 {
 	if !ok || kernelNs >= wallNs {
 		return loopNow
 	}
-	return loopNow - (wallNs - kernelNs)
+	return loopNow - (wallNs-kernelNs)/max(slow, 1)
 }
 
 // rxMsg is the reader's recvmsg(2) state, allocated once: the frame buffer,

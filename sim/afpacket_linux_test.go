@@ -99,16 +99,19 @@ func TestArrivalOnLoop(t *testing.T) {
 		name                  string
 		loopNow, wall, kernel int64
 		ok                    bool
+		slow                  int64
 		want                  int64
 	}{
-		{"3 ms ago", 10_000_000, 1_700_000_000_000_000_000, 1_699_999_999_997_000_000, true, 7_000_000},
-		{"just now", 500, 2_000, 2_000, true, 500},
-		{"stamp after the read (clock stepped)", 500, 2_000, 9_000, true, 500},
-		{"no stamp", 500, 2_000, 0, false, 500},
+		{"3 ms ago", 10_000_000, 1_700_000_000_000_000_000, 1_699_999_999_997_000_000, true, 1, 7_000_000},
+		{"3 ms of wall time ago, loop 100× slower: 30 µs", 10_000_000, 1_700_000_000_000_000_000, 1_699_999_999_997_000_000, true, 100, 9_970_000},
+		{"just now", 500, 2_000, 2_000, true, 1, 500},
+		{"stamp after the read (clock stepped)", 500, 2_000, 9_000, true, 1, 500},
+		{"no stamp", 500, 2_000, 0, false, 1, 500},
+		{"slowdown 0 counts as 1", 5_000, 2_000, 1_000, true, 0, 4_000},
 	}
 	for _, tt := range tests {
-		if got := arrivalOnLoop(tt.loopNow, tt.wall, tt.kernel, tt.ok); got != tt.want {
-			t.Errorf("%s: arrivalOnLoop(%d, %d, %d, %v) = %d, want %d", tt.name, tt.loopNow, tt.wall, tt.kernel, tt.ok, got, tt.want)
+		if got := arrivalOnLoop(tt.loopNow, tt.wall, tt.kernel, tt.ok, tt.slow); got != tt.want {
+			t.Errorf("%s: arrivalOnLoop(%d, %d, %d, %v, %d) = %d, want %d", tt.name, tt.loopNow, tt.wall, tt.kernel, tt.ok, tt.slow, got, tt.want)
 		}
 	}
 }
@@ -118,7 +121,7 @@ func TestAllocsRxTimestamp(t *testing.T) {
 	var sink int64
 	got := testing.AllocsPerRun(1000, func() {
 		ns, ok := cmsgRxTimestamp(b)
-		sink += arrivalOnLoop(1e9, 6e9, ns, ok)
+		sink += arrivalOnLoop(1e9, 6e9, ns, ok, 1)
 	})
 	if got != 0 {
 		t.Errorf("cmsgRxTimestamp+arrivalOnLoop allocs = %v, want 0", got)

@@ -25,8 +25,19 @@ import (
 // else on the loop (timers included) can.
 //
 // A callback that panics crashes the program, as on any goroutine.
+//
+// # Slowdown
+//
+// A loop made by NewRealLoopSlow(k) runs its clock k times slower than the
+// wall clock: Now advances one ns per k ns of wall time and a timer of d
+// fires after k·d of wall time. Software components on it (the RNIC, the
+// switch) then model a link k times faster than the frames really move, so
+// a 100 Gb/s model stays within what veth and AF_PACKET carry, and any
+// wall-clock lateness (scheduling, the kernel) shrinks k-fold on the
+// loop's clock. Every loop of one testbed must use the same k.
 type RealLoop struct {
 	start time.Time
+	slow  int64         // wall ns per loop ns, ≥ 1
 	done  chan struct{} // closed when the loop goroutine exits (or by Close if never started)
 
 	closedFlag atomic.Bool   // mirrors closed, read without mu between callbacks
@@ -57,11 +68,19 @@ var _ Loop = (*RealLoop)(nil)
 
 // NewRealLoop returns a RealLoop whose epoch is now. It does not start the
 // loop goroutine; call Start.
-func NewRealLoop() *RealLoop {
-	l := &RealLoop{start: time.Now(), done: make(chan struct{})}
+func NewRealLoop() *RealLoop { return NewRealLoopSlow(1) }
+
+// NewRealLoopSlow returns a RealLoop whose clock runs k times slower than
+// the wall clock (k < 1 counts as 1), see Slowdown.
+func NewRealLoopSlow(k int64) *RealLoop {
+	l := &RealLoop{start: time.Now(), slow: max(k, 1), done: make(chan struct{})}
 	l.cond.L = &l.mu
 	return l
 }
+
+// Slowdown returns k: how many ns of wall time make one ns of the loop's
+// clock (1: real time).
+func (l *RealLoop) Slowdown() int64 { return l.slow }
 
 // Start starts the loop goroutine. Calling it again, or after Close, does
 // nothing.
@@ -108,8 +127,9 @@ func (l *RealLoop) Close() {
 // its goroutine exited after Close, or Close was called before Start.
 func (l *RealLoop) Done() <-chan struct{} { return l.done }
 
-// Now returns the wall-clock time since NewRealLoop in nanoseconds.
-func (l *RealLoop) Now() int64 { return int64(time.Since(l.start)) }
+// Now returns the wall-clock time since NewRealLoop in nanoseconds,
+// divided by the slowdown.
+func (l *RealLoop) Now() int64 { return int64(time.Since(l.start)) / l.slow }
 
 // Post queues f to run on the loop after the work already queued. After
 // Close it does nothing. It panics if f is nil.
@@ -127,7 +147,8 @@ func (l *RealLoop) Post(f func()) {
 	l.mu.Unlock()
 }
 
-// AfterFunc runs f on the loop after d of wall-clock time; a d <= 0 posts
+// AfterFunc runs f on the loop after d of the loop's clock (d × the
+// slowdown of wall-clock time); a d <= 0 posts
 // f immediately. Timers post their callbacks in the order of their
 // deadlines (ties: in the order AfterFunc was called), however close the
 // deadlines are. Stopping the Timer after it fired but before f ran still
@@ -169,7 +190,7 @@ func (l *RealLoop) armLocked() {
 		return
 	}
 	l.wakeAt = next
-	d := time.Duration(next - l.Now())
+	d := time.Duration((next - l.Now()) * l.slow)
 	if l.wake == nil {
 		l.wake = time.AfterFunc(d, l.fire)
 	} else {
@@ -295,8 +316,8 @@ func (rt *realTimer) run() {
 	}
 }
 
-// TakeTimerLateness returns the largest delay between a timer's deadline
-// and its callback starting since the last call (or since NewRealLoop),
+// TakeTimerLateness returns the largest delay, on the loop's clock, between
+// a timer's deadline and its callback starting since the last call (or since NewRealLoop),
 // and starts over. The loop posts a due timer at once, so the delay is
 // how late the Go runtime woke it and how long the loop was busy before:
 // on a loaded machine, tens of milliseconds. A component that times

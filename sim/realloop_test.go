@@ -269,3 +269,33 @@ func TestRealLoopTimerLateness(t *testing.T) {
 		t.Errorf("second TakeTimerLateness = %v, want 0 (no timer since)", got)
 	}
 }
+
+// TestRealLoopSlow: a loop k times slower than the wall clock fires a timer
+// of d after at least k·d of wall time, reads at most wall/k on its clock,
+// and converts AF_PACKET arrival delays the same way.
+func TestRealLoopSlow(t *testing.T) {
+	const k = 50
+	l := NewRealLoopSlow(k)
+	l.Start()
+	t.Cleanup(l.Close)
+	if l.Slowdown() != k || NewRealLoop().Slowdown() != 1 || NewRealLoopSlow(0).Slowdown() != 1 {
+		t.Fatalf("Slowdown = %d, %d, %d; want %d, 1, 1", l.Slowdown(), NewRealLoop().Slowdown(), NewRealLoopSlow(0).Slowdown(), k)
+	}
+	const d = 400 * time.Microsecond // loop time: 20 ms of wall time
+	fired := make(chan int64, 1)
+	wall := time.Now()
+	start := l.Now()
+	l.AfterFunc(d, func() { fired <- l.Now() })
+	select {
+	case at := <-fired:
+		el := time.Since(wall)
+		if el < k*d {
+			t.Errorf("AfterFunc(%v) on a %d× slower loop fired after %v of wall time, want ≥ %v", d, k, el, k*d)
+		}
+		if got := time.Duration(at - start); got < d || got > el/k+time.Microsecond {
+			t.Errorf("loop time elapsed = %v, want in [%v, wall/%d = %v]", got, d, k, el/k)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("AfterFunc did not fire")
+	}
+}

@@ -136,8 +136,9 @@ type Analyzer struct {
 	flows   []flowSeen
 	eps     []*Episode
 	dropped int
-	viol    []Violation
-	nviol   int
+	viol    []Violation // the first MaxViolations
+	nfail   int         // violations that fail, listed or not
+	ninc    int         // violations within U + lateness, listed or not
 	bad     []Malformed
 	frames  int
 	first   int64
@@ -502,8 +503,10 @@ func (a *Analyzer) fromHost(x *portPrio, p *model.Pkt, origLen int) {
 		if d.ep != nil {
 			d.ep.Violations++
 		}
+		a.nfail++
+	} else {
+		a.ninc++
 	}
-	a.nviol++
 	if len(a.viol) < MaxViolations {
 		a.viol = append(a.viol, Violation{Port: x.port, Host: a.hostName(x), Priority: x.prio, Episode: d.epIdx, PauseIndex: d.curIndex,
 			PauseNs: d.start, Index: p.Index, TimeNs: p.TimeNs, Conn: p.Conn, AfterNs: after, BoundNs: bound, Verdict: v})
@@ -592,18 +595,7 @@ func (a *Analyzer) Finish() Result {
 	}
 	sort.SliceStable(a.wd, func(i, j int) bool { return a.wd[i].AtNs < a.wd[j].AtNs })
 	r.Watchdogs = a.wd
-	fails, inc := 0, 0
-	for _, v := range a.viol {
-		switch v.Verdict {
-		case model.Fail:
-			fails++
-		case model.Inconclusive:
-			inc++
-		}
-	}
-	if a.nviol > len(a.viol) {
-		fails += a.nviol - len(a.viol) // not listed: counted as failures only if they were
-	}
+	fails, inc := a.nfail, a.ninc
 	switch {
 	case len(a.bad) > 0 || fails > 0:
 		r.Verdict = model.Fail

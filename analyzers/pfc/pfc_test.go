@@ -169,6 +169,36 @@ func TestViolation(t *testing.T) {
 	}
 }
 
+// TestViolationsBeyondTheList: past MaxViolations listed violations, the
+// unlisted ones keep their own verdicts (inconclusive ones are not failures),
+// and a failure after the list is still a failure.
+func TestViolationsBeyondTheList(t *testing.T) {
+	for _, failLast := range []bool{false, true} {
+		s := newScen(t, Options{LatenessNs: 50_000})
+		s.data(1000, true)
+		s.pfc(10000, true, 1, 0xFFFF, roce.EventNone) // switch → requester XOFF: 335.5 µs
+		ts := int64(20000)
+		for range MaxViolations + 50 {
+			s.data(ts, true) // 10..20 µs after the XOFF: beyond the bound, within the lateness
+			ts += 10
+		}
+		if failLast {
+			s.data(ts+100_000, true) // ≈ 120 µs after the XOFF: beyond bound + lateness
+		}
+		r := s.a.Finish()
+		want := model.Inconclusive
+		if failLast {
+			want = model.Fail
+		}
+		if r.Verdict != want || len(r.Violations) != MaxViolations {
+			t.Errorf("fail after the list %v: %v %q with %d listed, want %v with %d", failLast, r.Verdict, r.Reason, len(r.Violations), want, MaxViolations)
+		}
+		if failLast && !strings.HasPrefix(r.Reason, "1 frames sent while paused") {
+			t.Errorf("reason %q, want the one failure counted", r.Reason)
+		}
+	}
+}
+
 func TestStorm(t *testing.T) {
 	const ms = 1_000_000
 	s := newScen(t, Options{DetectionNs: ms, RestorationNs: 2 * ms})

@@ -19,8 +19,10 @@ import (
 // in both; only the Env differs.
 type Env interface {
 	// Loop returns the loop one component runs on, the Exec that runs a
-	// function on it and waits, and a function that releases the loop.
-	Loop() (loop sim.Loop, exec generator.Exec, release func())
+	// function on it and waits, and a function that releases the loop. On
+	// a real clock the loop runs slowdown times slower than the wall clock
+	// (sim.NewRealLoopSlow; < 1: 1); the virtual clock ignores it.
+	Loop(slowdown int64) (loop sim.Loop, exec generator.Exec, release func())
 	// Port opens the data interface name as a port whose frames arrive on
 	// loop; close releases it.
 	Port(name string, loop sim.Loop) (p sim.Port, close func(), err error)
@@ -45,8 +47,8 @@ type Real struct{}
 var _ Env = Real{}
 
 // Loop implements Env.
-func (Real) Loop() (sim.Loop, generator.Exec, func()) {
-	l := sim.NewRealLoop()
+func (Real) Loop(slowdown int64) (sim.Loop, generator.Exec, func()) {
+	l := sim.NewRealLoopSlow(slowdown)
 	l.Start()
 	return l, generator.PostAndWait(l.Post), l.Close
 }
@@ -91,9 +93,13 @@ func (Real) GRPC(addr string, certPEM []byte, token string) (*grpc.ClientConn, e
 	return grpc.NewClient(addr, opts...)
 }
 
-// Await implements Env: the wall clock.
-func (Real) Await(ctx context.Context, _ sim.Loop, done <-chan struct{}, limit time.Duration) string {
-	t := time.NewTimer(limit)
+// Await implements Env: the wall clock, limit × the loop's slowdown.
+func (Real) Await(ctx context.Context, loop sim.Loop, done <-chan struct{}, limit time.Duration) string {
+	wall := limit
+	if s, ok := loop.(interface{ Slowdown() int64 }); ok {
+		wall = WallTime(limit, s.Slowdown())
+	}
+	t := time.NewTimer(wall)
 	defer t.Stop()
 	select {
 	case <-done:
@@ -103,4 +109,18 @@ func (Real) Await(ctx context.Context, _ sim.Loop, done <-chan struct{}, limit t
 	case <-ctx.Done():
 		return "interrupted: " + ctx.Err().Error()
 	}
+}
+
+// WallTime returns how long d on a loop slowdown times slower than the wall
+// clock takes on the wall clock (sim.NewRealLoopSlow), saturating at about
+// 146 years instead of overflowing.
+func WallTime(d time.Duration, slowdown int64) time.Duration {
+	const most = time.Duration(1 << 62)
+	if slowdown <= 1 {
+		return d
+	}
+	if d > most/time.Duration(slowdown) {
+		return most
+	}
+	return d * time.Duration(slowdown)
 }

@@ -161,7 +161,7 @@ func (ds dumperSvc) Start(ctx context.Context, req *luminav1.DumperStartRequest)
 		return nil, status.Error(codes.FailedPrecondition, "a dumper is already running")
 	}
 	if cfg.Backend == "sim" {
-		loop, _, release := a.env().Loop()
+		loop, _, release := a.env().Loop(1)
 		port, closePort, err := a.env().Port(cfg.Interface, loop)
 		if err != nil {
 			release()
@@ -264,7 +264,7 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 	if a.dev != nil {
 		return nil, status.Error(codes.FailedPrecondition, "an RNIC is already running")
 	}
-	loop, exec, release := a.env().Loop()
+	loop, exec, release := a.env().Loop(int64(req.GetSlowdown()))
 	var dev generator.Device
 	var versions *luminav1.NICVersions
 	switch spec.Backend {
@@ -472,7 +472,7 @@ func (g generatorSvc) Counters(ctx context.Context, _ *luminav1.CountersRequest)
 // Start (Injector) attaches interfaces as switch ports and serves P4Runtime.
 func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.InjectorStartResponse, error) {
 	env := a.env()
-	loop, exec, release := env.Loop()
+	loop, exec, release := env.Loop(int64(req.GetSlowdown()))
 	var sw *injector.Switch
 	cfg := injector.Config{Seed: req.GetSeed()}
 	if m := req.GetPfc(); m != nil {

@@ -883,8 +883,12 @@ func (*StallRxResponse) Descriptor() ([]byte, []int) {
 }
 
 type StartNICRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Nic           *NICSpec               `protobuf:"bytes,2,opt,name=nic,proto3" json:"nic,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Nic   *NICSpec               `protobuf:"bytes,2,opt,name=nic,proto3" json:"nic,omitempty"`
+	// On a real clock, the RNIC's loop runs this many times slower than the
+	// wall clock (sim.NewRealLoopSlow; 0 or 1: real time). The testbed's
+	// switch and both RNICs use the same value.
+	Slowdown      uint32 `protobuf:"varint,3,opt,name=slowdown,proto3" json:"slowdown,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -924,6 +928,13 @@ func (x *StartNICRequest) GetNic() *NICSpec {
 		return x.Nic
 	}
 	return nil
+}
+
+func (x *StartNICRequest) GetSlowdown() uint32 {
+	if x != nil {
+		return x.Slowdown
+	}
+	return 0
 }
 
 type StartNICResponse struct {
@@ -2586,7 +2597,10 @@ type InjectorStartRequest struct {
 	// the orchestrator so a run can be reproduced.
 	Seed uint64 `protobuf:"varint,3,opt,name=seed,proto3" json:"seed,omitempty"`
 	// PFC on the switch (injector.PFCConfig); absent: PFC off.
-	Pfc           *SwitchPFC `protobuf:"bytes,4,opt,name=pfc,proto3" json:"pfc,omitempty"`
+	Pfc *SwitchPFC `protobuf:"bytes,4,opt,name=pfc,proto3" json:"pfc,omitempty"`
+	// The switch's loop runs this many times slower than the wall clock
+	// (StartNICRequest.slowdown).
+	Slowdown      uint32 `protobuf:"varint,5,opt,name=slowdown,proto3" json:"slowdown,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2647,6 +2661,13 @@ func (x *InjectorStartRequest) GetPfc() *SwitchPFC {
 		return x.Pfc
 	}
 	return nil
+}
+
+func (x *InjectorStartRequest) GetSlowdown() uint32 {
+	if x != nil {
+		return x.Slowdown
+	}
+	return 0
 }
 
 // SwitchPFC is an injector.PFCConfig.
@@ -3496,9 +3517,10 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\bstart_ns\x18\x01 \x01(\x03R\astartNs\x12\x1f\n" +
 	"\vduration_ns\x18\x02 \x01(\x03R\n" +
 	"durationNs\"\x11\n" +
-	"\x0fStallRxResponse\"=\n" +
+	"\x0fStallRxResponse\"Y\n" +
 	"\x0fStartNICRequest\x12$\n" +
-	"\x03nic\x18\x02 \x01(\v2\x12.lumina.v1.NICSpecR\x03nicJ\x04\b\x01\x10\x02\"d\n" +
+	"\x03nic\x18\x02 \x01(\v2\x12.lumina.v1.NICSpecR\x03nic\x12\x1a\n" +
+	"\bslowdown\x18\x03 \x01(\rR\bslowdownJ\x04\b\x01\x10\x02\"d\n" +
 	"\x10StartNICResponse\x12\x10\n" +
 	"\x03mac\x18\x01 \x01(\tR\x03mac\x122\n" +
 	"\bversions\x18\x03 \x01(\v2\x16.lumina.v1.NICVersionsR\bversionsJ\x04\b\x02\x10\x03J\x04\b\x04\x10\x05\"\xce\x01\n" +
@@ -3656,12 +3678,13 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"O\n" +
 	"\x0eInstallRequest\x127\n" +
 	"\vconnections\x18\x02 \x03(\v2\x15.lumina.v1.ConnectionR\vconnectionsJ\x04\b\x01\x10\x02\"\x11\n" +
-	"\x0fInstallResponse\"\xf5\x01\n" +
+	"\x0fInstallResponse\"\x91\x02\n" +
 	"\x14InjectorStartRequest\x12@\n" +
 	"\x05ports\x18\x01 \x03(\v2*.lumina.v1.InjectorStartRequest.PortsEntryR\x05ports\x12%\n" +
 	"\x0ep4runtime_addr\x18\x02 \x01(\tR\rp4runtimeAddr\x12\x12\n" +
 	"\x04seed\x18\x03 \x01(\x04R\x04seed\x12&\n" +
-	"\x03pfc\x18\x04 \x01(\v2\x14.lumina.v1.SwitchPFCR\x03pfc\x1a8\n" +
+	"\x03pfc\x18\x04 \x01(\v2\x14.lumina.v1.SwitchPFCR\x03pfc\x12\x1a\n" +
+	"\bslowdown\x18\x05 \x01(\rR\bslowdown\x1a8\n" +
 	"\n" +
 	"PortsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\rR\x03key\x12\x14\n" +
