@@ -77,10 +77,6 @@ type placement struct {
 	// realTime: the testbed runs on wall-clock time (netns, remote), so
 	// the driver waits out the switch's longest hold after traffic.
 	realTime bool
-	// slowdown: the software RNICs' and switch's loops run this many
-	// times slower than the wall clock (netns-slowdown on netns; 1
-	// elsewhere); the driver's wall-clock waits scale with it.
-	slowdown int64
 
 	// onTraffic, if set, runs in its own goroutine when traffic starts
 	// (tests kill components with it).
@@ -91,12 +87,6 @@ type placement struct {
 	// switch's state behind lumina's back with it).
 	onInstalled func(ctx context.Context, cp *controlplane.Switch, addr string, dial []grpc.DialOption, p *controlplane.Plan)
 }
-
-// wallPerLoop returns the slowdown of the testbed's loops, at least 1.
-func (pl *placement) wallPerLoop() int64 { return max(pl.slowdown, 1) }
-
-// wall returns how long d on the testbed's loops takes on the wall clock.
-func (pl *placement) wall(d time.Duration) time.Duration { return agent.WallTime(d, pl.wallPerLoop()) }
 
 // drive runs the phases of one repeat on a testbed: switch, control plane,
 // dumpers, RNICs, responder, intake, traffic, collection. It fills run as
@@ -116,7 +106,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		progress("injector: start the software switch, serve P4Runtime")
 		ir, err := luminav1.NewInjectorClient(pl.injector).Start(ctx, &luminav1.InjectorStartRequest{
 			Ports: pl.switchIfaces, P4RuntimeAddr: pl.p4rtListen, Seed: run.Seeds.Switch, Pfc: agent.SwitchPFCToProto(run.switchPFC(pl)),
-			Slowdown: uint32(pl.wallPerLoop())})
+			Slowdown: uint32(run.slowdown())})
 		if err != nil {
 			return fmt.Errorf("injector: %w", err)
 		}
@@ -200,7 +190,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 			dev, params := run.nicDevice(side)
 			spec.Device, spec.Configure = dev, &params
 		}
-		sn, err := gens[i].StartNIC(ctx, &luminav1.StartNICRequest{Nic: agent.NICSpecToProto(spec), Slowdown: uint32(pl.wallPerLoop())})
+		sn, err := gens[i].StartNIC(ctx, &luminav1.StartNICRequest{Nic: agent.NICSpecToProto(spec), Slowdown: uint32(run.slowdown())})
 		if err != nil {
 			return fmt.Errorf("%s RNIC: %w", side, err)
 		}
@@ -265,12 +255,12 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	defer ig.Stop()
 
 	// Traffic.
-	if k := pl.wallPerLoop(); k > 1 {
+	if k := run.slowdown(); k > 1 {
 		progress(fmt.Sprintf("traffic: run (limit %v on the testbed's clock, %d× slower than the wall clock)", run.Limit, k))
 	} else {
 		progress(fmt.Sprintf("traffic: run (limit %v on the testbed's clock)", run.Limit))
 	}
-	rctx, rcancel := context.WithTimeout(ctx, pl.wall(run.Limit)+time.Minute)
+	rctx, rcancel := context.WithTimeout(ctx, agent.WallTime(run.Limit, run.slowdown())+time.Minute)
 	defer rcancel()
 	if err := run.startPFCEvents(ctx, pl); err != nil {
 		return err
@@ -306,7 +296,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	// frames may still be in flight; their mirror copies and the counters
 	// must include them, so the driver waits for the longer of the two
 	// once. (On sim the loop runs them before traffic returns.)
-	if wait := settleTime(run, pl.wallPerLoop()); pl.realTime && wait > 0 {
+	if wait := settleTime(run, run.slowdown()); pl.realTime && wait > 0 {
 		progress(fmt.Sprintf("traffic: waiting %v for held packets and PFC frames", wait))
 		select {
 		case <-time.After(wait):

@@ -254,7 +254,7 @@ func (b *netnsBed) place(ctx context.Context, run *Run, progress func(string)) (
 			return nil, err
 		}
 	}
-	pl := &placement{realTime: true, slowdown: run.slowdown(), reqPort: portRequester, rspPort: portResponder, reqIface: "eth0", rspIface: "eth0",
+	pl := &placement{realTime: true, reqPort: portRequester, rspPort: portResponder, reqIface: "eth0", rspIface: "eth0",
 		switchIfaces: map[uint32]string{portRequester: "p1", portResponder: "p2"}, rnic: "softrnic",
 		p4rtListen: "unix://" + filepath.Join(b.work, "p4rt.sock"), responderListen: "10.255.0.2:0", token: b.token}
 	if err := b.veth("requester", "eth0", "switch", "p1", "", ""); err != nil {
