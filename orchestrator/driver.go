@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 
+	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/controlplane"
 	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/generator"
@@ -155,9 +157,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		for i, dc := range dumpers {
 			name := t.Dumpers[i].Name
 			local := filepath.Join(dir, "dumpers", t.Dumpers[i].DumpFilename)
-			sctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			rep, err := stopDumper(sctx, dc, pl.dumperPaths[i], local)
-			cancel()
+			rep, err := stopDumper(dc, dumperStopTimeout(t), pl.dumperPaths[i], local)
 			if err != nil {
 				rep.Name = name
 				run.DumperErrors = append(run.DumperErrors, fmt.Sprintf("dumper %s: %v", name, err))
@@ -356,10 +356,14 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	return nil
 }
 
-// stopDumper stops a dumper, checks its report and copies its pcap from
-// remote on its host to local.
-func stopDumper(ctx context.Context, dc luminav1.DumperClient, remote, local string) (dumper.Report, error) {
-	r, err := dc.Stop(ctx, &luminav1.DumperStopRequest{})
+// stopDumper stops a dumper (within stopIn: its stop merges what it
+// spooled), checks its report and copies its pcap from remote on its host
+// to local, for as long as data keeps coming (fetchIdle without any is an
+// error).
+func stopDumper(dc luminav1.DumperClient, stopIn time.Duration, remote, local string) (dumper.Report, error) {
+	sctx, cancel := context.WithTimeout(context.Background(), stopIn)
+	r, err := dc.Stop(sctx, &luminav1.DumperStopRequest{})
+	cancel()
 	if err != nil {
 		return dumper.Report{}, err
 	}
@@ -367,7 +371,23 @@ func stopDumper(ctx context.Context, dc luminav1.DumperClient, remote, local str
 	if err != nil {
 		return dumper.Report{}, err
 	}
-	return rep, fetch(ctx, dc, remote, local)
+	return rep, fetch(dc, remote, local, fetchIdle)
+}
+
+// fetchIdle is how long a dumper file's copy may go without data.
+const fetchIdle = 60 * time.Second
+
+// dumperStopTimeout is how long a dumper may take to stop: a minute, and
+// the time to merge the test's whole expected trace at 50 MB/s (a dumper
+// merges its share; one spool run per repeat at worst is far less).
+func dumperStopTimeout(t *config.Test) time.Duration {
+	const mergeBps = 50 << 20
+	snap := 0
+	for _, d := range t.Dumpers {
+		snap = max(snap, d.SnapLen)
+	}
+	bytes := t.Estimate().Packets * int64(snap+16)
+	return time.Minute + time.Duration(bytes/mergeBps)*time.Second
 }
 
 // intakeServer serves the Intake service to the requester's agent.
@@ -388,7 +408,29 @@ func (s *intakeServer) Install(ctx context.Context, req *luminav1.InstallRequest
 }
 
 // fetch copies the file remote from a dumper's agent to local.
-func fetch(ctx context.Context, dc luminav1.DumperClient, remote, local string) error {
+func fetch(dc luminav1.DumperClient, remote, local string, idle time.Duration) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stalled := false
+	var mu sync.Mutex
+	watchdog := time.AfterFunc(idle, func() {
+		mu.Lock()
+		stalled = true
+		mu.Unlock()
+		cancel()
+	})
+	defer watchdog.Stop()
+	err := fetchInto(ctx, dc, remote, local, func() { watchdog.Reset(idle) })
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil && stalled {
+		return fmt.Errorf("copying %s: no data for %v: %w", remote, idle, err)
+	}
+	return err
+}
+
+// fetchInto copies remote to local, calling progress after each chunk.
+func fetchInto(ctx context.Context, dc luminav1.DumperClient, remote, local string, progress func()) error {
 	st, err := dc.Fetch(ctx, &luminav1.FetchRequest{Path: remote})
 	if err != nil {
 		return err
@@ -412,6 +454,7 @@ func fetch(ctx context.Context, dc luminav1.DumperClient, remote, local string) 
 		if _, err := f.Write(c.GetData()); err != nil {
 			return err
 		}
+		progress()
 	}
 }
 
