@@ -372,16 +372,23 @@ func (s *Switch) pfcReceive(in uint32, frame []byte, rxNs int64, timed bool) boo
 	if pp == nil {
 		return true
 	}
+	// A pause counts from the frame's arrival (on a real clock the loop
+	// may handle it later): what the trace's timestamps show, so that a
+	// refresh handled late still continues the pause it refreshes.
 	now := s.loop.Now()
+	at := now
+	if timed && rxNs < now {
+		at = rxNs
+	}
 	switch f.Opcode {
 	case roce.MACControlPause:
 		for p := range roce.PFCPriorities {
-			s.pfcPauseRx(pp, p, f.PauseTime, true, now)
+			s.pfcPauseRx(pp, p, f.PauseTime, true, at, now)
 		}
 	case roce.MACControlPFC:
 		for p := range roce.PFCPriorities {
 			if f.Enabled(p) {
-				s.pfcPauseRx(pp, p, f.Time[p], false, now)
+				s.pfcPauseRx(pp, p, f.Time[p], false, at, now)
 			}
 		}
 	}
@@ -389,28 +396,29 @@ func (s *Switch) pfcReceive(in uint32, frame []byte, rxNs int64, timed bool) boo
 	return true
 }
 
-// pfcPauseRx applies a received pause of quanta for priority p to port
-// pp's egress queue. A PFC frame for a lossy priority is counted but not
-// acted on (pfc-facts §6.2); PAUSE applies to every priority.
-func (s *Switch) pfcPauseRx(pp *pfcPort, p int, quanta uint16, linkPause bool, now int64) {
+// pfcPauseRx applies a pause of quanta for priority p that arrived at at
+// (handled at now ≥ at) to port pp's egress queue. A PFC frame for a lossy
+// priority is counted but not acted on (pfc-facts §6.2); PAUSE applies to
+// every priority.
+func (s *Switch) pfcPauseRx(pp *pfcPort, p int, quanta uint16, linkPause bool, at, now int64) {
 	st := s.pfc
 	pp.ctr[p].RxPause++
 	q := &pp.q[p]
-	q.lastPause = now
+	q.lastPause = at
 	if q.storm || !linkPause && !st.isLossless(p) {
 		return
 	}
-	until := now + int64(roce.QuantaToDuration(quanta, pp.bps))
-	if q.pauseUntil > now { // paused: the new value replaces the timer
+	until := at + int64(roce.QuantaToDuration(quanta, pp.bps))
+	if q.pauseUntil > at { // paused: the new value replaces the timer
 		q.pauseUntil = until
 	} else {
 		if quanta == 0 {
 			return
 		}
 		q.pauseNs += q.pauseUntil - q.pauseFrom
-		q.pauseFrom, q.pauseUntil = now, until
+		q.pauseFrom, q.pauseUntil = at, until
 		if st.watchdog && st.isLossless(p) {
-			s.pfcArmStall(pp, p)
+			s.pfcArmStall(pp, p, now-at)
 		}
 	}
 	if q.expiry != nil {
@@ -422,15 +430,16 @@ func (s *Switch) pfcPauseRx(pp *pfcPort, p int, quanta uint16, linkPause bool, n
 	}
 }
 
-// pfcArmStall starts the watchdog's detection of a pause that began now.
-func (s *Switch) pfcArmStall(pp *pfcPort, p int) {
+// pfcArmStall starts the watchdog's detection of a pause that began ago
+// ns before now.
+func (s *Switch) pfcArmStall(pp *pfcPort, p int, ago int64) {
 	q := &pp.q[p]
 	q.stallGen++
 	gen := q.stallGen
 	if q.stall != nil {
 		q.stall.Stop()
 	}
-	q.stall = s.loop.AfterFunc(time.Duration(s.pfc.detection), func() {
+	q.stall = s.loop.AfterFunc(time.Duration(s.pfc.detection-ago), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if q.stallGen == gen && !q.storm && q.pauseUntil > s.loop.Now() {

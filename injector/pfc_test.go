@@ -447,6 +447,54 @@ func TestPFCWatchdog(t *testing.T) {
 	}
 }
 
+// lateTport is a tport that is a sim.TimedPort: frames arrive at one time
+// and are handed to the switch, with that arrival time, at a later one (a
+// real-time loop that ran behind).
+type lateTport struct {
+	*tport
+	timedRecv func([]byte, int64)
+}
+
+func (p *lateTport) SetTimedReceiver(fn func([]byte, int64)) { p.timedRecv = fn }
+
+// deliverLate makes frame arrive at at and be handled at handled ≥ at.
+func (p *lateTport) deliverLate(at, handled int64, frame []byte) {
+	p.loop.AfterFunc(time.Duration(handled-p.loop.Now()), func() { p.timedRecv(frame, at) })
+}
+
+// TestPFCWatchdogLateRefreshes: the responder pauses priority 3 every 100
+// µs (65535 quanta: 335.5 µs at 100 Gb/s), but the switch's loop stalls
+// and handles the refreshes that arrived at 100..400 µs only at 450 µs,
+// after the first pause would have expired. The pause counts from each
+// frame's arrival, so it stays continuous and the watchdog (Detection 1 ms)
+// declares the storm at exactly 1 ms; counted from the handling, the pause
+// lapsed at 335.5 µs and the storm would wait until 1.45 ms.
+func TestPFCWatchdogLateRefreshes(t *testing.T) {
+	cfg := pfcTestConfig()
+	cfg.Watchdog = &injector.PFCWatchdog{Detection: time.Millisecond, Restoration: 2 * time.Millisecond}
+	loop := sim.NewEventLoop()
+	sw := injector.New(loop, injector.Config{Seed: 1, PFC: cfg})
+	req, dmp := &tport{loop: loop, name: "req"}, &tport{loop: loop, name: "dmp"}
+	rsp := &lateTport{tport: &tport{loop: loop, name: "rsp"}}
+	for id, p := range map[uint32]sim.Port{reqPort: req, rspPort: rsp, dmpPort: dmp} {
+		if err := sw.AddPort(id, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	programForwarding(t, servePrimary(t, sw))
+	for at := int64(0); at < 2_000_000; at += 100_000 {
+		handled := at
+		if at >= 100_000 && at <= 400_000 {
+			handled = 450_000
+		}
+		rsp.deliverLate(at, handled, pfcFrame(pfcRspMAC, 3, 0xFFFF))
+	}
+	loop.RunUntil(3_000_000)
+	if got := sw.PFCLog(); len(got) == 0 || got[0].Kind != injector.PFCStorm || got[0].At != time.Millisecond {
+		t.Errorf("PFCLog() = %v, want a storm at exactly 1ms first", got)
+	}
+}
+
 // TestPFCWatchdogShortStorm: pauses that end (XON) before Detection do not
 // trigger the watchdog.
 func TestPFCWatchdogShortStorm(t *testing.T) {
