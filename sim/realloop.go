@@ -51,13 +51,14 @@ type RealLoop struct {
 	closed  bool
 
 	// Pending timers, earliest deadline first (ties: the order AfterFunc
-	// was called), and the one time.Timer that fires for the earliest.
-	// Timers post their callbacks in deadline order: two AfterFuncs 1 µs
-	// apart run in that order, which separate time.Timers do not promise.
+	// was called), and the one waker that fires for the earliest. Timers
+	// post their callbacks in deadline order: two AfterFuncs 1 µs apart
+	// run in that order, which separate time.Timers do not promise.
 	timers   timerHeap
 	timerSeq uint64
-	wake     *time.Timer
-	wakeAt   int64 // deadline wake is set for; 0: none
+	wake     waker
+	wakeAt   int64              // deadline wake is set for; 0: none
+	mkWaker  func(func()) waker // newWaker; benchmarks compare others
 
 	// lateMax is the largest delay, in ns, between a timer's deadline and
 	// its callback starting (TakeTimerLateness).
@@ -192,10 +193,12 @@ func (l *RealLoop) armLocked() {
 	l.wakeAt = next
 	d := time.Duration((next - l.Now()) * l.slow)
 	if l.wake == nil {
-		l.wake = time.AfterFunc(d, l.fire)
-	} else {
-		l.wake.Reset(d)
+		if l.mkWaker == nil {
+			l.mkWaker = newWaker
+		}
+		l.wake = l.mkWaker(l.fire)
 	}
+	l.wake.Reset(d)
 }
 
 // fire posts the callbacks of every timer that is due, in deadline order,
@@ -357,4 +360,35 @@ func curGoroutineID() uint64 {
 		return 0
 	}
 	return id
+}
+
+// waker calls its function once after the duration of its last Reset.
+type waker interface {
+	// Reset replaces any pending wake with one after d (d <= 0: at once).
+	Reset(d time.Duration)
+	// Stop cancels the pending wake for good.
+	Stop()
+}
+
+// timerWaker is a waker on a runtime timer. When the process is idle the Go
+// runtime sleeps in its network poller with millisecond resolution, so a
+// wake due in less than a millisecond comes about a millisecond late; on
+// Linux the RealLoop uses a timerfd instead (waker_linux.go).
+type timerWaker struct {
+	fire func()
+	t    *time.Timer
+}
+
+func (w *timerWaker) Reset(d time.Duration) {
+	if w.t == nil {
+		w.t = time.AfterFunc(d, w.fire)
+		return
+	}
+	w.t.Reset(d)
+}
+
+func (w *timerWaker) Stop() {
+	if w.t != nil {
+		w.t.Stop()
+	}
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -297,5 +298,68 @@ func TestRealLoopSlow(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("AfterFunc did not fire")
+	}
+}
+
+// TestWaker: the Linux RealLoop wakes through a timerfd; a waker fires once
+// per Reset, a Reset replaces the pending wake, and nothing fires after
+// Stop (a Reset after Stop is ignored).
+func TestWaker(t *testing.T) {
+	fired := make(chan struct{}, 4)
+	w := newWaker(func() { fired <- struct{}{} })
+	if _, ok := w.(*fdWaker); !ok && runtime.GOOS == "linux" {
+		t.Fatalf("newWaker = %T, want *fdWaker on Linux", w)
+	}
+	w.Reset(time.Hour)
+	w.Reset(time.Millisecond) // replaces the hour
+	select {
+	case <-fired:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no wake after Reset(1ms)")
+	}
+	w.Reset(50 * time.Millisecond)
+	w.Stop()
+	w.Reset(time.Millisecond)
+	w.Stop()
+	select {
+	case <-fired:
+		t.Error("a wake after Stop")
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// BenchmarkRealLoopTimerChain measures a chain of 88 µs AfterFuncs (a 1 KiB
+// frame's time at 100 Gb/s, 1000× slower) on the RealLoop's waker and on a
+// runtime timer, the reference, in the same run: wall time per step and
+// the ratio to the 88 µs asked (runtime timer: about 1.1 ms per step, 12×,
+// on an idle 2-core machine; timerfd: about 120 µs, 1.4×).
+func BenchmarkRealLoopTimerChain(b *testing.B) {
+	const d = 88 * time.Microsecond
+	for _, c := range []struct {
+		name string
+		mk   func(func()) waker
+	}{{"loop-waker", newWaker}, {"runtime-timer", func(f func()) waker { return &timerWaker{fire: f} }}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			l := NewRealLoop()
+			l.mkWaker = c.mk
+			l.Start()
+			defer l.Close()
+			done := make(chan struct{})
+			i := 0
+			var tick func()
+			tick = func() {
+				if i++; i > b.N {
+					close(done)
+					return
+				}
+				l.AfterFunc(d, tick)
+			}
+			b.ResetTimer()
+			start := time.Now()
+			l.Post(tick)
+			<-done
+			b.ReportMetric(float64(time.Since(start))/float64(b.N)/float64(d), "x-asked")
+		})
 	}
 }
