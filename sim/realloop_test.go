@@ -307,8 +307,8 @@ func TestRealLoopSlow(t *testing.T) {
 func TestWaker(t *testing.T) {
 	fired := make(chan struct{}, 4)
 	w := newWaker(func() { fired <- struct{}{} })
-	if _, ok := w.(*fdWaker); !ok && runtime.GOOS == "linux" {
-		t.Fatalf("newWaker = %T, want *fdWaker on Linux", w)
+	if _, rt := w.(*timerWaker); rt && runtime.GOOS == "linux" {
+		t.Fatalf("newWaker = %T, want the timerfd waker on Linux", w)
 	}
 	w.Reset(time.Hour)
 	w.Reset(time.Millisecond) // replaces the hour
