@@ -66,6 +66,11 @@ func (t *Test) OnTestbed(tb Testbed) *Test {
 	return &c
 }
 
+// slowdownOnRemote says why netns-slowdown k > 1 cannot run on remote.
+func slowdownOnRemote(k int) string {
+	return fmt.Sprintf("netns-slowdown %d: hardware runs in real time (the key is for the netns testbed; remove it or set 1)", k)
+}
+
 // tbProblem is one reason why a test cannot run on its testbed.
 type tbProblem struct {
 	host   string // "requester", "responder" or "switch"; "" for a dumper
@@ -89,7 +94,7 @@ func testbedProblems(t *Test) []tbProblem {
 		}
 	}
 	if t.Testbed == TestbedRemote && t.NetnsSlowdown > 1 {
-		out = append(out, tbProblem{path: "netns-slowdown", msg: fmt.Sprintf("netns-slowdown %d: hardware runs in real time (the key is for the netns testbed; remove it or set 1)", t.NetnsSlowdown)})
+		out = append(out, tbProblem{path: "netns-slowdown", msg: slowdownOnRemote(t.NetnsSlowdown)})
 	}
 	if t.Testbed == TestbedRemote {
 		for _, ev := range t.Traffic.PFCEvents {

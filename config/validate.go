@@ -101,7 +101,7 @@ func (d *decoder) validateTestbed(t *Test) {
 		}
 	}
 	if t.NetnsSlowdown > 1 && !d.bad["netns-slowdown"] {
-		d.errorAt(d.firstPos("netns-slowdown"), fmt.Sprintf("testbed remote: netns-slowdown %d: hardware runs in real time (the key is for the netns testbed; remove it or set 1)", t.NetnsSlowdown))
+		d.errorAt(d.firstPos("netns-slowdown"), "testbed remote: "+slowdownOnRemote(t.NetnsSlowdown))
 	}
 	if len(d.mirrors) == 0 && !d.dumpersGiven {
 		d.errorAt(at, "testbed remote: the dumpers need control-ips: add dumpers (or requester-mirror and responder-mirror) with control-ip")

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -153,11 +152,12 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		}
 		dports = append(dports, controlplane.Dumper{Name: d.Name, Port: pl.dumperPorts[i], MAC: macDumper(i), Weight: d.Weight})
 	}
+	stopIn := dumperStopTimeout(t)
 	stopDumpers := func() {
 		for i, dc := range dumpers {
 			name := t.Dumpers[i].Name
 			local := filepath.Join(dir, "dumpers", t.Dumpers[i].DumpFilename)
-			rep, err := stopDumper(dc, dumperStopTimeout(t), pl.dumperPaths[i], local)
+			rep, err := stopDumper(dc, stopIn, pl.dumperPaths[i], local)
 			if err != nil {
 				rep.Name = name
 				run.DumperErrors = append(run.DumperErrors, fmt.Sprintf("dumper %s: %v", name, err))
@@ -407,30 +407,14 @@ func (s *intakeServer) Install(ctx context.Context, req *luminav1.InstallRequest
 	return &luminav1.InstallResponse{}, nil
 }
 
-// fetch copies the file remote from a dumper's agent to local.
+// fetch copies the file remote from a dumper's agent to local, for as
+// long as data keeps coming: idle without a chunk cancels it.
 func fetch(dc luminav1.DumperClient, remote, local string, idle time.Duration) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stalled := false
-	var mu sync.Mutex
-	watchdog := time.AfterFunc(idle, func() {
-		mu.Lock()
-		stalled = true
-		mu.Unlock()
-		cancel()
-	})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	stalled := fmt.Errorf("copying %s: no data for %v", remote, idle)
+	watchdog := time.AfterFunc(idle, func() { cancel(stalled) })
 	defer watchdog.Stop()
-	err := fetchInto(ctx, dc, remote, local, func() { watchdog.Reset(idle) })
-	mu.Lock()
-	defer mu.Unlock()
-	if err != nil && stalled {
-		return fmt.Errorf("copying %s: no data for %v: %w", remote, idle, err)
-	}
-	return err
-}
-
-// fetchInto copies remote to local, calling progress after each chunk.
-func fetchInto(ctx context.Context, dc luminav1.DumperClient, remote, local string, progress func()) error {
 	st, err := dc.Fetch(ctx, &luminav1.FetchRequest{Path: remote})
 	if err != nil {
 		return err
@@ -449,12 +433,15 @@ func fetchInto(ctx context.Context, dc luminav1.DumperClient, remote, local stri
 			return f.Sync()
 		}
 		if err != nil {
+			if context.Cause(ctx) == stalled {
+				return fmt.Errorf("%w: %v", stalled, err)
+			}
 			return err
 		}
 		if _, err := f.Write(c.GetData()); err != nil {
 			return err
 		}
-		progress()
+		watchdog.Reset(idle)
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -138,24 +137,12 @@ func decodeLines(t testing.TB, path string) []string {
 // connection ID.
 func connPackets(t testing.TB, path string, conns []reportConn) map[int]int {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := trace.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
 	parser := roce.Parser{MirrorPort: roce.DefaultMirrorPort}
 	var pk roce.Packet
 	n := map[int]int{}
-	for {
-		tp, err := tr.Next()
-		if err != nil {
-			break
-		}
+	err := trace.ReadFile(path, func(tp trace.Packet) error {
 		if tp.IsMACMirror() || parser.Parse(tp.Data, tp.OrigLen, &pk) != nil {
-			continue
+			return nil
 		}
 		qp := pk.BTH.DestQP()
 		for _, c := range conns {
@@ -165,6 +152,10 @@ func connPackets(t testing.TB, path string, conns []reportConn) map[int]int {
 				break
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return n
 }
@@ -536,23 +527,15 @@ func TestDiffBrowser(t *testing.T) {
 // the frames want lists.
 func decodeFrames(t testing.TB, path string, want map[int]string) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := trace.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
 	d := decoder{mirrorMode: "auto", parser: roce.Parser{MirrorPort: roce.DefaultMirrorPort, VerifyICRC: true}}
-	for {
-		p, err := tr.Next()
-		if err != nil {
-			return
-		}
+	err := trace.ReadFile(path, func(p trace.Packet) error {
 		d.frame(p)
 		if _, ok := want[p.Index]; ok {
 			want[p.Index] = strings.TrimSuffix(string(d.buf), "\n")
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
