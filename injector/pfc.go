@@ -613,8 +613,13 @@ func (s *Switch) pfcService(pp *pfcPort) {
 		}
 		pp.busyUntil = now + int64(sim.SerializationDelay(sim.LinkConfig{BandwidthBps: pp.bps}, len(c.frame)))
 		s.pfcArmKick(pp, now)
-		s.mirrorMAC(pp.id, c.frame, true, c.event, 0, false)
+		// Written first, stamped after: on a real-time port the write can
+		// take milliseconds (the kernel runs pending receive work in it), and
+		// a stamp taken before it would make the paused host's reaction look
+		// late by that much. The write's duration counts in the timestamp
+		// uncertainty (Timing.ClampMax); on a virtual clock it is 0.
 		pp.out.Send(c.frame)
+		s.mirrorMAC(pp.id, c.frame, true, c.event, now, false)
 		return
 	}
 	best := -1
@@ -755,8 +760,11 @@ func (s *Switch) PFCLog() []PFCEvent {
 
 // mirrorMAC sends the wrapped mirror copy (roce.AppendMACMirror) of a MAC
 // Control frame the switch received on or sent from port, with the next
-// mirror sequence number, like a RoCE copy (see mirror).
-func (s *Switch) mirrorMAC(port uint32, frame []byte, sent bool, event roce.Event, rxNs int64, timed bool) {
+// mirror sequence number, like a RoCE copy (see mirror). A received frame
+// is stamped as mirror does (t, timed: its arrival); a sent one, already
+// written, with the loop time now, t being when its write began
+// (mirrorStampSent).
+func (s *Switch) mirrorMAC(port uint32, frame []byte, sent bool, event roce.Event, t int64, timed bool) {
 	if s.sch == nil {
 		return
 	}
@@ -764,7 +772,12 @@ func (s *Switch) mirrorMAC(port uint32, frame []byte, sent bool, event roce.Even
 	if !ok {
 		return
 	}
-	stamp := s.mirrorStamp(rxNs, timed)
+	var stamp int64
+	if sent {
+		stamp = s.mirrorStampSent(t)
+	} else {
+		stamp = s.mirrorStamp(t, timed)
+	}
 	cp := roce.AppendMACMirror(s.scratch[:0], roce.MirrorMeta{Seq: seq, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event},
 		sent, uint16(port), frame)
 	if sess.truncate > 0 && len(cp) > sess.truncate {

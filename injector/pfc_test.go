@@ -666,3 +666,54 @@ func TestPFCOffNoAllocs(t *testing.T) {
 		t.Errorf("Stats() = %+v: nothing forwarded or mirrored", st)
 	}
 }
+
+// slowLoop is an EventLoop whose clock a port's write can advance: a
+// real-time loop in a system call that takes time.
+type slowLoop struct {
+	*sim.EventLoop
+	skew int64
+}
+
+func (l *slowLoop) Now() int64 { return l.EventLoop.Now() + l.skew }
+
+// slowPort is a port whose every write takes cost on its slowLoop.
+type slowPort struct {
+	tport
+	sl   *slowLoop
+	cost int64
+}
+
+func (p *slowPort) Send(f []byte) {
+	p.sl.skew += p.cost
+	p.tport.Send(f)
+}
+
+// TestPFCSentStampedAfterWrite: a pause whose write to the requester takes
+// 30 µs (on a real-time port the kernel may run pending receive work in the
+// write) is stamped when the write returned, not before it began: stamped
+// before, a host that stopped on time would look 30 µs late. The 30 µs
+// count in the timestamp uncertainty (Timing.ClampMax).
+func TestPFCSentStampedAfterWrite(t *testing.T) {
+	sl := &slowLoop{EventLoop: sim.NewEventLoop()}
+	sw := injector.New(sl, injector.Config{Seed: 1, PFC: pfcTestConfig()})
+	req := &slowPort{tport: tport{loop: sl.EventLoop, name: "req"}, sl: sl, cost: 30_000}
+	rsp, dmp := &tport{loop: sl.EventLoop, name: "rsp"}, &tport{loop: sl.EventLoop, name: "dmp"}
+	for id, p := range map[uint32]sim.Port{reqPort: req, rspPort: rsp, dmpPort: dmp} {
+		if err := sw.AddPort(id, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	programForwarding(t, servePrimary(t, sw))
+	if err := sw.SchedulePauses(injector.PauseInjection{Port: reqPort, Priority: 3, Quanta: 65535, Start: 200 * time.Microsecond}); err != nil {
+		t.Fatal(err)
+	}
+	sl.RunUntil(1_000_000)
+	if len(req.sent) != 1 || len(dmp.sent) != 1 {
+		t.Fatalf("%d frames to the requester, %d mirror copies; want 1 and 1", len(req.sent), len(dmp.sent))
+	}
+	diffLines(t, "mirror copy", []string{mirrorLine(t, dmp.sent[0].b)},
+		[]string{"1@230000 tx port=1 ev=pause PFC 02:00:00:00:00:ee > 01:80:c2:00:00:01 enable=0x08 p3=65535"})
+	if got := sw.Timing().ClampMax; got != 30*time.Microsecond {
+		t.Errorf("Timing().ClampMax = %v, want 30µs (the write)", got)
+	}
+}

@@ -556,6 +556,18 @@ func (s *Switch) mirrorStamp(rxNs int64, timed bool) int64 {
 	return stamp
 }
 
+// mirrorStampSent returns the timestamp of the mirror copy of a frame the
+// switch has written, whose write began at began: the loop's time now,
+// raised to the previous copy's if that is later. The stamp is at or after
+// the frame's departure; by how much (at most now − began) counts in
+// Timing.ClampMax.
+func (s *Switch) mirrorStampSent(began int64) int64 {
+	stamp := max(s.loop.Now(), s.lastStamp)
+	s.lastStamp = stamp
+	s.timing.clampMax = max(s.timing.clampMax, uint64(max(0, stamp-began)))
+	return stamp
+}
+
 func (s *Switch) arpReply(in uint32, frame []byte, l3 int, mac uint64) {
 	var m [6]byte
 	binary.BigEndian.PutUint16(m[0:], uint16(mac>>32))

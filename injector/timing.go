@@ -27,8 +27,10 @@ type Timing struct {
 	// exact value, and never above LateMax, which is exact.
 	LateP50, LateP99, LateMax time.Duration
 	// ClampMax is the largest amount by which a timestamp was raised above
-	// its packet's arrival (stamp − arrival): no mirror timestamp is later
-	// than its packet's arrival by more than this. It is the switch's
+	// its packet's arrival (stamp − arrival), or, for a PFC frame the switch
+	// sent (stamped once written), above the start of its write: no mirror
+	// timestamp is later than its packet's arrival or departure by more
+	// than this. It is the switch's
 	// timestamp uncertainty, to which the conversion error of the kernel
 	// timestamp to the loop clock (sub-µs, see sim.AFPacketPort) adds.
 	ClampMax time.Duration
