@@ -431,7 +431,10 @@ func (s *Switch) pfcPauseRx(pp *pfcPort, p int, quanta uint16, linkPause bool, a
 }
 
 // pfcArmStall starts the watchdog's detection of a pause that began ago
-// ns before now.
+// ns before now. The storm is declared when the detection time has passed
+// and the pause, counted from the arrivals of its frames, lasted past it:
+// on a real clock the check may run late, and a pause that lapsed after
+// the detection time still made a storm.
 func (s *Switch) pfcArmStall(pp *pfcPort, p int, ago int64) {
 	q := &pp.q[p]
 	q.stallGen++
@@ -442,7 +445,7 @@ func (s *Switch) pfcArmStall(pp *pfcPort, p int, ago int64) {
 	q.stall = s.loop.AfterFunc(time.Duration(s.pfc.detection-ago), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if q.stallGen == gen && !q.storm && q.pauseUntil > s.loop.Now() {
+		if q.stallGen == gen && !q.storm && q.pauseUntil > q.pauseFrom+s.pfc.detection {
 			s.pfcStorm(pp, p)
 		}
 	})

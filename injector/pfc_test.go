@@ -717,3 +717,40 @@ func TestPFCSentStampedAfterWrite(t *testing.T) {
 		t.Errorf("Timing().ClampMax = %v, want 30µs (the write)", got)
 	}
 }
+
+// lateLoop is an EventLoop whose AfterFunc timers all fire late by a fixed
+// amount: a real-time loop running behind.
+type lateLoop struct {
+	*sim.EventLoop
+	late time.Duration
+}
+
+func (l *lateLoop) AfterFunc(d time.Duration, f func()) sim.Timer {
+	return l.EventLoop.AfterFunc(d+l.late, f)
+}
+
+// TestPFCWatchdogLateCheck: the responder pauses every 100 µs from 0 to
+// 900 µs (each 335.5 µs at 100 Gb/s: paused until 1,235,544 ns); the
+// detection time is 1 ms, but the switch's timers run 400 µs late, so its
+// check comes at 1.4 ms, after the pause lapsed. The pause lasted past the
+// detection time: a storm, declared when the check ran.
+func TestPFCWatchdogLateCheck(t *testing.T) {
+	cfg := pfcTestConfig()
+	cfg.Watchdog = &injector.PFCWatchdog{Detection: time.Millisecond, Restoration: 2 * time.Millisecond}
+	ll := &lateLoop{EventLoop: sim.NewEventLoop(), late: 400 * time.Microsecond}
+	sw := injector.New(ll, injector.Config{Seed: 1, PFC: cfg})
+	req, rsp, dmp := &tport{loop: ll.EventLoop, name: "req"}, &tport{loop: ll.EventLoop, name: "rsp"}, &tport{loop: ll.EventLoop, name: "dmp"}
+	for id, p := range map[uint32]sim.Port{reqPort: req, rspPort: rsp, dmpPort: dmp} {
+		if err := sw.AddPort(id, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	programForwarding(t, servePrimary(t, sw))
+	for at := int64(0); at <= 900_000; at += 100_000 {
+		rsp.deliver(at, pfcFrame(pfcRspMAC, 3, 0xFFFF))
+	}
+	ll.RunUntil(10_000_000)
+	if got := sw.PFCLog(); len(got) == 0 || got[0].Kind != injector.PFCStorm || got[0].At != 1400*time.Microsecond {
+		t.Errorf("PFCLog() = %v, want a storm at 1.4ms (the late check) first", got)
+	}
+}

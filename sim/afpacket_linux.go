@@ -26,9 +26,11 @@ import (
 // that is, the frame arrived (wall now − kernel stamp) before loop.Now(),
 // on the loop's clock (a RealLoop's Slowdown; 1 for other loops).
 // The conversion reads two clocks one after the other — the wall clock
-// first — so its error is the time between the two reads: tens of ns, sub-µs
-// unless the reader is preempted between them, and it can only make rxNs
-// later, never earlier. rxNs is capped at the loop time of the read, so a
+// first — so its error is the time between the two reads, and it can only
+// make rxNs later, never earlier. A third read (the wall clock again) bounds
+// it: a pair more than maxClockPairNs apart (the reader was preempted between
+// the reads) is read again, up to clockPairTries times, so the error is tens
+// of ns and in practice below 2 µs. rxNs is capped at the loop time of the read, so a
 // wall-clock step forward cannot put an arrival in the future; a step
 // backwards while frames are queued makes their rxNs early by the step. A
 // frame without a timestamp (the kernel refused the option) gets the loop
@@ -195,9 +197,7 @@ func (p *AFPacketPort) readLoop(beforeRead func()) {
 		if m.from.Pkttype == packetOutgoing {
 			continue
 		}
-		// Wall clock first: a delay between the reads makes rxNs later.
-		wall := time.Now().UnixNano()
-		now := p.loop.Now()
+		wall, now := clockPair(wallNow, p.loop.Now)
 		kns, ok := cmsgRxTimestamp(m.control())
 		if !ok {
 			p.stats.RxUntimed.Add(1)
@@ -212,6 +212,29 @@ func (p *AFPacketPort) readLoop(beforeRead func()) {
 				p.stats.RxNoReceiver.Add(1)
 			}
 		})
+	}
+}
+
+// maxClockPairNs and clockPairTries: see clockPair.
+const (
+	maxClockPairNs = 2000
+	clockPairTries = 4
+)
+
+func wallNow() int64 { return time.Now().UnixNano() }
+
+// clockPair reads the wall clock, then the loop's: a delay between the reads
+// makes an arrival converted with them later by that delay. It reads the
+// wall clock a second time after the loop's and returns the first pair whose
+// reads were at most maxClockPairNs apart (the last of clockPairTries
+// otherwise).
+func clockPair(wall, loop func() int64) (wallNs, loopNs int64) {
+	for i := 0; ; i++ {
+		w := wall()
+		l := loop()
+		if wall()-w <= maxClockPairNs || i == clockPairTries-1 {
+			return w, l
+		}
 	}
 }
 

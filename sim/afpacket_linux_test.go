@@ -116,6 +116,29 @@ func TestArrivalOnLoop(t *testing.T) {
 	}
 }
 
+// TestClockPair: a pair whose second wall read is more than 2 µs after the
+// first (the reader was preempted between the reads) is read again; after
+// four such pairs the last is taken.
+func TestClockPair(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		walls    []int64 // successive wall reads
+		wantWall int64
+		wantLoop int64
+	}{
+		{"first pair", []int64{100, 2_100}, 100, 1},
+		{"preempted once", []int64{100, 5_000, 6_000, 6_050}, 6_000, 2},
+		{"preempted four times", []int64{0, 9_000, 10_000, 19_000, 20_000, 29_000, 30_000, 39_000}, 30_000, 4},
+	} {
+		w, l := 0, int64(0)
+		wall := func() int64 { w++; return tt.walls[w-1] }
+		loop := func() int64 { l++; return l }
+		if gw, gl := clockPair(wall, loop); gw != tt.wantWall || gl != tt.wantLoop || w != len(tt.walls) {
+			t.Errorf("%s: clockPair = (%d, %d) after %d wall reads, want (%d, %d) after %d", tt.name, gw, gl, w, tt.wantWall, tt.wantLoop, len(tt.walls))
+		}
+	}
+}
+
 func TestAllocsRxTimestamp(t *testing.T) {
 	b := buildCmsgs(testCmsg{level: syscall.SOL_SOCKET, typ: syscall.SCM_TIMESTAMPNS, data: timespecBytes(5, 7)})
 	var sink int64
