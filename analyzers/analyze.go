@@ -502,7 +502,7 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 // pfcOptions configures the pfc analyzer from the metadata.
 func pfcOptions(meta model.Meta, t *model.Table, params model.Params) pfc.Options {
 	o := pfc.Options{LinkBps: int64(params.LinkGbps * 1e9), UncertaintyNs: params.TimestampUncertaintyNs, RTTNs: params.RTTNs,
-		LatenessNs: params.PauseLatenessNs, DetectionNs: params.PFCDetectionNs, RestorationNs: params.PFCRestorationNs, Hosts: pfcHosts(meta, t)}
+		LatenessNs: params.PauseLatenessNs, SentUncertaintyNs: params.SentUncertaintyNs, DetectionNs: params.PFCDetectionNs, RestorationNs: params.PFCRestorationNs, Hosts: pfcHosts(meta, t)}
 	if len(params.PrioDSCPMap) > 0 {
 		var m [64]uint8
 		for d := range m {

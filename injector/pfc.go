@@ -619,8 +619,8 @@ func (s *Switch) pfcService(pp *pfcPort) {
 		// Written first, stamped after: on a real-time port the write can
 		// take milliseconds (the kernel runs pending receive work in it), and
 		// a stamp taken before it would make the paused host's reaction look
-		// late by that much. The write's duration counts in the timestamp
-		// uncertainty (Timing.ClampMax); on a virtual clock it is 0.
+		// late by that much. The write's duration bounds how much later than
+		// the departure the stamp is (Timing.SentMax); on a virtual clock 0.
 		pp.out.Send(c.frame)
 		s.mirrorMAC(pp.id, c.frame, true, c.event, now, false)
 		return

@@ -692,7 +692,7 @@ func (p *slowPort) Send(f []byte) {
 // 30 µs (on a real-time port the kernel may run pending receive work in the
 // write) is stamped when the write returned, not before it began: stamped
 // before, a host that stopped on time would look 30 µs late. The 30 µs
-// count in the timestamp uncertainty (Timing.ClampMax).
+// bound how late the stamp is (Timing.SentMax); no arrival was clamped.
 func TestPFCSentStampedAfterWrite(t *testing.T) {
 	sl := &slowLoop{EventLoop: sim.NewEventLoop()}
 	sw := injector.New(sl, injector.Config{Seed: 1, PFC: pfcTestConfig()})
@@ -713,8 +713,8 @@ func TestPFCSentStampedAfterWrite(t *testing.T) {
 	}
 	diffLines(t, "mirror copy", []string{mirrorLine(t, dmp.sent[0].b)},
 		[]string{"1@230000 tx port=1 ev=pause PFC 02:00:00:00:00:ee > 01:80:c2:00:00:01 enable=0x08 p3=65535"})
-	if got := sw.Timing().ClampMax; got != 30*time.Microsecond {
-		t.Errorf("Timing().ClampMax = %v, want 30µs (the write)", got)
+	if got := sw.Timing(); got.SentMax != 30*time.Microsecond || got.ClampMax != 0 {
+		t.Errorf("Timing() = %+v, want SentMax 30µs (the write), ClampMax 0", got)
 	}
 }
 

@@ -27,13 +27,16 @@ type Timing struct {
 	// exact value, and never above LateMax, which is exact.
 	LateP50, LateP99, LateMax time.Duration
 	// ClampMax is the largest amount by which a timestamp was raised above
-	// its packet's arrival (stamp − arrival), or, for a PFC frame the switch
-	// sent (stamped once written), above the start of its write: no mirror
-	// timestamp is later than its packet's arrival or departure by more
-	// than this. It is the switch's
+	// its packet's arrival (stamp − arrival): no mirror timestamp is later
+	// than its packet's arrival by more than this. It is the switch's
 	// timestamp uncertainty, to which the conversion error of the kernel
 	// timestamp to the loop clock (sub-µs, see sim.AFPacketPort) adds.
 	ClampMax time.Duration
+	// SentMax bounds how much later than its departure the timestamp of a
+	// frame the switch sent (a PFC frame, stamped once its write returned)
+	// is: the longest such write (stamp − start of the write). 0 on a
+	// virtual clock.
+	SentMax time.Duration
 }
 
 // Timing returns the timing statistics of every mirror copy so far. They
@@ -48,6 +51,7 @@ func (s *Switch) Timing() Timing {
 		LateP99:  time.Duration(t.late.quantile(99)),
 		LateMax:  time.Duration(t.late.max),
 		ClampMax: time.Duration(t.clampMax),
+		SentMax:  time.Duration(t.sentMax),
 	}
 }
 
@@ -55,6 +59,7 @@ func (s *Switch) Timing() Timing {
 type timingStats struct {
 	late     durationHist
 	clampMax uint64
+	sentMax  uint64
 }
 
 // record adds a mirror copy stamped at stamp for a packet that arrived at

@@ -189,6 +189,7 @@ func (r *Run) meta() model.Meta {
 	m.TimestampUncertaintyNs = r.timestampUncertaintyNs()
 	m.TimerLatenessNs = int64(r.NICTimerLate)
 	m.PauseLatenessNs = int64(r.NICPauseLate)
+	m.SentUncertaintyNs = r.sentUncertaintyNs()
 	for _, c := range r.Connections {
 		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: c.Verb,
 			Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)})
@@ -340,6 +341,12 @@ type TimingReport struct {
 	LateP99Ns  int64  `json:"late_p99_ns,omitempty"`
 	LateMaxNs  int64  `json:"late_max_ns,omitempty"`
 	ClampMaxNs int64  `json:"clamp_max_ns,omitempty"`
+	// SentUncertaintyNs is how much later than its departure the
+	// timestamp of a PFC frame the switch sent may be
+	// (model.Params.SentUncertaintyNs): the software switch stamps it once
+	// its write returned, and this is its longest such write (at least
+	// switch.timestamp-uncertainty-ns). 0 on sim.
+	SentUncertaintyNs int64 `json:"sent_uncertainty_ns,omitempty"`
 	// NICTimerLateNs is how late the requester's software RNIC ran its
 	// timers during the traffic (model.Params.TimerLatenessNs): a timeout
 	// interval may exceed the upper bound by that much and be inconclusive
@@ -402,8 +409,8 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 	}
 	tm := run.Timing
 	r.Timing = &TimingReport{UncertaintyNs: run.timestampUncertaintyNs(), Frames: tm.Frames, LateP50Ns: int64(tm.LateP50),
-		LateP99Ns: int64(tm.LateP99), LateMaxNs: int64(tm.LateMax), ClampMaxNs: int64(tm.ClampMax), NICTimerLateNs: int64(run.NICTimerLate),
-		NICPauseLateNs: int64(run.NICPauseLate)}
+		LateP99Ns: int64(tm.LateP99), LateMaxNs: int64(tm.LateMax), ClampMaxNs: int64(tm.ClampMax), SentUncertaintyNs: run.sentUncertaintyNs(),
+		NICTimerLateNs: int64(run.NICTimerLate), NICPauseLateNs: int64(run.NICPauseLate)}
 	if k := run.slowdown(); k > 1 {
 		r.Timing.Slowdown = k
 	}
@@ -758,6 +765,9 @@ func (r *Report) Text() string {
 	if tm := r.Timing; tm != nil && (tm.UncertaintyNs > 0 || tm.Frames > 0) {
 		fmt.Fprintf(&b, "timestamps: uncertainty %d ns; switch pipeline ran %d/%d/%d ns (p50/p99/max) after arrival over %d frames\n",
 			tm.UncertaintyNs, tm.LateP50Ns, tm.LateP99Ns, tm.LateMaxNs, tm.Frames)
+	}
+	if tm := r.Timing; tm != nil && tm.SentUncertaintyNs > 0 {
+		fmt.Fprintf(&b, "PFC frames the switch sent: timestamps up to %d ns after their departure\n", tm.SentUncertaintyNs)
 	}
 	if tm := r.Timing; tm != nil && tm.NICTimerLateNs > 0 {
 		fmt.Fprintf(&b, "requester RNIC timers ran up to %d ns late (allowed above the timeout bound)\n", tm.NICTimerLateNs)

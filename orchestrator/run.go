@@ -193,6 +193,13 @@ func (r *Run) timestampUncertaintyNs() int64 {
 	return max(int64(r.Test.Switch.TimestampUncertaintyNs), int64(r.Timing.ClampMax))
 }
 
+// sentUncertaintyNs is how much later than its departure the timestamp
+// of a frame the switch sent may be: the larger of the software switch's
+// longest write of such a frame and switch.timestamp-uncertainty-ns.
+func (r *Run) sentUncertaintyNs() int64 {
+	return max(int64(r.Test.Switch.TimestampUncertaintyNs), int64(r.Timing.SentMax))
+}
+
 func (r *Run) host(s Side) config.Host {
 	if s == Requester {
 		return r.Test.Requester

@@ -108,6 +108,13 @@ type Params struct {
 	// frame sent while paused beyond the reaction bound by at most U + this
 	// is inconclusive, not a failure (analyzers/pfc). Default 0.
 	PauseLatenessNs int64 `json:"pause_lateness_ns,omitempty"`
+	// SentUncertaintyNs, W, is how much later than its departure the
+	// switch's timestamp of a frame it sent (a PFC pause) may be: a
+	// software switch stamps such a frame once its write returned (measured
+	// by lumina run on netns). A frame sent while paused is within the
+	// reaction bound for certain when it is by at least W (analyzers/pfc).
+	// Default 0: TimestampUncertaintyNs.
+	SentUncertaintyNs int64 `json:"sent_uncertainty_ns,omitempty"`
 
 	// LinkGbps is the speed of the host↔switch links in Gb/s: the length
 	// of a pause quantum (512 bit times) and the 802.3 pause reaction
@@ -281,6 +288,7 @@ type analysisDoc struct {
 		TimestampUncertaintyNs int64   `json:"timestamp_uncertainty_ns"`
 		TimerLatenessNs        int64   `json:"timer_lateness_ns"`
 		PauseLatenessNs        int64   `json:"pause_lateness_ns"`
+		SentUncertaintyNs      int64   `json:"sent_uncertainty_ns"`
 		LinkGbps               float64 `json:"link_gbps"`
 		RTTNs                  int64   `json:"rtt_ns"`
 	} `json:"params"`
@@ -415,6 +423,9 @@ func ParseMeta(data []byte) (Meta, error) {
 	}
 	if d.Analysis != nil && m.PauseLatenessNs == 0 && d.Analysis.Params.PauseLatenessNs > 0 {
 		m.PauseLatenessNs = d.Analysis.Params.PauseLatenessNs
+	}
+	if d.Analysis != nil && m.SentUncertaintyNs == 0 && d.Analysis.Params.SentUncertaintyNs > 0 {
+		m.SentUncertaintyNs = d.Analysis.Params.SentUncertaintyNs
 	}
 	if d.Analysis != nil && m.LinkGbps == 0 && d.Analysis.Params.LinkGbps > 0 {
 		m.LinkGbps = d.Analysis.Params.LinkGbps
@@ -555,6 +566,9 @@ func mergeParams(a, b Params) Params {
 	if b.PauseLatenessNs != 0 {
 		a.PauseLatenessNs = b.PauseLatenessNs
 	}
+	if b.SentUncertaintyNs != 0 {
+		a.SentUncertaintyNs = b.SentUncertaintyNs
+	}
 	if b.LinkGbps != 0 {
 		a.LinkGbps = b.LinkGbps
 	}
@@ -627,6 +641,9 @@ func (m *Meta) Validate() error {
 	}
 	if p.PauseLatenessNs < 0 {
 		return bad("pause_lateness_ns %d must not be negative", p.PauseLatenessNs)
+	}
+	if p.SentUncertaintyNs < 0 {
+		return bad("sent_uncertainty_ns %d must not be negative", p.SentUncertaintyNs)
 	}
 	if p.TimestampUncertaintyNs < 0 {
 		return bad("timestamp_uncertainty_ns %d must not be negative", p.TimestampUncertaintyNs)

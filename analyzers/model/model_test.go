@@ -95,26 +95,36 @@ func TestTimestampUncertainty(t *testing.T) {
 	}
 }
 
-// TestPauseLateness: pause_lateness_ns is read at the top level and from a
-// `lumina run` report.json's analysis (so `lumina analyze` on a run
-// directory allows what the run allowed); negative is refused.
-func TestPauseLateness(t *testing.T) {
-	for doc, want := range map[string]int64{
-		`{}`:                          0,
-		`{"pause_lateness_ns": 4000}`: 4000,
-		`{"schema": "lumina.report/v1", "analysis": {"params": {"pause_lateness_ns": 3700}}}`: 3700,
-		`{"pause_lateness_ns": 9, "analysis": {"params": {"pause_lateness_ns": 3700}}}`:       9,
+// TestRunMeasuredParams: pause_lateness_ns and sent_uncertainty_ns are read
+// at the top level and from a `lumina run` report.json's analysis (so
+// `lumina analyze` on a run directory allows what the run allowed);
+// negative is refused.
+func TestRunMeasuredParams(t *testing.T) {
+	for _, p := range []struct {
+		key string
+		get func(Meta) int64
+	}{
+		{"pause_lateness_ns", func(m Meta) int64 { return m.PauseLatenessNs }},
+		{"sent_uncertainty_ns", func(m Meta) int64 { return m.SentUncertaintyNs }},
 	} {
-		m, err := ParseMeta([]byte(doc))
-		if err != nil {
-			t.Fatalf("%s: %v", doc, err)
+		for doc, want := range map[string]int64{
+			`{}`:            0,
+			`{"KEY": 4000}`: 4000,
+			`{"schema": "lumina.report/v1", "analysis": {"params": {"KEY": 3700}}}`: 3700,
+			`{"KEY": 9, "analysis": {"params": {"KEY": 3700}}}`:                     9,
+		} {
+			doc = strings.ReplaceAll(doc, "KEY", p.key)
+			m, err := ParseMeta([]byte(doc))
+			if err != nil {
+				t.Fatalf("%s: %v", doc, err)
+			}
+			if got := p.get(m); got != want {
+				t.Errorf("%s of %s = %d, want %d", p.key, doc, got, want)
+			}
 		}
-		if m.PauseLatenessNs != want {
-			t.Errorf("PauseLatenessNs of %s = %d, want %d", doc, m.PauseLatenessNs, want)
+		if _, err := ParseMeta([]byte(`{"` + p.key + `": -1}`)); err == nil || !strings.Contains(err.Error(), p.key) {
+			t.Errorf("negative %s: err = %v, want one naming it", p.key, err)
 		}
-	}
-	if _, err := ParseMeta([]byte(`{"pause_lateness_ns": -1}`)); err == nil || !strings.Contains(err.Error(), "pause_lateness_ns") {
-		t.Errorf("negative pause_lateness_ns: err = %v, want one naming it", err)
 	}
 }
 

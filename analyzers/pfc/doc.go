@@ -26,9 +26,12 @@
 // 394 quanta at 100 Gb/s; an unlisted speed takes the next listed one) +
 // the PFC frame's serialization (84 bytes) + Params.RTTNs + the frame's
 // own serialization (length + 24 bytes) is a violation: fail when
-// d − t − B > U + L, inconclusive when within −U..U + L (U = the timestamp
-// uncertainty, L = Options.LatenessNs: how late a software host on a real
-// clock applied a received pause, measured by the run). Held or duplicated copies (events delay, reorder,
+// d − t − B > U + L, inconclusive when within −W..U + L (U = the timestamp
+// uncertainty: how much later than its arrival a frame's stamp may be; W =
+// Options.SentUncertaintyNs: how much later than its departure the stamp
+// of a pause the switch sent may be, U by default; L = Options.LatenessNs:
+// how late a software host on a real clock applied a received pause,
+// measured by the run). Held or duplicated copies (events delay, reorder,
 // duplicate) are skipped: their timestamps are departures.
 //
 // Storms: an episode longer than Params.PFCDetectionNs (default 100 ms).

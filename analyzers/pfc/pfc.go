@@ -41,8 +41,13 @@ type Host struct {
 type Options struct {
 	// LinkBps is the link speed. Default (0) DefaultLinkBps.
 	LinkBps int64
-	// UncertaintyNs is the timestamp uncertainty U. Default 0.
+	// UncertaintyNs is the timestamp uncertainty U: how much later than
+	// its arrival a frame's timestamp may be. Default 0.
 	UncertaintyNs int64
+	// SentUncertaintyNs, W, is how much later than its departure the
+	// timestamp of a PFC frame the switch sent may be
+	// (model.Params.SentUncertaintyNs). Default 0: UncertaintyNs.
+	SentUncertaintyNs int64
 	// LatenessNs is how much later than its reaction time a host may have
 	// applied a pause (a software RNIC on a real clock,
 	// model.Params.PauseLatenessNs). A frame beyond the reaction bound by at
@@ -126,6 +131,7 @@ type flowSeen struct {
 // opens or a port is first seen).
 type Analyzer struct {
 	opt     Options
+	sentU   int64 // W (Options.SentUncertaintyNs, its default applied)
 	table   *model.Table
 	bps     int64
 	bound   int64
@@ -152,6 +158,10 @@ type Analyzer struct {
 // New returns an Analyzer for the connections of t.
 func New(t *model.Table, opt Options) *Analyzer {
 	a := &Analyzer{opt: opt, table: t, hostOf: map[netip.Addr]int{}, pp: map[uint32]*portPrio{}}
+	a.sentU = opt.SentUncertaintyNs
+	if a.sentU <= 0 {
+		a.sentU = opt.UncertaintyNs
+	}
 	a.bps = opt.LinkBps
 	if a.bps <= 0 {
 		a.bps = DefaultLinkBps
@@ -489,13 +499,15 @@ func (a *Analyzer) fromHost(x *portPrio, p *model.Pkt, origLen int) {
 		d.maxReaction, d.hasMax = after, true
 	}
 	bound := a.bound + ceilDiv(int64(origLen+4+20)*8*1e9, a.bps)
+	// The frame's true reaction is at most after + W (the pause left at
+	// most W before its stamp, the frame arrived at or before its own) and
+	// at least after − U (the frame arrived at most U before its stamp).
 	margin := after - bound
-	u := a.opt.UncertaintyNs
-	if margin <= -u || margin <= 0 && u == 0 {
+	if margin+a.sentU <= 0 {
 		return
 	}
 	v := model.Fail
-	if margin <= u+a.opt.LatenessNs { // a late host only ever stops later
+	if margin <= a.opt.UncertaintyNs+a.opt.LatenessNs { // a late host only ever stops later
 		v = model.Inconclusive
 	}
 	if v == model.Fail {
@@ -530,7 +542,7 @@ func (a *Analyzer) Finish() Result {
 	}
 	end := a.last
 	span := end - a.first
-	r := Result{LinkGbps: float64(a.bps) / 1e9, ReactionBoundNs: a.bound, UncertaintyNs: a.opt.UncertaintyNs, LatenessNs: a.opt.LatenessNs, SpanNs: span,
+	r := Result{LinkGbps: float64(a.bps) / 1e9, ReactionBoundNs: a.bound, UncertaintyNs: a.opt.UncertaintyNs, SentUncertaintyNs: a.sentU, LatenessNs: a.opt.LatenessNs, SpanNs: span,
 		Frames: a.frames, Malformed: a.bad, Violations: a.viol, Ports: []PortStats{}}
 	sort.Slice(a.order, func(i, j int) bool {
 		if a.order[i].port != a.order[j].port {

@@ -1,6 +1,7 @@
 package pfc
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -165,6 +166,31 @@ func TestViolation(t *testing.T) {
 		}
 		if c.want == model.Inconclusive && c.late > 0 && !strings.Contains(r.Reason, "pause lateness") {
 			t.Errorf("U = %d, lateness = %d: reason %q does not name the pause lateness", c.u, c.late, r.Reason)
+		}
+	}
+	// The frames 500 and 1,000 ns after the XOFF are 1,534 and 1,034 ns
+	// within the bound: certainly within it when the XOFF's stamp is at
+	// most W = 1,034 ns after its departure, whatever U; at W = 1,035 the
+	// second is doubtful. W defaults to U.
+	for _, c := range []struct {
+		u, w     int64
+		listed   []int // indices of the listed violations
+		wantSent int64
+	}{{8000, 1034, []int{7}, 1034}, {8000, 1035, []int{6, 7}, 1035}, {8000, 0, []int{5, 6, 7}, 8000}, {0, 1035, []int{6, 7}, 1035}} {
+		s = newScen(t, Options{UncertaintyNs: c.u, SentUncertaintyNs: c.w})
+		twoHop(s, true)
+		r := s.a.Finish()
+		var listed []int
+		for _, v := range r.Violations {
+			listed = append(listed, v.Index)
+		}
+		want := model.Inconclusive
+		if c.u == 0 {
+			want = model.Fail // 7,966 ns beyond the bound, U = 0
+		}
+		if fmt.Sprint(listed) != fmt.Sprint(c.listed) || r.Verdict != want || r.SentUncertaintyNs != c.wantSent {
+			t.Errorf("U = %d, W = %d: %v, violations at %v, W %d; want %v at %v, W %d", c.u, c.w, r.Verdict, listed, r.SentUncertaintyNs,
+				want, c.listed, c.wantSent)
 		}
 	}
 }

@@ -220,6 +220,9 @@ type Result struct {
 	// serialization: 802.3 D(s) + the PFC frame's serialization + RTT.
 	ReactionBoundNs int64 `json:"reaction_bound_ns"`
 	UncertaintyNs   int64 `json:"timestamp_uncertainty_ns,omitempty"`
+	// SentUncertaintyNs is W (Options.SentUncertaintyNs, its default
+	// applied).
+	SentUncertaintyNs int64 `json:"sent_uncertainty_ns,omitempty"`
 	// LatenessNs is the hosts' pause lateness allowed (Options.LatenessNs).
 	LatenessNs int64 `json:"pause_lateness_ns,omitempty"`
 	SpanNs     int64 `json:"span_ns"`

@@ -873,6 +873,7 @@ func InjectorTimingToProto(t injector.Timing) *luminav1.InjectorTimingResponse {
 		LateP99Ns:  uint64(max(0, t.LateP99)),
 		LateMaxNs:  uint64(max(0, t.LateMax)),
 		ClampMaxNs: uint64(max(0, t.ClampMax)),
+		SentMaxNs:  uint64(max(0, t.SentMax)),
 	}
 }
 
@@ -892,6 +893,7 @@ func (d *decoder) injectorTiming(f string, m *luminav1.InjectorTimingResponse) i
 		LateP99:  d.duration(f+".late_p99_ns", m.GetLateP99Ns()),
 		LateMax:  d.duration(f+".late_max_ns", m.GetLateMaxNs()),
 		ClampMax: d.duration(f+".clamp_max_ns", m.GetClampMaxNs()),
+		SentMax:  d.duration(f+".sent_max_ns", m.GetSentMaxNs()),
 	}
 }
 

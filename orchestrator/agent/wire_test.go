@@ -250,7 +250,7 @@ func TestWireDumperReportRoundTrip(t *testing.T) {
 
 func TestWireInjectorTimingRoundTrip(t *testing.T) {
 	tm := injector.Timing{Frames: 1000, LateP50: 120 * time.Microsecond, LateP99: 3 * time.Millisecond, LateMax: 8 * time.Millisecond,
-		ClampMax: 450 * time.Microsecond}
+		ClampMax: 450 * time.Microsecond, SentMax: 70 * time.Microsecond}
 	roundTrip(t, tm, tm, InjectorTimingToProto, InjectorTimingFromProto)
 }
 

@@ -3389,7 +3389,11 @@ type InjectorTimingResponse struct {
 	// timestamp of the run is: the switch's timestamp uncertainty on a
 	// real-time testbed (plus the sub-microsecond error of converting the
 	// kernel's timestamp to the switch's clock).
-	ClampMaxNs    uint64 `protobuf:"varint,5,opt,name=clamp_max_ns,json=clampMaxNs,proto3" json:"clamp_max_ns,omitempty"`
+	ClampMaxNs uint64 `protobuf:"varint,5,opt,name=clamp_max_ns,json=clampMaxNs,proto3" json:"clamp_max_ns,omitempty"`
+	// The longest write of a frame the switch sent and stamped once written
+	// (a PFC frame): how much later than its departure such a timestamp may
+	// be. 0 on a virtual clock.
+	SentMaxNs     uint64 `protobuf:"varint,6,opt,name=sent_max_ns,json=sentMaxNs,proto3" json:"sent_max_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3455,6 +3459,13 @@ func (x *InjectorTimingResponse) GetLateMaxNs() uint64 {
 func (x *InjectorTimingResponse) GetClampMaxNs() uint64 {
 	if x != nil {
 		return x.ClampMaxNs
+	}
+	return 0
+}
+
+func (x *InjectorTimingResponse) GetSentMaxNs() uint64 {
+	if x != nil {
+		return x.SentMaxNs
 	}
 	return 0
 }
@@ -3751,14 +3762,15 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x04kind\x18\x04 \x01(\tR\x04kind\">\n" +
 	"\x15InjectorStartResponse\x12%\n" +
 	"\x0ep4runtime_addr\x18\x01 \x01(\tR\rp4runtimeAddr\"\x17\n" +
-	"\x15InjectorTimingRequest\"\xb2\x01\n" +
+	"\x15InjectorTimingRequest\"\xd2\x01\n" +
 	"\x16InjectorTimingResponse\x12\x16\n" +
 	"\x06frames\x18\x01 \x01(\x04R\x06frames\x12\x1e\n" +
 	"\vlate_p50_ns\x18\x02 \x01(\x04R\tlateP50Ns\x12\x1e\n" +
 	"\vlate_p99_ns\x18\x03 \x01(\x04R\tlateP99Ns\x12\x1e\n" +
 	"\vlate_max_ns\x18\x04 \x01(\x04R\tlateMaxNs\x12 \n" +
 	"\fclamp_max_ns\x18\x05 \x01(\x04R\n" +
-	"clampMaxNs*O\n" +
+	"clampMaxNs\x12\x1e\n" +
+	"\vsent_max_ns\x18\x06 \x01(\x04R\tsentMaxNs*O\n" +
 	"\tNICVendor\x12\x13\n" +
 	"\x0fNIC_VENDOR_AUTO\x10\x00\x12\x17\n" +
 	"\x13NIC_VENDOR_MELLANOX\x10\x01\x12\x14\n" +
