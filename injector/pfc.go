@@ -367,7 +367,7 @@ func (s *Switch) pfcReceive(in uint32, frame []byte, rxNs int64, timed bool) boo
 	if roce.ParseMACControl(frame, f) != nil {
 		return true // unknown opcode or truncated: consumed, ignored
 	}
-	s.mirrorMAC(in, frame, false, roce.EventNone, rxNs, timed)
+	s.mirrorMAC(in, frame, false, roce.EventNone, rxNs, timed, 0)
 	pp := st.ports[in]
 	if pp == nil {
 		return true
@@ -619,10 +619,18 @@ func (s *Switch) pfcService(pp *pfcPort) {
 		// Written first, stamped after: on a real-time port the write can
 		// take milliseconds (the kernel runs pending receive work in it), and
 		// a stamp taken before it would make the paused host's reaction look
-		// late by that much. The write's duration bounds how much later than
-		// the departure the stamp is (Timing.SentMax); on a virtual clock 0.
-		pp.out.Send(c.frame)
-		s.mirrorMAC(pp.id, c.frame, true, c.event, now, false)
+		// late by that much. A port that knows when the frame left
+		// (sim.TxTimedPort: the kernel's transmit timestamp) gives the
+		// stamp; otherwise it is the time the write returned, and the write's
+		// duration bounds how late that is (Timing.SentMax; 0 on a virtual
+		// clock).
+		departed, exact := int64(0), false
+		if tp, ok := pp.out.(sim.TxTimedPort); ok {
+			departed, exact = tp.SendTimed(c.frame)
+		} else {
+			pp.out.Send(c.frame)
+		}
+		s.mirrorMAC(pp.id, c.frame, true, c.event, now, exact, departed)
 		return
 	}
 	best := -1
@@ -765,9 +773,9 @@ func (s *Switch) PFCLog() []PFCEvent {
 // Control frame the switch received on or sent from port, with the next
 // mirror sequence number, like a RoCE copy (see mirror). A received frame
 // is stamped as mirror does (t, timed: its arrival); a sent one, already
-// written, with the loop time now, t being when its write began
-// (mirrorStampSent).
-func (s *Switch) mirrorMAC(port uint32, frame []byte, sent bool, event roce.Event, t int64, timed bool) {
+// written, as mirrorStampSent does (t: when its write began; departed:
+// when it left, if timed).
+func (s *Switch) mirrorMAC(port uint32, frame []byte, sent bool, event roce.Event, t int64, timed bool, departed int64) {
 	if s.sch == nil {
 		return
 	}
@@ -777,7 +785,7 @@ func (s *Switch) mirrorMAC(port uint32, frame []byte, sent bool, event roce.Even
 	}
 	var stamp int64
 	if sent {
-		stamp = s.mirrorStampSent(t)
+		stamp = s.mirrorStampSent(t, departed, timed)
 	} else {
 		stamp = s.mirrorStamp(t, timed)
 	}

@@ -718,6 +718,49 @@ func TestPFCSentStampedAfterWrite(t *testing.T) {
 	}
 }
 
+// txTimedPort is a slowPort that knows when a frame left: depart after the
+// write began (a sim.TxTimedPort).
+type txTimedPort struct {
+	slowPort
+	depart int64
+}
+
+func (p *txTimedPort) SendTimed(f []byte) (int64, bool) {
+	at := p.sl.Now() + p.depart
+	p.Send(f)
+	return at, true
+}
+
+var _ sim.TxTimedPort = (*txTimedPort)(nil)
+
+// TestPFCSentStampedAtDeparture: the same 30 µs write on a port that
+// reports the frame left 5 µs into it: the copy is stamped with the
+// departure, exactly (SentMax 0).
+func TestPFCSentStampedAtDeparture(t *testing.T) {
+	sl := &slowLoop{EventLoop: sim.NewEventLoop()}
+	sw := injector.New(sl, injector.Config{Seed: 1, PFC: pfcTestConfig()})
+	req := &txTimedPort{slowPort: slowPort{tport: tport{loop: sl.EventLoop, name: "req"}, sl: sl, cost: 30_000}, depart: 5_000}
+	rsp, dmp := &tport{loop: sl.EventLoop, name: "rsp"}, &tport{loop: sl.EventLoop, name: "dmp"}
+	for id, p := range map[uint32]sim.Port{reqPort: req, rspPort: rsp, dmpPort: dmp} {
+		if err := sw.AddPort(id, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	programForwarding(t, servePrimary(t, sw))
+	if err := sw.SchedulePauses(injector.PauseInjection{Port: reqPort, Priority: 3, Quanta: 65535, Start: 200 * time.Microsecond}); err != nil {
+		t.Fatal(err)
+	}
+	sl.RunUntil(1_000_000)
+	if len(req.sent) != 1 || len(dmp.sent) != 1 {
+		t.Fatalf("%d frames to the requester, %d mirror copies; want 1 and 1", len(req.sent), len(dmp.sent))
+	}
+	diffLines(t, "mirror copy", []string{mirrorLine(t, dmp.sent[0].b)},
+		[]string{"1@205000 tx port=1 ev=pause PFC 02:00:00:00:00:ee > 01:80:c2:00:00:01 enable=0x08 p3=65535"})
+	if got := sw.Timing(); got.SentMax != 0 || got.ClampMax != 0 {
+		t.Errorf("Timing() = %+v, want SentMax 0 (the departure is known), ClampMax 0", got)
+	}
+}
+
 // lateLoop is an EventLoop whose AfterFunc timers all fire late by a fixed
 // amount: a real-time loop running behind.
 type lateLoop struct {

@@ -557,14 +557,21 @@ func (s *Switch) mirrorStamp(rxNs int64, timed bool) int64 {
 }
 
 // mirrorStampSent returns the timestamp of the mirror copy of a frame the
-// switch has written, whose write began at began: the loop's time now,
-// raised to the previous copy's if that is later. The stamp is at or after
-// the frame's departure; by how much (at most stamp − began) counts in
-// Timing.SentMax.
-func (s *Switch) mirrorStampSent(began int64) int64 {
-	stamp := max(s.loop.Now(), s.lastStamp)
+// switch has written, whose write began at began: its departure if known
+// (timed), else the loop's time now, raised to the previous copy's if that
+// is later. The stamp is at or after the departure; by how much (stamp −
+// departed, or at most stamp − began) counts in Timing.SentMax.
+func (s *Switch) mirrorStampSent(began, departed int64, timed bool) int64 {
+	from := began
+	at := departed
+	if timed {
+		from = departed
+	} else {
+		at = s.loop.Now()
+	}
+	stamp := max(at, s.lastStamp)
 	s.lastStamp = stamp
-	s.timing.sentMax = max(s.timing.sentMax, uint64(max(0, stamp-began)))
+	s.timing.sentMax = max(s.timing.sentMax, uint64(max(0, stamp-from)))
 	return stamp
 }
 

@@ -189,7 +189,8 @@ func (r *Run) meta() model.Meta {
 	m.TimestampUncertaintyNs = r.timestampUncertaintyNs()
 	m.TimerLatenessNs = int64(r.NICTimerLate)
 	m.PauseLatenessNs = int64(r.NICPauseLate)
-	m.SentUncertaintyNs = r.sentUncertaintyNs()
+	w := r.sentUncertaintyNs()
+	m.SentUncertaintyNs = &w
 	for _, c := range r.Connections {
 		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: c.Verb,
 			Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)})
@@ -343,9 +344,11 @@ type TimingReport struct {
 	ClampMaxNs int64  `json:"clamp_max_ns,omitempty"`
 	// SentUncertaintyNs is how much later than its departure the
 	// timestamp of a PFC frame the switch sent may be
-	// (model.Params.SentUncertaintyNs): the software switch stamps it once
-	// its write returned, and this is its longest such write (at least
-	// switch.timestamp-uncertainty-ns). 0 on sim.
+	// (model.Params.SentUncertaintyNs), at least
+	// switch.timestamp-uncertainty-ns: 0 on sim and where the software
+	// switch's port gives the departure (the kernel's transmit timestamp,
+	// netns); else its longest write of such a frame (it stamps once the
+	// write returned).
 	SentUncertaintyNs int64 `json:"sent_uncertainty_ns,omitempty"`
 	// NICTimerLateNs is how late the requester's software RNIC ran its
 	// timers during the traffic (model.Params.TimerLatenessNs): a timeout
@@ -765,9 +768,6 @@ func (r *Report) Text() string {
 	if tm := r.Timing; tm != nil && (tm.UncertaintyNs > 0 || tm.Frames > 0) {
 		fmt.Fprintf(&b, "timestamps: uncertainty %d ns; switch pipeline ran %d/%d/%d ns (p50/p99/max) after arrival over %d frames\n",
 			tm.UncertaintyNs, tm.LateP50Ns, tm.LateP99Ns, tm.LateMaxNs, tm.Frames)
-	}
-	if tm := r.Timing; tm != nil && tm.SentUncertaintyNs > 0 {
-		fmt.Fprintf(&b, "PFC frames the switch sent: timestamps up to %d ns after their departure\n", tm.SentUncertaintyNs)
 	}
 	if tm := r.Timing; tm != nil && tm.NICTimerLateNs > 0 {
 		fmt.Fprintf(&b, "requester RNIC timers ran up to %d ns late (allowed above the timeout bound)\n", tm.NICTimerLateNs)

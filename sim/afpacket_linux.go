@@ -36,12 +36,21 @@ import (
 // frame without a timestamp (the kernel refused the option) gets the loop
 // time of the read, and is counted in AFPacketStats.RxUntimed.
 //
+// It is a TxTimedPort: SendTimed asks the kernel for the frame's software
+// transmit timestamp (SO_TIMESTAMPING, taken when the driver hands the
+// frame on: for a veth, as it enters the peer's receive path) and reads it
+// from the socket's error queue once the write returned, converting it to
+// the Loop's clock as a receive timestamp.
+//
 // The socket belongs to the network namespace of the thread that calls
-// OpenAFPacket. Send must be called on the Loop; Close from anywhere.
+// OpenAFPacket. Send and SendTimed must be called on the Loop; Close from
+// anywhere.
 type AFPacketPort struct {
 	fd    int
 	name  string
 	loop  Loop
+	slow  int64                               // the Loop's slowdown (1 unless a RealLoop's)
+	tx    *txMsg                              // SendTimed's buffers (on the Loop)
 	recv  atomic.Pointer[func([]byte, int64)] // set by SetReceiver or SetTimedReceiver
 	done  atomic.Bool
 	wg    sync.WaitGroup
@@ -49,8 +58,9 @@ type AFPacketPort struct {
 }
 
 var (
-	_ Port      = (*AFPacketPort)(nil)
-	_ TimedPort = (*AFPacketPort)(nil)
+	_ Port        = (*AFPacketPort)(nil)
+	_ TimedPort   = (*AFPacketPort)(nil)
+	_ TxTimedPort = (*AFPacketPort)(nil)
 )
 
 // AFPacketStats counts a port's traffic. Fields are read with Stats.
@@ -81,7 +91,10 @@ func openAFPacket(ifname string, loop Loop, beforeRead func()) (*AFPacketPort, e
 	if err != nil {
 		return nil, err
 	}
-	p := &AFPacketPort{fd: fd, name: ifname, loop: loop}
+	p := &AFPacketPort{fd: fd, name: ifname, loop: loop, slow: 1, tx: newTxMsg()}
+	if s, ok := loop.(interface{ Slowdown() int64 }); ok {
+		p.slow = max(s.Slowdown(), 1)
+	}
 	p.wg.Add(1)
 	go p.readLoop(beforeRead)
 	return p, nil
@@ -116,6 +129,11 @@ func openPacketSocket(ifname string) (int, error) {
 	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<20)
 	// Without timestamps frames are stamped when read (counted in RxUntimed).
 	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+	// Software transmit timestamps, reported alone (no copy of the frame),
+	// for the frames SendTimed asks them for; no SCM_TIMESTAMPING on
+	// received frames (SO_TIMESTAMPNS reports those). Without them
+	// SendTimed reports the departure unknown.
+	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, soTimestamping, sofSoftware|sofOptTSOnly|sofOptRxFilter)
 	return fd, nil
 }
 
@@ -162,6 +180,123 @@ func (p *AFPacketPort) Send(frame []byte) {
 	p.stats.TxFrames.Add(1)
 }
 
+// SO_TIMESTAMPING (linux/net_tstamp.h): the socket option (and control
+// message type) and its flags.
+const (
+	soTimestamping = 37 // SO_TIMESTAMPING_OLD = SCM_TIMESTAMPING_OLD; the same as NEW on 64-bit
+	sofTxSoftware  = 1 << 1
+	sofSoftware    = 1 << 4
+	sofOptTSOnly   = 1 << 11
+	sofOptRxFilter = 1 << 17
+)
+
+// SendTimed writes frame as Send does, asking for its software transmit
+// timestamp, and returns that on the Loop's clock. ok is false when the
+// write failed or no timestamp in the write's time window came back.
+func (p *AFPacketPort) SendTimed(frame []byte) (int64, bool) {
+	if p.done.Load() {
+		return 0, false
+	}
+	before := time.Now().UnixNano()
+	if err := p.tx.send(p.fd, frame); err != 0 {
+		p.stats.TxErrors.Add(1)
+		return 0, false
+	}
+	p.stats.TxFrames.Add(1)
+	wall, now := clockPair(wallNow, p.loop.Now)
+	// The stamp is taken during the write; one outside it is a stale one
+	// from an earlier frame.
+	kns, ok := p.tx.timestamp(p.fd, before, wall)
+	if !ok {
+		return 0, false
+	}
+	return arrivalOnLoop(now, wall, kns, true, p.slow), true
+}
+
+// txMsg is SendTimed's sendmsg(2) and error-queue recvmsg(2) state,
+// allocated once.
+type txMsg struct {
+	hdr  syscall.Msghdr
+	iov  syscall.Iovec
+	ctl  [4]uint64 // the SO_TIMESTAMPING request: cmsghdr + int
+	oob  [16]uint64
+	data [64]byte
+}
+
+func newTxMsg() *txMsg {
+	m := &txMsg{}
+	h := (*syscall.Cmsghdr)(unsafe.Pointer(&m.ctl[0]))
+	h.Level, h.Type = syscall.SOL_SOCKET, soTimestamping
+	h.SetLen(syscall.CmsgLen(4))
+	*(*int32)(unsafe.Add(unsafe.Pointer(&m.ctl[0]), syscall.CmsgLen(0))) = sofTxSoftware
+	return m
+}
+
+// send writes frame with a request for its software transmit timestamp.
+func (m *txMsg) send(fd int, frame []byte) syscall.Errno {
+	if len(frame) == 0 {
+		return syscall.EINVAL
+	}
+	m.hdr = syscall.Msghdr{Iov: &m.iov, Iovlen: 1, Control: (*byte)(unsafe.Pointer(&m.ctl[0]))}
+	m.hdr.SetControllen(syscall.CmsgSpace(4))
+	m.iov.Base = &frame[0]
+	m.iov.SetLen(len(frame))
+	_, _, e := syscall.Syscall(syscall.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
+	m.iov.Base = nil
+	return e
+}
+
+// timestamp reads the socket's error queue until it is empty and returns
+// the last software transmit timestamp within [from, to] (ns since the
+// Unix epoch).
+func (m *txMsg) timestamp(fd int, from, to int64) (int64, bool) {
+	var ts int64
+	ok := false
+	for range 64 { // bounded: each read consumes an entry
+		m.hdr = syscall.Msghdr{Iov: &m.iov, Iovlen: 1, Control: (*byte)(unsafe.Pointer(&m.oob[0]))}
+		m.iov.Base = &m.data[0]
+		m.iov.SetLen(len(m.data))
+		m.hdr.SetControllen(len(m.oob) * 8)
+		_, _, e := syscall.Syscall(syscall.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), syscall.MSG_ERRQUEUE|syscall.MSG_DONTWAIT)
+		if e != 0 {
+			break
+		}
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&m.oob[0])), len(m.oob)*8)
+		if t, found := cmsgTxTimestamp(b[:min(int(m.hdr.Controllen), len(b))]); found && t >= from && t <= to {
+			ts, ok = t, true
+		}
+	}
+	return ts, ok
+}
+
+// cmsgTxTimestamp finds the SCM_TIMESTAMPING control message in b and
+// returns its software timestamp (the first of its three) in ns since the
+// Unix epoch; a zero one is none.
+func cmsgTxTimestamp(b []byte) (int64, bool) {
+	hdrLen := syscall.CmsgLen(0)
+	tsLen := syscall.CmsgLen(3 * int(unsafe.Sizeof(syscall.Timespec{})))
+	for len(b) >= hdrLen {
+		h := (*syscall.Cmsghdr)(unsafe.Pointer(&b[0]))
+		l := int(h.Len)
+		if l < hdrLen || l > len(b) {
+			return 0, false
+		}
+		if h.Level == syscall.SOL_SOCKET && h.Type == soTimestamping && l >= tsLen {
+			ts := (*syscall.Timespec)(unsafe.Pointer(&b[hdrLen]))
+			if n := ts.Nano(); n != 0 {
+				return n, true
+			}
+			return 0, false
+		}
+		next := syscall.CmsgSpace(l - hdrLen)
+		if next >= len(b) {
+			break
+		}
+		b = b[next:]
+	}
+	return 0, false
+}
+
 // Stats returns the port's counters.
 func (p *AFPacketPort) Stats() (txFrames, txErrors, rxFrames, rxNoReceiver uint64) {
 	return p.stats.TxFrames.Load(), p.stats.TxErrors.Load(), p.stats.RxFrames.Load(), p.stats.RxNoReceiver.Load()
@@ -179,10 +314,7 @@ func (p *AFPacketPort) Close() error {
 func (p *AFPacketPort) readLoop(beforeRead func()) {
 	defer p.wg.Done()
 	m := newRxMsg(65536)
-	slow := int64(1)
-	if s, ok := p.loop.(interface{ Slowdown() int64 }); ok {
-		slow = s.Slowdown()
-	}
+	slow := p.slow
 	for !p.done.Load() {
 		if beforeRead != nil {
 			beforeRead()

@@ -176,6 +176,7 @@ type timedRx struct {
 // rxTimestampRig is an AFPacketPort on one end of a veth pair in a fresh
 // namespace and a raw socket on the other end to send from.
 type rxTimestampRig struct {
+	ns   *testutil.Netns
 	loop *RealLoop
 	port *AFPacketPort
 	tx   int
@@ -186,7 +187,7 @@ func newRxTimestampRig(t *testing.T, beforeRead func()) *rxTimestampRig {
 	t.Helper()
 	ns := testutil.NewNetns(t, "rxts")
 	testutil.Veth(t, ns, "rx0", "", ns, "rx1", "")
-	r := &rxTimestampRig{loop: NewRealLoop(), got: make(chan timedRx, 64)}
+	r := &rxTimestampRig{ns: ns, loop: NewRealLoop(), got: make(chan timedRx, 64)}
 	r.loop.Start()
 	t.Cleanup(r.loop.Close)
 	if err := ns.Do(func() (err error) {
@@ -368,5 +369,61 @@ func TestAllocsAFPacketRecv(t *testing.T) {
 	}
 	if untimed != 0 {
 		t.Errorf("%d frames without a timestamp, want 0", untimed)
+	}
+}
+
+// TestAFPacketTxTimestamp: SendTimed returns each frame's departure (the
+// kernel's software transmit timestamp) on the loop's clock: inside the
+// call, in send order, and at most a few µs from the receiving port's
+// timestamp of the same frame (both are taken in the write, the transmit
+// one as the veth hands the frame to its peer).
+func TestAFPacketTxTimestamp(t *testing.T) {
+	testutil.RequireNetns(t)
+	r := newRxTimestampRig(t, nil)
+	var txp *AFPacketPort
+	if err := r.ns.Do(func() (err error) {
+		txp, err = OpenAFPacket("rx1", r.loop)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { txp.Close() })
+	const n = 20
+	type sent struct {
+		before, tx, after int64
+		ok                bool
+	}
+	out := make(chan sent, n)
+	for i := range n {
+		r.loop.Post(func() {
+			var s sent
+			s.before = r.loop.Now()
+			s.tx, s.ok = txp.SendTimed(testFrame(i))
+			s.after = r.loop.Now()
+			out <- s
+		})
+	}
+	var ss []sent
+	for range n {
+		ss = append(ss, <-out)
+	}
+	got := r.collect(t, n)
+	const slack = 20 * time.Microsecond // the two clock conversions
+	for i, s := range ss {
+		if !s.ok {
+			t.Fatalf("frame %d: SendTimed reported no departure", i)
+		}
+		if s.tx < s.before || s.tx > s.after {
+			t.Errorf("frame %d: departure %d outside the call [%d, %d]", i, s.tx, s.before, s.after)
+		}
+		if i > 0 && s.tx < ss[i-1].tx {
+			t.Errorf("frame %d: departure %d before frame %d's %d", i, s.tx, i-1, ss[i-1].tx)
+		}
+		if d := got[i].rxNs - s.tx; d < -int64(slack) || d > int64(slack) {
+			t.Errorf("frame %d: received at %d, %v from its departure %d; want within %v", i, got[i].rxNs, time.Duration(d), s.tx, slack)
+		}
+	}
+	if tx, errs, _, _ := txp.Stats(); tx != n || errs != 0 {
+		t.Errorf("Stats: %d frames sent, %d errors; want %d, 0", tx, errs, n)
 	}
 }

@@ -67,5 +67,23 @@ type TimedPort interface {
 	SetTimedReceiver(fn func(frame []byte, rxNs int64))
 }
 
+// TxTimedPort is a Port that knows when a frame it sent left, as opposed
+// to when its write returned: on a real-time testbed a write can take
+// milliseconds after the frame left (the kernel runs pending receive work
+// in it). The switch stamps the mirror copy of a frame it sends (a PFC
+// pause) with the departure when its port tells it.
+//
+// *AFPacketPort implements it with the kernel's software transmit
+// timestamps. Link Endpoints do not: on virtual time a write takes no time.
+type TxTimedPort interface {
+	Port
+
+	// SendTimed sends frame as Send does and returns when it left, on the
+	// port's Loop clock (never after Loop.Now when it returns); ok is false
+	// when the departure is not known (the frame may still have been
+	// sent).
+	SendTimed(frame []byte) (txNs int64, ok bool)
+}
+
 // ErrClosed is returned by operations on a closed Network.
 var ErrClosed = errors.New("sim: closed")

@@ -211,7 +211,8 @@ func TestNetnsPFC(t *testing.T) {
 			}
 			// The pause lateness the NICs measured is what the pfc check allowed.
 			if a := rep.Analysis; a == nil || rep.Timing == nil || a.Params.PauseLatenessNs != rep.Timing.NICPauseLateNs ||
-				a.PFC.LatenessNs != rep.Timing.NICPauseLateNs || a.Params.SentUncertaintyNs != rep.Timing.SentUncertaintyNs {
+				a.PFC.LatenessNs != rep.Timing.NICPauseLateNs || a.Params.SentUncertaintyNs == nil ||
+				*a.Params.SentUncertaintyNs != rep.Timing.SentUncertaintyNs || a.PFC.SentUncertaintyNs != rep.Timing.SentUncertaintyNs {
 				t.Errorf("pause lateness, sent uncertainty: timing %+v, analysis params/pfc disagree", rep.Timing)
 			}
 			switch ex.name {

@@ -113,8 +113,9 @@ type Params struct {
 	// software switch stamps such a frame once its write returned (measured
 	// by lumina run on netns). A frame sent while paused is within the
 	// reaction bound for certain when it is by at least W (analyzers/pfc).
-	// Default 0: TimestampUncertaintyNs.
-	SentUncertaintyNs int64 `json:"sent_uncertainty_ns,omitempty"`
+	// 0 when the switch knows when its frames left (the kernel's transmit
+	// timestamps on netns). Absent: TimestampUncertaintyNs.
+	SentUncertaintyNs *int64 `json:"sent_uncertainty_ns,omitempty"`
 
 	// LinkGbps is the speed of the host↔switch links in Gb/s: the length
 	// of a pause quantum (512 bit times) and the 802.3 pause reaction
@@ -288,7 +289,7 @@ type analysisDoc struct {
 		TimestampUncertaintyNs int64   `json:"timestamp_uncertainty_ns"`
 		TimerLatenessNs        int64   `json:"timer_lateness_ns"`
 		PauseLatenessNs        int64   `json:"pause_lateness_ns"`
-		SentUncertaintyNs      int64   `json:"sent_uncertainty_ns"`
+		SentUncertaintyNs      *int64  `json:"sent_uncertainty_ns"`
 		LinkGbps               float64 `json:"link_gbps"`
 		RTTNs                  int64   `json:"rtt_ns"`
 	} `json:"params"`
@@ -424,7 +425,7 @@ func ParseMeta(data []byte) (Meta, error) {
 	if d.Analysis != nil && m.PauseLatenessNs == 0 && d.Analysis.Params.PauseLatenessNs > 0 {
 		m.PauseLatenessNs = d.Analysis.Params.PauseLatenessNs
 	}
-	if d.Analysis != nil && m.SentUncertaintyNs == 0 && d.Analysis.Params.SentUncertaintyNs > 0 {
+	if d.Analysis != nil && m.SentUncertaintyNs == nil && d.Analysis.Params.SentUncertaintyNs != nil {
 		m.SentUncertaintyNs = d.Analysis.Params.SentUncertaintyNs
 	}
 	if d.Analysis != nil && m.LinkGbps == 0 && d.Analysis.Params.LinkGbps > 0 {
@@ -566,7 +567,7 @@ func mergeParams(a, b Params) Params {
 	if b.PauseLatenessNs != 0 {
 		a.PauseLatenessNs = b.PauseLatenessNs
 	}
-	if b.SentUncertaintyNs != 0 {
+	if b.SentUncertaintyNs != nil {
 		a.SentUncertaintyNs = b.SentUncertaintyNs
 	}
 	if b.LinkGbps != 0 {
@@ -642,8 +643,8 @@ func (m *Meta) Validate() error {
 	if p.PauseLatenessNs < 0 {
 		return bad("pause_lateness_ns %d must not be negative", p.PauseLatenessNs)
 	}
-	if p.SentUncertaintyNs < 0 {
-		return bad("sent_uncertainty_ns %d must not be negative", p.SentUncertaintyNs)
+	if p.SentUncertaintyNs != nil && *p.SentUncertaintyNs < 0 {
+		return bad("sent_uncertainty_ns %d must not be negative", *p.SentUncertaintyNs)
 	}
 	if p.TimestampUncertaintyNs < 0 {
 		return bad("timestamp_uncertainty_ns %d must not be negative", p.TimestampUncertaintyNs)

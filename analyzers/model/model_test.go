@@ -98,19 +98,27 @@ func TestTimestampUncertainty(t *testing.T) {
 // TestRunMeasuredParams: pause_lateness_ns and sent_uncertainty_ns are read
 // at the top level and from a `lumina run` report.json's analysis (so
 // `lumina analyze` on a run directory allows what the run allowed);
-// negative is refused.
+// negative is refused. sent_uncertainty_ns 0 is a value (exact departure
+// stamps), absent is not (-1 here).
 func TestRunMeasuredParams(t *testing.T) {
 	for _, p := range []struct {
-		key string
-		get func(Meta) int64
+		key          string
+		get          func(Meta) int64
+		absent, zero int64
 	}{
-		{"pause_lateness_ns", func(m Meta) int64 { return m.PauseLatenessNs }},
-		{"sent_uncertainty_ns", func(m Meta) int64 { return m.SentUncertaintyNs }},
+		{"pause_lateness_ns", func(m Meta) int64 { return m.PauseLatenessNs }, 0, 0},
+		{"sent_uncertainty_ns", func(m Meta) int64 {
+			if m.SentUncertaintyNs == nil {
+				return -1
+			}
+			return *m.SentUncertaintyNs
+		}, -1, 0},
 	} {
 		for doc, want := range map[string]int64{
-			`{}`:            0,
+			`{}`:            p.absent,
 			`{"KEY": 4000}`: 4000,
 			`{"schema": "lumina.report/v1", "analysis": {"params": {"KEY": 3700}}}`: 3700,
+			`{"schema": "lumina.report/v1", "analysis": {"params": {"KEY": 0}}}`:    p.zero,
 			`{"KEY": 9, "analysis": {"params": {"KEY": 3700}}}`:                     9,
 		} {
 			doc = strings.ReplaceAll(doc, "KEY", p.key)

@@ -46,8 +46,8 @@ type Options struct {
 	UncertaintyNs int64
 	// SentUncertaintyNs, W, is how much later than its departure the
 	// timestamp of a PFC frame the switch sent may be
-	// (model.Params.SentUncertaintyNs). Default 0: UncertaintyNs.
-	SentUncertaintyNs int64
+	// (model.Params.SentUncertaintyNs). Default nil: UncertaintyNs.
+	SentUncertaintyNs *int64
 	// LatenessNs is how much later than its reaction time a host may have
 	// applied a pause (a software RNIC on a real clock,
 	// model.Params.PauseLatenessNs). A frame beyond the reaction bound by at
@@ -158,9 +158,9 @@ type Analyzer struct {
 // New returns an Analyzer for the connections of t.
 func New(t *model.Table, opt Options) *Analyzer {
 	a := &Analyzer{opt: opt, table: t, hostOf: map[netip.Addr]int{}, pp: map[uint32]*portPrio{}}
-	a.sentU = opt.SentUncertaintyNs
-	if a.sentU <= 0 {
-		a.sentU = opt.UncertaintyNs
+	a.sentU = opt.UncertaintyNs
+	if w := opt.SentUncertaintyNs; w != nil {
+		a.sentU = max(0, *w)
 	}
 	a.bps = opt.LinkBps
 	if a.bps <= 0 {

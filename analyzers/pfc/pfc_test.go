@@ -171,13 +171,18 @@ func TestViolation(t *testing.T) {
 	// The frames 500 and 1,000 ns after the XOFF are 1,534 and 1,034 ns
 	// within the bound: certainly within it when the XOFF's stamp is at
 	// most W = 1,034 ns after its departure, whatever U; at W = 1,035 the
-	// second is doubtful. W defaults to U.
+	// second is doubtful. W defaults to U (-1: unset).
 	for _, c := range []struct {
 		u, w     int64
 		listed   []int // indices of the listed violations
 		wantSent int64
-	}{{8000, 1034, []int{7}, 1034}, {8000, 1035, []int{6, 7}, 1035}, {8000, 0, []int{5, 6, 7}, 8000}, {0, 1035, []int{6, 7}, 1035}} {
-		s = newScen(t, Options{UncertaintyNs: c.u, SentUncertaintyNs: c.w})
+	}{{8000, 1034, []int{7}, 1034}, {8000, 1035, []int{6, 7}, 1035}, {8000, 0, []int{7}, 0}, {8000, -1, []int{5, 6, 7}, 8000},
+		{0, 1035, []int{6, 7}, 1035}} {
+		o := Options{UncertaintyNs: c.u}
+		if c.w >= 0 {
+			o.SentUncertaintyNs = &c.w
+		}
+		s = newScen(t, o)
 		twoHop(s, true)
 		r := s.a.Finish()
 		var listed []int

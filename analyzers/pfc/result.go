@@ -222,7 +222,7 @@ type Result struct {
 	UncertaintyNs   int64 `json:"timestamp_uncertainty_ns,omitempty"`
 	// SentUncertaintyNs is W (Options.SentUncertaintyNs, its default
 	// applied).
-	SentUncertaintyNs int64 `json:"sent_uncertainty_ns,omitempty"`
+	SentUncertaintyNs int64 `json:"sent_uncertainty_ns"`
 	// LatenessNs is the hosts' pause lateness allowed (Options.LatenessNs).
 	LatenessNs int64 `json:"pause_lateness_ns,omitempty"`
 	SpanNs     int64 `json:"span_ns"`
