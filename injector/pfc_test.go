@@ -688,36 +688,6 @@ func (p *slowPort) Send(f []byte) {
 	p.tport.Send(f)
 }
 
-// TestPFCSentStampedAfterWrite: a pause whose write to the requester takes
-// 30 µs (on a real-time port the kernel may run pending receive work in the
-// write) is stamped when the write returned, not before it began: stamped
-// before, a host that stopped on time would look 30 µs late. The 30 µs
-// bound how late the stamp is (Timing.SentMax); no arrival was clamped.
-func TestPFCSentStampedAfterWrite(t *testing.T) {
-	sl := &slowLoop{EventLoop: sim.NewEventLoop()}
-	sw := injector.New(sl, injector.Config{Seed: 1, PFC: pfcTestConfig()})
-	req := &slowPort{tport: tport{loop: sl.EventLoop, name: "req"}, sl: sl, cost: 30_000}
-	rsp, dmp := &tport{loop: sl.EventLoop, name: "rsp"}, &tport{loop: sl.EventLoop, name: "dmp"}
-	for id, p := range map[uint32]sim.Port{reqPort: req, rspPort: rsp, dmpPort: dmp} {
-		if err := sw.AddPort(id, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	programForwarding(t, servePrimary(t, sw))
-	if err := sw.SchedulePauses(injector.PauseInjection{Port: reqPort, Priority: 3, Quanta: 65535, Start: 200 * time.Microsecond}); err != nil {
-		t.Fatal(err)
-	}
-	sl.RunUntil(1_000_000)
-	if len(req.sent) != 1 || len(dmp.sent) != 1 {
-		t.Fatalf("%d frames to the requester, %d mirror copies; want 1 and 1", len(req.sent), len(dmp.sent))
-	}
-	diffLines(t, "mirror copy", []string{mirrorLine(t, dmp.sent[0].b)},
-		[]string{"1@230000 tx port=1 ev=pause PFC 02:00:00:00:00:ee > 01:80:c2:00:00:01 enable=0x08 p3=65535"})
-	if got := sw.Timing(); got.SentMax != 30*time.Microsecond || got.ClampMax != 0 {
-		t.Errorf("Timing() = %+v, want SentMax 30µs (the write), ClampMax 0", got)
-	}
-}
-
 // txTimedPort is a slowPort that knows when a frame left: depart after the
 // write began (a sim.TxTimedPort).
 type txTimedPort struct {
@@ -733,31 +703,48 @@ func (p *txTimedPort) SendTimed(f []byte) (int64, bool) {
 
 var _ sim.TxTimedPort = (*txTimedPort)(nil)
 
-// TestPFCSentStampedAtDeparture: the same 30 µs write on a port that
-// reports the frame left 5 µs into it: the copy is stamped with the
-// departure, exactly (SentMax 0).
-func TestPFCSentStampedAtDeparture(t *testing.T) {
-	sl := &slowLoop{EventLoop: sim.NewEventLoop()}
-	sw := injector.New(sl, injector.Config{Seed: 1, PFC: pfcTestConfig()})
-	req := &txTimedPort{slowPort: slowPort{tport: tport{loop: sl.EventLoop, name: "req"}, sl: sl, cost: 30_000}, depart: 5_000}
-	rsp, dmp := &tport{loop: sl.EventLoop, name: "rsp"}, &tport{loop: sl.EventLoop, name: "dmp"}
-	for id, p := range map[uint32]sim.Port{reqPort: req, rspPort: rsp, dmpPort: dmp} {
-		if err := sw.AddPort(id, p); err != nil {
+// TestPFCSentStamp: a pause injected at 200 µs whose write to the requester
+// takes 30 µs (on a real-time port the kernel may run pending receive work
+// in the write). On a port that says when the frame left (5 µs into the
+// write) the copy is stamped with that, exactly; on one that does not, when
+// the write returned, and the 30 µs bound how late that is
+// (Timing.SentMax). Stamped before the write, a host that stopped on time
+// would look up to 30 µs late.
+func TestPFCSentStamp(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		departure bool
+		stamp     int64
+		sentMax   time.Duration
+	}{{"departure known", true, 205_000, 0}, {"write returned", false, 230_000, 30 * time.Microsecond}} {
+		sl := &slowLoop{EventLoop: sim.NewEventLoop()}
+		sw := injector.New(sl, injector.Config{Seed: 1, PFC: pfcTestConfig()})
+		slow := slowPort{tport: tport{loop: sl.EventLoop, name: "req"}, sl: sl, cost: 30_000}
+		var req sim.Port = &slow
+		sent := &slow.sent
+		if tc.departure {
+			tp := &txTimedPort{slowPort: slow, depart: 5_000}
+			req, sent = tp, &tp.sent
+		}
+		rsp, dmp := &tport{loop: sl.EventLoop, name: "rsp"}, &tport{loop: sl.EventLoop, name: "dmp"}
+		for id, p := range map[uint32]sim.Port{reqPort: req, rspPort: rsp, dmpPort: dmp} {
+			if err := sw.AddPort(id, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		programForwarding(t, servePrimary(t, sw))
+		if err := sw.SchedulePauses(injector.PauseInjection{Port: reqPort, Priority: 3, Quanta: 65535, Start: 200 * time.Microsecond}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	programForwarding(t, servePrimary(t, sw))
-	if err := sw.SchedulePauses(injector.PauseInjection{Port: reqPort, Priority: 3, Quanta: 65535, Start: 200 * time.Microsecond}); err != nil {
-		t.Fatal(err)
-	}
-	sl.RunUntil(1_000_000)
-	if len(req.sent) != 1 || len(dmp.sent) != 1 {
-		t.Fatalf("%d frames to the requester, %d mirror copies; want 1 and 1", len(req.sent), len(dmp.sent))
-	}
-	diffLines(t, "mirror copy", []string{mirrorLine(t, dmp.sent[0].b)},
-		[]string{"1@205000 tx port=1 ev=pause PFC 02:00:00:00:00:ee > 01:80:c2:00:00:01 enable=0x08 p3=65535"})
-	if got := sw.Timing(); got.SentMax != 0 || got.ClampMax != 0 {
-		t.Errorf("Timing() = %+v, want SentMax 0 (the departure is known), ClampMax 0", got)
+		sl.RunUntil(1_000_000)
+		if len(*sent) != 1 || len(dmp.sent) != 1 {
+			t.Fatalf("%s: %d frames to the requester, %d mirror copies; want 1 and 1", tc.name, len(*sent), len(dmp.sent))
+		}
+		diffLines(t, tc.name+": mirror copy", []string{mirrorLine(t, dmp.sent[0].b)},
+			[]string{fmt.Sprintf("1@%d tx port=1 ev=pause PFC 02:00:00:00:00:ee > 01:80:c2:00:00:01 enable=0x08 p3=65535", tc.stamp)})
+		if got := sw.Timing(); got.SentMax != tc.sentMax || got.ClampMax != 0 {
+			t.Errorf("%s: Timing() = %+v, want SentMax %v, ClampMax 0", tc.name, got, tc.sentMax)
+		}
 	}
 }
 
