@@ -19,7 +19,7 @@
 // the loss and timeout bar charts are HTML and inline SVG (gonum plot).
 //
 // SeqCollector gathers the graphs' packets during the analysis pass: every
-// packet of the first MaxPlotConns connections, at most MaxPlotPackets in
+// packet of every connection, at most MaxPlotPackets in
 // all, as fixed-size records (appends amortized; no allocation per packet
 // otherwise). The page stores them as gzipped little-endian columns
 // (page.go); the browser draws every packet when at most 100,000 are in

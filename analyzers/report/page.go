@@ -133,7 +133,7 @@ func putF64(b []byte, v float64) { binary.LittleEndian.PutUint64(b, math.Float64
 
 // encodeConn sorts c's packets by graph time (stable: trace order within
 // a timestamp) and encodes them for the page.
-func encodeConn(c *ConnPackets, t0 int64, title string) (pageConn, error) {
+func encodeConn(c *ConnPackets, t0 int64, title string, zw *gzip.Writer) (pageConn, error) {
 	recs := c.recs
 	slices.SortStableFunc(recs, func(a, b pktRec) int {
 		switch {
@@ -173,10 +173,7 @@ func encodeConn(c *ConnPackets, t0 int64, title string) (pageConn, error) {
 		}
 	}
 	var z bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&z, gzip.BestSpeed)
-	if err != nil {
-		return pc, err
-	}
+	zw.Reset(&z)
 	if _, err := zw.Write(buf); err != nil {
 		return pc, err
 	}
@@ -207,13 +204,19 @@ func graphData(r *Report) (template.JS, error) {
 		for _, t := range pl.Tuples {
 			d.Tuples = append(d.Tuples, pageTuple{t.Prefix, string(appendHex(nil, uint64(t.QP), 6))})
 		}
+		zw, err := gzip.NewWriterLevel(nil, gzip.BestSpeed) // one for every connection (Reset)
+		if err != nil {
+			return "", err
+		}
+		named := make(map[int]string, len(r.Connections))
+		for _, cn := range r.Connections {
+			named[cn.ID] = "Connection " + ConnString(cn)
+		}
 		for i := range pl.Conns {
 			c := &pl.Conns[i]
-			title := "Connection " + strconv.Itoa(c.Conn)
-			for _, cn := range r.Connections {
-				if cn.ID == c.Conn {
-					title = "Connection " + ConnString(cn)
-				}
+			title, ok := named[c.Conn]
+			if !ok {
+				title = "Connection " + strconv.Itoa(c.Conn)
 			}
 			for j := range c.recs {
 				op, ev := c.recs[j].op, c.recs[j].ev
@@ -224,7 +227,7 @@ func graphData(r *Report) (template.JS, error) {
 					d.Events[int(ev)] = roce.Event(ev).String()
 				}
 			}
-			pc, err := encodeConn(c, t0, title)
+			pc, err := encodeConn(c, t0, title, zw)
 			if err != nil {
 				return "", err
 			}

@@ -31,9 +31,6 @@ var ClassNames = [NumClasses]string{"data", "retransmission", "drop", "corrupt",
 
 // Limits of the collected plot data.
 const (
-	// MaxPlotConns is the number of connections with a graph (the
-	// first ones of the table).
-	MaxPlotConns = 16
 	// MaxPlotPackets bounds the packets kept over all graphs (about 64
 	// bytes each while collecting); later packets are counted, not drawn.
 	MaxPlotPackets = 1 << 21
@@ -104,8 +101,9 @@ func (c *ConnPackets) Len() int { return len(c.recs) }
 // Plots is the data behind report.html's time-sequence graphs.
 type Plots struct {
 	T0 int64 // first graph time of the trace
-	// Conns are the graphs' connections (the first MaxPlotConns with
-	// packets).
+	// Conns are the graphs' connections (every connection with packets,
+	// in table order; the page draws the first 16 at once, the others on
+	// demand).
 	Conns  []ConnPackets
 	Tuples []Tuple
 	// Dropped counts packets of graphed connections beyond
@@ -113,7 +111,7 @@ type Plots struct {
 	Dropped int
 }
 
-// SeqCollector gathers every packet of the first MaxPlotConns connections
+// SeqCollector gathers every packet of every connection
 // during the analysis pass (at most MaxPlotPackets in all). Add allocates
 // only to grow its buffers (amortized) and for a new address tuple.
 type SeqCollector struct {
@@ -136,11 +134,10 @@ type connBuf struct {
 	lastPSN int32
 }
 
-// NewSeqCollector returns a collector for the first MaxPlotConns
-// connections of t. mirrorPort is the UDP port of unrestored mirror copies
+// NewSeqCollector returns a collector for the connections of t. mirrorPort is the UDP port of unrestored mirror copies
 // (roce.Parser.MirrorPort), as the analysis decodes them.
 func NewSeqCollector(t *model.Table, mirrorPort uint16) *SeqCollector {
-	return &SeqCollector{table: t, conns: make([]*connBuf, min(len(t.Conns), MaxPlotConns)),
+	return &SeqCollector{table: t, conns: make([]*connBuf, len(t.Conns)),
 		parser: roce.Parser{VerifyICRC: true, MirrorPort: mirrorPort}, tuples: map[tupleKey]uint16{}}
 }
 

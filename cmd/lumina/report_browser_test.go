@@ -184,8 +184,9 @@ type graphInfo struct {
 }
 
 // checkReport opens the page of trace (made by lumina analyze --html) and
-// checks it: no console errors; every connection's graph holds and, at
-// full zoom, draws one point per packet of the connection; the page's
+// checks it: no console errors; the first 16 connections' graphs are made
+// at once, the others when asked for; every connection's graph holds and,
+// at full zoom, draws one point per packet of the connection; the page's
 // decode line of every packet (up to maxLines per graph; all when 0) is
 // lumina decode's; hovering packets shows their decode line. It returns
 // the page's load time.
@@ -206,6 +207,10 @@ func checkReport(t *testing.T, chromium, tracePath, page string, maxLines int) t
 
 	b := openPage(t, chromium, page, 90*time.Second)
 	loadMs := evalJS[float64](t, b, "window.lumina.loadMs")
+	if n := evalJS[int](t, b, "window.lumina.graphs.length"); n != min(len(want), 16) {
+		t.Errorf("%s: %d graphs when the page opens, want %d (the first 16 of %d connections with packets)", page, n, min(len(want), 16), len(want))
+	}
+	showAll(t, b)
 	graphs := evalJS[[]graphInfo](t, b, `window.lumina.graphs.map(g => ({id: g.c.id, n: g.c.n, drawn: g.drawn, sampled: g.sampled, inView: g.inView,
 		idx: Array.from(g.c.idx), t: Array.from(g.c.t), rel: Array.from(g.c.rel)}))`)
 	if len(graphs) != len(want) {
@@ -275,6 +280,16 @@ func checkReport(t *testing.T, chromium, tracePath, page string, maxLines int) t
 	return time.Duration(loadMs * float64(time.Millisecond))
 }
 
+// showAll has the page make the graphs of every connection beyond the
+// first 16 (its "Show all" button) and waits for them.
+func showAll(t testing.TB, b *browser) {
+	t.Helper()
+	evalJS[int](t, b, "window.lumina.shownAll = false, window.lumina.showAll().then(() => window.lumina.shownAll = true), 0")
+	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool]("window.lumina.shownAll === true", chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		t.Fatalf("waiting for the other connections' graphs: %v (errors: %v)", err, b.errors())
+	}
+}
+
 // hoverPicks chooses up to 4 packets of g that no other packet shares a
 // position with (first, last, and two in between).
 func hoverPicks(g graphInfo) []int {
@@ -326,6 +341,42 @@ func TestReportBrowser(t *testing.T) {
 		if len(b.errors()) > 0 {
 			t.Errorf("run report.html: console errors: %v", b.errors())
 		}
+	})
+
+	// 20 connections: 16 graphs at once, 4 on demand (through the page's
+	// select and "Show" button for one of them).
+	t.Run("20-connections", func(t *testing.T) {
+		src, err := os.ReadFile(filepath.Join("..", "..", "examples", "quickstart.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		yml := strings.Replace(strings.Replace(string(src), "name: quickstart", "name: conns20", 1), "num-connections: 2", "num-connections: 20", 1)
+		path := filepath.Join(dir, "conns20.yaml")
+		if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, stdout, stderr := runCLI("run", "-q", "--testbed", "sim", "-o", dir, path); code != 0 {
+			t.Fatalf("lumina run conns20: exit %d\n%s%s", code, stdout, stderr)
+		}
+		run := filepath.Join(dir, "conns20", "0")
+		b := openPage(t, chromium, filepath.Join(run, "report.html"), 60*time.Second)
+		got := evalJS[[]int](t, b, `(() => {
+			const sel = document.querySelector(".more select");
+			sel.value = sel.options[2].value;
+			document.querySelector(".more button").click();
+			return window.lumina.graphs.map(g => g.c.id);
+		})()`)
+		if !slices.Equal(got, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}) {
+			t.Errorf("graphs when the page opens: connections %v, want 0..15", got)
+		}
+		if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool]("window.lumina.graphs.length === 17", chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+			t.Fatalf("the picked connection's graph: %v (errors: %v)", err, b.errors())
+		}
+		if got := evalJS[[]any](t, b, `[window.lumina.graphs[16].c.id, document.querySelectorAll(".more option").length,
+			document.querySelector(".more span").textContent]`); fmt.Sprint(got) != "[18 3 3 more connections: ]" {
+			t.Errorf("after showing the third of the others: %v, want [18 3 3 more connections: ] (graph of connection 18, 3 left to pick)", got)
+		}
+		checkReport(t, chromium, filepath.Join(run, "trace.pcap"), filepath.Join(dir, "conns20.html"), 0)
 	})
 
 	t.Run("fast-retransmission-100k", func(t *testing.T) {

@@ -7,7 +7,8 @@
 	const tStart = performance.now();
 	const D = JSON.parse(document.getElementById("lumina-data").textContent);
 	// timing: ms spent parsing the JSON, inflating the columns, making the graphs.
-	const L = (window.lumina = { ready: false, graphs: [], data: D, loadMs: 0, timing: { parse: performance.now() - tStart } });
+	const L = (window.lumina = { ready: false, graphs: [], data: D, loadMs: 0, timing: { parse: performance.now() - tStart },
+		show: async () => -1, showAll: async () => {} }); // show, showAll: see more()
 	// Class colors and point sizes, in ClassNames order: data, retransmission,
 	// drop, corrupt, ECN mark, delay/reorder/duplicate, ACK, NAK, CNP.
 	const COLORS = ["#4a6ec8", "#1a9e3c", "#e01b1b", "#9b00a8", "#f29900", "#00a3b4", "#a8a8a8", "#c8007a", "#111111"];
@@ -524,14 +525,65 @@
 		}, data, root);
 	}
 
+	// EAGER is the number of graphs made when the page opens; the other
+	// connections' graphs are made on demand (their columns inflated then),
+	// so that a test of thousands of QPs opens as fast as one of 16.
+	const EAGER = 16;
+	// MANY: beyond this many other connections there is no "Show all"
+	// button (each graph costs the browser tens of ms).
+	const MANY = 48;
+
+	// more offers the connections beyond the first EAGER: pick one (or, up
+	// to MANY of them, all) to add its graph below. L.show(id) adds
+	// connection id's graph and resolves to its index in L.graphs;
+	// L.showAll() adds every one left.
+	function more(root, rest) {
+		const pending = new Map(rest.map((pc) => [pc.id, pc]));
+		L.show = async (id) => {
+			const pc = pending.get(id);
+			if (!pc) return L.graphs.findIndex((g) => g.c.id === id);
+			pending.delete(id);
+			const opt = sel.querySelector('option[value="' + id + '"]');
+			if (opt) opt.remove();
+			label.textContent = count();
+			if (!pending.size) box.hidden = true;
+			L.graphs.push(new Graph(await load(pc), root));
+			return L.graphs.length - 1;
+		};
+		L.showAll = async () => {
+			for (const id of [...pending.keys()]) await L.show(id);
+		};
+		if (!rest.length) return;
+		const count = () => pending.size.toLocaleString("en-US") + " more connection" + (pending.size === 1 ? "" : "s") + ": ";
+		const box = el("div", "more");
+		const label = el("span", "", count());
+		const sel = el("select");
+		for (const pc of rest) {
+			const o = el("option", "", pc.title + " (" + pc.n.toLocaleString("en-US") + " packets)");
+			o.value = String(pc.id);
+			sel.appendChild(o);
+		}
+		const one = el("button", "", "Show");
+		const all = el("button", "", "Show all");
+		const fail = (e) => console.error("lumina report:", e);
+		one.onclick = () => {
+			if (sel.value !== "") L.show(Number(sel.value)).then((k) => L.graphs[k].box.scrollIntoView()).catch(fail);
+		};
+		all.onclick = () => L.showAll().catch(fail);
+		box.append(label, sel, one);
+		if (rest.length <= MANY) box.append(all);
+		root.appendChild(box);
+	}
+
 	async function main() {
 		const root = document.getElementById("graphs");
 		if (root) {
 			const t0 = performance.now();
-			const conns = await Promise.all(D.conns.map(load));
+			const conns = await Promise.all(D.conns.slice(0, EAGER).map(load));
 			const t1 = performance.now();
 			L.timing.inflate = t1 - t0;
 			for (const c of conns) L.graphs.push(new Graph(c, root));
+			more(root, D.conns.slice(EAGER));
 			L.timing.graphs = performance.now() - t1;
 			let w = root.clientWidth;
 			window.addEventListener("resize", () => {
