@@ -27,14 +27,15 @@ import (
 // on the loop's clock (a RealLoop's Slowdown; 1 for other loops).
 // The conversion reads two clocks one after the other — the wall clock
 // first — so its error is the time between the two reads, and it can only
-// make rxNs later, never earlier. A third read (the wall clock again) bounds
-// it: a pair more than maxClockPairNs apart (the reader was preempted between
-// the reads) is read again, up to clockPairTries times, so the error is tens
-// of ns and in practice below 2 µs. rxNs is capped at the loop time of the read, so a
-// wall-clock step forward cannot put an arrival in the future; a step
-// backwards while frames are queued makes their rxNs early by the step. A
-// frame without a timestamp (the kernel refused the option) gets the loop
-// time of the read, and is counted in AFPacketStats.RxUntimed.
+// make rxNs later, never earlier. A third read (the wall clock again)
+// bounds it: a pair more than maxClockPairNs apart (the reader was
+// preempted between the reads) is read again, up to clockPairTries times,
+// so the error is tens of ns and in practice below 2 µs. rxNs is capped at
+// the loop time of the read, so a wall-clock step forward cannot put an
+// arrival in the future; a step backwards while frames are queued makes
+// their rxNs early by the step. A frame without a timestamp (the kernel
+// refused the option) gets the loop time of the read, and is counted in
+// AFPacketStats.RxUntimed.
 //
 // It is a TxTimedPort: SendTimed asks the kernel for the frame's software
 // transmit timestamp (SO_TIMESTAMPING, taken when the driver hands the
