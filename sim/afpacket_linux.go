@@ -198,7 +198,7 @@ func (p *AFPacketPort) SendTimed(frame []byte) (int64, bool) {
 	if p.done.Load() {
 		return 0, false
 	}
-	before := time.Now().UnixNano()
+	before := wallNow()
 	if err := p.tx.send(p.fd, frame); err != 0 {
 		p.stats.TxErrors.Add(1)
 		return 0, false
@@ -262,8 +262,7 @@ func (m *txMsg) timestamp(fd int, from, to int64) (int64, bool) {
 		if e != 0 {
 			break
 		}
-		b := unsafe.Slice((*byte)(unsafe.Pointer(&m.oob[0])), len(m.oob)*8)
-		if t, found := cmsgTxTimestamp(b[:min(int(m.hdr.Controllen), len(b))]); found && t >= from && t <= to {
+		if t, found := cmsgTxTimestamp(controlBytes(m.oob[:], &m.hdr)); found && t >= from && t <= to {
 			ts, ok = t, true
 		}
 	}
@@ -274,28 +273,11 @@ func (m *txMsg) timestamp(fd int, from, to int64) (int64, bool) {
 // returns its software timestamp (the first of its three) in ns since the
 // Unix epoch; a zero one is none.
 func cmsgTxTimestamp(b []byte) (int64, bool) {
-	hdrLen := syscall.CmsgLen(0)
-	tsLen := syscall.CmsgLen(3 * int(unsafe.Sizeof(syscall.Timespec{})))
-	for len(b) >= hdrLen {
-		h := (*syscall.Cmsghdr)(unsafe.Pointer(&b[0]))
-		l := int(h.Len)
-		if l < hdrLen || l > len(b) {
-			return 0, false
-		}
-		if h.Level == syscall.SOL_SOCKET && h.Type == soTimestamping && l >= tsLen {
-			ts := (*syscall.Timespec)(unsafe.Pointer(&b[hdrLen]))
-			if n := ts.Nano(); n != 0 {
-				return n, true
-			}
-			return 0, false
-		}
-		next := syscall.CmsgSpace(l - hdrLen)
-		if next >= len(b) {
-			break
-		}
-		b = b[next:]
+	ts, ok := cmsgTimespec(b, soTimestamping, 3)
+	if !ok || ts.Nano() == 0 {
+		return 0, false
 	}
-	return 0, false
+	return ts.Nano(), true
 }
 
 // Stats returns the port's counters.
@@ -419,26 +401,40 @@ func (m *rxMsg) recv(fd int) (int, syscall.Errno) {
 }
 
 // control returns the control messages of the last recv.
-func (m *rxMsg) control() []byte {
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&m.oob[0])), len(m.oob)*8)
-	return b[:min(int(m.hdr.Controllen), len(b))]
+func (m *rxMsg) control() []byte { return controlBytes(m.oob[:], &m.hdr) }
+
+// controlBytes returns the control messages a recvmsg(2) with hdr wrote
+// into oob.
+func controlBytes(oob []uint64, hdr *syscall.Msghdr) []byte {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&oob[0])), len(oob)*8)
+	return b[:min(int(hdr.Controllen), len(b))]
 }
 
 // cmsgRxTimestamp finds the SCM_TIMESTAMPNS control message in b (the
 // control data of a recvmsg) and returns its time in ns since the Unix
 // epoch. b must be aligned as the kernel writes it (cmsghdr alignment).
 func cmsgRxTimestamp(b []byte) (int64, bool) {
+	ts, ok := cmsgTimespec(b, syscall.SCM_TIMESTAMPNS, 1)
+	if !ok {
+		return 0, false
+	}
+	return ts.Nano(), true
+}
+
+// cmsgTimespec finds the first SOL_SOCKET control message of type typ in b
+// that holds at least n timespecs and returns the first of them. b must be
+// aligned as the kernel writes it (cmsghdr alignment).
+func cmsgTimespec(b []byte, typ int32, n int) (*syscall.Timespec, bool) {
 	hdrLen := syscall.CmsgLen(0)
-	tsLen := syscall.CmsgLen(int(unsafe.Sizeof(syscall.Timespec{})))
+	tsLen := syscall.CmsgLen(n * int(unsafe.Sizeof(syscall.Timespec{})))
 	for len(b) >= hdrLen {
 		h := (*syscall.Cmsghdr)(unsafe.Pointer(&b[0]))
 		l := int(h.Len)
 		if l < hdrLen || l > len(b) {
-			return 0, false
+			return nil, false
 		}
-		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SCM_TIMESTAMPNS && l >= tsLen {
-			ts := (*syscall.Timespec)(unsafe.Pointer(&b[hdrLen]))
-			return ts.Nano(), true
+		if h.Level == syscall.SOL_SOCKET && h.Type == typ && l >= tsLen {
+			return (*syscall.Timespec)(unsafe.Pointer(&b[hdrLen])), true
 		}
 		next := syscall.CmsgSpace(l - hdrLen)
 		if next >= len(b) {
@@ -446,5 +442,5 @@ func cmsgRxTimestamp(b []byte) (int64, bool) {
 		}
 		b = b[next:]
 	}
-	return 0, false
+	return nil, false
 }
