@@ -630,7 +630,11 @@ func (s *Switch) pfcService(pp *pfcPort) {
 		} else {
 			pp.out.Send(c.frame)
 		}
-		s.mirrorMAC(pp.id, c.frame, true, c.event, now, exact, departed)
+		from, at := departed, departed
+		if !exact {
+			from, at = now, s.loop.Now() // it left while it was written
+		}
+		s.mirrorMAC(pp.id, c.frame, true, c.event, from, false, at)
 		return
 	}
 	best := -1
@@ -773,9 +777,8 @@ func (s *Switch) PFCLog() []PFCEvent {
 // Control frame the switch received on or sent from port, with the next
 // mirror sequence number, like a RoCE copy (see mirror). A received frame
 // is stamped as mirror does (t, timed: its arrival); a sent one, already
-// written, as mirrorStampSent does (t: when its write began; departed:
-// when it left, if timed).
-func (s *Switch) mirrorMAC(port uint32, frame []byte, sent bool, event roce.Event, t int64, timed bool, departed int64) {
+// written, left within [t, at] (mirrorStampSent).
+func (s *Switch) mirrorMAC(port uint32, frame []byte, sent bool, event roce.Event, t int64, timed bool, at int64) {
 	if s.sch == nil {
 		return
 	}
@@ -785,7 +788,7 @@ func (s *Switch) mirrorMAC(port uint32, frame []byte, sent bool, event roce.Even
 	}
 	var stamp int64
 	if sent {
-		stamp = s.mirrorStampSent(t, departed, timed)
+		stamp = s.mirrorStampSent(t, at)
 	} else {
 		stamp = s.mirrorStamp(t, timed)
 	}

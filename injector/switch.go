@@ -483,8 +483,7 @@ func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, 
 	}
 	var stamp int64
 	if departed {
-		stamp = max(t, s.lastStamp)
-		s.lastStamp = stamp
+		stamp = s.raiseStamp(t)
 	} else {
 		stamp = s.mirrorStamp(t, timed)
 	}
@@ -548,8 +547,7 @@ func (s *Switch) mirrorStamp(rxNs int64, timed bool) int64 {
 	if timed {
 		arrival = rxNs
 	}
-	stamp := max(arrival, s.lastStamp)
-	s.lastStamp = stamp
+	stamp := s.raiseStamp(arrival)
 	if timed {
 		s.timing.record(rxNs, now, stamp)
 	}
@@ -557,22 +555,21 @@ func (s *Switch) mirrorStamp(rxNs int64, timed bool) int64 {
 }
 
 // mirrorStampSent returns the timestamp of the mirror copy of a frame the
-// switch has written, whose write began at began: its departure if known
-// (timed), else the loop's time now, raised to the previous copy's if that
-// is later. The stamp is at or after the departure; by how much (stamp −
-// departed, or at most stamp − began) counts in Timing.SentMax.
-func (s *Switch) mirrorStampSent(began, departed int64, timed bool) int64 {
-	from := began
-	at := departed
-	if timed {
-		from = departed
-	} else {
-		at = s.loop.Now()
-	}
-	stamp := max(at, s.lastStamp)
-	s.lastStamp = stamp
+// switch has written, which left within [from, at]: at, raised to the
+// previous copy's if that is later. The stamp is at or after the
+// departure, by at most stamp − from (Timing.SentMax).
+func (s *Switch) mirrorStampSent(from, at int64) int64 {
+	stamp := s.raiseStamp(at)
 	s.timing.sentMax = max(s.timing.sentMax, uint64(max(0, stamp-from)))
 	return stamp
+}
+
+// raiseStamp returns t raised to the previous mirror copy's timestamp if
+// that is later, and makes it the previous one: stamps never decrease in
+// mirror-sequence order.
+func (s *Switch) raiseStamp(t int64) int64 {
+	s.lastStamp = max(t, s.lastStamp)
+	return s.lastStamp
 }
 
 func (s *Switch) arpReply(in uint32, frame []byte, l3 int, mac uint64) {
