@@ -109,12 +109,12 @@ type Params struct {
 	// is inconclusive, not a failure (analyzers/pfc). Default 0.
 	PauseLatenessNs int64 `json:"pause_lateness_ns,omitempty"`
 	// SentUncertaintyNs, W, is how much later than its departure the
-	// switch's timestamp of a frame it sent (a PFC pause) may be: a
-	// software switch stamps such a frame once its write returned (measured
-	// by lumina run on netns). A frame sent while paused is within the
-	// reaction bound for certain when it is by at least W (analyzers/pfc).
-	// 0 when the switch knows when its frames left (the kernel's transmit
-	// timestamps on netns). Absent: TimestampUncertaintyNs.
+	// switch's timestamp of a frame it sent (a PFC pause) may be, as lumina
+	// run measured it: 0 when the switch stamps its frames with their
+	// departure (the kernel's transmit timestamps on netns), else its
+	// longest write of such a frame (it stamps once the write returned). A
+	// frame sent while paused is within the reaction bound for certain when
+	// it is by at least W (analyzers/pfc). Absent: TimestampUncertaintyNs.
 	SentUncertaintyNs *int64 `json:"sent_uncertainty_ns,omitempty"`
 
 	// LinkGbps is the speed of the host↔switch links in Gb/s: the length
