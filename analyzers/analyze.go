@@ -196,6 +196,7 @@ func decoder(meta model.Meta, opt Options, mtu int) model.Decoder {
 	if meta.Mirror != nil {
 		dec.Mirror = *meta.Mirror
 	}
+	dec.Holds = meta.Params.MirrorHolds
 	return dec
 }
 

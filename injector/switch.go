@@ -429,7 +429,7 @@ func (s *Switch) release(h *held, left int64) {
 	if s.sch == nil {
 		return // the pipeline was replaced while the packet was held
 	}
-	s.mirrorAt(h.in, h.frame, h.event, left)
+	s.mirrorCopy(h.in, h.frame, h.event, left, false, true, h.arrived)
 	if s.forward(h.in, h.egress, true, h.frame, true) {
 		s.overtaken(h.conn, left)
 	}
@@ -463,12 +463,13 @@ func (s *Switch) updateIter(c int, scope uint64, psn roce.PSN, op roce.Opcode) u
 // is the frame's arrival (rxNs if timed, else the Loop's time), raised to
 // the previous copy's if that is later.
 func (s *Switch) mirror(in uint32, frame []byte, event roce.Event, rxNs int64, timed bool) {
-	s.mirrorCopy(in, frame, event, rxNs, timed, false)
+	s.mirrorCopy(in, frame, event, rxNs, timed, false, 0)
 }
 
 // mirrorCopy is mirror (departed false: t and timed as mirror's rxNs and
-// timed) and mirrorAt (departed true: t is the departure).
-func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, timed, departed bool) {
+// timed) and mirrorAt (departed true: t is the departure). A copy of a held
+// packet (event.Held) carries its hold, the stamp minus arrived.
+func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, timed, departed bool, arrived int64) {
 	sess, seq, ok := s.mirrorSlot(len(frame))
 	if !ok {
 		return
@@ -487,8 +488,11 @@ func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, 
 	} else {
 		stamp = s.mirrorStamp(t, timed)
 	}
-	roce.ApplyMirror(cp, roce.MirrorMeta{Seq: seq, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event},
-		dport, uint16(s.rng.Uint32()))
+	m := roce.MirrorMeta{Seq: seq, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event}
+	if event.Held() {
+		m.HoldNs = stamp - arrived
+	}
+	roce.ApplyMirror(cp, m, dport, uint16(s.rng.Uint32()))
 	for _, port := range sess.replicas {
 		if p := s.ports[port]; p != nil {
 			p.Send(cp)
@@ -499,10 +503,10 @@ func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, 
 }
 
 // mirrorAt mirrors a frame that leaves at time at on the mirror clock (a
-// held packet, a duplicate's copy): as mirror, with at for its stamp
-// (raised to the previous copy's if that is later).
+// duplicate's copy): as mirror, with at for its stamp (raised to the
+// previous copy's if that is later).
 func (s *Switch) mirrorAt(in uint32, frame []byte, event roce.Event, at int64) {
-	s.mirrorCopy(in, frame, event, at, false, true)
+	s.mirrorCopy(in, frame, event, at, false, true, 0)
 }
 
 // mirrorSlot advances the weighted round robin and, if its slot has a

@@ -187,6 +187,7 @@ func (r *Report) htmlRun() *areport.RunInfo {
 func (r *Run) meta() model.Meta {
 	m := model.Meta{Params: analyzers.ParamsFromConfig(r.Test)}
 	m.TimestampUncertaintyNs = r.timestampUncertaintyNs()
+	m.MirrorHolds = true // injector.Switch and lumina.p4 write them
 	m.TimerLatenessNs = int64(r.NICTimerLate)
 	m.PauseLatenessNs = int64(r.NICPauseLate)
 	w := r.sentUncertaintyNs()

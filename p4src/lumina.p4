@@ -120,6 +120,7 @@ header hold_h {
     bit<16>  conn_idx;
     bit<32>  target;
     bit<48>  deadline;
+    bit<48>  arrived;   // ingress global timestamp of the first pass
 }
 
 /* Bridged to egress with every copy: mirror copies carry their metadata. */
@@ -128,6 +129,7 @@ header mirror_bridge_h {
     bit<8>  event;
     bit<48> timestamp;
     bit<48> seq;
+    bit<48> held;       // PKT_MIRROR_HELD: timestamp minus the arrival
 }
 
 struct headers_t {
@@ -476,6 +478,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                     hdr.hold.conn_idx = meta.conn_idx;
                     hdr.hold.target = 0;
                     hdr.hold.deadline = ig_prsr_md.global_tstamp + (bit<48>)meta.hold_ns;
+                    hdr.hold.arrived = ig_prsr_md.global_tstamp;
                     ig_tm_md.ucast_egress_port = recirc_port;
                     if (meta.hold_kind == HOLD_REORDER) {
                         meta.conn_op = CONN_READ;
@@ -554,8 +557,10 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                  * after a recirculation it starts with the hold_h. */
                 if (meta.hold_in == 1) {
                     meta.mirror.pkt_type = PKT_MIRROR_HELD;
+                    meta.mirror.held = ig_prsr_md.global_tstamp - hdr.hold.arrived;
                 } else {
                     meta.mirror.pkt_type = PKT_MIRROR;
+                    meta.mirror.held = 0;
                 }
                 meta.mirror.event = meta.event;
                 meta.mirror.timestamp = ig_prsr_md.global_tstamp;
@@ -662,6 +667,33 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
         if (hdr.bth.isValid()) {
             if (hdr.bridge.pkt_type == PKT_MIRROR || hdr.bridge.pkt_type == PKT_MIRROR_HELD) {
                 mirror_rewrite.apply();
+                /* The hold of a delayed or reordered copy in its UDP
+                 * source port (roce.EncodeHold; the dumper moves it to the
+                 * UDP checksum): 3-bit exponent e, 13-bit mantissa
+                 * hold >> 3e, rounded down; 0xFFFF from 8191 << 21 ns on. */
+                bit<48> h = hdr.bridge.held;
+                if (hdr.bridge.pkt_type != PKT_MIRROR_HELD ||
+                    (hdr.bridge.event != EVENT_DELAY && hdr.bridge.event != EVENT_REORDER)) {
+                    /* not held: the random source port stays */
+                } else if (h[47:13] == 0) {
+                    hdr.udp.src_port = 3w0 ++ h[12:0];
+                } else if (h[47:16] == 0) {
+                    hdr.udp.src_port = 3w1 ++ h[15:3];
+                } else if (h[47:19] == 0) {
+                    hdr.udp.src_port = 3w2 ++ h[18:6];
+                } else if (h[47:22] == 0) {
+                    hdr.udp.src_port = 3w3 ++ h[21:9];
+                } else if (h[47:25] == 0) {
+                    hdr.udp.src_port = 3w4 ++ h[24:12];
+                } else if (h[47:28] == 0) {
+                    hdr.udp.src_port = 3w5 ++ h[27:15];
+                } else if (h[47:31] == 0) {
+                    hdr.udp.src_port = 3w6 ++ h[30:18];
+                } else if (h[47:34] == 0) {
+                    hdr.udp.src_port = 3w7 ++ h[33:21];
+                } else {
+                    hdr.udp.src_port = 0xFFFF;
+                }
             } else if (!recirc) {
                 tx_roce.count(eg_intr_md.egress_port);
             }

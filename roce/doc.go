@@ -56,10 +56,15 @@
 // exactly; a random source port still gives RSS many flows. RoCE senders put
 // 0 in the UDP checksum, so nothing is lost by borrowing it.
 //
+// The copy of a packet the switch held (EventDelay, EventReorder) carries
+// its hold, a HoldCode (EncodeHold), in the source port instead of a random
+// value.
+//
 // RestoreMirror (run by the dumper before it writes its pcap) puts the source
-// port back, sets the destination port to 4791 and the checksum to 0: the
-// restored copy equals the packet as the switch forwarded it, except for the
-// MACs and the TTL, which keep the metadata. Parser.MirrorPort decodes raw,
+// port back, sets the destination port to 4791 and the checksum to 0, or to
+// a held copy's HoldCode: the restored copy equals the packet as the switch
+// forwarded it, except for the MACs and the TTL, which keep the metadata,
+// and a held copy's UDP checksum (masked by the ICRC). Parser.MirrorPort decodes raw,
 // unrestored copies as well (with ports restored in the Packet and the ICRC
 // checked against the original ports).
 //

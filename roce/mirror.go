@@ -64,7 +64,46 @@ type MirrorMeta struct {
 	Seq         uint64 // mirror sequence number, 48 bits, in the source MAC
 	TimestampNs uint64 // switch ingress time in ns, 48 bits, in the destination MAC
 	Event       Event  // event type, in the IP TTL / hop limit
+	// HoldNs is, for a copy tagged EventDelay or EventReorder, how long
+	// the switch held the packet: its stamp minus its arrival, as a
+	// HoldCode (so at most one Unit below the true hold) in the UDP source
+	// port of the raw copy and, once restored, in its UDP checksum: a field
+	// the ICRC masks (IBA Annex A17) and RoCEv2 senders leave 0, so the
+	// copy's ICRC still verifies. Other copies report 0.
+	HoldNs int64
 }
+
+// Held reports whether copies tagged e carry a hold (MirrorMeta.HoldNs).
+func (e Event) Held() bool { return e == EventDelay || e == EventReorder }
+
+// HoldCode is the 16-bit encoding of a hold: a 3-bit exponent e and a
+// 13-bit mantissa m, hold = m << (3e) ns. Holds up to 8191 ns are exact;
+// longer ones are rounded down to a multiple of 8^e ns (a relative error
+// below 1/1024), up to 8191 << 21 ns ≈ 17.2 s, where the code saturates.
+type HoldCode uint16
+
+// MaxHoldNs is the longest hold a HoldCode represents.
+const MaxHoldNs = 0x1FFF << 21
+
+// EncodeHold returns the code of ns rounded down (0 for a negative ns,
+// the largest code above MaxHoldNs).
+func EncodeHold(ns int64) HoldCode {
+	if ns <= 0 {
+		return 0
+	}
+	ns = min(ns, MaxHoldNs)
+	e := 0
+	for ns>>(3*e) > 0x1FFF {
+		e++
+	}
+	return HoldCode(e<<13 | int(ns>>(3*e)))
+}
+
+// Ns returns the hold c encodes: the true hold is in [Ns, Ns+Unit).
+func (c HoldCode) Ns() int64 { return int64(c&0x1FFF) << (3 * (c >> 13)) }
+
+// Unit returns the resolution of c: 1 ns for an exact code, 8^e ns.
+func (c HoldCode) Unit() int64 { return 1 << (3 * (c >> 13)) }
 
 // MirrorSeqMask and MirrorTimeMask are the widths of the sequence number and
 // timestamp fields (48 bits each); both wrap.
@@ -76,11 +115,25 @@ const (
 // Mirror returns the mirror metadata carried by a decoded mirror copy. It
 // does not check that p is one; see LooksMirrored.
 func (p *Packet) Mirror() MirrorMeta {
-	return MirrorMeta{
+	m := MirrorMeta{
 		Seq:         mac48(p.SrcMAC),
 		TimestampNs: mac48(p.DstMAC),
 		Event:       Event(p.TTL),
 	}
+	if m.Event.Held() {
+		m.HoldNs = p.HoldCode().Ns()
+	}
+	return m
+}
+
+// HoldCode returns the hold field of a mirror copy (MirrorMeta.HoldNs): the
+// UDP source port of a raw copy, the UDP checksum of a restored one. It is
+// meaningful only on a copy whose event is Held.
+func (p *Packet) HoldCode() HoldCode {
+	if p.MirrorRaw {
+		return HoldCode(p.MirrorSrcPort)
+	}
+	return HoldCode(p.UDPChecksum)
 }
 
 // LooksMirrored is the heuristic "lumina decode --mirror auto" uses on a
@@ -105,7 +158,8 @@ func putMAC48(b []byte, v uint64) {
 // does: event in the TTL (IPv4 header checksum updated), sequence number in
 // the source MAC, timestamp in the destination MAC, the original UDP source
 // port stashed in the UDP checksum field, UDP source port = srcPort (random,
-// to spread RSS) and UDP destination port = mirrorPort. frame must be an
+// to spread RSS) or, for a Held event, the HoldCode of m.HoldNs, and UDP
+// destination port = mirrorPort. frame must be an
 // untagged or tagged Ethernet/IP/UDP frame to port 4791 with at least the
 // UDP header captured; ApplyMirror reports false otherwise and leaves frame
 // unchanged.
@@ -122,6 +176,9 @@ func ApplyMirror(frame []byte, m MirrorMeta, mirrorPort, srcPort uint16) bool {
 	} else {
 		frame[l3+7] = byte(m.Event)
 	}
+	if m.Event.Held() {
+		srcPort = uint16(EncodeHold(m.HoldNs))
+	}
 	udp := frame[l4:]
 	copy(udp[6:8], udp[0:2])
 	binary.BigEndian.PutUint16(udp[0:], srcPort)
@@ -131,27 +188,36 @@ func ApplyMirror(frame []byte, m MirrorMeta, mirrorPort, srcPort uint16) bool {
 
 // RestoreMirror undoes the port rewrite of a mirror copy in place, as the
 // dumper does before writing its pcap: UDP source port from the checksum
-// field, destination port 4791, checksum 0 (what RNICs send). The MACs and
-// the TTL keep the metadata. It reports false, leaving frame unchanged, if
+// field, destination port 4791, checksum 0 (what RNICs send) or, for a copy
+// whose event (TTL) is Held, its HoldCode from the source port. The MACs
+// and the TTL keep the metadata. It reports false, leaving frame unchanged, if
 // frame is not an IP/UDP frame to mirrorPort.
 func RestoreMirror(frame []byte, mirrorPort uint16) bool {
 	// The common case without the general walk (it is on the dumpers'
 	// per-packet path): untagged IPv4 without options.
-	l4 := EthernetLen + IPv4MinLen
+	l3, l4 := EthernetLen, EthernetLen+IPv4MinLen
 	if len(frame) < l4+UDPLen || frame[12] != EtherTypeIPv4>>8 || frame[13] != EtherTypeIPv4&0xFF ||
 		frame[EthernetLen] != 0x45 || frame[EthernetLen+9] != ipProtoUDP {
 		var ok bool
-		if _, l4, ok = udpOffsets(frame); !ok {
+		if l3, l4, ok = udpOffsets(frame); !ok {
 			return false
 		}
 	}
 	if binary.BigEndian.Uint16(frame[l4+2:]) != mirrorPort {
 		return false
 	}
+	ttl := frame[l3+8]
+	if frame[l3]>>4 == 6 {
+		ttl = frame[l3+7]
+	}
 	udp := frame[l4:]
+	hold := [2]byte{}
+	if Event(ttl).Held() {
+		hold = [2]byte{udp[0], udp[1]}
+	}
 	copy(udp[0:2], udp[6:8])
 	binary.BigEndian.PutUint16(udp[2:], UDPPort)
-	udp[6], udp[7] = 0, 0
+	udp[6], udp[7] = hold[0], hold[1]
 	return true
 }
 

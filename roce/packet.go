@@ -104,6 +104,9 @@ type Packet struct {
 	// unrestored mirror copy. UDPSrc is then the value of the UDP checksum
 	// field and UDPDst is 4791.
 	MirrorRaw bool
+	// MirrorSrcPort is a raw mirror copy's UDP source port as captured
+	// (random, or a held copy's HoldCode); 0 otherwise.
+	MirrorSrcPort uint16
 
 	BTH    BTH
 	Opcode Opcode
@@ -234,7 +237,7 @@ func (pr *Parser) Parse(frame []byte, origLen int, p *Packet) error {
 	switch {
 	case p.UDPDst == UDPPort:
 	case pr.MirrorPort != 0 && p.UDPDst == pr.MirrorPort:
-		p.MirrorRaw = true
+		p.MirrorRaw, p.MirrorSrcPort = true, p.UDPSrc
 		p.UDPSrc, p.UDPDst = p.UDPChecksum, UDPPort
 		p.ports = portOverride{set: true, src: p.UDPSrc, dst: UDPPort}
 	default:

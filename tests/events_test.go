@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,6 +103,88 @@ func TestNetnsEventsBeyondLoss(t *testing.T) {
 			}
 			if rep.Checks["events"].Verdict != "pass" {
 				t.Errorf("events check %+v", rep.Checks["events"])
+			}
+		})
+	}
+}
+
+// TestHeldFirstAndNeighbours holds the first packet of a connection, and
+// neighbours of one message, on sim: every run is valid and passes, the
+// holds are measured from each packet's own arrival (the hold its mirror
+// copy carries), exactly as configured, and a reorder's overtakers are the
+// packets that left while it was held. Measured from a predecessor's
+// departure, these runs failed events (and gbn start-psn for PSN 0).
+func TestHeldFirstAndNeighbours(t *testing.T) {
+	const head = `name: NAME
+seed: 1
+requester: {nic: {personality: cx5, ip-list: [10.0.0.1/24]}}
+responder: {nic: {personality: cx5, ip-list: [10.0.0.2/24]}}
+dumpers: [{name: dumper-0, weight: 1}]
+traffic:
+  num-connections: 1
+  rdma-verb: write
+  num-msgs-per-qp: 2
+  mtu: 1024
+  message-size: SIZE
+  data-pkt-events:
+`
+	type held struct {
+		rel   int   // PSN relative to the IPSN
+		hold  int64 // hold_ns
+		depth int   // reorder: depth, -1 for a delay
+	}
+	for _, tc := range []struct {
+		name, size, events, frames string
+		held                       []held
+	}{
+		// PSN 0 waits 5 µs: 1..3 arrive first (one NAK), the go-back
+		// resends 0..3 before the held 0 leaves as a duplicate.
+		{"delay-first", "4096", "    - {qpn: 0, psn: 0, msg: 0, type: delay, delay-us: 5}\n",
+			"1 2 3 N0 0 1 2 3 0d A3 4 5 6 7 A7", []held{{0, 5000, -1}}},
+		{"reorder-first", "4096", "    - {qpn: 0, psn: 0, msg: 0, type: reorder, overtakers: 1}\n",
+			"1 0o 2 3 N0 N1 1 2 3 A3 4 5 6 7 A7", []held{{0, 88, 1}}},
+		// Both held 20 µs: PSN 4's hold counts from its own arrival, not
+		// from PSN 3's departure (which was 4.2 µs short of it).
+		{"delay-neighbours", "8192", "    - {qpn: 0, psn: 3, type: delay, delay-us: 20}\n    - {qpn: 0, psn: 4, type: delay, delay-us: 20}\n",
+			"", []held{{3, 20000, -1}, {4, 20000, -1}, {11, 20000, -1}, {12, 20000, -1}}},
+		// Every packet held 20 µs: each hold is its own, none has a
+		// predecessor's departure to be measured from.
+		{"delay-all", "4096", "    - {qpn: 0, psn: all, type: delay, delay-us: 20}\n",
+			"0d 1d 2d 3d A3 4d 5d 6d 7d A7", []held{{0, 20000, -1}, {1, 20000, -1}, {2, 20000, -1}, {3, 20000, -1},
+				{4, 20000, -1}, {5, 20000, -1}, {6, 20000, -1}, {7, 20000, -1}}},
+		// PSN 2 and 3 each wait for one overtaker: PSN 4 leaves first,
+		// then both; the second of them is overtaken by PSN 4 only.
+		{"reorder-neighbours", "8192", "    - {qpn: 0, psn: 2, type: reorder, overtakers: 1}\n    - {qpn: 0, psn: 3, type: reorder, overtakers: 1}\n",
+			"", []held{{2, 176, 1}, {3, 88, 1}, {10, 176, 1}, {11, 88, 1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, tc.name+".yaml")
+			y := strings.NewReplacer("NAME", tc.name, "SIZE", tc.size).Replace(head) + tc.events
+			if err := os.WriteFile(file, []byte(y), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			run := runExample(t, file)
+			if tc.frames != "" {
+				if got := frameSeq(t, run); got != tc.frames {
+					t.Errorf("frames:\n got %s\nwant %s", got, tc.frames)
+				}
+			}
+			rep := readReport(t, run)
+			ev := rep.Analysis.Checks.Events
+			if ev.Verdict != "pass" || len(ev.Events) != len(tc.held) {
+				t.Fatalf("events check %s (%s), %d entries; want pass, %d entries", ev.Verdict, ev.Reason, len(ev.Events), len(tc.held))
+			}
+			for i, e := range ev.Events {
+				w := tc.held[i]
+				depth := -1
+				if e.Depth != nil {
+					depth = *e.Depth
+				}
+				if e.RelPSN != w.rel || e.HoldNs == nil || *e.HoldNs != w.hold || depth != w.depth || e.Verdict != "pass" {
+					t.Errorf("entry %d: rel PSN %d hold %v depth %d verdict %s (%s); want rel PSN %d hold %d depth %d pass",
+						i, e.RelPSN, e.HoldNs, depth, e.Verdict, e.Detail, w.rel, w.hold, w.depth)
+				}
 			}
 		})
 	}

@@ -8,18 +8,27 @@
 // READ responses) or "response" (the ACKs and NAKs of a WRITE/SEND
 // connection; READ requests on a READ connection). For each tagged packet:
 //
-//   - delay: hold_ns = its mirror timestamp (taken when it left the switch)
-//     minus that of its predecessor: the last packet of the flow with PSN
-//     PSN−1 before it, else the flow's previous packet. The predecessor
-//     passed the switch before the packet arrived, so hold_ns ≥ the
-//     configured delay. Check: margin = hold_ns − delay_ns; pass if
-//     margin ≥ 0, inconclusive if −U ≤ margin < 0 (U: the timestamp
-//     uncertainty, Params.TimestampUncertaintyNs), fail below −U.
-//   - reorder: depth = the packets of the flow with a later PSN between its
-//     predecessor and it; hold_ns as for delay. Check: pass if depth ==
-//     overtakers, or if depth < overtakers and it was released by the
-//     longest hold (hold_ns ≥ max_hold_ns; inconclusive within U below);
-//     fail otherwise.
+//   - delay: hold_ns = how long the switch held it. When the trace carries
+//     holds (Params.MirrorHolds: the copy's hold field, roce.EncodeHold)
+//     it is the switch's departure minus the packet's own arrival
+//     (arrival_ns), rounded down to hold_unit_ns; check: pass if
+//     hold_ns + hold_unit_ns > delay_ns, fail otherwise. Without holds it
+//     is its mirror timestamp minus that of its predecessor: the last
+//     packet of the flow with PSN PSN−1 before it, else the flow's
+//     previous packet, which passed the switch before the packet arrived,
+//     so hold_ns ≥ the configured delay; check: margin = hold_ns −
+//     delay_ns; pass if margin ≥ 0, inconclusive if −U ≤ margin < 0 (U:
+//     the timestamp uncertainty, Params.TimestampUncertaintyNs), fail
+//     below −U.
+//   - reorder: depth = with holds, the packets of its flow that left
+//     after its arrival and before it (originals, copies, released
+//     packets: what the switch counts), where reorder-held packets that
+//     left at its very instant are depth_ambiguous (released with it, or
+//     its overtaker); without, the packets of the flow with a later PSN
+//     between its predecessor and it. hold_ns as for delay. Check: pass if
+//     depth ≤ overtakers ≤ depth + depth_ambiguous, or if fewer and it was
+//     released by the longest hold (hold_ns ≥ max_hold_ns as above); fail
+//     otherwise.
 //   - duplicate: copies = the packets tagged duplicate that follow the
 //     original (untagged) with its PSN, before any other packet of the
 //     flow. Check: copies == the configured copies.
@@ -32,7 +41,8 @@
 // only and the verdict is skip. A trace without tagged packets has no
 // events section.
 //
-// The flow history kept per flow is the last 64 packets: a predecessor or
-// overtakers further back are not found (the flow's previous packet is
-// used; depth counts what is kept).
+// The flow history kept per flow is the last 64 packets (512 departures on
+// a flow with a configured reorder event): a predecessor or overtakers
+// further back are not found (the flow's previous packet is used; depth
+// counts what is kept).
 package events

@@ -27,13 +27,21 @@ type Entry struct {
 	Iter   int   `json:"iter,omitempty"`
 	Index  int   `json:"index"`
 	TimeNs int64 `json:"time_ns"`
-	// HoldNs (delay, reorder) is the measured hold; PredIndex the trace
-	// index of the predecessor it is measured from (-1: none).
-	HoldNs    *int64 `json:"hold_ns,omitempty"`
-	PredIndex int    `json:"pred_index"`
+	// HoldNs (delay, reorder) is the measured hold: from the packet's
+	// own arrival when the copy carries it (ArrivalNs set, HoldUnitNs the
+	// resolution), else from its predecessor's departure, PredIndex the
+	// predecessor's trace index (-1: none).
+	HoldNs     *int64 `json:"hold_ns,omitempty"`
+	ArrivalNs  *int64 `json:"arrival_ns,omitempty"`
+	HoldUnitNs int64  `json:"hold_unit_ns,omitempty"`
+	PredIndex  int    `json:"pred_index"`
 	// Depth (reorder) is the number of later-PSN packets of the flow that
-	// passed it.
-	Depth *int `json:"depth,omitempty"`
+	// passed it (with holds: the packets of its flow that left while it
+	// was held). DepthAmbiguous more left at the very instant it did,
+	// released by the switch with it: each either passed it or left with
+	// it, the trace cannot tell.
+	Depth          *int `json:"depth,omitempty"`
+	DepthAmbiguous int  `json:"depth_ambiguous,omitempty"`
 	// Copies (duplicate) is the number of copies observed.
 	Copies *int `json:"copies,omitempty"`
 	// Configured values, when an event matched.
@@ -69,11 +77,18 @@ type seen struct {
 	t    int64
 	idx  int
 	copy bool
+	// reorder: a packet a reorder event held (released with the packets
+	// whose count its overtaker reached, it is none of theirs).
+	reorder bool
 }
 
 type flow struct {
 	hist [histLen]seen
 	n    int
+	// deps are the last depLen departures of a flow with a configured
+	// reorder event, when the trace carries holds: a reorder's overtakers
+	// are the departures since its arrival.
+	deps *[depLen]seen
 	dup  int // entry of the last duplicate group, -1 none
 	// first holds, by PSN modulo firstLen, the first departure of each
 	// PSN: the predecessor of a held first transmission however many
@@ -84,6 +99,10 @@ type flow struct {
 // firstLen bounds the PSN distance over which a held packet's predecessor
 // and overtakers are found (reorder overtakers are at most 255).
 const firstLen = 4096
+
+// depLen bounds the departures counted as a reorder's overtakers: more than
+// the 255 a reorder event can ask for.
+const depLen = 512
 
 type key struct {
 	conn int
@@ -119,6 +138,9 @@ func New(t *model.Table, opt Options) *Analyzer {
 					a.flows[f].first = new([firstLen]seen)
 				}
 			}
+			if e.Type == "reorder" && a.flows[fi].deps == nil {
+				a.flows[fi].deps = new([depLen]seen)
+			}
 		}
 	}
 	return a
@@ -147,6 +169,10 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	f := &a.flows[fi]
 	switch p.Event {
 	case roce.EventDelay, roce.EventReorder:
+		if p.HoldUnitNs > 0 {
+			a.heldOwn(f, c, dir, p)
+			break
+		}
 		if dir == DirResponse {
 			a.heldResponse(&a.flows[2*p.Conn], c, p)
 			break
@@ -164,7 +190,10 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 		f.dup = len(a.entries) - 1
 		a.entries[f.dup].Copies = &one
 	}
-	sn := seen{psn: p.PSN, t: p.TimeNs, idx: p.Index, copy: p.Event == roce.EventDuplicate}
+	sn := seen{psn: p.PSN, t: p.TimeNs, idx: p.Index, copy: p.Event == roce.EventDuplicate, reorder: p.Event == roce.EventReorder}
+	if f.deps != nil {
+		f.deps[f.n%depLen] = sn
+	}
 	f.hist[f.n%histLen] = sn
 	f.n++
 	if f.first != nil {
@@ -179,6 +208,38 @@ func (a *Analyzer) entry(c model.Conn, dir string, p *model.Pkt, pred int) Entry
 	a.occ[k]++
 	return Entry{Conn: c.ID, Direction: dir, Type: p.Event.String(), PSN: uint32(p.PSN),
 		RelPSN: p.PSN.Sub(c.IPSN), Occurrence: a.occ[k], Index: p.Index, TimeNs: p.TimeNs, PredIndex: pred}
+}
+
+// heldOwn measures a delayed or reordered packet whose mirror copy
+// carries its hold: hold_ns is the switch's departure minus its arrival,
+// and a reorder's depth counts the packets of its flow that left in
+// between (originals, copies and released packets, as the switch counts
+// them); a reorder-held packet that left at the same instant is either
+// its overtaker or released with it (DepthAmbiguous).
+func (a *Analyzer) heldOwn(f *flow, c model.Conn, dir string, p *model.Pkt) {
+	e := a.entry(c, dir, p, -1)
+	h, at := p.HoldNs, p.ArrivalNs()
+	e.HoldNs, e.ArrivalNs, e.HoldUnitNs = &h, &at, p.HoldUnitNs
+	if p.Event == roce.EventReorder {
+		d := 0
+		ring, size := f.hist[:], histLen
+		if f.deps != nil {
+			ring, size = f.deps[:], depLen
+		}
+		for i := 1; i <= min(f.n, size); i++ {
+			q := ring[(f.n-i)%size]
+			if q.t <= at {
+				break // stamps never decrease in trace order
+			}
+			if q.reorder && q.t == p.TimeNs {
+				e.DepthAmbiguous++
+			} else {
+				d++
+			}
+		}
+		e.Depth = &d
+	}
+	a.entries = append(a.entries, e)
 }
 
 // heldResponse measures a delayed or reordered ACK/NAK from the first
@@ -304,14 +365,14 @@ func (a *Analyzer) Finish() Result {
 		case "delay":
 			d := ce.DelayNs
 			e.DelayNs = &d
-			e.Verdict, e.Detail = bound(e.HoldNs, d, u, "hold")
+			e.Verdict, e.Detail = e.bound(d, u, "hold")
 		case "reorder":
 			o, mh := ce.Overtakers, ce.MaxHoldNs
 			e.Overtakers, e.MaxHoldNs = &o, &mh
 			switch depth := *e.Depth; {
-			case depth == o:
+			case depth == o, depth < o && o <= depth+e.DepthAmbiguous:
 			case depth < o && mh > 0:
-				e.Verdict, e.Detail = bound(e.HoldNs, mh, u, "released after fewer overtakers than configured; hold")
+				e.Verdict, e.Detail = e.bound(mh, u, "released after fewer overtakers than configured; hold")
 				if e.Verdict == model.Fail {
 					e.Detail = fmt.Sprintf("depth %d, %d overtakers configured, and %s", depth, o, e.Detail)
 				}
@@ -343,10 +404,19 @@ func (a *Analyzer) Finish() Result {
 	return res
 }
 
-// bound checks measured ≥ want with uncertainty u.
-func bound(measured *int64, want, u int64, what string) (model.Verdict, string) {
+// bound checks the measured hold ≥ want: within the hold field's
+// resolution when the copy carried its hold (both ends on the switch's
+// clock), else with the timestamp uncertainty u (two packets' stamps).
+func (e *Entry) bound(want, u int64, what string) (model.Verdict, string) {
+	measured := e.HoldNs
 	if measured == nil {
 		return model.Fail, "no predecessor in the trace to measure from"
+	}
+	if e.ArrivalNs != nil {
+		if *measured+e.HoldUnitNs > want {
+			return model.Pass, ""
+		}
+		return model.Fail, fmt.Sprintf("%s %d ns is %d ns below %d ns", what, *measured, want-*measured, want)
 	}
 	switch m := *measured - want; {
 	case m >= 0:

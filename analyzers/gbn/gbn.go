@@ -519,9 +519,21 @@ func (c *Checker) sendData(cs *conn, p *model.Pkt) {
 	if !s.sent {
 		s.sent = true
 		if c.opt.CheckStartPSN && psn != cs.ipsn {
-			c.violate(cs, SideRequester, RuleStartPSN, psn, p.Index, p.TimeNs,
-				"first PSN %d, the metadata's IPSN is %d", psn, cs.ipsn)
 			s.cur, s.sndNxt, s.una = psn.Add(-1), psn, psn
+			if n := psn.Sub(cs.ipsn); n > 0 && n <= 64 && !c.opt.Foreign {
+				// The IPSN.. may have been sent first and held by the
+				// switch (delay, reorder): a gap a held packet can fill.
+				d := c.deferViolation(cs, SideRequester, RuleStartPSN, psn, p.Index, p.TimeNs,
+					"first PSN %d, the metadata's IPSN is %d, and PSNs %d..%d never left the switch", psn, cs.ipsn, cs.ipsn, psn.Add(-1))
+				cs.holes = append(cs.holes, hole{start: cs.ipsn, mask: 1<<n - 1, def: d})
+				if n == 64 {
+					cs.holes[len(cs.holes)-1].mask = ^uint64(0)
+				}
+				s.una = cs.ipsn
+			} else {
+				c.violate(cs, SideRequester, RuleStartPSN, psn, p.Index, p.TimeNs,
+					"first PSN %d, the metadata's IPSN is %d", psn, cs.ipsn)
+			}
 		}
 	}
 	if psn == s.cur.Next() {

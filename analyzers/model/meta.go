@@ -117,6 +117,14 @@ type Params struct {
 	// it is by at least W (analyzers/pfc). Absent: TimestampUncertaintyNs.
 	SentUncertaintyNs *int64 `json:"sent_uncertainty_ns,omitempty"`
 
+	// MirrorHolds says the switch writes into the mirror copy of a packet
+	// it held (delay, reorder) how long it held it (roce.MirrorMeta.HoldNs),
+	// as lumina's switches do since 2026-11: the events and gbn checks
+	// then measure a hold from the packet's own arrival. Default false:
+	// the field is the sender's (traces of older runs), and a hold is
+	// measured from the departure of the packet's predecessor.
+	MirrorHolds bool `json:"mirror_holds,omitempty"`
+
 	// LinkGbps is the speed of the host↔switch links in Gb/s: the length
 	// of a pause quantum (512 bit times) and the 802.3 pause reaction
 	// bound (analyzers/pfc). Default 0: 100.
@@ -552,6 +560,7 @@ func mergeParams(a, b Params) Params {
 		a.MinTimeBetweenCNPsUs = b.MinTimeBetweenCNPsUs
 	}
 	a.NAKTriggersCNP = a.NAKTriggersCNP || b.NAKTriggersCNP
+	a.MirrorHolds = a.MirrorHolds || b.MirrorHolds
 	if b.CNPScope != "" {
 		a.CNPScope = b.CNPScope
 	}

@@ -89,7 +89,16 @@ type Pkt struct {
 	// Retx is set by the retransmission tracker when this data packet
 	// re-sends a PSN already sent.
 	Retx bool
+	// HoldNs is, for a Late packet of a mirror trace, how long the switch
+	// held it (roce.MirrorMeta.HoldNs): it arrived at TimeNs − HoldNs. The
+	// true hold is in [HoldNs, HoldNs+HoldUnitNs). HoldUnitNs is 0 when the
+	// trace carries no hold (not a mirror trace, or not Late).
+	HoldNs, HoldUnitNs int64
 }
+
+// ArrivalNs returns when p reached the switch: TimeNs less the hold of a
+// Late packet (at most HoldUnitNs early), TimeNs otherwise.
+func (p *Pkt) ArrivalNs() int64 { return p.TimeNs - p.HoldNs }
 
 // Late reports whether the switch held p before forwarding it (event
 // delay or reorder): its mirror copy is taken when it leaves, so it may
@@ -114,6 +123,9 @@ type Decoder struct {
 	// MTU computes the PSN ranges of READ requests.
 	MTU   int
 	Table *Table
+	// Holds: the mirror copies of held packets carry their hold
+	// (Params.MirrorHolds); Pkt.HoldNs is read only then.
+	Holds bool
 
 	pk      roce.Packet
 	lastRaw uint64
@@ -143,6 +155,10 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 		p.Event = m.Event
 		if !m.Event.Valid() {
 			p.Event = roce.EventNone
+		}
+		if d.Holds && m.Event.Held() {
+			c := pk.HoldCode()
+			p.HoldNs, p.HoldUnitNs = c.Ns(), c.Unit()
 		}
 	}
 	p.Delivered = Delivered(p.Event)

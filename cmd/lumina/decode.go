@@ -251,7 +251,14 @@ func (d *decoder) appendJSON(b []byte, tp trace.Packet, perr error, mirror bool)
 		m := p.Mirror()
 		b = appendMirrorJSONHead(b, m.Seq, m.TimestampNs)
 		b = append(b, m.Event.String()...)
-		b = append(b, `"}`...)
+		b = append(b, '"')
+		if m.Event.Held() && p.HoldCode() != 0 {
+			b = append(b, `,"hold_ns":`...)
+			b = strconv.AppendInt(b, m.HoldNs, 10)
+			b = append(b, `,"hold_unit_ns":`...)
+			b = strconv.AppendInt(b, p.HoldCode().Unit(), 10)
+		}
+		b = append(b, '}')
 	}
 	b = appendKey(b, "payload_len")
 	b = strconv.AppendInt(b, int64(p.PayloadLen), 10)
@@ -347,6 +354,15 @@ func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool)
 		b = strconv.AppendUint(b, m.TimestampNs, 10)
 		b = append(b, " event="...)
 		b = append(b, m.Event.String()...)
+		if m.Event.Held() && p.HoldCode() != 0 { // 0: no hold recorded (traces before holds)
+			b = append(b, " hold="...)
+			b = strconv.AppendInt(b, m.HoldNs, 10)
+			if u := p.HoldCode().Unit(); u > 1 {
+				b = append(b, ".."...) // the hold's resolution
+				b = strconv.AppendInt(b, m.HoldNs+u-1, 10)
+			}
+			b = append(b, "ns"...)
+		}
 		b = append(b, ']')
 	}
 	return b
