@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"image/color"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -191,6 +192,16 @@ type htmlData struct {
 	Run    *RunInfo
 }
 
+// commas writes n (≥ 0) with thousands separators, as the page's script
+// does (toLocaleString("en-US")).
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
 // Since formats a switch timestamp as the time since the trace's first
 // RoCE packet (the events tables' time column).
 func (d *htmlData) Since(ns uint64) string { return dur(int64(ns) - d.R.Trace.FirstNs) }
@@ -267,12 +278,13 @@ func HTMLRun(r *Report, run *RunInfo) ([]byte, error) {
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"dur": durp,
-	"us":  model.FormatMicros,
-	"lt":  func(i, n int) bool { return i < n },
-	"ns":  dur,
-	"ms":  func(ns int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/1e6) },
-	"pct": func(f float64) string { return fmt.Sprintf("%.4f%%", 100*f) },
+	"dur":    durp,
+	"us":     model.FormatMicros,
+	"lt":     func(i, n int) bool { return i < n },
+	"ns":     dur,
+	"commas": commas,
+	"ms":     func(ns int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/1e6) },
+	"pct":    func(f float64) string { return fmt.Sprintf("%.4f%%", 100*f) },
 	// more is how many of n rows a table of at most max leaves out.
 	"more": func(n, limit int) int { return n - min(n, limit) },
 }).Parse(`<!DOCTYPE html>
@@ -281,7 +293,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 <style>{{.PageCSS}}</style>
 <noscript><style>#loading{display:none}</style></noscript></head><body>
 <h1>{{with .Run}}{{.Test}} repeat {{.Repeat}}{{else}}lumina analyze{{end}}: {{$res := .Result}}{{if eq $res "PASS"}}<span class="pass">PASS</span>{{else if eq $res "INCONCLUSIVE"}}<span class="inconclusive">INCONCLUSIVE</span>{{else}}<span class="fail">FAIL</span>{{end}}</h1>
-{{if .NGraphs}}<div id="loading" role="status">Loading the graphs ({{.NPackets}} packets)…</div>{{end}}
+{{if .NGraphs}}<div id="loading" role="status">Loading the graphs ({{commas .NPackets}} packets)…</div>{{end}}
 {{with .Run}}<p>Test {{.Test}}{{with .Testbed}} on testbed {{.}}{{end}}, seed {{.Seed}}, repeat {{.Repeat}}.{{range .NICs}} NIC {{.}}.{{end}}</p>
 {{with .Failed}}<p class="fail">Failed: {{range $i, $c := .}}{{if $i}}, {{end}}{{$c}}{{end}}.</p>{{end}}{{end}}
 {{with .R.Inconclusive}}<p class="inconclusive">Valid, no check failed; inconclusive within the timestamp uncertainty (±{{us $.UncertaintyNs}}): {{range $i, $c := .}}{{if $i}}, {{end}}{{$c}}{{end}}.</p>{{end}}

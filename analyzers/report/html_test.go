@@ -279,3 +279,16 @@ func TestHTMLLoading(t *testing.T) {
 		t.Error("a page without graphs has a loading indicator")
 	}
 }
+
+func TestCommas(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {5124, "5,124"}, {1062500, "1,062,500"}} {
+		t.Run(tc.want, func(t *testing.T) {
+			if got := commas(tc.n); got != tc.want {
+				t.Errorf("commas(%d) = %q, want %q", tc.n, got, tc.want)
+			}
+		})
+	}
+}
