@@ -106,12 +106,12 @@ func TestHTMLChecks(t *testing.T) {
 	analysis := [][]string{
 		{"integrity", "pass", "", ""},
 		{"gbn", "fail", "5 violations", gbnReason},
-		{"retransmission", "pass", "1 losses (1 fast, 0 timeout, 0 rnr, 0 not retransmitted)", ""},
-		{"timeout", "pass", "1 timeout episodes", ""},
+		{"retransmission", "pass", "1 loss (1 fast, 0 timeout, 0 rnr, 0 not retransmitted)", ""},
+		{"timeout", "pass", "1 timeout episode", ""},
 		{"cnp", "skip", "", NotSelected},
 		{"counters", "skip", "", NotSelected},
 		{"events", "fail", "3 events (1 delay, 1 reorder, 1 duplicate)", "1 of 2 events not as configured"},
-		{"pfc", "inconclusive", "12 PFC frames, 1 episodes (1 storms), 0 violations, 1 watchdog firings",
+		{"pfc", "inconclusive", "12 PFC frames, 1 episode (1 storm), 0 violations, 1 watchdog firing",
 			"1 frames after the reaction bound within the timestamp uncertainty"},
 	}
 	for _, tc := range []struct {

@@ -100,10 +100,10 @@ func checkRows(r *Report, run *RunInfo) []checkRow {
 		cnp += "; possibly: " + strings.Join(c.CNP.PossibleScopes, ", ")
 	}
 	ana := []checkRow{
-		{CheckGBN, c.GBN.Verdict, fmt.Sprintf("%d violations", len(c.GBN.Violations)+c.GBN.Dropped), gbnReason(&c.GBN)},
-		{CheckRetransmission, c.Retransmission.Verdict, fmt.Sprintf("%d losses (%d fast, %d timeout, %d rnr, %d not retransmitted)",
-			len(c.Retransmission.Losses), kinds["fast"], kinds["timeout"], kinds["rnr"], kinds["none"]), c.Retransmission.Reason},
-		{CheckTimeout, c.Timeout.Verdict, fmt.Sprintf("%d timeout episodes", len(c.Timeout.Timeouts)), c.Timeout.Reason},
+		{CheckGBN, c.GBN.Verdict, plural(len(c.GBN.Violations)+c.GBN.Dropped, "violation", "violations"), gbnReason(&c.GBN)},
+		{CheckRetransmission, c.Retransmission.Verdict, fmt.Sprintf("%s (%d fast, %d timeout, %d rnr, %d not retransmitted)",
+			plural(len(c.Retransmission.Losses), "loss", "losses"), kinds["fast"], kinds["timeout"], kinds["rnr"], kinds["none"]), c.Retransmission.Reason},
+		{CheckTimeout, c.Timeout.Verdict, plural(len(c.Timeout.Timeouts), "timeout episode", "timeout episodes"), c.Timeout.Reason},
 		{CheckCNP, c.CNP.Verdict, cnp, c.CNP.Reason},
 		{CheckCounters, c.Counters.Verdict, fmt.Sprintf("%d counters checked, %d mismatches", len(c.Counters.Checked), len(c.Counters.Mismatches)),
 			c.Counters.Reason},
@@ -113,8 +113,8 @@ func checkRows(r *Report, run *RunInfo) []checkRow {
 		for _, e := range c.Events.Events {
 			n[e.Type]++
 		}
-		ana = append(ana, checkRow{CheckEvents, c.Events.Verdict, fmt.Sprintf("%d events (%d delay, %d reorder, %d duplicate)",
-			len(c.Events.Events), n["delay"], n["reorder"], n["duplicate"]), c.Events.Reason})
+		ana = append(ana, checkRow{CheckEvents, c.Events.Verdict, fmt.Sprintf("%s (%d delay, %d reorder, %d duplicate)",
+			plural(len(c.Events.Events), "event", "events"), n["delay"], n["reorder"], n["duplicate"]), c.Events.Reason})
 	}
 	if pf := &r.PFC; pf.Verdict != "" {
 		storms := 0
@@ -123,8 +123,9 @@ func checkRows(r *Report, run *RunInfo) []checkRow {
 				storms++
 			}
 		}
-		ana = append(ana, checkRow{CheckPFC, pf.Verdict, fmt.Sprintf("%d PFC frames, %d episodes (%d storms), %d violations, %d watchdog firings",
-			pf.Frames, len(pf.Episodes)+pf.EpisodesDropped, storms, len(pf.Violations), len(pf.Watchdogs)), pf.Reason})
+		ana = append(ana, checkRow{CheckPFC, pf.Verdict, fmt.Sprintf("%s, %s (%s), %s, %s",
+			plural(pf.Frames, "PFC frame", "PFC frames"), plural(len(pf.Episodes)+pf.EpisodesDropped, "episode", "episodes"),
+			plural(storms, "storm", "storms"), plural(len(pf.Violations), "violation", "violations"), plural(len(pf.Watchdogs), "watchdog firing", "watchdog firings")), pf.Reason})
 	}
 	for i := range ana {
 		if ana[i].Reason == NotSelected {
@@ -172,7 +173,7 @@ func gbnReason(g *gbn.Result) string {
 	}
 	n := len(g.Violations) + g.Dropped
 	if len(g.Violations) == 0 {
-		return fmt.Sprintf("%d violations (none listed)", n)
+		return plural(n, "violation", "violations") + " (none listed)"
 	}
 	count := map[string]int{}
 	var rules []string
@@ -187,7 +188,7 @@ func gbnReason(g *gbn.Result) string {
 		parts[i] = fmt.Sprintf("%s %d", rule, count[rule])
 	}
 	v := g.Violations[0]
-	s := fmt.Sprintf("%d violations (%s", n, strings.Join(parts, ", "))
+	s := plural(n, "violation", "violations") + " (" + strings.Join(parts, ", ")
 	if g.Dropped > 0 {
 		s += fmt.Sprintf(", %d more not listed", g.Dropped)
 	}
@@ -287,4 +288,12 @@ func eventRows(r *Report) []eventRow {
 		out = append(out, row)
 	}
 	return out
+}
+
+// plural is "1 one" or "n many".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
