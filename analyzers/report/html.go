@@ -320,11 +320,11 @@ Zoomed out, points that would share a pixel are drawn once; zoomed in, every pac
 <p class="help">Each packet the switch held or copied, as the events analyzer measured it (switch timestamps; time since the trace's first RoCE packet), against the configured event.</p>
 <table id="events"><tr><th>type</th><th>conn</th><th>direction</th><th>PSN</th><th>PSN − IPSN</th><th>occurrence</th><th>iter</th><th>frame</th><th>time</th><th>measured</th><th>configured</th><th>verdict</th><th>detail</th></tr>
 {{range $i, $e := .}}{{if lt $i $.MaxRows}}<tr><td>{{$e.E.Type}}</td><td>{{$e.E.Conn}}</td><td>{{$e.E.Direction}}</td><td>{{$e.E.PSN}}</td><td>{{$e.E.RelPSN}}</td><td>{{$e.E.Occurrence}}</td><td>{{if $e.E.Iter}}{{$e.E.Iter}}{{else}}-{{end}}</td><td>{{$e.E.Index}}</td><td>{{$e.Time}}</td><td>{{$e.Measured}}</td><td>{{$e.Configured}}</td><td class="{{$e.E.Verdict}}">{{with $e.E.Verdict}}{{.}}{{else}}-{{end}}</td><td>{{$e.E.Detail}}</td></tr>{{end}}{{end}}
-</table>{{with more (len .) $.MaxRows}}<p>{{.}} more not shown (report.json has them all).</p>{{end}}{{end}}
+</table>{{with more (len .) $.MaxRows}}<p>{{.}} more not shown (the JSON report lists them all).</p>{{end}}{{end}}
 {{with .Run}}{{with .Events}}<h2>Configured events</h2>
 <table id="configured-events"><tr><th>qp</th><th>msg</th><th>psn in msg</th><th>PSN − IPSN</th><th>PSN</th><th>iter</th><th>type</th><th>direction</th><th>parameters</th><th>applied</th><th>time</th></tr>
 {{range $i, $e := .}}{{if lt $i $.MaxRows}}<tr><td>{{$e.QP}}</td><td>{{$e.Msg}}</td><td>{{$e.PSN}}</td><td>{{$e.RelPSN}}</td><td>{{$e.AbsPSN}}</td><td>{{$e.Iter}}</td><td>{{$e.Type}}</td><td>{{with $e.Direction}}{{.}}{{else}}data{{end}}</td><td>{{$e.Params}}</td><td class="{{if $e.Applied}}pass{{else}}fail{{end}}">{{if $e.Applied}}yes{{else}}no{{end}}</td><td>{{if $e.TimeNs}}{{$.Since $e.TimeNs}}{{else}}-{{end}}</td></tr>{{end}}{{end}}
-</table>{{with more (len .) $.MaxRows}}<p>{{.}} more not shown (report.json has them all).</p>{{end}}{{end}}{{end}}
+</table>{{with more (len .) $.MaxRows}}<p>{{.}} more not shown (the JSON report lists them all).</p>{{end}}{{end}}{{end}}
 {{with .R.Checks.GBN.Violations}}<h2>Go-back-N violations</h2>
 <table><tr><th>conn</th><th>side</th><th>rule</th><th>psn</th><th>rel</th><th>index</th><th>detail</th></tr>
 {{range $i, $v := .}}{{if lt $i $.MaxRows}}<tr><td>{{$v.Conn}}</td><td>{{$v.Side}}</td><td>{{$v.Rule}}</td><td>{{$v.PSN}}</td><td>{{$v.RelPSN}}</td><td>{{$v.Index}}</td><td>{{$v.Detail}}</td></tr>{{end}}{{end}}
