@@ -150,7 +150,8 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 // and the run's verdict over all its checks.
 func (r *Report) htmlRun() *areport.RunInfo {
 	info := &areport.RunInfo{Test: r.Test, Seed: r.Seed, Repeat: r.Repeat, Result: areport.ResultPass,
-		Failed: r.Verdicts(model.Fail)}
+		Failed: r.Verdicts(model.Fail), Testbed: r.Testbed}
+	r.htmlDetails(info)
 	switch {
 	case !r.Valid || len(info.Failed) > 0:
 		info.Result = areport.ResultFail

@@ -17,6 +17,12 @@
 // checksum into uplot/ (embedded with go:embed, license beside it); the
 // page's own script and style are assets/page.js and page.css. Tables and
 // the loss and timeout bar charts are HTML and inline SVG (gonum plot).
+// Its Checks table lists every check once (checkRows): with a RunInfo
+// (lumina run's page) the run's own checks too, which the analysis does
+// not have (events_applied, generator, switch_state); the page also has a
+// timing line, the run's goodput, the events tables, the pfc analyzer's
+// watchdog firings on the graphs and a loading indicator that the script
+// hides once the graphs are drawn (docs/report.md).
 //
 // SeqCollector gathers the graphs' packets during the analysis pass: every
 // packet of every connection, at most MaxPlotPackets in

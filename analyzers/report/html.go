@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"image/color"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -169,6 +170,7 @@ type htmlData struct {
 	// NGraphs their number.
 	Graphs   template.JS
 	NGraphs  int
+	NPackets int // the graphs' packets
 	UPlotJS  template.JS
 	UPlotCSS template.CSS
 	PageJS   template.JS
@@ -178,13 +180,31 @@ type htmlData struct {
 	TOSVG    template.HTML
 	HasTO    bool
 	MaxRows  int
-	Verdicts []struct{ Name, Verdict, Reason string }
+	// Checks are every check of the page (checkRows); Timing the timing
+	// line (timingLine); Events the events analyzer's entries.
+	Checks []checkRow
+	Timing string
+	Events []eventRow
 	// UncertaintyNs is the timestamp uncertainty of the analysis.
 	UncertaintyNs int64
 	// Result is the heading's verdict; Run, if set, the run it belongs to.
 	Result string
 	Run    *RunInfo
 }
+
+// commas writes n (≥ 0) with thousands separators, as the page's script
+// does (toLocaleString("en-US")).
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// Since formats a switch timestamp as the time since the trace's first
+// RoCE packet (the events tables' time column).
+func (d *htmlData) Since(ns uint64) string { return dur(int64(ns) - d.R.Trace.FirstNs) }
 
 // RunInfo describes the lumina run a report.html belongs to. Its Result
 // is the run's verdict, which the page's heading shows: the run can fail
@@ -202,6 +222,19 @@ type RunInfo struct {
 	// NICs describes each side's NIC, e.g. "requester: cx5, firmware
 	// 16.35.2000"; in order.
 	NICs []string
+	// Testbed is the testbed the run used (sim, netns, remote).
+	Testbed string
+	// Checks are the run's checks (report.json's checks): the page's
+	// Checks table lists those the analysis does not have (integrity,
+	// switch_state, events_applied, generator) before the analyzers'.
+	Checks []RunCheck
+	// Generator is the traffic's outcome (goodput); nil: none.
+	Generator *RunGenerator
+	// Timing is the run's timestamp uncertainty and lateness; nil: the
+	// page says what the analysis's parameters give.
+	Timing *RunTiming
+	// Events are the configured events and whether each was applied.
+	Events []RunEvent
 }
 
 // HTML renders report.html: one self-contained page (no external
@@ -219,18 +252,16 @@ func HTMLRun(r *Report, run *RunInfo) ([]byte, error) {
 		d.Result = run.Result
 	}
 	c := &r.Checks
-	for _, x := range []struct{ n, v, reason string }{
-		{CheckGBN, string(c.GBN.Verdict), c.GBN.Reason}, {CheckRetransmission, string(c.Retransmission.Verdict), c.Retransmission.Reason},
-		{CheckTimeout, string(c.Timeout.Verdict), c.Timeout.Reason}, {CheckCNP, string(c.CNP.Verdict), c.CNP.Reason},
-		{CheckCounters, string(c.Counters.Verdict), c.Counters.Reason}} {
-		d.Verdicts = append(d.Verdicts, struct{ Name, Verdict, Reason string }{x.n, x.v, x.reason})
-	}
+	d.Checks, d.Timing, d.Events = checkRows(r, run), timingLine(r, run), eventRows(r)
 	var err error
 	if d.Graphs, err = graphData(r); err != nil {
 		return nil, fmt.Errorf("report: graphs: %w", err)
 	}
 	if r.Plots != nil {
 		d.NGraphs = len(r.Plots.Conns)
+		for i := range r.Plots.Conns {
+			d.NPackets += len(r.Plots.Conns[i].recs)
+		}
 	}
 	d.UPlotJS, d.UPlotCSS, d.PageJS, d.PageCSS = template.JS(uplotJS), template.CSS(uplotCSS), template.JS(pageJS), template.CSS(pageCSS)
 	if d.LossSVG, d.HasLoss, err = lossPlot(c.Retransmission.Losses); err != nil {
@@ -240,31 +271,39 @@ func HTMLRun(r *Report, run *RunInfo) ([]byte, error) {
 		return nil, fmt.Errorf("report: timeout plot: %w", err)
 	}
 	var b bytes.Buffer
-	if err := page.Execute(&b, d); err != nil {
+	if err := page.Execute(&b, &d); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	return b.Bytes(), nil
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"dur": durp,
-	"us":  model.FormatMicros,
-	"lt":  func(i, n int) bool { return i < n },
-	"ns":  dur,
-	"pct": func(f float64) string { return fmt.Sprintf("%.4f%%", 100*f) },
+	"dur":    durp,
+	"us":     model.FormatMicros,
+	"lt":     func(i, n int) bool { return i < n },
+	"ns":     dur,
+	"commas": commas,
+	"ms":     func(ns int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/1e6) },
+	"pct":    func(f float64) string { return fmt.Sprintf("%.4f%%", 100*f) },
+	// more is how many of n rows a table of at most max leaves out.
+	"more": func(n, limit int) int { return n - min(n, limit) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{with .Run}}{{.Test}} repeat {{.Repeat}}: {{end}}lumina analyze report</title>
 <style>{{.UPlotCSS}}</style>
-<style>{{.PageCSS}}</style></head><body>
+<style>{{.PageCSS}}</style>
+<noscript><style>#loading{display:none}</style></noscript></head><body>
 <h1>{{with .Run}}{{.Test}} repeat {{.Repeat}}{{else}}lumina analyze{{end}}: {{$res := .Result}}{{if eq $res "PASS"}}<span class="pass">PASS</span>{{else if eq $res "INCONCLUSIVE"}}<span class="inconclusive">INCONCLUSIVE</span>{{else}}<span class="fail">FAIL</span>{{end}}</h1>
-{{with .Run}}<p>Test {{.Test}}, seed {{.Seed}}, repeat {{.Repeat}}.{{range .NICs}} NIC {{.}}.{{end}}</p>
+{{if .NGraphs}}<div id="loading" role="status">Loading the graphs ({{commas .NPackets}} packets)…</div>{{end}}
+{{with .Run}}<p>Test {{.Test}}{{with .Testbed}} on testbed {{.}}{{end}}, seed {{.Seed}}, repeat {{.Repeat}}.{{range .NICs}} NIC {{.}}.{{end}}</p>
 {{with .Failed}}<p class="fail">Failed: {{range $i, $c := .}}{{if $i}}, {{end}}{{$c}}{{end}}.</p>{{end}}{{end}}
 {{with .R.Inconclusive}}<p class="inconclusive">Valid, no check failed; inconclusive within the timestamp uncertainty (±{{us $.UncertaintyNs}}): {{range $i, $c := .}}{{if $i}}, {{end}}{{$c}}{{end}}.</p>{{end}}
+<p id="timing">{{.Timing}}</p>
+{{with .Run}}{{with .Generator}}<p id="goodput">Traffic: {{printf "%.4g" .GoodputGbps}} Gb/s goodput, {{.Bytes}} bytes in {{ms .DurationNs}}; responder memory {{if .Verified}}verified{{else}}<span class="fail">not verified</span>{{end}}{{with .Stopped}}; <span class="fail">stopped: {{.}}</span>{{end}}{{with .Errors}}; <span class="fail">errors: {{range $i, $e := .}}{{if $i}}; {{end}}{{$e}}{{end}}</span>{{end}}.</p>{{end}}{{end}}
 <p>Trace {{.R.Trace.Path}}: {{.R.Trace.Packets}} packets ({{.R.Trace.RoCEPackets}} RoCE).
 Integrity: <span class="{{.R.Integrity.Verdict}}">{{.R.Integrity.Verdict}}</span> {{.R.Integrity.Reason}}</p>
 <h2>Checks</h2>
-<table><tr><th>check</th><th>verdict</th><th>reason</th></tr>
-{{range .Verdicts}}<tr><td>{{.Name}}</td><td class="{{.Verdict}}">{{.Verdict}}</td><td>{{.Reason}}</td></tr>{{end}}
+<table id="checks"><tr><th>check</th><th>verdict</th><th>summary</th><th>reason</th></tr>
+{{range .Checks}}<tr><td>{{.Name}}</td><td class="{{.Verdict}}">{{.Verdict}}</td><td>{{.Summary}}</td><td>{{.Reason}}</td></tr>{{end}}
 </table>
 {{if .NGraphs}}<h2>Time-sequence graphs</h2>
 <p class="help">Time (switch timestamps) against PSN − IPSN, one point per packet. Drag across a graph to zoom into a time range,
@@ -277,6 +316,15 @@ Zoomed out, points that would share a pixel are drawn once; zoomed in, every pac
 <table><tr><th>id</th><th>verb</th><th>requester</th><th>qpn</th><th>ipsn</th><th>responder</th><th>qpn</th></tr>
 {{range .R.Connections}}<tr><td>{{.ID}}</td><td>{{.Verb}}</td><td>{{.Requester.IP}}</td><td>{{printf "%#x" .Requester.QPN}}</td><td>{{.Requester.IPSN}}</td><td>{{.Responder.IP}}</td><td>{{printf "%#x" .Responder.QPN}}</td></tr>{{end}}
 </table>
+{{with .Events}}<h2>Delayed, reordered and duplicated packets</h2>
+<p class="help">Each packet the switch held or copied, as the events analyzer measured it (switch timestamps; time since the trace's first RoCE packet), against the configured event.</p>
+<table id="events"><tr><th>type</th><th>conn</th><th>direction</th><th>PSN</th><th>PSN − IPSN</th><th>occurrence</th><th>iter</th><th>frame</th><th>time</th><th>measured</th><th>configured</th><th>verdict</th><th>detail</th></tr>
+{{range $i, $e := .}}{{if lt $i $.MaxRows}}<tr><td>{{$e.E.Type}}</td><td>{{$e.E.Conn}}</td><td>{{$e.E.Direction}}</td><td>{{$e.E.PSN}}</td><td>{{$e.E.RelPSN}}</td><td>{{$e.E.Occurrence}}</td><td>{{if $e.E.Iter}}{{$e.E.Iter}}{{else}}-{{end}}</td><td>{{$e.E.Index}}</td><td>{{$e.Time}}</td><td>{{$e.Measured}}</td><td>{{$e.Configured}}</td><td class="{{$e.E.Verdict}}">{{with $e.E.Verdict}}{{.}}{{else}}-{{end}}</td><td>{{$e.E.Detail}}</td></tr>{{end}}{{end}}
+</table>{{with more (len .) $.MaxRows}}<p>{{.}} more not shown (the JSON report lists them all).</p>{{end}}{{end}}
+{{with .Run}}{{with .Events}}<h2>Configured events</h2>
+<table id="configured-events"><tr><th>qp</th><th>msg</th><th>psn in msg</th><th>PSN − IPSN</th><th>PSN</th><th>iter</th><th>type</th><th>direction</th><th>parameters</th><th>applied</th><th>time</th></tr>
+{{range $i, $e := .}}{{if lt $i $.MaxRows}}<tr><td>{{$e.QP}}</td><td>{{$e.Msg}}</td><td>{{$e.PSN}}</td><td>{{$e.RelPSN}}</td><td>{{$e.AbsPSN}}</td><td>{{$e.Iter}}</td><td>{{$e.Type}}</td><td>{{with $e.Direction}}{{.}}{{else}}data{{end}}</td><td>{{$e.Params}}</td><td class="{{if $e.Applied}}pass{{else}}fail{{end}}">{{if $e.Applied}}yes{{else}}no{{end}}</td><td>{{if $e.TimeNs}}{{$.Since $e.TimeNs}}{{else}}-{{end}}</td></tr>{{end}}{{end}}
+</table>{{with more (len .) $.MaxRows}}<p>{{.}} more not shown (the JSON report lists them all).</p>{{end}}{{end}}{{end}}
 {{with .R.Checks.GBN.Violations}}<h2>Go-back-N violations</h2>
 <table><tr><th>conn</th><th>side</th><th>rule</th><th>psn</th><th>rel</th><th>index</th><th>detail</th></tr>
 {{range $i, $v := .}}{{if lt $i $.MaxRows}}<tr><td>{{$v.Conn}}</td><td>{{$v.Side}}</td><td>{{$v.Rule}}</td><td>{{$v.PSN}}</td><td>{{$v.RelPSN}}</td><td>{{$v.Index}}</td><td>{{$v.Detail}}</td></tr>{{end}}{{end}}

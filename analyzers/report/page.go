@@ -46,8 +46,11 @@ type pageData struct {
 	ICRC     []string       `json:"icrc"`
 	Losses   []pageLoss     `json:"losses"`
 	Pauses   []pagePause    `json:"pauses"`
-	Timeouts []float64      `json:"timeouts"` // timeout intervals, ns
-	Dropped  int            `json:"dropped"`
+	// Watchdogs are the PFC watchdog firings the pfc analyzer inferred
+	// (pfc.Result.Watchdogs), drawn as markers on every graph.
+	Watchdogs []pageWatchdog `json:"watchdogs"`
+	Timeouts  []float64      `json:"timeouts"` // timeout intervals, ns
+	Dropped   int            `json:"dropped"`
 }
 
 type pageTuple struct {
@@ -102,6 +105,16 @@ type pagePause struct {
 	Host      string `json:"host"`
 	Priority  int    `json:"prio"`
 	Direction string `json:"dir"`
+}
+
+// pageWatchdog is one PFC watchdog firing (pfc.Watchdog).
+type pageWatchdog struct {
+	T        int64  `json:"t"` // ns after T0
+	Kind     string `json:"kind"`
+	Port     uint16 `json:"port"`
+	Host     string `json:"host"`
+	Priority int    `json:"prio"`
+	Detail   string `json:"detail"`
 }
 
 // column is one typed column of a graph's buffer.
@@ -187,7 +200,7 @@ func encodeConn(c *ConnPackets, t0 int64, title string, zw *gzip.Writer) (pageCo
 // graphData builds the page's JSON.
 func graphData(r *Report) (template.JS, error) {
 	d := pageData{Classes: ClassNames[:], Ops: map[int]string{}, Events: map[int]string{}, Conns: []pageConn{},
-		Tuples: []pageTuple{}, Losses: []pageLoss{}, Pauses: []pagePause{}, Timeouts: []float64{}}
+		Tuples: []pageTuple{}, Losses: []pageLoss{}, Pauses: []pagePause{}, Watchdogs: []pageWatchdog{}, Timeouts: []float64{}}
 	for t := roce.AckTypeACK; t <= roce.AckTypeNAK; t++ {
 		d.AckTypes = append(d.AckTypes, t.String())
 	}
@@ -241,6 +254,9 @@ func graphData(r *Report) (template.JS, error) {
 	}
 	for _, e := range r.PFC.Episodes {
 		d.Pauses = append(d.Pauses, pagePause{Start: e.StartNs - t0, End: e.EndNs - t0, Port: e.Port, Host: e.Host, Priority: e.Priority, Direction: e.Direction})
+	}
+	for _, w := range r.PFC.Watchdogs {
+		d.Watchdogs = append(d.Watchdogs, pageWatchdog{T: w.AtNs - t0, Kind: w.Kind, Port: w.Port, Host: w.Host, Priority: w.Priority, Detail: w.Detail})
 	}
 	for _, t := range r.Checks.Timeout.Timeouts {
 		for _, v := range t.IntervalsNs {

@@ -23,6 +23,14 @@
 	const LIMIT = 100000;
 	const TYPES = { f64: Float64Array, i32: Int32Array, u32: Uint32Array, u16: Uint16Array, u8: Uint8Array };
 	const HEIGHT = 340;
+	// Watchdog firings (the pfc analyzer's, docs/pfc.md): marker colour and
+	// label by kind.
+	const WATCHDOG = {
+		"switch-storm": ["#d00000", "switch storm"],
+		"switch-restore": ["#008a00", "switch restore"],
+		nic: ["#7b2fbf", "NIC watchdog"],
+	};
+	const wdStyle = (w) => WATCHDOG[w.kind] || ["#555555", w.kind];
 
 	function lb(a, v, lo, hi) {
 		while (lo < hi) {
@@ -161,6 +169,8 @@
 			this.range = this.full.slice();
 			this.w = Math.max(300, root.clientWidth);
 			this.grid = null;
+			// marks: the watchdog markers drawn in the last redraw (tests).
+			this.marks = 0;
 			this.makeLegend();
 			this.make();
 			this.makePeriods();
@@ -208,6 +218,17 @@
 				const dot = el("i");
 				dot.style.background = "rgba(255,140,0,.35)";
 				dot.style.borderRadius = "0";
+				s.prepend(dot);
+				this.legend.appendChild(s);
+			}
+			const kinds = [...new Set(D.watchdogs.map((w) => w.kind))];
+			for (const k of kinds) {
+				const [col, name] = wdStyle({ kind: k });
+				const s = el("span", "wd", "PFC watchdog: " + name + " (" + D.watchdogs.filter((w) => w.kind === k).length + ")");
+				const dot = el("i");
+				dot.style.background = col;
+				dot.style.borderRadius = "0";
+				dot.style.width = "3px";
 				s.prepend(dot);
 				this.legend.appendChild(s);
 			}
@@ -259,6 +280,7 @@
 					}],
 					setCursor: [() => g.onCursor()],
 					drawClear: [(u) => g.drawPauses(u)],
+					draw: [(u) => g.drawWatchdogs(u)],
 				},
 			};
 			this.u = new uPlot(opts, this.view(), this.plot);
@@ -376,6 +398,47 @@
 			ctx.restore();
 		}
 
+		// drawWatchdogs draws each PFC watchdog firing in view as a dashed
+		// vertical line labelled with its kind.
+		drawWatchdogs(u) {
+			this.marks = 0;
+			if (!D.watchdogs.length) return;
+			const ctx = u.ctx, { left, top, width, height } = u.bbox;
+			ctx.save();
+			ctx.lineWidth = 2 * devicePixelRatio;
+			ctx.setLineDash([6 * devicePixelRatio, 4 * devicePixelRatio]);
+			ctx.font = 11 * devicePixelRatio + "px system-ui, sans-serif";
+			ctx.textBaseline = "top";
+			ctx.textAlign = "left";
+			for (const w of D.watchdogs) {
+				const x = u.valToPos(w.t, "x", true);
+				if (x < left || x > left + width) continue;
+				const [col, name] = wdStyle(w);
+				ctx.strokeStyle = col;
+				ctx.fillStyle = col;
+				ctx.beginPath();
+				ctx.moveTo(x, top);
+				ctx.lineTo(x, top + height);
+				ctx.stroke();
+				const tw = ctx.measureText(name).width;
+				ctx.fillText(name, x + tw + 4 > left + width ? x - tw - 4 : x + 4, top + 2 + (this.marks % 3) * 13 * devicePixelRatio);
+				this.marks++;
+			}
+			ctx.restore();
+		}
+
+		// watchdogAt returns the watchdog firing drawn within r px of
+		// cursor position l, or null.
+		watchdogAt(l, r) {
+			const u = this.u;
+			let best = null, bd = r + 1e-9;
+			for (const w of D.watchdogs) {
+				const d = Math.abs(u.valToPos(w.t, "x") - l);
+				if (d < bd) { bd = d; best = w; }
+			}
+			return best;
+		}
+
 		// nearest returns the drawn packet nearest the cursor within r px, or -1.
 		nearest(l, t, r) {
 			const u = this.u, c = this.c, xs = this.xs;
@@ -404,10 +467,19 @@
 			tip.textContent = "";
 			if (i < 0) {
 				const x = u.posToVal(l, "x");
+				const w = this.watchdogAt(l, 5);
 				const p = D.pauses.find((p) => p.s <= x && x <= p.e);
-				if (!p) { tip.hidden = true; return; }
-				tip.appendChild(el("b", "", "PFC pause " + p.dir + ", port " + p.port + (p.host ? " (" + p.host + ")" : "") + ", priority " + p.prio));
-				tip.appendChild(el("div", "", fmtNs(p.s) + " to " + fmtNs(p.e) + " (" + fmtNs(p.e - p.s) + ")"));
+				if (w) {
+					tip.appendChild(el("b", "", "PFC watchdog: " + wdStyle(w)[1] + " at " + fmtNs(w.t, 6) + ", port " + w.port + (w.host ? " (" + w.host + ")" : "") +
+						", priority " + w.prio));
+					tip.appendChild(el("div", "wd", w.detail));
+				} else if (p) {
+					tip.appendChild(el("b", "", "PFC pause " + p.dir + ", port " + p.port + (p.host ? " (" + p.host + ")" : "") + ", priority " + p.prio));
+					tip.appendChild(el("div", "", fmtNs(p.s) + " to " + fmtNs(p.e) + " (" + fmtNs(p.e - p.s) + ")"));
+				} else {
+					tip.hidden = true;
+					return;
+				}
 			} else {
 				const c = this.c;
 				tip.appendChild(el("b", "", D.classes[c.cls[i]] + " at " + fmtNs(c.t[i], 6) + ", PSN − IPSN " + c.rel[i]));
@@ -547,7 +619,15 @@
 			if (opt) opt.remove();
 			label.textContent = count();
 			if (!pending.size) box.hidden = true;
-			L.graphs.push(new Graph(await load(pc), root));
+			if (loading) {
+				loading.textContent = "Loading " + pc.title + " (" + pc.n.toLocaleString("en-US") + " packets)…";
+				loading.hidden = false;
+			}
+			try {
+				L.graphs.push(new Graph(await load(pc), root));
+			} finally {
+				if (loading) loading.hidden = true;
+			}
 			return L.graphs.length - 1;
 		};
 		L.showAll = async () => {
@@ -575,6 +655,20 @@
 		root.appendChild(box);
 	}
 
+	// loading is the page's loading indicator (#loading, shown from the
+	// start by the HTML): hidden once the graphs are drawn, the error said
+	// in it if they fail.
+	const loading = document.getElementById("loading");
+	function loaded(err) {
+		if (!loading) return;
+		if (err) {
+			loading.textContent = "The graphs failed: " + err;
+			loading.className = "fail";
+			return;
+		}
+		loading.hidden = true;
+	}
+
 	async function main() {
 		const root = document.getElementById("graphs");
 		if (root) {
@@ -596,9 +690,11 @@
 		cdfs();
 		L.loadMs = performance.now();
 		L.ready = true;
+		loaded();
 	}
 	main().catch((e) => {
 		L.error = String(e && e.stack || e);
+		loaded(String(e));
 		console.error("lumina report:", e);
 	});
 })();
