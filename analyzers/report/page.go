@@ -140,6 +140,7 @@ var columns = []column{
 	{"cls", "u8", 1, func(b []byte, r, _ *pktRec) { b[0] = r.cls }},
 	{"op", "u8", 1, func(b []byte, r, _ *pktRec) { b[0] = r.op }},
 	{"ev", "u8", 1, func(b []byte, r, _ *pktRec) { b[0] = r.ev }},
+	{"hold", "u16", 2, func(b []byte, r, _ *pktRec) { binary.LittleEndian.PutUint16(b, r.hold) }},
 }
 
 func putF64(b []byte, v float64) { binary.LittleEndian.PutUint64(b, math.Float64bits(v)) }

@@ -66,6 +66,7 @@ type pktRec struct {
 	cls   uint8
 	op    uint8
 	ev    uint8
+	hold  uint16 // a held copy's roce.HoldCode (0 none)
 }
 
 // rethRec is a packet's RETH (rare: one per message).
@@ -227,6 +228,9 @@ func (c *SeqCollector) Add(tp *trace.Packet, p *model.Pkt, mirror bool) {
 		f |= flagMirror
 		m := pk.Mirror()
 		r.seq, r.ts, r.ev = m.Seq, m.TimestampNs, uint8(m.Event)
+		if m.Event.Held() {
+			r.hold = uint16(pk.HoldCode())
+		}
 	}
 	if pk.AETH != nil {
 		f |= flagAETH

@@ -343,6 +343,13 @@ func TestReportBrowser(t *testing.T) {
 		}
 	})
 
+	// Held packets: each packet's line shows the hold its copy carries,
+	// as lumina decode prints it.
+	t.Run("reorder-cx5", func(t *testing.T) {
+		run := simRun(t, dir, "reorder-cx5")
+		checkReport(t, chromium, filepath.Join(run, "trace.pcap"), filepath.Join(dir, "reorder-cx5.html"), 0)
+	})
+
 	// 20 connections: 16 graphs at once, 4 on demand (through the page's
 	// select and "Show" button for one of them).
 	t.Run("20-connections", func(t *testing.T) {

@@ -124,7 +124,16 @@
 		const pad = (fl >> 5) & 3;
 		if (pad) s += " pad=" + pad;
 		s += " icrc=" + D.icrc[(fl >> 7) & 3];
-		if (fl & 0x10) s += " [mirror seq=" + c.seq[i] + " ts=" + c.ts[i] + " event=" + D.events[c.ev[i]] + "]";
+		if (fl & 0x10) {
+			s += " [mirror seq=" + c.seq[i] + " ts=" + c.ts[i] + " event=" + D.events[c.ev[i]];
+			const h = c.hold[i];
+			if (h && (c.ev[i] === 4 || c.ev[i] === 5)) {
+				// roce.HoldCode: 13-bit mantissa << 3 × 3-bit exponent
+				const unit = 2 ** (3 * (h >>> 13)), ns = (h & 0x1fff) * unit;
+				s += " hold=" + ns + (unit > 1 ? ".." + (ns + unit - 1) : "") + "ns";
+			}
+			s += "]";
+		}
 		return s;
 	}
 	L.line = (k, i) => line(L.graphs[k].c, i);
