@@ -69,3 +69,37 @@ func TestRunInvalidPersonality(t *testing.T) {
 		})
 	}
 }
+
+// TestPersonalityDocExample runs the example of docs/personality.md and
+// checks the numbers the page quotes (sim is deterministic for a seed).
+func TestPersonalityDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/personality.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := "../../examples/personality/fast-retransmission-fw2.yaml"
+	if code, stdout, stderr := runCLI("validate", test); code != 0 || !strings.Contains(string(doc), strings.TrimPrefix(stdout, "../../")) {
+		t.Errorf("lumina validate %s = exit %d, %q %q; want exit 0 and the page's line", test, code, stdout, stderr)
+	}
+	out := t.TempDir()
+	if code, _, stderr := runCLI("run", "-q", "-o", out, test); code != 0 {
+		t.Fatalf("lumina run %s = exit %d, %s", test, code, stderr)
+	}
+	code, stdout, stderr := runCLI("analyze", filepath.Join(out, "fast-retransmission-fw2", "0"))
+	if code != 0 {
+		t.Fatalf("lumina analyze = exit %d, %s", code, stderr)
+	}
+	n := 0
+	for _, l := range strings.Split(stdout, "\n") {
+		if !strings.Contains(l, "rel ") {
+			continue
+		}
+		n++
+		if !strings.Contains(string(doc), l+"\n") {
+			t.Errorf("lumina analyze printed %q, which docs/personality.md does not quote", l)
+		}
+	}
+	if n != 4 {
+		t.Errorf("lumina analyze printed %d losses, want the page's 4:\n%s", n, stdout)
+	}
+}

@@ -2,6 +2,11 @@ package softrnic
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -87,5 +92,84 @@ func TestParsePersonalityErrors(t *testing.T) {
 	p, err = ParsePersonality("dir/fw2.yaml", []byte("base: cx5\n<<: {nak-reaction-delay: 20us, cnp-scope: per-qp}\ncnp-scope: per-port\n"))
 	if err != nil || p.Name != "cx5" || time.Duration(p.NakReactionDelay) != 20*time.Microsecond || p.CNPScope != CNPPerPort || p.TxPipelinePackets != 70 {
 		t.Errorf("ParsePersonality(merge) = %+v, %v; want name cx5 (the base's), nak-reaction-delay 20µs, cnp-scope per-port, cx5's 70 tx-pipeline-packets", p, err)
+	}
+}
+
+// TestPersonalityDoc checks that docs/personality.md's key tables list
+// every key, and the builtins' values, as the code has them.
+func TestPersonalityDoc(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/personality.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{} // key → cells after it
+	for _, l := range strings.Split(string(doc), "\n") {
+		if !strings.HasPrefix(l, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(l, "|"), " | ")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		rows[strings.Trim(cells[0], "`")] = cells[1:]
+	}
+	format := func(key string, v reflect.Value) string {
+		switch x := v.Interface().(type) {
+		case Duration:
+			return time.Duration(x).String()
+		case []AdaptiveStage:
+			if len(x) == 0 {
+				return "none"
+			}
+			return fmt.Sprintf("%d stages", len(x))
+		}
+		if key == "description" {
+			return "text"
+		}
+		return fmt.Sprint(v.Interface())
+	}
+	keys, idx := yamlKeys(reflect.TypeFor[Personality]())
+	for _, k := range keys {
+		cells, ok := rows[k]
+		if !ok {
+			t.Errorf("docs/personality.md has no row for key %q", k)
+			continue
+		}
+		for i, name := range []string{"spec", "cx4", "cx5", "cx6"} {
+			p, _ := LoadPersonality(name)
+			if want := format(k, reflect.ValueOf(p).Field(idx[k])); len(cells) < 6 || cells[1+i] != want {
+				t.Errorf("docs/personality.md: %s's %s = %q, want %q", name, k, cells[min(1+i, len(cells)-1)], want)
+			}
+		}
+	}
+	stageKeys, _ := yamlKeys(reflect.TypeFor[AdaptiveStage]())
+	for _, k := range stageKeys {
+		if _, ok := rows[k]; !ok {
+			t.Errorf("docs/personality.md has no row for adaptive key %q", k)
+		}
+	}
+	// Every key row of the page is a key.
+	for k := range rows {
+		if _, ok := idx[k]; !ok && !slices.Contains(stageKeys, k) && !slices.Contains(Personalities(), k) {
+			t.Errorf("docs/personality.md documents %q, which is not a key", k)
+		}
+	}
+	// The example is the file it shows, and loads.
+	file := "../../examples/personality/cx5-fw2.yaml"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			body = append(body, l)
+		}
+	}
+	if !strings.Contains(string(doc), "```yaml\n"+strings.Join(body, "\n")+"\n```") {
+		t.Errorf("docs/personality.md does not show %s as it is:\n%s", file, strings.Join(body, "\n"))
+	}
+	if p, err := LoadPersonality(file); err != nil || p.Name != "cx5-fw2" || time.Duration(p.NakReactionDelay) != 40*time.Microsecond {
+		t.Errorf("LoadPersonality(%s) = %+v, %v", file, p, err)
 	}
 }
