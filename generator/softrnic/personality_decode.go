@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -87,7 +88,7 @@ func ParseDuration(s string) (time.Duration, error) {
 	if err == nil {
 		return d, nil
 	}
-	msg := fmt.Sprintf("want a duration: a number and a unit (%s) with no space between, such as 1.1us, 150us or 0.2s; got %q", durationUnits, s)
+	msg := fmt.Sprintf("want a duration: a number and a unit (%s) with no space between, such as 1.1us, 150us or 0.2s; got %s", durationUnits, quoteShort(s))
 	if squeezed := strings.Join(strings.Fields(s), ""); squeezed != s {
 		if _, err := time.ParseDuration(squeezed); err == nil {
 			msg += fmt.Sprintf("; did you mean %q?", squeezed)
@@ -146,7 +147,20 @@ func describe(n *yaml.Node) string {
 	case isNull(n):
 		return "null"
 	}
-	return strconv.Quote(n.Value)
+	return quoteShort(n.Value)
+}
+
+// quoteShort quotes s for a message, cut after 40 bytes (at a character
+// boundary) with "...".
+func quoteShort(s string) string {
+	if len(s) <= 40 {
+		return strconv.Quote(s)
+	}
+	cut := 40
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "..."
 }
 
 type ppair struct{ key, val *yaml.Node }

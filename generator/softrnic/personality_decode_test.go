@@ -32,6 +32,7 @@ func TestParseDuration(t *testing.T) {
 		{in: "12", wantErr: units + `"12"`},
 		{in: "12 parsecs", wantErr: units + `"12 parsecs"`},
 		{in: "soon", wantErr: units + `"soon"`},
+		{in: "123456789012345678901234567890123456789µs and more", wantErr: units + `"123456789012345678901234567890123456789"...`}, // cut before the µ, not inside it
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := ParseDuration(tc.in)
