@@ -226,13 +226,6 @@ func yamlKeys(t reflect.Type) ([]string, map[string]int) {
 	return keys, idx
 }
 
-// PersonalityKeys returns the keys of a personality file (base and every
-// Personality field), in the order of the struct.
-func PersonalityKeys() []string {
-	keys, _ := yamlKeys(reflect.TypeFor[Personality]())
-	return append([]string{"base"}, keys...)
-}
-
 func joinPath(path, key string) string {
 	if path == "" {
 		return key
@@ -442,13 +435,16 @@ func DecodePersonality(file string, root *yaml.Node) (Personality, error) {
 					continue
 				}
 				v := deref(kv.val)
-				if v == nil || v.Kind != yaml.ScalarNode || isNull(v) {
+				if v != nil && isNull(v) {
+					break // no value: the default, spec
+				}
+				if v == nil || v.Kind != yaml.ScalarNode {
 					d.errorf(kv.val, "base: want %s, got %s", quoteList(Personalities()), describe(v))
 					break
 				}
 				b, ok := builtins[strings.ToLower(v.Value)]
 				if !ok {
-					d.errorf(v, "base: %v %q: want %s", ErrUnknownPersonality, v.Value, quoteList(Personalities()))
+					d.errorf(v, "base: %v %s: want %s", ErrUnknownPersonality, quoteShort(v.Value), quoteList(Personalities()))
 					d.errs[len(d.errs)-1].Err = ErrUnknownPersonality
 					break
 				}
@@ -456,10 +452,10 @@ func DecodePersonality(file string, root *yaml.Node) (Personality, error) {
 				p = b
 			}
 		}
-		p.Adaptive = slices.Clone(p.Adaptive)
+	}
+	p.Adaptive = slices.Clone(p.Adaptive)
+	if root != nil && !isNull(root) {
 		d.object(root, reflect.ValueOf(&p).Elem(), "", "base")
-	} else {
-		p.Adaptive = slices.Clone(p.Adaptive)
 	}
 	if len(p.Adaptive) == 0 {
 		p.Adaptive = nil // "adaptive: [null]" decodes to an empty list: none, as when absent

@@ -70,6 +70,7 @@ func TestParsePersonalityErrors(t *testing.T) {
 		{"nested", "adaptive:\n  - {intervals: [1ms, 2 ms], max-retrys: 3}\n",
 			"f.yaml:2:23: intervals[1]: want a duration: a number and a unit (ns, us, µs, ms, s, m, h) with no space between, such as 1.1us, 150us or 0.2s; got \"2 ms\"; did you mean \"2ms\"?\n" +
 				`f.yaml:2:30: unknown key "max-retrys" in adaptive[0]`},
+		{"base not a name", "base: [cx5]\n", `f.yaml:1:7: base: want "cx4", "cx5", "cx6" or "spec", got a list`},
 		{"stage", "adaptive:\n  - {max-retries: 3}\n", `f.yaml:2:5: adaptive[0]: needs intervals or t-tr-factors, and max-retries >= 0`},
 		{"duplicate", "storm-watchdog: 1ms\nstorm-watchdog: 2ms\n", `f.yaml:2:1: duplicate key "storm-watchdog" at top level (first at 1:1)`},
 		{"not a mapping", "- cx5\n", `f.yaml:1:1: a personality file: want a mapping, got a list`},
@@ -84,6 +85,10 @@ func TestParsePersonalityErrors(t *testing.T) {
 				t.Errorf("ParsePersonality(%q) error %v is not ErrInvalidPersonality", tc.data, err)
 			}
 		})
+	}
+	// base with no value is the default, spec.
+	if p, err := ParsePersonality("f.yaml", []byte("base:\nline-rate-gbps: 40\n")); err != nil || p.Name != "spec" || p.LineRateGbps != 40 {
+		t.Errorf("ParsePersonality(base: null) = %+v, %v; want spec at 40 Gb/s", p, err)
 	}
 	// What the file gives, a merge key included, lands on top of its base.
 	p, err := ParsePersonality("dir/fw2.yaml", []byte("x: &d {nak-reaction-delay: 20us}\nbase: cx5\n<<: *d\nqp-start-jitter: 0s\n"))
