@@ -63,6 +63,13 @@ type LoadOptions struct {
 	// Resources); the zero value checks only what does not depend on the
 	// machine.
 	Resources Resources
+	// Personalities makes ParseWith read and check the personality files
+	// that nic.personality names (relative to the test file), as the run
+	// will load them: a missing one is an error at the personality value,
+	// an invalid one errors at FILE:LINE:COL in it (docs/personality.md).
+	// lumina validate and run set it; it is off otherwise, so that a run
+	// directory's config.yaml loads where those files are not.
+	Personalities bool
 }
 
 // LoadWith is Load with overrides: ParseWith of the file's contents.
@@ -122,6 +129,7 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 		return nil, errs.finish()
 	}
 	d := newDecoder(file)
+	var perrs ErrorList // in personality files, after the test file's
 	t = d.test(root)
 	if t != nil {
 		d.resolve(t)
@@ -129,13 +137,16 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 		if o.TestbedSet && len(d.errs) == 0 {
 			t = d.override(t, o.Testbed)
 		}
-		if len(d.errs) == 0 {
+		if o.Personalities {
+			perrs = d.checkPersonalities(t)
+		}
+		if len(d.errs) == 0 && len(perrs) == 0 {
 			d.checkNICModels(t)
 			d.checkResources(t, o.Resources)
 		}
 	}
-	if len(d.errs) > 0 {
-		return nil, d.errs.finish()
+	if len(d.errs) > 0 || len(perrs) > 0 {
+		return nil, append(d.errs.finish(), perrs...)
 	}
 	return t, nil
 }
@@ -168,6 +179,24 @@ func lineCol(data []byte, off int) (line, col int) {
 
 // parseYAML parses data into the top-level node of its single document.
 func parseYAML(file string, data []byte) (*yaml.Node, ErrorList) {
+	root, errs := parseDoc(file, data, "a test file")
+	if errs != nil {
+		return nil, errs
+	}
+	if root == nil || isNull(root) {
+		line, col := 1, 1
+		if root != nil {
+			line, col = max(root.Line, 1), max(root.Column, 1)
+		}
+		return nil, ErrorList{{File: file, Line: line, Col: col, Msg: "empty test file: want a mapping with the test's keys"}}
+	}
+	return root, nil
+}
+
+// parseDoc parses the one YAML document of data (what names the kind of
+// file in messages): its root node, nil when the file holds no document,
+// or the syntax errors (see parseYAML).
+func parseDoc(file string, data []byte, what string) (*yaml.Node, ErrorList) {
 	syntax := func(err error) ErrorList {
 		msg := err.Error()
 		line := 1
@@ -197,7 +226,7 @@ func parseYAML(file string, data []byte) (*yaml.Node, ErrorList) {
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, ErrorList{{File: file, Line: 1, Col: 1, Msg: "empty test file: want a mapping with the test's keys"}}
+			return nil, nil
 		}
 		return nil, syntax(err)
 	}
@@ -207,18 +236,14 @@ func parseYAML(file string, data []byte) (*yaml.Node, ErrorList) {
 		if len(next.Content) > 0 {
 			line, col = next.Content[0].Line, next.Content[0].Column
 		}
-		return nil, ErrorList{{File: file, Line: max(line, 1), Col: max(col, 1), Msg: "more than one YAML document: a test file holds exactly one"}}
+		return nil, ErrorList{{File: file, Line: max(line, 1), Col: max(col, 1), Msg: "more than one YAML document: " + what + " holds exactly one"}}
 	} else if !errors.Is(err, io.EOF) {
 		return nil, syntax(err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, ErrorList{{File: file, Line: 1, Col: 1, Msg: "empty test file: want a mapping with the test's keys"}}
+		return nil, nil
 	}
-	root := doc.Content[0]
-	if isNull(root) {
-		return nil, ErrorList{{File: file, Line: max(root.Line, 1), Col: max(root.Column, 1), Msg: "empty test file: want a mapping with the test's keys"}}
-	}
-	return root, nil
+	return doc.Content[0], nil
 }
 
 // defaultName is the file's base name without its extension.

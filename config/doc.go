@@ -49,6 +49,13 @@
 // mtu does not also make every psn "out of range". An unreadable file is
 // not an ErrorList: Load wraps the os error with the path.
 //
+// With LoadOptions.Personalities (lumina validate and run), the personality
+// files that nic.personality names are read and decoded as the run will
+// (softrnic.DecodePersonality owns their format, docs/personality.md): a
+// missing file is an error at the personality value, a bad one an error
+// there and its own problems at FILE:LINE:COL in the personality file,
+// after the test file's, with the same did-you-mean suggestions.
+//
 // # Limits
 //
 // Load reads at most MaxFileSize (4 MiB) of any file, devices and FIFOs

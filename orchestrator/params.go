@@ -3,8 +3,6 @@ package orchestrator
 import (
 	"fmt"
 	"net/netip"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/netlumina/lumina/config"
@@ -64,8 +62,8 @@ func personality(t *config.Test, h config.Host) (softrnic.Personality, error) {
 	if err := softrnic.CheckNICType(h.NIC.Type, name); err != nil && t.Testbed != config.TestbedRemote {
 		return softrnic.Personality{}, err // no silent fallback to spec (issue 25)
 	}
-	if (strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) && !filepath.IsAbs(name) && t.File != "" {
-		name = filepath.Join(filepath.Dir(t.File), name)
+	if path := config.PersonalityPath(t, name); path != "" {
+		name = path
 	}
 	return softrnic.LoadPersonality(name)
 }

@@ -59,7 +59,7 @@ func init() {
 				// not surface after nine runs.
 				var tests []*config.Test
 				bad := false
-				lo := config.LoadOptions{Resources: resources(mem, *out)}
+				lo := config.LoadOptions{Resources: resources(mem, *out), Personalities: true}
 				if *testbed != "" {
 					tb, _ := config.ParseTestbed(*testbed) // checked above
 					lo.Testbed, lo.TestbedSet = tb, true

@@ -35,7 +35,7 @@ func init() {
 					}
 					files = append(files, fs...)
 				}
-				o := config.LoadOptions{Resources: resources(mem, *out)}
+				o := config.LoadOptions{Resources: resources(mem, *out), Personalities: true}
 				if *testbed != "" {
 					tb, err := config.ParseTestbed(*testbed)
 					if err != nil || *testbed != tb.String() {

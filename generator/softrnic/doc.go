@@ -80,7 +80,11 @@
 // scope, CNP-on-NAK. Builtins: spec (ideal IBA), cx4, cx5, cx6, each number
 // documented with the Lumina figure or table it reproduces; user-defined
 // personalities load from YAML (LoadPersonality), optionally on top of a
-// builtin with `base:`.
+// builtin with `base:`. DecodePersonality walks the YAML nodes, so every
+// problem in a file (unknown key, wrong type, a duration such as "12 us",
+// a value out of range) is a PersonalityError at its FILE:LINE:COL; the
+// format and its errors are documented in docs/personality.md, and
+// config checks the files a test names before a run.
 //
 // Calibration: the paper measured the NACK delays at the switch, so the
 // personality values are switch-measured. On a port with a link model

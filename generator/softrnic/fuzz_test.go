@@ -34,7 +34,7 @@ func FuzzParsePersonality(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := ParsePersonality("f.yaml", data)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "f.yaml: ") {
+			if !strings.HasPrefix(err.Error(), "f.yaml:") {
 				t.Fatalf("ParsePersonality error %q does not name the file", err)
 			}
 			return

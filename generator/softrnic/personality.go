@@ -1,7 +1,6 @@
 package softrnic
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -53,9 +52,10 @@ func (s CNPScope) MarshalYAML() (any, error) { return s.String(), nil }
 // Duration is a time.Duration that reads and writes YAML as "1.1us", "150us", "0.2s".
 type Duration time.Duration
 
-// UnmarshalYAML parses a Go duration string ("1.1us", "3µs", "0.537s").
+// UnmarshalYAML parses a duration as ParseDuration does ("1.1us", "3µs",
+// "0.537s").
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(strings.ReplaceAll(n.Value, "us", "µs"))
+	v, err := ParseDuration(n.Value)
 	if err != nil {
 		return fmt.Errorf("line %d: %v", n.Line, err)
 	}
@@ -367,10 +367,10 @@ func LoadPersonality(name string) (Personality, error) {
 		p.Adaptive = append([]AdaptiveStage(nil), p.Adaptive...)
 		return p, nil
 	}
-	if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") {
+	if low := strings.ToLower(name); !strings.HasSuffix(low, ".yaml") && !strings.HasSuffix(low, ".yml") {
 		return Personality{}, fmt.Errorf("%w %q (builtin: %s; or a .yaml file)", ErrUnknownPersonality, name, strings.Join(Personalities(), ", "))
 	}
-	data, err := readPersonality(name)
+	data, err := ReadPersonalityFile(name)
 	if err != nil {
 		return Personality{}, err
 	}
@@ -387,8 +387,9 @@ const MaxPersonalitySize = 4 << 20
 // larger than MaxPersonalitySize.
 var ErrPersonalityTooLarge = errors.New("personality file too large")
 
-// readPersonality reads at most MaxPersonalitySize bytes of file name.
-func readPersonality(name string) ([]byte, error) {
+// ReadPersonalityFile reads at most MaxPersonalitySize bytes of file name
+// (LoadPersonality reads with it; config checks the files with it).
+func ReadPersonalityFile(name string) ([]byte, error) {
 	tooLarge := func() error {
 		return fmt.Errorf("%s: larger than the %d MiB limit of a personality file (softrnic.MaxPersonalitySize): %w", name, MaxPersonalitySize>>20, ErrPersonalityTooLarge)
 	}
@@ -410,78 +411,57 @@ func readPersonality(name string) ([]byte, error) {
 	return data, nil
 }
 
-// ParsePersonality decodes a personality YAML document (see LoadPersonality).
-func ParsePersonality(file string, data []byte) (Personality, error) {
-	var head struct {
-		Base string `yaml:"base"`
-	}
-	if err := yaml.Unmarshal(data, &head); err != nil {
-		return Personality{}, fmt.Errorf("%s: %w", file, err)
-	}
-	p := builtins["spec"]
-	if head.Base != "" {
-		b, ok := builtins[strings.ToLower(head.Base)]
-		if !ok {
-			return Personality{}, fmt.Errorf("%s: base: %w %q", file, ErrUnknownPersonality, head.Base)
-		}
-		p = b
-	}
-	p.Adaptive = append([]AdaptiveStage(nil), p.Adaptive...)
-	var doc struct {
-		Base        string `yaml:"base"`
-		Personality `yaml:",inline"`
-	}
-	doc.Personality = p
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&doc); err != nil {
-		return Personality{}, fmt.Errorf("%s: %w", file, err)
-	}
-	p = doc.Personality
-	if len(p.Adaptive) == 0 {
-		p.Adaptive = nil // "adaptive: [null]" decodes to an empty list: none, as when absent
-	}
-	if p.Name == "" {
-		p.Name = strings.TrimSuffix(strings.TrimSuffix(file[strings.LastIndex(file, "/")+1:], ".yaml"), ".yml")
-	}
-	if err := p.Validate(); err != nil {
-		return Personality{}, fmt.Errorf("%s: %w", file, err)
-	}
-	return p, nil
-}
-
-// Validate checks the parameters' ranges.
+// Validate checks the parameters' ranges. Its error names the keys
+// concerned.
 func (p *Personality) Validate() error {
+	for _, d := range []struct {
+		key string
+		v   Duration
+	}{
+		{"nak-generation-delay", p.NakGenDelay}, {"nak-generation-delay-last-packet", p.NakGenDelayLastPacket},
+		{"nak-reaction-delay", p.NakReactionDelay}, {"nak-reaction-jitter", p.NakReactionJitter}, {"qp-start-jitter", p.QPStartJitter},
+		{"pause-reaction-delay", p.PauseReactionDelay}, {"mtt-miss-penalty", p.MTTMissPenalty}, {"storm-watchdog", p.StormWatchdog},
+	} {
+		if d.v < 0 {
+			return fieldErrorf([]string{d.key}, "%s: %v is negative; delays must not be negative", d.key, time.Duration(d.v))
+		}
+	}
 	switch {
 	case p.LineRateGbps <= 0 || p.LineRateGbps > 1600:
-		return fmt.Errorf("line-rate-gbps %v out of range (0, 1600]", p.LineRateGbps)
-	case p.NakGenDelay < 0 || p.NakGenDelayLastPacket < 0 || p.NakReactionDelay < 0 || p.NakReactionJitter < 0 || p.QPStartJitter < 0:
-		return errors.New("delays must not be negative")
+		return fieldErrorf([]string{"line-rate-gbps"}, "line-rate-gbps %v out of range (0, 1600]", p.LineRateGbps)
 	case p.NakGenSlowLastPackets < 0 || p.NakGenSlowLastPackets > 1<<23:
-		return fmt.Errorf("nak-generation-slow-last-packets %d out of range 0..2^23", p.NakGenSlowLastPackets)
+		return fieldErrorf([]string{"nak-generation-slow-last-packets"}, "nak-generation-slow-last-packets %d out of range 0..2^23", p.NakGenSlowLastPackets)
 	case p.TxPipelinePackets < 0 || p.TxPipelinePackets > 4096:
-		return fmt.Errorf("tx-pipeline-packets %d out of range 0..4096", p.TxPipelinePackets)
-	case p.TimeoutFirstFactor <= 0 || p.TimeoutNextFactor <= 0 || p.TimeoutFirstFactorMax < 0:
-		return errors.New("timeout factors must be positive")
-	case p.TimeoutFirstFactorMax > 1<<20:
-		return fmt.Errorf("timeout-first-factor-max %v out of range", p.TimeoutFirstFactorMax)
+		return fieldErrorf([]string{"tx-pipeline-packets"}, "tx-pipeline-packets %d out of range 0..4096", p.TxPipelinePackets)
+	case p.TimeoutFirstFactor <= 0:
+		return fieldErrorf([]string{"timeout-first-factor"}, "timeout-first-factor %v: timeout factors must be positive", p.TimeoutFirstFactor)
+	case p.TimeoutNextFactor <= 0:
+		return fieldErrorf([]string{"timeout-next-factor"}, "timeout-next-factor %v: timeout factors must be positive", p.TimeoutNextFactor)
+	case p.TimeoutFirstFactorMax < 0 || p.TimeoutFirstFactorMax > 1<<20:
+		return fieldErrorf([]string{"timeout-first-factor-max"}, "timeout-first-factor-max %v out of range 0..2^20", p.TimeoutFirstFactorMax)
 	case p.MinTimeoutExp > 31:
-		return fmt.Errorf("min-timeout-exp %d out of range 0..31", p.MinTimeoutExp)
+		return fieldErrorf([]string{"min-timeout-exp"}, "min-timeout-exp %d out of range 0..31", p.MinTimeoutExp)
 	case p.CNPScope < CNPPerQP || p.CNPScope > CNPPerIPPair:
-		return errors.New("cnp-scope must be per-qp, per-port, per-dest-ip or per-ip-pair")
+		return fieldErrorf([]string{"cnp-scope"}, "cnp-scope must be per-qp, per-port, per-dest-ip or per-ip-pair")
 	case p.MaxOutstandingPSNs < 1 || p.MaxOutstandingPSNs > 1<<23:
-		return fmt.Errorf("max-outstanding-psns %d out of range 1..2^23", p.MaxOutstandingPSNs)
+		return fieldErrorf([]string{"max-outstanding-psns"}, "max-outstanding-psns %d out of range 1..2^23", p.MaxOutstandingPSNs)
 	}
 	if err := p.validatePFC(); err != nil {
 		return err
 	}
 	for i, s := range p.Adaptive {
+		at := []string{fmt.Sprintf("adaptive[%d]", i), "adaptive"}
 		if len(s.Intervals) == 0 && len(s.TtrFactors) == 0 || s.MaxRetries < 0 {
-			return fmt.Errorf("adaptive[%d]: needs intervals or t-tr-factors, and max-retries >= 0", i)
+			return fieldErrorf(at, "adaptive[%d]: needs intervals or t-tr-factors, and max-retries >= 0", i)
+		}
+		for _, iv := range s.Intervals {
+			if iv < 0 {
+				return fieldErrorf(at, "adaptive[%d]: interval %v is negative", i, time.Duration(iv))
+			}
 		}
 		for _, f := range s.TtrFactors {
 			if !(f > 0 && f <= 1<<20) {
-				return fmt.Errorf("adaptive[%d]: t-tr-factor %v out of range (0, 2^20]", i, f)
+				return fieldErrorf(at, "adaptive[%d]: t-tr-factor %v out of range (0, 2^20]", i, f)
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package softrnic
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -140,20 +139,21 @@ func (p *Personality) rxThresholds() (size, xoff, xon int) {
 
 func (p *Personality) validatePFC() error {
 	switch {
-	case p.PauseReactionDelay < 0 || p.MTTMissPenalty < 0 || p.StormWatchdog < 0:
-		return errors.New("delays must not be negative")
 	case p.RxBufferBytes < 0 || p.RxBufferBytes > 1<<30:
-		return fmt.Errorf("rx-buffer-bytes %d out of range 0..2^30", p.RxBufferBytes)
-	case p.RxXoffBytes < 0 || p.RxXonBytes < 0:
-		return errors.New("rx-xoff-bytes and rx-xon-bytes must not be negative")
+		return fieldErrorf([]string{"rx-buffer-bytes"}, "rx-buffer-bytes %d out of range 0..2^30", p.RxBufferBytes)
+	case p.RxXoffBytes < 0:
+		return fieldErrorf([]string{"rx-xoff-bytes"}, "rx-xoff-bytes %d must not be negative", p.RxXoffBytes)
+	case p.RxXonBytes < 0:
+		return fieldErrorf([]string{"rx-xon-bytes"}, "rx-xon-bytes %d must not be negative", p.RxXonBytes)
 	case p.RxPipelineGbps < 0 || p.RxPipelineGbps > 1600:
-		return fmt.Errorf("rx-pipeline-gbps %v out of range [0, 1600]", p.RxPipelineGbps)
+		return fieldErrorf([]string{"rx-pipeline-gbps"}, "rx-pipeline-gbps %v out of range [0, 1600]", p.RxPipelineGbps)
 	case p.MTTCacheEntries < 0 || p.MTTCacheEntries > 1<<24:
-		return fmt.Errorf("mtt-cache-entries %d out of range 0..2^24", p.MTTCacheEntries)
+		return fieldErrorf([]string{"mtt-cache-entries"}, "mtt-cache-entries %d out of range 0..2^24", p.MTTCacheEntries)
 	}
 	size, xoff, xon := p.rxThresholds()
 	if xoff > size || xon > xoff {
-		return fmt.Errorf("rx thresholds: want rx-xon-bytes (%d) <= rx-xoff-bytes (%d) <= rx-buffer-bytes (%d)", xon, xoff, size)
+		return fieldErrorf([]string{"rx-xon-bytes", "rx-xoff-bytes", "rx-buffer-bytes", "line-rate-gbps"},
+			"rx thresholds: want rx-xon-bytes (%d) <= rx-xoff-bytes (%d) <= rx-buffer-bytes (%d)", xon, xoff, size)
 	}
 	return nil
 }
