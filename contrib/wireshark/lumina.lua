@@ -1,0 +1,308 @@
+-- lumina.lua: Wireshark dissector for the traces lumina's dumpers write
+-- (trace.pcap of a run). See docs/wireshark.md.
+--
+-- It decodes three things Wireshark's own dissectors get wrong on these
+-- traces:
+--
+--   * The mirror metadata of RoCE mirror copies (docs/decode.md, roce/doc.go):
+--     destination MAC = 48-bit switch timestamp (ns), source MAC = 48-bit
+--     mirror sequence number, IP TTL / IPv6 hop limit = the injected event.
+--     A copy of a packet the switch held (event delay or reorder) carries its
+--     hold in the IPv4 Identification (IPv6: the low 16 bits of the flow
+--     label) as a 16-bit code: e = code >> 13, m = code & 0x1fff,
+--     hold = m << (3*e) ns, the true hold within one unit (1 << (3*e) ns)
+--     above.
+--   * The wrapped mirror copies of PFC/PAUSE frames, EtherType 0x88B5
+--     (IEEE 802 local experimental EtherType 1):
+--       0..5 timestamp, 6..11 sequence number, 12..13 0x88B5, 14 event,
+--       15 flags (0x01: the switch sent the frame, else it received it),
+--       16..17 switch port, 18.. the original frame (no FCS),
+--     which is handed to Wireshark's Ethernet dissector.
+--   * Copies cut at the dumper's snap-len (128 bytes by default): Wireshark's
+--     InfiniBand dissector reports their payload as "Invalid Packet Length
+--     from LRH! [Malformed Packet]"; here they are marked "truncated
+--     (snap-len)" with the captured and on-the-wire lengths.
+--
+-- Written for Wireshark 4.0 (Lua 5.2).
+
+local lumina = Proto("lumina", "Lumina mirror copy")
+
+local events = {
+    [0] = "none", [1] = "drop", [2] = "ecn", [3] = "corrupt",
+    [4] = "delay", [5] = "reorder", [6] = "duplicate", [7] = "pause",
+}
+local EVENT_DELAY, EVENT_REORDER = 4, 5
+
+local f = {
+    seq = ProtoField.uint64("lumina.seq", "Sequence number", base.DEC),
+    ts = ProtoField.uint64("lumina.ts", "Switch timestamp (ns)", base.DEC),
+    event = ProtoField.uint8("lumina.event", "Event", base.DEC, events),
+    hold = ProtoField.uint64("lumina.hold", "Hold (ns, floor)", base.DEC),
+    hold_code = ProtoField.uint16("lumina.hold.code", "Hold code", base.HEX),
+    hold_unit = ProtoField.uint32("lumina.hold.unit", "Hold unit (ns)", base.DEC),
+    sent = ProtoField.bool("lumina.sent", "Direction", 8,
+        { "sent by the switch", "received by the switch" }, 0x01),
+    flags = ProtoField.uint8("lumina.flags", "Flags", base.HEX),
+    port = ProtoField.uint16("lumina.port", "Switch port", base.DEC),
+    udp_src = ProtoField.uint16("lumina.udp_src", "Original UDP source port", base.DEC),
+    caplen = ProtoField.uint32("lumina.caplen", "Captured RoCE bytes", base.DEC),
+    len = ProtoField.uint32("lumina.len", "RoCE bytes on the wire", base.DEC),
+}
+lumina.fields = { f.seq, f.ts, f.event, f.hold, f.hold_code, f.hold_unit,
+    f.sent, f.flags, f.port, f.udp_src, f.caplen, f.len }
+
+local ex_truncated = ProtoExpert.new("lumina.truncated", "truncated (snap-len)",
+    expert.group.UNDECODED, expert.severity.NOTE)
+lumina.experts = { ex_truncated }
+
+-- "auto" (default) reads a RoCE frame as a mirror copy when its TTL (hop
+-- limit) holds a defined event (0-7) and the first two bytes of its source
+-- MAC are zero, as a sequence number below 2^32 has them; real hosts have an
+-- OUI there. This is decided frame by frame (lumina decode --mirror auto
+-- lets the first RoCE frame of a file decide).
+local MIRROR_AUTO, MIRROR_ON, MIRROR_OFF = 0, 1, 2
+lumina.prefs.mirror = Pref.enum("Mirror metadata",
+    MIRROR_AUTO, "Read RoCE frames as mirror copies (MACs, TTL, IP ID)", {
+        { 1, "auto", MIRROR_AUTO }, { 2, "on", MIRROR_ON }, { 3, "off", MIRROR_OFF },
+    }, false)
+lumina.prefs.mirror_port = Pref.uint("Mirror UDP port", 9741,
+    "UDP destination port of raw (unrestored) mirror copies, straight off the wire")
+
+-- Fields of the layers below; the outermost instance is the frame's own.
+local fx = {
+    eth_dst = Field.new("eth.dst"),
+    eth_src = Field.new("eth.src"),
+    ip_ttl = Field.new("ip.ttl"),
+    ip_id = Field.new("ip.id"),
+    ip6_hlim = Field.new("ipv6.hlim"),
+    ip6_flow = Field.new("ipv6.flow"),
+    udp_csum = Field.new("udp.checksum"),
+}
+
+local function first(field)
+    local v = field()
+    return v
+end
+
+-- The InfiniBand dissector Wireshark registers for RoCEv2 (UDP 4791), taken
+-- before this one replaces it.
+local udp_table = DissectorTable.get("udp.port")
+local rroce = udp_table:get_dissector(4791)
+local eth = Dissector.get("eth_withoutfcs")
+
+-- Opcode names (IBTA spec vol. 1, section 9.2.1, Table 38 "OpCode field";
+-- RoCEv2 CNP: Annex A17.9.3) for the Info column of truncated frames, whose
+-- text the InfiniBand dissector replaces by its length complaint.
+local transports = { [0] = "RC", [1] = "UC", [2] = "RD", [3] = "UD", [6] = "XRC" }
+local operations = {
+    [0x00] = "Send First", [0x01] = "Send Middle", [0x02] = "Send Last",
+    [0x03] = "Send Last with Immediate", [0x04] = "Send Only",
+    [0x05] = "Send Only with Immediate", [0x06] = "RDMA Write First",
+    [0x07] = "RDMA Write Middle", [0x08] = "RDMA Write Last",
+    [0x09] = "RDMA Write Last with Immediate", [0x0A] = "RDMA Write Only",
+    [0x0B] = "RDMA Write Only with Immediate", [0x0C] = "RDMA Read Request",
+    [0x0D] = "RDMA Read Response First", [0x0E] = "RDMA Read Response Middle",
+    [0x0F] = "RDMA Read Response Last", [0x10] = "RDMA Read Response Only",
+    [0x11] = "Acknowledge", [0x12] = "Atomic Acknowledge",
+    [0x13] = "CmpSwap", [0x14] = "FetchAdd", [0x15] = "Resync",
+    [0x16] = "Send Last with Invalidate", [0x17] = "Send Only with Invalidate",
+    [0x1C] = "Flush", [0x1D] = "Atomic Write",
+}
+
+local function opcode_name(op)
+    if op == 0x81 then
+        return "CNP"
+    end
+    local t = transports[bit32.rshift(op, 5)]
+    local o = operations[bit32.band(op, 0x1F)]
+    if t and o then
+        return t .. " " .. o
+    end
+    return string.format("Opcode 0x%02x", op)
+end
+
+-- Queue depth: the mirror format has no queue depth yet (roce/mirror.go).
+-- When it gains one, decode it here: return the TvbRange holding it and its
+-- value in bytes, and declare its ProtoField (lumina.qdepth) with the
+-- others; the caller adds it to the tree and the Info column. Until then it
+-- reports none, and nothing is shown.
+local function queue_depth(frame_fields)
+    return nil, nil
+end
+
+-- hold decodes a hold code: floor in ns and unit (the true hold is below
+-- floor + unit).
+local function hold(code)
+    local e = bit32.rshift(code, 13)
+    local m = bit32.band(code, 0x1FFF)
+    local unit = 2 ^ (3 * e)
+    return m * unit, unit
+end
+
+-- add_meta adds the timestamp and sequence number (the MACs) and the event
+-- to tree and returns the Info suffix.
+local function add_meta(tree, dst, src, event, event_range)
+    local ts, seq = dst.range:uint64(), src.range:uint64()
+    tree:add(f.seq, src.range, seq)
+    tree:add(f.ts, dst.range, ts)
+    tree:add(f.event, event_range, event)
+    return string.format("seq=%s ts=%s event=%s", tostring(seq), tostring(ts),
+        events[event] or string.format("event(%d)", event))
+end
+
+-- append_info appends s (" [...]") to the Info column without doubling the
+-- space the InfiniBand dissector leaves at its end.
+local function append_info(pinfo, s)
+    if s ~= "" and tostring(pinfo.cols.info):sub(-1) == " " then
+        s = s:sub(2)
+    end
+    pinfo.cols.info:append(s)
+end
+
+local function roce_info(tvb)
+    return string.format("%s QP=0x%06x PSN=%d", opcode_name(tvb(0, 1):uint()), tvb(5, 3):uint(), tvb(9, 3):uint())
+end
+
+-- dissect_roce adds the mirror metadata (when mirror) and the truncation
+-- note to the tree, then calls the InfiniBand dissector. raw is set for a
+-- copy addressed to the mirror port, whose UDP checksum field holds the
+-- original source port.
+local function dissect_roce(tvb, pinfo, tree, mirror, raw)
+    local dst, src = first(fx.eth_dst), first(fx.eth_src)
+    local ttl, ipid = first(fx.ip_ttl), first(fx.ip_id)
+    local v6 = false
+    if not ttl then
+        ttl, ipid, v6 = first(fx.ip6_hlim), first(fx.ip6_flow), true
+    end
+    mirror = mirror and dst ~= nil and src ~= nil and ttl ~= nil
+
+    local caplen, len = tvb:len(), tvb:reported_len()
+    local truncated = caplen < len
+    local suffix = ""
+    if mirror or truncated then
+        local sub = tree:add(lumina, tvb(0, 0))
+        if mirror then
+            local event = ttl.value
+            local meta = add_meta(sub, dst, src, event, ttl.range)
+            if (event == EVENT_DELAY or event == EVENT_REORDER) and ipid then
+                local code, code_range = ipid.value, ipid.range
+                if v6 then
+                    code = bit32.band(code, 0xFFFF)
+                    code_range = ipid.range(ipid.range:len() - 2, 2) -- low 16 bits of the label
+                end
+                local floor, unit = hold(code)
+                local h = sub:add(f.hold, code_range, UInt64(floor))
+                h:append_text(string.format(" (true hold in [%d, %d) ns)", floor, floor + unit))
+                sub:add(f.hold_code, code_range, code)
+                sub:add(f.hold_unit, code_range, unit)
+                meta = meta .. string.format(" hold=%dns", floor)
+            end
+            local qd_range, qd = queue_depth({ dst = dst, src = src, ttl = ttl, id = ipid })
+            if qd then
+                sub:add(qd_range, string.format("Queue depth: %d bytes", qd))
+                meta = meta .. string.format(" qdepth=%d", qd)
+            end
+            if raw then
+                local csum = first(fx.udp_csum)
+                if csum then
+                    sub:add(f.udp_src, csum.range, csum.value)
+                    meta = meta .. string.format(" raw udp_src=%d", csum.value)
+                end
+            end
+            sub:append_text(", " .. meta)
+            suffix = " [mirror " .. meta .. "]"
+        else
+            sub:append_text(" (not a mirror copy)")
+        end
+        if truncated then
+            sub:add(f.caplen, tvb(0, caplen), caplen)
+            sub:add(f.len, tvb(0, caplen), len)
+            sub:add_proto_expert_info(ex_truncated,
+                string.format("truncated (snap-len): %d of %d RoCE bytes captured", caplen, len))
+        end
+    end
+
+    -- The InfiniBand dissector decodes the headers of a truncated copy, then
+    -- finds the payload shorter than the IP length says and replaces the
+    -- Info column by "Invalid Packet Length from LRH! [Malformed Packet]"
+    -- (behind a fence). A copy cut inside its headers throws; Wireshark then
+    -- shows "Packet size limited during capture", which is right.
+    local ok, err = pcall(rroce.call, rroce, tvb, pinfo, tree)
+    if caplen >= 12 and (truncated or tvb(0, 1):uint() == 0x81) then
+        -- Truncated: put back the opcode, QP and PSN. CNP (0x81): the
+        -- InfiniBand dissector does not know the RoCEv2 opcode.
+        local info = roce_info(tvb)
+        if truncated then
+            info = info .. string.format(" [truncated: %d of %d bytes]", caplen, len)
+        end
+        pinfo.cols.info:clear_fence()
+        pinfo.cols.info:set(info)
+    end
+    append_info(pinfo, suffix)
+    if not ok then
+        error(err)
+    end
+    return caplen
+end
+
+-- RoCEv2 over UDP 4791 (copies the dumper restored, and any RoCEv2 frame).
+function lumina.dissector(tvb, pinfo, tree)
+    local mode = lumina.prefs.mirror
+    local mirror = mode == MIRROR_ON
+    if mode == MIRROR_AUTO then
+        local src, ttl = first(fx.eth_src), first(fx.ip_ttl) or first(fx.ip6_hlim)
+        mirror = src ~= nil and ttl ~= nil and ttl.value <= 7 and src.range(0, 2):uint() == 0
+    end
+    return dissect_roce(tvb, pinfo, tree, mirror, false)
+end
+
+-- Raw mirror copies, addressed to the mirror port.
+local raw = Proto("lumina_raw", "Lumina raw mirror copy")
+
+function raw.dissector(tvb, pinfo, tree)
+    if tvb:len() < 12 or lumina.prefs.mirror == MIRROR_OFF then
+        return 0
+    end
+    return dissect_roce(tvb, pinfo, tree, true, true)
+end
+
+-- Wrapped PFC/PAUSE mirror copies, EtherType 0x88B5.
+local wrap = Proto("lumina_mac", "Lumina mirror copy (wrapped frame)")
+local WRAP_HDR = 4 -- event, flags, port: the part after the EtherType
+
+function wrap.dissector(tvb, pinfo, tree)
+    if tvb:len() < WRAP_HDR then
+        return 0
+    end
+    local dst, src = first(fx.eth_dst), first(fx.eth_src)
+    local event = tvb(0, 1):uint()
+    local flags = tvb(1, 1):uint()
+    local port = tvb(2, 2):uint()
+    local sub = tree:add(lumina, tvb(0, WRAP_HDR))
+    local meta = add_meta(sub, dst, src, event, tvb(0, 1))
+    local ft = sub:add(f.flags, tvb(1, 1), flags)
+    ft:add(f.sent, tvb(1, 1))
+    sub:add(f.port, tvb(2, 2), port)
+    local dir = bit32.band(flags, 1) ~= 0 and "sent" or "recv"
+    meta = string.format("%s %s port %d", meta, dir, port)
+    sub:append_text(", " .. meta)
+    if tvb:len() > WRAP_HDR then
+        eth:call(tvb(WRAP_HDR):tvb(), pinfo, tree)
+    end
+    append_info(pinfo, " [mirror " .. meta .. "]")
+    return tvb:len()
+end
+
+udp_table:add(4791, lumina)
+DissectorTable.get("ethertype"):add(0x88B5, wrap)
+
+local registered_port = lumina.prefs.mirror_port
+udp_table:add(registered_port, raw)
+
+function lumina.prefs_changed()
+    if lumina.prefs.mirror_port ~= registered_port then
+        udp_table:remove(registered_port, raw)
+        registered_port = lumina.prefs.mirror_port
+        udp_table:add(registered_port, raw)
+    end
+end
