@@ -19,6 +19,11 @@
 // namespaces as machines, real `lumina agent` and `lumina injector`
 // processes over TCP with TLS and a token.
 //
+// wireshark_test.go runs tshark with the shipped dissector
+// (contrib/wireshark/lumina.lua, docs/wireshark.md) on the traces of sim
+// runs and checks each decoded field against lumina's own decoder; it needs
+// tshark (apt-get install -y tshark) and skips without it.
+//
 // testdata/sim-traces.sha256 pins the trace of every example on sim (with
 // its own seed), byte for byte: `sha256  <example name>` per line.
 // TestSimTraces compares fresh runs with it; after an intended change to

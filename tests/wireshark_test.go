@@ -1,0 +1,348 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netlumina/lumina/internal/testutil"
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/trace"
+)
+
+// luaDissector is the Wireshark dissector docs/wireshark.md ships.
+const luaDissector = "../contrib/wireshark/lumina.lua"
+
+// tsharkLines runs tshark (with env added to the environment, when given)
+// and returns its output lines. It fails the test if tshark fails or
+// reports a Lua error.
+func tsharkLines(t *testing.T, tshark string, env []string, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command(tshark, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || strings.Contains(stderr.String(), "Lua") {
+		t.Fatalf("tshark %s: %v\nstderr:\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	if strings.Contains(string(out), "Lua Error") {
+		t.Fatalf("tshark %s: the dissector failed:\n%s", strings.Join(args, " "), out)
+	}
+	s := strings.TrimSuffix(string(out), "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// luaFields runs tshark with the dissector on pcap and prints fields, one
+// line per frame (filtered by the display filter when not empty), "|"
+// between fields.
+func luaFields(t *testing.T, tshark, pcap, filter string, fields ...string) []string {
+	t.Helper()
+	args := []string{"-n", "-X", "lua_script:" + luaDissector, "-r", pcap, "-T", "fields", "-E", "separator=|"}
+	if filter != "" {
+		args = append(args, "-Y", filter)
+	}
+	for _, f := range fields {
+		args = append(args, "-e", f)
+	}
+	return tsharkLines(t, tshark, nil, args...)
+}
+
+// mac48 reads a 48-bit mirror field (timestamp or sequence number).
+func mac48(m [6]byte) uint64 {
+	return uint64(binary.BigEndian.Uint16(m[0:]))<<32 | uint64(binary.BigEndian.Uint32(m[2:]))
+}
+
+// epoch formats a pcap record time as tshark's frame.time_epoch does.
+func epoch(ns int64) string { return fmt.Sprintf("%d.%09d", ns/1e9, ns%1e9) }
+
+// wsOpcodeNames are the names the dissector gives the Info column of a
+// truncated copy (IBTA vol. 1, 9.2.1), for the opcodes of the runs below.
+var wsOpcodeNames = map[roce.Opcode]string{
+	roce.RCWriteFirst:  "RC RDMA Write First",
+	roce.RCWriteMiddle: "RC RDMA Write Middle",
+	roce.RCWriteLast:   "RC RDMA Write Last",
+	roce.RCWriteOnly:   "RC RDMA Write Only",
+}
+
+// TestWiresharkMirrorCopies: on the trace of a default run (quickstart on
+// sim, snap-len 128), every frame shows in tshark with the dissector the
+// mirror metadata lumina decodes (sequence number, switch timestamp, event),
+// its record time is the switch timestamp, and the data packets the snap-len
+// cut are "truncated" with their captured and wire lengths, with their
+// opcode, QP and PSN in the Info column, never "Malformed" (tshark alone
+// says "Invalid Packet Length from LRH! [Malformed Packet]").
+func TestWiresharkMirrorCopies(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	pcap := filepath.Join(exampleRun(t, "../examples/quickstart.yaml"), "trace.pcap")
+	var want []string
+	truncated, drops := 0, 0
+	var pr roce.Parser
+	var p roce.Packet
+	err := trace.ReadFile(pcap, func(tp trace.Packet) error {
+		if err := pr.Parse(tp.Data, tp.OrigLen, &p); err != nil {
+			return fmt.Errorf("frame %d: %w", tp.Index+1, err)
+		}
+		seq, ts, ev := mac48(p.SrcMAC), mac48(p.DstMAC), roce.Event(p.TTL)
+		if ev == roce.EventDrop {
+			drops++
+		}
+		mirror := fmt.Sprintf("[mirror seq=%d ts=%d event=%v]", seq, ts, ev)
+		caplen, wirelen, info := "", "", ""
+		if len(tp.Data) < tp.OrigLen {
+			truncated++
+			name, ok := wsOpcodeNames[p.Opcode]
+			if !ok {
+				return fmt.Errorf("frame %d: truncated %v, not in wsOpcodeNames", tp.Index+1, p.Opcode)
+			}
+			n, w := len(tp.Data)-p.BTHOff, p.UDPLength-roce.UDPLen
+			caplen, wirelen = fmt.Sprint(n), fmt.Sprint(w)
+			info = fmt.Sprintf("%s QP=0x%06x PSN=%d [truncated: %d of %d bytes] %s", name, p.BTH.DestQP(), p.BTH.PSN(), n, w, mirror)
+		} else {
+			info = "… " + mirror // the InfiniBand dissector's text, then ours
+		}
+		want = append(want, fmt.Sprintf("%d|%s|eth:ethertype:ip:udp:lumina:infiniband|%d|%d|%d|%s|%s|%d|%s",
+			tp.Index+1, epoch(tp.TimeNs), seq, ts, p.TTL, caplen, wirelen, p.BTH.PSN(), info))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if truncated < 100 || truncated == len(want) || drops == 0 {
+		t.Fatalf("the run has %d frames, %d truncated, %d drops: want hundreds truncated, some not, and a drop", len(want), truncated, drops)
+	}
+	got := luaFields(t, tshark, pcap, "", "frame.number", "frame.time_epoch", "frame.protocols", "lumina.seq", "lumina.ts",
+		"lumina.event", "lumina.caplen", "lumina.len", "infiniband.bth.psn", "_ws.col.Info")
+	if len(got) != len(want) {
+		t.Fatalf("tshark printed %d frames, want %d", len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if strings.Contains(g, "Malformed") {
+			t.Errorf("frame %d: %q says Malformed", i+1, g)
+		}
+		if pre, suf, ok := strings.Cut(w, "… "); ok {
+			if !strings.HasPrefix(g, pre) || !strings.HasSuffix(g, " "+suf) {
+				t.Errorf("frame %d: tshark %q, want %q…%q", i+1, g, pre, " "+suf)
+			}
+		} else if g != w {
+			t.Errorf("frame %d: tshark %q, want %q", i+1, g, w)
+		}
+	}
+}
+
+// TestWiresharkPFCCopies: the wrapped mirror copies of PFC frames in a run
+// (pfc-storm on sim) show their mirror header (sequence number, timestamp,
+// event, direction, switch port) and the original frame decoded by
+// Wireshark's MAC Control dissector (source, opcode, enable vector,
+// priority-3 quanta), frame by frame as lumina decodes them.
+func TestWiresharkPFCCopies(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	pcap := filepath.Join(exampleRun(t, "../examples/pfc-storm.yaml"), "trace.pcap")
+	var want []string
+	var mm roce.MACMirror
+	var m roce.MACControlFrame
+	xon, sent := 0, 0
+	err := trace.ReadFile(pcap, func(tp trace.Packet) error {
+		if roce.ParseMACMirror(tp.Data, &mm) != nil {
+			return nil
+		}
+		if err := roce.ParseMACControl(mm.Frame, &m); err != nil {
+			return fmt.Errorf("frame %d: %w", tp.Index+1, err)
+		}
+		dir := "0"
+		if mm.Sent {
+			dir = "1"
+			sent++
+		}
+		if m.Time[3] == 0 {
+			xon++
+		}
+		outer := net48(tp.Data[6:12])
+		want = append(want, fmt.Sprintf("%d|%s|eth:ethertype:lumina_mac:eth:ethertype:macc|%d|%d|%d|%s|%d|%s,%s|%d|%d|%d",
+			tp.Index+1, epoch(tp.TimeNs), mm.Seq, mm.TimestampNs, mm.Event, dir, mm.Port, outer, net48(m.SrcMAC[:]),
+			m.Opcode, m.EnableVector, m.Time[3]))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 100 || xon == 0 || sent == 0 || sent == len(want) {
+		t.Fatalf("%d PFC copies, %d XON, %d sent: want the storm's hundreds, XONs, sent and received", len(want), xon, sent)
+	}
+	got := luaFields(t, tshark, pcap, "lumina.port", "frame.number", "frame.time_epoch", "frame.protocols",
+		"lumina.seq", "lumina.ts", "lumina.event", "lumina.sent", "lumina.port", "eth.src",
+		"macc.opcode", "macc.cbfc.enbv", "macc.cbfc.pause_time.c3")
+	if len(got) != len(want) {
+		t.Fatalf("tshark printed %d wrapped copies, want %d", len(got), len(want))
+	}
+	for i := range want {
+		f := strings.Split(got[i], "|")
+		for j := len(f) - 3; j < len(f); j++ {
+			f[j] = normTshark(f[j])
+		}
+		if g := strings.Join(f, "|"); g != want[i] {
+			t.Errorf("copy %d: tshark %q, want %q", i, g, want[i])
+		}
+	}
+}
+
+func net48(b []byte) string {
+	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4], b[5])
+}
+
+// TestWiresharkHold: the hold a delay or reorder copy carries in its IPv4
+// Identification (IPv6: the flow label's low 16 bits) as e = code>>13,
+// m = code&0x1fff, hold = m<<(3e) ns, decoded from synthetic copies cut at
+// snap-len 128; other events leave the field to the NIC, and the dissector
+// shows no hold for them.
+func TestWiresharkHold(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	tests := []struct {
+		name      string
+		v6        bool
+		event     roce.Event
+		code      uint32 // IPv4 ID, or the IPv6 flow label
+		hold      string // lumina.hold|lumina.hold.code|lumina.hold.unit
+		infoAfter string // the end of the Info column
+	}{
+		{"delay-5us", false, roce.EventDelay, 0x1388, "5000|0x1388|1", "event=delay hold=5000ns]"},
+		{"reorder-e1-max", false, roce.EventReorder, 0x3fff, "65528|0x3fff|8", "event=reorder hold=65528ns]"},
+		{"delay-e2", false, roce.EventDelay, 0x44e2, "80000|0x44e2|64", "event=delay hold=80000ns]"},
+		{"delay-max", false, roce.EventDelay, 0xffff, "17177772032|0xffff|2097152", "event=delay hold=17177772032ns]"},
+		{"ipv6-delay-e5", true, roce.EventDelay, 0xabcde, "242155520|0xbcde|32768", "event=delay hold=242155520ns]"},
+		{"none-keeps-id", false, roce.EventNone, 0x1388, "||", "event=none]"},
+		{"duplicate-keeps-id", false, roce.EventDuplicate, 0x1388, "||", "event=duplicate]"},
+		{"ipv6-drop", true, roce.EventDrop, 0xabcde, "||", "event=drop]"},
+	}
+	path := filepath.Join(t.TempDir(), "hold.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriter(f)
+	w, err := trace.NewPcapWriter(bw, 128, trace.LinkTypeEthernet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range tests {
+		spec := roce.FrameSpec{
+			SrcMAC: [6]byte{2, 0, 0, 0, 0, 1}, DstMAC: [6]byte{2, 0, 0, 0, 0, 2},
+			SrcIP: netip.MustParseAddr("10.0.0.1"), DstIP: netip.MustParseAddr("10.0.0.2"), UDPSrc: 0xC123,
+			IPID:   uint16(tc.code),
+			Opcode: roce.RCWriteMiddle, DestQP: 0x12, PSN: roce.PSN(100 + i), Payload: bytes.Repeat([]byte{0xAB}, 1024),
+		}
+		if tc.v6 {
+			spec.SrcIP, spec.DstIP = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
+			spec.IPID, spec.FlowLabel = 0, tc.code
+		}
+		frame, err := spec.Append(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := roce.MirrorMeta{Seq: uint64(1000 + i), TimestampNs: uint64(5_000_000 + i), Event: tc.event}
+		if !roce.ApplyMirror(frame, meta, roce.DefaultMirrorPort, 0x4242) || !roce.RestoreMirror(frame, roce.DefaultMirrorPort) {
+			t.Fatalf("%s: ApplyMirror/RestoreMirror refused the frame", tc.name)
+		}
+		if err := w.WritePacket(int64(meta.TimestampNs), frame, len(frame)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := luaFields(t, tshark, path, "", "lumina.seq", "lumina.event", "lumina.hold", "lumina.hold.code", "lumina.hold.unit",
+		"lumina.caplen", "_ws.col.Info")
+	if len(got) != len(tests) {
+		t.Fatalf("tshark printed %d frames, want %d", len(got), len(tests))
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := strings.Split(got[i], "|")
+			if len(f) != 7 {
+				t.Fatalf("tshark %q: want 7 fields", got[i])
+			}
+			if g, w := strings.Join(f[:5], "|"), fmt.Sprintf("%d|%d|%s", 1000+i, tc.event, tc.hold); g != w {
+				t.Errorf("seq|event|hold|code|unit = %q, want %q", g, w)
+			}
+			if f[5] == "" {
+				t.Errorf("lumina.caplen empty: the copy is cut at snap-len 128, want it marked truncated")
+			}
+			if !strings.HasSuffix(f[6], tc.infoAfter) || strings.Contains(f[6], "Malformed") {
+				t.Errorf("Info %q, want it to end with %q", f[6], tc.infoAfter)
+			}
+		})
+	}
+}
+
+// TestWiresharkInstall runs the install command docs/wireshark.md gives
+// (with HOME in a temporary directory) and checks that plain tshark, without
+// -X, then decodes a shipped trace's mirror metadata as lumina decode does.
+func TestWiresharkInstall(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	doc, err := os.ReadFile("../docs/wireshark.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var install []string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "mkdir -p ~/.local/lib/wireshark/plugins") {
+			install = append(install, line)
+		}
+	}
+	if len(install) != 1 {
+		t.Fatalf("docs/wireshark.md has %d install commands (lines starting mkdir -p ~/.local/lib/wireshark/plugins), want 1", len(install))
+	}
+	home := t.TempDir()
+	env := []string{"HOME=" + home}
+	sh := exec.Command("sh", "-c", install[0])
+	sh.Dir, sh.Env = "..", append(os.Environ(), env...)
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", install[0], err, out)
+	}
+	const pcap = "../examples/traces/write-drop.pcap"
+	var want []string
+	var pr roce.Parser
+	var p roce.Packet
+	err = trace.ReadFile(pcap, func(tp trace.Packet) error {
+		if err := pr.Parse(tp.Data, tp.OrigLen, &p); err != nil {
+			return fmt.Errorf("frame %d: %w", tp.Index+1, err)
+		}
+		want = append(want, fmt.Sprintf("%d|%d|%v", mac48(p.SrcMAC), mac48(p.DstMAC), roce.Event(p.TTL)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tsharkLines(t, tshark, env, "-n", "-r", pcap, "-T", "fields", "-E", "separator=|",
+		"-e", "lumina.seq", "-e", "lumina.ts", "-e", "lumina.event")
+	for i := range got {
+		// lumina.event prints as a number; compare names.
+		f := strings.Split(got[i], "|")
+		if len(f) == 3 {
+			var e int
+			if _, err := fmt.Sscan(f[2], &e); err == nil {
+				f[2] = roce.Event(e).String()
+			}
+		}
+		got[i] = strings.Join(f, "|")
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tshark after the documented install:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
