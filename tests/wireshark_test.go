@@ -227,16 +227,7 @@ func TestWiresharkHold(t *testing.T) {
 		{"duplicate-keeps-id", false, roce.EventDuplicate, 0x1388, "||", "event=duplicate]"},
 		{"ipv6-drop", true, roce.EventDrop, 0xabcde, "||", "event=drop]"},
 	}
-	path := filepath.Join(t.TempDir(), "hold.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bw := bufio.NewWriter(f)
-	w, err := trace.NewPcapWriter(bw, 128, trace.LinkTypeEthernet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var copies []mirrorCopy
 	for i, tc := range tests {
 		spec := roce.FrameSpec{
 			SrcMAC: [6]byte{2, 0, 0, 0, 0, 1}, DstMAC: [6]byte{2, 0, 0, 0, 0, 2},
@@ -248,24 +239,9 @@ func TestWiresharkHold(t *testing.T) {
 			spec.SrcIP, spec.DstIP = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
 			spec.IPID, spec.FlowLabel = 0, tc.code
 		}
-		frame, err := spec.Append(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		meta := roce.MirrorMeta{Seq: uint64(1000 + i), TimestampNs: uint64(5_000_000 + i), Event: tc.event}
-		if !roce.ApplyMirror(frame, meta, roce.DefaultMirrorPort, 0x4242) || !roce.RestoreMirror(frame, roce.DefaultMirrorPort) {
-			t.Fatalf("%s: ApplyMirror/RestoreMirror refused the frame", tc.name)
-		}
-		if err := w.WritePacket(int64(meta.TimestampNs), frame, len(frame)); err != nil {
-			t.Fatal(err)
-		}
+		copies = append(copies, mirrorCopy{spec, roce.MirrorMeta{Seq: uint64(1000 + i), TimestampNs: uint64(5_000_000 + i), Event: tc.event}})
 	}
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := writeMirrorCopies(t, 128, copies)
 	got := luaFields(t, tshark, path, "", "lumina.seq", "lumina.event", "lumina.hold", "lumina.hold.code", "lumina.hold.unit",
 		"lumina.caplen", "_ws.col.Info")
 	if len(got) != len(tests) {
@@ -287,6 +263,79 @@ func TestWiresharkHold(t *testing.T) {
 				t.Errorf("Info %q, want it to end with %q", f[6], tc.infoAfter)
 			}
 		})
+	}
+}
+
+// mirrorCopy is a synthetic mirror copy: the frame spec describes the packet
+// the switch forwarded.
+type mirrorCopy struct {
+	spec roce.FrameSpec
+	meta roce.MirrorMeta
+}
+
+// writeMirrorCopies writes the copies as the dumper does (ApplyMirror, then
+// RestoreMirror) into a pcap with the snap-len, record time = timestamp, and
+// returns its path.
+func writeMirrorCopies(t *testing.T, snaplen int, copies []mirrorCopy) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "copies.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriter(f)
+	w, err := trace.NewPcapWriter(bw, snaplen, trace.LinkTypeEthernet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range copies {
+		frame, err := c.spec.Append(nil)
+		if err != nil {
+			t.Fatalf("copy %d: %v", i, err)
+		}
+		if !roce.ApplyMirror(frame, c.meta, roce.DefaultMirrorPort, 0x4242) || !roce.RestoreMirror(frame, roce.DefaultMirrorPort) {
+			t.Fatalf("copy %d: ApplyMirror/RestoreMirror refused the frame", i)
+		}
+		if err := w.WritePacket(int64(c.meta.TimestampNs), frame, len(frame)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestWiresharkCutInHeaders: at snap-len 64 (the smallest lumina accepts)
+// an IPv4 RDMA WRITE First is cut inside its RETH and an IPv6 copy inside
+// its BTH; the InfiniBand dissector throws on both, and the Info column
+// still says what the copy is, that it is truncated, and its mirror
+// metadata.
+func TestWiresharkCutInHeaders(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	base := roce.FrameSpec{
+		SrcMAC: [6]byte{2, 0, 0, 0, 0, 1}, DstMAC: [6]byte{2, 0, 0, 0, 0, 2},
+		SrcIP: netip.MustParseAddr("10.0.0.1"), DstIP: netip.MustParseAddr("10.0.0.2"), UDPSrc: 0xC123,
+		Opcode: roce.RCWriteFirst, DestQP: 0x12, PSN: 7, RETH: roce.RETHFields{VA: 0x1000, RKey: 9, Length: 4096},
+		Payload: bytes.Repeat([]byte{0xAB}, 1024),
+	}
+	v6 := base
+	v6.SrcIP, v6.DstIP = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
+	v6.Opcode, v6.PSN, v6.RETH = roce.RCWriteMiddle, 8, roce.RETHFields{}
+	path := writeMirrorCopies(t, 64, []mirrorCopy{
+		{base, roce.MirrorMeta{Seq: 1, TimestampNs: 1000, Event: roce.EventNone}},
+		{v6, roce.MirrorMeta{Seq: 2, TimestampNs: 2000, Event: roce.EventDrop}},
+	})
+	got := luaFields(t, tshark, path, "", "lumina.seq", "lumina.caplen", "lumina.len", "_ws.col.Info")
+	want := []string{
+		// 64 - 14 - 20 - 8 = 22 RoCE bytes: the BTH and 10 of the RETH's 16.
+		"1|22|1056|RC RDMA Write First QP=0x000012 PSN=7 [truncated: 22 of 1056 bytes] [mirror seq=1 ts=1000 event=none]",
+		// 64 - 14 - 40 - 8 = 2 bytes of the BTH.
+		"2|2|1040|RoCEv2, BTH cut [truncated: 2 of 1040 bytes] [mirror seq=2 ts=2000 event=drop]",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tshark:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

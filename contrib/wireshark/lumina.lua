@@ -159,6 +159,10 @@ local function append_info(pinfo, s)
     pinfo.cols.info:append(s)
 end
 
+-- pending is the Info column of the RoCE frame being dissected: info
+-- replaces the InfiniBand dissector's text when set, suffix follows.
+local pending
+
 local function roce_info(tvb)
     return string.format("%s QP=0x%06x PSN=%d", opcode_name(tvb(0, 1):uint()), tvb(5, 3):uint(), tvb(9, 3):uint())
 end
@@ -225,23 +229,23 @@ local function dissect_roce(tvb, pinfo, tree, mirror, raw)
     -- The InfiniBand dissector decodes the headers of a truncated copy, then
     -- finds the payload shorter than the IP length says and replaces the
     -- Info column by "Invalid Packet Length from LRH! [Malformed Packet]"
-    -- (behind a fence). A copy cut inside its headers throws; Wireshark then
-    -- shows "Packet size limited during capture", which is right.
-    local ok, err = pcall(rroce.call, rroce, tvb, pinfo, tree)
-    if caplen >= 12 and (truncated or tvb(0, 1):uint() == 0x81) then
-        -- Truncated: put back the opcode, QP and PSN. CNP (0x81): the
-        -- InfiniBand dissector does not know the RoCEv2 opcode.
-        local info = roce_info(tvb)
-        if truncated then
-            info = info .. string.format(" [truncated: %d of %d bytes]", caplen, len)
+    -- (behind a fence). A copy cut inside its headers makes it throw
+    -- (Wireshark then shows "Packet size limited during capture" in the
+    -- tree), which ends this function too: the Info column is therefore
+    -- written by the postdissector below, from pending.
+    local info
+    if truncated then
+        if caplen >= 12 then
+            info = roce_info(tvb) -- the opcode, QP and PSN it replaced
+        else
+            info = "RoCEv2, BTH cut"
         end
-        pinfo.cols.info:clear_fence()
-        pinfo.cols.info:set(info)
+        info = info .. string.format(" [truncated: %d of %d bytes]", caplen, len)
+    elseif tvb(0, 1):uint() == 0x81 then
+        info = roce_info(tvb) -- CNP: unknown to the InfiniBand dissector
     end
-    append_info(pinfo, suffix)
-    if not ok then
-        error(err)
-    end
+    pending = { number = pinfo.number, info = info, suffix = suffix }
+    pcall(rroce.call, rroce, tvb, pinfo, tree)
     return caplen
 end
 
@@ -265,6 +269,25 @@ function raw.dissector(tvb, pinfo, tree)
     end
     return dissect_roce(tvb, pinfo, tree, true, true)
 end
+
+-- The postdissector writes the Info column of the RoCE frames above (it runs
+-- even when the InfiniBand dissector threw).
+local post = Proto("lumina_info", "Lumina Info column")
+
+function post.dissector(tvb, pinfo, tree)
+    local p = pending
+    if not p or p.number ~= pinfo.number then
+        return
+    end
+    pending = nil
+    if p.info then
+        pinfo.cols.info:clear_fence()
+        pinfo.cols.info:set(p.info)
+    end
+    append_info(pinfo, p.suffix)
+end
+
+register_postdissector(post)
 
 -- Wrapped PFC/PAUSE mirror copies, EtherType 0x88B5.
 local wrap = Proto("lumina_mac", "Lumina mirror copy (wrapped frame)")
