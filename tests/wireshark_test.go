@@ -339,6 +339,41 @@ func TestWiresharkCutInHeaders(t *testing.T) {
 	}
 }
 
+// TestWiresharkMixedTrace: in the shipped mixed.pcapng (ARP, TCP, RoCE from
+// hosts and one raw mirror copy addressed to the mirror port 9741) only the
+// copy gets mirror metadata, with its original UDP source port from the UDP
+// checksum field, as lumina decode shows it.
+func TestWiresharkMixedTrace(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	const pcap = "../examples/traces/mixed.pcapng"
+	var want []string
+	pr := roce.Parser{MirrorPort: roce.DefaultMirrorPort}
+	var p roce.Packet
+	raw := 0
+	err := trace.ReadFile(pcap, func(tp trace.Packet) error {
+		line := fmt.Sprintf("%d||||", tp.Index+1)
+		if pr.Parse(tp.Data, tp.OrigLen, &p) == nil && p.LooksMirrored() {
+			line = fmt.Sprintf("%d|%d|%d|%d|", tp.Index+1, mac48(p.SrcMAC), mac48(p.DstMAC), p.TTL)
+			if p.MirrorRaw {
+				line += fmt.Sprint(p.UDPSrc)
+				raw++
+			}
+		}
+		want = append(want, line)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw != 1 {
+		t.Fatalf("%s has %d raw mirror copies, want 1", pcap, raw)
+	}
+	got := luaFields(t, tshark, pcap, "", "frame.number", "lumina.seq", "lumina.ts", "lumina.event", "lumina.udp_src")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tshark:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // TestWiresharkInstall runs the install command docs/wireshark.md gives
 // (with HOME in a temporary directory) and checks that plain tshark, without
 // -X, then decodes a shipped trace's mirror metadata as lumina decode does.

@@ -241,7 +241,7 @@ local function dissect_roce(tvb, pinfo, tree, mirror, raw)
             info = "RoCEv2, BTH cut"
         end
         info = info .. string.format(" [truncated: %d of %d bytes]", caplen, len)
-    elseif tvb(0, 1):uint() == 0x81 then
+    elseif caplen >= 12 and tvb(0, 1):uint() == 0x81 then
         info = roce_info(tvb) -- CNP: unknown to the InfiniBand dissector
     end
     pending = { number = pinfo.number, info = info, suffix = suffix }
