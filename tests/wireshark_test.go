@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -203,64 +204,113 @@ func net48(b []byte) string {
 	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4], b[5])
 }
 
-// TestWiresharkHold: the hold a delay or reorder copy carries in its IPv4
-// Identification (IPv6: the flow label's low 16 bits) as e = code>>13,
-// m = code&0x1fff, hold = m<<(3e) ns, decoded from synthetic copies cut at
-// snap-len 128; other events leave the field to the NIC, and the dissector
-// shows no hold for them.
+// TestWiresharkHold: the hold a delay or reorder copy carries (docs/events.md:
+// a 16-bit code, e = code>>13, m = code&0x1fff, hold = m<<(3e) ns, in the
+// UDP checksum of a restored copy, the UDP source port of a raw one),
+// decoded from synthetic copies cut at snap-len 128 and shown as lumina
+// decode shows it; other events carry none, and code 0 means none recorded.
 func TestWiresharkHold(t *testing.T) {
 	tshark := testutil.RequireTshark(t)
 	tests := []struct {
 		name      string
-		v6        bool
+		v6, raw   bool
 		event     roce.Event
-		code      uint32 // IPv4 ID, or the IPv6 flow label
-		hold      string // lumina.hold|lumina.hold.code|lumina.hold.unit
+		holdNs    int64  // what the switch measured
+		hold      string // lumina.hold|lumina.hold.code|lumina.hold.unit|lumina.udp_src
 		infoAfter string // the end of the Info column
 	}{
-		{"delay-5us", false, roce.EventDelay, 0x1388, "5000|0x1388|1", "event=delay hold=5000ns]"},
-		{"reorder-e1-max", false, roce.EventReorder, 0x3fff, "65528|0x3fff|8", "event=reorder hold=65528ns]"},
-		{"delay-e2", false, roce.EventDelay, 0x44e2, "80000|0x44e2|64", "event=delay hold=80000ns]"},
-		{"delay-max", false, roce.EventDelay, 0xffff, "17177772032|0xffff|2097152", "event=delay hold=17177772032ns]"},
-		{"ipv6-delay-e5", true, roce.EventDelay, 0xabcde, "242155520|0xbcde|32768", "event=delay hold=242155520ns]"},
-		{"none-keeps-id", false, roce.EventNone, 0x1388, "||", "event=none]"},
-		{"duplicate-keeps-id", false, roce.EventDuplicate, 0x1388, "||", "event=duplicate]"},
-		{"ipv6-drop", true, roce.EventDrop, 0xabcde, "||", "event=drop]"},
+		{"delay-5us", false, false, roce.EventDelay, 5000, "5000|0x1388|1|", "event=delay hold=5000ns]"},
+		{"reorder-e1-max", false, false, roce.EventReorder, 65535, "65528|0x3fff|8|", "event=reorder hold=65528..65535ns]"},
+		{"delay-e2", false, false, roce.EventDelay, 80010, "80000|0x44e2|64|", "event=delay hold=80000..80063ns]"},
+		{"delay-saturated", false, false, roce.EventDelay, 20e9, "17177772032|0xffff|2097152|", "event=delay hold=17177772032..17179869183ns]"},
+		{"ipv6-delay-e5", true, false, roce.EventDelay, 242155620, "242155520|0xbcde|32768|", "event=delay hold=242155520..242188287ns]"},
+		{"raw-delay", false, true, roce.EventDelay, 5000, "5000|0x1388|1|49443", "event=delay hold=5000ns]"},
+		{"delay-not-recorded", false, false, roce.EventDelay, 0, "|||", "event=delay]"},
+		{"none", false, false, roce.EventNone, 5000, "|||", "event=none]"},
+		{"duplicate", false, false, roce.EventDuplicate, 5000, "|||", "event=duplicate]"},
+		{"ipv6-drop", true, false, roce.EventDrop, 5000, "|||", "event=drop]"},
 	}
 	var copies []mirrorCopy
 	for i, tc := range tests {
 		spec := roce.FrameSpec{
 			SrcMAC: [6]byte{2, 0, 0, 0, 0, 1}, DstMAC: [6]byte{2, 0, 0, 0, 0, 2},
 			SrcIP: netip.MustParseAddr("10.0.0.1"), DstIP: netip.MustParseAddr("10.0.0.2"), UDPSrc: 0xC123,
-			IPID:   uint16(tc.code),
+			IPID:   0x1388, // as a NIC sent it: not a hold
 			Opcode: roce.RCWriteMiddle, DestQP: 0x12, PSN: roce.PSN(100 + i), Payload: bytes.Repeat([]byte{0xAB}, 1024),
 		}
 		if tc.v6 {
 			spec.SrcIP, spec.DstIP = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
-			spec.IPID, spec.FlowLabel = 0, tc.code
+			spec.IPID, spec.FlowLabel = 0, 0x1388
 		}
-		copies = append(copies, mirrorCopy{spec, roce.MirrorMeta{Seq: uint64(1000 + i), TimestampNs: uint64(5_000_000 + i), Event: tc.event}})
+		meta := roce.MirrorMeta{Seq: uint64(1000 + i), TimestampNs: uint64(5_000_000 + i), Event: tc.event, HoldNs: tc.holdNs}
+		copies = append(copies, mirrorCopy{spec, meta, tc.raw})
 	}
 	path := writeMirrorCopies(t, 128, copies)
 	got := luaFields(t, tshark, path, "", "lumina.seq", "lumina.event", "lumina.hold", "lumina.hold.code", "lumina.hold.unit",
-		"lumina.caplen", "_ws.col.Info")
+		"lumina.udp_src", "lumina.caplen", "_ws.col.Info")
 	if len(got) != len(tests) {
 		t.Fatalf("tshark printed %d frames, want %d", len(got), len(tests))
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := strings.Split(got[i], "|")
-			if len(f) != 7 {
-				t.Fatalf("tshark %q: want 7 fields", got[i])
+			if len(f) != 8 {
+				t.Fatalf("tshark %q: want 8 fields", got[i])
 			}
-			if g, w := strings.Join(f[:5], "|"), fmt.Sprintf("%d|%d|%s", 1000+i, tc.event, tc.hold); g != w {
-				t.Errorf("seq|event|hold|code|unit = %q, want %q", g, w)
+			if g, w := strings.Join(f[:6], "|"), fmt.Sprintf("%d|%d|%s", 1000+i, tc.event, tc.hold); g != w {
+				t.Errorf("seq|event|hold|code|unit|udp_src = %q, want %q", g, w)
 			}
-			if f[5] == "" {
+			if f[6] == "" {
 				t.Errorf("lumina.caplen empty: the copy is cut at snap-len 128, want it marked truncated")
 			}
-			if !strings.HasSuffix(f[6], tc.infoAfter) || strings.Contains(f[6], "Malformed") {
-				t.Errorf("Info %q, want it to end with %q", f[6], tc.infoAfter)
+			if !strings.HasSuffix(f[7], tc.infoAfter) || strings.Contains(f[7], "Malformed") {
+				t.Errorf("Info %q, want it to end with %q", f[7], tc.infoAfter)
+			}
+		})
+	}
+}
+
+// TestWiresharkAgreesWithDecode: on the traces of sim runs with every kind
+// of mirror copy (plain, drop, ECN, CNP, delay and reorder with their holds,
+// wrapped PFC received and sent), the dissector ends each frame's Info
+// column with the "[mirror …]" that lumina decode, the reference decoder,
+// prints for it, and prints none where lumina decode prints none.
+func TestWiresharkAgreesWithDecode(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	mirrorRe := regexp.MustCompile(` (\[mirror [^\]]*\])$`)
+	for _, ex := range []struct {
+		name string
+		held int // copies with a hold in the trace
+	}{
+		{"quickstart", 0}, {"pfc-storm", 0}, {"delay-timeout", 1}, {"reorder-cx5", 3}, {"delayed-ack", 1},
+	} {
+		t.Run(ex.name, func(t *testing.T) {
+			pcap := filepath.Join(exampleRun(t, "../examples/"+ex.name+".yaml"), "trace.pcap")
+			r := luminaExit(t, 0, "decode", pcap)
+			decoded := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+			got := luaFields(t, tshark, pcap, "", "_ws.col.Info")
+			if len(got) != len(decoded) {
+				t.Fatalf("tshark printed %d frames, lumina decode %d", len(got), len(decoded))
+			}
+			held := 0
+			for i := range decoded {
+				var want string
+				if m := mirrorRe.FindStringSubmatch(decoded[i]); m != nil {
+					want = m[1]
+				}
+				if strings.Contains(want, " hold=") {
+					held++
+				}
+				var g string
+				if m := mirrorRe.FindStringSubmatch(got[i]); m != nil {
+					g = m[1]
+				}
+				if g != want {
+					t.Errorf("frame %d: tshark Info %q ends with %q, lumina decode %q", i+1, got[i], g, want)
+				}
+			}
+			if held != ex.held {
+				t.Errorf("%d copies with a hold, want %d", held, ex.held)
 			}
 		})
 	}
@@ -271,10 +321,11 @@ func TestWiresharkHold(t *testing.T) {
 type mirrorCopy struct {
 	spec roce.FrameSpec
 	meta roce.MirrorMeta
+	raw  bool // not restored: as it left the switch, to the mirror port
 }
 
 // writeMirrorCopies writes the copies as the dumper does (ApplyMirror, then
-// RestoreMirror) into a pcap with the snap-len, record time = timestamp, and
+// RestoreMirror unless raw) into a pcap with the snap-len, record time = timestamp, and
 // returns its path.
 func writeMirrorCopies(t *testing.T, snaplen int, copies []mirrorCopy) string {
 	t.Helper()
@@ -294,7 +345,7 @@ func writeMirrorCopies(t *testing.T, snaplen int, copies []mirrorCopy) string {
 		if err != nil {
 			t.Fatalf("copy %d: %v", i, err)
 		}
-		if !roce.ApplyMirror(frame, c.meta, roce.DefaultMirrorPort, 0x4242) || !roce.RestoreMirror(frame, roce.DefaultMirrorPort) {
+		if !roce.ApplyMirror(frame, c.meta, roce.DefaultMirrorPort, 0x4242) || !c.raw && !roce.RestoreMirror(frame, roce.DefaultMirrorPort) {
 			t.Fatalf("copy %d: ApplyMirror/RestoreMirror refused the frame", i)
 		}
 		if err := w.WritePacket(int64(c.meta.TimestampNs), frame, len(frame)); err != nil {
@@ -324,8 +375,8 @@ func TestWiresharkCutInHeaders(t *testing.T) {
 	v6.SrcIP, v6.DstIP = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
 	v6.Opcode, v6.PSN, v6.RETH = roce.RCWriteMiddle, 8, roce.RETHFields{}
 	path := writeMirrorCopies(t, 64, []mirrorCopy{
-		{base, roce.MirrorMeta{Seq: 1, TimestampNs: 1000, Event: roce.EventNone}},
-		{v6, roce.MirrorMeta{Seq: 2, TimestampNs: 2000, Event: roce.EventDrop}},
+		{base, roce.MirrorMeta{Seq: 1, TimestampNs: 1000, Event: roce.EventNone}, false},
+		{v6, roce.MirrorMeta{Seq: 2, TimestampNs: 2000, Event: roce.EventDrop}, false},
 	})
 	got := luaFields(t, tshark, path, "", "lumina.seq", "lumina.caplen", "lumina.len", "_ws.col.Info")
 	want := []string{

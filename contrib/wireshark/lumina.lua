@@ -7,11 +7,12 @@
 --   * The mirror metadata of RoCE mirror copies (docs/decode.md, roce/doc.go):
 --     destination MAC = 48-bit switch timestamp (ns), source MAC = 48-bit
 --     mirror sequence number, IP TTL / IPv6 hop limit = the injected event.
---     A copy of a packet the switch held (event delay or reorder) carries its
---     hold in the IPv4 Identification (IPv6: the low 16 bits of the flow
---     label) as a 16-bit code: e = code >> 13, m = code & 0x1fff,
+--     A copy of a packet the switch held (event delay or reorder) carries how
+--     long it held it (docs/events.md, roce.EncodeHold) as a 16-bit code in
+--     the UDP checksum (in the UDP source port of a raw copy, one addressed
+--     to the mirror port): e = code >> 13, m = code & 0x1fff,
 --     hold = m << (3*e) ns, the true hold within one unit (1 << (3*e) ns)
---     above.
+--     above; code 0 means no hold recorded (traces from before holds).
 --   * The wrapped mirror copies of PFC/PAUSE frames, EtherType 0x88B5
 --     (IEEE 802 local experimental EtherType 1):
 --       0..5 timestamp, 6..11 sequence number, 12..13 0x88B5, 14 event,
@@ -73,9 +74,8 @@ local fx = {
     eth_dst = Field.new("eth.dst"),
     eth_src = Field.new("eth.src"),
     ip_ttl = Field.new("ip.ttl"),
-    ip_id = Field.new("ip.id"),
     ip6_hlim = Field.new("ipv6.hlim"),
-    ip6_flow = Field.new("ipv6.flow"),
+    udp_src = Field.new("udp.srcport"),
     udp_csum = Field.new("udp.checksum"),
 }
 
@@ -170,14 +170,10 @@ end
 -- dissect_roce adds the mirror metadata (when mirror) and the truncation
 -- note to the tree, then calls the InfiniBand dissector. raw is set for a
 -- copy addressed to the mirror port, whose UDP checksum field holds the
--- original source port.
+-- original source port and whose source port holds the hold code.
 local function dissect_roce(tvb, pinfo, tree, mirror, raw)
     local dst, src = first(fx.eth_dst), first(fx.eth_src)
-    local ttl, ipid = first(fx.ip_ttl), first(fx.ip_id)
-    local v6 = false
-    if not ttl then
-        ttl, ipid, v6 = first(fx.ip6_hlim), first(fx.ip6_flow), true
-    end
+    local ttl = first(fx.ip_ttl) or first(fx.ip6_hlim)
     mirror = mirror and dst ~= nil and src ~= nil and ttl ~= nil
 
     local caplen, len = tvb:len(), tvb:reported_len()
@@ -188,20 +184,26 @@ local function dissect_roce(tvb, pinfo, tree, mirror, raw)
         if mirror then
             local event = ttl.value
             local meta = add_meta(sub, dst, src, event, ttl.range)
-            if (event == EVENT_DELAY or event == EVENT_REORDER) and ipid then
-                local code, code_range = ipid.value, ipid.range
-                if v6 then
-                    code = bit32.band(code, 0xFFFF)
-                    code_range = ipid.range(ipid.range:len() - 2, 2) -- low 16 bits of the label
+            local holder = first(raw and fx.udp_src or fx.udp_csum)
+            if (event == EVENT_DELAY or event == EVENT_REORDER) and holder then
+                local code = holder.value
+                if code == 0 then
+                    sub:add(holder.range, "Hold: not recorded (a trace from before holds)")
+                else
+                    local floor, unit = hold(code)
+                    local h = sub:add(f.hold, holder.range, UInt64(floor))
+                    h:append_text(string.format(" (true hold in [%d, %d] ns)", floor, floor + unit - 1))
+                    sub:add(f.hold_code, holder.range, code)
+                    sub:add(f.hold_unit, holder.range, unit)
+                    -- as lumina decode prints it
+                    if unit > 1 then
+                        meta = meta .. string.format(" hold=%d..%dns", floor, floor + unit - 1)
+                    else
+                        meta = meta .. string.format(" hold=%dns", floor)
+                    end
                 end
-                local floor, unit = hold(code)
-                local h = sub:add(f.hold, code_range, UInt64(floor))
-                h:append_text(string.format(" (true hold in [%d, %d) ns)", floor, floor + unit))
-                sub:add(f.hold_code, code_range, code)
-                sub:add(f.hold_unit, code_range, unit)
-                meta = meta .. string.format(" hold=%dns", floor)
             end
-            local qd_range, qd = queue_depth({ dst = dst, src = src, ttl = ttl, id = ipid })
+            local qd_range, qd = queue_depth({ dst = dst, src = src, ttl = ttl })
             if qd then
                 sub:add(qd_range, string.format("Queue depth: %d bytes", qd))
                 meta = meta .. string.format(" qdepth=%d", qd)
@@ -210,7 +212,6 @@ local function dissect_roce(tvb, pinfo, tree, mirror, raw)
                 local csum = first(fx.udp_csum)
                 if csum then
                     sub:add(f.udp_src, csum.range, csum.value)
-                    meta = meta .. string.format(" raw udp_src=%d", csum.value)
                 end
             end
             sub:append_text(", " .. meta)
