@@ -24,7 +24,8 @@
 --     from LRH! [Malformed Packet]"; here they are marked "truncated
 --     (snap-len)" with the captured and on-the-wire lengths.
 --
--- Written for Wireshark 4.0 (Lua 5.2).
+-- Written for Wireshark 4.0 (Lua 5.2); plain arithmetic instead of bit32,
+-- which later Lua versions drop.
 
 local lumina = Proto("lumina", "Lumina mirror copy")
 
@@ -63,7 +64,7 @@ lumina.experts = { ex_truncated }
 -- lets the first RoCE frame of a file decide).
 local MIRROR_AUTO, MIRROR_ON, MIRROR_OFF = 0, 1, 2
 lumina.prefs.mirror = Pref.enum("Mirror metadata",
-    MIRROR_AUTO, "Read RoCE frames as mirror copies (MACs, TTL, IP ID)", {
+    MIRROR_AUTO, "Read RoCE frames as mirror copies (MACs, TTL, UDP checksum)", {
         { 1, "auto", MIRROR_AUTO }, { 2, "on", MIRROR_ON }, { 3, "off", MIRROR_OFF },
     }, false)
 lumina.prefs.mirror_port = Pref.uint("Mirror UDP port", 9741,
@@ -113,8 +114,8 @@ local function opcode_name(op)
     if op == 0x81 then
         return "CNP"
     end
-    local t = transports[bit32.rshift(op, 5)]
-    local o = operations[bit32.band(op, 0x1F)]
+    local t = transports[math.floor(op / 32)]
+    local o = operations[op % 32]
     if t and o then
         return t .. " " .. o
     end
@@ -133,9 +134,9 @@ end
 -- hold decodes a hold code: floor in ns and unit (the true hold is below
 -- floor + unit).
 local function hold(code)
-    local e = bit32.rshift(code, 13)
-    local m = bit32.band(code, 0x1FFF)
-    local unit = 2 ^ (3 * e)
+    local e = math.floor(code / 0x2000)
+    local m = code % 0x2000
+    local unit = math.floor(2 ^ (3 * e))
     return m * unit, unit
 end
 
@@ -271,8 +272,8 @@ function raw.dissector(tvb, pinfo, tree)
     return dissect_roce(tvb, pinfo, tree, true, true)
 end
 
--- The postdissector writes the Info column of the RoCE frames above (it runs
--- even when the InfiniBand dissector threw).
+-- The postdissector writes the Info column of the RoCE frames above and of
+-- the wrapped copies below (it runs even when the dissector called threw).
 local post = Proto("lumina_info", "Lumina Info column")
 
 function post.dissector(tvb, pinfo, tree)
@@ -307,13 +308,13 @@ function wrap.dissector(tvb, pinfo, tree)
     local ft = sub:add(f.flags, tvb(1, 1), flags)
     ft:add(f.sent, tvb(1, 1))
     sub:add(f.port, tvb(2, 2), port)
-    local dir = bit32.band(flags, 1) ~= 0 and "sent" or "recv"
+    local dir = flags % 2 == 1 and "sent" or "recv"
     meta = string.format("%s %s port %d", meta, dir, port)
     sub:append_text(", " .. meta)
+    pending = { number = pinfo.number, suffix = " [mirror " .. meta .. "]" }
     if tvb:len() > WRAP_HDR then
         eth:call(tvb(WRAP_HDR):tvb(), pinfo, tree)
     end
-    append_info(pinfo, " [mirror " .. meta .. "]")
     return tvb:len()
 end
 
