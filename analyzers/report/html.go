@@ -202,6 +202,13 @@ type RunInfo struct {
 	// NICs describes each side's NIC, e.g. "requester: cx5, firmware
 	// 16.35.2000"; in order.
 	NICs []string
+	// Testbed names the run's testbed (the text report's heading).
+	Testbed string
+	// Error is why the run did not complete (it is then invalid).
+	Error string
+	// Notes are further lines of the text report's heading: the timing
+	// (clock slowdown, timestamp uncertainty, RNIC lateness).
+	Notes []string
 }
 
 // HTML renders report.html: one self-contained page (no external
