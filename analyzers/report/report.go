@@ -89,9 +89,9 @@ type Checks struct {
 	// The run's own checks (see CheckSwitchState): nil for a bare trace,
 	// or when the run's record lacks them. A fail fails the report; a
 	// failed SwitchState also makes it invalid.
-	SwitchState   *SwitchState   `json:"switch_state,omitempty"`
-	EventsApplied *EventsApplied `json:"events_applied,omitempty"`
-	Generator     *Generator     `json:"generator,omitempty"`
+	SwitchState    *SwitchState          `json:"switch_state,omitempty"`
+	EventsApplied  *EventsApplied        `json:"events_applied,omitempty"`
+	Generator      *Generator            `json:"generator,omitempty"`
 	GBN            gbn.Result            `json:"gbn"`
 	Retransmission retransmission.Result `json:"retransmission"`
 	Timeout        timeout.Result        `json:"timeout"`
