@@ -186,6 +186,15 @@ func (r *Report) addRunChecks() {
 	a.Checks.SwitchState = r.SwitchState
 	a.Checks.EventsApplied = r.eventsApplied
 	a.Checks.Generator = r.generator
+	if !r.Valid { // merge evaluates them for a valid trace only
+		why := "the run is invalid: not evaluated"
+		if a.Checks.EventsApplied == nil {
+			a.Checks.EventsApplied = &areport.EventsApplied{Verdict: model.Skip, Reason: why, Total: len(r.Events)}
+		}
+		if a.Checks.Generator == nil {
+			a.Checks.Generator = &areport.Generator{Verdict: model.Skip, Reason: why}
+		}
+	}
 }
 
 func modelEndpoint(e EndpointInfo) model.Endpoint {

@@ -176,6 +176,10 @@ func TestSwitchStateInvalidatesRun(t *testing.T) {
 					}
 				}
 			}
+			// report.txt says why, and ends with the run's result.
+			if txt := r.Text(); !strings.Contains(txt, "\n  switch_state    fail  ") || !strings.HasSuffix(txt, "\nresult: INVALID (switch_state)\n") {
+				t.Errorf("report.txt:\n%s\nwant a failed switch_state line and result: INVALID (switch_state)", txt)
+			}
 			t.Logf("%s", c.Detail)
 		})
 	}

@@ -74,8 +74,12 @@ func TextRun(r *Report, run *RunInfo) string {
 	if name == "" {
 		name = "(trace)"
 	}
-	w("trace: %s: %d packets, %d RoCE, %s\n", name, r.Trace.Packets, r.Trace.RoCEPackets,
-		map[bool]string{true: "mirror metadata", false: "no mirror metadata (pcap timestamps)"}[r.Trace.Mirrored])
+	if !r.Valid && r.Trace.Packets > 0 && r.Trace.RoCEPackets == 0 { // lumina run's invalid trace: not analyzed
+		w("trace: %s: %d packets, not analyzed\n", name, r.Trace.Packets)
+	} else {
+		w("trace: %s: %d packets, %d RoCE, %s\n", name, r.Trace.Packets, r.Trace.RoCEPackets,
+			map[bool]string{true: "mirror metadata", false: "no mirror metadata (pcap timestamps)"}[r.Trace.Mirrored])
+	}
 	w("integrity: %s", r.Integrity.Verdict)
 	if r.Integrity.Reason != "" {
 		w(" (%s)", r.Integrity.Reason)
@@ -98,19 +102,27 @@ func TextRun(r *Report, run *RunInfo) string {
 		}
 		w("\n")
 	}
+	// The run's own checks: a skipped one was not evaluated (or not
+	// recorded), its numbers are none.
+	runLine := func(name string, v model.Verdict, summary, reason string) {
+		if v == model.Skip {
+			summary = ""
+		}
+		line(name, v, summary, reason)
+	}
 	if ss := c.SwitchState; ss != nil {
-		line(CheckSwitchState, ss.Verdict, fmt.Sprintf("%d unexpected event copies, %d table differences, primary lost %d times",
+		runLine(CheckSwitchState, ss.Verdict, fmt.Sprintf("%d unexpected event copies, %d table differences, primary lost %d times",
 			ss.UnexpectedCopies, len(ss.TableDiff), len(ss.LostPrimary)), ss.Reason)
 	}
 	if ea := c.EventsApplied; ea != nil {
-		line(CheckEventsApplied, ea.Verdict, fmt.Sprintf("%d of %d events applied", ea.Applied, ea.Total), ea.Reason)
+		runLine(CheckEventsApplied, ea.Verdict, fmt.Sprintf("%d of %d events applied", ea.Applied, ea.Total), ea.Reason)
 	}
 	if g := c.Generator; g != nil {
 		verified := "verified"
 		if !g.Verified {
 			verified = "NOT verified"
 		}
-		line(CheckGenerator, g.Verdict, fmt.Sprintf("%d bytes in %s, %.3f Gb/s goodput, responder memory %s",
+		runLine(CheckGenerator, g.Verdict, fmt.Sprintf("%d bytes in %s, %.3f Gb/s goodput, responder memory %s",
 			g.Bytes, dur(g.DurationNs), g.GoodputGbps, verified), g.Reason)
 	}
 	line(CheckGBN, c.GBN.Verdict, fmt.Sprintf("%d violations", len(c.GBN.Violations)+c.GBN.Dropped), c.GBN.Reason)
