@@ -140,7 +140,7 @@ func TestStreamedAnalysisMatchesFile(t *testing.T) {
 		a.Trace.Path = filepath.Base(a.Trace.Path)
 		// The run's own checks are the run's, beside the analyzers'.
 		ra := res.Repeats[0].Report.Analysis
-		a.Integrity = ra.Integrity
+		a.Integrity, a.Checks.Integrity = ra.Integrity, ra.Checks.Integrity
 		a.Checks.SwitchState, a.Checks.EventsApplied, a.Checks.Generator = ra.Checks.SwitchState, ra.Checks.EventsApplied, ra.Checks.Generator
 		got, _ := json.Marshal(ra)
 		want, _ := json.Marshal(a)

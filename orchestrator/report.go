@@ -71,7 +71,8 @@ type Report struct {
 	// events_applied, generator) and the analyzers' (Go-back-N
 	// violations, per-loss latencies, timeouts, CNP scopes, counter
 	// cross-checks, events, pfc). Its verdicts are also in Checks, and
-	// its integrity is the run's (Integrity). Of an invalid run or one
+	// its checks.integrity is the run's (Integrity), which it does not
+	// repeat at its top level. Of an invalid run or one
 	// that did not complete, the analyzers' checks are skip with why.
 	Analysis *areport.Report `json:"analysis,omitempty"`
 	// InjectedEvents are the installed events as the analyzers take them
@@ -147,7 +148,9 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 	// The page shows the run's integrity verdict, and its heading the
 	// run's verdict: every check, the run's own (events applied,
 	// generator, switch state) too.
+	a.Integrity = *a.Checks.Integrity
 	html, err := areport.HTMLRun(a, r.htmlRun())
+	a.Integrity = areport.Integrity{} // report.json's integrity is the run's one verdict (checks.integrity repeat it)
 	if err != nil {
 		return err
 	}
@@ -156,7 +159,8 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 
 // addRunChecks puts the run's own checks into r.Analysis (creating one
 // whose analyzer checks are skipped, for a run that was not analyzed):
-// its integrity verdict is the run's, and switch_state, events_applied
+// its integrity verdict is the run's (analysis.checks.integrity; the
+// analysis has no top-level integrity of its own), and switch_state, events_applied
 // and generator are there with their numbers when the run evaluated them.
 func (r *Report) addRunChecks() {
 	a := r.Analysis
@@ -181,7 +185,7 @@ func (r *Report) addRunChecks() {
 		}
 		r.Analysis = a
 	}
-	a.Integrity = areport.Integrity{Verdict: r.Integrity.Verdict, Reason: r.Integrity.Reason}
+	a.Checks.Integrity = &areport.Integrity{Verdict: r.Integrity.Verdict, Reason: r.Integrity.Reason}
 	a.Valid = r.Valid
 	a.Checks.SwitchState = r.SwitchState
 	a.Checks.EventsApplied = r.eventsApplied

@@ -84,8 +84,12 @@ type Integrity struct {
 
 // Checks holds each check's result. A check that was not selected, or did
 // not run because the integrity check failed, has verdict skip. In JSON,
-// "checks" also holds integrity and pfc (Report.Integrity, Report.PFC).
+// "checks" also holds pfc (Report.PFC).
 type Checks struct {
+	// Integrity is the integrity verdict (Report.Integrity; in a lumina
+	// run's report.json the run's one verdict, which its analysis does
+	// not repeat at the top level). Nil in reports written before.
+	Integrity *Integrity `json:"integrity,omitempty"`
 	// The run's own checks (see CheckSwitchState): nil for a bare trace,
 	// or when the run's record lacks them. A fail fails the report; a
 	// failed SwitchState also makes it invalid.

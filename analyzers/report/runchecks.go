@@ -89,7 +89,7 @@ func (r *Report) Verdict(name string) model.Verdict {
 	c := &r.Checks
 	switch name {
 	case CheckIntegrity:
-		return r.Integrity.Verdict
+		return r.IntegrityVerdict().Verdict
 	case CheckSwitchState:
 		if c.SwitchState != nil {
 			return c.SwitchState.Verdict
@@ -112,6 +112,15 @@ func (r *Report) Verdict(name string) model.Verdict {
 	return ""
 }
 
+// IntegrityVerdict is the integrity verdict: Checks.Integrity, else
+// Integrity.
+func (r *Report) IntegrityVerdict() Integrity {
+	if r.Checks.Integrity != nil {
+		return *r.Checks.Integrity
+	}
+	return r.Integrity
+}
+
 // Failed returns the names of the failed checks, in report order.
 func (r *Report) Failed() []string {
 	var out []string
@@ -123,11 +132,9 @@ func (r *Report) Failed() []string {
 	return out
 }
 
-// checksJSON is Checks as JSON: every check in one object, integrity
-// first and pfc last (Report.Integrity and Report.PFC, which the Go API
-// keeps outside Checks).
+// checksJSON is Checks as JSON: every check in one object, pfc last
+// (Report.PFC, which the Go API keeps outside Checks).
 type checksJSON struct {
-	Integrity *Integrity `json:"integrity,omitempty"`
 	*Checks
 	PFC *pfc.Result `json:"pfc,omitempty"`
 }
@@ -141,13 +148,10 @@ type reportJSON struct {
 
 type plainReport Report
 
-// MarshalJSON writes the report with every check, integrity and pfc
-// included, under "checks" (schema in docs/analyze.md).
+// MarshalJSON writes the report with every check, pfc included, under
+// "checks" (schema in docs/analyze.md).
 func (r *Report) MarshalJSON() ([]byte, error) {
 	c := checksJSON{Checks: &r.Checks}
-	if r.Integrity != (Integrity{}) {
-		c.Integrity = &r.Integrity
-	}
 	if r.PFC.Verdict != "" {
 		c.PFC = &r.PFC
 	}
@@ -172,9 +176,6 @@ func (r *Report) UnmarshalJSON(b []byte) error {
 		r.PFC = *v.Checks.PFC
 	case v.OldPFC != nil:
 		r.PFC = *v.OldPFC
-	}
-	if v.Checks.Integrity != nil && r.Integrity == (Integrity{}) {
-		r.Integrity = *v.Checks.Integrity
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 func TestChecksJSON(t *testing.T) {
 	r := sample()
 	r.PFC = pfc.Result{Verdict: model.Fail, Reason: "1 violation", Frames: 3}
+	r.Checks.Integrity = &Integrity{Verdict: model.Pass}
 	r.Checks.SwitchState = &SwitchState{Verdict: model.Pass}
 	r.Checks.EventsApplied = &EventsApplied{Verdict: model.Fail, Reason: "0 of 1 events applied", Total: 1, Missing: []string{"qp 0 msg 0 psn 1 (abs 0x1) iter 2 ecn"}}
 	r.Checks.Generator = &Generator{Verdict: model.Pass, Bytes: 8192, Verified: true}
@@ -107,7 +108,7 @@ result: FAIL (events_applied, timeout)
 		t.Errorf("TextRun differs (-want +got):\n-%s\n+%s", strings.ReplaceAll(want, "\n", "\n-"), strings.ReplaceAll(got, "\n", "\n+"))
 	}
 	r.Valid = false
-	r.Integrity = Integrity{Verdict: model.Fail, Reason: "seq: gap"}
+	r.Checks.Integrity = &Integrity{Verdict: model.Fail, Reason: "seq: gap"}
 	if got := TextRun(r, run); !strings.HasSuffix(got, "\nresult: INVALID (integrity)\n") {
 		t.Errorf("TextRun of an invalid run ends %q", got[strings.LastIndex(strings.TrimSuffix(got, "\n"), "\n"):])
 	}

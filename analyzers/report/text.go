@@ -80,9 +80,10 @@ func TextRun(r *Report, run *RunInfo) string {
 		w("trace: %s: %d packets, %d RoCE, %s\n", name, r.Trace.Packets, r.Trace.RoCEPackets,
 			map[bool]string{true: "mirror metadata", false: "no mirror metadata (pcap timestamps)"}[r.Trace.Mirrored])
 	}
-	w("integrity: %s", r.Integrity.Verdict)
-	if r.Integrity.Reason != "" {
-		w(" (%s)", r.Integrity.Reason)
+	integ := r.IntegrityVerdict()
+	w("integrity: %s", integ.Verdict)
+	if integ.Reason != "" {
+		w(" (%s)", integ.Reason)
 	}
 	w("\n")
 	w("connections: %d\n", len(r.Connections))
@@ -278,7 +279,7 @@ func resultLine(r *Report, run *RunInfo) string {
 			why = append(why, "error: "+run.Error)
 		}
 		if len(why) == 0 {
-			why = append(why, "integrity "+string(r.Integrity.Verdict))
+			why = append(why, "integrity "+string(r.IntegrityVerdict().Verdict))
 		}
 		return "result: " + ResultInvalid + " (" + strings.Join(why, "; ") + ")"
 	}
