@@ -149,13 +149,14 @@ type reportJSON struct {
 type plainReport Report
 
 // MarshalJSON writes the report with every check, pfc included, under
-// "checks" (schema in docs/analyze.md).
-func (r *Report) MarshalJSON() ([]byte, error) {
+// "checks" (schema in docs/analyze.md). A value receiver: a Report and a
+// *Report marshal alike.
+func (r Report) MarshalJSON() ([]byte, error) {
 	c := checksJSON{Checks: &r.Checks}
 	if r.PFC.Verdict != "" {
 		c.PFC = &r.PFC
 	}
-	return json.Marshal(reportJSON{plainReport: (*plainReport)(r), Checks: c})
+	return json.Marshal(reportJSON{plainReport: (*plainReport)(&r), Checks: c})
 }
 
 // UnmarshalJSON reads a report, also one written before pfc moved into

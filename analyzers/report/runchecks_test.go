@@ -24,6 +24,10 @@ func TestChecksJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bv, _ := json.Marshal(*r)
+	if bp, _ := json.Marshal(r); string(bv) != string(bp) {
+		t.Errorf("a Report value marshals as\n%s\na *Report as\n%s", bv, bp)
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {
 		t.Fatal(err)
