@@ -61,7 +61,8 @@ type oldCheck struct {
 // installed, or whether the responder's memory held the data). A failed
 // switch_state makes r invalid, as it made the run; a check the record
 // lacks (the run did not evaluate it) is skip, saying so. r.Inputs says
-// which verdicts came from the record.
+// which verdicts came from the record, and when the run's integrity
+// verdict differs from the one r computed from the trace.
 func ApplyRunRecord(r *report.Report, dir string) error {
 	path := filepath.Join(dir, "report.json")
 	b, err := os.ReadFile(path)
@@ -120,6 +121,10 @@ func ApplyRunRecord(r *report.Report, dir string) error {
 	}
 	if len(lacks) > 0 {
 		r.Inputs = append(r.Inputs, "run record "+path+" lacks "+strings.Join(lacks, ", ")+": not reproduced")
+	}
+	if c, ok := rec.Checks[report.CheckIntegrity]; ok && c.Verdict != "" && c.Verdict != r.IntegrityVerdict().Verdict {
+		r.Inputs = append(r.Inputs, fmt.Sprintf("the run recorded integrity %s (%s); this analysis of its trace gives %s",
+			c.Verdict, c.Detail, r.IntegrityVerdict().Verdict))
 	}
 	if rec.Error != "" {
 		r.Inputs = append(r.Inputs, "the run did not complete: "+rec.Error)

@@ -42,7 +42,7 @@ func TestApplyRunRecord(t *testing.T) {
 			"switch_state": {"verdict": "pass", "unexpected_copies": 0}}}}`,
 			map[string]string{"switch_state": "pass ", "events_applied": "fail 0 of 1 events applied", "generator": "fail stopped"},
 			[]string{"qp 0 msg 0 psn 3 (abs 0x3) iter 1 drop"}, true, "result: FAIL (events_applied, generator)"},
-		{"invalid run", `{"valid": false, "checks": {"integrity": {"verdict": "pass"}, "switch_state": {"verdict": "fail", "detail": "lost primary"}},
+		{"invalid run", `{"valid": false, "checks": {"integrity": {"verdict": "fail", "detail": "seq: gap"}, "switch_state": {"verdict": "fail", "detail": "lost primary"}},
 			"switch_state": {"verdict": "fail", "reasons": ["lost primary"], "unexpected_copies": 0}}`,
 			map[string]string{"switch_state": "fail lost primary",
 				"events_applied": "skip not in the run's record $DIR/report.json: the run was invalid and did not evaluate it",
@@ -74,6 +74,9 @@ func TestApplyRunRecord(t *testing.T) {
 			}
 			if !slices.Equal(c.EventsApplied.Missing, tt.missing) {
 				t.Errorf("events_applied.missing = %q, want %q", c.EventsApplied.Missing, tt.missing)
+			}
+			if note := "the run recorded integrity fail (seq: gap); this analysis of its trace gives pass"; slices.Contains(r.Inputs, note) != !tt.valid {
+				t.Errorf("Inputs = %q, want the integrity note %v", r.Inputs, !tt.valid)
 			}
 			if r.Valid != tt.valid {
 				t.Errorf("Valid = %v, want %v", r.Valid, tt.valid)
