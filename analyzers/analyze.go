@@ -462,6 +462,8 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 	} else {
 		r.Integrity = report.Integrity{Verdict: model.Skip, Reason: "no mirror metadata: a foreign capture"}
 	}
+	integ := r.Integrity
+	r.Checks.Integrity = &integ // every check in one place (docs/analyze.md)
 	r.Valid = r.Integrity.Verdict != model.Fail
 	if !r.Valid {
 		for _, c := range report.AllChecks {
@@ -483,7 +485,7 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 	pf := a.pfc.Finish()
 	ct := counters.Check(model.ResolveNICs(meta.NICs, r.Connections), counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally,
 		PFC: &pf, PFCHosts: pfcHosts(meta, a.table), SwitchDrops: switchPFCDrops(meta)})
-	r.Checks = report.Checks{GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct, Events: a.ev.Finish()}
+	r.Checks = report.Checks{Integrity: &integ, GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct, Events: a.ev.Finish()}
 	r.PFC = pf
 	for _, c := range report.AllChecks {
 		if !selected[c] {

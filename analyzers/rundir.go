@@ -65,30 +65,89 @@ func IsRunDir(path string) bool {
 // report.json (connections; the timestamp uncertainty the run's analysis
 // used) and counters.json. metaPath, if set, overrides them all.
 func RunInputs(arg, metaPath string) (string, model.Meta, error) {
-	var meta model.Meta
+	in, err := ReadInputs(arg, metaPath)
+	return in.Trace, in.Meta, err
+}
+
+// Inputs are what lumina analyze analyzes (ReadInputs).
+type Inputs struct {
+	Trace string
+	Meta  model.Meta
+	// RunDir is the lumina run directory whose metadata Meta holds and
+	// whose recorded verdicts ApplyRunRecord adds: arg itself, or the
+	// directory of a trace that is its run's trace. "" otherwise.
+	RunDir string
+	// Notes say which metadata was read and which files beside the trace
+	// were ignored (report.Report.Inputs).
+	Notes []string
+}
+
+// ReadInputs is RunInputs, and says where the metadata came from. A trace
+// file that is the trace of the lumina run directory holding it (e.g.
+// RUN/trace.pcap) is analyzed with that directory's metadata and record,
+// like RUN itself; another file in a run directory is analyzed alone, and
+// a note says the run's files beside it were ignored.
+func ReadInputs(arg, metaPath string) (Inputs, error) {
+	var in Inputs
 	st, err := os.Stat(arg)
 	if err != nil {
-		return "", meta, err
+		return in, err
 	}
-	tracePath := arg
-	if st.IsDir() {
-		if IsPublicRunDir(arg) {
-			tracePath, meta, err = publicInputs(arg)
-			if err != nil {
-				return "", meta, err
-			}
-		} else if tracePath, meta, err = runDirInputs(arg); err != nil {
-			return "", meta, err
+	in.Trace = arg
+	switch dir := filepath.Dir(arg); {
+	case st.IsDir() && IsPublicRunDir(arg):
+		if in.Trace, in.Meta, err = publicInputs(arg); err != nil {
+			return in, err
 		}
+	case st.IsDir():
+		if in.Trace, in.Meta, err = runDirInputs(arg); err != nil {
+			return in, err
+		}
+		if IsRunDir(arg) {
+			in.RunDir = arg
+		}
+	case IsRunDir(dir):
+		runTrace, meta, err := runDirInputs(dir)
+		if err != nil || !sameFile(runTrace, arg) {
+			in.Notes = append(in.Notes, fmt.Sprintf("ignored the lumina run's files beside the trace (%s): the trace is not the run's; analyze %s for the run",
+				strings.Join(runFiles(dir), ", "), dir))
+			break
+		}
+		in.Meta, in.RunDir = meta, dir
+	}
+	if in.RunDir != "" {
+		in.Notes = append(in.Notes, "metadata: "+strings.Join(runFiles(in.RunDir), ", "))
 	}
 	if metaPath != "" {
 		m, err := model.LoadMeta(metaPath)
 		if err != nil {
-			return "", meta, err
+			return in, err
 		}
-		meta = meta.Merge(m)
+		in.Meta = in.Meta.Merge(m)
+		in.Notes = append(in.Notes, "metadata: "+metaPath+" (--meta, over the others)")
 	}
-	return tracePath, meta, nil
+	return in, nil
+}
+
+// runFiles lists the metadata files of run directory dir that
+// runDirInputs reads.
+func runFiles(dir string) []string {
+	var out []string
+	for _, n := range []string{"config.yaml", "meta.json", "report.json", "counters.json"} {
+		if p := filepath.Join(dir, n); fileExists(p) && !(n == "report.json" && fileExists(filepath.Join(dir, "meta.json"))) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 // runDirInputs reads a lumina run directory (see RunInputs).

@@ -65,10 +65,15 @@ type Report struct {
 	// after a valid merge (keep-dumper-files: false).
 	DumperFilesRemoved bool  `json:"dumper_files_removed,omitempty"`
 	WallNs             int64 `json:"wall_ns"`
-	// Analysis is the analyzers' full report (schema in docs/analyze.md):
-	// Go-back-N violations, per-loss latencies, timeouts, CNP scopes,
-	// counter cross-checks. Its verdicts are also in Checks. It carries no
-	// integrity verdict of its own: Integrity is the run's one verdict.
+	// Analysis is the one place of every check with its verdict, reason
+	// and numbers (analysis.checks, schema in docs/run.md and
+	// docs/analyze.md): the run's own checks (integrity, switch_state,
+	// events_applied, generator) and the analyzers' (Go-back-N
+	// violations, per-loss latencies, timeouts, CNP scopes, counter
+	// cross-checks, events, pfc). Its verdicts are also in Checks, and
+	// its checks.integrity is the run's (Integrity), which it does not
+	// repeat at its top level. Of an invalid run or one
+	// that did not complete, the analyzers' checks are skip with why.
 	Analysis *areport.Report `json:"analysis,omitempty"`
 	// InjectedEvents are the installed events as the analyzers take them
 	// (model.Meta.Events), so that `lumina analyze RUN_DIR` checks the
@@ -79,6 +84,10 @@ type Report struct {
 	SwitchPorts map[string]uint32 `json:"switch_ports,omitempty"`
 	// SwitchPFC is the software switch's PFC counters and watchdog log.
 	SwitchPFC *SwitchPFCReport `json:"switch_pfc,omitempty"`
+
+	// The run's own checks with their numbers, for Analysis (merge).
+	eventsApplied *areport.EventsApplied
+	generator     *areport.Generator
 }
 
 // SwitchPFCReport is the software switch's PFC state after traffic.
@@ -134,16 +143,67 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 	if a.PFC.Verdict != "" { // the trace holds PFC frames
 		r.Checks[areport.CheckPFC] = CheckEntry{a.PFC.Verdict, a.PFC.Reason}
 	}
+	r.Analysis = a
+	r.addRunChecks()
 	// The page shows the run's integrity verdict, and its heading the
 	// run's verdict: every check, the run's own (events applied,
 	// generator, switch state) too.
+	a.Integrity = *a.Checks.Integrity
 	html, err := areport.HTMLRun(a, r.htmlRun())
+	a.Integrity = areport.Integrity{} // report.json's integrity is the run's one verdict (checks.integrity repeat it)
 	if err != nil {
 		return err
 	}
-	a.Integrity = areport.Integrity{} // report.json's integrity is the run's one verdict
-	r.Analysis = a
 	return os.WriteFile(filepath.Join(dir, areport.FileHTML), html, 0o644)
+}
+
+// addRunChecks puts the run's own checks into r.Analysis (creating one
+// whose analyzer checks are skipped, for a run that was not analyzed):
+// its integrity verdict is the run's (analysis.checks.integrity; the
+// analysis has no top-level integrity of its own), and switch_state, events_applied
+// and generator are there with their numbers when the run evaluated them.
+func (r *Report) addRunChecks() {
+	a := r.Analysis
+	if a == nil {
+		why := "the run is invalid: no analyzer ran"
+		switch {
+		case r.Error != "":
+			why = "the run did not complete: no analyzer ran"
+		case r.Valid:
+			why = "the run was not analyzed"
+			if c, ok := r.Checks["analyzers"]; ok {
+				why += ": " + c.Detail
+			}
+		}
+		a = &areport.Report{Trace: areport.TraceInfo{Path: r.TracePath, Packets: r.Packets}, Connections: []model.Connection{}}
+		for _, c := range r.Connections {
+			a.Connections = append(a.Connections, model.Connection{ID: c.ID, Verb: model.Verb(c.Verb),
+				Requester: modelEndpoint(c.Requester), Responder: modelEndpoint(c.Responder)})
+		}
+		for _, c := range areport.AllChecks {
+			a.Checks.Skip(c, why)
+		}
+		r.Analysis = a
+	}
+	a.Checks.Integrity = &areport.Integrity{Verdict: r.Integrity.Verdict, Reason: r.Integrity.Reason}
+	a.Valid = r.Valid
+	a.Checks.SwitchState = r.SwitchState
+	a.Checks.EventsApplied = r.eventsApplied
+	a.Checks.Generator = r.generator
+	if !r.Valid { // merge evaluates them for a valid trace only
+		why := "the run is invalid: not evaluated"
+		if a.Checks.EventsApplied == nil {
+			a.Checks.EventsApplied = &areport.EventsApplied{Verdict: model.Skip, Reason: why, Total: len(r.Events)}
+		}
+		if a.Checks.Generator == nil {
+			a.Checks.Generator = &areport.Generator{Verdict: model.Skip, Reason: why}
+		}
+	}
+}
+
+func modelEndpoint(e EndpointInfo) model.Endpoint {
+	ip, _ := netip.ParseAddr(e.IP) // the generator reports valid addresses
+	return model.Endpoint{IP: ip, QPN: e.QPN, IPSN: e.IPSN}
 }
 
 // htmlRun describes the run for its report.html: test, seed, repeat, NICs
@@ -253,35 +313,13 @@ type IntegrityReport struct {
 	Checks  []string      `json:"checks,omitempty"` // "name: status" per condition
 }
 
-// SwitchStateReport is whether the switch did only what the test asked.
-// It fails, and the run is invalid, when a mirror copy carries an event
-// the intent did not ask for or an asked event more often than asked, when
-// the switch's event_drops counters exceed the drop events installed, when
-// the event and connection tables read back after traffic differ from the
-// plan, or when lumina lost primary arbitration during the run.
-type SwitchStateReport struct {
-	Verdict model.Verdict `json:"verdict"`
-	Reasons []string      `json:"reasons,omitempty"`
-	// UnexpectedEvents are the (destination QPN, PSN, event) keys whose
-	// mirror copies outnumber the intent's events (at most 20 listed);
-	// UnexpectedCopies counts the copies in excess over all keys.
-	UnexpectedEvents []UnexpectedEvent `json:"unexpected_events,omitempty"`
-	UnexpectedCopies int               `json:"unexpected_copies"`
-	// TableDiff is how the tables read back differ from the plan (at most
-	// 20 listed); LostPrimary every time lumina stopped being primary.
-	TableDiff   []string `json:"table_diff,omitempty"`
-	LostPrimary []string `json:"lost_primary,omitempty"`
-}
+// SwitchStateReport is whether the switch did only what the test asked
+// (report.json's switch_state, also analysis.checks.switch_state).
+type SwitchStateReport = areport.SwitchState
 
 // UnexpectedEvent is one (destination QPN, PSN, event) seen on more
 // mirror copies than the intent asked for.
-type UnexpectedEvent struct {
-	DestQP uint32 `json:"dest_qp"`
-	PSN    uint32 `json:"psn"`
-	Type   string `json:"type"`
-	Copies int    `json:"copies"`
-	Asked  int    `json:"asked"`
-}
+type UnexpectedEvent = areport.UnexpectedEvent
 
 // maxListed bounds the lists of SwitchStateReport.
 const maxListed = 20
@@ -505,29 +543,41 @@ func (r *Report) merge(run *Run) (*analyzers.Stream, error) {
 	if !r.Valid {
 		return nil, nil // an invalid trace is not analyzed
 	}
-	missing := 0
+	ea := &areport.EventsApplied{Verdict: model.Pass, Total: len(r.Events)}
 	for _, e := range r.Events {
-		if !e.Applied {
-			missing++
+		if e.Applied {
+			ea.Applied++
+		} else if len(ea.Missing) < maxListed {
+			d := ""
+			if e.Direction != "" {
+				d = " " + e.Direction
+			}
+			ea.Missing = append(ea.Missing, fmt.Sprintf("qp %d msg %d psn %d (abs %#x) iter %d %s%s", e.QP, e.Msg, e.PSN, e.AbsPSN, e.Iter, e.Type, d))
 		}
 	}
-	ce := CheckEntry{Verdict: model.Pass, Detail: fmt.Sprintf("%d of %d events applied", len(r.Events)-missing, len(r.Events))}
-	if missing > 0 {
-		ce.Verdict = "fail"
+	ea.Reason = fmt.Sprintf("%d of %d events applied", ea.Applied, ea.Total)
+	if ea.Applied < ea.Total {
+		ea.Verdict = model.Fail
 	}
-	r.Checks["events_applied"] = ce
-	gen := CheckEntry{Verdict: model.Pass}
+	r.eventsApplied = ea
+	r.Checks["events_applied"] = CheckEntry{Verdict: ea.Verdict, Detail: ea.Reason}
+	gen := &areport.Generator{Verdict: model.Pass}
+	if g := r.Generator; g != nil {
+		gen = &areport.Generator{Verdict: model.Pass, GoodputGbps: g.GoodputGbps, Bytes: g.Bytes, DurationNs: g.DurationNs,
+			Verified: g.Verified, Errors: g.Errors, Stopped: g.Stopped}
+	}
 	switch g := r.Generator; {
 	case g == nil:
-		gen = CheckEntry{Verdict: model.Fail, Detail: "no generator results"}
+		gen.Verdict, gen.Reason = model.Fail, "no generator results"
 	case g.Stopped != "":
-		gen = CheckEntry{Verdict: model.Fail, Detail: g.Stopped}
+		gen.Verdict, gen.Reason = model.Fail, g.Stopped
 	case len(g.Errors) > 0:
-		gen = CheckEntry{Verdict: model.Fail, Detail: strings.Join(g.Errors, "; ")}
+		gen.Verdict, gen.Reason = model.Fail, strings.Join(g.Errors, "; ")
 	case !g.Verified:
-		gen = CheckEntry{Verdict: model.Fail, Detail: "the responder's memory does not hold the data sent"}
+		gen.Verdict, gen.Reason = model.Fail, "the responder's memory does not hold the data sent"
 	}
-	r.Checks["generator"] = gen
+	r.generator = gen
+	r.Checks["generator"] = CheckEntry{Verdict: gen.Verdict, Detail: gen.Reason}
 	return stream, serr
 }
 
@@ -695,8 +745,8 @@ func (r *Report) switchState(run *Run, unexpected []UnexpectedEvent) bool {
 		r.Checks["switch_state"] = CheckEntry{Verdict: model.Pass}
 		return true
 	}
-	ss.Verdict = model.Fail
-	r.Checks["switch_state"] = CheckEntry{Verdict: model.Fail, Detail: strings.Join(ss.Reasons, " | ")}
+	ss.Verdict, ss.Reason = model.Fail, strings.Join(ss.Reasons, " | ")
+	r.Checks["switch_state"] = CheckEntry{Verdict: model.Fail, Detail: ss.Reason}
 	return false
 }
 
@@ -741,61 +791,46 @@ func (r *Report) Passed() bool {
 	return true
 }
 
-// Text is report.txt: a short human summary.
+// Text is report.txt: the text report lumina analyze writes too
+// (areport.TextRun), headed by the run's test, NICs and timing: every
+// check with its reason and numbers, and the result line.
 func (r *Report) Text() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "lumina run: %s repeat %d (testbed %s, seed %d)\n", r.Test, r.Repeat, r.Testbed, r.Seed)
-	if len(r.Personality) > 0 {
-		fmt.Fprintf(&b, "personality: requester %s, responder %s\n", r.Personality[Requester], r.Personality[Responder])
+	if r.Analysis == nil {
+		r.addRunChecks()
 	}
-	valid := "VALID"
-	if !r.Valid {
-		valid = "INVALID"
-	}
-	fmt.Fprintf(&b, "trace: %s, %d packets, integrity %s", valid, r.Packets, r.Integrity.Verdict)
-	if r.Integrity.Reason != "" {
-		fmt.Fprintf(&b, " (%s)", r.Integrity.Reason)
-	}
-	b.WriteString("\n")
-	if r.Error != "" {
-		fmt.Fprintf(&b, "error: %s\n", r.Error)
-	}
-	if g := r.Generator; g != nil {
-		fmt.Fprintf(&b, "generator: %.3f Gb/s goodput, %d bytes in %.3f ms, responder memory verified: %v\n",
-			g.GoodputGbps, g.Bytes, float64(g.DurationNs)/1e6, g.Verified)
-	}
-	if tm := r.Timing; tm != nil && tm.Slowdown > 1 {
-		fmt.Fprintf(&b, "clock: the software RNICs and switch ran %d× slower than the wall clock (netns-slowdown); times are on their clock\n", tm.Slowdown)
-	}
-	if tm := r.Timing; tm != nil && (tm.UncertaintyNs > 0 || tm.Frames > 0) {
-		fmt.Fprintf(&b, "timestamps: uncertainty %d ns; switch pipeline ran %d/%d/%d ns (p50/p99/max) after arrival over %d frames\n",
-			tm.UncertaintyNs, tm.LateP50Ns, tm.LateP99Ns, tm.LateMaxNs, tm.Frames)
-	}
-	if tm := r.Timing; tm != nil && tm.NICTimerLateNs > 0 {
-		fmt.Fprintf(&b, "requester RNIC timers ran up to %d ns late (allowed above the timeout bound)\n", tm.NICTimerLateNs)
-	}
-	if tm := r.Timing; tm != nil && tm.NICPauseLateNs > 0 {
-		fmt.Fprintf(&b, "RNICs applied PFC pauses up to %d ns late (allowed above the reaction bound)\n", tm.NICPauseLateNs)
-	}
-	applied := 0
-	for _, e := range r.Events {
-		if e.Applied {
-			applied++
+	return areport.TextRun(r.Analysis, r.textRun())
+}
+
+// textRun is the heading of report.txt.
+func (r *Report) textRun() *areport.RunInfo {
+	info := r.htmlRun()
+	info.Testbed, info.Error = r.Testbed, firstLine(r.Error)
+	add := func(format string, args ...any) { info.Notes = append(info.Notes, fmt.Sprintf(format, args...)) }
+	if tm := r.Timing; tm != nil {
+		if tm.Slowdown > 1 {
+			add("clock: the software RNICs and switch ran %d× slower than the wall clock (netns-slowdown); times are on their clock", tm.Slowdown)
+		}
+		if tm.UncertaintyNs > 0 || tm.Frames > 0 {
+			add("timestamps: uncertainty %d ns; switch pipeline ran %d/%d/%d ns (p50/p99/max) after arrival over %d frames",
+				tm.UncertaintyNs, tm.LateP50Ns, tm.LateP99Ns, tm.LateMaxNs, tm.Frames)
+		}
+		if tm.NICTimerLateNs > 0 {
+			add("requester RNIC timers ran up to %d ns late (allowed above the timeout bound)", tm.NICTimerLateNs)
+		}
+		if tm.NICPauseLateNs > 0 {
+			add("RNICs applied PFC pauses up to %d ns late (allowed above the reaction bound)", tm.NICPauseLateNs)
 		}
 	}
-	fmt.Fprintf(&b, "events: %d of %d applied\n", applied, len(r.Events))
-	names := make([]string, 0, len(r.Checks))
-	for n := range r.Checks {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		c := r.Checks[n]
-		fmt.Fprintf(&b, "check %-16s %s", n, c.Verdict)
-		if c.Detail != "" {
-			fmt.Fprintf(&b, "  %s", c.Detail)
+	for _, n := range slices.Sorted(maps.Keys(r.Checks)) {
+		if c := r.Checks[n]; !slices.Contains(areport.CheckOrder, n) {
+			add("check %s: %s %s", n, c.Verdict, c.Detail)
 		}
-		b.WriteString("\n")
 	}
-	return b.String()
+	return info
+}
+
+// firstLine is s's first line, trimmed.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(s)
 }

@@ -374,6 +374,7 @@ func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Op
 		}
 		rpt.DumperFilesRemoved = true
 	}
+	rpt.addRunChecks() // every check in analysis.checks, of an invalid run too
 	rpt.WallNs = time.Since(started).Nanoseconds()
 	if run != nil {
 		if err := writeJSON(filepath.Join(tmp, "counters.json"), countersFile{Switch: run.Switch, NICs: run.NICs, Dumpers: run.Dumpers}); err != nil {

@@ -12,6 +12,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
 
+	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/controlplane"
 )
@@ -164,8 +165,20 @@ func TestSwitchStateInvalidatesRun(t *testing.T) {
 			if err := json.Unmarshal(js["switch_state"], &ss); err != nil || ss.Verdict != "fail" || len(ss.Reasons) != len(tt.want) {
 				t.Errorf("report.json switch_state = %s (%v), want verdict fail with %d reasons", js["switch_state"], err, len(tt.want))
 			}
-			if r.Analysis != nil {
-				t.Errorf("an invalid run was analyzed")
+			// analysis.checks holds every check: switch_state's reasons,
+			// and the analyzers' skipped (no analyzer ran).
+			if a := r.Analysis; a == nil || a.Valid || a.Checks.SwitchState == nil || a.Checks.SwitchState.Reason != c.Detail {
+				t.Errorf("analysis of an invalid run = %+v, want invalid with switch_state %q", a, c.Detail)
+			} else {
+				for name, v := range a.Checks.Verdicts() {
+					if v != model.Skip {
+						t.Errorf("analysis.checks.%s = %s on an invalid run, want skip (no analyzer ran)", name, v)
+					}
+				}
+			}
+			// report.txt says why, and ends with the run's result.
+			if txt := r.Text(); !strings.Contains(txt, "\n  switch_state    fail  ") || !strings.HasSuffix(txt, "\nresult: INVALID (switch_state)\n") {
+				t.Errorf("report.txt:\n%s\nwant a failed switch_state line and result: INVALID (switch_state)", txt)
 			}
 			t.Logf("%s", c.Detail)
 		})

@@ -101,7 +101,9 @@ func keyPaths(v any, key, at string) []string {
 
 // TestReportOneIntegrityVerdict: report.json carries exactly one integrity
 // verdict, the top-level integrity object ({verdict, reason, checks}) that
-// the checks' integrity entry repeats; the analysis has none of its own.
+// the checks' integrity entries repeat (checks.integrity, and
+// analysis.checks.integrity, where every check is); the analysis has none
+// of its own.
 func TestReportOneIntegrityVerdict(t *testing.T) {
 	for _, f := range examples(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -113,7 +115,7 @@ func TestReportOneIntegrityVerdict(t *testing.T) {
 			if err := json.Unmarshal(b, &raw); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := keyPaths(raw, "integrity", ""), []string{"checks.integrity", "integrity"}; !reflect.DeepEqual(got, want) {
+			if got, want := keyPaths(raw, "integrity", ""), []string{"analysis.checks.integrity", "checks.integrity", "integrity"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("integrity keys in report.json: %v, want %v", got, want)
 			}
 			in, ok := raw["integrity"].(map[string]any)
@@ -145,6 +147,10 @@ func TestReportOneIntegrityVerdict(t *testing.T) {
 			checks, _ := raw["checks"].(map[string]any)
 			if c, _ := checks["integrity"].(map[string]any); c["verdict"] != in["verdict"] {
 				t.Errorf("checks.integrity %v, integrity verdict %v", checks["integrity"], in["verdict"])
+			}
+			achecks, _ := analysis["checks"].(map[string]any)
+			if c, _ := achecks["integrity"].(map[string]any); c["verdict"] != in["verdict"] || c["reason"] != in["reason"] && !(c["reason"] == "" && in["reason"] == nil) {
+				t.Errorf("analysis.checks.integrity %v, integrity %v", achecks["integrity"], in)
 			}
 		})
 	}

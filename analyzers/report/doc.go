@@ -9,6 +9,14 @@
 // inconclusive checks), and the text and HTML forms show inconclusive
 // checks with their reasons.
 //
+// Checks holds every check in one place: integrity, the run's own checks
+// (switch_state, events_applied, generator: a lumina run's, or taken from
+// its record by the re-analysis of its directory), the analyzers', events
+// and, in JSON, pfc (Report.PFC). Text (TextRun for lumina run's
+// report.txt) is the one text report: every check's reason and numbers
+// and a last line "result: PASS|FAIL (checks)|INCONCLUSIVE (…)|INVALID
+// (…)".
+//
 // report.html is one self-contained page: no network, everything inline.
 // Its time-sequence graphs (time against PSN − IPSN per connection, one
 // point per packet, zoomable, with each packet's `lumina decode` line on

@@ -222,7 +222,8 @@ type RunInfo struct {
 	// NICs describes each side's NIC, e.g. "requester: cx5, firmware
 	// 16.35.2000"; in order.
 	NICs []string
-	// Testbed is the testbed the run used (sim, netns, remote).
+	// Testbed is the testbed the run used (sim, netns, remote): the page's
+	// and the text report's heading.
 	Testbed string
 	// Checks are the run's checks (report.json's checks): the page's
 	// Checks table lists those the analysis does not have (integrity,
@@ -235,6 +236,11 @@ type RunInfo struct {
 	Timing *RunTiming
 	// Events are the configured events and whether each was applied.
 	Events []RunEvent
+	// Error is why the run did not complete (it is then invalid).
+	Error string
+	// Notes are further lines of the text report's heading: the timing
+	// (clock slowdown, timestamp uncertainty, RNIC lateness).
+	Notes []string
 }
 
 // HTML renders report.html: one self-contained page (no external

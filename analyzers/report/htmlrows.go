@@ -88,8 +88,21 @@ var runCheckOrder = []string{"integrity", "switch_state", "events_applied", "gen
 func checkRows(r *Report, run *RunInfo) []checkRow {
 	c := &r.Checks
 	rows := []checkRow{}
-	if r.Integrity.Verdict != "" {
-		rows = append(rows, checkRow{Name: "integrity", Verdict: r.Integrity.Verdict, Reason: r.Integrity.Reason})
+	if iv := r.IntegrityVerdict(); iv.Verdict != "" {
+		rows = append(rows, checkRow{Name: "integrity", Verdict: iv.Verdict, Reason: iv.Reason})
+	}
+	// The run's own checks the analysis carries (a run's, or lumina
+	// analyze's from the run's record).
+	if st := c.SwitchState; st != nil {
+		rows = append(rows, checkRow{Name: CheckSwitchState, Verdict: st.Verdict, Reason: st.Reason})
+	}
+	if ea := c.EventsApplied; ea != nil {
+		rows = append(rows, checkRow{Name: CheckEventsApplied, Verdict: ea.Verdict,
+			Summary: fmt.Sprintf("%d of %d events applied", ea.Applied, ea.Total), Reason: ea.Reason})
+	}
+	if g := c.Generator; g != nil {
+		rows = append(rows, checkRow{Name: CheckGenerator, Verdict: g.Verdict,
+			Summary: fmt.Sprintf("%.4g Gb/s goodput, %d bytes", g.GoodputGbps, g.Bytes), Reason: g.Reason})
 	}
 	kinds := map[string]int{}
 	for _, l := range c.Retransmission.Losses {
@@ -133,8 +146,8 @@ func checkRows(r *Report, run *RunInfo) []checkRow {
 		}
 	}
 	if run != nil {
-		have := map[string]bool{"integrity": r.Integrity.Verdict != ""}
-		for _, a := range ana {
+		have := map[string]bool{}
+		for _, a := range append(rows, ana...) {
 			have[a.Name] = true
 		}
 		var own []checkRow

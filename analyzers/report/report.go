@@ -47,12 +47,18 @@ type Report struct {
 	Integrity   Integrity          `json:"integrity,omitzero"`
 	Params      model.Params       `json:"params"`
 	Connections []model.Connection `json:"connections"`
-	Checks      Checks             `json:"checks"`
+	// Inputs names where the metadata came from and what was not used
+	// (lumina analyze of a run directory or of a trace in one), e.g.
+	// "run record RUN/report.json: switch_state, events_applied,
+	// generator".
+	Inputs []string `json:"inputs,omitempty"`
+	Checks Checks   `json:"checks"`
 	// PFC is the pfc analyzer's section (package pfc): absent when the
 	// trace has no wrapped PFC/PAUSE copies. A fail (reaction violations,
 	// malformed copies) fails the run, an inconclusive makes it
-	// INCONCLUSIVE.
-	PFC pfc.Result `json:"pfc,omitzero"`
+	// INCONCLUSIVE. In JSON it is checks.pfc, with every other check
+	// (MarshalJSON; reports written before have it as "pfc").
+	PFC pfc.Result `json:"-"`
 
 	Plots *Plots `json:"-"`
 }
@@ -77,8 +83,19 @@ type Integrity struct {
 }
 
 // Checks holds each check's result. A check that was not selected, or did
-// not run because the integrity check failed, has verdict skip.
+// not run because the integrity check failed, has verdict skip. In JSON,
+// "checks" also holds pfc (Report.PFC).
 type Checks struct {
+	// Integrity is the integrity verdict (Report.Integrity; in a lumina
+	// run's report.json the run's one verdict, which its analysis does
+	// not repeat at the top level). Nil in reports written before.
+	Integrity *Integrity `json:"integrity,omitempty"`
+	// The run's own checks (see CheckSwitchState): nil for a bare trace,
+	// or when the run's record lacks them. A fail fails the report; a
+	// failed SwitchState also makes it invalid.
+	SwitchState    *SwitchState          `json:"switch_state,omitempty"`
+	EventsApplied  *EventsApplied        `json:"events_applied,omitempty"`
+	Generator      *Generator            `json:"generator,omitempty"`
 	GBN            gbn.Result            `json:"gbn"`
 	Retransmission retransmission.Result `json:"retransmission"`
 	Timeout        timeout.Result        `json:"timeout"`
@@ -122,12 +139,7 @@ func (r *Report) Passed() bool {
 	if !r.Valid {
 		return false
 	}
-	for _, v := range r.Checks.Verdicts() {
-		if v.Failed() {
-			return false
-		}
-	}
-	return !r.Checks.Events.Verdict.Failed() && !r.PFC.Verdict.Failed()
+	return len(r.Failed()) == 0
 }
 
 // Inconclusive returns the checks whose verdict is inconclusive (their

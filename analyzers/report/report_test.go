@@ -144,7 +144,7 @@ func TestInconclusive(t *testing.T) {
 	}
 	txt := Text(r)
 	for _, want := range []string{"  timeout         inconclusive  1 timeout episodes (" + reason + ")\n",
-		"timeouts (T_tr 1µs, timestamp uncertainty ±12 µs):\n", "995ns INCONCLUSIVE\n",
+		"timeouts (T_tr 1µs, bound 1µs .. 4µs, timestamp uncertainty ±12 µs; * outside the bound):\n", "995ns INCONCLUSIVE\n",
 		"result: INCONCLUSIVE (valid, no check failed; within the timestamp uncertainty: timeout)\n"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("Text lacks %q:\n%s", want, txt)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,20 +40,50 @@ func ConnString(c model.Connection) string {
 		model.IPString(c.Requester.IP), c.Requester.QPN, c.Requester.IPSN, model.IPString(c.Responder.IP), c.Responder.QPN)
 }
 
-// Text returns the short human summary (report.txt, and the CLI's text
-// output).
-func Text(r *Report) string {
+// Text returns the text report (report.txt, and the CLI's text output):
+// every check with its verdict, reason and numbers, ending with the
+// result line (see TextRun).
+func Text(r *Report) string { return TextRun(r, nil) }
+
+// TextRun is Text for a lumina run: lumina run's report.txt and lumina
+// analyze's output are the same report. A non-nil run heads it with the
+// test, repeat, testbed, seed, the NICs and run.Notes. The last line is
+// the result: "result: PASS", "result: FAIL (events_applied, timeout)"
+// naming the failed checks, "result: INCONCLUSIVE (...)" or "result:
+// INVALID (...)" naming the failed validity checks (integrity,
+// switch_state) or the run's error.
+func TextRun(r *Report, run *RunInfo) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	if run != nil {
+		w("lumina run: %s repeat %d (testbed %s, seed %d)\n", run.Test, run.Repeat, run.Testbed, run.Seed)
+		for _, n := range run.NICs {
+			w("nic %s\n", n)
+		}
+		if run.Error != "" {
+			w("error: %s\n", run.Error)
+		}
+		for _, n := range run.Notes {
+			w("%s\n", n)
+		}
+	}
+	for _, n := range r.Inputs {
+		w("input: %s\n", n)
+	}
 	name := r.Trace.Path
 	if name == "" {
 		name = "(trace)"
 	}
-	w("trace: %s: %d packets, %d RoCE, %s\n", name, r.Trace.Packets, r.Trace.RoCEPackets,
-		map[bool]string{true: "mirror metadata", false: "no mirror metadata (pcap timestamps)"}[r.Trace.Mirrored])
-	w("integrity: %s", r.Integrity.Verdict)
-	if r.Integrity.Reason != "" {
-		w(" (%s)", r.Integrity.Reason)
+	if !r.Valid && r.Trace.Packets > 0 && r.Trace.RoCEPackets == 0 { // lumina run's invalid trace: not analyzed
+		w("trace: %s: %d packets, not analyzed\n", name, r.Trace.Packets)
+	} else {
+		w("trace: %s: %d packets, %d RoCE, %s\n", name, r.Trace.Packets, r.Trace.RoCEPackets,
+			map[bool]string{true: "mirror metadata", false: "no mirror metadata (pcap timestamps)"}[r.Trace.Mirrored])
+	}
+	integ := r.IntegrityVerdict()
+	w("integrity: %s", integ.Verdict)
+	if integ.Reason != "" {
+		w(" (%s)", integ.Reason)
 	}
 	w("\n")
 	w("connections: %d\n", len(r.Connections))
@@ -67,10 +98,33 @@ func Text(r *Report) string {
 			summary = ""
 		}
 		w("  %-15s %-4s  %s", name, v, summary)
-		if reason != "" {
+		if reason != "" && reason != summary {
 			w(" (%s)", reason)
 		}
 		w("\n")
+	}
+	// The run's own checks: a skipped one was not evaluated (or not
+	// recorded), its numbers are none.
+	runLine := func(name string, v model.Verdict, summary, reason string) {
+		if v == model.Skip {
+			summary = ""
+		}
+		line(name, v, summary, reason)
+	}
+	if ss := c.SwitchState; ss != nil {
+		runLine(CheckSwitchState, ss.Verdict, fmt.Sprintf("%d unexpected event copies, %d table differences, primary lost %d times",
+			ss.UnexpectedCopies, len(ss.TableDiff), len(ss.LostPrimary)), ss.Reason)
+	}
+	if ea := c.EventsApplied; ea != nil {
+		runLine(CheckEventsApplied, ea.Verdict, fmt.Sprintf("%d of %d events applied", ea.Applied, ea.Total), ea.Reason)
+	}
+	if g := c.Generator; g != nil {
+		verified := "verified"
+		if !g.Verified {
+			verified = "NOT verified"
+		}
+		runLine(CheckGenerator, g.Verdict, fmt.Sprintf("%d bytes in %s, %.3f Gb/s goodput, responder memory %s",
+			g.Bytes, dur(g.DurationNs), g.GoodputGbps, verified), g.Reason)
 	}
 	line(CheckGBN, c.GBN.Verdict, fmt.Sprintf("%d violations", len(c.GBN.Violations)+c.GBN.Dropped), c.GBN.Reason)
 	kinds := map[string]int{}
@@ -108,6 +162,14 @@ func Text(r *Report) string {
 		w("  %d spurious retransmissions\n", len(sp))
 	}
 
+	if ea := c.EventsApplied; ea != nil && len(ea.Missing) > 0 {
+		w("events not applied:\n")
+		capped(w, len(ea.Missing), "  ... %d more\n", func(i int) { w("  %s\n", ea.Missing[i]) })
+	}
+	if g := c.Generator; g != nil && len(g.Errors) > 0 {
+		w("generator errors:\n")
+		capped(w, len(g.Errors), "  ... %d more\n", func(i int) { w("  %s\n", g.Errors[i]) })
+	}
 	if n := len(c.GBN.Violations); n > 0 {
 		w("gbn violations:\n")
 		capped(w, len(c.GBN.Violations), "  ... %d more\n", func(i int) {
@@ -124,16 +186,32 @@ func Text(r *Report) string {
 		})
 	}
 	if n := len(c.Timeout.Timeouts); n > 0 {
-		if u := c.Timeout.TimestampUncertaintyNs; u > 0 {
-			w("timeouts (T_tr %s, timestamp uncertainty ±%s):\n", dur(c.Timeout.TransportTimeoutNs), model.FormatMicros(u))
-		} else {
-			w("timeouts (T_tr %s):\n", dur(c.Timeout.TransportTimeoutNs))
+		to := &c.Timeout
+		w("timeouts (T_tr %s", dur(to.TransportTimeoutNs))
+		if to.UpperNs > 0 {
+			w(", bound %s .. %s", dur(to.LowerNs), dur(to.UpperNs))
 		}
+		if u := to.TimestampUncertaintyNs; u > 0 {
+			w(", timestamp uncertainty ±%s", model.FormatMicros(u))
+		}
+		if l := to.TimerLatenessNs; l > 0 {
+			w(", timer lateness %s allowed above", dur(l))
+		}
+		if to.RetryCnt > 0 {
+			w(", retry_cnt %d", to.RetryCnt)
+		}
+		if to.UpperNs > 0 {
+			w("; * outside the bound")
+		}
+		w("):\n")
 		capped(w, len(c.Timeout.Timeouts), "  ... %d more\n", func(i int) {
 			t := c.Timeout.Timeouts[i]
 			iv := make([]string, len(t.IntervalsNs))
 			for j, v := range t.IntervalsNs {
 				iv[j] = dur(v)
+				if slices.Contains(t.OutOfBoundIntervals, j) {
+					iv[j] += "*"
+				}
 			}
 			flag := ""
 			if t.OutOfBound {
@@ -178,12 +256,41 @@ func Text(r *Report) string {
 		m := c.Counters.Mismatches[i]
 		w("  counter %s\n", m.Detail)
 	})
-	w("result: %s", r.Result())
-	if r.Result() == ResultInconclusive {
-		w(" (valid, no check failed; within the timestamp uncertainty: %s)", strings.Join(r.Inconclusive(), ", "))
-	}
-	w("\n")
+	w("%s\n", resultLine(r, run))
 	return b.String()
+}
+
+// ResultInvalid is the text report's result of an invalid run (Result
+// says FAIL): its trace or the switch's state cannot be trusted, or the
+// run did not complete.
+const ResultInvalid = "INVALID"
+
+// resultLine is the text report's last line (see TextRun).
+func resultLine(r *Report, run *RunInfo) string {
+	failed := r.Failed()
+	if !r.Valid || (run != nil && run.Error != "") {
+		var why []string
+		for _, n := range failed {
+			if n == CheckIntegrity || n == CheckSwitchState {
+				why = append(why, n)
+			}
+		}
+		if run != nil && run.Error != "" {
+			why = append(why, "error: "+run.Error)
+		}
+		if len(why) == 0 {
+			why = append(why, "integrity "+string(r.IntegrityVerdict().Verdict))
+		}
+		return "result: " + ResultInvalid + " (" + strings.Join(why, "; ") + ")"
+	}
+	switch res := r.Result(); res {
+	case ResultFail:
+		return "result: " + res + " (" + strings.Join(failed, ", ") + ")"
+	case ResultInconclusive:
+		return "result: " + res + " (valid, no check failed; within the timestamp uncertainty: " + strings.Join(r.Inconclusive(), ", ") + ")"
+	default:
+		return "result: " + res
+	}
 }
 
 func orNone(s []string) string {

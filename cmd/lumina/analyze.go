@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/netlumina/lumina/analyzers"
-	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/report"
 )
 
@@ -37,10 +36,11 @@ func init() {
 			qp := optUint(fs, "qp", math.MaxInt32, "analyze only connection `N` (0-based, as the report lists them; default: all)")
 			// analyzeRun analyzes one trace or run directory.
 			analyzeRun := func(ctx context.Context, arg string, sel []string, outDir, htmlOut string, stdout io.Writer) error {
-				tracePath, meta, err := analyzeInputs(arg, *metaPath)
+				in, err := analyzers.ReadInputs(arg, *metaPath)
 				if err != nil {
 					return err
 				}
+				tracePath, meta := in.Trace, in.Meta
 				if timeoutExp.set {
 					t := uint8(timeoutExp.v)
 					meta.Timeout = &t
@@ -58,6 +58,9 @@ func init() {
 					opt.QP = &n
 				}
 				opt.Integrity = analyzers.DirIntegrity(arg) // a run directory: as lumina run checked it
+				if in.RunDir != "" {
+					opt.Integrity = analyzers.DirIntegrity(in.RunDir) // also its trace given alone
+				}
 				if tolerance.set {
 					opt.Integrity.TimeToleranceNs = tolerance.v
 				}
@@ -67,6 +70,14 @@ func init() {
 				}
 				if err != nil {
 					return err
+				}
+				r.Inputs = append(in.Notes, r.Inputs...)
+				if in.RunDir != "" {
+					// The run's own verdicts, so that the re-analysis gives
+					// every verdict the run had (docs/run.md).
+					if err := analyzers.ApplyRunRecord(r, in.RunDir); err != nil {
+						return err
+					}
 				}
 				if outDir != "" {
 					if err := report.WriteFiles(outDir, r); err != nil {
@@ -153,15 +164,6 @@ func init() {
 			}
 		},
 	})
-}
-
-// analyzeInputs resolves the trace and metadata: a file is the trace; a
-// run directory (lumina run's OUT/<test>/<repeat>) holds trace.pcap (or
-// trace.pcapng), config.yaml (parameters), meta.json or report.json
-// (connections, parameters) and counters.json (NIC, switch and dumper
-// counters), each merged over the previous. --meta is merged on top.
-func analyzeInputs(arg, metaPath string) (string, model.Meta, error) {
-	return analyzers.RunInputs(arg, metaPath)
 }
 
 // repeatDirs returns the repeat directories of a test's result directory
