@@ -189,6 +189,7 @@ func (r *Run) meta() model.Meta {
 	m.TimestampUncertaintyNs = r.timestampUncertaintyNs()
 	m.TimerLatenessNs = int64(r.NICTimerLate)
 	m.PauseLatenessNs = int64(r.NICPauseLate)
+	m.CNPLatenessNs = r.cnpLatenessNs()
 	w := r.sentUncertaintyNs()
 	m.SentUncertaintyNs = &w
 	for _, c := range r.Connections {
@@ -360,6 +361,13 @@ type TimingReport struct {
 	// sent while paused may exceed the reaction bound by that much and be
 	// inconclusive rather than a failure. 0 on sim and with a hardware RNIC.
 	NICPauseLateNs int64 `json:"nic_pause_late_ns,omitempty"`
+	// NICRxLateNs is how late after a frame's arrival a software RNIC
+	// (either host) handled it, CNP pacing decisions included. With the
+	// switch pipeline's LateMaxNs it makes the CNP check's lateness
+	// (model.Params.CNPLatenessNs): a pacing decision within the timestamp
+	// uncertainty plus both of min_time_between_cnps is inconclusive. 0 on
+	// sim and with a hardware RNIC.
+	NICRxLateNs int64 `json:"nic_rx_late_ns,omitempty"`
 	// Slowdown is how many times slower than the wall clock the software
 	// RNICs and switch ran (netns-slowdown on netns; absent: real time or
 	// the sim's virtual clock). Every time in the report is on their clock.
@@ -413,7 +421,8 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 	tm := run.Timing
 	r.Timing = &TimingReport{UncertaintyNs: run.timestampUncertaintyNs(), Frames: tm.Frames, LateP50Ns: int64(tm.LateP50),
 		LateP99Ns: int64(tm.LateP99), LateMaxNs: int64(tm.LateMax), ClampMaxNs: int64(tm.ClampMax), SentUncertaintyNs: run.sentUncertaintyNs(),
-		NICTimerLateNs: int64(run.NICTimerLate), NICPauseLateNs: int64(run.NICPauseLate)}
+		NICTimerLateNs: int64(run.NICTimerLate), NICPauseLateNs: int64(run.NICPauseLate),
+		NICRxLateNs: int64(run.NICRxLate)}
 	if k := run.slowdown(); k > 1 {
 		r.Timing.Slowdown = k
 	}
@@ -774,6 +783,9 @@ func (r *Report) Text() string {
 	}
 	if tm := r.Timing; tm != nil && tm.NICPauseLateNs > 0 {
 		fmt.Fprintf(&b, "RNICs applied PFC pauses up to %d ns late (allowed above the reaction bound)\n", tm.NICPauseLateNs)
+	}
+	if tm := r.Timing; tm != nil && tm.NICRxLateNs > 0 {
+		fmt.Fprintf(&b, "RNICs handled frames up to %d ns after their arrival (with the switch pipeline's, allowed around the CNP pacing interval)\n", tm.NICRxLateNs)
 	}
 	applied := 0
 	for _, e := range r.Events {

@@ -39,6 +39,21 @@
 // order). AmbiguousDecisions counts the ambiguous decisions
 // of the first replay per scope.
 //
+// # Lateness of the notification point
+//
+// The NP paces on its own clock, at the time it handles a trigger, not at
+// the switch's stamp: a software switch and RNIC on a real clock (netns)
+// hand a trigger over up to L later than its arrival at the switch, beyond
+// the fixed delays (Options.LatenessNs, model.Params.CNPLatenessNs:
+// lumina run's switch pipeline lateness plus the RNICs' receive lateness).
+// The gap the NP saw between two triggers then differs from their stamps'
+// by up to ±(U + L): the replays above use W = U + L wherever U is named,
+// so a late component makes a decision near min_time ambiguous (the
+// verdict inconclusive), never a wrong fail. Without it a netns run whose
+// switch pipeline ran 24 ms late, the responder getting three triggers
+// stamped 122 and 182 µs apart together, failed a correct per-port NIC
+// (TestLateness). L is 0 on sim and for hardware.
+//
 // A scope is surely consistent (ConsistentScopes) when none of its
 // decisions was ambiguous and its expected counts equal the observed ones
 // — the true pacer then made exactly the replayed decisions; possibly
