@@ -132,6 +132,10 @@ const (
 type last struct {
 	t     [nReplays]int64
 	valid [nReplays]bool
+	// The interval analysis (see fire): the latest trigger that may have
+	// produced a CNP, and the latest that surely did.
+	may, sure           int64
+	mayValid, sureValid bool
 }
 
 type pairKey struct{ np, rp netip.Addr }
@@ -146,6 +150,7 @@ type Analyzer struct {
 	u     int64           // W = U + L
 	thr   [nReplays]int64 // pacing threshold of each replay
 	bound [2][]Expected   // per conn: counts of the fewest and most replays
+	ivl   [2][]Expected   // per conn: CNPs sure and possible (interval analysis)
 	ambig Expected        // per scope: ambiguous nominal decisions
 
 	perQP   []last // conn*2 + side
@@ -165,6 +170,7 @@ func New(t *model.Table, opt Options) *Analyzer {
 	m := opt.MinTimeBetweenCNPsNs
 	a.thr = [nReplays]int64{nominal: m, fewest: m + a.u, most: m - a.u}
 	a.bound = [2][]Expected{make([]Expected, len(t.Conns)), make([]Expected, len(t.Conns))}
+	a.ivl = [2][]Expected{make([]Expected, len(t.Conns)), make([]Expected, len(t.Conns))}
 	for i, c := range t.Conns {
 		a.conns[i].Conn = c.ID
 		a.port[2*i] = portOf(c.Requester)
@@ -238,9 +244,31 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 
 // fire replays a trigger of connection conn at t in domain l of scope:
 // each replay's pacer produces a CNP iff the domain has none yet or
-// t − last > its threshold. A nominal decision whose gap is within U of
+// t − last > its threshold. A nominal decision whose gap is within W of
 // min_time is ambiguous.
+//
+// It also bounds the trigger's own decision, whatever the earlier ones
+// were (the interval analysis): the NP's last CNP came from a trigger no
+// later than the latest that may have produced one, and no earlier than
+// the latest that surely did, and each gap is off by at most ±W. So the
+// trigger surely produces a CNP when the domain has no possible CNP yet
+// or t − that latest possible one > min_time + W, is surely suppressed
+// when t − the latest sure one ≤ min_time − W, and may go either way
+// otherwise. With W = 0 this is the nominal replay. Unlike the replays'
+// counts, the per-connection counts it gives are sound in a domain
+// shared by connections (per-port, per-dest-ip), where the replays can
+// give one connection's CNP to another.
 func (a *Analyzer) fire(conn, scope int, l *last, t int64) {
+	switch {
+	case !l.mayValid || t-l.may > a.thr[fewest]:
+		l.may, l.mayValid, l.sure, l.sureValid = t, true, t, true
+		a.ivl[0][conn].inc(scope)
+		a.ivl[1][conn].inc(scope)
+	case l.sureValid && t-l.sure <= a.thr[most]:
+	default:
+		l.may = t
+		a.ivl[1][conn].inc(scope)
+	}
 	for r := range nReplays {
 		if l.valid[r] {
 			g := t - l.t[r]
@@ -284,7 +312,7 @@ func (a *Analyzer) Finish() Result {
 		for i := range a.conns {
 			c := &a.conns[i]
 			e, f, m := c.Expected.get(s), a.bound[0][i].get(s), a.bound[1][i].get(s)
-			lo, hi := min(e, f, m), max(e, f, m)
+			lo, hi := min(e, f, m, a.ivl[0][i].get(s)), max(e, f, m, a.ivl[1][i].get(s))
 			sr.lo, sr.hi, sr.nominal = sr.lo+lo, sr.hi+hi, sr.nominal+e
 			sr.sure = sr.sure && e == c.Observed
 			sr.possible = sr.possible && lo <= c.Observed && c.Observed <= hi

@@ -213,6 +213,13 @@ func TestLateness(t *testing.T) {
 	const netns = "0/0e @122225 1/0e @182151 2/0e @701162 0/C " +
 		"@35458014 0/0e @2910 1/0e @2880 2/0e @22609056 0/C"
 	const far = "0/0e 0/C @300000 1/0e 1/C"
+	// Another run (slowdown 1), U 172,665 ns, L 38,462,481 ns: the
+	// responder sent both CNPs to connection 0. The replays give the
+	// second to connection 1 (its trigger is the first 50 µs + W after
+	// the first CNP), so connection 1's range alone said 1..2 and the
+	// check failed; per connection only the interval analysis is sound.
+	const shared = "0/0e @25128 1/0e @5707 2/0e @1463298 0/C " +
+		"@25107439 0/0e @15555569 1/0e @10694 2/0e @15972426 0/C"
 	tests := []struct {
 		name     string
 		script   string
@@ -228,6 +235,8 @@ func TestLateness(t *testing.T) {
 			possible: []string{"per-port"}, min: 2, max: 6,
 			reason: "no pacing scope is consistent beyond the timing uncertainty (±23969.091 µs: timestamps 0 µs, notification point's lateness 23969.091 µs); " +
 				"possibly consistent: per-port (observed 2, expected 2..6 (4 at the timestamps as they are), 4 pacing decisions within ±23969.091 µs of min_time_between_cnps 50 µs)"},
+		{name: "shared domain, lateness counted: inconclusive", script: shared, u: 172_665, l: 38_462_481, verdict: model.Inconclusive,
+			possible: []string{"per-port"}, min: 2, max: 6},
 		{name: "timestamps alone: pass", script: "0e C @51500 1e C", u: 1000, verdict: model.Pass, min: 2, max: 2},
 		{name: "timestamps and lateness add up", script: "0e C @51500 1e C", u: 1000, l: 1000, verdict: model.Inconclusive,
 			possible: []string{"per-qp", "per-port", "per-dest-ip", "per-ip-pair"}, min: 1, max: 2},

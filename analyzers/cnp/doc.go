@@ -68,8 +68,11 @@
 //
 // Pitfalls: the pacer is modelled on trigger arrival times at the switch,
 // not on the NP's clock; triggers closer to a boundary than the half RTT
-// can be classified differently from the NIC. The range of one
-// connection's count in a domain shared with other connections (per-port,
-// per-dest-ip) is the range of its three replays, an approximation: the
-// bound is exact for a domain's total.
+// can be classified differently from the NIC. In a domain shared with
+// other connections (per-port, per-dest-ip) the replays can give one
+// connection's CNP to another (a netns run: both CNPs to connection 0,
+// the min_time + W replay gave the second to connection 1, and the check
+// failed a correct NIC), so a connection's range also covers an interval
+// analysis of each decision (Analyzer.fire: CNP sure, suppressed sure, or
+// either), which is sound per connection; with W = 0 it is the replay.
 package cnp
