@@ -227,6 +227,12 @@ func (d *decoder) validatePFC(t *Test) {
 			}
 			if !given("priority") {
 				d.errorAt(ev.Pos, "type pause needs priority: the paused priority 0..7")
+			} else if h := t.host(ev.To); h != nil && h.NIC.PFC == nil && !d.bad[ev.To+".nic.pfc"] {
+				// Without PFC the NIC discards the pauses as unknown
+				// frames: nothing pauses, and the counters check fails
+				// the NIC for discards the test caused.
+				d.errorAt(d.pos(path+".to"), fmt.Sprintf("to: %[1]s has no nic.pfc, so its NIC would discard the pauses instead of pausing; "+
+					"add nic.pfc with priority %[2]d to %[1]s (nic: {pfc: {priorities: [%[2]d]}})", ev.To, ev.Priority))
 			}
 			if ev.DurationUs > 0 && ev.IntervalUs == 0 {
 				d.errorAt(d.pos(path+".duration-us"), "duration-us needs interval-us: the time between pause frames")

@@ -80,15 +80,15 @@ func TestParsePFCErrors(t *testing.T) {
 			"t.yaml:3:7: type pause needs to: the host the switch pauses (requester or responder)"},
 		{"pause without priority", "traffic:\n  pfc-events:\n    - {type: pause, to: requester}\n",
 			"t.yaml:3:7: type pause needs priority: the paused priority 0..7"},
-		{"duration without interval", "traffic:\n  pfc-events:\n    - {type: pause, to: requester, priority: 3, duration-us: 100}\n",
+		{"duration without interval", "traffic:\n  pfc-events:\n    - {type: pause, to: requester, priority: 3, duration-us: 100}\nrequester: {nic: {pfc: {priorities: [3]}}}\n",
 			"t.yaml:3:62: duration-us needs interval-us: the time between pause frames"},
 		{"stall with priority", "traffic:\n  pfc-events:\n    - {type: rx-stall, host: responder, priority: 3}\n",
 			"t.yaml:3:51: priority applies to type pause only (this event is rx-stall)"},
 		{"stall with trigger", "traffic:\n  pfc-events:\n    - {type: rx-stall, host: responder, start: {qpn: 0, psn: 0}}\n",
 			"t.yaml:3:48: start applies to type pause only: an rx-stall starts at start-us"},
-		{"both starts", "traffic:\n  pfc-events:\n    - {type: pause, to: requester, priority: 3, start-us: 5, start: {qpn: 0, psn: 0}}\n",
+		{"both starts", "traffic:\n  pfc-events:\n    - {type: pause, to: requester, priority: 3, start-us: 5, start: {qpn: 0, psn: 0}}\nrequester: {nic: {pfc: {priorities: [3]}}}\n",
 			"t.yaml:3:69: give start-us or start, not both"},
-		{"trigger psn", "traffic:\n  pfc-events:\n    - {type: pause, to: requester, priority: 3, start: {qpn: 0, psn: 4}}\n",
+		{"trigger psn", "traffic:\n  pfc-events:\n    - {type: pause, to: requester, priority: 3, start: {qpn: 0, psn: 4}}\nrequester: {nic: {pfc: {priorities: [3]}}}\n",
 			"t.yaml:3:70: psn: want 0..3, got 4 (a message is 4 packets)"},
 		{"bad type", "traffic:\n  pfc-events:\n    - {type: paws, to: requester}\n",
 			`t.yaml:3:14: type: want pause or rx-stall, got "paws"`},
@@ -99,6 +99,12 @@ func TestParsePFCErrors(t *testing.T) {
 		{"remote slowdown", "testbed: remote\nnetns-slowdown: 20\nrequester: {control-ip: 10.1.0.1}\nresponder: {control-ip: 10.1.0.2}\nswitch: {control-ip: 10.1.0.3}\ndumpers: [{name: d, control-ip: 10.1.0.4}]\n",
 			"t.yaml:2:17: testbed remote: netns-slowdown 20: hardware runs in real time (the key is for the netns testbed; remove it or set 1)"},
 		{"slowdown range", "netns-slowdown: 0\n", "t.yaml:1:17: netns-slowdown: want 1..10000, got 0"},
+		// Issue #35: a NIC without nic.pfc discards pauses as unknown
+		// frames (and the counters check then fails it): refused at to.
+		{"pause to a NIC without pfc", "requester: {nic: {pfc: {priorities: [3]}}}\ntraffic:\n  pfc-events:\n    - {type: pause, to: responder, priority: 4}\n",
+			"t.yaml:4:25: to: responder has no nic.pfc, so its NIC would discard the pauses instead of pausing; add nic.pfc with priority 4 to responder (nic: {pfc: {priorities: [4]}})"},
+		{"pause to a NIC without pfc, block style", "traffic:\n  dscp-list: [26]\n  pfc-events:\n    - type: pause\n      priority: 3\n      to: requester\n",
+			"t.yaml:6:11: to: requester has no nic.pfc, so its NIC would discard the pauses instead of pausing; add nic.pfc with priority 3 to requester (nic: {pfc: {priorities: [3]}})"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("t.yaml", []byte(tc.in))

@@ -348,6 +348,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		}
 		run.NICs[side] = c.GetCounters()
 		run.NICPauseLate = max(run.NICPauseLate, time.Duration(c.GetNicPauseLateMaxNs()))
+		run.NICRxLate = max(run.NICRxLate, time.Duration(c.GetNicRxLateMaxNs()))
 	}
 	stopDumpers()
 	if len(run.DumperErrors) > 0 {

@@ -251,6 +251,7 @@ func (r *Run) meta() model.Meta {
 	m.MirrorHolds = true // injector.Switch and lumina.p4 write them
 	m.TimerLatenessNs = int64(r.NICTimerLate)
 	m.PauseLatenessNs = int64(r.NICPauseLate)
+	m.CNPLatenessNs = r.cnpLatenessNs()
 	w := r.sentUncertaintyNs()
 	m.SentUncertaintyNs = &w
 	for _, c := range r.Connections {
@@ -400,6 +401,13 @@ type TimingReport struct {
 	// sent while paused may exceed the reaction bound by that much and be
 	// inconclusive rather than a failure. 0 on sim and with a hardware RNIC.
 	NICPauseLateNs int64 `json:"nic_pause_late_ns,omitempty"`
+	// NICRxLateNs is how late after a frame's arrival a software RNIC
+	// (either host) handled it, CNP pacing decisions included. With the
+	// switch pipeline's LateMaxNs it makes the CNP check's lateness
+	// (model.Params.CNPLatenessNs): a pacing decision within the timestamp
+	// uncertainty plus both of min_time_between_cnps is inconclusive. 0 on
+	// sim and with a hardware RNIC.
+	NICRxLateNs int64 `json:"nic_rx_late_ns,omitempty"`
 	// Slowdown is how many times slower than the wall clock the software
 	// RNICs and switch ran (netns-slowdown on netns; absent: real time or
 	// the sim's virtual clock). Every time in the report is on their clock.
@@ -453,7 +461,8 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 	tm := run.Timing
 	r.Timing = &TimingReport{UncertaintyNs: run.timestampUncertaintyNs(), Frames: tm.Frames, LateP50Ns: int64(tm.LateP50),
 		LateP99Ns: int64(tm.LateP99), LateMaxNs: int64(tm.LateMax), ClampMaxNs: int64(tm.ClampMax), SentUncertaintyNs: run.sentUncertaintyNs(),
-		NICTimerLateNs: int64(run.NICTimerLate), NICPauseLateNs: int64(run.NICPauseLate)}
+		NICTimerLateNs: int64(run.NICTimerLate), NICPauseLateNs: int64(run.NICPauseLate),
+		NICRxLateNs: int64(run.NICRxLate)}
 	if k := run.slowdown(); k > 1 {
 		r.Timing.Slowdown = k
 	}
@@ -819,6 +828,9 @@ func (r *Report) textRun() *areport.RunInfo {
 		}
 		if tm.NICPauseLateNs > 0 {
 			add("RNICs applied PFC pauses up to %d ns late (allowed above the reaction bound)", tm.NICPauseLateNs)
+		}
+		if tm.NICRxLateNs > 0 {
+			add("RNICs handled frames up to %d ns after their arrival (with the switch pipeline's, allowed around the CNP pacing interval)", tm.NICRxLateNs)
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(r.Checks)) {

@@ -135,7 +135,11 @@ type Run struct {
 	// received PFC pause past its reaction time (real-time testbeds; 0 on
 	// sim, with a hardware RNIC or without pauses).
 	NICPauseLate time.Duration
-	Switch       *controlplane.Counters
+	// NICRxLate is how late after a frame's arrival a software RNIC
+	// (either host) handled it, CNP pacing decisions included (real-time
+	// testbeds; 0 on sim and with a hardware RNIC).
+	NICRxLate time.Duration
+	Switch    *controlplane.Counters
 	// TableDiff is how the event and connection tables read back after
 	// traffic differ from Plan; LostPrimary every time lumina stopped
 	// being the switch's primary controller during the run.
@@ -198,6 +202,16 @@ func (r *Run) timestampUncertaintyNs() int64 {
 // longest write of such a frame and switch.timestamp-uncertainty-ns.
 func (r *Run) sentUncertaintyNs() int64 {
 	return max(int64(r.Test.Switch.TimestampUncertaintyNs), int64(r.Timing.SentMax))
+}
+
+// cnpLatenessNs is how much later than its trigger's arrival at the
+// switch a notification point may have made a CNP pacing decision, beyond
+// the testbed's fixed delays (model.Params.CNPLatenessNs): the software
+// switch's pipeline ran up to its late max after the arrival, and the
+// software RNIC handled a frame up to NICRxLate after its own arrival. 0
+// on sim.
+func (r *Run) cnpLatenessNs() int64 {
+	return int64(r.Timing.LateMax) + int64(r.NICRxLate)
 }
 
 func (r *Run) host(s Side) config.Host {

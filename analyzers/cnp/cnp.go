@@ -73,14 +73,16 @@ type Result struct {
 	// (ExpectedMin..ExpectedMax and Expected) but some pacing decision was
 	// ambiguous. Always empty with uncertainty 0.
 	PossibleScopes []string `json:"possible_scopes,omitempty"`
-	// TimestampUncertaintyNs is the uncertainty U applied (0: exact).
-	// With U > 0, ExpectedMin are the counts of pacers replayed with
-	// min_time + U (a CNP only where one surely follows), ExpectedMax with
-	// min_time − U (a CNP wherever one may follow), and
-	// AmbiguousDecisions counts, per scope, the decisions of the pacers
-	// replayed with min_time whose gap t − last was within U of it
-	// (min_time − U < t − last ≤ min_time + U).
+	// TimestampUncertaintyNs is the switch timestamps' uncertainty U and
+	// LatenessNs the notification point's lateness L (Options) applied;
+	// the replays use their sum W = U + L (0: exact). With W > 0,
+	// ExpectedMin are the counts of pacers replayed with min_time + W (a
+	// CNP only where one surely follows), ExpectedMax with min_time − W (a
+	// CNP wherever one may follow), and AmbiguousDecisions counts, per
+	// scope, the decisions of the pacers replayed with min_time whose gap
+	// t − last was within W of it (min_time − W < t − last ≤ min_time + W).
 	TimestampUncertaintyNs int64     `json:"timestamp_uncertainty_ns,omitempty"`
+	LatenessNs             int64     `json:"cnp_lateness_ns,omitempty"`
 	ExpectedMin            *Expected `json:"expected_min,omitempty"`
 	ExpectedMax            *Expected `json:"expected_max,omitempty"`
 	AmbiguousDecisions     *Expected `json:"ambiguous_decisions,omitempty"`
@@ -107,6 +109,14 @@ type Options struct {
 	// stamps is uncertain by ±U. Default 0: exact; negative counts as 0;
 	// ignored unless Known.
 	UncertaintyNs int64
+	// LatenessNs is the notification point's lateness L
+	// (model.Params.CNPLatenessNs): how much later than its trigger's
+	// arrival at the switch, beyond fixed delays, the NP may have made a
+	// pacing decision (a software switch and RNIC on a real clock), so
+	// the gap the NP saw between two triggers differs from their stamps'
+	// by up to ±L more. Default 0; negative counts as 0; ignored unless
+	// Known.
+	LatenessNs int64
 }
 
 // Replays of each pacer: at min_time (nominal), at min_time + U (fewest
@@ -122,6 +132,10 @@ const (
 type last struct {
 	t     [nReplays]int64
 	valid [nReplays]bool
+	// The interval analysis (see fire): the latest trigger that may have
+	// produced a CNP, and the latest that surely did.
+	may, sure           int64
+	mayValid, sureValid bool
 }
 
 type pairKey struct{ np, rp netip.Addr }
@@ -132,10 +146,11 @@ type Analyzer struct {
 	opt   Options
 	table *model.Table
 	conns []ConnCNP
-	port  []string // per conn: port of [requester, responder]
-	u     int64
+	port  []string        // per conn: port of [requester, responder]
+	u     int64           // W = U + L
 	thr   [nReplays]int64 // pacing threshold of each replay
 	bound [2][]Expected   // per conn: counts of the fewest and most replays
+	ivl   [2][]Expected   // per conn: CNPs sure and possible (interval analysis)
 	ambig Expected        // per scope: ambiguous nominal decisions
 
 	perQP   []last // conn*2 + side
@@ -150,11 +165,12 @@ func New(t *model.Table, opt Options) *Analyzer {
 	a := &Analyzer{opt: opt, table: t, conns: make([]ConnCNP, len(t.Conns)), perQP: make([]last, 2*len(t.Conns)),
 		port: make([]string, 2*len(t.Conns)), perPort: map[string]*last{}, perDst: map[netip.Addr]*last{}, perPair: map[pairKey]*last{}}
 	if opt.Known { // without min_time the counts are computed with 0: U means nothing
-		a.u = max(opt.UncertaintyNs, 0)
+		a.u = max(opt.UncertaintyNs, 0) + max(opt.LatenessNs, 0)
 	}
 	m := opt.MinTimeBetweenCNPsNs
 	a.thr = [nReplays]int64{nominal: m, fewest: m + a.u, most: m - a.u}
 	a.bound = [2][]Expected{make([]Expected, len(t.Conns)), make([]Expected, len(t.Conns))}
+	a.ivl = [2][]Expected{make([]Expected, len(t.Conns)), make([]Expected, len(t.Conns))}
 	for i, c := range t.Conns {
 		a.conns[i].Conn = c.ID
 		a.port[2*i] = portOf(c.Requester)
@@ -228,9 +244,31 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 
 // fire replays a trigger of connection conn at t in domain l of scope:
 // each replay's pacer produces a CNP iff the domain has none yet or
-// t − last > its threshold. A nominal decision whose gap is within U of
+// t − last > its threshold. A nominal decision whose gap is within W of
 // min_time is ambiguous.
+//
+// It also bounds the trigger's own decision, whatever the earlier ones
+// were (the interval analysis): the NP's last CNP came from a trigger no
+// later than the latest that may have produced one, and no earlier than
+// the latest that surely did, and each gap is off by at most ±W. So the
+// trigger surely produces a CNP when the domain has no possible CNP yet
+// or t − that latest possible one > min_time + W, is surely suppressed
+// when t − the latest sure one ≤ min_time − W, and may go either way
+// otherwise. With W = 0 this is the nominal replay. Unlike the replays'
+// counts, the per-connection counts it gives are sound in a domain
+// shared by connections (per-port, per-dest-ip), where the replays can
+// give one connection's CNP to another.
 func (a *Analyzer) fire(conn, scope int, l *last, t int64) {
+	switch {
+	case !l.mayValid || t-l.may > a.thr[fewest]:
+		l.may, l.mayValid, l.sure, l.sureValid = t, true, t, true
+		a.ivl[0][conn].inc(scope)
+		a.ivl[1][conn].inc(scope)
+	case l.sureValid && t-l.sure <= a.thr[most]:
+	default:
+		l.may = t
+		a.ivl[1][conn].inc(scope)
+	}
 	for r := range nReplays {
 		if l.valid[r] {
 			g := t - l.t[r]
@@ -274,7 +312,7 @@ func (a *Analyzer) Finish() Result {
 		for i := range a.conns {
 			c := &a.conns[i]
 			e, f, m := c.Expected.get(s), a.bound[0][i].get(s), a.bound[1][i].get(s)
-			lo, hi := min(e, f, m), max(e, f, m)
+			lo, hi := min(e, f, m, a.ivl[0][i].get(s)), max(e, f, m, a.ivl[1][i].get(s))
 			sr.lo, sr.hi, sr.nominal = sr.lo+lo, sr.hi+hi, sr.nominal+e
 			sr.sure = sr.sure && e == c.Observed
 			sr.possible = sr.possible && lo <= c.Observed && c.Observed <= hi
@@ -287,7 +325,7 @@ func (a *Analyzer) Finish() Result {
 		}
 	}
 	if a.u > 0 {
-		res.TimestampUncertaintyNs = a.u
+		res.TimestampUncertaintyNs, res.LatenessNs = max(a.opt.UncertaintyNs, 0), max(a.opt.LatenessNs, 0)
 		amb := a.ambig
 		res.AmbiguousDecisions = &amb
 		var lo, hi Expected
@@ -318,8 +356,8 @@ func (a *Analyzer) Finish() Result {
 			res.Verdict = model.Pass
 		case s >= 0 && ranges[s].possible:
 			res.Verdict = model.Inconclusive
-			res.Reason = fmt.Sprintf("the expected %s pacing is consistent with the CNPs only within the timestamp uncertainty (±%s): %s",
-				a.opt.ExpectScope, model.FormatMicros(a.u), a.rangeString(res.Observed, s, ranges[s]))
+			res.Reason = fmt.Sprintf("the expected %s pacing is consistent with the CNPs only within the %s: %s",
+				a.opt.ExpectScope, a.window(), a.rangeString(res.Observed, s, ranges[s]))
 		default:
 			res.Verdict = model.Fail
 			res.Reason = fmt.Sprintf("CNPs are not consistent with the expected %s pacing", a.opt.ExpectScope)
@@ -333,13 +371,25 @@ func (a *Analyzer) Finish() Result {
 			s := scope(name)
 			ps = append(ps, name+" ("+a.rangeString(res.Observed, s, ranges[s])+")")
 		}
-		res.Reason = fmt.Sprintf("no pacing scope is consistent beyond the timestamp uncertainty (±%s); possibly consistent: %s",
-			model.FormatMicros(a.u), strings.Join(ps, "; "))
+		res.Reason = fmt.Sprintf("no pacing scope is consistent beyond the %s; possibly consistent: %s",
+			a.window(), strings.Join(ps, "; "))
 	default:
 		res.Verdict = model.Fail
 		res.Reason = "CNPs are consistent with no pacing scope"
 	}
 	return res
+}
+
+// window names W and what it is made of: "timestamp uncertainty (±2 µs)",
+// or with a lateness "timing uncertainty (±30 µs: timestamps 2 µs,
+// notification point's lateness 28 µs)".
+func (a *Analyzer) window() string {
+	l := max(a.opt.LatenessNs, 0)
+	if l == 0 {
+		return "timestamp uncertainty (±" + model.FormatMicros(a.u) + ")"
+	}
+	return fmt.Sprintf("timing uncertainty (±%s: timestamps %s, notification point's lateness %s)",
+		model.FormatMicros(a.u), model.FormatMicros(a.u-l), model.FormatMicros(l))
 }
 
 // rangeString gives the numbers of a possibly consistent scope: "observed

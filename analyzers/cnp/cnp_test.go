@@ -196,3 +196,74 @@ func TestUncertaintyReason(t *testing.T) {
 		}
 	}
 }
+
+// TestLateness replays the triggers and CNPs of a netns run of
+// examples/cnp-cx6.yaml (per-port pacing, min_time 50 µs) whose switch
+// pipeline ran up to 23,969,091 ns after the arrivals: the switch stamped
+// the first three triggers 122 and 182 µs apart, the responder got them
+// together and sent one CNP, then one for the next three (2.9 µs apart).
+// The stamps say 4 CNPs per port; the NP, late by up to the lateness L,
+// saw gaps off by up to ±L. With L = 0 (what the run recorded before: its
+// timestamp uncertainty was 0) a correct NIC fails; with the lateness the
+// run measured the per-port count is possible, not sure: inconclusive. A
+// lateness never hides a decision far from min_time: triggers 300 µs
+// apart with 20 µs of lateness still pass, and still fail without their
+// CNP.
+func TestLateness(t *testing.T) {
+	const netns = "0/0e @122225 1/0e @182151 2/0e @701162 0/C " +
+		"@35458014 0/0e @2910 1/0e @2880 2/0e @22609056 0/C"
+	const far = "0/0e 0/C @300000 1/0e 1/C"
+	// Another run (slowdown 1), U 172,665 ns, L 38,462,481 ns: the
+	// responder sent both CNPs to connection 0. The replays give the
+	// second to connection 1 (its trigger is the first 50 µs + W after
+	// the first CNP), so connection 1's range alone said 1..2 and the
+	// check failed; per connection only the interval analysis is sound.
+	const shared = "0/0e @25128 1/0e @5707 2/0e @1463298 0/C " +
+		"@25107439 0/0e @15555569 1/0e @10694 2/0e @15972426 0/C"
+	tests := []struct {
+		name     string
+		script   string
+		u, l     int64
+		verdict  model.Verdict
+		possible []string
+		min, max int // per-port totals under U + L
+		reason   string
+	}{
+		{name: "netns run, lateness not counted: wrong fail", script: netns, verdict: model.Fail,
+			reason: "CNPs are consistent with no pacing scope"},
+		{name: "netns run, lateness counted: inconclusive", script: netns, l: 23_969_091, verdict: model.Inconclusive,
+			possible: []string{"per-port"}, min: 2, max: 6,
+			reason: "no pacing scope is consistent beyond the timing uncertainty (±23969.091 µs: timestamps 0 µs, notification point's lateness 23969.091 µs); " +
+				"possibly consistent: per-port (observed 2, expected 2..6 (4 at the timestamps as they are), 4 pacing decisions within ±23969.091 µs of min_time_between_cnps 50 µs)"},
+		{name: "shared domain, lateness counted: inconclusive", script: shared, u: 172_665, l: 38_462_481, verdict: model.Inconclusive,
+			possible: []string{"per-port"}, min: 2, max: 6},
+		{name: "timestamps alone: pass", script: "0e C @51500 1e C", u: 1000, verdict: model.Pass, min: 2, max: 2},
+		{name: "timestamps and lateness add up", script: "0e C @51500 1e C", u: 1000, l: 1000, verdict: model.Inconclusive,
+			possible: []string{"per-qp", "per-port", "per-dest-ip", "per-ip-pair"}, min: 1, max: 2},
+		{name: "far from min_time: pass", script: far, u: 1000, l: 20_000, verdict: model.Pass, min: 2, max: 2},
+		{name: "far from min_time, a CNP missing: fail", script: "0/0e 0/C @300000 1/0e", u: 1000, l: 20_000, verdict: model.Fail, min: 2, max: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := analyze(t, tt.script, Options{MinTimeBetweenCNPsNs: 50_000, Known: true, ExpectScope: "", UncertaintyNs: tt.u, LatenessNs: tt.l})
+			if res.Verdict != tt.verdict {
+				t.Errorf("Verdict = %v, want %v (%s)", res.Verdict, tt.verdict, res.Reason)
+			}
+			if tt.reason != "" && res.Reason != tt.reason {
+				t.Errorf("Reason = %q, want %q", res.Reason, tt.reason)
+			}
+			if !reflect.DeepEqual(res.PossibleScopes, tt.possible) {
+				t.Errorf("PossibleScopes = %v, want %v", res.PossibleScopes, tt.possible)
+			}
+			if tt.u+tt.l == 0 {
+				return
+			}
+			if res.TimestampUncertaintyNs != tt.u || res.LatenessNs != tt.l {
+				t.Errorf("TimestampUncertaintyNs, LatenessNs = %d, %d, want %d, %d", res.TimestampUncertaintyNs, res.LatenessNs, tt.u, tt.l)
+			}
+			if res.ExpectedMin == nil || res.ExpectedMin.PerPort != tt.min || res.ExpectedMax.PerPort != tt.max {
+				t.Errorf("per-port expected range = %+v..%+v, want %d..%d", res.ExpectedMin, res.ExpectedMax, tt.min, tt.max)
+			}
+		})
+	}
+}

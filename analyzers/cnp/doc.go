@@ -39,6 +39,21 @@
 // order). AmbiguousDecisions counts the ambiguous decisions
 // of the first replay per scope.
 //
+// # Lateness of the notification point
+//
+// The NP paces on its own clock, at the time it handles a trigger, not at
+// the switch's stamp: a software switch and RNIC on a real clock (netns)
+// hand a trigger over up to L later than its arrival at the switch, beyond
+// the fixed delays (Options.LatenessNs, model.Params.CNPLatenessNs:
+// lumina run's switch pipeline lateness plus the RNICs' receive lateness).
+// The gap the NP saw between two triggers then differs from their stamps'
+// by up to ±(U + L): the replays above use W = U + L wherever U is named,
+// so a late component makes a decision near min_time ambiguous (the
+// verdict inconclusive), never a wrong fail. Without it a netns run whose
+// switch pipeline ran 24 ms late, the responder getting three triggers
+// stamped 122 and 182 µs apart together, failed a correct per-port NIC
+// (TestLateness). L is 0 on sim and for hardware.
+//
 // A scope is surely consistent (ConsistentScopes) when none of its
 // decisions was ambiguous and its expected counts equal the observed ones
 // — the true pacer then made exactly the replayed decisions; possibly
@@ -53,8 +68,11 @@
 //
 // Pitfalls: the pacer is modelled on trigger arrival times at the switch,
 // not on the NP's clock; triggers closer to a boundary than the half RTT
-// can be classified differently from the NIC. The range of one
-// connection's count in a domain shared with other connections (per-port,
-// per-dest-ip) is the range of its three replays, an approximation: the
-// bound is exact for a domain's total.
+// can be classified differently from the NIC. In a domain shared with
+// other connections (per-port, per-dest-ip) the replays can give one
+// connection's CNP to another (a netns run: both CNPs to connection 0,
+// the min_time + W replay gave the second to connection 1, and the check
+// failed a correct NIC), so a connection's range also covers an interval
+// analysis of each decision (Analyzer.fire: CNP sure, suppressed sure, or
+// either), which is sound per connection; with W = 0 it is the replay.
 package cnp

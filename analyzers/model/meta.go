@@ -108,6 +108,17 @@ type Params struct {
 	// frame sent while paused beyond the reaction bound by at most U + this
 	// is inconclusive, not a failure (analyzers/pfc). Default 0.
 	PauseLatenessNs int64 `json:"pause_lateness_ns,omitempty"`
+	// CNPLatenessNs is how much later than its trigger's arrival at the
+	// switch a notification point may have made its CNP pacing decision,
+	// beyond the testbed's fixed delays: on netns, the software switch's
+	// pipeline lateness (report timing.late_max_ns) plus the software
+	// RNIC's receive lateness (timing.nic_rx_late_ns), measured by lumina
+	// run; 0 on sim and for hardware. The NP paces on its own clock, so a
+	// gap between two triggers' stamps is off from the gap the NP saw by
+	// up to TimestampUncertaintyNs + this; the CNP check is inconclusive,
+	// not failed, on decisions within that of min_time_between_cnps
+	// (analyzers/cnp). Default 0.
+	CNPLatenessNs int64 `json:"cnp_lateness_ns,omitempty"`
 	// SentUncertaintyNs, W, is how much later than its departure the
 	// switch's timestamp of a frame it sent (a PFC pause) may be, as lumina
 	// run measured it: 0 when the switch stamps its frames with their
@@ -297,6 +308,7 @@ type analysisDoc struct {
 		TimestampUncertaintyNs int64   `json:"timestamp_uncertainty_ns"`
 		TimerLatenessNs        int64   `json:"timer_lateness_ns"`
 		PauseLatenessNs        int64   `json:"pause_lateness_ns"`
+		CNPLatenessNs          int64   `json:"cnp_lateness_ns"`
 		SentUncertaintyNs      *int64  `json:"sent_uncertainty_ns"`
 		LinkGbps               float64 `json:"link_gbps"`
 		RTTNs                  int64   `json:"rtt_ns"`
@@ -432,6 +444,9 @@ func ParseMeta(data []byte) (Meta, error) {
 	}
 	if d.Analysis != nil && m.PauseLatenessNs == 0 && d.Analysis.Params.PauseLatenessNs > 0 {
 		m.PauseLatenessNs = d.Analysis.Params.PauseLatenessNs
+	}
+	if d.Analysis != nil && m.CNPLatenessNs == 0 && d.Analysis.Params.CNPLatenessNs > 0 {
+		m.CNPLatenessNs = d.Analysis.Params.CNPLatenessNs
 	}
 	if d.Analysis != nil && m.SentUncertaintyNs == nil && d.Analysis.Params.SentUncertaintyNs != nil {
 		m.SentUncertaintyNs = d.Analysis.Params.SentUncertaintyNs
@@ -576,6 +591,9 @@ func mergeParams(a, b Params) Params {
 	if b.PauseLatenessNs != 0 {
 		a.PauseLatenessNs = b.PauseLatenessNs
 	}
+	if b.CNPLatenessNs != 0 {
+		a.CNPLatenessNs = b.CNPLatenessNs
+	}
 	if b.SentUncertaintyNs != nil {
 		a.SentUncertaintyNs = b.SentUncertaintyNs
 	}
@@ -651,6 +669,9 @@ func (m *Meta) Validate() error {
 	}
 	if p.PauseLatenessNs < 0 {
 		return bad("pause_lateness_ns %d must not be negative", p.PauseLatenessNs)
+	}
+	if p.CNPLatenessNs < 0 {
+		return bad("cnp_lateness_ns %d must not be negative", p.CNPLatenessNs)
 	}
 	if p.SentUncertaintyNs != nil && *p.SentUncertaintyNs < 0 {
 		return bad("sent_uncertainty_ns %d must not be negative", *p.SentUncertaintyNs)

@@ -95,7 +95,8 @@ func TestTimestampUncertainty(t *testing.T) {
 	}
 }
 
-// TestRunMeasuredParams: pause_lateness_ns and sent_uncertainty_ns are read
+// TestRunMeasuredParams: pause_lateness_ns, cnp_lateness_ns and
+// sent_uncertainty_ns are read
 // at the top level and from a `lumina run` report.json's analysis (so
 // `lumina analyze` on a run directory allows what the run allowed);
 // negative is refused. sent_uncertainty_ns 0 is a value (exact departure
@@ -107,6 +108,7 @@ func TestRunMeasuredParams(t *testing.T) {
 		absent, zero int64
 	}{
 		{"pause_lateness_ns", func(m Meta) int64 { return m.PauseLatenessNs }, 0, 0},
+		{"cnp_lateness_ns", func(m Meta) int64 { return m.CNPLatenessNs }, 0, 0},
 		{"sent_uncertainty_ns", func(m Meta) int64 {
 			if m.SentUncertaintyNs == nil {
 				return -1

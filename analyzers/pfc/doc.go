@@ -60,7 +60,12 @@
 // (queued at the switch).
 //
 // Verdict: fail on a violation or a malformed copy (not a PAUSE/PFC
-// frame); inconclusive on violations within U; pass otherwise. A trace
+// frame); inconclusive on violations within U; skip when the switch
+// paused known hosts but none of them sent a RoCE frame of a priority it
+// was paused on once paused (a flow on another priority, as without
+// traffic.dscp-list, or none left): nothing was checked, and the reason
+// says on which priority their frames were; pass otherwise (naming, in
+// the reason, any paused priority that was not checked). A trace
 // without wrapped copies gives the zero Result, omitted from the report.
 //
 // Bounds: MaxEpisodes episodes, MaxViolations violations and MaxCauses

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/netlumina/lumina/analyzers/model"
@@ -118,6 +119,10 @@ type portPrio struct {
 	tx   dirState
 	// bytesTo counts bytes of RoCE frames to the host of this priority.
 	bytesTo int64
+	// checked counts the RoCE frames of this priority the host sent once
+	// the switch had paused it on this priority: what the reaction check
+	// looked at (none: nothing to check).
+	checked int
 }
 
 type flowSeen struct {
@@ -471,6 +476,9 @@ func addDuring(fs *[]Flow, p *model.Pkt, id int) {
 func (a *Analyzer) fromHost(x *portPrio, p *model.Pkt, origLen int) {
 	d := &x.tx
 	a.settle(x, d, DirSent, p.TimeNs)
+	if d.st.Episodes > 0 {
+		x.checked++
+	}
 	if w := d.await; w != nil && p.Conn >= 0 {
 		dir := p.Dir.String()
 		for i := range w.Flows {
@@ -608,6 +616,7 @@ func (a *Analyzer) Finish() Result {
 	sort.SliceStable(a.wd, func(i, j int) bool { return a.wd[i].AtNs < a.wd[j].AtNs })
 	r.Watchdogs = a.wd
 	fails, inc := a.nfail, a.ninc
+	paused, unchecked := a.unchecked()
 	switch {
 	case len(a.bad) > 0 || fails > 0:
 		r.Verdict = model.Fail
@@ -625,13 +634,58 @@ func (a *Analyzer) Finish() Result {
 		if a.opt.LatenessNs > 0 {
 			r.Reason += fmt.Sprintf(" and the hosts' pause lateness (%s)", model.FormatMicros(a.opt.LatenessNs))
 		}
+	case len(unchecked) > 0 && len(unchecked) == paused:
+		r.Verdict = model.Skip
+		r.Reason = "nothing to check: " + join(unchecked)
 	default:
 		r.Verdict = model.Pass
 		if len(a.hosts) == 0 {
 			r.Reason = "no switch_ports in the metadata: reaction times not measured"
+		} else if len(unchecked) > 0 {
+			r.Reason = "not checked: " + join(unchecked)
 		}
 	}
 	return r
+}
+
+// unchecked returns how many (port, priority) the switch paused a known
+// host on, and a sentence for each of them whose host sent no RoCE frame
+// of that priority once paused: the reaction check had nothing to look
+// at there (a flow on another priority, or none left).
+func (a *Analyzer) unchecked() (paused int, out []string) {
+	for _, x := range a.order {
+		if x.tx.st.Episodes == 0 || x.host < 0 {
+			continue
+		}
+		paused++
+		if x.checked > 0 {
+			continue
+		}
+		var prios [roce.PFCPriorities]bool
+		for fi, f := range a.flows {
+			c := a.table.Conns[fi/2]
+			src := c.Requester.IP
+			if fi%2 == 1 {
+				src = c.Responder.IP
+			}
+			if h, ok := a.hostOf[src]; ok && h == x.host && f.ok {
+				prios[f.prio&7] = true
+			}
+		}
+		var used []string
+		for p, ok := range prios {
+			if ok {
+				used = append(used, fmt.Sprint(p))
+			}
+		}
+		its := "it sent no RoCE frame"
+		if len(used) > 0 {
+			its = "its RoCE frames were on priority " + strings.Join(used, ", ")
+		}
+		out = append(out, fmt.Sprintf("the switch paused port %d%s on priority %d, but no RoCE frame of priority %d came from it once paused (%s; see traffic.dscp-list)",
+			x.port, paren(a.hostName(x)), x.prio, x.prio, its))
+	}
+	return paused, out
 }
 
 // unkeptPaused is the paused time of episodes beyond MaxEpisodes.

@@ -41,10 +41,13 @@ func (s *scen) pfc(ts int64, sent bool, port uint16, q uint16, ev roce.Event) {
 
 // data feeds a RoCE packet of connection 0 (toRsp: requester → responder)
 // of 100 bytes with DSCP 24.
-func (s *scen) data(ts int64, toRsp bool) {
+func (s *scen) data(ts int64, toRsp bool) { s.dataDSCP(ts, toRsp, 24) }
+
+// dataDSCP is data with DSCP dscp.
+func (s *scen) dataDSCP(ts int64, toRsp bool, dscp byte) {
 	frame := make([]byte, 100)
 	frame[12], frame[13] = 0x08, 0x00
-	frame[14], frame[15] = 0x45, 24<<2
+	frame[14], frame[15] = 0x45, dscp<<2
 	p := model.Pkt{Index: s.idx, TimeNs: ts, Conn: 0, Dir: model.ToResponder, Kind: model.KindData, SrcIP: reqIP, DstIP: rspIP, Delivered: true}
 	if !toRsp {
 		p.Dir, p.Kind, p.SrcIP, p.DstIP = model.ToRequester, model.KindAck, rspIP, reqIP
@@ -283,5 +286,58 @@ func TestMalformed(t *testing.T) {
 	s.a.MAC(roce.AppendMACMirror(nil, roce.MirrorMeta{TimestampNs: 5}, false, 1, f[:16]), 0)
 	if r := s.a.Finish(); r.Verdict != model.Fail || len(r.Malformed) != 1 {
 		t.Errorf("truncated copy: %v %+v, want fail", r.Verdict, r.Malformed)
+	}
+}
+
+// TestNothingToCheck: the switch pauses a host on a priority none of its
+// frames carries once paused; the reaction check has nothing to look at
+// and says skip, with the reason, never pass (issue #35: pause-reaction
+// without dscp-list ran its traffic on priority 0 while priority 3 was
+// paused, and the check passed with "max reaction -").
+func TestNothingToCheck(t *testing.T) {
+	const skipOther = "nothing to check: the switch paused port 1 (requester) on priority 3, but no RoCE frame of priority 3 came from it once paused " +
+		"(its RoCE frames were on priority 0; see traffic.dscp-list)"
+	for _, tc := range []struct {
+		name    string
+		feed    func(s *scen)
+		verdict model.Verdict
+		reason  string
+	}{
+		{"flows on priority 0, pauses on 3", func(s *scen) {
+			for i := range int64(20) {
+				s.dataDSCP(1000+i*1000, true, 0)
+			}
+			s.pfc(5000, true, 1, 0xFFFF, roce.EventPause)
+			s.pfc(6000, true, 1, 0xFFFF, roce.EventPause)
+		}, model.Skip, skipOther},
+		{"the flow on priority 3 ended before the pause", func(s *scen) {
+			s.data(1000, true)
+			s.data(2000, true)
+			s.pfc(50000, true, 1, 0xFFFF, roce.EventPause)
+			s.dataDSCP(60000, false, 0) // an ACK to the requester: not from it
+		}, model.Skip, "nothing to check: the switch paused port 1 (requester) on priority 3, but no RoCE frame of priority 3 came from it once paused " +
+			"(its RoCE frames were on priority 3; see traffic.dscp-list)"},
+		{"the host sent nothing", func(s *scen) {
+			s.dataDSCP(1000, false, 24)
+			s.pfc(5000, true, 1, 0xFFFF, roce.EventPause)
+		}, model.Skip, "nothing to check: the switch paused port 1 (requester) on priority 3, but no RoCE frame of priority 3 came from it once paused (it sent no RoCE frame; see traffic.dscp-list)"},
+		{"a frame of priority 3 after the pause expired: checked", func(s *scen) {
+			s.data(1000, true)
+			s.pfc(5000, true, 1, 100, roce.EventPause) // 512 ns
+			s.data(9000, true)
+		}, model.Pass, ""},
+		{"received pauses only: nothing paused by the switch", func(s *scen) {
+			s.dataDSCP(1000, true, 0)
+			s.pfc(5000, false, 2, 0xFFFF, roce.EventNone)
+		}, model.Pass, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScen(t, Options{})
+			tc.feed(s)
+			r := s.a.Finish()
+			if r.Verdict != tc.verdict || r.Reason != tc.reason {
+				t.Errorf("Finish = %v %q, want %v %q", r.Verdict, r.Reason, tc.verdict, tc.reason)
+			}
+		})
 	}
 }

@@ -77,6 +77,7 @@ func init() {
 						fmt.Fprintf(stderr, "lumina: %v\n", err)
 						bad = true
 					default:
+						printWarnings(stderr, t)
 						tests = append(tests, t)
 					}
 				}

@@ -19,7 +19,7 @@ func init() {
 			testbed := fs.String("testbed", "", "check the files for this testbed, as `lumina run --testbed` runs them: sim, netns or remote")
 			out := fs.String("o", "", "check the free disk under this results `dir`, as `lumina run -o` would use it (default: each test's result-path)")
 			mem := addMemoryLimit(fs)
-			return func(_ context.Context, args []string, stdout, _ io.Writer) error {
+			return func(_ context.Context, args []string, stdout, stderr io.Writer) error {
 				if len(args) == 0 {
 					return usagef("validate needs at least one YAML file or folder")
 				}
@@ -45,7 +45,7 @@ func init() {
 				}
 				bad := 0
 				for _, path := range files {
-					if err := validateFile(stdout, path, o); err != nil {
+					if err := validateFile(stdout, stderr, path, o); err != nil {
 						bad++
 					}
 				}
@@ -58,12 +58,13 @@ func init() {
 	})
 }
 
-func validateFile(w io.Writer, path string, o config.LoadOptions) error {
-	_, err := config.LoadWith(path, o)
+func validateFile(w, stderr io.Writer, path string, o config.LoadOptions) error {
+	t, err := config.LoadWith(path, o)
 	var list config.ErrorList
 	switch {
 	case err == nil:
 		fmt.Fprintf(w, "%s: ok\n", path)
+		printWarnings(stderr, t)
 	case errors.As(err, &list):
 		for _, e := range list {
 			fmt.Fprintln(w, e.Error())
@@ -72,4 +73,13 @@ func validateFile(w io.Writer, path string, o config.LoadOptions) error {
 		fmt.Fprintf(w, "%s: %v\n", path, err)
 	}
 	return err
+}
+
+// printWarnings prints the test's warnings (config.Warnings), one
+// "FILE:LINE:COL: warning: ..." line each: legal, but most likely not
+// what the author meant. They do not change the exit code.
+func printWarnings(w io.Writer, t *config.Test) {
+	for _, e := range config.Warnings(t) {
+		fmt.Fprintln(w, e.Error())
+	}
 }

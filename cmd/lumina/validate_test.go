@@ -33,5 +33,21 @@ func validateCases() []cliCase {
 		{name: "validate-testbed-sim", args: []string{"validate", "--testbed", "sim", "$TMP/dpdk.yaml"},
 			setup: file("dpdk.yaml", "testbed: netns\ndumpers:\n  - {backend: dpdk, eal-args: [--no-pci]}\n")},
 		{name: "validate-testbed-bad", args: []string{"validate", "--testbed", "hw", "../../examples/quickstart.yaml"}},
+		// Issue #35: a pause of a priority no flow uses is valid, with a
+		// warning on stderr (exit 0); a pause to a NIC without nic.pfc is
+		// refused at its to, and lumina run runs nothing (exit 2).
+		{name: "validate-pfc-warning", args: []string{"validate", "$TMP/prio0.yaml"}, setup: file("prio0.yaml", pfcPrio0YAML)},
+		{name: "run-pfc-no-nic-pfc", args: []string{"run", "-q", "-o", "$TMP/out", "$TMP/nopfc.yaml"},
+			setup: file("nopfc.yaml", "requester: {nic: {pfc: {priorities: [3]}}}\ntraffic:\n  dscp-list: [26]\n  pfc-events:\n    - {type: pause, to: responder, priority: 3}\n")},
 	}
 }
+
+// pfcPrio0YAML pauses priority 3 of both hosts while their QP runs on
+// DSCP 0 (priority 0): examples/pause-reaction.yaml without its dscp-list.
+const pfcPrio0YAML = `requester: {nic: {pfc: {priorities: [3]}}}
+responder: {nic: {pfc: {priorities: [3]}}}
+traffic:
+  pfc-events:
+    - {type: pause, to: requester, priority: 3, start-us: 20, duration-us: 200, interval-us: 20}
+    - {type: pause, to: responder, priority: 3}
+`

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/netlumina/lumina/roce"
@@ -98,6 +99,12 @@ type NIC struct {
 
 	pfc       *pfcState // nil: PFC off
 	rxStalled bool      // StallRx: the receive pipeline is stopped
+
+	// rxLateMax is the largest delay between a frame's arrival (its
+	// port's receive timestamp) and the NIC receiving it on the loop: 0
+	// on a virtual clock. Written on the loop, read from any goroutine
+	// (RxLateness).
+	rxLateMax atomic.Int64
 }
 
 // TimerFire is one expiry of a QP's retransmission timer, on the NIC's own
@@ -425,6 +432,9 @@ func (n *NIC) receive(frame []byte) { n.receiveAt(frame, n.loop.Now()) }
 
 // receiveAt handles a frame that arrived at rxNs on the loop's clock.
 func (n *NIC) receiveAt(frame []byte, rxNs int64) {
+	if late := n.loop.Now() - rxNs; late > n.rxLateMax.Load() {
+		n.rxLateMax.Store(late)
+	}
 	if n.pfc != nil {
 		n.pfcReceive(frame, rxNs)
 		return
@@ -486,6 +496,16 @@ func (n *NIC) process(frame []byte) {
 		n.ctr.RxDiscards++
 	}
 }
+
+// RxLateness returns the largest delay so far between a frame's arrival
+// (its port's receive timestamp) and the NIC handling it: how much later
+// than the frame's arrival a software NIC on a real clock may have made a
+// decision on it, such as a CNP pacing decision (0 on a virtual clock,
+// where a frame is handled the instant it arrives). With PFC on, it is
+// the delay to the frame entering the receive buffer; the buffer's
+// modelled pipeline comes on top, as on a virtual clock. Safe from any
+// goroutine.
+func (n *NIC) RxLateness() time.Duration { return time.Duration(n.rxLateMax.Load()) }
 
 // maybeCNP sends a CNP for qp unless one was sent within the pacing
 // interval in qp's pacing domain (strictly greater than

@@ -462,6 +462,7 @@ func (g generatorSvc) Counters(ctx context.Context, _ *luminav1.CountersRequest)
 	a.mu.Lock()
 	if nc := a.softNIC; nc != nil {
 		out.NicPauseLateMaxNs = uint64(nc.PFCApplyLateness())
+		out.NicRxLateMaxNs = uint64(nc.RxLateness())
 	}
 	a.mu.Unlock()
 	return out, nil

@@ -2461,8 +2461,12 @@ type CountersResponse struct {
 	// PFC pause being due (arrival + reaction delay) and the RNIC applying it
 	// (0 for hardware or on a virtual clock).
 	NicPauseLateMaxNs uint64 `protobuf:"varint,2,opt,name=nic_pause_late_max_ns,json=nicPauseLateMaxNs,proto3" json:"nic_pause_late_max_ns,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The largest delay of a software RNIC on a real clock between a frame's
+	// arrival (its port's receive timestamp) and the RNIC handling it, such
+	// as making a CNP pacing decision (0 for hardware or on a virtual clock).
+	NicRxLateMaxNs uint64 `protobuf:"varint,3,opt,name=nic_rx_late_max_ns,json=nicRxLateMaxNs,proto3" json:"nic_rx_late_max_ns,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CountersResponse) Reset() {
@@ -2505,6 +2509,13 @@ func (x *CountersResponse) GetCounters() map[string]uint64 {
 func (x *CountersResponse) GetNicPauseLateMaxNs() uint64 {
 	if x != nil {
 		return x.NicPauseLateMaxNs
+	}
+	return 0
+}
+
+func (x *CountersResponse) GetNicRxLateMaxNs() uint64 {
+	if x != nil {
+		return x.NicRxLateMaxNs
 	}
 	return 0
 }
@@ -3680,10 +3691,11 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x04addr\x18\x05 \x01(\x04R\x04addr\x12\x12\n" +
 	"\x04rkey\x18\x06 \x01(\rR\x04rkey\x12\x10\n" +
 	"\x03len\x18\a \x01(\x03R\x03len\"\x11\n" +
-	"\x0fCountersRequest\"\xc8\x01\n" +
+	"\x0fCountersRequest\"\xf4\x01\n" +
 	"\x10CountersResponse\x12E\n" +
 	"\bcounters\x18\x01 \x03(\v2).lumina.v1.CountersResponse.CountersEntryR\bcounters\x120\n" +
-	"\x15nic_pause_late_max_ns\x18\x02 \x01(\x04R\x11nicPauseLateMaxNs\x1a;\n" +
+	"\x15nic_pause_late_max_ns\x18\x02 \x01(\x04R\x11nicPauseLateMaxNs\x12*\n" +
+	"\x12nic_rx_late_max_ns\x18\x03 \x01(\x04R\x0enicRxLateMaxNs\x1a;\n" +
 	"\rCountersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"O\n" +
