@@ -1,19 +1,21 @@
-package main
+package tests
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDocs keeps README.md and docs/*.md true. It collects every command
@@ -22,7 +24,7 @@ import (
 //
 //   - checks that every flag a command or usage synopsis names exists
 //     (`lumina help CMD` lists it);
-//   - runs, in-process and in doc order, every command that is neither a
+//   - runs, with the built lumina and in doc order, every command that is neither a
 //     synopsis (it has "[" or "|") nor in docSkips (each with its reason),
 //     in a scratch directory per page whose examples/ is the repository's
 //     (so results/, out/ and /tmp/... paths land in the scratch directory);
@@ -40,7 +42,7 @@ func TestDocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the docs' commands (about 15 s); not in -short")
 	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +260,7 @@ func (d *docRun) checkFlags(t *testing.T, c *docCmd) {
 	}
 	h, ok := d.help[name]
 	if !ok {
-		code, out, errOut := runCLI("help", name)
+		code, out, errOut := runIn(t, "", "help", name)
 		if code != 0 {
 			t.Fatalf("%s:%d: lumina help %s: exit %d, %s", c.file, c.line, name, code, errOut)
 		}
@@ -279,6 +281,24 @@ func (d *docRun) checkFlags(t *testing.T, c *docCmd) {
 	}
 }
 
+// runIn runs the built lumina with args in dir ("": the test's) and
+// returns its exit status and output.
+func runIn(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, luminaBin, args...)
+	cmd.Dir = dir
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("lumina %s: %v", strings.Join(args, " "), err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
 // scratch returns page's scratch directory: examples/ is the repository's.
 func (d *docRun) scratch(t *testing.T, page string) string {
 	if w := d.work[page]; w != "" {
@@ -296,16 +316,14 @@ func (d *docRun) scratch(t *testing.T, page string) string {
 // and quoted output.
 func (d *docRun) run(t *testing.T, c *docCmd) {
 	w := d.scratch(t, c.file)
-	t.Chdir(w)
 	args := shellFields(c.text)
 	for i, a := range args {
 		if rest, ok := strings.CutPrefix(a, "/tmp/"); ok {
 			args[i] = filepath.Join(w, "tmp", rest)
 		}
 	}
-	var out, errb bytes.Buffer
-	c.code = exitCode(run(context.Background(), args, &out, &errb), &errb)
-	c.stdout, c.stderr, c.ran = out.String(), errb.String(), true
+	c.code, c.stdout, c.stderr = runIn(t, w, args...)
+	c.ran = true
 	if want := c.wantCode(); c.code != want {
 		t.Errorf("lumina %s: exit %d, want %d (the doc's %q)\nstdout:\n%s\nstderr:\n%s", c.text, c.code, want, c.comment, c.stdout, c.stderr)
 	}
@@ -379,8 +397,7 @@ func (d *docRun) cmd(t *testing.T, page, prefix string) *docCmd {
 // wantCode -1 accepts any exit status.
 func (d *docRun) lumina(t *testing.T, page string, wantCode int, args ...string) string {
 	t.Helper()
-	t.Chdir(d.work[page])
-	code, out, errOut := runCLI(args...)
+	code, out, errOut := runIn(t, d.work[page], args...)
 	if wantCode >= 0 && code != wantCode {
 		t.Fatalf("lumina %s: exit %d, want %d\n%s", strings.Join(args, " "), code, wantCode, errOut)
 	}
@@ -755,7 +772,7 @@ func checkReorderComment(t *testing.T, d *docRun) {
 // (--rnic verbs) by default.
 func checkRNICDefault(t *testing.T, d *docRun) {
 	d.quote(t, "docs/hardware.md", "takes `--rnic verbs` \\(the default\\) or `--rnic softrnic`")
-	_, out, _ := runCLI("help", "run")
+	_, out, _ := runIn(t, "", "help", "run")
 	if !regexp.MustCompile(`-rnic string\n.*\(default "verbs"\)`).MatchString(out) {
 		t.Errorf("lumina help run: --rnic's default is not verbs:\n%s", out)
 	}
