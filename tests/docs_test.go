@@ -37,7 +37,8 @@ import (
 //     (docChecks: verdicts, packet and pause counts, medians, watchdog
 //     times), nothing that depends on the machine's speed or load.
 //
-// Everything runs on the sim testbed without root: about 15 s.
+// Everything runs on the sim testbed without root: about 18 s (27 s under
+// -race: the commands run in the built, uninstrumented binary).
 func TestDocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the docs' commands (about 15 s); not in -short")
