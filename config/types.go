@@ -301,27 +301,30 @@ type NIC struct {
 	IPList []netip.Prefix
 	// PrioDSCPMap maps a priority (0..7) to the DSCP values (0..63) that
 	// map to it. YAML key prio-dscp-map, written {prio: "d,d,..."}; default
-	// empty (priority p gets DSCP 8p..8p+7). Traffic hosts only; hardware only.
+	// empty (priority p gets DSCP 8p..8p+7); a DSCP it does not name keeps
+	// that default priority. Traffic hosts only. Used on every testbed: the
+	// software NIC and switch (sim, netns) and the pfc analyzer take
+	// priorities from it, and on a ConnectX host nic.Configure sets it
+	// with mlnx_qos (docs/config.md, docs/hardware.md §3).
 	PrioDSCPMap map[int][]int
 	// PFC turns priority flow control on for the NIC's lossless
 	// priorities. YAML key pfc; default absent (off). Traffic hosts only.
 	PFC *PFC
 }
 
-// DSCPToPriority returns the priority of each DSCP: PrioDSCPMap, or by
-// default DSCP d has priority d/8.
+// DSCPToPriority returns the priority of each DSCP: the one PrioDSCPMap
+// gives it, else the default d/8, as nic.DSCP2Prio (what mlnx_qos
+// --dscp2prio sets on hardware) and the pfc analyzer
+// (model.Params.PriorityOfDSCP) read the map.
 func (n *NIC) DSCPToPriority() [64]uint8 {
 	var m [64]uint8
 	for d := range m {
 		m[d] = uint8(d / 8)
 	}
-	if len(n.PrioDSCPMap) > 0 {
-		clear(m[:])
-		for p, ds := range n.PrioDSCPMap {
-			for _, d := range ds {
-				if d >= 0 && d < 64 {
-					m[d] = uint8(p)
-				}
+	for p, ds := range n.PrioDSCPMap {
+		for _, d := range ds {
+			if d >= 0 && d < 64 {
+				m[d] = uint8(p)
 			}
 		}
 	}

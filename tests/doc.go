@@ -30,4 +30,9 @@
 // the traces, rewrite it with
 //
 //	go test ./tests/ -run TestSimTraces -update
+//
+// TestDocs keeps README.md and docs/*.md true: it runs the lumina commands
+// their code blocks show (a documented skip list names the others and why),
+// checks their exit status, the output quoted in ```console blocks, and the
+// numbers the docs quote that are the same on every machine (sim).
 package tests
