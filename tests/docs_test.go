@@ -518,7 +518,7 @@ func checkNetnsTableSim(t *testing.T, d *docRun) {
 		return n, injected
 	}
 	toHost := `port 1 \(requester\) prio 3: .* to host \d+ frames \((\d+) xoff`
-	goodput := `generator: ([\d.]+) Gb/s goodput`
+	goodput := `generator +pass +.* ([\d.]+) Gb/s goodput`
 
 	q := d.quote(t, page, "all pass; (\\d+) PFC frames, all injected; reaction ([\\d,]+) ns; goodput ([\\d.]+) Gb/s")
 	out := analyze("pause-reaction")
