@@ -31,13 +31,13 @@ type runReport struct {
 					Verdict string `json:"verdict"`
 				} `json:"events"`
 			} `json:"events"`
+			PFC struct {
+				Watchdogs []struct {
+					Kind string `json:"kind"`
+					AtNs int64  `json:"at_ns"`
+				} `json:"watchdogs"`
+			} `json:"pfc"`
 		} `json:"checks"`
-		PFC struct {
-			Watchdogs []struct {
-				Kind string `json:"kind"`
-				AtNs int64  `json:"at_ns"`
-			} `json:"watchdogs"`
-		} `json:"pfc"`
 	} `json:"analysis"`
 }
 
@@ -97,7 +97,7 @@ func TestReportBrowserRun(t *testing.T) {
 	t.Run("pfc-storm", func(t *testing.T) {
 		run := simRun(t, dir, "pfc-storm")
 		b, rep := openRunPage(t, chromium, run)
-		wds := rep.Analysis.PFC.Watchdogs
+		wds := rep.Analysis.Checks.PFC.Watchdogs
 		if len(wds) != 3 {
 			t.Fatalf("pfc-storm: %d watchdog firings in report.json, want 3 (switch storm, NIC, switch restore; docs/pfc.md)", len(wds))
 		}
