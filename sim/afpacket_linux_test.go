@@ -240,12 +240,46 @@ func (r *rxTimestampRig) collect(t *testing.T, n int) []timedRx {
 	return out
 }
 
+// Slack of a frame's send window: the conversion error of a loaded machine.
+const early, late = 50 * time.Microsecond, 2 * time.Millisecond
+
+// stampedInWindow reports whether the kernel stamped every frame in its
+// send window. The veth receive usually runs in the softirq at the end of
+// the write; on a loaded machine it can be deferred to ksoftirqd for
+// milliseconds, and the stamp then says nothing about the reader or the
+// loop these tests stall.
+func stampedInWindow(got []timedRx, sent [][2]int64) bool {
+	for i, x := range got {
+		if i >= len(sent) || x.rxNs < sent[i][0]-int64(early) || x.rxNs > sent[i][1]+int64(late) {
+			return false
+		}
+	}
+	return true
+}
+
+// attempts runs a rig test up to 3 times, until the kernel stamped its
+// frames in their send windows (stampedInWindow): a deferred receive
+// softirq is the machine's load, not the behaviour under test; three in a
+// row fail the test.
+func attempts(t *testing.T, run func() ([]timedRx, [][2]int64)) ([]timedRx, [][2]int64) {
+	t.Helper()
+	var got []timedRx
+	var sent [][2]int64
+	for i := range 3 {
+		got, sent = run()
+		if stampedInWindow(got, sent) {
+			break
+		}
+		t.Logf("attempt %d: the kernel stamped a frame outside its send window (receive softirq deferred); again", i+1)
+	}
+	return got, sent
+}
+
 // checkArrivals checks that each frame's rxNs lies in its send window (the
 // kernel stamped it during the write), and that rxNs increases with send
 // order. Slack allows for the conversion error of a loaded machine.
 func checkArrivals(t *testing.T, got []timedRx, sent [][2]int64) {
 	t.Helper()
-	const early, late = 50 * time.Microsecond, 2 * time.Millisecond
 	for i, x := range got {
 		if x.idx != i {
 			t.Fatalf("frame %d received as number %d, want in send order", x.idx, i)
@@ -264,16 +298,20 @@ func checkArrivals(t *testing.T, got []timedRx, sent [][2]int64) {
 // loop processes it about 20 ms minus its offset into the block later.
 func TestAFPacketRxTimestampLateLoop(t *testing.T) {
 	testutil.RequireNetns(t)
-	r := newRxTimestampRig(t, nil)
 	const delay, n = 20 * time.Millisecond, 5
-	blocked := make(chan int64)
-	r.loop.Post(func() {
-		blocked <- r.loop.Now()
-		time.Sleep(delay)
+	var r *rxTimestampRig
+	var start int64
+	got, sent := attempts(t, func() ([]timedRx, [][2]int64) {
+		r = newRxTimestampRig(t, nil)
+		blocked := make(chan int64)
+		r.loop.Post(func() {
+			blocked <- r.loop.Now()
+			time.Sleep(delay)
+		})
+		start = <-blocked
+		sent := r.send(t, n)
+		return r.collect(t, n), sent
 	})
-	start := <-blocked
-	sent := r.send(t, n)
-	got := r.collect(t, n)
 	checkArrivals(t, got, sent)
 	wake := start + int64(delay)
 	for i, x := range got {
@@ -299,15 +337,19 @@ func TestAFPacketRxTimestampLateLoop(t *testing.T) {
 // the time of the read.
 func TestAFPacketRxTimestampLateReader(t *testing.T) {
 	testutil.RequireNetns(t)
-	gate := make(chan struct{})
-	r := newRxTimestampRig(t, func() { <-gate })
 	const delay, n = 20 * time.Millisecond, 5
-	start := r.loop.Now()
-	sent := r.send(t, n)
-	time.Sleep(delay - time.Duration(r.loop.Now()-start))
-	released := r.loop.Now()
-	close(gate)
-	got := r.collect(t, n)
+	var r *rxTimestampRig
+	var released int64
+	got, sent := attempts(t, func() ([]timedRx, [][2]int64) {
+		gate := make(chan struct{})
+		r = newRxTimestampRig(t, func() { <-gate })
+		start := r.loop.Now()
+		sent := r.send(t, n)
+		time.Sleep(delay - time.Duration(r.loop.Now()-start))
+		released = r.loop.Now()
+		close(gate)
+		return r.collect(t, n), sent
+	})
 	checkArrivals(t, got, sent)
 	for i, x := range got {
 		if lateNs, min := x.procNs-x.rxNs, released-sent[i][1]; lateNs < min {
