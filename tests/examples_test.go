@@ -37,8 +37,11 @@ func TestExamples(t *testing.T) {
 			// the paper found: CX timeouts beyond the IB bound of 4·T_tr.
 			for name, c := range rep.Checks {
 				want := "pass"
-				if name == "timeout" && failsTimeout(f) {
+				switch {
+				case name == "timeout" && failsTimeout(f):
 					want = "fail"
+				case name == "events_applied" && len(rep.Events) == 0:
+					want = "skip" // nothing to check
 				}
 				if string(c.Verdict) != want {
 					t.Errorf("check %s = %s (%s), want %s", name, c.Verdict, c.Detail, want)

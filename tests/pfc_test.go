@@ -107,8 +107,8 @@ func TestPauseReaction(t *testing.T) {
 				}
 			}
 			for name, c := range rep.Checks {
-				if c.Verdict != "pass" {
-					t.Errorf("check %s %+v", name, c)
+				if want := passOrNoEvents(name); string(c.Verdict) != want {
+					t.Errorf("check %s %+v, want %s", name, c, want)
 				}
 			}
 		})
@@ -156,8 +156,8 @@ func TestPFCStorm(t *testing.T) {
 		t.Errorf("restore %+v, want port 2 at %d (last pause + 100 ms)", rs, last+100_000_000)
 	}
 	for name, c := range rep.Checks {
-		if c.Verdict != "pass" {
-			t.Errorf("check %s %+v", name, c)
+		if want := passOrNoEvents(name); string(c.Verdict) != want {
+			t.Errorf("check %s %+v, want %s", name, c, want)
 		}
 	}
 }
@@ -296,4 +296,13 @@ func longestPauseRun(frames []pfcFrame, port uint16, u int64) int64 {
 		best = max(best, until-start)
 	}
 	return best
+}
+
+// passOrNoEvents is the verdict every check of a PFC example has: pass,
+// but events_applied skips (the examples install no data-pkt-events).
+func passOrNoEvents(check string) string {
+	if check == "events_applied" {
+		return "skip"
+	}
+	return "pass"
 }
