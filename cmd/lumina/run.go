@@ -26,7 +26,7 @@ func init() {
 			out := fs.String("o", "", "results `dir` (default: each test's result-path)")
 			testbed := fs.String("testbed", "", "override the testbed: sim, netns or remote (default: each test's testbed)")
 			seed := optUint(fs, "seed", math.MaxUint64, "override the test's RNG `seed`, ≥ 0 (recorded in config.yaml; default: each test's seed)")
-			retries := fs.Int("retries", 2, "re-run an invalid repeat (failed integrity check) up to `n` times")
+			retries := fs.Int("retries", 2, "re-run an invalid repeat (failed integrity check) up to `n` times (netns, remote: a sim run is deterministic)")
 			mem := addMemoryLimit(fs)
 			quiet := fs.Bool("q", false, "no progress lines on stderr")
 			tokenFile := fs.String("agent-token-file", "", "remote: `file` with the agents' token")
