@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/orchestrator"
 	"github.com/netlumina/lumina/orchestrator/agent"
 	"github.com/netlumina/lumina/suite"
@@ -59,7 +60,7 @@ func init() {
 				// not surface after nine runs.
 				var tests []*config.Test
 				bad := false
-				lo := config.LoadOptions{Resources: resources(mem, *out)}
+				lo := config.LoadOptions{Resources: resources(mem, *out), NoDPDK: !dumper.DPDKAvailable}
 				if *testbed != "" {
 					tb, _ := config.ParseTestbed(*testbed) // checked above
 					lo.Testbed, lo.TestbedSet = tb, true
