@@ -21,7 +21,7 @@ const (
 	defaultNumDumpers = 2
 	maxQPs            = 16384
 	maxDumpers        = 16
-	maxExpandedEvents = 1 << 20
+	maxExpandedEvents = 1 << 16 // the switch's event table (p4src/lumina.p4 EVENT_SLOTS)
 	roceUDPPort       = 4791
 	maxWorkers        = 128 // the dumper's own limit (dumper.Config.Workers)
 )
@@ -70,6 +70,11 @@ type LoadOptions struct {
 	// lumina validate and run set it; it is off otherwise, so that a run
 	// directory's config.yaml loads where those files are not.
 	Personalities bool
+	// NoDPDK says that the binary that runs the test was built without
+	// the dpdk dumper backend (lumina sets it from dumper.DPDKAvailable):
+	// backend dpdk on testbed netns, whose dumpers run in it, is refused.
+	// Default false: not checked.
+	NoDPDK bool
 }
 
 // LoadWith is Load with overrides: ParseWith of the file's contents.
@@ -143,6 +148,7 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 		if len(d.errs) == 0 && len(perrs) == 0 {
 			d.checkNICModels(t)
 			d.checkResources(t, o.Resources)
+			d.checkBinary(t, o)
 		}
 	}
 	if len(d.errs) > 0 || len(perrs) > 0 {

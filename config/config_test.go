@@ -124,7 +124,7 @@ var errorTests = []struct {
 	{"tx-depth with drop", "traffic:\n  tx-depth: 2\n  data-pkt-events:\n    - {qpn: 0, psn: 1, type: drop}\n    - {qpn: 0, psn: 2, type: ecn}\n",
 		`t.yaml:4:30: type drop with tx-depth 2 and iter-scope message: per-message ITER is ambiguous with several messages in flight; use iter-scope: connection, or only ecn events`},
 	{"too many expanded events", "traffic:\n  num-msgs-per-qp: 1000000\n  message-size: 4096\n  data-pkt-events:\n    - {qpn: 0, psn: all, type: ecn}\n",
-		`t.yaml:5:5: data-pkt-events expand to more than 1048576 (event, message, packet) entries; give msg, or fewer psn: all events`},
+		`t.yaml:5:5: data-pkt-events expand to more than 65536 (event, message, packet) entries, the switch's event table; give msg, or fewer psn: all events`},
 
 	// Hosts.
 	{"xl710 on a traffic host", "requester:\n  nic:\n    type: XL710\n",

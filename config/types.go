@@ -614,7 +614,7 @@ func (tr *Traffic) QPVerb(qp int) Verb {
 // without msg applies to every message, and psn all to every packet of
 // the message. Entries are sorted by (QP, Msg, PSN, Iter), and by event
 // order after that. Parse rejects files whose events expand to more than
-// 1<<20 entries; a hand-built Test is expanded as is. Iter zero (a
+// 1<<16 entries (the switch's event table); a hand-built Test is expanded as is. Iter zero (a
 // hand-built Event) counts as 1.
 func (t *Test) ExpandEvents() []ExpandedEvent {
 	tr := &t.Traffic

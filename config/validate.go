@@ -71,6 +71,7 @@ func (d *decoder) backendSet(i int) bool {
 func (d *decoder) validate(t *Test) {
 	d.validateTestbed(t)
 	d.validateDumpers(t)
+	d.validateNameLengths(t)
 	d.validateTraffic(t)
 	d.validatePFC(t)
 }
@@ -154,6 +155,63 @@ func (d *decoder) validateDumpers(t *Test) {
 	}
 }
 
+// checkBinary refuses what the binary that runs t cannot do (o.NoDPDK):
+// backend dpdk on netns, whose dumpers run in this binary (on remote, the
+// agents' binaries decide for themselves).
+func (d *decoder) checkBinary(t *Test, o LoadOptions) {
+	if !o.NoDPDK || t.Testbed != TestbedNetns {
+		return
+	}
+	for i, dm := range t.Dumpers {
+		if dm.Backend == BackendDPDK {
+			d.errorAt(d.firstPos(d.dumperPath(i)+".backend", d.dumperPath(i)),
+				"backend dpdk: this lumina was built without it (build with go build -tags dpdk, on Linux with cgo and libdpdk-dev); use backend afpacket")
+		}
+	}
+}
+
+// File name limits: a file name has at most 255 bytes (NAME_MAX on Linux),
+// and lumina derives names from the test's: a dumper writes
+// ".dumperNN-<dump-filename>.wNNN.tmp-NNNNNNNNNN" while it runs (30 bytes
+// more), the merge ".<aggregate-pcap-filename>.tmpNNNNNNNNNN" (15 more).
+const (
+	maxFileName      = 255
+	maxDumpFilename  = maxFileName - 30
+	maxAggregateName = maxFileName - 15
+)
+
+// validateNameLengths refuses names that would make file names longer
+// than the file system allows: the run would fail with "file name too
+// long" after starting.
+func (d *decoder) validateNameLengths(t *Test) {
+	long := func(at Pos, what string, n, limit int, why string) {
+		d.errorAt(at, fmt.Sprintf("%s is %d bytes, want at most %d (%s)", what, n, limit, why))
+	}
+	if n := len(t.Name); n > maxFileName && !d.bad["name"] {
+		long(d.firstPos("name"), "name", n, maxFileName, "it names the results directory of the test")
+	}
+	if n := len(t.AggregatePcapFilename); n > maxAggregateName && !d.bad["aggregate-pcap-filename"] {
+		long(d.firstPos("aggregate-pcap-filename"), "aggregate-pcap-filename", n, maxAggregateName, "the merge writes it under a temporary name 15 bytes longer")
+	}
+	for i, dm := range t.Dumpers {
+		p := d.dumperPath(i)
+		n := len(dm.DumpFilename)
+		if p == "" || n <= maxDumpFilename || d.bad[p] {
+			continue
+		}
+		why := "the dumper writes it under a temporary name 30 bytes longer"
+		fp := d.pos(p + ".dump-filename")
+		if fp.Line == 0 {
+			fp = d.pos(p + ".pkt-dump-conf.dump-filename")
+		}
+		if fp.Line > 0 {
+			long(fp, "dump-filename", n, maxDumpFilename, why)
+		} else {
+			long(d.firstPos(p+".name", p), "the default dump-filename <name>.pcap", n, maxDumpFilename, why+"; give a shorter name or dump-filename")
+		}
+	}
+}
+
 func (d *decoder) validateTraffic(t *Test) {
 	tr := &t.Traffic
 	if d.bad["traffic"] {
@@ -193,6 +251,11 @@ func (d *decoder) validateTraffic(t *Test) {
 		if !d.checkEventParams(tr, &ev, path) {
 			good[i] = false
 		}
+		if ppmOK && ev.Direction == DirResponse && ev.PSN == AllPackets && ppm > 1 {
+			d.errorAt(d.pos(path+".psn"), fmt.Sprintf("psn: all with direction: response: the responder acknowledges several packets with one ACK, so most of a message's %d PSNs never appear in a response and the events could not all apply; give the PSNs of acknowledged packets, e.g. psn: %d (the last of each message)",
+				ppm, ppm-1))
+			good[i] = false
+		}
 		if txOK && tr.TxDepth > 1 && t.IterScope == IterScopeMessage && ev.Type != EventECN {
 			d.errorAt(d.pos(path+".type"), fmt.Sprintf("type %s with tx-depth %d and iter-scope message: per-message ITER is ambiguous with several messages in flight; use iter-scope: connection, or only ecn events",
 				ev.Type, tr.TxDepth))
@@ -210,7 +273,7 @@ func (d *decoder) validateTraffic(t *Test) {
 		}
 	}
 	if expanded > maxExpandedEvents {
-		d.errorAt(d.pos("traffic.data-pkt-events"), fmt.Sprintf("data-pkt-events expand to more than %d (event, message, packet) entries; give msg, or fewer psn: all events", maxExpandedEvents))
+		d.errorAt(d.pos("traffic.data-pkt-events"), fmt.Sprintf("data-pkt-events expand to more than %d (event, message, packet) entries, the switch's event table; give msg, or fewer psn: all events", maxExpandedEvents))
 	}
 	d.checkOverlaps(tr, good)
 }

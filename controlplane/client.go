@@ -200,7 +200,8 @@ func (s *Switch) Updates(p *Plan) ([]*p4v1.Update, error) {
 	for _, ss := range p.Sessions {
 		ups = append(ups, &p4v1.Update{Type: p4v1.Update_INSERT, Entity: &p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{
 			PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{
-				CloneSessionEntry: &p4v1.CloneSessionEntry{SessionId: ss.ID, Replicas: []*p4v1.Replica{{EgressPort: ss.Port, Instance: 1}}}}}}}})
+				CloneSessionEntry: &p4v1.CloneSessionEntry{SessionId: ss.ID, Replicas: []*p4v1.Replica{{EgressPort: ss.Port, Instance: 1}},
+					PacketLengthBytes: int32(ss.Truncate)}}}}}})
 	}
 	for slot, sess := range p.WRR {
 		ins(c.NewTableEntry("Ingress.mirror_select", map[string]client.MatchInterface{"meta.wrr_slot": exact(be(uint64(slot), 1))},

@@ -26,6 +26,11 @@ type Dumper struct {
 	Port   uint32
 	MAC    [6]byte
 	Weight int
+	// SnapLen is how many bytes of each copy the dumper keeps: its clone
+	// session truncates copies to it, as a hardware switch's mirror
+	// session does, so that a copy takes no more of the switch→dumper link
+	// than the dumper writes. Default 0: whole copies.
+	SnapLen int
 }
 
 // Ports is where everything is attached to the switch.
@@ -152,6 +157,10 @@ type Session struct {
 	ID     uint32
 	Port   uint32
 	Dumper string
+	// Truncate is the copies' length limit in bytes (P4Runtime
+	// CloneSessionEntry.packet_length_bytes), the dumper's SnapLen; 0
+	// keeps whole copies.
+	Truncate int
 }
 
 // Errors of Translate.
@@ -299,7 +308,10 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 			return nil, fmt.Errorf("controlplane: dumper %s weight %d out of 1..255", d.Name, d.Weight)
 		}
 		weights[i] = d.Weight
-		p.Sessions = append(p.Sessions, Session{ID: uint32(i + 1), Port: d.Port, Dumper: d.Name})
+		if d.SnapLen < 0 {
+			return nil, fmt.Errorf("controlplane: dumper %s snap length %d is negative", d.Name, d.SnapLen)
+		}
+		p.Sessions = append(p.Sessions, Session{ID: uint32(i + 1), Port: d.Port, Dumper: d.Name, Truncate: d.SnapLen})
 		p.Forward = append(p.Forward, ForwardEntry{d.MAC, d.Port})
 		p.CountPorts = append(p.CountPorts, d.Port)
 	}

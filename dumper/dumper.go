@@ -25,7 +25,8 @@ type Report struct {
 	Captured uint64 `json:"captured"`
 	// KernelDropped counts packets the kernel or NIC dropped before a
 	// worker saw them: afpacket PACKET_STATISTICS tp_drops, DPDK imissed +
-	// rx_nombuf.
+	// rx_nombuf; sim: copies the switch→dumper link dropped (its queue
+	// full, or longer than its MTU).
 	KernelDropped uint64 `json:"kernel_dropped"`
 	// BufferDropped counts packets a worker received but could not keep:
 	// its Capacity was reached (see Full), its file could not be written
@@ -70,6 +71,8 @@ func (r Report) Counters() integrity.DumperCounters {
 		c.Cause = "kernel or NIC drops and the disk fell behind: the capture could not keep up; add workers or dumpers, or offer less"
 	case r.BufferDropped > 0:
 		c.Cause = "its file could not be written fast enough, or not at all (disk full)"
+	case r.KernelDropped > 0 && r.Backend == "sim":
+		c.Cause = "the switch→dumper link dropped them: a burst of copies overflowed its queue; lower snap-len (the clone session cuts copies to it) or add dumpers"
 	case r.KernelDropped > 0:
 		c.Cause = "kernel or NIC drops: the capture could not keep up; add workers or dumpers, or offer less"
 	}

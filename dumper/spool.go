@@ -144,6 +144,37 @@ const (
 	pcapRecordLen = 16
 )
 
+// ipFrameLen returns the length of the frame a RoCE mirror copy was cut
+// from, from its IP header (total length, or payload length plus the fixed
+// header), with its Ethernet header and VLAN tags; 0 if the copy does not
+// hold the field. A clone session truncates copies to the dumper's snap
+// length (as hardware mirror sessions do) and the copy's own length is
+// then the cut one: the record keeps the original's, as if the dumper had
+// cut it.
+func ipFrameLen(b []byte) int {
+	off := roce.EthernetLen - 2
+	for range 2 {
+		if len(b) < off+2 {
+			return 0
+		}
+		if et := binary.BigEndian.Uint16(b[off:]); et != roce.EtherTypeVLAN && et != roce.EtherTypeQinQ {
+			break
+		}
+		off += roce.VLANTagLen
+	}
+	if len(b) < off+2 {
+		return 0
+	}
+	et, l3 := binary.BigEndian.Uint16(b[off:]), off+2
+	switch {
+	case et == roce.EtherTypeIPv4 && len(b) >= l3+4:
+		return l3 + int(binary.BigEndian.Uint16(b[l3+2:]))
+	case et == roce.EtherTypeIPv6 && len(b) >= l3+6:
+		return l3 + roce.IPv6Len + int(binary.BigEndian.Uint16(b[l3+4:]))
+	}
+	return 0
+}
+
 // put appends frame, whose length on the wire is origLen, and counts it in
 // c: received and written, received and dropped (limit reached or a write
 // error), or foreign (too short to be a mirror copy, or a RoCE copy whose
@@ -177,10 +208,13 @@ func (s *spool) put(c *batch, frame []byte, origLen int) {
 	copy(data, frame[:capLen])
 	// A wrapped copy (PFC/PAUSE) is kept as it came; a RoCE copy gets its
 	// UDP ports back.
-	if !trace.IsMACMirror(data) && !roce.RestoreMirror(data, s.port) {
-		c.received--
-		c.foreign++
-		return
+	if !trace.IsMACMirror(data) {
+		if !roce.RestoreMirror(data, s.port) {
+			c.received--
+			c.foreign++
+			return
+		}
+		origLen = max(origLen, ipFrameLen(data))
 	}
 	seq, ts, _ := trace.MirrorFields(data)
 	le := binary.LittleEndian

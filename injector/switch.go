@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"time"
 
@@ -48,9 +47,9 @@ type Switch struct {
 	scratch []byte
 	stats   Stats
 
-	// Packets held by delay and reorder events, and the reorder holds
-	// waiting for overtakers, per connection index.
-	reorders map[uint64][]*held
+	// The reorder holds waiting for overtakers, per connection index
+	// (a connection has an entry while it has a hold waiting).
+	reorders map[uint64]*overtakes
 
 	lastStamp int64 // the latest mirror timestamp (loop ns): stamps never decrease
 	timing    timingStats
@@ -182,7 +181,7 @@ func (s *Switch) install(sch *schema, cookie uint64, devCfg []byte) {
 	s.a.setConn, s.a.dropEvent, s.a.markECN, s.a.corrupt = a("Ingress.set_conn"), a("Ingress.drop_event"), a("Ingress.mark_ecn"), a("Ingress.corrupt")
 	s.a.setWRR, s.a.setMirror, s.a.rewrite = a("Ingress.set_wrr_size"), a("Ingress.set_mirror"), a("Egress.rewrite_mirror")
 	s.a.delayEvent, s.a.reorderEvent, s.a.duplicateEvent = a("Ingress.delay_event"), a("Ingress.reorder_event"), a("Ingress.duplicate_event")
-	s.reorders = map[uint64][]*held{}
+	s.reorders = map[uint64]*overtakes{}
 	r := func(n string) []uint64 { return s.regs[sch.byName[n]] }
 	s.r.expected, s.r.iter, s.r.wrrIdx, s.r.seqLo, s.r.seqHi = r("Ingress.expected_psn"), r("Ingress.iter_reg"), r("Ingress.wrr_index"), r("Ingress.mirror_seq_lo"), r("Ingress.mirror_seq_hi")
 	c := func(n string) []counterCell { return s.ctrs[sch.byName[n]] }
@@ -292,7 +291,7 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 			// not held or copied, and mirrored untagged (as lumina.p4).
 			event, hold, copies = roce.EventNone, nil, 0
 		}
-		if hold != nil || copies > 0 || len(s.reorders[conn]) > 0 {
+		if hold != nil || copies > 0 || s.reorders[conn] != nil {
 			arrived = s.loop.Now()
 			if timed {
 				arrived = rxNs
@@ -368,9 +367,44 @@ type held struct {
 	conn       uint64
 	arrived    int64 // arrival time on the mirror clock (rx timestamp if timed)
 	delay      int64 // delay: the hold; reorder: the longest hold (ns)
-	overtakers int   // reorder: packets of conn still to pass it
+	overtakers int   // reorder: how many packets of conn must pass it
 	timer      sim.Timer
 	gone       bool
+
+	q      *overtakes // reorder: the queue it waits in
+	target uint64     // reorder: the q.departed that releases it
+}
+
+// overtakes are the reorder holds of one connection waiting for their
+// overtakers. Rather than counting down every hold at each departure (a
+// scan of all holds per departure, and quadratic for a burst of holds),
+// it counts the connection's departures and files each hold under the
+// count that releases it: the departures counted when it was held plus its
+// overtakers. A departure then finds the holds it releases in one lookup,
+// in the order they were held, as a count-down over the holds in that
+// order would find them. A hold that left before (its delay passed) stays
+// filed, marked gone, until its count comes or the connection has no hold
+// left.
+type overtakes struct {
+	departed uint64             // departures of the connection counted so far
+	waiting  map[uint64][]*held // holds by the departure count that releases them
+	live     int                // holds filed and not gone
+}
+
+// add files a reorder hold (h.overtakers > 0).
+func (q *overtakes) add(h *held) {
+	h.q, h.target = q, q.departed+uint64(h.overtakers)
+	q.waiting[h.target] = append(q.waiting[h.target], h)
+	q.live++
+}
+
+// depart counts a departure and returns the holds it releases, in the
+// order they were held; some may be gone.
+func (q *overtakes) depart() []*held {
+	q.departed++
+	ready := q.waiting[q.departed]
+	delete(q.waiting, q.departed)
+	return ready
 }
 
 // hold keeps h until its delay passes or, for a reorder, until enough
@@ -378,7 +412,12 @@ type held struct {
 func (s *Switch) hold(h *held) {
 	s.stats.Held++
 	if h.overtakers > 0 {
-		s.reorders[h.conn] = append(s.reorders[h.conn], h)
+		q := s.reorders[h.conn]
+		if q == nil {
+			q = &overtakes{waiting: map[uint64][]*held{}}
+			s.reorders[h.conn] = q
+		}
+		q.add(h)
 	}
 	h.timer = s.loop.AfterFunc(time.Duration(h.delay), func() {
 		s.mu.Lock()
@@ -393,19 +432,15 @@ func (s *Switch) hold(h *held) {
 // conn, releasing those whose count is reached right after it, with its
 // departure time (on the mirror clock) left.
 func (s *Switch) overtaken(conn uint64, left int64) {
-	hs := s.reorders[conn]
-	if len(hs) == 0 {
+	q := s.reorders[conn]
+	if q == nil {
 		return
 	}
-	var ready []*held
-	for _, h := range hs {
-		if h.overtakers--; h.overtakers == 0 {
-			ready = append(ready, h)
+	for _, h := range q.depart() {
+		if !h.gone {
+			h.timer.Stop()
+			s.release(h, left)
 		}
-	}
-	for _, h := range ready {
-		h.timer.Stop()
-		s.release(h, left)
 	}
 }
 
@@ -420,9 +455,8 @@ func (s *Switch) release(h *held, left int64) {
 	}
 	h.gone = true
 	s.stats.Released++
-	if hs := s.reorders[h.conn]; h.overtakers > 0 || slices.Contains(hs, h) {
-		s.reorders[h.conn] = slices.DeleteFunc(hs, func(x *held) bool { return x == h })
-		if len(s.reorders[h.conn]) == 0 {
+	if q := h.q; q != nil {
+		if q.live--; q.live == 0 && s.reorders[h.conn] == q {
 			delete(s.reorders, h.conn)
 		}
 	}

@@ -150,7 +150,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		if _, err := dumpers[i].Start(ctx, &luminav1.DumperStartRequest{Config: cfg}); err != nil {
 			return fmt.Errorf("dumper %s: %w", d.Name, err)
 		}
-		dports = append(dports, controlplane.Dumper{Name: d.Name, Port: pl.dumperPorts[i], MAC: macDumper(i), Weight: d.Weight})
+		dports = append(dports, controlplane.Dumper{Name: d.Name, Port: pl.dumperPorts[i], MAC: macDumper(i), Weight: d.Weight, SnapLen: d.SnapLen})
 	}
 	stopIn := dumperStopTimeout(t)
 	stopDumpers := func() {

@@ -36,7 +36,8 @@ type Options struct {
 	Seed    uint64
 	SeedSet bool
 	// Retries is how many times an invalid repeat (failed integrity check)
-	// is run again. Default 2.
+	// is run again on netns and remote. Default 2. On sim an invalid
+	// repeat is not run again: it is deterministic.
 	Retries    int
 	RetriesSet bool
 	// Progress receives one line per phase. Default: discarded.
@@ -272,6 +273,12 @@ func RunTest(ctx context.Context, t *config.Test, o Options) *TestResult {
 			}
 			if d := fullDumper(run); d != "" {
 				progress(fmt.Sprintf("invalid run not retried: dumper %s reached its num-pkts, and would again", d))
+				break
+			}
+			if t.Testbed == config.TestbedSim {
+				// One virtual clock and the same seeds: an attempt
+				// again would be the same run, byte for byte.
+				progress("invalid run not retried: the sim testbed is deterministic, and the same seed would fail again")
 				break
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/orchestrator"
 	"github.com/netlumina/lumina/orchestrator/agent"
 	"github.com/netlumina/lumina/suite"
@@ -26,7 +27,7 @@ func init() {
 			out := fs.String("o", "", "results `dir` (default: each test's result-path)")
 			testbed := fs.String("testbed", "", "override the testbed: sim, netns or remote (default: each test's testbed)")
 			seed := optUint(fs, "seed", math.MaxUint64, "override the test's RNG `seed`, ≥ 0 (recorded in config.yaml; default: each test's seed)")
-			retries := fs.Int("retries", 2, "re-run an invalid repeat (failed integrity check) up to `n` times")
+			retries := fs.Int("retries", 2, "re-run an invalid repeat (failed integrity check) up to `n` times (netns, remote: a sim run is deterministic)")
 			mem := addMemoryLimit(fs)
 			quiet := fs.Bool("q", false, "no progress lines on stderr")
 			tokenFile := fs.String("agent-token-file", "", "remote: `file` with the agents' token")
@@ -59,7 +60,7 @@ func init() {
 				// not surface after nine runs.
 				var tests []*config.Test
 				bad := false
-				lo := config.LoadOptions{Resources: resources(mem, *out), Personalities: true}
+				lo := config.LoadOptions{Resources: resources(mem, *out), Personalities: true, NoDPDK: !dumper.DPDKAvailable}
 				if *testbed != "" {
 					tb, _ := config.ParseTestbed(*testbed) // checked above
 					lo.Testbed, lo.TestbedSet = tb, true

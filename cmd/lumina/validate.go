@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/dumper"
 )
 
 func init() {
@@ -35,7 +36,7 @@ func init() {
 					}
 					files = append(files, fs...)
 				}
-				o := config.LoadOptions{Resources: resources(mem, *out), Personalities: true}
+				o := config.LoadOptions{Resources: resources(mem, *out), Personalities: true, NoDPDK: !dumper.DPDKAvailable}
 				if *testbed != "" {
 					tb, err := config.ParseTestbed(*testbed)
 					if err != nil || *testbed != tb.String() {

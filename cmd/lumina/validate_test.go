@@ -1,13 +1,18 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/netlumina/lumina/dumper"
+)
 
 func validateCases() []cliCase {
 	td := "../../config/testdata/"
 	file := func(name, content string) func(*testing.T, string) {
 		return func(t *testing.T, tmp string) { write(t, tmp, name, []byte(content)) }
 	}
-	return []cliCase{
+	cases := []cliCase{
 		{name: "validate-ok", args: []string{"validate", "../../examples/remote/listing2.yaml", td + "public-example.yaml"}},
 		{name: "validate-typo", args: []string{"validate", td + "invalid-typo.yaml"}},
 		{name: "validate-mixed", args: []string{"validate", "../../examples/remote/listing2.yaml", td + "invalid-qpn.yaml", td + "invalid-syntax.yaml", td + "invalid-semantics.yaml"}},
@@ -28,8 +33,7 @@ func validateCases() []cliCase {
 			setup: file("cap.yaml", "dumpers:\n  - num-pkts: 16383\ntraffic: {num-qps: 8, num-msgs-per-qp: 64, message-size: 1048576}\n")},
 		{name: "validate-num-repeats", args: []string{"validate", "$TMP/rep.yaml"}, setup: file("rep.yaml", "num-repeats: 1000000\n")},
 		{name: "validate-testbed-remote", args: []string{"validate", "--testbed", "remote", "../../examples/quickstart.yaml"}},
-		{name: "validate-testbed-netns", args: []string{"validate", "--testbed", "netns", "../../examples/quickstart.yaml", "$TMP/dpdk.yaml"},
-			setup: file("dpdk.yaml", "testbed: netns\ndumpers:\n  - {backend: dpdk, eal-args: [--no-pci]}\n")},
+		{name: "validate-testbed-netns", args: []string{"validate", "--testbed", "netns", "../../examples/quickstart.yaml"}},
 		{name: "validate-testbed-sim", args: []string{"validate", "--testbed", "sim", "$TMP/dpdk.yaml"},
 			setup: file("dpdk.yaml", "testbed: netns\ndumpers:\n  - {backend: dpdk, eal-args: [--no-pci]}\n")},
 		{name: "validate-testbed-bad", args: []string{"validate", "--testbed", "hw", "../../examples/quickstart.yaml"}},
@@ -39,7 +43,25 @@ func validateCases() []cliCase {
 		{name: "validate-pfc-warning", args: []string{"validate", "$TMP/prio0.yaml"}, setup: file("prio0.yaml", pfcPrio0YAML)},
 		{name: "run-pfc-no-nic-pfc", args: []string{"run", "-q", "-o", "$TMP/out", "$TMP/nopfc.yaml"},
 			setup: file("nopfc.yaml", "requester: {nic: {pfc: {priorities: [3]}}}\ntraffic:\n  dscp-list: [26]\n  pfc-events:\n    - {type: pause, to: responder, priority: 3}\n")},
+		// Issue #38, point 12: what the run would fail on after starting.
+		{name: "validate-not-runnable", args: []string{"validate", "$TMP/events.yaml", "$TMP/response.yaml", "$TMP/names.yaml"},
+			setup: func(t *testing.T, tmp string) {
+				file("events.yaml", "traffic:\n  num-msgs-per-qp: 65537\n  message-size: 1024\n  data-pkt-events:\n    - {qpn: 0, psn: all, type: ecn}\n")(t, tmp)
+				file("response.yaml", "traffic:\n  message-size: 4096\n  data-pkt-events:\n    - {qpn: 0, psn: all, type: drop, direction: response}\n")(t, tmp)
+				file("names.yaml", "name: "+strings.Repeat("n", 256)+"\naggregate-pcap-filename: "+strings.Repeat("a", 241)+
+					"\ndumpers:\n  - {name: "+strings.Repeat("d", 221)+"}\n  - {dump-filename: "+strings.Repeat("f", 226)+"}\n")(t, tmp)
+			}},
 	}
+	if !dumper.DPDKAvailable {
+		// Issue #38, point 12: backend dpdk on netns from a binary built
+		// without it; --testbed netns keeps a file's dpdk backend.
+		cases = append(cases, cliCase{name: "validate-dpdk-missing", args: []string{"validate", "--testbed", "netns", "$TMP/dpdk.yaml", "$TMP/remote.yaml"},
+			setup: func(t *testing.T, tmp string) {
+				file("dpdk.yaml", "testbed: netns\ndumpers:\n  - {backend: dpdk, eal-args: [--no-pci]}\n")(t, tmp)
+				file("remote.yaml", "requester: {control-ip: a}\nresponder: {control-ip: b}\nswitch: {control-ip: c}\ndumpers:\n  - {backend: dpdk, control-ip: d}\n")(t, tmp)
+			}})
+	}
+	return cases
 }
 
 // pfcPrio0YAML pauses priority 3 of both hosts while their QP runs on
