@@ -70,6 +70,11 @@ type LoadOptions struct {
 	// lumina validate and run set it; it is off otherwise, so that a run
 	// directory's config.yaml loads where those files are not.
 	Personalities bool
+	// Warn, if set, receives the warnings of a valid file: what runs but
+	// deserves a look (Msg starts with "warning: "), such as a netns
+	// traffic limit of more than MaxNetnsWallTime on the wall clock.
+	// Default nil: none reported.
+	Warn func(Error)
 }
 
 // LoadWith is Load with overrides: ParseWith of the file's contents.
@@ -143,6 +148,9 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 		if len(d.errs) == 0 && len(perrs) == 0 {
 			d.checkNICModels(t)
 			d.checkResources(t, o.Resources)
+			if len(d.errs) == 0 {
+				d.warnNetnsLimit(t, o.Warn)
+			}
 		}
 	}
 	if len(d.errs) > 0 || len(perrs) > 0 {

@@ -91,3 +91,31 @@ func TestNetnsWallTime(t *testing.T) {
 		})
 	}
 }
+
+// Issue #38, point 13: a netns test whose traffic limit, times
+// netns-slowdown, exceeds MaxNetnsWallTime validates with a warning at
+// netns-slowdown (netns-slowdown 10000 and 9 messages: 127 s × 10000,
+// about 15 days); at netns-slowdown 50, or on sim, none.
+func TestNetnsLimitWarning(t *testing.T) {
+	const body = "traffic:\n  num-msgs-per-qp: 9\n  data-pkt-events:\n    - {qpn: 0, psn: 1, type: delay, delay-us: 4294967}\n"
+	tests := []struct{ in, want string }{
+		{"testbed: netns\nnetns-slowdown: 10000\n" + body,
+			"t.yaml:2:17: warning: on netns the traffic's limit of 2m7s on the models' clock takes up to 352h46m43s of wall-clock time at netns-slowdown 10000 (more than 24h0m0s): a run that does not complete holds the testbed that long; lower netns-slowdown, num-msgs-per-qp or the retransmission timeout and retries (docs/run.md#netns-slowdown)"},
+		{"testbed: netns\nnetns-slowdown: 50\n" + body, ""},
+		{"netns-slowdown: 10000\n" + body, ""},
+	}
+	for _, tt := range tests {
+		var got []string
+		_, err := ParseWith("t.yaml", []byte(tt.in), LoadOptions{Warn: func(e Error) { got = append(got, e.Error()) }})
+		if err != nil {
+			t.Errorf("ParseWith(%q) = %v, want no error", tt.in, err)
+		}
+		var want []string
+		if tt.want != "" {
+			want = []string{tt.want}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("ParseWith(%q) warnings %q, want %q", tt.in, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netlumina/lumina/generator/softrnic"
+	"github.com/netlumina/lumina/roce"
 )
 
 // Resources are the limits of the machine a test is validated for (the one
@@ -225,6 +226,45 @@ func (t *Test) Estimate() Estimate {
 	e.RecordBytes = (e.Packets+e.PFCFrames)*PacketMemory + qps*msgs*MessageMemory
 	e.MemoryBytes = e.GeneratorBytes + e.DumperBytes + e.HoldBytes + e.RecordBytes + BaseMemory
 	return e
+}
+
+// TrafficDeadline bounds a run's traffic on the testbed's clock (virtual
+// on sim; the models' clock on netns, netns-slowdown times slower than
+// the wall clock): the time to send everything at 1 Gb/s plus, per
+// message, every retry at the longest timeout any personality uses
+// (8·T_tr, or the adaptive stages), plus slack.
+func (t *Test) TrafficDeadline() time.Duration {
+	tr := t.Traffic
+	bytes := float64(tr.NumQPs) * float64(tr.NumMsgsPerQP) * float64(max(tr.MessageSize, 64))
+	send := time.Duration(bytes * 8) // ns at 1 Gb/s
+	retry := time.Duration(tr.MaxRetransmitRetry+1) * 8 * roce.TransportTimeout(uint8(tr.MinRetransmitTimeout))
+	retry = max(retry, 14*time.Second) // adaptive stages: 13 retries up to 0.67 s each
+	msgs := time.Duration(tr.NumMsgsPerQP)
+	if tr.TxDepth > 0 && !tr.BarrierSync {
+		msgs = (msgs + time.Duration(tr.TxDepth) - 1) / time.Duration(tr.TxDepth)
+	}
+	return send + msgs*retry + time.Second
+}
+
+// warnNetnsLimit warns, on netns, when the traffic's limit
+// (TrafficDeadline) times netns-slowdown exceeds MaxNetnsWallTime: the
+// run may then take that long on the wall clock before it is stopped.
+func (d *decoder) warnNetnsLimit(t *Test, warn func(Error)) {
+	if t.Testbed != TestbedNetns || warn == nil {
+		return
+	}
+	k := time.Duration(max(t.NetnsSlowdown, 1))
+	limit := t.TrafficDeadline()
+	if limit <= MaxNetnsWallTime/k {
+		return
+	}
+	at := d.firstPos("netns-slowdown", "testbed")
+	wall := time.Duration(1 << 62)
+	if limit < wall/k {
+		wall = limit * k
+	}
+	warn(Error{File: d.file, Line: at.Line, Col: at.Col, Msg: fmt.Sprintf("warning: on netns the traffic's limit of %v on the models' clock takes up to %v of wall-clock time at netns-slowdown %d (more than %v): a run that does not complete holds the testbed that long; lower netns-slowdown, num-msgs-per-qp or the retransmission timeout and retries (docs/run.md#netns-slowdown)",
+		limit.Round(time.Second), wall.Round(time.Second), int64(k), MaxNetnsWallTime)})
 }
 
 // netnsWallTime returns how long, at least, t keeps the netns testbed

@@ -59,7 +59,8 @@ func init() {
 				// not surface after nine runs.
 				var tests []*config.Test
 				bad := false
-				lo := config.LoadOptions{Resources: resources(mem, *out), Personalities: true}
+				lo := config.LoadOptions{Resources: resources(mem, *out), Personalities: true,
+					Warn: func(e config.Error) { fmt.Fprintln(stderr, e.Error()) }}
 				if *testbed != "" {
 					tb, _ := config.ParseTestbed(*testbed) // checked above
 					lo.Testbed, lo.TestbedSet = tb, true

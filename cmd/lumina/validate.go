@@ -59,6 +59,7 @@ func init() {
 }
 
 func validateFile(w io.Writer, path string, o config.LoadOptions) error {
+	o.Warn = func(e config.Error) { fmt.Fprintln(w, e.Error()) } // before "ok"
 	_, err := config.LoadWith(path, o)
 	var list config.ErrorList
 	switch {

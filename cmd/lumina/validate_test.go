@@ -32,6 +32,9 @@ func validateCases() []cliCase {
 			setup: file("dpdk.yaml", "testbed: netns\ndumpers:\n  - {backend: dpdk, eal-args: [--no-pci]}\n")},
 		{name: "validate-testbed-sim", args: []string{"validate", "--testbed", "sim", "$TMP/dpdk.yaml"},
 			setup: file("dpdk.yaml", "testbed: netns\ndumpers:\n  - {backend: dpdk, eal-args: [--no-pci]}\n")},
+		// Issue #38: a netns traffic limit of weeks on the wall clock warns.
+		{name: "validate-netns-limit", args: []string{"validate", "$TMP/slow.yaml"},
+			setup: file("slow.yaml", "testbed: netns\nnetns-slowdown: 10000\ntraffic: {num-msgs-per-qp: 9}\n")},
 		{name: "validate-testbed-bad", args: []string{"validate", "--testbed", "hw", "../../examples/quickstart.yaml"}},
 	}
 }
