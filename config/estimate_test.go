@@ -40,6 +40,11 @@ func TestEstimateLimits(t *testing.T) {
 		{"spool", big, LoadOptions{Resources: spool(16<<20, false)},
 			"t.yaml:1:28: a repeat's dumper files need about 30.9 MiB (up to 225280 packets, before the merge) in the spool directory /small, where 16 MiB are free; set TMPDIR to a larger file system, or lower snap-len or num-msgs-per-qp"},
 		{"spool fits", big, LoadOptions{Resources: spool(32<<20, false)}, ""},
+		// Without keep-dumper-files, the last repeat's dumper files still
+		// sit under the results directory until its merge: 2 × 30.9 MiB
+		// repeats and 30.9 MiB more.
+		{"dumper files not kept", "num-repeats: 2\nkeep-dumper-files: false\n" + big, LoadOptions{Resources: disk(64 << 20)},
+			"t.yaml:1:14: the results need about 92.8 MiB of disk (2 repeats × up to 225280 packets, traces and dumper files), 64 MiB are free under the results directory; free some, choose another with -o, or lower snap-len, num-msgs-per-qp or num-repeats"},
 		{"spool on remote", "testbed: remote\nrequester: {control-ip: r}\nresponder: {control-ip: p}\nswitch: {control-ip: s}\ndumpers:\n  - {control-ip: d}\n" + big,
 			LoadOptions{Resources: spool(1, false)}, ""},
 		// Spool and results on one file system: both add up there.

@@ -379,6 +379,11 @@ func (d *decoder) checkResources(t *Test, r Resources) {
 	if r.DiskFree != nil {
 		free, ok := r.DiskFree(t.ResultPath)
 		need := e.DiskBytes * int64(t.NumRepeats)
+		if !t.KeepDumperFiles {
+			// The last repeat's dumper files, copied under the results
+			// directory and removed after its merge.
+			need += e.TraceBytes
+		}
 		if spool && shared {
 			need += e.SpoolBytes // the last repeat's dumper files, before its merge
 		}
