@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/netlumina/lumina/generator/softrnic"
+	"github.com/netlumina/lumina/roce"
 )
 
 // Resources are the limits of the machine a test is validated for (the one
@@ -23,6 +25,13 @@ type Resources struct {
 	// override, such as `lumina run -o`), and ok false when unknown. nil:
 	// not checked.
 	DiskFree func(resultPath string) (free int64, ok bool)
+	// SpoolFree returns, for the sim and netns testbeds, the spool
+	// directory where the dumpers write their files during a repeat
+	// before the merge (the temporary directory: $TMPDIR, else /tmp), the
+	// free bytes on its file system, and shared true when that is also the
+	// file system of the results directory of resultPath (then both needs
+	// add up there); ok false when unknown. nil: not checked.
+	SpoolFree func(resultPath string) (dir string, free int64, shared, ok bool)
 }
 
 // DefaultMemoryFraction is the share of physical memory a run may plan to
@@ -30,28 +39,64 @@ type Resources struct {
 // trace is written through it) and to whatever else the machine runs.
 const DefaultMemoryFraction = 0.5
 
+// MaxNetnsWallTime is the longest wall-clock time a netns test may
+// certainly take because of its holds and PFC events: the longest delay
+// or reorder hold, or the end of the last PFC event, times netns-slowdown
+// (the switch holds the packet, and the driver waits for it after
+// traffic, that long on the wall clock; docs/run.md#netns-slowdown).
+// Validation refuses a test above it.
+const MaxNetnsWallTime = 24 * time.Hour
+
 // Estimate is what a test needs, as validation computes it before the run.
 type Estimate struct {
 	// MinPackets is the fewest RoCE packets the switch certainly mirrors
 	// in one repeat: every data packet of every message once (for READ,
 	// the request too), no acknowledgement, no retransmission.
 	MinPackets int64
+	// EventPackets is what the data-pkt-events add at most: each copy of
+	// a duplicated packet and its acknowledgement, and for each event
+	// that loses or holds a packet (drop, corrupt, delay, reorder) a
+	// go-back-N resend of the rest of the message and its
+	// acknowledgements.
+	EventPackets int64
 	// Packets is the expected upper end: MinPackets, one acknowledgement
-	// per data packet (responders coalesce, so usually fewer) and 10% for
-	// retransmissions and events.
+	// per data packet (responders coalesce, so usually fewer), 10% for
+	// retransmissions, and EventPackets.
 	Packets int64
-	// DiskBytes is the disk one repeat's results take for Packets: the
-	// merged trace, and as much again for the dumper files when
-	// keep-dumper-files is true.
+	// PFCFrames is the PFC frames the switch mirrors at most: every frame
+	// of every pause event (duration-us / interval-us + 1), and for an
+	// rx-stall the stalled NIC's pause refreshes and the switch's pauses
+	// to the other host over the stall.
+	PFCFrames int64
+	// TraceBytes is one repeat's merged trace: Packets and PFCFrames as
+	// pcap records cut at the snap length.
+	TraceBytes int64
+	// DiskBytes is the disk one repeat's results take: the merged trace,
+	// and as much again for the dumper files when keep-dumper-files is
+	// true.
 	DiskBytes int64
-	// GeneratorBytes is the message buffers of both generators (one
-	// message per QP on each side).
+	// SpoolBytes is what the dumpers write into the spool directory
+	// during a repeat on the sim and netns testbeds (TraceBytes), before
+	// the merge copies it under the results directory.
+	SpoolBytes int64
+	// GeneratorBytes is the message memory of both generators: a message
+	// buffer per QP on each side and the software RNICs' work on them
+	// (measured about 2.5 × num-qps × message-size; 3 × is counted).
 	GeneratorBytes int64
 	// DumperBytes is the capture memory of every dumper: per worker, the
 	// afpacket/dpdk ring (64 MiB) and a 4 MiB write buffer.
 	DumperBytes int64
+	// HoldBytes is what the switch may hold at once for delay and reorder
+	// events: every packet an event matches, at most what a 400 Gb/s link
+	// carries during the hold.
+	HoldBytes int64
+	// RecordBytes is what the run keeps per packet and per message
+	// (the generators' and analyzers' records): PacketMemory per packet
+	// of Packets and PFCFrames, MessageMemory per message.
+	RecordBytes int64
 	// MemoryBytes is the most memory the run needs on one machine on the
-	// sim and netns testbeds: GeneratorBytes, DumperBytes and BaseMemory.
+	// sim and netns testbeds: GeneratorBytes, DumperBytes, HoldBytes,
+	// RecordBytes and BaseMemory.
 	MemoryBytes int64
 }
 
@@ -63,10 +108,22 @@ const (
 	dumperWriteBuffer = 4 << 20
 )
 
-// BaseMemory is what a run needs besides message buffers and dumpers: the
-// processes, the merge (a read buffer per dumper), the analyzers' state and
-// the sim's packets in flight.
+// BaseMemory is what a run needs besides message buffers, dumpers, holds
+// and records: the processes, the merge (a read buffer per dumper) and the
+// sim's packets in flight.
 const BaseMemory = 256 << 20
+
+// PacketMemory and MessageMemory are the memory a run keeps per mirrored
+// packet and per message until its analysis ends. Measured with
+// /usr/bin/time -v on sim (peak RSS of `lumina run`): about 140 B per
+// packet (4 QPs × 512 messages of 1 MiB: 2.1 M packets, 432 MiB) and
+// 640 B per message (4 QPs × 131072 messages of 1 KiB: 1 M packets, 553
+// MiB); Packets counts acknowledgements at their most, so 128 B per
+// packet of it covers the first with room.
+const (
+	PacketMemory  = 128
+	MessageMemory = 768
+)
 
 // pcapRecordOverhead is a pcap record header.
 const pcapRecordOverhead = 16
@@ -75,11 +132,24 @@ const pcapRecordOverhead = 16
 // Ethernet, IPv4, UDP, BTH, RETH and ICRC, plus the frame check sequence.
 const roceOverhead = 14 + 20 + 8 + 12 + 16 + 4 + 4
 
+// pfcMirrorBytes is a PFC frame's mirror copy: the 18-byte wrapping
+// header (roce.MACMirrorHeaderLen) and the 64-byte frame.
+const pfcMirrorBytes = 18 + 64
+
+// fastestRefreshUs is the shortest interval between a NIC's PFC pause
+// refreshes that the estimate assumes: half of 65535 quanta at 400 Gb/s
+// (IEEE 802.1Qbb: a quantum is 512 bit times), about 42 µs.
+const fastestRefreshUs = 65535 * 512 / 400_000 / 2
+
+// holdBytesPerUs is what a 400 Gb/s link carries in a microsecond.
+const holdBytesPerUs = 400_000 / 8
+
 // Estimate returns what t needs (see Estimate).
 func (t *Test) Estimate() Estimate {
 	tr := &t.Traffic
 	ppm := int64(tr.PacketsPerMessage())
 	msgs := int64(max(tr.NumMsgsPerQP, 1))
+	qps := int64(max(tr.NumQPs, 1))
 	var e Estimate
 	for qp := range max(tr.NumQPs, 1) {
 		n := ppm
@@ -88,20 +158,64 @@ func (t *Test) Estimate() Estimate {
 		}
 		e.MinPackets += n * msgs
 	}
-	e.Packets = e.MinPackets * 2 * 11 / 10
 	frame := int64(tr.mtuOrDefault() + roceOverhead)
-	var perPacket int64
+	for _, ev := range tr.Events {
+		evMsgs, evPkts := int64(1), int64(1)
+		if ev.Msg == AllMessages {
+			evMsgs = msgs
+		}
+		if ev.PSN == AllPackets {
+			evPkts = ppm
+		}
+		matched := evMsgs * evPkts
+		switch ev.Type {
+		case EventDuplicate:
+			e.EventPackets += 2 * matched * int64(max(ev.Copies, 1))
+		case EventDrop, EventCorrupt, EventDelay, EventReorder:
+			e.EventPackets += 2 * evMsgs * ppm
+		}
+		hold := int64(0)
+		switch ev.Type {
+		case EventDelay:
+			hold = int64(ev.DelayUs)
+		case EventReorder:
+			hold = int64(ev.MaxHoldUs)
+		}
+		if hold > 0 {
+			e.HoldBytes += min(matched*frame, max(hold*holdBytesPerUs, frame))
+		}
+	}
+	e.Packets = e.MinPackets*2*11/10 + e.EventPackets
+	for _, pe := range tr.PFCEvents {
+		switch pe.Type {
+		case PFCPause:
+			e.PFCFrames++
+			if pe.DurationUs > 0 && pe.IntervalUs > 0 {
+				e.PFCFrames += int64(pe.DurationUs / pe.IntervalUs)
+			}
+		case PFCRxStall:
+			// The stalled NIC's refreshes and the switch's own to the other
+			// host (the pause spreads).
+			e.PFCFrames += 2 * (int64(pe.DurationUs)/fastestRefreshUs + 1)
+		}
+	}
+	var snap int64
 	for _, dm := range t.Dumpers {
-		perPacket = max(perPacket, min(frame, int64(dm.SnapLen))+pcapRecordOverhead)
+		snap = max(snap, int64(dm.SnapLen))
 	}
-	if perPacket == 0 {
-		perPacket = frame + pcapRecordOverhead
+	cut := func(n int64) int64 {
+		if snap > 0 {
+			n = min(n, snap)
+		}
+		return n + pcapRecordOverhead
 	}
-	e.DiskBytes = e.Packets * perPacket
+	e.TraceBytes = e.Packets*cut(frame) + e.PFCFrames*cut(pfcMirrorBytes)
+	e.DiskBytes = e.TraceBytes
 	if t.KeepDumperFiles {
 		e.DiskBytes *= 2
 	}
-	e.GeneratorBytes = 2 * int64(max(tr.NumQPs, 1)) * int64(max(tr.MessageSize, 1))
+	e.SpoolBytes = e.TraceBytes
+	e.GeneratorBytes = 3 * qps * int64(max(tr.MessageSize, 1))
 	for _, dm := range t.Dumpers {
 		per := int64(dumperWriteBuffer)
 		if dm.Backend != BackendSim {
@@ -109,8 +223,78 @@ func (t *Test) Estimate() Estimate {
 		}
 		e.DumperBytes += int64(max(dm.Workers, 1)) * per
 	}
-	e.MemoryBytes = e.GeneratorBytes + e.DumperBytes + BaseMemory
+	e.RecordBytes = (e.Packets+e.PFCFrames)*PacketMemory + qps*msgs*MessageMemory
+	e.MemoryBytes = e.GeneratorBytes + e.DumperBytes + e.HoldBytes + e.RecordBytes + BaseMemory
 	return e
+}
+
+// TrafficDeadline bounds a run's traffic on the testbed's clock (virtual
+// on sim; the models' clock on netns, netns-slowdown times slower than
+// the wall clock): the time to send everything at 1 Gb/s plus, per
+// message, every retry at the longest timeout any personality uses
+// (8·T_tr, or the adaptive stages), plus slack.
+func (t *Test) TrafficDeadline() time.Duration {
+	tr := t.Traffic
+	bytes := float64(tr.NumQPs) * float64(tr.NumMsgsPerQP) * float64(max(tr.MessageSize, 64))
+	send := time.Duration(bytes * 8) // ns at 1 Gb/s
+	retry := time.Duration(tr.MaxRetransmitRetry+1) * 8 * roce.TransportTimeout(uint8(tr.MinRetransmitTimeout))
+	retry = max(retry, 14*time.Second) // adaptive stages: 13 retries up to 0.67 s each
+	msgs := time.Duration(tr.NumMsgsPerQP)
+	if tr.TxDepth > 0 && !tr.BarrierSync {
+		msgs = (msgs + time.Duration(tr.TxDepth) - 1) / time.Duration(tr.TxDepth)
+	}
+	return send + msgs*retry + time.Second
+}
+
+// warnNetnsLimit warns, on netns, when the traffic's limit
+// (TrafficDeadline) times netns-slowdown exceeds MaxNetnsWallTime: the
+// run may then take that long on the wall clock before it is stopped.
+func (d *decoder) warnNetnsLimit(t *Test, warn func(Error)) {
+	if t.Testbed != TestbedNetns || warn == nil {
+		return
+	}
+	k := time.Duration(max(t.NetnsSlowdown, 1))
+	limit := t.TrafficDeadline()
+	if limit <= MaxNetnsWallTime/k {
+		return
+	}
+	at := d.firstPos("netns-slowdown", "testbed")
+	wall := time.Duration(1 << 62)
+	if limit < wall/k {
+		wall = limit * k
+	}
+	warn(Error{File: d.file, Line: at.Line, Col: at.Col, Msg: fmt.Sprintf("warning: on netns the traffic's limit of %v on the models' clock takes up to %v of wall-clock time at netns-slowdown %d (more than %v): a run that does not complete holds the testbed that long; lower netns-slowdown, num-msgs-per-qp or the retransmission timeout and retries (docs/run.md#netns-slowdown)",
+		limit.Round(time.Second), wall.Round(time.Second), int64(k), MaxNetnsWallTime)})
+}
+
+// netnsWallTime returns how long, at least, t keeps the netns testbed
+// busy on the wall clock: its longest hold or the end of its last PFC
+// event, times netns-slowdown; and the position of the entry responsible.
+func (d *decoder) netnsWallTime(t *Test) (time.Duration, Pos) {
+	var longest time.Duration
+	var at Pos
+	for _, ev := range t.Traffic.Events {
+		us := 0
+		switch ev.Type {
+		case EventDelay:
+			us = ev.DelayUs
+		case EventReorder:
+			us = ev.MaxHoldUs
+		}
+		if d := time.Duration(us) * time.Microsecond; d > longest {
+			longest, at = d, ev.Pos
+		}
+	}
+	for _, pe := range t.Traffic.PFCEvents {
+		if d := time.Duration(pe.StartUs+pe.DurationUs) * time.Microsecond; d > longest {
+			longest, at = d, pe.Pos
+		}
+	}
+	k := time.Duration(max(t.NetnsSlowdown, 1))
+	if longest > time.Duration(1<<62)/k {
+		return time.Duration(1 << 62), at
+	}
+	return longest * k, at
 }
 
 // minPacketsPerWorker returns the fewest packets a worker of dumper i
@@ -164,23 +348,63 @@ func (d *decoder) checkResources(t *Test, r Resources) {
 	}
 	if r.MemoryBytes > 0 && t.Testbed != TestbedRemote && e.MemoryBytes > r.MemoryBytes {
 		at := d.firstPos("traffic.message-size", "traffic.num-qps", "traffic.num-connections", "traffic")
-		if e.DumperBytes > e.GeneratorBytes {
+		if e.DumperBytes > e.GeneratorBytes && e.DumperBytes > e.RecordBytes {
 			at = d.firstPos("dumpers", "traffic")
+		} else if e.RecordBytes > e.GeneratorBytes {
+			at = d.firstPos("traffic.num-msgs-per-qp", "traffic.data-pkt-events", "traffic.pfc-events", "traffic")
 		}
-		d.errorAt(at, fmt.Sprintf("the test needs about %s of memory on this machine (message buffers 2 × %d QPs × %d B = %s, dumpers %s, base %s), more than the limit of %s; use fewer QPs, smaller messages or fewer dumper workers, or raise the limit with --memory-limit",
-			Bytes(e.MemoryBytes), max(t.Traffic.NumQPs, 1), max(t.Traffic.MessageSize, 1), Bytes(e.GeneratorBytes), Bytes(e.DumperBytes), Bytes(BaseMemory), Bytes(r.MemoryBytes)))
+		d.errorAt(at, fmt.Sprintf("the test needs about %s of memory on this machine (messages 3 × %d QPs × %d B = %s, dumpers %s, held packets %s, records of up to %d packets and %d messages %s, base %s), more than the limit of %s; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit",
+			Bytes(e.MemoryBytes), max(t.Traffic.NumQPs, 1), max(t.Traffic.MessageSize, 1), Bytes(e.GeneratorBytes), Bytes(e.DumperBytes), Bytes(e.HoldBytes),
+			e.Packets+e.PFCFrames, int64(max(t.Traffic.NumQPs, 1))*int64(max(t.Traffic.NumMsgsPerQP, 1)), Bytes(e.RecordBytes), Bytes(BaseMemory), Bytes(r.MemoryBytes)))
+	}
+	// What the disk need is counted in, and where to point: the PFC
+	// frames' entry when they are most of it, else the repeats.
+	at := d.firstPos("num-repeats", "traffic.num-msgs-per-qp", "traffic")
+	what := fmt.Sprintf("up to %d packets", e.Packets)
+	lower := "num-msgs-per-qp"
+	if e.PFCFrames > 0 {
+		what += fmt.Sprintf(" and %d PFC frames", e.PFCFrames)
+		lower += ", the PFC frames"
+		if e.PFCFrames > e.Packets {
+			at = d.firstPos("traffic.pfc-events", "traffic")
+		}
+	}
+	spool := r.SpoolFree != nil && t.Testbed != TestbedRemote
+	var spoolDir string
+	var spoolFree int64
+	var shared bool
+	if spool {
+		spoolDir, spoolFree, shared, spool = r.SpoolFree(t.ResultPath)
 	}
 	if r.DiskFree != nil {
 		free, ok := r.DiskFree(t.ResultPath)
 		need := e.DiskBytes * int64(t.NumRepeats)
+		if !t.KeepDumperFiles {
+			// The last repeat's dumper files, copied under the results
+			// directory and removed after its merge.
+			need += e.TraceBytes
+		}
+		if spool && shared {
+			need += e.SpoolBytes // the last repeat's dumper files, before its merge
+		}
 		if ok && need > free {
-			at := d.firstPos("num-repeats", "traffic.num-msgs-per-qp", "traffic")
 			keep := ""
 			if t.KeepDumperFiles {
 				keep = ", keep-dumper-files: false (halves it)"
 			}
-			d.errorAt(at, fmt.Sprintf("the results need about %s of disk (%d repeats × up to %d packets, traces and dumper files), %s are free under the results directory; free some, choose another with -o%s, or lower snap-len, num-msgs-per-qp or num-repeats",
-				Bytes(need), t.NumRepeats, e.Packets, Bytes(free), keep))
+			d.errorAt(at, fmt.Sprintf("the results need about %s of disk (%d repeats × %s, traces and dumper files), %s are free under the results directory; free some, choose another with -o%s, or lower snap-len, %s or num-repeats",
+				Bytes(need), t.NumRepeats, what, Bytes(free), keep, lower))
+			spool = spool && !shared
+		}
+	}
+	if spool && e.SpoolBytes > spoolFree {
+		d.errorAt(at, fmt.Sprintf("a repeat's dumper files need about %s (%s, before the merge) in the spool directory %s, where %s are free; set TMPDIR to a larger file system, or lower snap-len or %s",
+			Bytes(e.SpoolBytes), what, spoolDir, Bytes(spoolFree), lower))
+	}
+	if t.Testbed == TestbedNetns {
+		if wall, pos := d.netnsWallTime(t); wall > MaxNetnsWallTime {
+			d.errorAt(pos, fmt.Sprintf("on netns this entry takes at least %v of wall-clock time (its hold or end × netns-slowdown %d), more than the limit of %v; shorten it or lower netns-slowdown (docs/run.md#netns-slowdown)",
+				wall.Round(time.Second), max(t.NetnsSlowdown, 1), MaxNetnsWallTime))
 		}
 	}
 }

@@ -30,10 +30,6 @@ func newMetaStore() metaStore {
 	return metaStore{entries: map[*entry]entryMeta{}, defs: map[uint32]entryMeta{}}
 }
 
-func (m metaStore) clone() metaStore {
-	return metaStore{entries: maps.Clone(m.entries), defs: maps.Clone(m.defs)}
-}
-
 func (m metaStore) set(e *entry, em entryMeta) {
 	if em.controller != 0 || em.metadata != nil || em.idleNs != 0 {
 		m.entries[e] = em
@@ -184,6 +180,7 @@ func (sw *Switch) applyTable(typ p4v1.Update_Type, te *p4v1.TableEntry, meta met
 		if typ != p4v1.Update_MODIFY {
 			return status.Errorf(codes.InvalidArgument, "table %s: the default entry can only be modified", t.info.name)
 		}
+		sw.undo.saveDefault(t, meta)
 		delete(meta.defs, t.info.id)
 		if e == nil { // reset to the P4 program's default action
 			d := defaultActions[t.info.name]
@@ -200,6 +197,11 @@ func (sw *Switch) applyTable(typ p4v1.Update_Type, te *p4v1.TableEntry, meta met
 		return status.Errorf(codes.InvalidArgument, "table %s is keyless: only its default entry can be written", t.info.name)
 	}
 	old := t.entries[e.key]
+	added := e // the entry whose metadata an undo removes
+	if typ == p4v1.Update_DELETE {
+		added = nil
+	}
+	sw.undo.saveEntry(t, e.key, old, added, meta)
 	switch typ {
 	case p4v1.Update_INSERT:
 		if old != nil {
@@ -241,6 +243,7 @@ func (sw *Switch) applyCounter(typ p4v1.Update_Type, ce *p4v1.CounterEntry) erro
 		return nil
 	}
 	d := counterCell{uint64(ce.GetData().GetPacketCount()), uint64(ce.GetData().GetByteCount())}
+	saveCells(sw.undo, cells, lo, hi)
 	for i := lo; i < hi; i++ {
 		cells[i] = d
 	}
@@ -268,6 +271,7 @@ func (sw *Switch) applyRegister(typ p4v1.Update_Type, re *p4v1.RegisterEntry) er
 	if err != nil {
 		return err
 	}
+	saveCells(sw.undo, cells, lo, hi)
 	for i := lo; i < hi; i++ {
 		cells[i] = v
 	}
@@ -303,11 +307,13 @@ func (sw *Switch) applyPRE(typ p4v1.Update_Type, pre *p4v1.PacketReplicationEngi
 			s.replicas = append(s.replicas, r.GetEgressPort())
 			s.instances = append(s.instances, r.GetInstance())
 		}
+		sw.undo.saveClone(sw, id)
 		sw.clones[id] = s
 	case p4v1.Update_DELETE:
 		if old == nil {
 			return status.Errorf(codes.NotFound, "clone session %d does not exist", id)
 		}
+		sw.undo.saveClone(sw, id)
 		delete(sw.clones, id)
 	default:
 		return status.Errorf(codes.InvalidArgument, "unknown update type %v", typ)

@@ -426,16 +426,23 @@ func (s *Server) Write(_ context.Context, req *p4v1.WriteRequest) (*p4v1.WriteRe
 			}
 		}
 	case p4v1.WriteRequest_ROLLBACK_ON_ERROR, p4v1.WriteRequest_DATAPLANE_ATOMIC:
-		// Validate everything against a snapshot first: all or nothing.
-		snap, meta := sw.snapshot(), s.meta.clone()
+		// All or nothing: each update records what it changes, and a
+		// failed batch is undone in reverse, at a cost proportional to
+		// the batch, not to the switch's state (the pipeline waits on
+		// sw.mu meanwhile).
+		sw.undo = &undoLog{}
 		for i, u := range ups {
 			if errs[i] = s.apply(u); errs[i] != nil {
 				failed = true
 			}
 		}
+		undo := sw.undo
+		sw.undo = nil
+		if undoHook != nil {
+			undoHook(undo.saved)
+		}
 		if failed {
-			sw.restore(snap)
-			s.meta = meta
+			undo.rollback()
 			for i := range errs {
 				if errs[i] == nil {
 					errs[i] = status.Error(codes.Aborted, "not applied: another update of the batch failed")
@@ -587,50 +594,6 @@ func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) e
 // readEncodeHook, when set (tests), runs in Read between the snapshot and
 // the encoding.
 var readEncodeHook func(*Switch)
-
-// snapshot copies the mutable program state (for atomic batches).
-type snapshot struct {
-	tables map[uint32]map[[4]uint64]*entry
-	defs   map[uint32]entry
-	regs   map[uint32][]uint64
-	ctrs   map[uint32][]counterCell
-	clones map[uint32]*cloneSession
-}
-
-func (sw *Switch) snapshot() *snapshot {
-	sn := &snapshot{tables: map[uint32]map[[4]uint64]*entry{}, defs: map[uint32]entry{}, regs: map[uint32][]uint64{},
-		ctrs: map[uint32][]counterCell{}, clones: map[uint32]*cloneSession{}}
-	for id, t := range sw.tables {
-		m := make(map[[4]uint64]*entry, len(t.entries))
-		for k, e := range t.entries {
-			m[k] = e
-		}
-		sn.tables[id], sn.defs[id] = m, t.def
-	}
-	for id, r := range sw.regs {
-		sn.regs[id] = append([]uint64(nil), r...)
-	}
-	for id, c := range sw.ctrs {
-		sn.ctrs[id] = append([]counterCell(nil), c...)
-	}
-	for id, c := range sw.clones {
-		sn.clones[id] = c
-	}
-	return sn
-}
-
-func (sw *Switch) restore(sn *snapshot) {
-	for id, t := range sw.tables {
-		t.entries, t.def = sn.tables[id], sn.defs[id]
-	}
-	for id := range sw.regs {
-		copy(sw.regs[id], sn.regs[id])
-	}
-	for id := range sw.ctrs {
-		copy(sw.ctrs[id], sn.ctrs[id])
-	}
-	sw.clones = sn.clones
-}
 
 // ---- value encoding ----
 

@@ -32,6 +32,9 @@ type Switch struct {
 	regs   map[uint32][]uint64
 	ctrs   map[uint32][]counterCell
 	clones map[uint32]*cloneSession
+	// undo, during an atomic Write batch, records what each update
+	// changes (rollback.go); nil otherwise. Guarded by mu.
+	undo *undoLog
 
 	// Resolved for the fast path when a pipeline is set.
 	t struct{ l2, arp, conn, event, wrrCfg, mirSel, mirRw *table }

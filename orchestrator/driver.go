@@ -380,15 +380,11 @@ const fetchIdle = 60 * time.Second
 
 // dumperStopTimeout is how long a dumper may take to stop: a minute, and
 // the time to merge the test's whole expected trace at 50 MB/s (a dumper
-// merges its share; one spool run per repeat at worst is far less).
+// merges its share; one spool run per repeat at worst is far less). The
+// trace's estimate counts event copies and PFC frames (config.Estimate).
 func dumperStopTimeout(t *config.Test) time.Duration {
 	const mergeBps = 50 << 20
-	snap := 0
-	for _, d := range t.Dumpers {
-		snap = max(snap, d.SnapLen)
-	}
-	bytes := t.Estimate().Packets * int64(snap+16)
-	return time.Minute + time.Duration(bytes/mergeBps)*time.Second
+	return time.Minute + time.Duration(t.Estimate().TraceBytes/mergeBps)*time.Second
 }
 
 // intakeServer serves the Intake service to the requester's agent.

@@ -10,7 +10,6 @@ import (
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/generator/softrnic"
 	"github.com/netlumina/lumina/nic"
-	"github.com/netlumina/lumina/roce"
 )
 
 // Switch port numbers the testbeds use (P4 PortId_t).
@@ -98,21 +97,9 @@ func dumperConfig(t *config.Test, i int, iface, path string) dumper.Config {
 		Capacity: d.NumPkts, MirrorPort: uint16(t.RewriteUDPDstPort), EALArgs: d.EALArgs, OutPath: path}
 }
 
-// trafficDeadline bounds a run on the virtual (or real) clock: the time to
-// send everything at 1 Gb/s plus, per message, every retry at the longest
-// timeout any personality uses (8·T_tr, or the adaptive stages), plus slack.
-func trafficDeadline(t *config.Test) time.Duration {
-	tr := t.Traffic
-	bytes := float64(tr.NumQPs) * float64(tr.NumMsgsPerQP) * float64(max(tr.MessageSize, 64))
-	send := time.Duration(bytes * 8) // ns at 1 Gb/s
-	retry := time.Duration(tr.MaxRetransmitRetry+1) * 8 * roce.TransportTimeout(uint8(tr.MinRetransmitTimeout))
-	retry = max(retry, 14*time.Second) // adaptive stages: 13 retries up to 0.67 s each
-	msgs := time.Duration(tr.NumMsgsPerQP)
-	if tr.TxDepth > 0 && !tr.BarrierSync {
-		msgs = (msgs + time.Duration(tr.TxDepth) - 1) / time.Duration(tr.TxDepth)
-	}
-	return send + msgs*retry + time.Second
-}
+// trafficDeadline bounds a run on the virtual (or real) clock
+// (config.Test.TrafficDeadline).
+func trafficDeadline(t *config.Test) time.Duration { return t.TrafficDeadline() }
 
 func seedFor(t *config.Test, repeat int, role string) uint64 {
 	h := t.Seed*0x9E3779B97F4A7C15 + uint64(repeat)*0xBF58476D1CE4E5B9

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -510,7 +511,8 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 //
 // The analyzers see the trace in the same pass: merge returns their stream
 // (nil, with the reason, when the run has no connections to analyze).
-func (r *Report) merge(run *Run) (*analyzers.Stream, error) {
+// Cancelling ctx stops the pass (trace.MergeOptions.Context).
+func (r *Report) merge(ctx context.Context, run *Run) (*analyzers.Stream, error) {
 	// One pass over the dumper files writes the trace, checks it, finds
 	// the packets the events hit and feeds the analyzers; the integrity
 	// verdict the analyzers report is the one this pass computes.
@@ -518,7 +520,7 @@ func (r *Report) merge(run *Run) (*analyzers.Stream, error) {
 	stream, serr := analyzers.NewStream(run.meta(), analyzers.Options{Checked: &run.Integrity}, filepath.Base(run.TracePath))
 	var tp trace.Packet // one variable for the whole pass: &tp escapes
 	n := 0
-	v, err := mergeAndCheck(run, func(p trace.Packet) {
+	v, err := mergeAndCheck(ctx, run, func(p trace.Packet) {
 		applied(p)
 		if stream != nil {
 			tp = p
@@ -596,8 +598,8 @@ func (r *Report) merge(run *Run) (*analyzers.Stream, error) {
 
 // mergeAndCheck merges the run's dumper files into its trace and checks
 // integrity with the switch and dumper counters, in one pass; also, if
-// set, sees every merged packet.
-func mergeAndCheck(run *Run, also func(trace.Packet)) (integrity.Verdict, error) {
+// set, sees every merged packet. Cancelling ctx stops it.
+func mergeAndCheck(ctx context.Context, run *Run, also func(trace.Packet)) (integrity.Verdict, error) {
 	c := integrity.Counters{}
 	if run.Switch != nil {
 		c.SwitchRoCEReceived = integrity.Known(run.Switch.RxRoCE[run.ReqPort] + run.Switch.RxRoCE[run.RspPort])
@@ -623,7 +625,7 @@ func mergeAndCheck(run *Run, also func(trace.Packet)) (integrity.Verdict, error)
 		}
 		return chk.Observe(src, p)
 	}
-	if _, err := (trace.MergeOptions{Seq: analyzers.RunIntegrity.Seq, Observe: observe}).MergeFiles(run.TracePath, 0, run.DumperFiles...); err != nil {
+	if _, err := (trace.MergeOptions{Seq: analyzers.RunIntegrity.Seq, Observe: observe, Context: ctx}).MergeFiles(run.TracePath, 0, run.DumperFiles...); err != nil {
 		return integrity.Verdict{}, err
 	}
 	return chk.Finish(c), nil

@@ -376,7 +376,7 @@ func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Op
 	} else {
 		progress("trace: merge dumper files, integrity check")
 		run.TracePath = filepath.Join(tmp, t.AggregatePcapFilename)
-		stream, err := rpt.merge(run)
+		stream, err := rpt.merge(ctx, run)
 		if rpt.Valid {
 			progress("analyzers: events applied, checks")
 			if err == nil {

@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -286,6 +287,10 @@ func readReport(dir string) (*orchestrator.Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("suite: %w", err)
 	}
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		// null decodes as an empty report, which would compare as a run.
+		return nil, fmt.Errorf("suite: %s: %w", filepath.Join(dir, "report.json"), ErrNotReport)
+	}
 	var r orchestrator.Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("suite: %s: %w", filepath.Join(dir, "report.json"), err)
@@ -494,6 +499,9 @@ func readSuiteFile(path string) (*Suite, error) {
 	s.Dir = filepath.Dir(path)
 	return &s, nil
 }
+
+// ErrNotReport: a report.json that is not a JSON object (null, an array).
+var ErrNotReport = errors.New("not a run report: want a JSON object")
 
 // ErrNullEntry: a suite.json holding null where a test, run or summary
 // entry belongs (edited by hand or written by something else).

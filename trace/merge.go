@@ -10,6 +10,7 @@ package trace
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -236,7 +237,15 @@ type MergeOptions struct {
 	// source index (e.g. an integrity checker's Observe), so writing and
 	// checking the merged trace take one pass over the inputs.
 	Observe func(src int, p Packet) error
+	// Context, if set, stops Merge and MergeFiles when it is cancelled:
+	// they check it every MergeCheckEvery packets and return its error
+	// (Ctrl-C during the merge of a long trace). Default nil: never.
+	Context context.Context
 }
+
+// MergeCheckEvery is how many packets Merge emits between two looks at
+// MergeOptions.Context: a cancelled merge emits at most that many more.
+const MergeCheckEvery = 1024
 
 // Merge is MergeOptions{}.Merge: a merge of 48-bit sequence numbers.
 func Merge(out func(src int, p Packet) error, srcs ...MergeSource) (MergeStats, error) {
@@ -290,7 +299,9 @@ type mergeHead struct {
 // MirrorHeaderLen bytes stops it with ErrNotMirrorCopy, naming the source
 // and the packet's index. An error from out stops the merge and is returned
 // as is. An invalid o.Seq or a nil Reader returns ErrInvalid before anything
-// is read. In every case the stats count what was emitted.
+// is read. A cancelled o.Context stops it with an error wrapping the
+// context's cause, after at most MergeCheckEvery more packets. In every
+// case the stats count what was emitted.
 func (o MergeOptions) Merge(out func(src int, p Packet) error, srcs ...MergeSource) (MergeStats, error) {
 	stats := MergeStats{PerSource: make([]int, len(srcs))}
 	if err := o.Seq.Validate(); err != nil {
@@ -318,7 +329,18 @@ func (o MergeOptions) Merge(out func(src int, p Packet) error, srcs ...MergeSour
 		}
 	}
 	var last uint64
+	var done <-chan struct{}
+	if o.Context != nil {
+		done = o.Context.Done()
+	}
 	for best >= 0 {
+		if done != nil && stats.Packets%MergeCheckEvery == 0 {
+			select {
+			case <-done:
+				return stats, fmt.Errorf("trace: merge: %w", context.Cause(o.Context))
+			default:
+			}
+		}
 		h := &heads[best]
 		if err := out(best, h.p); err != nil {
 			return stats, err

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -428,6 +429,11 @@ func decodeSwitch(b json.RawMessage) (*Switch, error) {
 // Unknown fields are ignored, so that a run's report.json can be read as
 // is.
 func ParseMeta(data []byte) (Meta, error) {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		// null (or an array, a number) decodes as an empty record and
+		// would pass for a run without metadata.
+		return Meta{}, fmt.Errorf("%w: want a JSON object", ErrMeta)
+	}
 	var d metaDoc
 	if err := json.Unmarshal(data, &d); err != nil {
 		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)

@@ -13,3 +13,12 @@ func diskFree(dir string) (int64, bool) {
 	}
 	return int64(st.Bavail) * int64(st.Bsize), true
 }
+
+// sameFS reports whether a and b are on one file system (same device).
+func sameFS(a, b string) bool {
+	var sa, sb unix.Stat_t
+	if unix.Stat(a, &sa) != nil || unix.Stat(b, &sb) != nil {
+		return false
+	}
+	return uint64(sa.Dev) == uint64(sb.Dev)
+}

@@ -50,9 +50,10 @@ func addMemoryLimit(fs *flag.FlagSet) *memoryLimit {
 
 // resources returns the limits lumina validate and lumina run check tests
 // against: the memory limit (the flag, else config.DefaultMemoryFraction
-// of physical memory, unchecked when that is unknown) and the free disk
+// of physical memory, unchecked when that is unknown), the free disk
 // under the results directory (outDir, when set, else the test's
-// result-path).
+// result-path) and in the spool directory (os.TempDir, where the sim and
+// netns dumpers write).
 func resources(m *memoryLimit, outDir string) config.Resources {
 	r := config.Resources{MemoryBytes: m.v}
 	if !m.set {
@@ -66,6 +67,15 @@ func resources(m *memoryLimit, outDir string) config.Resources {
 			dir = outDir
 		}
 		return diskFree(existingAncestor(dir))
+	}
+	r.SpoolFree = func(resultPath string) (string, int64, bool, bool) {
+		spool := os.TempDir()
+		free, ok := diskFree(spool)
+		dir := resultPath
+		if outDir != "" {
+			dir = outDir
+		}
+		return spool, free, sameFS(spool, existingAncestor(dir)), ok
 	}
 	return r
 }

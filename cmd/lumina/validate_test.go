@@ -36,6 +36,9 @@ func validateCases() []cliCase {
 		{name: "validate-testbed-netns", args: []string{"validate", "--testbed", "netns", "../../examples/quickstart.yaml"}},
 		{name: "validate-testbed-sim", args: []string{"validate", "--testbed", "sim", "$TMP/dpdk.yaml"},
 			setup: file("dpdk.yaml", "testbed: netns\ndumpers:\n  - {backend: dpdk, eal-args: [--no-pci]}\n")},
+		// Issue #38: a netns traffic limit of weeks on the wall clock warns.
+		{name: "validate-netns-limit", args: []string{"validate", "$TMP/slow.yaml"},
+			setup: file("slow.yaml", "testbed: netns\nnetns-slowdown: 10000\ntraffic: {num-msgs-per-qp: 9}\n")},
 		{name: "validate-testbed-bad", args: []string{"validate", "--testbed", "hw", "../../examples/quickstart.yaml"}},
 		// Issue #35: a pause of a priority no flow uses is valid, with a
 		// warning on stderr (exit 0); a pause to a NIC without nic.pfc is

@@ -1,0 +1,126 @@
+package config
+
+import (
+	"fmt"
+	"testing"
+)
+
+// Issue #38, point 11: validation counts what PFC frames, messages and
+// the spool need, and refuses a test that does not fit, naming the fix.
+func TestEstimateLimits(t *testing.T) {
+	const pfcTest = "requester: {nic: {pfc: {priorities: [3]}}}\n" +
+		"responder: {nic: {pfc: {priorities: [3]}}}\n" +
+		"traffic:\n  dscp-list: [26]\n  pfc-events:\n" +
+		"    - {type: pause, to: requester, priority: 3, duration-us: 3600000000, interval-us: 1}\n"
+	// 4 QPs × 131072 messages of 1 KiB: 553 MiB peak RSS measured on sim
+	// (/usr/bin/time -v lumina run), where the estimate was 260 MiB.
+	const manyMessages = "traffic: {num-qps: 4, num-msgs-per-qp: 131072, message-size: 1024}\n"
+	const big = "traffic: {num-msgs-per-qp: 100, message-size: 1048576}\n" // 225280 packets, 30.9 MiB of trace
+	disk := func(free int64) Resources {
+		return Resources{DiskFree: func(string) (int64, bool) { return free, true }}
+	}
+	spool := func(free int64, shared bool) Resources {
+		return Resources{SpoolFree: func(string) (string, int64, bool, bool) { return "/small", free, shared, true }}
+	}
+	tests := []struct {
+		name, in string
+		o        LoadOptions
+		want     string // "" for no error
+	}{
+		// A pause every µs for an hour: 3.6e9 mirrored frames of 98 B
+		// each, twice (dumper files kept).
+		{"pfc frames", pfcTest, LoadOptions{Resources: disk(100 << 30)},
+			"t.yaml:6:5: the results need about 657.1 GiB of disk (1 repeats × up to 8 packets and 3600000001 PFC frames, traces and dumper files), 100 GiB are free under the results directory; free some, choose another with -o, keep-dumper-files: false (halves it), or lower snap-len, num-msgs-per-qp, the PFC frames or num-repeats"},
+		{"pfc frames memory", pfcTest, LoadOptions{Resources: Resources{MemoryBytes: 64 << 30}},
+			"t.yaml:6:5: the test needs about 429.4 GiB of memory on this machine (messages 3 × 1 QPs × 4096 B = 12 KiB, dumpers 8 MiB, held packets 0 B, records of up to 3600000009 packets and 1 messages 429.2 GiB, base 256 MiB), more than the limit of 64 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit"},
+		{"many messages", manyMessages, LoadOptions{Resources: Resources{MemoryBytes: 700 << 20}},
+			"t.yaml:1:40: the test needs about 788.8 MiB of memory on this machine (messages 3 × 4 QPs × 1024 B = 12 KiB, dumpers 8 MiB, held packets 0 B, records of up to 1153433 packets and 524288 messages 524.8 MiB, base 256 MiB), more than the limit of 700 MiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit"},
+		{"many messages fit", manyMessages, LoadOptions{Resources: Resources{MemoryBytes: 800 << 20}}, ""},
+		// The spool (TMPDIR) on a 16 MiB file system of its own.
+		{"spool", big, LoadOptions{Resources: spool(16<<20, false)},
+			"t.yaml:1:28: a repeat's dumper files need about 30.9 MiB (up to 225280 packets, before the merge) in the spool directory /small, where 16 MiB are free; set TMPDIR to a larger file system, or lower snap-len or num-msgs-per-qp"},
+		{"spool fits", big, LoadOptions{Resources: spool(32<<20, false)}, ""},
+		// Without keep-dumper-files, the last repeat's dumper files still
+		// sit under the results directory until its merge: 2 × 30.9 MiB
+		// repeats and 30.9 MiB more.
+		{"dumper files not kept", "num-repeats: 2\nkeep-dumper-files: false\n" + big, LoadOptions{Resources: disk(64 << 20)},
+			"t.yaml:1:14: the results need about 92.8 MiB of disk (2 repeats × up to 225280 packets, traces and dumper files), 64 MiB are free under the results directory; free some, choose another with -o, or lower snap-len, num-msgs-per-qp or num-repeats"},
+		{"spool on remote", "testbed: remote\nrequester: {control-ip: r}\nresponder: {control-ip: p}\nswitch: {control-ip: s}\ndumpers:\n  - {control-ip: d}\n" + big,
+			LoadOptions{Resources: spool(1, false)}, ""},
+		// Spool and results on one file system: both add up there.
+		{"spool shared", big, LoadOptions{Resources: Resources{
+			DiskFree:  func(string) (int64, bool) { return 64 << 20, true },
+			SpoolFree: func(string) (string, int64, bool, bool) { return "/tmp", 64 << 20, true, true }}},
+			"t.yaml:1:28: the results need about 92.8 MiB of disk (1 repeats × up to 225280 packets, traces and dumper files), 64 MiB are free under the results directory; free some, choose another with -o, keep-dumper-files: false (halves it), or lower snap-len, num-msgs-per-qp or num-repeats"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseWith("t.yaml", []byte(tt.in), tt.o)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("ParseWith(%q) error =\n%s\nwant\n%s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// Issue #38, point 13: a netns test whose hold, times netns-slowdown,
+// keeps the testbed busy longer than MaxNetnsWallTime is refused at the
+// event; the same on sim (no slowdown) or with a shorter hold is fine.
+func TestNetnsWallTime(t *testing.T) {
+	const ev = "traffic:\n  data-pkt-events:\n    - {qpn: 0, psn: 1, type: delay, delay-us: %d}\n"
+	tests := []struct {
+		name, in string
+		want     string
+	}{
+		// The certain wall time of a hold: 4.29 s × 10000 = 11.9 h, within
+		// the limit (the run's own limit is warned about by lumina validate).
+		{"longest delay", "testbed: netns\nnetns-slowdown: 10000\n" + fmt.Sprintf(ev, 4294967), ""},
+		{"pfc stall", "testbed: netns\nnetns-slowdown: 1000\nresponder: {nic: {pfc: {priorities: [3]}}}\ntraffic:\n  dscp-list: [26]\n  pfc-events:\n    - {type: rx-stall, host: responder, start-us: 100, duration-us: 100000000}\n",
+			"t.yaml:7:7: on netns this entry takes at least 27h46m40s of wall-clock time (its hold or end × netns-slowdown 1000), more than the limit of 24h0m0s; shorten it or lower netns-slowdown (docs/run.md#netns-slowdown)"},
+		{"sim", "netns-slowdown: 1000\nresponder: {nic: {pfc: {priorities: [3]}}}\ntraffic:\n  dscp-list: [26]\n  pfc-events:\n    - {type: rx-stall, host: responder, start-us: 100, duration-us: 100000000}\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("t.yaml", []byte(tt.in))
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("Parse(%q) error =\n%s\nwant\n%s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// Issue #38, point 13: a netns test whose traffic limit, times
+// netns-slowdown, exceeds MaxNetnsWallTime validates with a warning at
+// netns-slowdown (netns-slowdown 10000 and 9 messages: 127 s × 10000,
+// about 15 days); at netns-slowdown 50, or on sim, none.
+func TestNetnsLimitWarning(t *testing.T) {
+	const body = "traffic:\n  num-msgs-per-qp: 9\n  data-pkt-events:\n    - {qpn: 0, psn: 1, type: delay, delay-us: 4294967}\n"
+	tests := []struct{ in, want string }{
+		{"testbed: netns\nnetns-slowdown: 10000\n" + body,
+			"t.yaml:2:17: warning: on netns the traffic's limit of 2m7s on the models' clock takes up to 352h46m43s of wall-clock time at netns-slowdown 10000 (more than 24h0m0s): a run that does not complete holds the testbed that long; lower netns-slowdown, num-msgs-per-qp or the retransmission timeout and retries (docs/run.md#netns-slowdown)"},
+		{"testbed: netns\nnetns-slowdown: 50\n" + body, ""},
+		{"netns-slowdown: 10000\n" + body, ""},
+	}
+	for _, tt := range tests {
+		var got []string
+		_, err := ParseWith("t.yaml", []byte(tt.in), LoadOptions{Warn: func(e Error) { got = append(got, e.Error()) }})
+		if err != nil {
+			t.Errorf("ParseWith(%q) = %v, want no error", tt.in, err)
+		}
+		var want []string
+		if tt.want != "" {
+			want = []string{tt.want}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("ParseWith(%q) warnings %q, want %q", tt.in, got, want)
+		}
+	}
+}
