@@ -8,11 +8,12 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sort"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/netlumina/lumina/internal/safefile"
 )
 
 // ErrProfile reports an invalid NIC profile or planted-anomaly file.
@@ -235,7 +236,7 @@ func checkPlanted(ps []Planted) error {
 
 // LoadProfile reads a profile file.
 func LoadProfile(path string) (*Profile, []Planted, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.MaxYAMLSize, safefile.Options{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("collie: %w", err)
 	}
@@ -248,7 +249,7 @@ func LoadProfile(path string) (*Profile, []Planted, error) {
 
 // LoadPlanted reads a planted-anomaly file.
 func LoadPlanted(path string) ([]Planted, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.MaxYAMLSize, safefile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("collie: %w", err)
 	}

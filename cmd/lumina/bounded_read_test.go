@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Regression tests for issue #38 (hardening, second pass).
+
+// runBounded runs lumina with args and fails the test if it has not
+// returned after 20 s: a read that blocks (a FIFO) fails the test instead
+// of hanging it.
+func runBounded(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan result, 1)
+	go func() {
+		c, o, e := runCLICtx(ctx, args...)
+		done <- result{c, o, e}
+	}()
+	select {
+	case r := <-done:
+		return r.code, r.stdout, r.stderr
+	case <-time.After(20 * time.Second):
+		t.Fatalf("lumina %s still running after 20 s", strings.Join(args, " "))
+		return 0, "", ""
+	}
+}
+
+// analyzeRunDir writes a lumina run directory under dir: config.yaml,
+// report.json and the sample trace.
+func analyzeRunDir(t *testing.T, dir string) string {
+	t.Helper()
+	run := filepath.Join(dir, "run")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pcap, err := os.ReadFile(filepath.Join("..", "..", "examples", "traces", "write-drop.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, run, "trace.pcap", pcap)
+	write(t, run, "config.yaml", []byte("name: x\n"))
+	write(t, run, "report.json", []byte(`{"schema": "lumina.report/v1"}`))
+	return run
+}
+
+// publicRunDir writes a public Lumina result directory under dir (its
+// config.yml, and repeat 0 with pcap-result/trace.pcap and the
+// requester's counter dumps) and returns the repeat's directory.
+func publicRunDir(t *testing.T, dir string) string {
+	t.Helper()
+	rep := filepath.Join(dir, "public", "0")
+	for _, d := range []string{"pcap-result", "rdma-result"} {
+		if err := os.MkdirAll(filepath.Join(rep, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pcap, err := os.ReadFile(filepath.Join("..", "..", "examples", "traces", "write-drop.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(rep, "pcap-result"), "trace.pcap", pcap)
+	write(t, filepath.Dir(rep), "config.yml", []byte("name: x\naggregate-pcap-filename: trace.pcap\n"))
+	write(t, filepath.Join(rep, "rdma-result"), "requester_counter_start.yml", []byte("hw-counters: {out_of_sequence: 0}\n"))
+	write(t, filepath.Join(rep, "rdma-result"), "requester_counter_finish.yml", []byte("hw-counters: {out_of_sequence: 1}\n"))
+	return rep
+}
+
+// Point 5: every file lumina analyze, diff, validate and collie search
+// read whole is a regular file of bounded size: a link to /dev/zero (read
+// until memory runs out before) and a FIFO (blocked for ever before) are
+// refused at once, naming the file, exit 1.
+func TestBoundedReads(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skipf("no /dev/zero: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		// setup prepares the inputs in tmp and returns the file to replace
+		// and the arguments.
+		setup func(t *testing.T, tmp string) (string, []string)
+		// inDir: the file is inside a result directory, where a link is
+		// not followed at all (point 8).
+		inDir bool
+	}{
+		{"validate", func(t *testing.T, tmp string) (string, []string) {
+			return filepath.Join(tmp, "test.yaml"), []string{"validate", filepath.Join(tmp, "test.yaml")}
+		}, false},
+		{"validate-personality", func(t *testing.T, tmp string) (string, []string) {
+			write(t, tmp, "test.yaml", []byte("requester:\n  nic: {personality: p.yaml}\n"))
+			return filepath.Join(tmp, "p.yaml"), []string{"validate", filepath.Join(tmp, "test.yaml")}
+		}, false},
+		{"analyze-counters", func(t *testing.T, tmp string) (string, []string) {
+			run := analyzeRunDir(t, tmp)
+			return filepath.Join(run, "counters.json"), []string{"analyze", run}
+		}, true},
+		{"analyze-report", func(t *testing.T, tmp string) (string, []string) {
+			run := analyzeRunDir(t, tmp)
+			return filepath.Join(run, "report.json"), []string{"analyze", run}
+		}, true},
+		{"analyze-trace", func(t *testing.T, tmp string) (string, []string) {
+			return filepath.Join(tmp, "t.pcap"), []string{"analyze", filepath.Join(tmp, "t.pcap")}
+		}, false},
+		{"analyze-meta", func(t *testing.T, tmp string) (string, []string) {
+			run := analyzeRunDir(t, tmp)
+			return filepath.Join(tmp, "meta.json"), []string{"analyze", "--meta", filepath.Join(tmp, "meta.json"), run}
+		}, false},
+		{"analyze-public-counters", func(t *testing.T, tmp string) (string, []string) {
+			rep := publicRunDir(t, tmp)
+			return filepath.Join(rep, "rdma-result", "requester_counter_start.yml"), []string{"analyze", rep}
+		}, true},
+		{"diff-report", func(t *testing.T, tmp string) (string, []string) {
+			writeFakeSuite(t, filepath.Join(tmp, "base"), "cx5", 3000, "qp")
+			writeFakeSuite(t, filepath.Join(tmp, "new"), "cx5", 3000, "qp")
+			return filepath.Join(tmp, "base", "fast", "0", "report.json"), []string{"diff", filepath.Join(tmp, "base"), filepath.Join(tmp, "new")}
+		}, false},
+		{"diff-suite", func(t *testing.T, tmp string) (string, []string) {
+			writeFakeSuite(t, filepath.Join(tmp, "new"), "cx5", 3000, "qp")
+			return filepath.Join(tmp, "suite.json"), []string{"diff", filepath.Join(tmp, "suite.json"), filepath.Join(tmp, "new")}
+		}, false},
+		{"collie-space", func(t *testing.T, tmp string) (string, []string) {
+			return filepath.Join(tmp, "space.yaml"), []string{"collie", "search", "--space", filepath.Join(tmp, "space.yaml"), "--engine", "model", "-o", filepath.Join(tmp, "out"), "-q"}
+		}, false},
+	} {
+		for _, kind := range []struct{ name, msg string }{{"dev-zero", "not a regular file (a character device)"}, {"fifo", "not a regular file (a FIFO)"}} {
+			msg := kind.msg
+			if tc.inDir && kind.name == "dev-zero" {
+				msg = "a symbolic link, not followed"
+			}
+			t.Run(tc.name+"/"+kind.name, func(t *testing.T) {
+				tmp := t.TempDir()
+				bad, args := tc.setup(t, tmp)
+				os.Remove(bad)
+				var err error
+				if kind.name == "fifo" {
+					err = syscall.Mkfifo(bad, 0o644)
+				} else {
+					err = os.Symlink("/dev/zero", bad)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				code, stdout, stderr := runBounded(t, args...)
+				if out := stdout + stderr; code != 1 || !strings.Contains(out, bad) || !strings.Contains(out, msg) {
+					t.Errorf("lumina %s with %s a %s: exit %d, output %q; want exit 1 naming the file, %q",
+						strings.Join(args, " "), bad, kind.name, code, out, msg)
+				}
+			})
+		}
+	}
+}
