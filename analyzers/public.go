@@ -119,10 +119,12 @@ const MaxCounterKeys = 4096
 // its size (yaml.v3 decoding a mapping into a Go map checks duplicates in
 // quadratic time), and errors are FILE:LINE:COL.
 func readPublicCounters(path string) (model.Counters, error) {
-	b, err := safefile.ReadFile(path, safefile.MaxYAMLSize, safefile.NoFollow)
-	if errors.Is(err, fs.ErrNotExist) {
+	if err := checkResultFile(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	} else if err != nil {
+		return nil, err
 	}
+	b, err := safefile.ReadFile(path, safefile.MaxYAMLSize, safefile.NoFollow)
 	if err != nil {
 		return nil, err
 	}

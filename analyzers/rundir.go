@@ -124,6 +124,9 @@ func runDirInputs(dir string) (string, model.Meta, error) {
 	}
 	for _, n := range []string{"meta.json", "report.json"} {
 		if p := filepath.Join(dir, n); fileExists(p) {
+			if err := checkResultFile(p); err != nil {
+				return "", meta, err
+			}
 			m, err := model.LoadMetaWith(p, safefile.NoFollow)
 			if err != nil {
 				return "", meta, err
@@ -133,6 +136,9 @@ func runDirInputs(dir string) (string, model.Meta, error) {
 		}
 	}
 	if p := filepath.Join(dir, "counters.json"); fileExists(p) {
+		if err := checkResultFile(p); err != nil {
+			return "", meta, err
+		}
 		c, err := model.LoadMetaWith(p, safefile.NoFollow)
 		if err != nil {
 			return "", meta, err

@@ -160,3 +160,59 @@ func TestBoundedReads(t *testing.T) {
 		}
 	}
 }
+
+// Point 8: a link in a result directory someone else made is not
+// followed, and no error quotes the bytes of the file it points to (the
+// trace error printed "magic 0x726f6f74", "root" of /etc/shadow).
+func TestResultDirLinks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// setup returns the file to replace by a link and the directory
+		// to analyze.
+		setup func(t *testing.T, tmp string) (string, string)
+	}{
+		{"public-trace", func(t *testing.T, tmp string) (string, string) {
+			rep := publicRunDir(t, tmp)
+			return filepath.Join(rep, "pcap-result", "trace.pcap"), rep
+		}},
+		{"public-config", func(t *testing.T, tmp string) (string, string) {
+			rep := publicRunDir(t, tmp)
+			return filepath.Join(filepath.Dir(rep), "config.yml"), rep
+		}},
+		{"public-counters", func(t *testing.T, tmp string) (string, string) {
+			rep := publicRunDir(t, tmp)
+			return filepath.Join(rep, "rdma-result", "requester_counter_finish.yml"), rep
+		}},
+		{"run-trace", func(t *testing.T, tmp string) (string, string) {
+			run := analyzeRunDir(t, tmp)
+			return filepath.Join(run, "trace.pcap"), run
+		}},
+		{"run-config", func(t *testing.T, tmp string) (string, string) {
+			run := analyzeRunDir(t, tmp)
+			return filepath.Join(run, "config.yaml"), run
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			secret := filepath.Join(tmp, "shadow")
+			write(t, tmp, "shadow", []byte("root:$6$salt$hash:19000:0:99999:7:::\n"))
+			link, dir := tc.setup(t, tmp)
+			if err := os.Remove(link); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(secret, link); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := runBounded(t, "analyze", dir)
+			want := "lumina: " + link + ": a symbolic link, not followed (lumina analyze reads no links in a result directory; copy the file in)\n"
+			if code != 1 || stderr != want {
+				t.Errorf("lumina analyze %s with %s -> %s: exit %d, stderr %q; want exit 1, %q", dir, link, secret, code, stderr, want)
+			}
+			for _, leak := range []string{"root", "0x726f6f74", "salt"} {
+				if strings.Contains(stdout+stderr, leak) {
+					t.Errorf("lumina analyze output quotes the linked file (%q):\n%s%s", leak, stdout, stderr)
+				}
+			}
+		})
+	}
+}
