@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"github.com/netlumina/lumina/controlplane"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/injector"
+	"github.com/netlumina/lumina/internal/safefile"
 	"github.com/netlumina/lumina/nic"
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/sim"
@@ -143,7 +143,7 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 	}
 	a.Integrity = areport.Integrity{} // report.json's integrity is the run's one verdict
 	r.Analysis = a
-	return os.WriteFile(filepath.Join(dir, areport.FileHTML), html, 0o644)
+	return safefile.WriteFile(filepath.Join(dir, areport.FileHTML), html, 0o644)
 }
 
 // htmlRun describes the run for its report.html: test, seed, repeat, NICs

@@ -216,3 +216,83 @@ func TestResultDirLinks(t *testing.T) {
 		})
 	}
 }
+
+// Point 7: lumina analyze never overwrites a run's record (-o naming a run
+// directory, or a test directory whose repeats it would write into;
+// --html naming a record file: usage errors, exit 2, nothing written), and
+// never writes through a link planted where its output goes (the link and
+// its target are left as they were; exit 1).
+func TestAnalyzeOutputs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// setup returns the arguments and the files that must be left
+		// unchanged.
+		setup    func(t *testing.T, tmp string) ([]string, []string)
+		wantCode int
+		wantErr  string // in stderr; $TMP is tmp
+	}{
+		{name: "-o run dir", setup: func(t *testing.T, tmp string) ([]string, []string) {
+			run := analyzeRunDir(t, tmp)
+			return []string{"analyze", "-o", run, run}, []string{filepath.Join(run, "report.json")}
+		}, wantCode: 2, wantErr: "lumina: -o $TMP/run: a run directory (it holds the run's config.yaml and report.json); lumina analyze never overwrites a run's record: give another directory\n"},
+		{name: "-o test dir", setup: func(t *testing.T, tmp string) ([]string, []string) {
+			test := filepath.Join(tmp, "test")
+			run := analyzeRunDir(t, tmp)
+			if err := os.MkdirAll(test, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(run, filepath.Join(test, "0")); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"analyze", "-o", test, test}, []string{filepath.Join(test, "0", "report.json")}
+		}, wantCode: 2, wantErr: "lumina: -o $TMP/test/0: a run directory"},
+		{name: "--html run report", setup: func(t *testing.T, tmp string) ([]string, []string) {
+			run := analyzeRunDir(t, tmp)
+			write(t, run, "report.html", []byte("the run's page"))
+			return []string{"analyze", "--html", filepath.Join(run, "report.html"), run}, []string{filepath.Join(run, "report.html")}
+		}, wantCode: 2, wantErr: "lumina: --html $TMP/run/report.html: a file of a run's record"},
+		{name: "-o planted link", setup: func(t *testing.T, tmp string) ([]string, []string) {
+			run := analyzeRunDir(t, tmp)
+			out := filepath.Join(tmp, "out")
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			write(t, tmp, "victim.txt", []byte("victim"))
+			if err := os.Symlink(filepath.Join(tmp, "victim.txt"), filepath.Join(out, "report.html")); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"analyze", "-o", out, run}, []string{filepath.Join(tmp, "victim.txt")}
+		}, wantCode: 1, wantErr: "lumina: write $TMP/out/report.html: a symbolic link, not followed\n"},
+		{name: "--html planted link", setup: func(t *testing.T, tmp string) ([]string, []string) {
+			run := analyzeRunDir(t, tmp)
+			write(t, tmp, "victim.txt", []byte("victim"))
+			if err := os.Symlink(filepath.Join(tmp, "victim.txt"), filepath.Join(tmp, "page.html")); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"analyze", "--html", filepath.Join(tmp, "page.html"), run}, []string{filepath.Join(tmp, "victim.txt")}
+		}, wantCode: 1, wantErr: "lumina: write $TMP/page.html: a symbolic link, not followed\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			args, keep := tc.setup(t, tmp)
+			before := map[string]string{}
+			for _, f := range keep {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before[f] = string(b)
+			}
+			code, _, stderr := runBounded(t, args...)
+			stderr = strings.ReplaceAll(stderr, tmp, "$TMP")
+			if code != tc.wantCode || !strings.HasPrefix(stderr, tc.wantErr) {
+				t.Errorf("lumina %s: exit %d, stderr %q; want exit %d, %q", strings.Join(args, " "), code, stderr, tc.wantCode, tc.wantErr)
+			}
+			for f, b := range before {
+				if got, _ := os.ReadFile(f); string(got) != b {
+					t.Errorf("%s = %.80q after lumina %s, want it unchanged: %.80q", f, got, strings.Join(args, " "), b)
+				}
+			}
+		})
+	}
+}
