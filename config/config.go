@@ -119,6 +119,9 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 		}
 	}()
 	root, errs := parseYAML(file, data)
+	if errs == nil {
+		errs = mappingLimit(file, root)
+	}
 	if errs != nil {
 		return nil, errs.finish()
 	}

@@ -1,6 +1,7 @@
 package softrnic
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,5 +57,41 @@ func TestLoadPersonalityBounded(t *testing.T) {
 	}
 	if p, err := LoadPersonality(small); err != nil || p.Name != "mine" {
 		t.Errorf("LoadPersonality(small) = %q, %v", p.Name, err)
+	}
+}
+
+// Issue #38, point 6: a mapping of more than MaxPersonalityKeys keys is
+// refused at FILE:LINE:COL of the first key beyond the limit, before
+// anything is decoded (an 80,000-key personality took 50 s at 1486b75).
+func TestPersonalityMappingLimit(t *testing.T) {
+	keys := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString("base: cx5\nadaptive:\n  - ")
+		for i := range n {
+			if i > 0 {
+				b.WriteString("    ")
+			}
+			fmt.Fprintf(&b, "k%d: %d\n", i, i)
+		}
+		return []byte(b.String())
+	}
+	for _, tc := range []struct {
+		name string
+		n    int
+		want string // the first error
+	}{
+		{name: "at the limit", n: MaxPersonalityKeys, want: `p.yaml:3:5: unknown key "k0" in adaptive[0]`},
+		{name: "beyond", n: MaxPersonalityKeys + 1,
+			want: fmt.Sprintf("p.yaml:%d:5: more than %d keys in one mapping (softrnic.MaxPersonalityKeys); nothing was decoded", 3+MaxPersonalityKeys, MaxPersonalityKeys)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParsePersonality("p.yaml", keys(tc.n))
+			if err == nil {
+				t.Fatalf("ParsePersonality(%d keys) = nil error, want %q", tc.n, tc.want)
+			}
+			if got, _, _ := strings.Cut(err.Error(), "\n"); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("ParsePersonality(%d keys) first error = %q, want %q", tc.n, got, tc.want)
+			}
+		})
 	}
 }
