@@ -22,7 +22,7 @@ func TestNameCharacters(t *testing.T) {
 		{name: "TAB", yaml: `name: "x\ty"`, want: `t.yaml:1:7: name: want a name of printable characters, got the control character U+0009 (TAB) at byte 1 of "x\ty"`},
 		{name: "DEL", yaml: `name: "x\x7f"`, want: `t.yaml:1:7: name: want a name of printable characters, got the control character U+007F (DEL) at byte 1 of "x\x7f"`},
 		{name: "C1", yaml: `name: "x\x9b2J"`, want: `t.yaml:1:7: name: want a name of printable characters, got the character U+009B at byte 1 of "x\u009b2J"`},
-		{name: "RLO", yaml: `name: "txt.‮exe"`, want: `t.yaml:1:7: name: want a name of printable characters, got the character U+202E at byte 4 of "txt.\u202eexe"`},
+		{name: "RLO", yaml: "name: \"txt.\u202eexe\"", want: `t.yaml:1:7: name: want a name of printable characters, got the character U+202E at byte 4 of "txt.\u202eexe"`},
 		{name: "dump-filename", yaml: "dumpers:\n  - dump-filename: \"d\\e[2J.pcap\"", want: `t.yaml:2:20: dump-filename: want a file name of printable characters, got the control character U+001B (ESC) at byte 1 of "d\x1b[2J.pcap"`},
 		{name: "aggregate-pcap-filename", yaml: `aggregate-pcap-filename: "t\n.pcap"`, want: `t.yaml:1:26: aggregate-pcap-filename: want a file name of printable characters, got the control character U+000A (LF) at byte 1 of "t\n.pcap"`},
 		{name: "printable", yaml: "name: café-1 (cx5)"},

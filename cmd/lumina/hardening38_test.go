@@ -129,6 +129,10 @@ func TestBoundedReads(t *testing.T) {
 			writeFakeSuite(t, filepath.Join(tmp, "new"), "cx5", 3000, "qp")
 			return filepath.Join(tmp, "suite.json"), []string{"diff", filepath.Join(tmp, "suite.json"), filepath.Join(tmp, "new")}
 		}, false},
+		{"collie-anomalies", func(t *testing.T, tmp string) (string, []string) {
+			write(t, tmp, "space.yaml", nil)
+			return filepath.Join(tmp, "anomalies.json"), []string{"collie", "check", "--space", filepath.Join(tmp, "space.yaml"), "--anomalies", filepath.Join(tmp, "anomalies.json")}
+		}, false},
 		{"collie-space", func(t *testing.T, tmp string) (string, []string) {
 			return filepath.Join(tmp, "space.yaml"), []string{"collie", "search", "--space", filepath.Join(tmp, "space.yaml"), "--engine", "model", "-o", filepath.Join(tmp, "out"), "-q"}
 		}, false},
