@@ -243,7 +243,8 @@ func parseDoc(file string, data []byte, what string) (*yaml.Node, ErrorList) {
 	return doc.Content[0], nil
 }
 
-// defaultName is the file's base name without its extension.
+// defaultName is the file's base name without its extension, or "test"
+// if that is not a safe name (a path component of printable characters).
 func defaultName(file string) string {
 	base := filepath.Base(file)
 	if base == "." || base == string(filepath.Separator) || base == "-" {
@@ -252,7 +253,7 @@ func defaultName(file string) string {
 	if ext := filepath.Ext(base); ext != base {
 		base = strings.TrimSuffix(base, ext)
 	}
-	if !pathComponent(base) {
+	if _, _, unsafe := unsafeNameChar(base); unsafe || !pathComponent(base) {
 		return "test"
 	}
 	return base

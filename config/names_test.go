@@ -47,3 +47,22 @@ func TestUnsafeNameCharInvalidUTF8(t *testing.T) {
 		t.Errorf(`unsafeNameChar("ab\xff") = %q, %d, %v, want "the byte 0xff (not UTF-8)", 2, true`, desc, off, bad)
 	}
 }
+
+// A test without name: is named after its file, unless the file's name
+// holds a character a name: may not: then "test".
+func TestDefaultNameCharacters(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"dir/a\x1b]0;x\a.yaml", "test"},
+		{"line\nbreak.yaml", "test"},
+		{"caf\xe9.yaml", "test"},
+		{"dir/café-1.yaml", "café-1"},
+	} {
+		tst, err := Parse(tc.file, []byte("num-repeats: 1\n"))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.file, err)
+		}
+		if tst.Name != tc.want {
+			t.Errorf("Parse(%q).Name = %q, want %q", tc.file, tst.Name, tc.want)
+		}
+	}
+}
