@@ -57,6 +57,11 @@ func PublicConfig(dir string) string {
 // <side>_counter_{start,finish}.yml give the NIC counters.
 func publicInputs(dir string) (string, model.Meta, error) {
 	var meta model.Meta
+	for _, sub := range []string{publicPcapDir, publicRDMADir} {
+		if err := checkResultSubdir(filepath.Join(dir, sub)); err != nil {
+			return "", meta, err
+		}
+	}
 	cfg := PublicConfig(dir)
 	if cfg == "" {
 		return "", meta, fmt.Errorf("%s: a public Lumina result directory, but no %s here or in its parent", dir, strings.Join(publicConfigNames, " or "))

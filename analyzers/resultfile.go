@@ -3,6 +3,8 @@ package analyzers
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/netlumina/lumina/internal/safefile"
 )
@@ -21,4 +23,22 @@ func checkResultFile(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// checkResultSubdir checks that the subdirectory path of a result
+// directory (a public repeat's pcap-result/ or rdma-result/) is not a
+// symbolic link, whose files checkResultFile would otherwise take for the
+// directory's own. A missing one is no error.
+func checkResultSubdir(path string) error {
+	st, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s: %w (lumina analyze reads no links in a result directory)", path, safefile.ErrSymlink)
+	}
+	return nil
 }

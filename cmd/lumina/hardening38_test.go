@@ -187,6 +187,21 @@ func TestResultDirLinks(t *testing.T) {
 			rep := publicRunDir(t, tmp)
 			return filepath.Join(rep, "rdma-result", "requester_counter_finish.yml"), rep
 		}},
+		{"public-pcap-dir", func(t *testing.T, tmp string) (string, string) {
+			rep := publicRunDir(t, tmp)
+			// pcap-result -> a directory outside the result directory whose
+			// trace.pcap is a plain file (as /etc and its shadow are).
+			other := filepath.Join(tmp, "other")
+			if err := os.Rename(filepath.Join(rep, "pcap-result"), other); err != nil {
+				t.Fatal(err)
+			}
+			write(t, other, "trace.pcap", []byte("root:$6$salt$hash:19000:0:99999:7:::\n"))
+			if err := os.Symlink(other, filepath.Join(rep, "pcap-result")); err != nil {
+				t.Fatal(err)
+			}
+			write(t, tmp, "unused", nil) // the file the test links to the secret
+			return filepath.Join(tmp, "unused"), rep
+		}},
 		{"run-trace", func(t *testing.T, tmp string) (string, string) {
 			run := analyzeRunDir(t, tmp)
 			return filepath.Join(run, "trace.pcap"), run
@@ -209,6 +224,9 @@ func TestResultDirLinks(t *testing.T) {
 			}
 			code, stdout, stderr := runBounded(t, "analyze", dir)
 			want := "lumina: " + link + ": a symbolic link, not followed (lumina analyze reads no links in a result directory; copy the file in)\n"
+			if tc.name == "public-pcap-dir" {
+				want = "lumina: " + filepath.Join(dir, "pcap-result") + ": a symbolic link, not followed (lumina analyze reads no links in a result directory)\n"
+			}
 			if code != 1 || stderr != want {
 				t.Errorf("lumina analyze %s with %s -> %s: exit %d, stderr %q; want exit 1, %q", dir, link, secret, code, stderr, want)
 			}
