@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"sort"
 	"strings"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/report"
 	"github.com/netlumina/lumina/analyzers/retransmission"
 	"github.com/netlumina/lumina/analyzers/timeout"
+	"github.com/netlumina/lumina/internal/safefile"
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/trace"
 )
@@ -85,10 +85,13 @@ type Source interface {
 
 type fileSource string
 
-func (f fileSource) Name() string                 { return string(f) }
-func (f fileSource) Open() (io.ReadCloser, error) { return os.Open(string(f)) }
+func (f fileSource) Name() string { return string(f) }
+func (f fileSource) Open() (io.ReadCloser, error) {
+	return safefile.Open(string(f), safefile.Options{})
+}
 
-// File returns the file at path as a Source.
+// File returns the file at path as a Source. It opens only a regular
+// file (a FIFO or a device is refused, without blocking: safefile.Open).
 func File(path string) Source { return fileSource(path) }
 
 type bytesSource struct {

@@ -1,7 +1,9 @@
 package analyzers
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/internal/safefile"
 )
 
 // The public Lumina's (github.com/lumina-test/lumina) result layout: a
@@ -54,9 +57,17 @@ func PublicConfig(dir string) string {
 // <side>_counter_{start,finish}.yml give the NIC counters.
 func publicInputs(dir string) (string, model.Meta, error) {
 	var meta model.Meta
+	for _, sub := range []string{publicPcapDir, publicRDMADir} {
+		if err := checkResultSubdir(filepath.Join(dir, sub)); err != nil {
+			return "", meta, err
+		}
+	}
 	cfg := PublicConfig(dir)
 	if cfg == "" {
 		return "", meta, fmt.Errorf("%s: a public Lumina result directory, but no %s here or in its parent", dir, strings.Join(publicConfigNames, " or "))
+	}
+	if err := checkResultFile(cfg); err != nil {
+		return "", meta, err
 	}
 	t, err := config.Load(cfg)
 	if err != nil {
@@ -66,6 +77,9 @@ func publicInputs(dir string) (string, model.Meta, error) {
 	tracePath := filepath.Join(dir, publicPcapDir, t.AggregatePcapFilename)
 	if !fileExists(tracePath) {
 		return "", meta, fmt.Errorf("%s: no %s in %s", dir, t.AggregatePcapFilename, publicPcapDir)
+	}
+	if err := checkResultFile(tracePath); err != nil {
+		return "", meta, err
 	}
 	for _, h := range []struct {
 		side string
@@ -95,31 +109,86 @@ func publicInputs(dir string) (string, model.Meta, error) {
 	return tracePath, meta, nil
 }
 
+// MaxCounterKeys is the largest number of keys in one mapping of a public
+// counter dump (a counter type, or the types at the top): a real dump has a
+// few hundred counters. A larger mapping is refused at its first key
+// beyond the limit, before any counter is taken.
+const MaxCounterKeys = 4096
+
 // readPublicCounters reads one of the public tool's counter dumps, YAML
 // {counter-type: {name: value}} (port-counters, hw-counters,
-// ethtool-counters), flattened to name → value. A missing file is nil.
+// ethtool-counters), flattened to name → value; a value that is not a
+// non-negative integer is skipped. A missing file is nil. The file is a
+// regular file inside the result directory (not a link), of at most
+// safefile.MaxYAMLSize; its YAML is walked node by node, in time linear in
+// its size (yaml.v3 decoding a mapping into a Go map checks duplicates in
+// quadratic time), and errors are FILE:LINE:COL.
 func readPublicCounters(path string) (model.Counters, error) {
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
+	if err := checkResultFile(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	} else if err != nil {
+		return nil, err
 	}
+	b, err := safefile.ReadFile(path, safefile.MaxYAMLSize, safefile.NoFollow)
 	if err != nil {
 		return nil, err
 	}
-	var doc map[string]map[string]any
+	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	errAt := func(n *yaml.Node, format string, args ...any) error {
+		return fmt.Errorf("%s:%d:%d: %s", path, n.Line, n.Column, fmt.Sprintf(format, args...))
+	}
+	// pairs checks mapping n's keys: strings, no duplicates, at most
+	// MaxCounterKeys.
+	pairs := func(n *yaml.Node, what string) error {
+		seen := make(map[string]*yaml.Node, min(len(n.Content)/2, MaxCounterKeys))
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if i/2 >= MaxCounterKeys {
+				return errAt(k, "more than %d keys in %s (analyzers.MaxCounterKeys)", MaxCounterKeys, what)
+			}
+			if k.Kind != yaml.ScalarNode {
+				return errAt(k, "keys must be strings in %s", what)
+			}
+			if first, dup := seen[k.Value]; dup {
+				return errAt(k, "duplicate key %q in %s (first at %d:%d)", k.Value, what, first.Line, first.Column)
+			}
+			seen[k.Value] = k
+		}
+		return nil
+	}
 	c := model.Counters{}
-	for _, group := range doc {
-		for k, v := range group {
-			switch v := v.(type) {
-			case int:
-				if v >= 0 {
-					c[k] = uint64(v)
-				}
-			case uint64:
-				c[k] = v
+	if len(doc.Content) == 0 || doc.Content[0].ShortTag() == "!!null" {
+		return c, nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, errAt(root, "want a mapping of counter types")
+	}
+	if err := pairs(root, "the counter types"); err != nil {
+		return nil, err
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		group := root.Content[i+1]
+		if group.ShortTag() == "!!null" {
+			continue
+		}
+		if group.Kind != yaml.MappingNode {
+			return nil, errAt(group, "%s: want a mapping of counters", root.Content[i].Value)
+		}
+		if err := pairs(group, root.Content[i].Value); err != nil {
+			return nil, err
+		}
+		for j := 0; j+1 < len(group.Content); j += 2 {
+			v := group.Content[j+1]
+			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" {
+				continue
+			}
+			var u uint64
+			if v.Decode(&u) == nil {
+				c[group.Content[j].Value] = u
 			}
 		}
 	}

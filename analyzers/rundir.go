@@ -9,6 +9,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/integrity"
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/internal/safefile"
 )
 
 // RunIntegrity are the options of the integrity check of a lumina run's
@@ -41,7 +42,7 @@ func DirIntegrity(dir string) integrity.Options {
 	case IsPublicRunDir(dir):
 		cfg = PublicConfig(dir)
 	}
-	if cfg != "" {
+	if cfg != "" && checkResultFile(cfg) == nil {
 		if t, err := config.Load(cfg); err == nil && t.Switch.TimestampToleranceNs > 0 {
 			o.TimeToleranceNs = uint64(t.Switch.TimestampToleranceNs)
 		}
@@ -155,6 +156,9 @@ func runDirInputs(dir string) (string, model.Meta, error) {
 	var meta model.Meta
 	names := []string{"trace.pcap", "trace.pcapng"}
 	if p := filepath.Join(dir, "config.yaml"); fileExists(p) {
+		if err := checkResultFile(p); err != nil {
+			return "", meta, err
+		}
 		t, err := config.Load(p)
 		if err != nil {
 			return "", meta, err
@@ -174,9 +178,15 @@ func runDirInputs(dir string) (string, model.Meta, error) {
 	if tracePath == "" {
 		return "", meta, fmt.Errorf("%s: no %s in the run directory", dir, strings.Join(names, " or "))
 	}
+	if err := checkResultFile(tracePath); err != nil {
+		return "", meta, err
+	}
 	for _, n := range []string{"meta.json", "report.json"} {
 		if p := filepath.Join(dir, n); fileExists(p) {
-			m, err := model.LoadMeta(p)
+			if err := checkResultFile(p); err != nil {
+				return "", meta, err
+			}
+			m, err := model.LoadMetaWith(p, safefile.NoFollow)
 			if err != nil {
 				return "", meta, err
 			}
@@ -185,7 +195,10 @@ func runDirInputs(dir string) (string, model.Meta, error) {
 		}
 	}
 	if p := filepath.Join(dir, "counters.json"); fileExists(p) {
-		c, err := model.LoadMeta(p)
+		if err := checkResultFile(p); err != nil {
+			return "", meta, err
+		}
+		c, err := model.LoadMetaWith(p, safefile.NoFollow)
 		if err != nil {
 			return "", meta, err
 		}

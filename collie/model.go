@@ -8,11 +8,13 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sort"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/netlumina/lumina/internal/safefile"
+	"github.com/netlumina/lumina/internal/yamlbound"
 )
 
 // ErrProfile reports an invalid NIC profile or planted-anomaly file.
@@ -163,7 +165,19 @@ type ModelFile struct {
 	Planted []Planted `yaml:"planted"`
 }
 
+// maxMappingKeys bounds the keys of one mapping of a profile or
+// planted-anomaly file: yaml.v3 decodes a mapping into a Go map (a
+// profile's memory) in time quadratic in its keys.
+const maxMappingKeys = 4096
+
 func decodeStrict(data []byte, v any) error {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return err
+	}
+	if k := yamlbound.FirstKeyBeyond(&root, maxMappingKeys); k != nil {
+		return fmt.Errorf("line %d, column %d: more than %d keys in one mapping", k.Line, k.Column, maxMappingKeys)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
@@ -235,7 +249,7 @@ func checkPlanted(ps []Planted) error {
 
 // LoadProfile reads a profile file.
 func LoadProfile(path string) (*Profile, []Planted, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.MaxYAMLSize, safefile.Options{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("collie: %w", err)
 	}
@@ -248,7 +262,7 @@ func LoadProfile(path string) (*Profile, []Planted, error) {
 
 // LoadPlanted reads a planted-anomaly file.
 func LoadPlanted(path string) ([]Planted, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.MaxYAMLSize, safefile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("collie: %w", err)
 	}

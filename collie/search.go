@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/netlumina/lumina/internal/safefile"
 )
 
 // Search algorithms.
@@ -251,14 +253,14 @@ func (s *searcher) openLog() error {
 	if err := os.MkdirAll(filepath.Dir(s.o.LogPath), 0o755); err != nil {
 		return fmt.Errorf("collie: %w", err)
 	}
-	data, err := os.ReadFile(s.o.LogPath)
+	data, err := safefile.ReadFile(s.o.LogPath, safefile.MaxRecordSize, safefile.NoFollow) // appended to below
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("collie: %w", err)
 	}
 	// A killed search may have left a partial last line: drop it.
 	if i := bytes.LastIndexByte(data, '\n'); i+1 != len(data) {
 		data = data[:i+1]
-		if err := os.WriteFile(s.o.LogPath, data, 0o644); err != nil {
+		if err := safefile.WriteFile(s.o.LogPath, data, 0o644); err != nil {
 			return fmt.Errorf("collie: %w", err)
 		}
 	}
@@ -745,16 +747,15 @@ func (s *searcher) writeAnomalies() error {
 	if err != nil {
 		return err
 	}
-	tmp := s.o.AnomaliesPath + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := safefile.WriteFile(s.o.AnomaliesPath, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("collie: %w", err)
 	}
-	return os.Rename(tmp, s.o.AnomaliesPath)
+	return nil
 }
 
 // ReadAnomalies reads an anomalies.json file.
 func ReadAnomalies(path string) ([]Anomaly, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.MaxRecordSize, safefile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("collie: %w", err)
 	}

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/netlumina/lumina/internal/safefile"
 )
 
 // Sentinel errors of the package.
@@ -436,7 +437,7 @@ func ParseSpace(data []byte) (*Space, error) {
 
 // LoadSpace reads a space file.
 func LoadSpace(path string) (*Space, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.MaxYAMLSize, safefile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("collie: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -13,6 +12,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/netlumina/lumina/internal/safefile"
 )
 
 // Defaults and limits that the schema (schema.go) and the checks share.
@@ -35,8 +36,9 @@ const MaxRepeats = 10000
 const MaxNetnsSlowdown = 10000
 
 // MaxFileSize is the size limit, in bytes, of a test file: Load reads at
-// most MaxFileSize+1 bytes of any file (a device or a FIFO too) and refuses
-// a larger one with an error wrapping ErrFileTooLarge. 4 MiB is more than
+// most MaxFileSize+1 bytes of a regular file and refuses a larger one with
+// an error wrapping ErrFileTooLarge; a FIFO or a device is refused
+// unread, without blocking (safefile.ErrNotRegular). 4 MiB is more than
 // a thousand times the size of any real test.
 const MaxFileSize = 4 << 20
 
@@ -96,20 +98,12 @@ func readFile(path string) ([]byte, error) {
 	tooLarge := func() error {
 		return fmt.Errorf("config: test file %s is larger than the %d MiB limit (config.MaxFileSize): %w", path, MaxFileSize>>20, ErrFileTooLarge)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("config: reading test file %s: %w", path, err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxFileSize {
+	data, err := safefile.ReadFile(path, MaxFileSize, safefile.Options{})
+	if errors.Is(err, safefile.ErrTooLarge) {
 		return nil, tooLarge()
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("config: reading test file %s: %w", path, err)
-	}
-	if len(data) > MaxFileSize {
-		return nil, tooLarge()
 	}
 	return data, nil
 }
@@ -135,6 +129,9 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 		}
 	}()
 	root, errs := parseYAML(file, data)
+	if errs == nil {
+		errs = mappingLimit(file, root)
+	}
 	if errs != nil {
 		return nil, errs.finish()
 	}
@@ -260,7 +257,8 @@ func parseDoc(file string, data []byte, what string) (*yaml.Node, ErrorList) {
 	return doc.Content[0], nil
 }
 
-// defaultName is the file's base name without its extension.
+// defaultName is the file's base name without its extension, or "test"
+// if that is not a safe name (a path component of printable characters).
 func defaultName(file string) string {
 	base := filepath.Base(file)
 	if base == "." || base == string(filepath.Separator) || base == "-" {
@@ -269,7 +267,7 @@ func defaultName(file string) string {
 	if ext := filepath.Ext(base); ext != base {
 		base = strings.TrimSuffix(base, ext)
 	}
-	if !pathComponent(base) {
+	if _, _, unsafe := unsafeNameChar(base); unsafe || !pathComponent(base) {
 		return "test"
 	}
 	return base

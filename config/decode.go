@@ -504,6 +504,9 @@ func (d *decoder) fileName(v *yaml.Node, path string, dst *string) bool {
 		d.fail(v, path, "want a file name without NUL, got %s", describe(v))
 		return false
 	}
+	if !d.nameChars(v, path, s, "a file name") {
+		return false
+	}
 	*dst = s
 	return true
 }
@@ -590,6 +593,9 @@ func decTestName(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 	}
 	if !pathComponent(s) {
 		d.fail(v, path, "want a name without '/', '\\', NUL, \".\" or \"..\", got %s", describe(v))
+		return
+	}
+	if !d.nameChars(v, path, s, "a name") {
 		return
 	}
 	f.SetString(s)

@@ -58,8 +58,9 @@
 //
 // # Limits
 //
-// Load reads at most MaxFileSize (4 MiB) of any file, devices and FIFOs
-// included, and refuses a larger one (ErrFileTooLarge). Values that become
+// Load reads at most MaxFileSize (4 MiB) of a regular file and refuses a
+// larger one (ErrFileTooLarge); a FIFO, a device or a socket is refused
+// before it is read, without blocking. Values that become
 // one component of a results path (name, a dumper's name, dump-filename,
 // aggregate-pcap-filename) hold no '/', '\' or NUL and are not "." or
 // "..". num-repeats is at most MaxRepeats. A dumper's num-pkts is a disk

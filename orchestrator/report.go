@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -19,6 +18,7 @@ import (
 	"github.com/netlumina/lumina/controlplane"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/injector"
+	"github.com/netlumina/lumina/internal/safefile"
 	"github.com/netlumina/lumina/nic"
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/sim"
@@ -155,7 +155,7 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, areport.FileHTML), html, 0o644)
+	return safefile.WriteFile(filepath.Join(dir, areport.FileHTML), html, 0o644)
 }
 
 // addRunChecks puts the run's own checks into r.Analysis (creating one

@@ -16,6 +16,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/internal/safefile"
 	"github.com/netlumina/lumina/orchestrator"
 )
 
@@ -283,7 +284,7 @@ func readTest(testDir, rel string) (*Test, error) {
 }
 
 func readReport(dir string) (*orchestrator.Report, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	b, err := safefile.ReadFile(filepath.Join(dir, "report.json"), safefile.MaxRecordSize, safefile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("suite: %w", err)
 	}
@@ -482,7 +483,7 @@ func Load(path string) (*Suite, error) {
 }
 
 func readSuiteFile(path string) (*Suite, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.MaxRecordSize, safefile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("suite: %w", err)
 	}

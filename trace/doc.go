@@ -46,8 +46,9 @@
 // actually arrive. Failures wrap one of the sentinel errors, to be matched
 // with errors.Is:
 //
-//   - ErrNotPcap: empty input or an unknown magic number (shown in the
-//     message).
+//   - ErrNotPcap: empty input or an unknown magic number. The message
+//     quotes none of the input's bytes: the input may be any file a link
+//     pointed to.
 //   - ErrTruncated: the input ends inside a header, record or block, as when
 //     a capture is killed mid-write. Every complete packet before it has been
 //     returned first. The message gives the packet index, the record's byte

@@ -84,7 +84,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		if isMagicPrefix(b) {
 			return nil, fmt.Errorf("trace: offset 0: %w file header (want 4 bytes of magic, have %d)", ErrTruncated, len(b))
 		}
-		return nil, fmt.Errorf("trace: %w (file of %d bytes: % x)", ErrNotPcap, len(b), b)
+		return nil, fmt.Errorf("trace: %w (file of %d bytes)", ErrNotPcap, len(b))
 	}
 	switch magic := binary.LittleEndian.Uint32(b); magic {
 	case pcapMagicMicro, pcapMagicNano, pcapMagicMicroSwapped, pcapMagicNanoSwapped:
@@ -98,7 +98,9 @@ func NewReader(r io.Reader) (*Reader, error) {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("trace: %w (magic %#08x)", ErrNotPcap, binary.BigEndian.Uint32(b))
+		// The file's bytes are not quoted: it may be anything a link
+		// pointed to (/etc/shadow).
+		return nil, fmt.Errorf("trace: %w (unknown magic number)", ErrNotPcap)
 	}
 	return rd, nil
 }
@@ -430,7 +432,7 @@ func (r *Reader) nextBlock() (p Packet, ok bool, err error) {
 			if start == 0 {
 				sentinel = ErrNotPcap
 			}
-			return Packet{}, false, r.errf(start, false, "%w: section header block with bad byte-order magic %#08x", sentinel, bom)
+			return Packet{}, false, r.errf(start, false, "%w: section header block with a bad byte-order magic", sentinel)
 		}
 	}
 	length := r.u32(b[4:])

@@ -224,6 +224,7 @@ type errCase struct {
 	wantPkts int
 	want     error
 	msg      []string
+	notMsg   []string // the input's bytes, never quoted (issue #38, point 8)
 }
 
 var (
@@ -245,9 +246,10 @@ func withUint32(b []byte, off int, v uint32) []byte {
 
 var errCases = []errCase{
 	{name: "empty file", in: nil, want: ErrNotPcap, msg: []string{"empty"}},
-	{name: "3-byte file", in: []byte("abc"), want: ErrNotPcap},
+	{name: "3-byte file", in: []byte("abc"), want: ErrNotPcap, msg: []string{"trace: not a pcap or pcapng file (file of 3 bytes)"}, notMsg: []string{"61 62 63", "abc"}},
 	{name: "3 bytes of pcap magic", in: []byte{0xd4, 0xc3, 0xb2}, want: ErrTruncated},
-	{name: "bad magic", in: []byte("\x7fELF\x02\x01\x01\x00........"), want: ErrNotPcap, msg: []string{"0x7f454c46"}},
+	{name: "bad magic", in: []byte("\x7fELF\x02\x01\x01\x00........"), want: ErrNotPcap, msg: []string{"trace: not a pcap or pcapng file (unknown magic number)"}, notMsg: []string{"0x7f454c46", "ELF"}},
+	{name: "text file", in: []byte("root:$6$salt$hash:19000:0:99999:7:::\n"), want: ErrNotPcap, msg: []string{"not a pcap or pcapng file"}, notMsg: []string{"0x726f6f74", "root"}},
 	{name: "truncated pcap file header", in: pcapBase[:10], want: ErrTruncated, msg: []string{"file header", "want 24 bytes, have 10"}},
 	{name: "unsupported pcap version", in: cat(withUint32(pcapHeader(le, pcapMagicNano, 0, 1), 4, 3), ngRec), want: ErrCorrupt, msg: []string{"version 3.0"}},
 	{
@@ -268,7 +270,7 @@ var errCases = []errCase{
 	},
 	{name: "truncated section header", in: ngBase[:10], want: ErrTruncated},
 	{name: "truncated section header body", in: ngBase[:20], want: ErrTruncated, msg: []string{"want 28 bytes, have 20"}},
-	{name: "bad byte-order magic", in: withUint32(ngBase, 8, 0x11223344), want: ErrNotPcap, msg: []string{"0x11223344"}},
+	{name: "bad byte-order magic", in: withUint32(ngBase, 8, 0x11223344), want: ErrNotPcap, msg: []string{"bad byte-order magic"}, notMsg: []string{"0x11223344"}},
 	{name: "bad byte-order magic in second section", in: cat(ngBase, withUint32(ngSHB(le), 8, 0x11223344)), want: ErrCorrupt, msg: []string{"offset 48"}},
 	{name: "unsupported pcapng version", in: withUint32(ngBase, 12, 2), want: ErrCorrupt, msg: []string{"version 2.0"}},
 	{name: "truncated interface description", in: ngBase[:40], want: ErrTruncated, msg: []string{"offset 28", "want 20 bytes, have 12"}},
@@ -324,6 +326,11 @@ func TestReaderErrors(t *testing.T) {
 			for _, m := range tc.msg {
 				if !strings.Contains(err.Error(), m) {
 					t.Errorf("error %q does not contain %q", err, m)
+				}
+			}
+			for _, m := range tc.notMsg {
+				if strings.Contains(err.Error(), m) {
+					t.Errorf("error %q quotes the input: %q", err, m)
 				}
 			}
 		})

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"sort"
 	"strings"
 
+	"github.com/netlumina/lumina/internal/safefile"
 	"github.com/netlumina/lumina/roce"
 )
 
@@ -526,7 +526,14 @@ func ResolveNICs(nics []NIC, conns []Connection) []NIC {
 
 // LoadMeta reads and decodes the metadata file at path.
 func LoadMeta(path string) (Meta, error) {
-	b, err := os.ReadFile(path)
+	return LoadMetaWith(path, safefile.Options{})
+}
+
+// LoadMetaWith is LoadMeta with o (safefile.NoFollow for a file inside a
+// result directory). The file is read with the limit of a run's records
+// (safefile.MaxRecordSize); a FIFO or a device is refused.
+func LoadMetaWith(path string, o safefile.Options) (Meta, error) {
+	b, err := safefile.ReadFile(path, safefile.MaxRecordSize, o)
 	if err != nil {
 		return Meta{}, err
 	}

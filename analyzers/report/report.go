@@ -15,6 +15,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/pfc"
 	"github.com/netlumina/lumina/analyzers/retransmission"
 	"github.com/netlumina/lumina/analyzers/timeout"
+	"github.com/netlumina/lumina/internal/safefile"
 )
 
 // Check names, in report order.
@@ -209,16 +210,16 @@ func WriteFiles(dir string, r *Report) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	var errs []error
-	if err := os.WriteFile(filepath.Join(dir, FileJSON), j, 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, FileJSON), j, 0o644); err != nil {
 		errs = append(errs, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, FileText), []byte(Text(r)), 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, FileText), []byte(Text(r)), 0o644); err != nil {
 		errs = append(errs, err)
 	}
 	h, err := HTML(r)
 	if err != nil {
 		errs = append(errs, err)
-	} else if err := os.WriteFile(filepath.Join(dir, FileHTML), h, 0o644); err != nil {
+	} else if err := safefile.WriteFile(filepath.Join(dir, FileHTML), h, 0o644); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

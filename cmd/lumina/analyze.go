@@ -15,6 +15,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers"
 	"github.com/netlumina/lumina/analyzers/report"
+	"github.com/netlumina/lumina/internal/safefile"
 )
 
 func init() {
@@ -89,7 +90,7 @@ func init() {
 					if err != nil {
 						return err
 					}
-					if err := os.WriteFile(htmlOut, page, 0o644); err != nil {
+					if err := safefile.WriteFile(htmlOut, page, 0o644); err != nil {
 						return err
 					}
 				}
@@ -120,7 +121,11 @@ func init() {
 						sel = append(sel, c)
 					}
 				}
-				if reps := repeatDirs(args[0]); len(reps) > 0 {
+				reps := repeatDirs(args[0])
+				if err := checkAnalyzeOutputs(analyzeOutputs(reps, *outDir, *htmlOut)); err != nil {
+					return err
+				}
+				if len(reps) > 0 {
 					// A test's result directory (OUT/<test>): every repeat,
 					// in order, each as its own run directory.
 					failed := 0
@@ -134,15 +139,7 @@ func init() {
 						} else if i > 0 {
 							io.WriteString(stdout, ",\n")
 						}
-						out := *outDir
-						if out != "" {
-							out = filepath.Join(out, filepath.Base(dir))
-						}
-						page := *htmlOut
-						if page != "" {
-							ext := filepath.Ext(page)
-							page = strings.TrimSuffix(page, ext) + "-" + filepath.Base(dir) + ext
-						}
+						out, page := repeatOutputs(dir, *outDir, *htmlOut)
 						err := analyzeRun(ctx, dir, sel, out, page, stdout)
 						if errors.Is(err, errSilent) {
 							failed++

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netlumina/lumina/collie"
+	"github.com/netlumina/lumina/internal/safefile"
 )
 
 func init() {
@@ -176,7 +177,7 @@ func collieSearch(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	res, err := collie.Search(ctx, o)
 	if res != nil {
 		if b, jerr := json.MarshalIndent(res.Best, "", "  "); jerr == nil {
-			os.WriteFile(filepath.Join(*out, "best.json"), append(b, '\n'), 0o644)
+			safefile.WriteFile(filepath.Join(*out, "best.json"), append(b, '\n'), 0o644)
 		}
 		fmt.Fprintf(stdout, "%d experiments (%d replayed, %d failed, %d candidates skipped by MFS), %d anomalies → %s\n",
 			res.Experiments, res.Replayed, res.Failed, res.Skipped, len(res.Anomalies), filepath.Join(*out, "anomalies.json"))

@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
+	"github.com/netlumina/lumina/internal/safefile"
 	"github.com/netlumina/lumina/suite"
 )
 
@@ -94,7 +94,7 @@ func init() {
 					if err != nil {
 						return err
 					}
-					if err := os.WriteFile(*htmlOut, h, 0o644); err != nil {
+					if err := safefile.WriteFile(*htmlOut, h, 0o644); err != nil {
 						return fmt.Errorf("diff: %w", err)
 					}
 				}

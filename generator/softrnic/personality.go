@@ -3,13 +3,13 @@ package softrnic
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/netlumina/lumina/internal/safefile"
 )
 
 // CNPScope is the domain within which the notification point paces CNPs:
@@ -378,9 +378,10 @@ func LoadPersonality(name string) (Personality, error) {
 }
 
 // MaxPersonalitySize is the size limit, in bytes, of a personality file:
-// LoadPersonality reads at most MaxPersonalitySize+1 bytes of any file (a
-// device or a FIFO too) and refuses a larger one with an error wrapping
-// ErrPersonalityTooLarge. A real personality is a few hundred bytes.
+// LoadPersonality reads at most MaxPersonalitySize+1 bytes of a regular
+// file and refuses a larger one with an error wrapping
+// ErrPersonalityTooLarge; a FIFO or a device is refused unread
+// (safefile.ErrNotRegular). A real personality is a few hundred bytes.
 const MaxPersonalitySize = 4 << 20
 
 // ErrPersonalityTooLarge is wrapped by LoadPersonality's error for a file
@@ -393,22 +394,11 @@ func ReadPersonalityFile(name string) ([]byte, error) {
 	tooLarge := func() error {
 		return fmt.Errorf("%s: larger than the %d MiB limit of a personality file (softrnic.MaxPersonalitySize): %w", name, MaxPersonalitySize>>20, ErrPersonalityTooLarge)
 	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxPersonalitySize {
+	data, err := safefile.ReadFile(name, MaxPersonalitySize, safefile.Options{})
+	if errors.Is(err, safefile.ErrTooLarge) {
 		return nil, tooLarge()
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxPersonalitySize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxPersonalitySize {
-		return nil, tooLarge()
-	}
-	return data, nil
+	return data, err
 }
 
 // Validate checks the parameters' ranges. Its error names the keys

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/netlumina/lumina/internal/yamlbound"
 )
 
 // ErrInvalidPersonality is matched by errors.Is for every error that
@@ -415,6 +417,12 @@ func ParsePersonality(file string, data []byte) (Personality, error) {
 	return DecodePersonality(file, root)
 }
 
+// MaxPersonalityKeys is the largest number of keys in one mapping of a
+// personality file (a real one has a few dozen): a file with a larger one
+// is refused at the first key beyond the limit, before anything is
+// decoded (docs/personality.md).
+const MaxPersonalityKeys = 4096
+
 // DecodePersonality decodes the root node of a personality file's YAML
 // document (nil or null: an empty file, the spec personality) and
 // validates the result. file names the file in errors and gives the
@@ -423,6 +431,10 @@ func ParsePersonality(file string, data []byte) (Personality, error) {
 // type, durations without a unit and out-of-range values are errors, each
 // at its node. It returns every error found, as a PersonalityErrors.
 func DecodePersonality(file string, root *yaml.Node) (Personality, error) {
+	if k := yamlbound.FirstKeyBeyond(root, MaxPersonalityKeys); k != nil {
+		return Personality{}, PersonalityErrors{{File: file, Line: k.Line, Col: k.Column,
+			Msg: fmt.Sprintf("more than %d keys in one mapping (softrnic.MaxPersonalityKeys); nothing was decoded", MaxPersonalityKeys)}}
+	}
 	d := &pdecoder{file: file, given: map[string]*yaml.Node{}}
 	p := builtins["spec"]
 	root = deref(root)
