@@ -22,7 +22,7 @@ import (
 // lumina connected as primary and a plan installed.
 func stateRig(t *testing.T) (addr string, cp *controlplane.Switch, plan *controlplane.Plan) {
 	t.Helper()
-	g := grpc.NewServer()
+	g := grpc.NewServer(injector.ServerOption())
 	injector.NewServer(injector.New(sim.NewEventLoop(), injector.Config{}), 0).Register(g)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

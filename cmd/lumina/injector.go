@@ -101,7 +101,7 @@ func init() {
 						return err
 					}
 				}
-				g := grpc.NewServer(opts...)
+				g := grpc.NewServer(append(opts, injector.ServerOption())...)
 				injector.NewServer(sw, *device).Register(g)
 				fmt.Fprintf(stderr, "lumina: injector: %d ports, P4Runtime on %s\n", len(ports), ln.Addr())
 				go func() { <-ctx.Done(); g.Stop() }()

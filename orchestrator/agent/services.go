@@ -508,7 +508,7 @@ func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.Inj
 		cleanup()
 		return nil, status.Errorf(codes.FailedPrecondition, "P4Runtime listener: %v", err)
 	}
-	g := grpc.NewServer(a.ServerOpts...)
+	g := grpc.NewServer(append(slices.Clip(a.ServerOpts), injector.ServerOption())...)
 	injector.NewServer(sw, 0).Register(g)
 	go g.Serve(ln)
 	a.mu.Lock()
