@@ -256,8 +256,9 @@ type IntegrityReport struct {
 // It fails, and the run is invalid, when a mirror copy carries an event
 // the intent did not ask for or an asked event more often than asked, when
 // the switch's event_drops counters exceed the drop events installed, when
-// the event and connection tables read back after traffic differ from the
-// plan, or when lumina lost primary arbitration during the run.
+// the tables lumina installed (forwarding, ARP, mirroring, connections,
+// events, clone sessions) read back after traffic differ from the plan, or
+// when lumina lost primary arbitration during the run.
 type SwitchStateReport struct {
 	Verdict model.Verdict `json:"verdict"`
 	Reasons []string      `json:"reasons,omitempty"`
@@ -683,7 +684,7 @@ func (r *Report) switchState(run *Run, unexpected []UnexpectedEvent) bool {
 		if len(d) > 5 {
 			more = fmt.Sprintf("; and %d more", len(d)-5)
 		}
-		ss.Reasons = append(ss.Reasons, fmt.Sprintf("the event/connection tables after traffic differ from the plan (%d differences): %s%s",
+		ss.Reasons = append(ss.Reasons, fmt.Sprintf("the tables lumina installed differ from the plan after traffic (%d differences): %s%s",
 			len(d), strings.Join(shown, "; "), more))
 		ss.TableDiff = d[:min(len(d), maxListed)]
 	}
