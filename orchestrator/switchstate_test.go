@@ -150,7 +150,7 @@ func TestSwitchStateInvalidatesRun(t *testing.T) {
 				return err
 			}
 			defer other.Close() // lumina is primary again when it leaves: the loss and the table still count
-			c := cp.Client() // lumina's P4Info names the table; the other controller writes
+			c := cp.Client()    // lumina's P4Info names the table; the other controller writes
 			for _, f := range p.Forward {
 				if err := other.Client().ModifyTableEntry(ctx, c.NewTableEntry("Ingress.l2_forward", map[string]client.MatchInterface{
 					"hdr.ethernet.dst_addr": &client.ExactMatch{Value: f.MAC[:]}}, c.NewTableActionDirect("Ingress.drop_frame", nil), nil)); err != nil {
