@@ -79,6 +79,7 @@ func init() {
 						}
 					}
 				} else {
+					opts = agent.PlaintextServerOptions()
 					fmt.Fprintln(stderr, "lumina: injector: P4Runtime without TLS or token; anyone who reaches the port can program the switch")
 				}
 				// Listen before opening the ports: a bad address fails fast.
