@@ -124,6 +124,9 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		return err
 	}
 	defer cp.Close()
+	if id := cp.ElectionID(); id != "1" {
+		progress("P4Runtime: another controller was primary; lumina is primary with election ID " + id)
+	}
 	election := uint64(run.Repeat + 1)
 	if pl.p4info != nil {
 		err = cp.SetPipelineWith(cctx, pl.p4info, pl.deviceConfig, election)
