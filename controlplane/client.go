@@ -33,11 +33,21 @@ type Switch struct {
 
 // DialOptions configure Dial. Zero values are defaults.
 type DialOptions struct {
-	DeviceID   uint64        // default 0
-	ElectionID uint64        // default 1
+	DeviceID uint64 // default 0
+	// ElectionID is the election ID to arbitrate with, used as is: if
+	// another controller holds a higher one, Dial fails. Default (0):
+	// Dial picks one, 1 first, then (up to MaxElectionTries times) one
+	// above the election ID the device reports in its answer when another
+	// controller is primary (P4Runtime §"Client Arbitration Update": the
+	// primary is the live controller with the highest election ID).
+	ElectionID uint64
 	Timeout    time.Duration // arbitration timeout, default 10 s
 	GRPC       []grpc.DialOption
 }
+
+// MaxElectionTries bounds how often Dial arbitrates with a higher
+// election ID when it picks the ID itself.
+const MaxElectionTries = 3
 
 func init() {
 	// p4runtime-go-client logs through logrus, including an error on every
@@ -49,23 +59,65 @@ func init() {
 // election ID.
 var ErrNotPrimary = errors.New("controlplane: not the primary controller")
 
-// Dial connects to a P4Runtime server and becomes primary.
+// Dial connects to a P4Runtime server and becomes primary (see
+// DialOptions.ElectionID for the election ID it uses).
 func Dial(ctx context.Context, addr string, o DialOptions) (*Switch, error) {
-	if o.ElectionID == 0 {
-		o.ElectionID = 1
-	}
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
 	}
+	eid := &p4v1.Uint128{Low: max(o.ElectionID, 1)}
+	for try := 1; ; try++ {
+		s, reported, err := dial(ctx, addr, o, eid)
+		if !errors.Is(err, ErrNotPrimary) {
+			return s, err
+		}
+		next, ok := above(eid, reported)
+		switch {
+		case o.ElectionID != 0:
+			return nil, fmt.Errorf("%w at %s: another controller is primary with election ID %s, ours is %s (configured; leave it unset to let lumina pick one above)",
+				ErrNotPrimary, addr, u128String(reported), u128String(eid))
+		case !ok:
+			return nil, fmt.Errorf("%w at %s: the device reports election ID %s, there is none above it to take (ours %s)",
+				ErrNotPrimary, addr, u128String(reported), u128String(eid))
+		case try == MaxElectionTries:
+			return nil, fmt.Errorf("%w at %s: after %d tries another controller is still primary, with election ID %s (ours %s): "+
+				"something outbids lumina; stop it or give lumina a higher election ID",
+				ErrNotPrimary, addr, try, u128String(reported), u128String(eid))
+		}
+		eid = next
+	}
+}
+
+// above returns one more than the larger of a and b (b may be nil), and
+// false if that does not fit 128 bits.
+func above(a, b *p4v1.Uint128) (*p4v1.Uint128, bool) {
+	m := a
+	if b != nil && (b.GetHigh() > a.GetHigh() || b.GetHigh() == a.GetHigh() && b.GetLow() > a.GetLow()) {
+		m = b
+	}
+	hi, lo := m.GetHigh(), m.GetLow()+1
+	if lo == 0 {
+		if hi == ^uint64(0) {
+			return nil, false
+		}
+		hi++
+	}
+	return &p4v1.Uint128{High: hi, Low: lo}, true
+}
+
+// dial connects with election ID eid. When the device answers that
+// another controller is primary, it returns ErrNotPrimary and the
+// election ID the device reported.
+func dial(ctx context.Context, addr string, o DialOptions, eid *p4v1.Uint128) (*Switch, *p4v1.Uint128, error) {
 	opts := o.GRPC
 	if opts == nil {
 		opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
 	conn, err := grpc.NewClient(addr, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("controlplane: dialing %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("controlplane: dialing %s: %w", addr, err)
 	}
-	s := &Switch{conn: conn, deviceID: o.DeviceID, election: &p4v1.Uint128{Low: o.ElectionID},
+	s := &Switch{conn: conn, deviceID: o.DeviceID, election: eid,
 		stop: make(chan struct{}), runErr: make(chan error, 1), BatchSize: 1000}
 	s.c = client.NewClient(watchedClient{p4v1.NewP4RuntimeClient(conn), s}, o.DeviceID, s.election)
 	arb := make(chan bool, 4)
@@ -92,22 +144,28 @@ func Dial(ctx context.Context, addr string, o DialOptions) (*Switch, error) {
 						}
 					}
 				}()
-				return s, nil
+				return s, nil, nil
 			}
+			s.arb.mu.Lock()
+			reported := s.arb.lastID
+			s.arb.mu.Unlock()
 			s.Close()
-			return nil, fmt.Errorf("%w (election ID %d) at %s", ErrNotPrimary, o.ElectionID, addr)
+			return nil, reported, fmt.Errorf("%w (election ID %s) at %s", ErrNotPrimary, u128String(eid), addr)
 		case err := <-s.runErr:
 			s.Close()
-			return nil, fmt.Errorf("controlplane: P4Runtime stream to %s: %v", addr, err)
+			return nil, nil, fmt.Errorf("controlplane: P4Runtime stream to %s: %v", addr, err)
 		case <-t.C:
 			s.Close()
-			return nil, fmt.Errorf("controlplane: no arbitration answer from %s within %v", addr, o.Timeout)
+			return nil, nil, fmt.Errorf("controlplane: no arbitration answer from %s within %v", addr, o.Timeout)
 		case <-ctx.Done():
 			s.Close()
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 	}
 }
+
+// ElectionID returns the election ID the Switch arbitrated with.
+func (s *Switch) ElectionID() string { return u128String(s.election) }
 
 // Close ends the stream and the connection.
 func (s *Switch) Close() error {

@@ -12,7 +12,11 @@
 //
 // Switch (Dial, SetPipeline, Install, ReadCounters, Cleanup) is the
 // P4Runtime client, built on github.com/antoninbas/p4runtime-go-client: it
-// arbitrates as primary, writes in batches, and Cleanup is idempotent.
+// arbitrates as primary (election ID 1, or one above the primary the device
+// reports, unless DialOptions.ElectionID fixes it), writes in batches on
+// the stream's connection (the server refuses writes from elsewhere), and
+// Cleanup is idempotent. CheckInstalled compares every table it installed
+// with the plan.
 // Intake is the callback the generator calls before traffic: it returns
 // only after every entry is installed.
 //

@@ -60,7 +60,7 @@ func newRig(t *testing.T, weights ...int) *rig {
 		r.dumpers = append(r.dumpers, controlplane.Dumper{Name: "dumper-" + string(rune('0'+i)), Port: uint32(10 + i),
 			MAC: [6]byte{2, 0, 0, 0, 1, byte(i)}, Weight: w})
 	}
-	g := grpc.NewServer()
+	g := grpc.NewServer(injector.ServerOption())
 	injector.NewServer(r.sw, 0).Register(g)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

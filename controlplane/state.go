@@ -3,6 +3,8 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/netip"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +27,7 @@ type arbitration struct {
 	received uint64        // arbitration updates received
 	over     bool          // the stream ended
 	changed  chan struct{} // closed (and replaced) when received grows
+	lastID   *p4v1.Uint128 // the election ID of the last update received
 }
 
 // note counts a received update and wakes SyncArbitration; a.mu is held.
@@ -40,6 +43,7 @@ func (a *arbitration) update(m *p4v1.MasterArbitrationUpdate, ours *p4v1.Uint128
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.note()
+	a.lastID = m.GetElectionId()
 	if m.GetStatus().GetCode() == int32(codes.OK) {
 		a.primary, a.was = true, true
 		return
@@ -157,10 +161,14 @@ func (s *Switch) LostPrimary() []string {
 	return append([]string(nil), s.arb.lost...)
 }
 
-// CheckInstalled reads the event and connection tables back (wildcard
-// reads) and returns how they differ from the plan: entries the plan does
-// not have, entries it has that are missing, and entries whose action
-// differs, sorted; nil if the tables hold exactly the plan's entries.
+// CheckInstalled reads back every table lumina installed — forwarding
+// (l2_forward), ARP (arp_proxy), mirroring (mirror_select, the default
+// entries of wrr_config and Egress.mirror_rewrite, the clone sessions),
+// connections (conn_lookup) and events (event_table) — and returns how they
+// differ from the plan, each difference naming its table: entries the plan
+// does not have, entries it has that are missing, and entries whose action
+// differs, sorted per table; nil if the switch holds exactly the plan.
+// (Registers are not compared: the pipeline updates them per packet.)
 func (s *Switch) CheckInstalled(ctx context.Context, p *Plan) ([]string, error) {
 	info := s.info
 	if info == nil {
@@ -173,7 +181,10 @@ func (s *Switch) CheckInstalled(ctx context.Context, p *Plan) ([]string, error) 
 	for _, tc := range []struct {
 		table string
 		want  map[string]string
-	}{{"Ingress.conn_lookup", planConns(p)}, {"Ingress.event_table", planEvents(p)}} {
+	}{
+		{"Ingress.l2_forward", planForward(p)}, {"Ingress.arp_proxy", planARP(p)}, {"Ingress.mirror_select", planWRR(p)},
+		{"Ingress.conn_lookup", planConns(p)}, {"Ingress.event_table", planEvents(p)},
+	} {
 		es, err := s.c.ReadTableEntryWildcard(ctx, tc.table)
 		if err != nil {
 			return nil, fmt.Errorf("controlplane: reading %s back: %w", tc.table, err)
@@ -186,28 +197,113 @@ func (s *Switch) CheckInstalled(ctx context.Context, p *Plan) ([]string, error) 
 			}
 			got[k] = a
 		}
-		var d []string
-		for k, a := range got {
-			w, ok := tc.want[k]
-			switch {
-			case !ok:
-				d = append(d, fmt.Sprintf("%s: entry not in the plan: %s → %s", tc.table, k, a))
-			case w != a:
-				d = append(d, fmt.Sprintf("%s: %s → %s, the plan has %s", tc.table, k, a, w))
-			}
-		}
-		for k, w := range tc.want {
-			if _, ok := got[k]; !ok {
-				d = append(d, fmt.Sprintf("%s: planned entry missing: %s → %s", tc.table, k, w))
-			}
-		}
-		sort.Strings(d)
-		diffs = append(diffs, d...)
+		diffs = append(diffs, compare(tc.table, got, tc.want)...)
 	}
+	// The keyless tables' default entries.
+	for _, dc := range []struct {
+		table string
+		want  string
+	}{
+		{"Ingress.wrr_config", describeAction("Ingress.set_wrr_size", []ActionParam{{Value: uint64(len(p.WRR) % 256)}})},
+		{"Egress.mirror_rewrite", describeAction("Egress.rewrite_mirror", []ActionParam{{Value: uint64(p.MirrorPort)}})},
+	} {
+		id, err := tableID(info, dc.table)
+		if err != nil {
+			return nil, err
+		}
+		es, err := s.readAll(ctx, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: id, IsDefaultAction: true}}})
+		if err != nil {
+			return nil, fmt.Errorf("controlplane: reading %s's default entry back: %w", dc.table, err)
+		}
+		got := "(none)"
+		for _, e := range es {
+			if _, a, err := describeEntry(info, e.GetTableEntry()); err == nil {
+				got = a
+			}
+		}
+		if got != dc.want {
+			diffs = append(diffs, fmt.Sprintf("%s: default entry → %s, the plan has %s", dc.table, got, dc.want))
+		}
+	}
+	sessions, err := s.readAll(ctx, &p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{
+		Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: &p4v1.CloneSessionEntry{}}}}})
+	if err != nil {
+		return nil, err
+	}
+	got := map[string]string{}
+	for _, e := range sessions {
+		cs := e.GetPacketReplicationEngineEntry().GetCloneSessionEntry()
+		var reps []string
+		for _, r := range cs.GetReplicas() {
+			reps = append(reps, fmt.Sprintf("port %d instance %d", r.GetEgressPort(), r.GetInstance()))
+		}
+		got[fmt.Sprintf("session %d", cs.GetSessionId())] = strings.Join(reps, ", ")
+	}
+	want := map[string]string{}
+	for _, ss := range p.Sessions {
+		want[fmt.Sprintf("session %d", ss.ID)] = fmt.Sprintf("port %d instance 1", ss.Port)
+	}
+	diffs = append(diffs, compare("clone sessions", got, want)...)
 	return diffs, nil
 }
 
+// compare returns how got differs from want (key → action) in table,
+// sorted.
+func compare(table string, got, want map[string]string) []string {
+	var d []string
+	for k, a := range got {
+		w, ok := want[k]
+		switch {
+		case !ok:
+			d = append(d, fmt.Sprintf("%s: entry not in the plan: %s → %s", table, k, a))
+		case w != a:
+			d = append(d, fmt.Sprintf("%s: %s → %s, the plan has %s", table, k, a, w))
+		}
+	}
+	for k, w := range want {
+		if _, ok := got[k]; !ok {
+			d = append(d, fmt.Sprintf("%s: planned entry missing: %s → %s", table, k, w))
+		}
+	}
+	sort.Strings(d)
+	return d
+}
+
+// tableID finds a table's ID in info.
+func tableID(info *p4configv1.P4Info, name string) (uint32, error) {
+	for _, t := range info.GetTables() {
+		if t.GetPreamble().GetName() == name {
+			return t.GetPreamble().GetId(), nil
+		}
+	}
+	return 0, fmt.Errorf("controlplane: the P4Info has no table %s", name)
+}
+
 // The plan's entries as describeEntry renders them.
+func planForward(p *Plan) map[string]string {
+	m := map[string]string{}
+	for _, f := range p.Forward {
+		m["hdr.ethernet.dst_addr="+net.HardwareAddr(f.MAC[:]).String()] = describeAction("Ingress.forward", []ActionParam{{Value: uint64(f.Port)}})
+	}
+	return m
+}
+
+func planARP(p *Plan) map[string]string {
+	m := map[string]string{}
+	for _, a := range p.ARP {
+		m["hdr.arp.target_proto_addr="+a.IP.String()] = describeAction("Ingress.arp_reply", []ActionParam{{Value: beUint(a.MAC[:])}})
+	}
+	return m
+}
+
+func planWRR(p *Plan) map[string]string {
+	m := map[string]string{}
+	for slot, sess := range p.WRR {
+		m[fmt.Sprintf("meta.wrr_slot=%d", slot)] = describeAction("Ingress.set_mirror", []ActionParam{{Value: uint64(sess)}})
+	}
+	return m
+}
+
 func planConns(p *Plan) map[string]string {
 	m := map[string]string{}
 	for _, c := range p.Conns {
@@ -265,9 +361,14 @@ func describeEntry(info *p4configv1.P4Info, e *p4v1.TableEntry) (key, action str
 			continue
 		}
 		n := beUint(v)
-		if f.GetName() == "hdr.bth.dest_qp" || f.GetName() == "hdr.bth.psn" {
+		switch f.GetName() {
+		case "hdr.bth.dest_qp", "hdr.bth.psn":
 			key += fmt.Sprintf("%s=%#x", f.GetName(), n)
-		} else {
+		case "hdr.ethernet.dst_addr":
+			key += fmt.Sprintf("%s=%s", f.GetName(), net.HardwareAddr(be(n, 6)))
+		case "hdr.arp.target_proto_addr":
+			key += fmt.Sprintf("%s=%s", f.GetName(), netip.AddrFrom4([4]byte(be(n, 4))))
+		default:
 			key += fmt.Sprintf("%s=%d", f.GetName(), n)
 		}
 	}

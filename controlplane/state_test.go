@@ -2,6 +2,8 @@ package controlplane_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/antoninbas/p4runtime-go-client/pkg/client"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
 
 	"github.com/netlumina/lumina/config"
@@ -22,7 +25,7 @@ import (
 // lumina connected as primary and a plan installed.
 func stateRig(t *testing.T) (addr string, cp *controlplane.Switch, plan *controlplane.Plan) {
 	t.Helper()
-	g := grpc.NewServer()
+	g := grpc.NewServer(injector.ServerOption())
 	injector.NewServer(injector.New(sim.NewEventLoop(), injector.Config{}), 0).Register(g)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -125,5 +128,113 @@ func TestLostPrimary(t *testing.T) {
 	}
 	if l := other.LostPrimary(); len(l) != 0 {
 		t.Errorf("the other controller closed itself, LostPrimary = %q", l)
+	}
+}
+
+// p4Server serves the software switch's P4Runtime on loopback.
+func p4Server(t *testing.T) string {
+	t.Helper()
+	g := grpc.NewServer(injector.ServerOption())
+	injector.NewServer(injector.New(sim.NewEventLoop(), injector.Config{}), 0).Register(g)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go g.Serve(ln)
+	t.Cleanup(g.Stop)
+	return ln.Addr().String()
+}
+
+// TestDialElectionID (#38.3): Dial becomes primary after a controller
+// with a higher election ID left (the device forgets it), picks an ID
+// above a live primary's when it chooses the ID itself, and says clearly
+// why it cannot be primary with a configured ID that is too low.
+func TestDialElectionID(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	t.Run("after a stray controller left", func(t *testing.T) {
+		addr := p4Server(t)
+		stray, err := controlplane.Dial(ctx, addr, controlplane.DialOptions{ElectionID: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stray.Close()
+		var cp *controlplane.Switch
+		for cp == nil {
+			// The stray's stream may not be gone from the server yet.
+			if cp, err = controlplane.Dial(ctx, addr, controlplane.DialOptions{ElectionID: 1}); err != nil && (ctx.Err() != nil || !errors.Is(err, controlplane.ErrNotPrimary)) {
+				t.Fatalf("Dial(election ID 1) after a controller with 7 left: %v", err)
+			}
+		}
+		defer cp.Close()
+		if err := cp.SetPipeline(ctx, nil, 1); err != nil {
+			t.Errorf("SetPipeline as primary: %v", err)
+		}
+	})
+	t.Run("above a live primary", func(t *testing.T) {
+		addr := p4Server(t)
+		other, err := controlplane.Dial(ctx, addr, controlplane.DialOptions{ElectionID: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		_, err = controlplane.Dial(ctx, addr, controlplane.DialOptions{ElectionID: 3})
+		if !errors.Is(err, controlplane.ErrNotPrimary) || !strings.Contains(err.Error(), "primary with election ID 7, ours is 3 (configured") {
+			t.Errorf("Dial(configured election ID 3) with a primary at 7 = %v, want ErrNotPrimary naming 7, 3 and the configured ID", err)
+		}
+		cp, err := controlplane.Dial(ctx, addr, controlplane.DialOptions{})
+		if err != nil {
+			t.Fatalf("Dial(election ID unset) with a primary at 7: %v", err)
+		}
+		defer cp.Close()
+		if got := cp.ElectionID(); got != "8" {
+			t.Errorf("ElectionID() = %s, want 8 (one above the primary's)", got)
+		}
+		if err := cp.SetPipeline(ctx, nil, 1); err != nil {
+			t.Errorf("SetPipeline as primary: %v", err)
+		}
+	})
+}
+
+// TestCheckInstalledAllTables (#38.2): every table lumina installed is
+// compared, not only the event and connection tables: a forwarding entry
+// turned into drop_frame, a mirror slot pointed elsewhere, the mirror
+// rewrite's default changed and a clone session deleted are each
+// reported, naming the table.
+func TestCheckInstalledAllTables(t *testing.T) {
+	_, cp, plan := stateRig(t)
+	ctx := context.Background()
+	c := cp.Client()
+	exact := func(v ...byte) client.MatchInterface { return &client.ExactMatch{Value: v} }
+	f := plan.Forward[0]
+	if err := c.ModifyTableEntry(ctx, c.NewTableEntry("Ingress.l2_forward", map[string]client.MatchInterface{"hdr.ethernet.dst_addr": exact(f.MAC[:]...)},
+		c.NewTableActionDirect("Ingress.drop_frame", nil), nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ModifyTableEntry(ctx, c.NewTableEntry("Ingress.mirror_select", map[string]client.MatchInterface{"meta.wrr_slot": exact(0)},
+		c.NewTableActionDirect("Ingress.set_mirror", [][]byte{{0, 9}}), nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ModifyTableEntry(ctx, c.NewTableEntry("Egress.mirror_rewrite", nil,
+		c.NewTableActionDirect("Egress.rewrite_mirror", [][]byte{{0x12, 0xb7}}), nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteUpdate(ctx, &p4v1.Update{Type: p4v1.Update_DELETE, Entity: &p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{
+		PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{
+			CloneSessionEntry: &p4v1.CloneSessionEntry{SessionId: plan.Sessions[0].ID}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := cp.CheckInstalled(ctx, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		fmt.Sprintf("Ingress.l2_forward: hdr.ethernet.dst_addr=%s → Ingress.drop_frame(), the plan has Ingress.forward(%d)", net.HardwareAddr(f.MAC[:]), f.Port),
+		"Ingress.mirror_select: meta.wrr_slot=0 → Ingress.set_mirror(9), the plan has Ingress.set_mirror(1)",
+		"Egress.mirror_rewrite: default entry → Egress.rewrite_mirror(4791), the plan has Egress.rewrite_mirror(9741)",
+		"clone sessions: planned entry missing: session 1 → port 10 instance 1",
+	}
+	if strings.Join(d, "\n") != strings.Join(want, "\n") {
+		t.Errorf("differences:\n%s\nwant:\n%s", strings.Join(d, "\n"), strings.Join(want, "\n"))
 	}
 }

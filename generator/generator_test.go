@@ -2,8 +2,10 @@ package generator_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -175,5 +177,40 @@ func TestGeneratorControlPlaneRefuses(t *testing.T) {
 	}
 	if err := <-errc; err == nil {
 		t.Error("responder did not see the abort")
+	}
+}
+
+// TestAuthenticate: the first line must be {"auth": secret}; what follows
+// it is left for Serve; anything else is refused.
+func TestAuthenticate(t *testing.T) {
+	const secret = "0123456789abcdef-s"
+	long := `{"auth":"` + strings.Repeat("x", 2000) + `"}` + "\n"
+	for _, tc := range []struct {
+		name, secret, sent string
+		ok                 bool
+	}{
+		{"right secret", secret, `{"auth":"` + secret + `"}` + "\nNEXT", true},
+		{"wrong secret", secret, `{"auth":"0123456789abcdef-t"}` + "\n", false},
+		{"hello first", secret, `{"hello":{"version":1}}` + "\n", false},
+		{"not JSON", secret, "hello\n", false},
+		{"line too long", secret, long, false},
+		{"empty secret configured", "", `{"auth":""}` + "\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := net.Pipe()
+			defer a.Close()
+			defer b.Close()
+			go a.Write([]byte(tc.sent))
+			err := generator.Authenticate(b, tc.secret, time.Now().Add(5*time.Second))
+			if (err == nil) != tc.ok {
+				t.Fatalf("Authenticate(%.30q) = %v, want ok %v", tc.sent, err, tc.ok)
+			}
+			if tc.ok {
+				rest := make([]byte, 4)
+				if _, err := io.ReadFull(b, rest); err != nil || string(rest) != "NEXT" {
+					t.Errorf("after Authenticate the connection reads %q, %v; want NEXT", rest, err)
+				}
+			}
+		})
 	}
 }

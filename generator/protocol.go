@@ -2,6 +2,7 @@ package generator
 
 import (
 	"bufio"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,12 +14,14 @@ import (
 // line over a TCP connection (portable, unlike the public tool's native C
 // structs). Every message has exactly one non-nil field.
 //
+//	requester → responder  {"auth": "SECRET"}          first, when the responder wants a secret (Authenticate)
 //	requester → responder  {"hello": {...}}            traffic parameters and the requester's QPs
 //	responder → requester  {"ready": {...}}            the responder's QPs and memory (RECVs posted)
 //	requester → responder  {"complete": {...}}         traffic is over
 //	responder → requester  {"bye": {...}}              the responder's own results
 //	either way             {"error": "..."}            abort, with the reason
 type message struct {
+	Auth     string          `json:"auth,omitempty"`
 	Hello    *hello          `json:"hello,omitempty"`
 	Ready    *ready          `json:"ready,omitempty"`
 	Complete *complete       `json:"complete,omitempty"`
@@ -92,4 +95,42 @@ func (c *ctl) recv(deadline time.Time) (message, error) {
 		return message{}, fmt.Errorf("generator: peer %v: %s", c.conn.RemoteAddr(), m.Error)
 	}
 	return m, nil
+}
+
+// ErrAuth is returned by Authenticate when the peer did not present the
+// secret.
+var ErrAuth = errors.New("generator: the peer did not present the control connection's secret")
+
+// maxAuthLine bounds the auth message Authenticate reads (a secret of up
+// to a few hundred bytes, JSON-encoded).
+const maxAuthLine = 1024
+
+// Authenticate reads the first message of a responder's control
+// connection, which must be {"auth": secret}, by deadline: a peer that
+// sends something else, too much, or nothing is refused with ErrAuth (or
+// the read's error) and should be closed; it has not taken the handshake
+// (#38 point 4). It reads byte by byte up to the end of the line, so
+// nothing after it is consumed: Serve then reads the hello.
+func Authenticate(conn net.Conn, secret string, deadline time.Time) error {
+	conn.SetReadDeadline(deadline)
+	defer conn.SetReadDeadline(time.Time{})
+	var line []byte
+	b := make([]byte, 1)
+	for {
+		if _, err := conn.Read(b); err != nil {
+			return fmt.Errorf("generator: reading the auth message from %v: %w", conn.RemoteAddr(), err)
+		}
+		if b[0] == '\n' {
+			break
+		}
+		if line = append(line, b[0]); len(line) > maxAuthLine {
+			return fmt.Errorf("%w: the first line from %v is longer than %d bytes", ErrAuth, conn.RemoteAddr(), maxAuthLine)
+		}
+	}
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil || m.Hello != nil ||
+		subtle.ConstantTimeCompare([]byte(m.Auth), []byte(secret)) != 1 || secret == "" {
+		return fmt.Errorf("%w (%v)", ErrAuth, conn.RemoteAddr())
+	}
+	return nil
 }

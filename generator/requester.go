@@ -21,6 +21,9 @@ type RequesterConfig struct {
 	// connected and before any traffic; traffic starts only after it
 	// returns nil (the control plane installs its entries meanwhile).
 	OnConnections func(ctx context.Context, conns []Connection) error
+	// Secret, when set, is sent first on the control connection, for a
+	// responder that checks it (Authenticate). Default: none.
+	Secret string
 }
 
 // Requester creates QPs, exchanges metadata with the responder, reports the
@@ -118,6 +121,11 @@ func (r *Requester) Handshake(ctx context.Context, conn net.Conn) ([]Connection,
 		dev.SetCompletionHandler(r.onCompletion)
 	})
 	dl := deadline(ctx)
+	if r.cfg.Secret != "" {
+		if err := r.ctl.send(message{Auth: r.cfg.Secret}, dl); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.ctl.send(message{Hello: &hello{Version: protocolVersion, Traffic: t, QPs: mine}}, dl); err != nil {
 		return nil, err
 	}

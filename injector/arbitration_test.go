@@ -2,6 +2,7 @@ package injector_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -25,12 +26,14 @@ func rawClient(t *testing.T, addr string) p4v1.P4RuntimeClient {
 	return p4v1.NewP4RuntimeClient(conn)
 }
 
-// arbitrate opens a stream for role with election ID eid and returns the
-// first answer: an arbitration update's status code, or the stream's error.
-func arbitrate(t *testing.T, addr, role string, eid uint64) (p4v1.P4Runtime_StreamChannelClient, context.CancelFunc, codes.Code) {
+// arbitrate opens a stream for role with election ID eid on a connection
+// of its own and returns the first answer (an arbitration update's status
+// code, or the stream's error) and a client on the stream's connection.
+func arbitrate(t *testing.T, addr, role string, eid uint64) (p4v1.P4Runtime_StreamChannelClient, context.CancelFunc, codes.Code, p4v1.P4RuntimeClient) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	st, err := rawClient(t, addr).StreamChannel(ctx)
+	cl := rawClient(t, addr)
+	st, err := cl.StreamChannel(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,9 +43,9 @@ func arbitrate(t *testing.T, addr, role string, eid uint64) (p4v1.P4Runtime_Stre
 	}
 	resp, err := st.Recv()
 	if err != nil {
-		return st, cancel, status.Code(err)
+		return st, cancel, status.Code(err), cl
 	}
-	return st, cancel, codes.Code(resp.GetArbitration().GetStatus().GetCode())
+	return st, cancel, codes.Code(resp.GetArbitration().GetStatus().GetCode()), cl
 }
 
 func fwdWrite(c p4v1.P4RuntimeClient, role string, eid uint64, mac byte) error {
@@ -65,15 +68,14 @@ func setPipe(c p4v1.P4RuntimeClient, role string, eid uint64) error {
 // nor its SetForwardingPipelineConfig is applied.
 func TestArbitrationOtherRole(t *testing.T) {
 	addr := startServer(t)
-	_, _, c := arbitrate(t, addr, "", 5)
+	_, _, c, cl := arbitrate(t, addr, "", 5)
 	if c != codes.OK {
 		t.Fatalf("default role: arbitration %v, want OK", c)
 	}
-	cl := rawClient(t, addr)
 	if err := setPipe(cl, "", 5); err != nil {
 		t.Fatal(err)
 	}
-	_, _, c = arbitrate(t, addr, "intruder", 9)
+	_, _, c, _ = arbitrate(t, addr, "intruder", 9)
 	if c != codes.NotFound {
 		t.Errorf("role %q: arbitration %v, want NOT_FOUND", "intruder", c)
 	}
@@ -88,72 +90,132 @@ func TestArbitrationOtherRole(t *testing.T) {
 	}
 }
 
-// TestArbitrationWriteNeedsStream: a Write (or pipeline push) carrying
-// an election ID is accepted only while that ID is the primary's and the
-// primary's stream is open; a lower election ID is refused.
+// TestArbitrationWriteNeedsStream: a Write (or pipeline push) is accepted
+// only with the primary's election ID, while the primary's stream is
+// open, and on that stream's connection; a lower or higher election ID,
+// or the primary's from a client without a stream, is refused
+// (P4Runtime §"Write RPC": only the primary writes).
 func TestArbitrationWriteNeedsStream(t *testing.T) {
 	addr := startServer(t)
-	cl := rawClient(t, addr)
+	stranger := rawClient(t, addr) // never opens a stream
 	// No stream at all: no primary.
-	if err := setPipe(cl, "", 3); status.Code(err) != codes.PermissionDenied {
+	if err := setPipe(stranger, "", 3); status.Code(err) != codes.PermissionDenied {
 		t.Errorf("SetForwardingPipelineConfig without a stream: %v, want PERMISSION_DENIED", err)
 	}
-	backup, _, c := arbitrate(t, addr, "", 2)
+	backup, _, c, bcl := arbitrate(t, addr, "", 2)
 	if c != codes.OK {
 		t.Fatalf("arbitration %v", c)
 	}
-	_, cancel, c := arbitrate(t, addr, "", 3)
+	_, cancel, c, pcl := arbitrate(t, addr, "", 3)
 	if c != codes.OK {
 		t.Fatalf("arbitration %v", c)
 	}
-	if err := setPipe(cl, "", 3); err != nil {
+	if err := setPipe(stranger, "", 3); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("SetForwardingPipelineConfig with the primary's election ID from a client without a stream: %v, want PERMISSION_DENIED", err)
+	}
+	if err := setPipe(pcl, "", 3); err != nil {
 		t.Fatal(err)
 	}
-	if err := fwdWrite(cl, "", 2, 1); status.Code(err) != codes.PermissionDenied {
-		t.Errorf("Write with a backup's (lower) election ID: %v, want PERMISSION_DENIED", err)
+	for _, w := range []struct {
+		name string
+		cl   p4v1.P4RuntimeClient
+		eid  uint64
+	}{
+		{"the backup's (lower) election ID", bcl, 2},
+		{"an unknown lower election ID", stranger, 1},
+		{"a higher election ID and no stream", stranger, 4},
+		{"the primary's election ID and no stream", stranger, 3},
+		{"the primary's election ID on the backup's connection", bcl, 3},
+	} {
+		if err := fwdWrite(w.cl, "", w.eid, 1); status.Code(err) != codes.PermissionDenied {
+			t.Errorf("Write with %s: %v, want PERMISSION_DENIED", w.name, err)
+		}
 	}
-	if err := fwdWrite(cl, "", 1, 1); status.Code(err) != codes.PermissionDenied {
-		t.Errorf("Write with an unknown lower election ID: %v, want PERMISSION_DENIED", err)
+	if err := fwdWrite(pcl, "", 3, 1); err != nil {
+		t.Errorf("Write with the primary's election ID on its stream's connection: %v", err)
 	}
-	if err := fwdWrite(cl, "", 4, 1); status.Code(err) != codes.PermissionDenied {
-		t.Errorf("Write with a higher election ID and no stream: %v, want PERMISSION_DENIED", err)
-	}
-	if err := fwdWrite(cl, "", 3, 1); err != nil {
-		t.Errorf("Write with the primary's election ID while its stream is open: %v", err)
-	}
-	// The primary's stream closes: the backup hears there is no primary
-	// and is not promoted (the primary is the highest election ID ever
-	// seen, P4Runtime §"Client Arbitration Update"); the departed
-	// primary's election ID writes nothing either.
+	// The primary's stream closes: the backup, the live stream with the
+	// highest election ID, becomes primary and hears it (P4Runtime
+	// §"Client Arbitration Update"); the departed primary's election ID
+	// writes nothing.
 	cancel()
 	for {
 		r, err := backup.Recv()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if codes.Code(r.GetArbitration().GetStatus().GetCode()) == codes.NotFound {
+		a := r.GetArbitration()
+		if c := codes.Code(a.GetStatus().GetCode()); c == codes.OK {
+			if a.GetElectionId().GetLow() != 2 {
+				t.Errorf("promotion notice names election ID %d, want 2", a.GetElectionId().GetLow())
+			}
 			break
+		} else if c != codes.AlreadyExists { // (the notice of 3 becoming primary)
+			t.Fatalf("the backup's notice when the primary left: %v, want OK (promoted)", a)
 		}
 	}
-	if err := fwdWrite(cl, "", 3, 2); status.Code(err) != codes.PermissionDenied {
-		t.Errorf("Write with the departed primary's election ID and no stream: %v, want PERMISSION_DENIED", err)
+	if err := fwdWrite(pcl, "", 3, 2); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("Write with the departed primary's election ID: %v, want PERMISSION_DENIED", err)
 	}
-	if err := setPipe(cl, "", 3); status.Code(err) != codes.PermissionDenied {
-		t.Errorf("SetForwardingPipelineConfig with the departed primary's election ID: %v, want PERMISSION_DENIED", err)
+	if err := fwdWrite(bcl, "", 2, 3); err != nil {
+		t.Errorf("the promoted backup cannot write: %v", err)
 	}
-	if err := fwdWrite(cl, "", 2, 3); status.Code(err) != codes.PermissionDenied {
-		t.Errorf("the backup was promoted when the primary left: Write %v, want PERMISSION_DENIED", err)
-	}
-	// The backup takes over by reaching the highest election ID seen.
-	if err := backup.Send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{Arbitration: &p4v1.MasterArbitrationUpdate{
-		DeviceId: 7, ElectionId: &p4v1.Uint128{Low: 3}}}}); err != nil {
+}
+
+// TestWriteWithoutStreamRefused (#38.2): while lumina's control plane is
+// primary with election ID 1, a second client with no stream writing
+// with election ID 1 gets PERMISSION_DENIED and changes nothing (before,
+// its Write was applied: only the ID was compared).
+func TestWriteWithoutStreamRefused(t *testing.T) {
+	addr := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sw, err := controlplane.Dial(ctx, addr, controlplane.DialOptions{DeviceID: 7})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := backup.Recv(); err != nil || codes.Code(r.GetArbitration().GetStatus().GetCode()) != codes.OK {
-		t.Fatalf("backup re-arbitrating with the highest election ID: %v %v, want OK", r, err)
+	defer sw.Close()
+	if err := sw.SetPipeline(ctx, nil, 1); err != nil {
+		t.Fatal(err)
 	}
-	if err := fwdWrite(cl, "", 3, 3); err != nil {
-		t.Errorf("the new primary cannot write: %v", err)
+	if err := fwdWrite(rawClient(t, addr), "", 1, 9); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("Write with the primary's election ID 1 from a client without a stream: %v, want PERMISSION_DENIED", err)
+	}
+	es, err := sw.Client().ReadTableEntryWildcard(ctx, "Ingress.l2_forward")
+	if err != nil || len(es) != 0 {
+		t.Errorf("l2_forward after the refused Write: %d entries, %v; want none", len(es), err)
+	}
+}
+
+// TestArbitrationDepartedHighID (#38.3): a controller with election ID 7
+// connects and leaves; lumina's control plane then becomes primary
+// (before, the server kept 7 as the highest ID ever seen and every later
+// lumina run failed "not the primary controller").
+func TestArbitrationDepartedHighID(t *testing.T) {
+	addr := startServer(t)
+	st, cancel, c, _ := arbitrate(t, addr, "", 7)
+	if c != codes.OK {
+		t.Fatalf("arbitration %v", c)
+	}
+	st.CloseSend()
+	cancel()
+	ctx, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	for {
+		sw, err := controlplane.Dial(ctx, addr, controlplane.DialOptions{DeviceID: 7, ElectionID: 1})
+		if err == nil {
+			if err := sw.SetPipeline(ctx, nil, 1); err != nil {
+				t.Errorf("SetPipeline as primary: %v", err)
+			}
+			sw.Close()
+			return
+		}
+		// The departed stream may not be gone from the server yet: try
+		// until the context ends (then the failure is real).
+		if ctx.Err() != nil || !errors.Is(err, controlplane.ErrNotPrimary) {
+			t.Fatalf("lumina's control plane (election ID 1) after a controller with ID 7 left: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -175,10 +237,11 @@ func TestArbitrationControlplaneClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A raw client with a lower election ID cannot take over.
-	if _, _, c := arbitrate(t, addr, "", 3); c != codes.AlreadyExists {
+	_, _, c, cl := arbitrate(t, addr, "", 3)
+	if c != codes.AlreadyExists {
 		t.Errorf("lower election ID: arbitration %v, want ALREADY_EXISTS (backup)", c)
 	}
-	if err := fwdWrite(rawClient(t, addr), "", 3, 1); status.Code(err) != codes.PermissionDenied {
+	if err := fwdWrite(cl, "", 3, 1); status.Code(err) != codes.PermissionDenied {
 		t.Errorf("backup Write: %v, want PERMISSION_DENIED", err)
 	}
 }

@@ -220,10 +220,10 @@ func TestConformanceNoWedge(t *testing.T) {
 	}
 }
 
-// TestConformanceArbitration (#24.2, spec: "Client Arbitration Update" and
-// "Rules for Handling MasterArbitrationUpdate Messages"): the primary
-// is the stream with the highest election ID ever seen; when it leaves,
-// nobody is promoted until a client reaches that ID.
+// TestConformanceArbitration (#24.2, #38.3; spec: "Client Arbitration
+// Update" and "Rules for Handling MasterArbitrationUpdate Messages"): the
+// primary is the live stream with the highest election ID; when it
+// leaves, the live stream with the next highest ID is promoted.
 func TestConformanceArbitration(t *testing.T) {
 	c := rawClient(t, startServer(t))
 	hi, a := open(t, c, eid(200))
@@ -251,28 +251,20 @@ func TestConformanceArbitration(t *testing.T) {
 			t.Errorf("election ID in use: %v, want INVALID_ARGUMENT", err)
 		}
 	})
-	t.Run("#24.2/primary leaves: backup not promoted (spec: Client Arbitration Notifications)", func(t *testing.T) {
+	t.Run("#38.3/primary leaves: the highest live backup is promoted (spec: Client Arbitration Notifications)", func(t *testing.T) {
 		hi.st.CloseSend()
-		if a := mid.next(); arbCode(a) != codes.NotFound || a.GetElectionId().GetLow() != 200 {
-			t.Fatalf("after the primary left: %v, want NOT_FOUND with election ID 200", a)
-		}
-		if err := mid.write(l2(p4v1.Update_INSERT, 1, fwd(1))); status.Code(err) != codes.PermissionDenied {
-			t.Errorf("backup (150) Write after the primary (200) left: %v, want PERMISSION_DENIED", err)
-		}
-		low, a := open(t, c, eid(1))
-		if arbCode(a) != codes.NotFound {
-			t.Errorf("fresh controller (1): %v, want NOT_FOUND (no primary)", a)
-		}
-		if err := low.write(l2(p4v1.Update_INSERT, 1, fwd(1))); status.Code(err) != codes.PermissionDenied {
-			t.Errorf("fresh lower controller Write: %v, want PERMISSION_DENIED", err)
-		}
-	})
-	t.Run("#24.2/reaching the highest id makes a primary (spec: Rules for Handling MasterArbitrationUpdate, election_id_past)", func(t *testing.T) {
-		if a := mid.arbitrate(eid(200)); arbCode(a) != codes.OK {
-			t.Fatalf("re-arbitrating with 200: %v, want OK", a)
+		if a := mid.next(); arbCode(a) != codes.OK || a.GetElectionId().GetLow() != 150 {
+			t.Fatalf("after the primary left: %v, want OK (primary) with election ID 150", a)
 		}
 		if err := mid.write(l2(p4v1.Update_INSERT, 1, fwd(1))); err != nil {
-			t.Errorf("new primary Write: %v", err)
+			t.Errorf("promoted backup (150) Write after the primary (200) left: %v", err)
+		}
+		low, a := open(t, c, eid(1))
+		if arbCode(a) != codes.AlreadyExists || a.GetElectionId().GetLow() != 150 {
+			t.Errorf("fresh controller (1): %v, want ALREADY_EXISTS naming 150", a)
+		}
+		if err := low.write(l2(p4v1.Update_INSERT, 2, fwd(1))); status.Code(err) != codes.PermissionDenied {
+			t.Errorf("fresh lower controller Write: %v, want PERMISSION_DENIED", err)
 		}
 	})
 }
@@ -570,7 +562,7 @@ func TestConformanceClientCert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := grpc.NewServer(opts...)
+	g := grpc.NewServer(append(opts, injector.ServerOption())...)
 	injector.NewServer(injector.New(sim.NewEventLoop(), injector.Config{}), 7).Register(g)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -106,12 +106,15 @@
 // Server implements P4Runtime 1.4.0-rc.5 (APIVersion; fields the rc.5
 // protos lack, such as Replica.port, are UNIMPLEMENTED). Arbitration is for
 // the default role only (another role is NOT_FOUND): the primary is the
-// live stream whose election ID is the highest ever seen; when it leaves
-// nobody is promoted until a client arbitrates with at least that ID; an
-// unset election ID is a backup that never becomes primary; backups get
-// ALREADY_EXISTS in their arbitration update and PERMISSION_DENIED on Write
-// and SetForwardingPipelineConfig, which also need the primary's stream
-// open. SetForwardingPipelineConfig: the P4Info must describe the objects
+// live stream with the highest election ID; when it leaves the live stream
+// with the next highest ID becomes primary (an ID that left is forgotten,
+// except as election_id_past in a no-primary notice); an unset election ID
+// is a backup that never becomes primary; backups get ALREADY_EXISTS in
+// their arbitration update and PERMISSION_DENIED on Write and
+// SetForwardingPipelineConfig. A write is accepted only with the primary's
+// election ID and on the gRPC connection of the primary's open stream
+// (install ServerOption on the gRPC server; without it every write is
+// refused). SetForwardingPipelineConfig: the P4Info must describe the objects
 // the Go pipeline implements — names and bit widths; IDs are mapped;
 // VERIFY_AND_SAVE keeps the state until COMMIT. It also implements
 // Write (INSERT/MODIFY/DELETE of table entries, default entries, indirect

@@ -5,12 +5,14 @@ import (
 	"math/big"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/genproto/googleapis/rpc/code"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -28,8 +30,23 @@ import (
 // reports APIVersion, the p4runtime release the server is built on, and
 // fields of later releases are refused with UNIMPLEMENTED.
 //
+// A Write or SetForwardingPipelineConfig is accepted only from the
+// primary: its (device ID, role, election ID) must be the primary's, and
+// it must arrive on the gRPC connection that carries the primary's open
+// StreamChannel (the spec ties a Write to the client's arbitration,
+// P4Runtime §"Client Arbitration Update" and §"Write RPC"; a client that
+// only copies the primary's election ID, with no stream of its own, is
+// refused with PERMISSION_DENIED). The connection is known through the
+// stats handler of ServerOption, which every gRPC server serving a Server
+// must install; without it every write is refused.
+//
+// The primary of a role is the live stream with the highest election ID
+// (P4Runtime §"Client Arbitration Update"): when it closes, the live
+// stream with the next highest ID becomes primary, and a controller that
+// connected once with a high ID and left does not lock out later ones.
+//
 // Concurrency: Server is safe for concurrent use. mu guards streams and
-// highest; the Switch's mutex guards the pipeline, its state, the entry
+// past; the Switch's mutex guards the pipeline, its state, the entry
 // metadata (meta) and the saved config (saved). mu is never taken while
 // holding the Switch's mutex.
 type Server struct {
@@ -39,7 +56,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	streams map[*arbStream]bool
-	highest map[string]*big.Int // per role: the highest election ID ever seen (election_id_past)
+	past    map[string]*big.Int // per role: the highest election ID ever seen (election_id_past), reported when there is no primary
 
 	meta  metaStore    // guarded by sw.mu
 	saved *savedConfig // guarded by sw.mu: VERIFY_AND_SAVE's config awaiting COMMIT
@@ -53,14 +70,43 @@ const APIVersion = "1.4.0-rc.5"
 
 type arbStream struct {
 	send     chan *p4v1.StreamMessageResponse
+	conn     uint64 // the gRPC connection carrying the stream (connOf); 0: unknown
 	role     string
 	election *big.Int // nil: unset, a backup that never becomes primary
 	valid    bool     // the stream has arbitrated
 }
 
+// ServerOption returns the gRPC server option a Server needs: a stats
+// handler that tags each connection, so that a Write is accepted only on
+// the connection of the primary's stream. Install it on every gRPC server
+// a Server is registered with.
+func ServerOption() grpc.ServerOption { return grpc.StatsHandler(connTagger{}) }
+
+// connTagger gives each server connection a distinct non-zero number in
+// its context, from which gRPC derives every call's context on it.
+type connTagger struct{}
+
+type connKey struct{}
+
+var connSeq atomic.Uint64
+
+func (connTagger) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return context.WithValue(ctx, connKey{}, connSeq.Add(1))
+}
+func (connTagger) HandleConn(context.Context, stats.ConnStats)                     {}
+func (connTagger) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (connTagger) HandleRPC(context.Context, stats.RPCStats)                       {}
+
+// connOf returns the number ServerOption's handler gave ctx's connection,
+// 0 if it is not installed.
+func connOf(ctx context.Context) uint64 {
+	n, _ := ctx.Value(connKey{}).(uint64)
+	return n
+}
+
 // NewServer returns the P4Runtime service for sw as device deviceID.
 func NewServer(sw *Switch, deviceID uint64) *Server {
-	return &Server{sw: sw, deviceID: deviceID, streams: map[*arbStream]bool{}, highest: map[string]*big.Int{},
+	return &Server{sw: sw, deviceID: deviceID, streams: map[*arbStream]bool{}, past: map[string]*big.Int{},
 		meta: newMetaStore()}
 }
 
@@ -85,22 +131,23 @@ func toU128(x *big.Int) *p4v1.Uint128 {
 	return &p4v1.Uint128{High: hi.Uint64(), Low: lo.Uint64()}
 }
 
-// isPrimaryLocked reports whether st is the primary of its role: a live
-// stream whose election ID is the highest ever seen for the role (P4Runtime
-// §"Client Arbitration Update"). An unset election ID never is.
-func (s *Server) isPrimaryLocked(st *arbStream) bool {
-	h := s.highest[st.role]
-	return st.valid && st.election != nil && h != nil && st.election.Cmp(h) == 0
-}
-
-// primaryLocked returns the primary stream of role, or nil.
+// primaryLocked returns the primary stream of role: the live arbitrated
+// stream with the highest election ID (P4Runtime §"Client Arbitration
+// Update"; election IDs of a role's streams are unique), or nil if no
+// stream of role has one.
 func (s *Server) primaryLocked(role string) *arbStream {
+	var p *arbStream
 	for st := range s.streams {
-		if st.role == role && s.isPrimaryLocked(st) {
-			return st
+		if st.valid && st.role == role && st.election != nil && (p == nil || st.election.Cmp(p.election) > 0) {
+			p = st
 		}
 	}
-	return nil
+	return p
+}
+
+// isPrimaryLocked reports whether st is the primary of its role.
+func (s *Server) isPrimaryLocked(st *arbStream) bool {
+	return st.valid && st.election != nil && s.primaryLocked(st.role) == st
 }
 
 // notifyLocked sends the arbitration advisory (P4Runtime §"Client
@@ -108,6 +155,12 @@ func (s *Server) primaryLocked(role string) *arbStream {
 // is not nil.
 func (s *Server) notifyLocked(role string, only *arbStream) {
 	primary := s.primaryLocked(role)
+	// The primary's election ID; with no primary, the highest ever seen
+	// (election_id_past).
+	reported := s.past[role]
+	if primary != nil {
+		reported = primary.election
+	}
 	for st := range s.streams {
 		if !st.valid || st.role != role || (only != nil && st != only) {
 			continue
@@ -120,7 +173,7 @@ func (s *Server) notifyLocked(role string, only *arbStream) {
 			c, msg = code.Code_ALREADY_EXISTS, "backup"
 		}
 		resp := &p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Arbitration{Arbitration: &p4v1.MasterArbitrationUpdate{
-			DeviceId: s.deviceID, Role: &p4v1.Role{Name: role}, ElectionId: toU128(s.highest[role]),
+			DeviceId: s.deviceID, Role: &p4v1.Role{Name: role}, ElectionId: toU128(reported),
 			Status: &rpcstatus.Status{Code: int32(c), Message: msg},
 		}}}
 		select {
@@ -159,8 +212,8 @@ func (s *Server) arbitrate(st *arbStream, arb *p4v1.MasterArbitrationUpdate) err
 	}
 	wasPrimary := s.isPrimaryLocked(st)
 	st.role, st.election, st.valid = role, eid, true
-	if h := s.highest[role]; eid != nil && (h == nil || eid.Cmp(h) >= 0) {
-		s.highest[role] = eid
+	if h := s.past[role]; eid != nil && (h == nil || eid.Cmp(h) >= 0) {
+		s.past[role] = eid
 	}
 	switch {
 	case s.isPrimaryLocked(st), wasPrimary: // a new or same primary, or a primary that downgraded itself
@@ -172,8 +225,8 @@ func (s *Server) arbitrate(st *arbStream, arb *p4v1.MasterArbitrationUpdate) err
 }
 
 // leave removes st; if it was the primary, the others of its role hear
-// that there is no primary (until one arbitrates with an election ID at
-// least the highest seen).
+// who the new primary is (the live stream with the highest election ID),
+// or that there is none.
 func (s *Server) leave(st *arbStream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -186,7 +239,7 @@ func (s *Server) leave(st *arbStream) {
 
 // StreamChannel implements arbitration. Packet I/O is not supported.
 func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error {
-	st := &arbStream{send: make(chan *p4v1.StreamMessageResponse, 16)}
+	st := &arbStream{send: make(chan *p4v1.StreamMessageResponse, 16), conn: connOf(stream.Context())}
 	s.mu.Lock()
 	s.streams[st] = true
 	s.mu.Unlock()
@@ -240,9 +293,10 @@ func checkRole(role string) error {
 
 // checkPrimary returns NOT_FOUND for a role that is not configured and
 // PERMISSION_DENIED unless eid is the election ID of the role's primary,
-// whose stream is open: a departed primary's election ID, a backup's, or
-// one no stream arbitrated with writes nothing.
-func (s *Server) checkPrimary(role string, eid *p4v1.Uint128) error {
+// whose stream is open, and the call arrived on that stream's connection:
+// a departed primary's election ID, a backup's, one no stream arbitrated
+// with, or the primary's used from another connection writes nothing.
+func (s *Server) checkPrimary(ctx context.Context, role string, eid *p4v1.Uint128) error {
 	if err := checkRole(role); err != nil {
 		return err
 	}
@@ -251,6 +305,10 @@ func (s *Server) checkPrimary(role string, eid *p4v1.Uint128) error {
 	p := s.primaryLocked(role)
 	if p == nil || eid == nil || u128(eid).Cmp(p.election) != 0 {
 		return status.Errorf(codes.PermissionDenied, "election ID %v is not the primary of role %q", u128(eid), role)
+	}
+	if c := connOf(ctx); c == 0 || c != p.conn {
+		return status.Errorf(codes.PermissionDenied, "election ID %v is the primary's of role %q, but this call is not on the connection of its stream "+
+			"(a write must come from the client that arbitrated)", u128(eid), role)
 	}
 	return nil
 }
@@ -278,11 +336,11 @@ type savedConfig struct {
 //     INVALID_ARGUMENT if a config is attached);
 //   - VERIFY_AND_COMMIT installs it and clears the forwarding state;
 //   - RECONCILE_AND_COMMIT installs it keeping the forwarding state.
-func (s *Server) SetForwardingPipelineConfig(_ context.Context, req *p4v1.SetForwardingPipelineConfigRequest) (*p4v1.SetForwardingPipelineConfigResponse, error) {
+func (s *Server) SetForwardingPipelineConfig(ctx context.Context, req *p4v1.SetForwardingPipelineConfigRequest) (*p4v1.SetForwardingPipelineConfigResponse, error) {
 	if req.GetDeviceId() != s.deviceID {
 		return nil, status.Errorf(codes.NotFound, "device %d not found", req.GetDeviceId())
 	}
-	if err := s.checkPrimary(req.GetRole(), req.GetElectionId()); err != nil {
+	if err := s.checkPrimary(ctx, req.GetRole(), req.GetElectionId()); err != nil {
 		return nil, err
 	}
 	act := req.GetAction()
@@ -402,11 +460,11 @@ func (s *Server) GetForwardingPipelineConfig(_ context.Context, req *p4v1.GetFor
 }
 
 // Write applies a batch of updates.
-func (s *Server) Write(_ context.Context, req *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
+func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
 	if req.GetDeviceId() != s.deviceID {
 		return nil, status.Errorf(codes.NotFound, "device %d not found", req.GetDeviceId())
 	}
-	if err := s.checkPrimary(req.GetRole(), req.GetElectionId()); err != nil {
+	if err := s.checkPrimary(ctx, req.GetRole(), req.GetElectionId()); err != nil {
 		return nil, err
 	}
 	sw := s.sw

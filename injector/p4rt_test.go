@@ -28,7 +28,7 @@ type p4c struct {
 }
 
 func startServer(t *testing.T) string {
-	g := grpc.NewServer()
+	g := grpc.NewServer(injector.ServerOption())
 	injector.NewServer(injector.New(sim.NewEventLoop(), injector.Config{}), 7).Register(g)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -254,21 +254,22 @@ func TestP4RuntimeConformance(t *testing.T) {
 	if _, err := primary.c.Write(context.Background(), &p4v1.WriteRequest{DeviceId: 99, ElectionId: &p4v1.Uint128{Low: 2}}); status.Code(err) != codes.NotFound {
 		t.Errorf("wrong device: %v, want NOT_FOUND", err)
 	}
-	// The primary leaves: the backup hears there is no primary (it is not
-	// promoted: the primary is the highest election ID ever seen).
+	// The primary leaves: the backup, the only live stream with an
+	// election ID, is promoted and hears it (the primary is the live
+	// stream with the highest election ID, #38.3).
 	primary.stream.CloseSend()
 	for {
 		r, err := backup.stream.Recv()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := codes.Code(r.GetArbitration().GetStatus().GetCode()); c == codes.NotFound {
-			if got := r.GetArbitration().GetElectionId().GetLow(); got != primary.eid {
-				t.Errorf("no-primary notice names election ID %d, want the highest seen %d", got, primary.eid)
+		if c := codes.Code(r.GetArbitration().GetStatus().GetCode()); c == codes.OK {
+			if got := r.GetArbitration().GetElectionId().GetLow(); got != backup.eid {
+				t.Errorf("promotion notice names election ID %d, want the backup's %d", got, backup.eid)
 			}
 			break
-		} else if c == codes.OK {
-			t.Fatal("backup promoted when the primary left")
+		} else if c != codes.AlreadyExists {
+			t.Fatalf("the backup's notice when the primary left: %v, want OK (promoted)", r.GetArbitration())
 		}
 	}
 }

@@ -180,7 +180,7 @@ func TestMirrorTimestampsUntimedPort(t *testing.T) {
 // is primary and has pushed lumina's P4Info.
 func servePrimary(t *testing.T, sw *injector.Switch) *p4c {
 	t.Helper()
-	g := grpc.NewServer()
+	g := grpc.NewServer(injector.ServerOption())
 	injector.NewServer(sw, 7).Register(g)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

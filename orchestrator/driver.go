@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -122,6 +124,9 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		return err
 	}
 	defer cp.Close()
+	if id := cp.ElectionID(); id != "1" {
+		progress("P4Runtime: another controller was primary; lumina is primary with election ID " + id)
+	}
 	election := uint64(run.Repeat + 1)
 	if pl.p4info != nil {
 		err = cp.SetPipelineWith(cctx, pl.p4info, pl.deviceConfig, election)
@@ -207,7 +212,13 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 			run.NICVersions[side] = v
 		}
 	}
-	sr, err := gens[1].Serve(ctx, &luminav1.ServeRequest{ListenAddr: pl.responderListen})
+	// The responder's control connection takes only the requester: a
+	// secret of this run, sent through both agents (#38 point 4).
+	rspSecret := make([]byte, 24)
+	if _, err := rand.Read(rspSecret); err != nil {
+		return err
+	}
+	sr, err := gens[1].Serve(ctx, &luminav1.ServeRequest{ListenAddr: pl.responderListen, Token: hex.EncodeToString(rspSecret)})
 	if err != nil {
 		return fmt.Errorf("responder: %w", err)
 	}
@@ -270,7 +281,8 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 		go pl.onTraffic()
 	}
 	rr, err := gens[0].Run(rctx, &luminav1.RunRequest{Traffic: agent.TrafficToProto(traffic(t)), ResponderAddr: rspAddr,
-		IntakeAddr: pl.intakeAddr, DeadlineNs: int64(run.Limit), IntakeCertPem: pl.intakeCert, IntakeToken: pl.token})
+		IntakeAddr: pl.intakeAddr, DeadlineNs: int64(run.Limit), IntakeCertPem: pl.intakeCert, IntakeToken: pl.token,
+		ResponderToken: hex.EncodeToString(rspSecret)})
 	if err != nil {
 		return fmt.Errorf("requester: %w", err)
 	}

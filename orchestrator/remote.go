@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -180,6 +181,11 @@ func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) 
 		*tg.conn = conn
 	}
 	pl.responderHost, _ = splitHostPort(t.Responder.ControlIP, DefaultAgentPort)
+	if _, err := netip.ParseAddr(pl.responderHost); err == nil {
+		// Listen only where the requester will connect (the agent falls
+		// back to every interface if that is not one of its addresses).
+		pl.responderListen = net.JoinHostPort(pl.responderHost, "0")
+	}
 
 	// The switch: a P4Runtime target of its own.
 	swHost, swAddr := splitHostPort(t.Switch.ControlIP, DefaultP4RuntimePort)

@@ -316,7 +316,13 @@ type IntegrityReport struct {
 }
 
 // SwitchStateReport is whether the switch did only what the test asked
-// (report.json's switch_state, also analysis.checks.switch_state).
+// (report.json's switch_state, also analysis.checks.switch_state): it
+// fails, and the run is invalid, when a mirror copy carries an event the
+// intent did not ask for or an asked event more often than asked, when the
+// switch's event_drops counters exceed the drop events installed, when the
+// tables lumina installed (forwarding, ARP, mirroring, connections,
+// events, clone sessions) read back after traffic differ from the plan, or
+// when lumina lost primary arbitration during the run.
 type SwitchStateReport = areport.SwitchState
 
 // UnexpectedEvent is one (destination QPN, PSN, event) seen on more
@@ -749,7 +755,7 @@ func (r *Report) switchState(run *Run, unexpected []UnexpectedEvent) bool {
 		if len(d) > 5 {
 			more = fmt.Sprintf("; and %d more", len(d)-5)
 		}
-		ss.Reasons = append(ss.Reasons, fmt.Sprintf("the event/connection tables after traffic differ from the plan (%d differences): %s%s",
+		ss.Reasons = append(ss.Reasons, fmt.Sprintf("the tables lumina installed differ from the plan after traffic (%d differences): %s%s",
 			len(d), strings.Join(shown, "; "), more))
 		ss.TableDiff = d[:min(len(d), maxListed)]
 	}

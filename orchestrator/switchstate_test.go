@@ -145,6 +145,21 @@ func TestSwitchStateInvalidatesRun(t *testing.T) {
 			}
 			return nil
 		}, all},
+		{"second controller rewrites l2_forward (#38.2)", func(ctx context.Context, cp *controlplane.Switch, addr string, dial []grpc.DialOption, p *controlplane.Plan) error {
+			other, err := controlplane.Dial(ctx, addr, controlplane.DialOptions{ElectionID: 100, GRPC: dial})
+			if err != nil {
+				return err
+			}
+			defer other.Close() // lumina is primary again when it leaves: the loss and the table still count
+			c := cp.Client()    // lumina's P4Info names the table; the other controller writes
+			for _, f := range p.Forward {
+				if err := other.Client().ModifyTableEntry(ctx, c.NewTableEntry("Ingress.l2_forward", map[string]client.MatchInterface{
+					"hdr.ethernet.dst_addr": &client.ExactMatch{Value: f.MAC[:]}}, c.NewTableActionDirect("Ingress.drop_frame", nil), nil)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, []string{tables, primary, "Ingress.l2_forward"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,17 +168,23 @@ func TestSwitchStateInvalidatesRun(t *testing.T) {
 			if r.Valid || c.Verdict != "fail" {
 				t.Fatalf("valid %v, switch_state %+v; want invalid with switch_state fail (checks %v)", r.Valid, c, r.Checks)
 			}
-			for _, s := range all {
+			for _, s := range append(all, tt.want[len(tt.want)-1]) { // (a table name, if any, comes last)
 				if want := contains(tt.want, s); strings.Contains(c.Detail, s) != want {
 					t.Errorf("switch_state detail mentions %q: %v, want %v\n%s", s, !want, want, c.Detail)
+				}
+			}
+			reasons := 0 // the reasons the detail must give (a table name is part of one)
+			for _, s := range tt.want {
+				if contains(all, s) {
+					reasons++
 				}
 			}
 			var ss struct {
 				Verdict string   `json:"verdict"`
 				Reasons []string `json:"reasons"`
 			}
-			if err := json.Unmarshal(js["switch_state"], &ss); err != nil || ss.Verdict != "fail" || len(ss.Reasons) != len(tt.want) {
-				t.Errorf("report.json switch_state = %s (%v), want verdict fail with %d reasons", js["switch_state"], err, len(tt.want))
+			if err := json.Unmarshal(js["switch_state"], &ss); err != nil || ss.Verdict != "fail" || len(ss.Reasons) != reasons {
+				t.Errorf("report.json switch_state = %s (%v), want verdict fail with %d reasons", js["switch_state"], err, reasons)
 			}
 			// analysis.checks holds every check: switch_state's reasons,
 			// and the analyzers' skipped (no analyzer ran).

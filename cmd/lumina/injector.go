@@ -79,6 +79,7 @@ func init() {
 						}
 					}
 				} else {
+					opts = agent.PlaintextServerOptions()
 					fmt.Fprintln(stderr, "lumina: injector: P4Runtime without TLS or token; anyone who reaches the port can program the switch")
 				}
 				// Listen before opening the ports: a bad address fails fast.
@@ -101,7 +102,7 @@ func init() {
 						return err
 					}
 				}
-				g := grpc.NewServer(opts...)
+				g := grpc.NewServer(append(opts, injector.ServerOption())...)
 				injector.NewServer(sw, *device).Register(g)
 				fmt.Fprintf(stderr, "lumina: injector: %d ports, P4Runtime on %s\n", len(ports), ln.Addr())
 				go func() { <-ctx.Done(); g.Stop() }()

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
@@ -184,7 +185,9 @@ func tokenOK(md metadata.MD, token string) bool {
 }
 
 // ServerOptions returns gRPC server options: TLS with cert, a token check
-// on every call, and bounds on message, header and concurrency sizes.
+// on every call, and bounds on message, header and concurrency sizes. A
+// call with the token marks its connection authenticated for the limited
+// listener that accepted it (NewLimitListener).
 //
 // The token is checked in a tap handle, which gRPC runs as soon as a
 // call's headers arrive, before it reads (or buffers) the request
@@ -202,11 +205,12 @@ func ServerOptions(cert tls.Certificate, token string) []grpc.ServerOption {
 		return nil
 	}
 	return []grpc.ServerOption{
-		grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13})),
+		grpc.Creds(markingCreds{credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13})}),
 		grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {
 			if !tokenOK(info.Header, token) {
 				return ctx, errUnauthenticated
 			}
+			markCall(ctx)
 			return ctx, nil
 		}),
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
@@ -224,6 +228,26 @@ func ServerOptions(cert tls.Certificate, token string) []grpc.ServerOption {
 			}
 			return h(srv, ss)
 		}),
+	}
+}
+
+// PlaintextServerOptions returns the gRPC server options of a server
+// without TLS or token (`lumina injector` without --token-file or
+// --client-ca): ServerOptions' bounds, and every call marks its
+// connection authenticated for the limited listener that accepted it, so
+// connections that never make a call lose their slot (NewLimitListener).
+// Anyone who reaches such a server may use it. The options install a tap
+// handle, so they cannot be combined with another grpc.InTapHandle.
+func PlaintextServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.Creds(markingCreds{insecure.NewCredentials()}),
+		grpc.InTapHandle(func(ctx context.Context, _ *tap.Info) (context.Context, error) {
+			markCall(ctx)
+			return ctx, nil
+		}),
+		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
+		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
+		grpc.MaxHeaderListSize(MaxHeaderListSize),
 	}
 }
 

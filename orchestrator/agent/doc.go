@@ -28,7 +28,12 @@
 // interfaces and listeners it names, write only the dumper output path it
 // names, and Fetch only that one file (any other path is refused). The
 // agent calls back only the Intake address the orchestrator gives, with
-// the certificate and token it gives. The token is read from a file, never
+// the certificate and token it gives. Its listeners hold at most
+// MaxConnsPerListener connections and close one that has not authenticated
+// within DefaultAuthTimeout, evicting an unauthenticated one for a new
+// connection when full (NewLimitListener); the responder's generator
+// control connection takes only a requester that presents the run's
+// secret (Serve). The token is read from a file, never
 // from the command line. Configuring a real NIC (verbs) changes host state,
 // which Close restores.
 package agent

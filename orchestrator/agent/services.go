@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -355,19 +356,33 @@ func (a *Agent) rnic() (generator.Device, generator.Exec, sim.Loop, error) {
 }
 
 // Serve starts the responder on listen_addr and returns the bound address.
+// Only a connection that first presents req.token takes the handshake
+// (generator.Authenticate, #38 point 4): a stranger connecting first is
+// closed, and the responder keeps accepting until the requester comes.
 func (g generatorSvc) Serve(ctx context.Context, req *luminav1.ServeRequest) (*luminav1.ServeResponse, error) {
 	a := g.Agent
 	dev, exec, _, err := a.rnic()
 	if err != nil {
 		return nil, err
 	}
+	secret := req.GetToken()
+	if len(secret) < MinTokenLen {
+		return nil, badRequest("the responder's control connection needs a token of at least %d characters (ServeRequest.token)", MinTokenLen)
+	}
 	ln, err := a.env().Listen(req.GetListenAddr())
 	if err != nil {
-		return nil, status.Errorf(codes.FailedPrecondition, "listening: %v", err)
+		if fb, ok := anyHost(req.GetListenAddr(), err); ok {
+			// The peer's address is not one of this machine's (NAT, a
+			// name): listen on every interface instead.
+			ln, err = a.env().Listen(fb)
+		}
+		if err != nil {
+			return nil, status.Errorf(codes.FailedPrecondition, "listening: %v", err)
+		}
 	}
 	go func() {
-		defer ln.Close()
-		c, err := ln.Accept()
+		c, err := acceptRequester(ln, secret, DefaultAuthTimeout)
+		ln.Close() // the handshake is taken
 		if err != nil {
 			return
 		}
@@ -380,6 +395,59 @@ func (g generatorSvc) Serve(ctx context.Context, req *luminav1.ServeRequest) (*l
 	a.closers = append(a.closers, func() { ln.Close() })
 	a.mu.Unlock()
 	return &luminav1.ServeResponse{Addr: ln.Addr().String()}, nil
+}
+
+// anyHost returns addr with an empty host (every interface), if addr
+// names a host and err says it is not an address of this machine.
+func anyHost(addr string, err error) (string, bool) {
+	host, port, serr := net.SplitHostPort(addr)
+	if serr != nil || host == "" || !errors.Is(err, syscall.EADDRNOTAVAIL) {
+		return "", false
+	}
+	return net.JoinHostPort("", port), true
+}
+
+// acceptRequester accepts connections on ln until one presents secret
+// within timeout (generator.Authenticate) and returns it; the others are
+// closed. Each connection is checked in its own goroutine, so a silent one
+// does not hold up the requester; ln (a limited listener on a machine)
+// bounds how many are checked at once.
+func acceptRequester(ln net.Listener, secret string, timeout time.Duration) (net.Conn, error) {
+	won := make(chan net.Conn, 1)
+	errc := make(chan error, 1)
+	var once sync.Once
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				errc <- err
+				return
+			}
+			go func() {
+				if err := generator.Authenticate(c, secret, time.Now().Add(timeout)); err != nil {
+					c.Close()
+					return
+				}
+				MarkAuthenticated(c)
+				taken := true
+				once.Do(func() { won <- c; taken = false })
+				if taken {
+					c.Close()
+				}
+			}()
+		}
+	}()
+	select {
+	case c := <-won:
+		return c, nil
+	case err := <-errc:
+		select { // a winner that raced the listener's close
+		case c := <-won:
+			return c, nil
+		default:
+		}
+		return nil, err
+	}
 }
 
 // Run runs the requester side of a test to its end.
@@ -399,7 +467,7 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 	}
 	defer ic.Close()
 	intake := luminav1.NewIntakeClient(ic)
-	r, err := generator.NewRequester(generator.RequesterConfig{Device: dev, Clock: loop, Exec: exec, Traffic: tr,
+	r, err := generator.NewRequester(generator.RequesterConfig{Device: dev, Clock: loop, Exec: exec, Traffic: tr, Secret: req.GetResponderToken(),
 		OnConnections: func(ctx context.Context, conns []generator.Connection) error {
 			_, err := intake.Install(ctx, &luminav1.InstallRequest{Connections: ConnectionsToProto(conns)})
 			return err
@@ -509,7 +577,7 @@ func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.Inj
 		cleanup()
 		return nil, status.Errorf(codes.FailedPrecondition, "P4Runtime listener: %v", err)
 	}
-	g := grpc.NewServer(a.ServerOpts...)
+	g := grpc.NewServer(append(slices.Clip(a.ServerOpts), injector.ServerOption())...)
 	injector.NewServer(sw, 0).Register(g)
 	go g.Serve(ln)
 	a.mu.Lock()

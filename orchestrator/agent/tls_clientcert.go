@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 )
@@ -44,11 +43,7 @@ func ReadCertPool(path string) (*x509.CertPool, error) {
 // verifiedClient reports whether ctx's connection presented a client
 // certificate that the TLS handshake verified.
 func verifiedClient(ctx context.Context) bool {
-	p, ok := peer.FromContext(ctx)
-	if !ok {
-		return false
-	}
-	ti, ok := p.AuthInfo.(credentials.TLSInfo)
+	ti, ok := authInfo(ctx).(credentials.TLSInfo)
 	return ok && len(ti.State.VerifiedChains) > 0
 }
 
@@ -70,6 +65,7 @@ func ServerOptionsClientCerts(cert tls.Certificate, token string, clientCAs *x50
 	}
 	check := func(ctx context.Context, md metadata.MD) error {
 		if verifiedClient(ctx) || (token != "" && tokenOK(md, token)) {
+			markCall(ctx)
 			return nil
 		}
 		return errNoCredential
@@ -79,7 +75,7 @@ func ServerOptionsClientCerts(cert tls.Certificate, token string, clientCAs *x50
 		return md
 	}
 	return []grpc.ServerOption{
-		grpc.Creds(credentials.NewTLS(tc)),
+		grpc.Creds(markingCreds{credentials.NewTLS(tc)}),
 		// As in ServerOptions, refuse a call before its request is read
 		// (issue #17); the interceptors check again.
 		grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {

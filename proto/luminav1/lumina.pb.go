@@ -1578,8 +1578,12 @@ func (x *RNICPFC) GetPageSize() int64 {
 }
 
 type ServeRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ListenAddr    string                 `protobuf:"bytes,1,opt,name=listen_addr,json=listenAddr,proto3" json:"listen_addr,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ListenAddr string                 `protobuf:"bytes,1,opt,name=listen_addr,json=listenAddr,proto3" json:"listen_addr,omitempty"`
+	// The secret the requester must present first on the control
+	// connection (at least 16 characters); connections without it are
+	// closed and do not take the handshake.
+	Token         string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1617,6 +1621,13 @@ func (*ServeRequest) Descriptor() ([]byte, []int) {
 func (x *ServeRequest) GetListenAddr() string {
 	if x != nil {
 		return x.ListenAddr
+	}
+	return ""
+}
+
+func (x *ServeRequest) GetToken() string {
+	if x != nil {
+		return x.Token
 	}
 	return ""
 }
@@ -1674,8 +1685,10 @@ type RunRequest struct {
 	IntakeCertPem []byte   `protobuf:"bytes,5,opt,name=intake_cert_pem,json=intakeCertPem,proto3" json:"intake_cert_pem,omitempty"`
 	IntakeToken   string   `protobuf:"bytes,6,opt,name=intake_token,json=intakeToken,proto3" json:"intake_token,omitempty"`
 	Traffic       *Traffic `protobuf:"bytes,7,opt,name=traffic,proto3" json:"traffic,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The responder's control connection secret (ServeRequest.token).
+	ResponderToken string `protobuf:"bytes,8,opt,name=responder_token,json=responderToken,proto3" json:"responder_token,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *RunRequest) Reset() {
@@ -1748,6 +1761,13 @@ func (x *RunRequest) GetTraffic() *Traffic {
 		return x.Traffic
 	}
 	return nil
+}
+
+func (x *RunRequest) GetResponderToken() string {
+	if x != nil {
+		return x.ResponderToken
+	}
+	return ""
 }
 
 type RunResponse struct {
@@ -3604,12 +3624,13 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"priorities\x18\x01 \x01(\rR\n" +
 	"priorities\x12(\n" +
 	"\x10dscp_to_priority\x18\x02 \x01(\fR\x0edscpToPriority\x12\x1b\n" +
-	"\tpage_size\x18\x03 \x01(\x03R\bpageSize\"/\n" +
+	"\tpage_size\x18\x03 \x01(\x03R\bpageSize\"E\n" +
 	"\fServeRequest\x12\x1f\n" +
 	"\vlisten_addr\x18\x01 \x01(\tR\n" +
-	"listenAddr\"#\n" +
+	"listenAddr\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\"#\n" +
 	"\rServeResponse\x12\x12\n" +
-	"\x04addr\x18\x01 \x01(\tR\x04addr\"\xf4\x01\n" +
+	"\x04addr\x18\x01 \x01(\tR\x04addr\"\x9d\x02\n" +
 	"\n" +
 	"RunRequest\x12%\n" +
 	"\x0eresponder_addr\x18\x02 \x01(\tR\rresponderAddr\x12\x1f\n" +
@@ -3619,7 +3640,8 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"deadlineNs\x12&\n" +
 	"\x0fintake_cert_pem\x18\x05 \x01(\fR\rintakeCertPem\x12!\n" +
 	"\fintake_token\x18\x06 \x01(\tR\vintakeToken\x12,\n" +
-	"\atraffic\x18\a \x01(\v2\x12.lumina.v1.TrafficR\atrafficJ\x04\b\x01\x10\x02\"\x8a\x01\n" +
+	"\atraffic\x18\a \x01(\v2\x12.lumina.v1.TrafficR\atraffic\x12'\n" +
+	"\x0fresponder_token\x18\b \x01(\tR\x0eresponderTokenJ\x04\b\x01\x10\x02\"\x8a\x01\n" +
 	"\vRunResponse\x12\x18\n" +
 	"\astopped\x18\x02 \x01(\tR\astopped\x12)\n" +
 	"\x06result\x18\x03 \x01(\v2\x11.lumina.v1.ResultR\x06result\x120\n" +
