@@ -827,8 +827,11 @@ func (s *Space) mutateOnce(r *rand.Rand, w *Workload) {
 		}
 		return
 	}
-	t := &w.Traffics[r.IntN(len(w.Traffics))]
 	dims := s.mutableDims()
+	if len(dims) == 0 {
+		return // every dimension has one value: w has no neighbour
+	}
+	t := &w.Traffics[r.IntN(len(w.Traffics))]
 	d := pick(r, dims)
 	local := r.Float64() < 0.7
 	step := func(lv []int64, v int64) int64 {
