@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/antoninbas/p4runtime-go-client/pkg/client"
@@ -11,7 +12,9 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/netlumina/lumina/p4src"
 )
@@ -66,8 +69,23 @@ func Dial(ctx context.Context, addr string, o DialOptions) (*Switch, error) {
 		o.Timeout = 10 * time.Second
 	}
 	eid := &p4v1.Uint128{Low: max(o.ElectionID, 1)}
+	inUse := time.Now().Add(o.Timeout)
 	for try := 1; ; try++ {
 		s, reported, err := dial(ctx, addr, o, eid)
+		if electionIDInUse(err) && time.Now().Before(inUse) {
+			// Our ID is still held by a stream that just closed (a
+			// previous run's, or a previous try's): the server drops it
+			// once it sees the close (the P4Runtime specification's
+			// client arbitration: election IDs are unique among a
+			// role's live clients).
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			try--
+			continue
+		}
 		if !errors.Is(err, ErrNotPrimary) {
 			return s, err
 		}
@@ -86,6 +104,13 @@ func Dial(ctx context.Context, addr string, o DialOptions) (*Switch, error) {
 		}
 		eid = next
 	}
+}
+
+// electionIDInUse reports whether err is a server's refusal of an
+// election ID another live client of the role holds.
+func electionIDInUse(err error) bool {
+	st := status.Convert(err)
+	return err != nil && st.Code() == codes.InvalidArgument && strings.Contains(strings.ToLower(st.Message()), "election")
 }
 
 // above returns one more than the larger of a and b (b may be nil), and
@@ -153,7 +178,7 @@ func dial(ctx context.Context, addr string, o DialOptions, eid *p4v1.Uint128) (*
 			return nil, reported, fmt.Errorf("%w (election ID %s) at %s", ErrNotPrimary, u128String(eid), addr)
 		case err := <-s.runErr:
 			s.Close()
-			return nil, nil, fmt.Errorf("controlplane: P4Runtime stream to %s: %v", addr, err)
+			return nil, nil, fmt.Errorf("controlplane: P4Runtime stream to %s: %w", addr, err)
 		case <-t.C:
 			s.Close()
 			return nil, nil, fmt.Errorf("controlplane: no arbitration answer from %s within %v", addr, o.Timeout)
