@@ -21,7 +21,12 @@
 // Reaction: for an episode the switch sent to a host starting at t (switch
 // timestamp of the XOFF, taken when it starts on the wire), the reaction
 // time is the time from t to the last RoCE frame of that priority from the
-// host that reached the switch during the episode. A frame arriving at d
+// host that reached the switch during the episode. In a refreshed episode t
+// is the oldest XOFF whose quanta had not run out when the frame arrived:
+// a host that applied one refresh late (L) may send once the previous
+// refresh ran out, which is that refresh's reaction, not one from the
+// episode's first pause (measured so, a 400 µs late refresh on netns
+// failed a frame "3.9 ms after the pause"). A frame arriving at d
 // with d − t beyond the bound B = D(s) (802.3 Annex 31B, pfc-facts §2.2:
 // 394 quanta at 100 Gb/s; an unlisted speed takes the next listed one) +
 // the PFC frame's serialization (84 bytes) + Params.RTTNs + the frame's

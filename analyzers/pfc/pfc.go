@@ -99,9 +99,13 @@ type dirState struct {
 	curStart int64
 	curIndex int
 	curInj   bool
-	frames   int
-	xoff     int
-	lastNs   int64 // last frame
+	// covers are the episode's pause frames (XOFF) whose time has not run
+	// out, oldest first: a frame the host sends is measured from the
+	// oldest pause still in force, not from the episode's first.
+	covers []cover
+	frames int
+	xoff   int
+	lastNs int64 // last frame
 	// storm state (received)
 	storming    bool
 	stormEp     int
@@ -110,6 +114,17 @@ type dirState struct {
 	maxReaction int64
 	hasMax      bool
 }
+
+// cover is one pause frame of an episode: its stamp, when its quanta run
+// out, and its trace index.
+type cover struct {
+	at, end int64
+	index   int
+}
+
+// maxCovers bounds an episode's covers (the oldest go first: measuring
+// from a later pause is only ever more lenient).
+const maxCovers = 4096
 
 type portPrio struct {
 	port uint16
@@ -320,6 +335,10 @@ func (a *Analyzer) frame(x *portPrio, d *dirState, dir string, now int64, index 
 		return
 	}
 	d.until = until
+	if len(d.covers) == maxCovers {
+		d.covers = d.covers[:copy(d.covers, d.covers[1:])]
+	}
+	d.covers = append(d.covers, cover{at: now, end: until, index: index})
 }
 
 // settle closes d's episode if its pause expired by now, and detects a
@@ -385,6 +404,7 @@ func flowDir(fi int) string {
 
 func (a *Analyzer) close(x *portPrio, d *dirState, dir string, end int64, how string) {
 	d.on = false
+	d.covers = d.covers[:0]
 	dur := end - d.start
 	d.st.PausedUnclippedNs += dur
 	d.lastClose = end
@@ -491,7 +511,22 @@ func (a *Analyzer) fromHost(x *portPrio, p *model.Pkt, origLen int) {
 	if !d.on {
 		return
 	}
-	after := p.TimeNs - d.start
+	// The reaction is measured from the oldest pause still in force: in a
+	// refreshed episode a host that applied one refresh late may send
+	// once the previous one ran out, which is lateness, not a frame sent
+	// long after the episode's first pause (netns under load).
+	k := 0
+	for k < len(d.covers) && d.covers[k].end < p.TimeNs {
+		k++
+	}
+	if k > 0 {
+		d.covers = d.covers[:copy(d.covers, d.covers[k:])]
+	}
+	from, fromIndex := d.start, d.curIndex
+	if len(d.covers) > 0 {
+		from, fromIndex = d.covers[0].at, d.covers[0].index
+	}
+	after := p.TimeNs - from
 	if e := d.ep; e != nil {
 		e.reaction, e.lastIdx, e.hasReaction = after, p.Index, true
 		if p.Conn >= 0 {
@@ -528,8 +563,8 @@ func (a *Analyzer) fromHost(x *portPrio, p *model.Pkt, origLen int) {
 		a.ninc++
 	}
 	if len(a.viol) < MaxViolations {
-		a.viol = append(a.viol, Violation{Port: x.port, Host: a.hostName(x), Priority: x.prio, Episode: d.epIdx, PauseIndex: d.curIndex,
-			PauseNs: d.start, Index: p.Index, TimeNs: p.TimeNs, Conn: p.Conn, AfterNs: after, BoundNs: bound, Verdict: v})
+		a.viol = append(a.viol, Violation{Port: x.port, Host: a.hostName(x), Priority: x.prio, Episode: d.epIdx, PauseIndex: fromIndex,
+			PauseNs: from, Index: p.Index, TimeNs: p.TimeNs, Conn: p.Conn, AfterNs: after, BoundNs: bound, Verdict: v})
 	}
 }
 

@@ -341,3 +341,36 @@ func TestNothingToCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestRefreshedEpisode: the switch refreshes its pause to the requester
+// every 170 µs (65535 quanta: 335.5 µs at 100 Gb/s) for 4 ms; a frame
+// sent 215 µs after the last refresh, once the one before it ran out, is
+// measured from the oldest pause still in force (the last refresh), not
+// from the episode's first pause 3.9 ms earlier: with 400 µs of pause
+// lateness it is inconclusive (it was a failure, 3.9 ms "after the
+// pause": netns under load). Without the lateness it is still a failure,
+// 215 µs after a pause in force.
+func TestRefreshedEpisode(t *testing.T) {
+	for _, c := range []struct {
+		late       int64
+		want       model.Verdict
+		pauseIndex int
+		after      int64
+	}{{400_000, model.Inconclusive, 23, 215_000}, {0, model.Fail, 23, 215_000}} {
+		s := newScen(t, Options{LatenessNs: c.late})
+		s.data(1000, true)
+		for i := range 24 { // 0.01 ms .. 3.92 ms, indices 1..24
+			s.pfc(10_000+int64(i)*170_000, true, 1, 0xFFFF, roce.EventNone)
+		}
+		last := int64(10_000 + 23*170_000)
+		s.data(last+215_000, true) // index 25
+		r := s.a.Finish()
+		if len(r.Violations) != 1 {
+			t.Fatalf("lateness %d: violations %+v, want 1", c.late, r.Violations)
+		}
+		v := r.Violations[0]
+		if r.Verdict != c.want || v.Verdict != c.want || v.PauseNs != last || v.PauseIndex != c.pauseIndex+1 || v.AfterNs != c.after || v.Index != 25 {
+			t.Errorf("lateness %d: %v %+v, want %v from the pause at %d (index %d), after %d", c.late, r.Verdict, v, c.want, last, c.pauseIndex+1, c.after)
+		}
+	}
+}
