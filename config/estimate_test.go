@@ -111,9 +111,12 @@ func TestNetnsLimitWarning(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got []string
-		_, err := ParseWith("t.yaml", []byte(tt.in), LoadOptions{Warn: func(e Error) { got = append(got, e.Error()) }})
+		test, err := ParseWith("t.yaml", []byte(tt.in), LoadOptions{})
 		if err != nil {
-			t.Errorf("ParseWith(%q) = %v, want no error", tt.in, err)
+			t.Fatalf("ParseWith(%q) = %v, want no error", tt.in, err)
+		}
+		for _, e := range Warnings(test) {
+			got = append(got, e.Error())
 		}
 		var want []string
 		if tt.want != "" {

@@ -60,8 +60,7 @@ func init() {
 				// not surface after nine runs.
 				var tests []*config.Test
 				bad := false
-				lo := config.LoadOptions{Resources: resources(mem, *out), Personalities: true, NoDPDK: !dumper.DPDKAvailable,
-					Warn: func(e config.Error) { fmt.Fprintln(stderr, e.Error()) }}
+				lo := config.LoadOptions{Resources: resources(mem, *out), Personalities: true, NoDPDK: !dumper.DPDKAvailable}
 				if *testbed != "" {
 					tb, _ := config.ParseTestbed(*testbed) // checked above
 					lo.Testbed, lo.TestbedSet = tb, true
