@@ -525,10 +525,7 @@ func (c *Checker) sendData(cs *conn, p *model.Pkt) {
 				// switch (delay, reorder): a gap a held packet can fill.
 				d := c.deferViolation(cs, SideRequester, RuleStartPSN, psn, p.Index, p.TimeNs,
 					"first PSN %d, the metadata's IPSN is %d, and PSNs %d..%d never left the switch", psn, cs.ipsn, cs.ipsn, psn.Add(-1))
-				cs.holes = append(cs.holes, hole{start: cs.ipsn, mask: 1<<n - 1, def: d})
-				if n == 64 {
-					cs.holes[len(cs.holes)-1].mask = ^uint64(0)
-				}
+				cs.addHole(cs.ipsn, n, d)
 				s.una = cs.ipsn
 			} else {
 				c.violate(cs, SideRequester, RuleStartPSN, psn, p.Index, p.TimeNs,
@@ -557,10 +554,7 @@ func (c *Checker) sendData(cs *conn, p *model.Pkt) {
 				// Held packets (delay, reorder) may still fill the gap.
 				d := c.deferViolation(cs, SideRequester, RulePSNGap, psn, p.Index, p.TimeNs,
 					"sent PSN %d after %d: PSNs %d..%d were never sent", psn, s.cur, s.sndNxt, psn.Add(-1))
-				cs.holes = append(cs.holes, hole{start: s.sndNxt, mask: 1<<n - 1, def: d})
-				if n == 64 {
-					cs.holes[len(cs.holes)-1].mask = ^uint64(0)
-				}
+				cs.addHole(s.sndNxt, n, d)
 				break
 			}
 			c.violate(cs, SideRequester, RulePSNGap, psn, p.Index, p.TimeNs,
@@ -587,6 +581,17 @@ func (c *Checker) sendData(cs *conn, p *model.Pkt) {
 	if psn.Sub(s.sndNxt) >= 0 {
 		s.sndNxt = psn.Next()
 	}
+}
+
+// addHole records that PSNs start..start+n−1 (1 ≤ n ≤ 64) were not sent
+// where the trace expects them, with the deferred violation d that a held
+// packet filling all of them cancels (fillHole).
+func (cs *conn) addHole(start roce.PSN, n int, d int) {
+	mask := uint64(1)<<n - 1
+	if n == 64 {
+		mask = ^uint64(0)
+	}
+	cs.holes = append(cs.holes, hole{start: start, mask: mask, def: d})
 }
 
 // fillHole: a held packet with PSN psn left the switch; it was sent where
