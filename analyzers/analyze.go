@@ -425,7 +425,7 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 		co.MinTimeBetweenCNPsNs = int64(*params.MinTimeBetweenCNPsUs * 1000)
 	}
 	a.cnp = cnp.New(t, co)
-	a.ev = events.New(t, events.Options{Events: meta.Events, UncertaintyNs: params.TimestampUncertaintyNs})
+	a.ev = events.New(t, events.Options{Events: meta.Events, UncertaintyNs: params.TimestampUncertaintyNs, Holds: params.MirrorHolds})
 	a.pfc = pfc.New(t, pfcOptions(meta, t, params))
 	if !opt.NoPlots {
 		a.seq = report.NewSeqCollector(t, mirrorPort(opt.MirrorPort))

@@ -68,6 +68,10 @@ type Options struct {
 	Events []model.Event
 	// UncertaintyNs is the timestamp uncertainty U. Default 0.
 	UncertaintyNs int64
+	// Holds: the trace's held copies carry their hold (Params.MirrorHolds),
+	// so no predecessor is looked up and no first-departure table kept.
+	// Default false.
+	Holds bool
 }
 
 const histLen = 64
@@ -134,7 +138,7 @@ func New(t *model.Table, opt Options) *Analyzer {
 				fi++
 			}
 			for _, f := range []int{fi, 2 * e.Conn} { // a response is measured from its data packet
-				if a.flows[f].first == nil {
+				if a.flows[f].first == nil && !opt.Holds {
 					a.flows[f].first = new([firstLen]seen)
 				}
 			}
