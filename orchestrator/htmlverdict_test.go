@@ -64,7 +64,7 @@ func TestHTMLRunDetails(t *testing.T) {
 	if !reflect.DeepEqual(info.Checks, wantChecks) {
 		t.Errorf("htmlRun().Checks = %+v, want %+v", info.Checks, wantChecks)
 	}
-	if want := (areport.RunGenerator{GoodputGbps: 2.5, Bytes: 8192, DurationNs: 26_214, Verified: true}); info.Generator == nil || !reflect.DeepEqual(*info.Generator, want) {
+	if want := (areport.Generator{GoodputGbps: 2.5, Bytes: 8192, DurationNs: 26_214, Verified: true}); info.Generator == nil || !reflect.DeepEqual(*info.Generator, want) {
 		t.Errorf("htmlRun().Generator = %+v, want %+v", info.Generator, want)
 	}
 	if want := (areport.RunTiming{UncertaintyNs: 1_500_000, Frames: 40, LateP50Ns: 1, LateP99Ns: 2, LateMaxNs: 3, Slowdown: 4}); info.Timing == nil || *info.Timing != want {

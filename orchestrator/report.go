@@ -582,11 +582,11 @@ func (r *Report) merge(ctx context.Context, run *Run) (*analyzers.Stream, error)
 	}
 	r.eventsApplied = ea
 	r.Checks["events_applied"] = CheckEntry{Verdict: ea.Verdict, Detail: ea.Reason}
-	gen := &areport.Generator{Verdict: model.Pass}
-	if g := r.Generator; g != nil {
-		gen = &areport.Generator{Verdict: model.Pass, GoodputGbps: g.GoodputGbps, Bytes: g.Bytes, DurationNs: g.DurationNs,
-			Verified: g.Verified, Errors: g.Errors, Stopped: g.Stopped}
+	gen := &areport.Generator{}
+	if r.Generator != nil {
+		gen = r.generatorNumbers()
 	}
+	gen.Verdict = model.Pass
 	switch g := r.Generator; {
 	case g == nil:
 		gen.Verdict, gen.Reason = model.Fail, "no generator results"

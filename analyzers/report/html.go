@@ -229,8 +229,9 @@ type RunInfo struct {
 	// Checks table lists those the analysis does not have (integrity,
 	// switch_state, events_applied, generator) before the analyzers'.
 	Checks []RunCheck
-	// Generator is the traffic's outcome (goodput); nil: none.
-	Generator *RunGenerator
+	// Generator is the traffic's outcome (goodput; its Verdict and Reason
+	// are not shown here but in the Checks table); nil: none.
+	Generator *Generator
 	// Timing is the run's timestamp uncertainty and lateness; nil: the
 	// page says what the analysis's parameters give.
 	Timing *RunTiming

@@ -91,7 +91,7 @@ func failedRun() (*Report, *RunInfo) {
 	run := &RunInfo{Test: "t", Testbed: "netns", Result: ResultFail, Failed: []string{"events", "events_applied", "gbn"},
 		Checks: []RunCheck{{"integrity", model.Pass, ""}, {"gbn", model.Fail, ""}, {"generator", model.Pass, ""},
 			{"events_applied", model.Fail, "1 of 2 events applied"}, {"switch_state", model.Pass, ""}, {"events", model.Fail, "1 of 2 events not as configured"}},
-		Generator: &RunGenerator{GoodputGbps: 0.110917, Bytes: 4194304, DurationNs: 302_517_385, Verified: true},
+		Generator: &Generator{GoodputGbps: 0.110917, Bytes: 4194304, DurationNs: 302_517_385, Verified: true},
 		Events: []RunEvent{{QP: 0, Msg: 0, PSN: 3, RelPSN: 3, AbsPSN: 4738524, Iter: 1, Type: "delay", Params: "delay 100ms", Applied: true, TimeNs: 100_009_388},
 			{QP: 1, Msg: 1, PSN: 0, RelPSN: 2, AbsPSN: 7, Iter: 2, Type: "reorder", Params: "2 overtakers"}}}
 	return r, run
@@ -222,7 +222,7 @@ func TestHTMLTiming(t *testing.T) {
 	if want := `<p id="goodput">Traffic: 0.1109 Gb/s goodput, 4194304 bytes in 302.517 ms; responder memory verified.</p>`; !strings.Contains(string(page), want) {
 		t.Errorf("report.html lacks %s", want)
 	}
-	run.Generator = &RunGenerator{GoodputGbps: 0.5, Bytes: 100, DurationNs: 1e6, Stopped: "limit reached", Errors: []string{"qp 0: retry exceeded"}}
+	run.Generator = &Generator{GoodputGbps: 0.5, Bytes: 100, DurationNs: 1e6, Stopped: "limit reached", Errors: []string{"qp 0: retry exceeded"}}
 	page, _ = HTMLRun(r, run)
 	if want := `<p id="goodput">Traffic: 0.5 Gb/s goodput, 100 bytes in 1.000 ms; responder memory <span class="fail">not verified</span>; ` +
 		`<span class="fail">stopped: limit reached</span>; <span class="fail">errors: qp 0: retry exceeded</span>.</p>`; !strings.Contains(string(page), want) {

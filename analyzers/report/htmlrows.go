@@ -19,19 +19,6 @@ type RunCheck struct {
 	Detail  string
 }
 
-// RunGenerator is the traffic generator's outcome on a run.
-type RunGenerator struct {
-	GoodputGbps float64
-	Bytes       int64
-	DurationNs  int64
-	// Verified: the responder's memory holds the data sent.
-	Verified bool
-	// Stopped says why the traffic was stopped early ("" if it was not);
-	// Errors are the generator's errors.
-	Stopped string
-	Errors  []string
-}
-
 // RunTiming is how far a run's switch timestamps and software clocks may
 // be off (report.json's timing, docs/run.md). Zero values are "exact" or
 // "not measured".
