@@ -23,7 +23,7 @@ func (r *Report) htmlDetails(info *areport.RunInfo) {
 	if t := r.Timing; t != nil {
 		info.Timing = &areport.RunTiming{UncertaintyNs: t.UncertaintyNs, Frames: t.Frames, LateP50Ns: t.LateP50Ns, LateP99Ns: t.LateP99Ns,
 			LateMaxNs: t.LateMaxNs, ClampMaxNs: t.ClampMaxNs, SentUncertaintyNs: t.SentUncertaintyNs, NICTimerLateNs: t.NICTimerLateNs,
-			NICPauseLateNs: t.NICPauseLateNs, Slowdown: t.Slowdown}
+			NICPauseLateNs: t.NICPauseLateNs, NICRxLateNs: t.NICRxLateNs, Slowdown: t.Slowdown}
 	}
 	for _, e := range r.Events {
 		info.Events = append(info.Events, areport.RunEvent{QP: e.QP, Msg: e.Msg, PSN: e.PSN, RelPSN: e.RelPSN, AbsPSN: e.AbsPSN, Iter: e.Iter,

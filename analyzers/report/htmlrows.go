@@ -33,9 +33,10 @@ type RunTiming struct {
 	// SentUncertaintyNs is how late the stamp of a PFC frame the switch
 	// sent may be (model.Params.SentUncertaintyNs).
 	SentUncertaintyNs int64
-	// NICTimerLateNs and NICPauseLateNs are how late the software RNICs
-	// ran their timers and applied received pauses.
-	NICTimerLateNs, NICPauseLateNs int64
+	// NICTimerLateNs, NICPauseLateNs and NICRxLateNs are how late the
+	// software RNICs ran their timers, applied received pauses and handled
+	// received frames.
+	NICTimerLateNs, NICPauseLateNs, NICRxLateNs int64
 	// Slowdown is how many times slower than the wall clock the software
 	// RNICs and switch ran (netns-slowdown; 0 or 1: real time).
 	Slowdown int64
@@ -235,6 +236,10 @@ func timingLine(r *Report, run *RunInfo) string {
 	}
 	if t.NICPauseLateNs > 0 {
 		parts = append(parts, fmt.Sprintf("RNICs applied PFC pauses up to %s late (allowed above the reaction bound)", model.FormatMicros(t.NICPauseLateNs)))
+	}
+	if t.NICRxLateNs > 0 {
+		parts = append(parts, fmt.Sprintf("RNICs handled frames up to %s after their arrival (with the switch pipeline's, allowed around the CNP pacing interval)",
+			model.FormatMicros(t.NICRxLateNs)))
 	}
 	if t.Slowdown > 1 {
 		parts = append(parts, fmt.Sprintf("the software RNICs and switch ran %d× slower than the wall clock (netns-slowdown): times are on their clock", t.Slowdown))
