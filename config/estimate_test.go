@@ -55,12 +55,7 @@ func TestEstimateLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseWith("t.yaml", []byte(tt.in), tt.o)
-			got := ""
-			if err != nil {
-				got = err.Error()
-			}
-			if got != tt.want {
+			if got := parseError(tt.in, tt.o); got != tt.want {
 				t.Errorf("ParseWith(%q) error =\n%s\nwant\n%s", tt.in, got, tt.want)
 			}
 		})

@@ -50,14 +50,18 @@ func TestRefusedBeforeRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseWith("t.yaml", []byte(tt.in), tt.o)
-			got := ""
-			if err != nil {
-				got = err.Error()
-			}
-			if got != tt.want {
+			if got := parseError(tt.in, tt.o); got != tt.want {
 				t.Errorf("ParseWith(%.60q) error =\n%s\nwant\n%s", tt.in, got, tt.want)
 			}
 		})
 	}
+}
+
+// parseError is ParseWith's error for the file t.yaml holding in, "" for
+// none.
+func parseError(in string, o LoadOptions) string {
+	if _, err := ParseWith("t.yaml", []byte(in), o); err != nil {
+		return err.Error()
+	}
+	return ""
 }
