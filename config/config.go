@@ -77,6 +77,11 @@ type LoadOptions struct {
 	// backend dpdk on testbed netns, whose dumpers run in it, is refused.
 	// Default false: not checked.
 	NoDPDK bool
+	// Warn, if set, receives the warnings of a valid file: what runs but
+	// deserves a look (Msg starts with "warning: "), such as a netns
+	// traffic limit of more than MaxNetnsWallTime on the wall clock.
+	// Default nil: none reported.
+	Warn func(Error)
 }
 
 // LoadWith is Load with overrides: ParseWith of the file's contents.
@@ -147,7 +152,7 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 			d.checkResources(t, o.Resources)
 			d.checkBinary(t, o)
 			if len(d.errs) == 0 {
-				d.warnNetnsLimit(t)
+				d.warnNetnsLimit(t, o.Warn)
 			}
 		}
 	}

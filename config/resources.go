@@ -246,11 +246,11 @@ func (t *Test) TrafficDeadline() time.Duration {
 	return send + msgs*retry + time.Second
 }
 
-// warnNetnsLimit warns (Warnings), on netns, when the traffic's limit
+// warnNetnsLimit warns, on netns, when the traffic's limit
 // (TrafficDeadline) times netns-slowdown exceeds MaxNetnsWallTime: the
 // run may then take that long on the wall clock before it is stopped.
-func (d *decoder) warnNetnsLimit(t *Test) {
-	if t.Testbed != TestbedNetns {
+func (d *decoder) warnNetnsLimit(t *Test, warn func(Error)) {
+	if t.Testbed != TestbedNetns || warn == nil {
 		return
 	}
 	k := time.Duration(max(t.NetnsSlowdown, 1))
@@ -263,7 +263,7 @@ func (d *decoder) warnNetnsLimit(t *Test) {
 	if limit < wall/k {
 		wall = limit * k
 	}
-	t.warnings = append(t.warnings, &Error{File: d.file, Line: at.Line, Col: at.Col, Msg: fmt.Sprintf("warning: on netns the traffic's limit of %v on the models' clock takes up to %v of wall-clock time at netns-slowdown %d (more than %v): a run that does not complete holds the testbed that long; lower netns-slowdown, num-msgs-per-qp or the retransmission timeout and retries (docs/run.md#netns-slowdown)",
+	warn(Error{File: d.file, Line: at.Line, Col: at.Col, Msg: fmt.Sprintf("warning: on netns the traffic's limit of %v on the models' clock takes up to %v of wall-clock time at netns-slowdown %d (more than %v): a run that does not complete holds the testbed that long; lower netns-slowdown, num-msgs-per-qp or the retransmission timeout and retries (docs/run.md#netns-slowdown)",
 		limit.Round(time.Second), wall.Round(time.Second), int64(k), MaxNetnsWallTime)})
 }
 

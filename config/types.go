@@ -132,8 +132,6 @@ type Test struct {
 	// File is the file name given to Parse or Load. It is not a YAML key;
 	// Event.Pos positions refer to this file.
 	File string
-	// warnings are the parser's warnings of a valid file (Warnings).
-	warnings []*Error
 	// Name is the test name. YAML key name; default: the file's base name
 	// without its extension ("test" if that is empty).
 	Name string

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -21,12 +20,11 @@ func (t *Test) host(name string) *Host {
 // Warnings returns what is legal in a valid test but most likely not what
 // its author meant, each at its position in t.File with a message
 // starting "warning: ". lumina validate and lumina run print them on
-// stderr and go on (exit 0). Today: a netns traffic limit of more than
-// MaxNetnsWallTime on the wall clock (found while parsing), and a
-// pfc-events pause of a priority that no flow uses (docs/pfc.md): its host
-// has nothing to stop, so the pfc check has nothing to check.
+// stderr and go on (exit 0). Today: a pfc-events pause of a priority that
+// no flow uses (docs/pfc.md): its host has nothing to stop, so the pfc
+// check has nothing to check.
 func Warnings(t *Test) []*Error {
-	out := slices.Clone(t.warnings)
+	var out []*Error
 	tr := &t.Traffic
 	for i, ev := range tr.PFCEvents {
 		h := t.host(ev.To)

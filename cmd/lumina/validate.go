@@ -60,6 +60,7 @@ func init() {
 }
 
 func validateFile(w, stderr io.Writer, path string, o config.LoadOptions) error {
+	o.Warn = func(e config.Error) { fmt.Fprintln(stderr, e.Error()) } // warnings on stderr, as printWarnings
 	t, err := config.LoadWith(path, o)
 	var list config.ErrorList
 	switch {
