@@ -78,8 +78,8 @@ type LoadOptions struct {
 	// Default false: not checked.
 	NoDPDK bool
 	// Warn, if set, receives the warnings of a valid file: what runs but
-	// deserves a look (Msg starts with "warning: "), such as a netns
-	// traffic limit of more than MaxNetnsWallTime on the wall clock.
+	// deserves a look (Msg starts with "warning: "): a netns traffic limit
+	// of more than MaxNetnsWallTime on the wall clock, and Warnings.
 	// Default nil: none reported.
 	Warn func(Error)
 }
@@ -151,8 +151,11 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 			d.checkNICModels(t)
 			d.checkResources(t, o.Resources)
 			d.checkBinary(t, o)
-			if len(d.errs) == 0 {
+			if len(d.errs) == 0 && o.Warn != nil {
 				d.warnNetnsLimit(t, o.Warn)
+				for _, e := range Warnings(t) {
+					o.Warn(*e)
+				}
 			}
 		}
 	}

@@ -250,7 +250,7 @@ func (t *Test) TrafficDeadline() time.Duration {
 // (TrafficDeadline) times netns-slowdown exceeds MaxNetnsWallTime: the
 // run may then take that long on the wall clock before it is stopped.
 func (d *decoder) warnNetnsLimit(t *Test, warn func(Error)) {
-	if t.Testbed != TestbedNetns || warn == nil {
+	if t.Testbed != TestbedNetns {
 		return
 	}
 	k := time.Duration(max(t.NetnsSlowdown, 1))

@@ -19,8 +19,9 @@ func (t *Test) host(name string) *Host {
 
 // Warnings returns what is legal in a valid test but most likely not what
 // its author meant, each at its position in t.File with a message
-// starting "warning: ". lumina validate and lumina run print them on
-// stderr and go on (exit 0). Today: a pfc-events pause of a priority that
+// starting "warning: ". ParseWith hands them to LoadOptions.Warn, with
+// which lumina validate and lumina run print them on stderr and go on
+// (exit 0). Today: a pfc-events pause of a priority that
 // no flow uses (docs/pfc.md): its host has nothing to stop, so the pfc
 // check has nothing to check.
 func Warnings(t *Test) []*Error {

@@ -79,7 +79,6 @@ func init() {
 						fmt.Fprintf(stderr, "lumina: %v\n", err)
 						bad = true
 					default:
-						printWarnings(stderr, t)
 						tests = append(tests, t)
 					}
 				}

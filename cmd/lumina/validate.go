@@ -60,13 +60,12 @@ func init() {
 }
 
 func validateFile(w, stderr io.Writer, path string, o config.LoadOptions) error {
-	o.Warn = func(e config.Error) { fmt.Fprintln(stderr, e.Error()) } // warnings on stderr, as printWarnings
-	t, err := config.LoadWith(path, o)
+	o.Warn = func(e config.Error) { fmt.Fprintln(stderr, e.Error()) } // warnings (exit code unchanged)
+	_, err := config.LoadWith(path, o)
 	var list config.ErrorList
 	switch {
 	case err == nil:
 		fmt.Fprintf(w, "%s: ok\n", path)
-		printWarnings(stderr, t)
 	case errors.As(err, &list):
 		for _, e := range list {
 			fmt.Fprintln(w, e.Error())
@@ -75,13 +74,4 @@ func validateFile(w, stderr io.Writer, path string, o config.LoadOptions) error 
 		fmt.Fprintf(w, "%s: %v\n", path, err)
 	}
 	return err
-}
-
-// printWarnings prints the test's warnings (config.Warnings), one
-// "FILE:LINE:COL: warning: ..." line each: legal, but most likely not
-// what the author meant. They do not change the exit code.
-func printWarnings(w io.Writer, t *config.Test) {
-	for _, e := range config.Warnings(t) {
-		fmt.Fprintln(w, e.Error())
-	}
 }
