@@ -189,6 +189,123 @@ type Test struct {
 	Dumpers []Dumper
 	// Traffic is the workload and the injected events. YAML key traffic.
 	Traffic Traffic
+
+	// Hosts are the traffic hosts, in file order. YAML key hosts (2..64
+	// named hosts, each taking every key requester and responder take).
+	// Parse fills it for the two-host form too: the requester (named
+	// "requester") then the responder ("responder"). Code past the parser
+	// reads Hosts and Flows, not Requester, Responder and Traffic.
+	Hosts []NamedHost
+	// Flows are the workloads between hosts, in file order. YAML key flows
+	// (1..256). The two-host form is one flow named "traffic" from
+	// "requester" to "responder" whose Traffic is the test's traffic.
+	Flows []Flow
+	// PFCEvents are the pause and rx-stall events of the hosts form (YAML
+	// key pfc-events at the top level; to/host name a host). Parse fills it
+	// for the two-host form too, from traffic.pfc-events, so code past the
+	// parser reads this one.
+	PFCEvents []PFCEvent
+	// HostsForm says the file used the hosts/flows keys (not requester,
+	// responder and traffic). Reports name flows only in this form.
+	HostsForm bool
+}
+
+// Names of the two-host form's hosts and flow in Hosts and Flows.
+const (
+	RequesterName = "requester"
+	ResponderName = "responder"
+	TrafficName   = "traffic"
+)
+
+// Normalize fills Hosts, Flows and PFCEvents from Requester, Responder and
+// Traffic when Hosts is empty (a two-host Test, parsed or built by hand),
+// so that code past the parser reads one form. It is idempotent.
+func (t *Test) Normalize() {
+	if len(t.Hosts) > 0 || t.HostsForm {
+		return
+	}
+	t.Hosts = []NamedHost{{Name: RequesterName, Host: t.Requester}, {Name: ResponderName, Host: t.Responder}}
+	t.Flows = []Flow{{Name: TrafficName, From: RequesterName, To: ResponderName, Traffic: t.Traffic}}
+	t.PFCEvents = t.Traffic.PFCEvents
+}
+
+// NamedHost is one entry of hosts: a traffic host and its name.
+type NamedHost struct {
+	// Name is the host's key in hosts ("requester" or "responder" in the
+	// two-host form).
+	Name string
+	Host
+	// Pos is where the entry starts in Test.File.
+	Pos Pos
+}
+
+// Flow is one entry of flows: a workload from one host to another. Its
+// Traffic takes every key traffic takes; its Events (data-pkt-events)
+// address the flow's own QPs, relative QPN/PSN/ITER as in the two-host
+// form. Traffic.PFCEvents is unused in a flow (pfc-events is top level).
+type Flow struct {
+	// Name is the flow's name. YAML key name; required in flows ("traffic"
+	// in the two-host form).
+	Name string
+	// From is the requester host's name, To the responder host's. YAML
+	// keys from and to; required, different.
+	From, To string
+	// StartUs delays the flow's first post after traffic starts. YAML key
+	// start-us; default 0.
+	StartUs int
+	Traffic
+	// Pos is where the entry starts in Test.File.
+	Pos Pos
+}
+
+// Host returns the host named name, or nil.
+func (t *Test) Host(name string) *NamedHost {
+	for i := range t.Hosts {
+		if t.Hosts[i].Name == name {
+			return &t.Hosts[i]
+		}
+	}
+	return nil
+}
+
+// HostIndex returns the index in Hosts of the host named name, or -1.
+func (t *Test) HostIndex(name string) int {
+	for i := range t.Hosts {
+		if t.Hosts[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// QPOffset returns the global index of flow f's first connection: the
+// connections of every flow are numbered in flow order, so the two-host
+// form's connection i is global i.
+func (t *Test) QPOffset(f int) int {
+	n := 0
+	for i := range f {
+		n += max(t.Flows[i].NumQPs, 0)
+	}
+	return n
+}
+
+// ECN is RED/ECN marking on the switch's egress queue depth (YAML key
+// switch.ecn; absent: off): DCQCN's switch side. A packet of an
+// ECN-capable transport on one of Priorities joining an egress queue
+// holding d bytes is marked CE with probability 0 for d ≤ KminKB KiB,
+// Pmax × (d − Kmin)/(Kmax − Kmin) between, and 1 above KmaxKB.
+type ECN struct {
+	// Priorities are the marked priorities (0..7). YAML key priorities;
+	// required.
+	Priorities []int
+	// KminKB and KmaxKB are the thresholds in KiB. YAML keys kmin-kb and
+	// kmax-kb; required, 0 ≤ kmin-kb < kmax-kb.
+	KminKB, KmaxKB int
+	// Pmax is the marking probability at Kmax. YAML key pmax; required,
+	// 0 < pmax ≤ 1.
+	Pmax float64
+	// Pos is where the section starts in Test.File.
+	Pos Pos
 }
 
 // Switch is the programmable switch that forwards, injects events and
@@ -241,6 +358,9 @@ type Switch struct {
 	// pfc-watchdog; default absent (none). On the remote testbed the
 	// watchdog is the switch's own.
 	PFCWatchdog *PFCWatchdog
+	// ECN turns on RED/ECN marking by egress queue depth. YAML key ecn;
+	// default nil (off).
+	ECN *ECN
 }
 
 // Host is the requester or the responder: a traffic host with an RNIC.

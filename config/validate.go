@@ -45,6 +45,7 @@ func (d *decoder) resolve(t *Test) {
 			dm.DumpFilename = dm.Name + ".pcap"
 		}
 	}
+	t.Normalize()
 }
 
 // dumperPath returns the path prefix of dumper i's keys.

@@ -1687,8 +1687,14 @@ type RunRequest struct {
 	Traffic       *Traffic `protobuf:"bytes,7,opt,name=traffic,proto3" json:"traffic,omitempty"`
 	// The responder's control connection secret (ServeRequest.token).
 	ResponderToken string `protobuf:"bytes,8,opt,name=responder_token,json=responderToken,proto3" json:"responder_token,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// flow is the flow's index in the test (config.Test.Flows, 0 for the
+	// two-host form); InstallRequest.flow carries it back to the intake.
+	Flow uint32 `protobuf:"varint,9,opt,name=flow,proto3" json:"flow,omitempty"`
+	// start_delay_ns delays the flow's first post by this much on the
+	// testbed's clock after traffic starts (the flow's start-us).
+	StartDelayNs  int64 `protobuf:"varint,10,opt,name=start_delay_ns,json=startDelayNs,proto3" json:"start_delay_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunRequest) Reset() {
@@ -1768,6 +1774,20 @@ func (x *RunRequest) GetResponderToken() string {
 		return x.ResponderToken
 	}
 	return ""
+}
+
+func (x *RunRequest) GetFlow() uint32 {
+	if x != nil {
+		return x.Flow
+	}
+	return 0
+}
+
+func (x *RunRequest) GetStartDelayNs() int64 {
+	if x != nil {
+		return x.StartDelayNs
+	}
+	return 0
 }
 
 type RunResponse struct {
@@ -2278,8 +2298,11 @@ type Connection struct {
 	Index int64                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
 	Verb  string                 `protobuf:"bytes,2,opt,name=verb,proto3" json:"verb,omitempty"`
 	// Both required.
-	Requester     *Endpoint `protobuf:"bytes,3,opt,name=requester,proto3" json:"requester,omitempty"`
-	Responder     *Endpoint `protobuf:"bytes,4,opt,name=responder,proto3" json:"responder,omitempty"`
+	Requester *Endpoint `protobuf:"bytes,3,opt,name=requester,proto3" json:"requester,omitempty"`
+	Responder *Endpoint `protobuf:"bytes,4,opt,name=responder,proto3" json:"responder,omitempty"`
+	// The name of the flow the connection belongs to (hosts form; empty in
+	// the two-host form).
+	Flow          string `protobuf:"bytes,5,opt,name=flow,proto3" json:"flow,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2340,6 +2363,13 @@ func (x *Connection) GetResponder() *Endpoint {
 		return x.Responder
 	}
 	return nil
+}
+
+func (x *Connection) GetFlow() string {
+	if x != nil {
+		return x.Flow
+	}
+	return ""
 }
 
 // Endpoint is a generator.Endpoint: one side of a QP connection.
@@ -2541,8 +2571,10 @@ func (x *CountersResponse) GetNicRxLateMaxNs() uint64 {
 }
 
 type InstallRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Connections   []*Connection          `protobuf:"bytes,2,rep,name=connections,proto3" json:"connections,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Connections []*Connection          `protobuf:"bytes,2,rep,name=connections,proto3" json:"connections,omitempty"`
+	// The flow these connections belong to (RunRequest.flow).
+	Flow          uint32 `protobuf:"varint,3,opt,name=flow,proto3" json:"flow,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2582,6 +2614,13 @@ func (x *InstallRequest) GetConnections() []*Connection {
 		return x.Connections
 	}
 	return nil
+}
+
+func (x *InstallRequest) GetFlow() uint32 {
+	if x != nil {
+		return x.Flow
+	}
+	return 0
 }
 
 type InstallResponse struct {
@@ -3630,7 +3669,7 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"listenAddr\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\tR\x05token\"#\n" +
 	"\rServeResponse\x12\x12\n" +
-	"\x04addr\x18\x01 \x01(\tR\x04addr\"\x9d\x02\n" +
+	"\x04addr\x18\x01 \x01(\tR\x04addr\"\xd7\x02\n" +
 	"\n" +
 	"RunRequest\x12%\n" +
 	"\x0eresponder_addr\x18\x02 \x01(\tR\rresponderAddr\x12\x1f\n" +
@@ -3641,7 +3680,10 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x0fintake_cert_pem\x18\x05 \x01(\fR\rintakeCertPem\x12!\n" +
 	"\fintake_token\x18\x06 \x01(\tR\vintakeToken\x12,\n" +
 	"\atraffic\x18\a \x01(\v2\x12.lumina.v1.TrafficR\atraffic\x12'\n" +
-	"\x0fresponder_token\x18\b \x01(\tR\x0eresponderTokenJ\x04\b\x01\x10\x02\"\x8a\x01\n" +
+	"\x0fresponder_token\x18\b \x01(\tR\x0eresponderToken\x12\x12\n" +
+	"\x04flow\x18\t \x01(\rR\x04flow\x12$\n" +
+	"\x0estart_delay_ns\x18\n" +
+	" \x01(\x03R\fstartDelayNsJ\x04\b\x01\x10\x02\"\x8a\x01\n" +
 	"\vRunResponse\x12\x18\n" +
 	"\astopped\x18\x02 \x01(\tR\astopped\x12)\n" +
 	"\x06result\x18\x03 \x01(\v2\x11.lumina.v1.ResultR\x06result\x120\n" +
@@ -3698,13 +3740,14 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\bcounters\x18\x05 \x03(\v2'.lumina.v1.ResponderStats.CountersEntryR\bcounters\x1a;\n" +
 	"\rCountersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x9c\x01\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xb0\x01\n" +
 	"\n" +
 	"Connection\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x03R\x05index\x12\x12\n" +
 	"\x04verb\x18\x02 \x01(\tR\x04verb\x121\n" +
 	"\trequester\x18\x03 \x01(\v2\x13.lumina.v1.EndpointR\trequester\x121\n" +
-	"\tresponder\x18\x04 \x01(\v2\x13.lumina.v1.EndpointR\tresponder\"\x8c\x01\n" +
+	"\tresponder\x18\x04 \x01(\v2\x13.lumina.v1.EndpointR\tresponder\x12\x12\n" +
+	"\x04flow\x18\x05 \x01(\tR\x04flow\"\x8c\x01\n" +
 	"\bEndpoint\x12\x0e\n" +
 	"\x02ip\x18\x01 \x01(\tR\x02ip\x12\x10\n" +
 	"\x03mac\x18\x02 \x01(\tR\x03mac\x12\x10\n" +
@@ -3720,9 +3763,10 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x12nic_rx_late_max_ns\x18\x03 \x01(\x04R\x0enicRxLateMaxNs\x1a;\n" +
 	"\rCountersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"O\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"c\n" +
 	"\x0eInstallRequest\x127\n" +
-	"\vconnections\x18\x02 \x03(\v2\x15.lumina.v1.ConnectionR\vconnectionsJ\x04\b\x01\x10\x02\"\x11\n" +
+	"\vconnections\x18\x02 \x03(\v2\x15.lumina.v1.ConnectionR\vconnections\x12\x12\n" +
+	"\x04flow\x18\x03 \x01(\rR\x04flowJ\x04\b\x01\x10\x02\"\x11\n" +
 	"\x0fInstallResponse\"\x91\x02\n" +
 	"\x14InjectorStartRequest\x12@\n" +
 	"\x05ports\x18\x01 \x03(\v2*.lumina.v1.InjectorStartRequest.PortsEntryR\x05ports\x12%\n" +
