@@ -159,6 +159,7 @@ func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
 	if tr.TxDepth > 1 {
 		test.IterScope = config.IterScopeConnection
 	}
+	test.Normalize() // Hosts and Flows from the fields set above
 	return test, nil
 }
 

@@ -389,6 +389,7 @@ func TestDefaults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			want := defaultTest()
 			tt.want(want)
+			want.Normalize()
 			got, err := Parse(tt.file, []byte(tt.in))
 			if err != nil {
 				t.Fatalf("Parse(%q) error = %v", tt.in, err)
@@ -538,6 +539,7 @@ func stripPos(t *Test) {
 	for i := range t.Traffic.Events {
 		t.Traffic.Events[i].Pos = Pos{}
 	}
+	t.Normalize() // Flows[0] from the stripped traffic
 }
 
 // checkRoundTrip asserts that Parse(Marshal(t)) equals t (Pos aside) and

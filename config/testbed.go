@@ -54,6 +54,7 @@ func (e *testbedError) Is(target error) bool { return target == ErrInvalid }
 func (t *Test) OnTestbed(tb Testbed) *Test {
 	c := *t
 	c.Dumpers = slices.Clone(t.Dumpers)
+	c.Hosts, c.Flows, c.PFCEvents = slices.Clone(t.Hosts), slices.Clone(t.Flows), slices.Clone(t.PFCEvents)
 	c.Testbed = tb
 	for i := range c.Dumpers {
 		switch dm := &c.Dumpers[i]; {

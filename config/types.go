@@ -206,7 +206,8 @@ type Test struct {
 	// parser reads this one.
 	PFCEvents []PFCEvent
 	// HostsForm says the file used the hosts/flows keys (not requester,
-	// responder and traffic). Reports name flows only in this form.
+	// responder and traffic); a Test built by hand in that form must set
+	// it (Normalize). Reports name flows only in this form.
 	HostsForm bool
 }
 
@@ -217,11 +218,13 @@ const (
 	TrafficName   = "traffic"
 )
 
-// Normalize fills Hosts, Flows and PFCEvents from Requester, Responder and
-// Traffic when Hosts is empty (a two-host Test, parsed or built by hand),
-// so that code past the parser reads one form. It is idempotent.
+// Normalize (re)builds Hosts, Flows and PFCEvents from Requester,
+// Responder and Traffic for a Test not in the hosts form (HostsForm false:
+// parsed from the two-host form, or built or changed by hand), so that
+// code past the parser reads one form. A hosts-form Test (HostsForm true)
+// is left alone. Call it again after changing a two-host Test's fields.
 func (t *Test) Normalize() {
-	if len(t.Hosts) > 0 || t.HostsForm {
+	if t.HostsForm {
 		return
 	}
 	t.Hosts = []NamedHost{{Name: RequesterName, Host: t.Requester}, {Name: ResponderName, Host: t.Responder}}

@@ -318,6 +318,7 @@ func resolve(in *config.Test, o Options) (*config.Test, error) {
 	if o.SeedSet {
 		t.Seed = o.Seed
 	}
+	t.Normalize() // a Test built or changed by hand
 	return t, nil
 }
 
