@@ -38,6 +38,11 @@ type Connection struct {
 	// rather than read from metadata. Inferred requester QPNs are 0 when
 	// the responder never answered.
 	Inferred bool `json:"inferred,omitempty"`
+	// Flow names the test's flow the connection belongs to (the hosts
+	// form's flows[].name; generator.Connection.Flow). Default "": a
+	// two-host test, or a trace without metadata (the flows analysis
+	// then does not run).
+	Flow string `json:"flow,omitempty"`
 }
 
 // UnmarshalJSON accepts "index" as a synonym of "id" (generator.json of

@@ -94,6 +94,11 @@ type Pkt struct {
 	// true hold is in [HoldNs, HoldNs+HoldUnitNs). HoldUnitNs is 0 when the
 	// trace carries no hold (not a mirror trace, or not Late).
 	HoldNs, HoldUnitNs int64
+	// QDepth is, for a mirror copy of a forwarded packet, the depth in
+	// bytes of the egress queue (egress port, priority) it joined,
+	// measured before it was added (roce.DepthCode); the true depth is in
+	// [QDepth, QDepth+QDepthUnit). 0 when the switch has no queue model.
+	QDepth, QDepthUnit int64
 }
 
 // ArrivalNs returns when p reached the switch: TimeNs less the hold of a
