@@ -13,6 +13,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/cnp"
 	"github.com/netlumina/lumina/analyzers/counters"
 	"github.com/netlumina/lumina/analyzers/events"
+	"github.com/netlumina/lumina/analyzers/flows"
 	"github.com/netlumina/lumina/analyzers/gbn"
 	"github.com/netlumina/lumina/analyzers/integrity"
 	"github.com/netlumina/lumina/analyzers/model"
@@ -398,6 +399,7 @@ type pipeline struct {
 	cnp     *cnp.Analyzer
 	ev      *events.Analyzer
 	pfc     *pfc.Analyzer
+	flows   *flows.Analyzer
 	tally   *counters.Tally
 	seq     *report.SeqCollector
 	params  model.Params
@@ -427,6 +429,7 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 	a.cnp = cnp.New(t, co)
 	a.ev = events.New(t, events.Options{Events: meta.Events, UncertaintyNs: params.TimestampUncertaintyNs, Holds: params.MirrorHolds})
 	a.pfc = pfc.New(t, pfcOptions(meta, t, params))
+	a.flows = flows.New(t, flows.Options{Hosts: pfcHosts(meta, t)})
 	if !opt.NoPlots {
 		a.seq = report.NewSeqCollector(t, mirrorPort(opt.MirrorPort))
 	}
@@ -439,6 +442,7 @@ func (a *pipeline) observe(p *model.Pkt) {
 	a.cnp.Observe(p)
 	a.ev.Observe(p)
 	a.tally.Observe(p)
+	a.flows.Observe(p) // after retx: p.Retx
 }
 
 func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) {
@@ -487,7 +491,9 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 		UncertaintyNs: a.params.TimestampUncertaintyNs, LatenessNs: a.params.TimerLatenessNs})
 	cn := a.cnp.Finish()
 	pf := a.pfc.Finish()
-	ct := counters.Check(model.ResolveNICs(meta.NICs, r.Connections), counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally,
+	nics := model.ResolveNICs(meta.NICs, r.Connections)
+	r.Flows = a.flows.Finish(flows.Inputs{PFC: &pf, NICs: nics})
+	ct := counters.Check(nics, counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally,
 		PFC: &pf, PFCHosts: pfcHosts(meta, a.table), SwitchDrops: switchPFCDrops(meta)})
 	r.Checks = report.Checks{Integrity: &integ, GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct, Events: a.ev.Finish()}
 	r.PFC = pf

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/netlumina/lumina/analyzers/events"
+	"github.com/netlumina/lumina/analyzers/flows"
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/pfc"
 	"github.com/netlumina/lumina/analyzers/report"
@@ -135,7 +136,7 @@ func ApplyRunRecord(r *report.Report, dir string) error {
 		for _, n := range report.AllChecks {
 			c.Skip(n, "the run is invalid: the switch did not do only what the test asked (switch_state)")
 		}
-		c.Events, r.PFC = events.Result{}, pfc.Result{} // as the run: no analyzer ran
+		c.Events, r.PFC, r.Flows = events.Result{}, pfc.Result{}, flows.Result{} // as the run: no analyzer ran
 	}
 	return nil
 }

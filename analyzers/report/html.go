@@ -179,6 +179,10 @@ type htmlData struct {
 	HasLoss  bool
 	TOSVG    template.HTML
 	HasTO    bool
+	// FlowSVG and DepthSVG are the flows analysis's plots (per-flow
+	// rates, queue depth per port); empty without it.
+	FlowSVG  template.HTML
+	DepthSVG template.HTML
 	MaxRows  int
 	// Checks are every check of the page (checkRows); Timing the timing
 	// line (timingLine); Events the events analyzer's entries.
@@ -277,6 +281,9 @@ func HTMLRun(r *Report, run *RunInfo) ([]byte, error) {
 	if d.TOSVG, d.HasTO, err = timeoutPlot(r); err != nil {
 		return nil, fmt.Errorf("report: timeout plot: %w", err)
 	}
+	if d.FlowSVG, d.DepthSVG, err = flowsPlots(&r.Flows); err != nil {
+		return nil, fmt.Errorf("report: flows plots: %w", err)
+	}
 	var b bytes.Buffer
 	if err := page.Execute(&b, &d); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
@@ -371,6 +378,21 @@ Zoomed out, points that would share a pixel are drawn once; zoomed in, every pac
 <table><tr><th>episode</th><th>chain</th><th>origin</th></tr>
 {{range $i, $c := .}}{{if lt $i $.MaxRows}}<tr><td>{{$c.Episode}}</td><td>{{range $c.Chain}}{{.Direction}} #{{.Episode}} {{ns .StartNs}}: {{.Why}}{{range .Flows}}; conn {{.Conn}} {{.Direction}} {{.During}} during{{end}}<br>{{end}}</td><td>{{$c.Origin.Kind}}: {{$c.Origin.Detail}}</td></tr>{{end}}{{end}}
 </table>{{end}}
+{{end}}{{end}}
+{{with .R.Flows.Verdict}}{{with $.R.Flows}}<h2>Flows</h2>
+<p>Verdict <span class="{{.Verdict}}">{{.Verdict}}</span> {{.Reason}}. {{.Bins}} bins of {{ns .BinNs}}{{with .Bottleneck}}; bottleneck: the queue to {{.}}{{end}}.</p>
+<table id="flows"><tr><th>flow</th><th>from</th><th>to</th><th>bytes</th><th>packets</th><th>goodput</th><th>CNPs</th><th>sender rate cuts</th><th>victim</th></tr>
+{{range $i, $f := .Flows}}{{if lt $i $.MaxRows}}<tr><td>{{$f.Name}}</td><td>{{$f.From}}</td><td>{{$f.To}}</td><td>{{$f.Bytes}}</td><td>{{$f.Packets}}</td><td>{{printf "%.3f" $f.GoodputGbps}} Gb/s</td><td>{{$f.CNPs}}</td><td>{{with $f.SenderRateCuts}}{{.}}{{else}}-{{end}}</td><td>{{if $f.Victim}}<span class="fail">yes</span>{{end}}</td></tr>{{end}}{{end}}
+</table>
+{{with .Groups}}<table id="fairness"><tr><th>bottleneck</th><th>port</th><th>flows</th><th>converged</th><th>time to converge</th><th>mean rates (Gb/s)</th><th>Jain</th><th>queue max</th><th>queue p99</th><th>note</th></tr>
+{{range .}}<tr><td>{{.To}}</td><td>{{.Port}}</td><td>{{range $i, $n := .Flows}}{{if $i}}, {{end}}{{$n}}{{end}}</td><td>{{.Converged}}</td><td>{{dur .ConvergeNs}}</td><td>{{range $i, $m := .MeanGbps}}{{if $i}}, {{end}}{{printf "%.3f" $m}}{{end}}</td><td>{{printf "%.4f" .Jain}}</td><td>{{.MaxDepth}} B</td><td>{{.P99Depth}} B</td><td>{{.Note}}</td></tr>{{end}}
+</table>{{end}}
+{{with .Victims}}<h3>Victim flows</h3>
+<table id="victims"><tr><th>flow</th><th>paused host</th><th>port</th><th>prio</th><th>episodes</th><th>paused</th><th>its queue (max)</th><th>congested</th><th>port</th><th>depth</th><th>congesting flows</th><th>origin</th></tr>
+{{range $i, $v := .}}{{if lt $i $.MaxRows}}<tr><td>{{$v.Flow}}</td><td>{{$v.Host}}</td><td>{{$v.Port}}</td><td>{{$v.Priority}}</td><td>{{$v.Episodes}}</td><td>{{ns $v.PausedNs}}</td><td>{{$v.Dest}} ({{$v.DestMaxDepth}} B)</td><td>{{$v.Congested}}</td><td>{{$v.CongestedPort}}</td><td>{{$v.CongestedMaxDepth}} B</td><td>{{range $k, $n := $v.CongestingFlows}}{{if $k}}, {{end}}{{$n}}{{end}}</td><td>{{$v.Origin}}</td></tr>{{end}}{{end}}
+</table>{{end}}
+{{with $.FlowSVG}}<div class="svg">{{.}}</div>{{end}}
+{{with $.DepthSVG}}<div class="svg">{{.}}</div>{{end}}
 {{end}}{{end}}
 <h2>Summary</h2><pre>{{.Text}}</pre>
 <script type="application/json" id="lumina-data">{{.Graphs}}</script>

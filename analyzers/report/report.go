@@ -10,6 +10,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/cnp"
 	"github.com/netlumina/lumina/analyzers/counters"
 	"github.com/netlumina/lumina/analyzers/events"
+	"github.com/netlumina/lumina/analyzers/flows"
 	"github.com/netlumina/lumina/analyzers/gbn"
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/pfc"
@@ -30,6 +31,9 @@ const (
 	CheckEvents = "events"
 	// CheckPFC names the pfc section (not selectable either).
 	CheckPFC = "pfc"
+	// CheckFlows names the flows analysis's check (not selectable):
+	// every flow made progress (package flows).
+	CheckFlows = "flows"
 )
 
 // NotSelected is the reason of a check that was not selected.
@@ -54,6 +58,11 @@ type Report struct {
 	// generator".
 	Inputs []string `json:"inputs,omitempty"`
 	Checks Checks   `json:"checks"`
+	// Flows is the flows analysis (package flows): per flow goodput,
+	// queue depth, fairness, victims. Absent unless the connections name
+	// their flows (the hosts form). Its verdict is also checks.flows; a
+	// fail (a flow made no progress) fails the run.
+	Flows flows.Result `json:"flows,omitzero"`
 	// PFC is the pfc analyzer's section (package pfc): absent when the
 	// trace has no wrapped PFC/PAUSE copies. A fail (reaction violations,
 	// malformed copies) fails the run, an inconclusive makes it

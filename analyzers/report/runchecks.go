@@ -22,7 +22,7 @@ const (
 // CheckOrder lists every check's name in report order: the run's own,
 // the selectable analyzers (AllChecks), then events and pfc.
 var CheckOrder = []string{CheckIntegrity, CheckSwitchState, CheckEventsApplied, CheckGenerator,
-	CheckGBN, CheckRetransmission, CheckTimeout, CheckCNP, CheckCounters, CheckEvents, CheckPFC}
+	CheckGBN, CheckRetransmission, CheckTimeout, CheckCNP, CheckCounters, CheckEvents, CheckPFC, CheckFlows}
 
 // SwitchState is the switch_state check: whether the switch did only what
 // the test asked. It fails, and the run is invalid, when a mirror copy
@@ -106,6 +106,8 @@ func (r *Report) Verdict(name string) model.Verdict {
 		return c.Events.Verdict
 	case CheckPFC:
 		return r.PFC.Verdict
+	case CheckFlows:
+		return r.Flows.Verdict
 	default:
 		return c.Verdicts()[name]
 	}
@@ -132,11 +134,20 @@ func (r *Report) Failed() []string {
 	return out
 }
 
-// checksJSON is Checks as JSON: every check in one object, pfc last
-// (Report.PFC, which the Go API keeps outside Checks).
+// checksJSON is Checks as JSON: every check in one object, pfc
+// (Report.PFC, which the Go API keeps outside Checks) and then flows's
+// verdict (Report.Flows) last.
 type checksJSON struct {
 	*Checks
-	PFC *pfc.Result `json:"pfc,omitempty"`
+	PFC   *pfc.Result `json:"pfc,omitempty"`
+	Flows *flowsCheck `json:"flows,omitempty"`
+}
+
+// flowsCheck is the flows check in checks: the verdict and reason of
+// Report.Flows, whose numbers are the report's "flows".
+type flowsCheck struct {
+	Verdict model.Verdict `json:"verdict"`
+	Reason  string        `json:"reason,omitempty"`
 }
 
 // reportJSON is Report as JSON. Its Checks field shadows the embedded
@@ -155,6 +166,9 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	c := checksJSON{Checks: &r.Checks}
 	if r.PFC.Verdict != "" {
 		c.PFC = &r.PFC
+	}
+	if r.Flows.Verdict != "" {
+		c.Flows = &flowsCheck{r.Flows.Verdict, r.Flows.Reason}
 	}
 	return json.Marshal(reportJSON{plainReport: (*plainReport)(&r), Checks: c})
 }

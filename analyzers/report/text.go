@@ -158,6 +158,9 @@ func TextRun(r *Report, run *RunInfo) string {
 		line(CheckPFC, pf.Verdict, fmt.Sprintf("%d PFC frames, %d episodes (%d storms), %d violations, %d watchdog firings",
 			pf.Frames, len(pf.Episodes)+pf.EpisodesDropped, storms, len(pf.Violations), len(pf.Watchdogs)), pf.Reason)
 	}
+	if fl := &r.Flows; fl.Verdict != "" {
+		line(CheckFlows, fl.Verdict, flowsSummary(fl), fl.Reason)
+	}
 	if sp := c.Retransmission.Spurious; len(sp) > 0 {
 		w("  %d spurious retransmissions\n", len(sp))
 	}
@@ -251,6 +254,9 @@ func TextRun(r *Report, run *RunInfo) string {
 	}
 	if r.PFC.Verdict != "" {
 		textPFC(w, &r.PFC)
+	}
+	if r.Flows.Verdict != "" {
+		textFlows(w, &r.Flows)
 	}
 	capped(w, len(c.Counters.Mismatches), "", func(i int) {
 		m := c.Counters.Mismatches[i]
