@@ -211,35 +211,87 @@ func runDirInputs(dir string) (string, model.Meta, error) {
 // test file: MTU, QP timeout and retry_cnt, and the notification point's
 // CNP settings (the data receiver: the responder, or the requester for
 // READ). A NAK is a CNP trigger with slow restart on CX5/CX6.
+//
+// The values are the first flow's (the two-host form's traffic): its MTU,
+// its notification point's CNP settings, its requester's adaptive
+// retransmission and prio-dscp-map; the timeout and retry_cnt are unknown
+// (nil) when the flows differ in them. In the hosts form, Params.Hosts
+// also holds every host's addresses and CNP settings, which the checks
+// take per notification point.
 func ParamsFromConfig(t *config.Test) model.Params {
 	var p model.Params
-	p.MTU = t.Traffic.MTU
-	if v := t.Traffic.MinRetransmitTimeout; v >= 0 && v <= 31 {
+	if !t.HostsForm || len(t.Flows) == 0 {
+		c := *t // Normalize on a copy: t may have been built by hand
+		c.Normalize()
+		t = &c
+	}
+	f0 := t.Flows[0]
+	p.MTU = f0.MTU
+	if v := f0.MinRetransmitTimeout; v >= 0 && v <= 31 {
 		to := uint8(v)
 		p.Timeout = &to
 	}
-	if v := t.Traffic.MaxRetransmitRetry; v >= 0 && v <= 7 {
+	if v := f0.MaxRetransmitRetry; v >= 0 && v <= 7 {
 		p.RetryCnt = &v
 	}
-	np := t.Responder
-	if t.Traffic.Verb == config.VerbRead && t.Traffic.NumReadQPs == 0 {
-		np = t.Requester
+	for _, f := range t.Flows[1:] {
+		if f.MinRetransmitTimeout != f0.MinRetransmitTimeout {
+			p.Timeout = nil
+		}
+		if f.MaxRetransmitRetry != f0.MaxRetransmitRetry {
+			p.RetryCnt = nil
+		}
 	}
+	host := func(name string) config.Host {
+		if h := t.Host(name); h != nil {
+			return h.Host
+		}
+		return config.Host{}
+	}
+	npName := f0.To
+	if f0.Verb == config.VerbRead && f0.NumReadQPs == 0 {
+		npName = f0.From
+	}
+	np := host(npName)
 	us := float64(np.RoCE.MinTimeBetweenCNPs)
 	p.MinTimeBetweenCNPsUs = &us
-	p.AdaptiveRetrans = t.Requester.RoCE.AdaptiveRetrans
-	model := strings.ToLower(np.NIC.Personality)
-	if model == "" {
-		model = strings.ToLower(np.NIC.Type)
-	}
-	p.NAKTriggersCNP = np.RoCE.SlowRestart && (model == "cx5" || model == "cx6")
-	if m := t.Requester.NIC.PrioDSCPMap; len(m) > 0 {
+	req := host(f0.From)
+	p.AdaptiveRetrans = req.RoCE.AdaptiveRetrans
+	p.NAKTriggersCNP = nakTriggersCNP(np)
+	if m := req.NIC.PrioDSCPMap; len(m) > 0 {
 		p.PrioDSCPMap = m
 	}
 	if w := t.Switch.PFCWatchdog; w != nil {
 		p.PFCDetectionNs, p.PFCRestorationNs = int64(w.DetectionMs)*1e6, int64(w.RestorationMs)*1e6
 	}
+	if !t.HostsForm {
+		return p
+	}
+	for _, f := range t.Flows {
+		p.AdaptiveRetrans = p.AdaptiveRetrans || host(f.From).RoCE.AdaptiveRetrans
+	}
+	for _, h := range t.Hosts {
+		us := float64(h.RoCE.MinTimeBetweenCNPs)
+		hp := model.HostParams{Name: h.Name, MinTimeBetweenCNPsUs: &us, NAKTriggersCNP: nakTriggersCNP(h.Host)}
+		for _, a := range h.NIC.IPList {
+			hp.IPs = append(hp.IPs, a.Addr())
+		}
+		if len(p.PrioDSCPMap) == 0 && len(h.NIC.PrioDSCPMap) > 0 {
+			p.PrioDSCPMap = h.NIC.PrioDSCPMap
+		}
+		p.Hosts = append(p.Hosts, hp)
+	}
 	return p
+}
+
+// nakTriggersCNP says a NAK of h is a CNP trigger: slow restart on a CX5
+// or CX6 (personality, else NIC type).
+func nakTriggersCNP(h config.Host) bool {
+	m := strings.ToLower(h.NIC.Personality)
+	if m == "" {
+		m = strings.ToLower(h.NIC.Type)
+	}
+	return h.RoCE.SlowRestart && (m == "cx5" || m == "cx6")
 }
 
 func fileExists(p string) bool {

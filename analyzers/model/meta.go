@@ -161,6 +161,49 @@ type Params struct {
 	// lossless mode comes back this long after the last pause frame.
 	// Default 0: 200 ms.
 	PFCRestorationNs int64 `json:"pfc_restoration_ns,omitempty"`
+
+	// Hosts are the facts of each traffic host of a many-host test (the
+	// hosts form), keyed by name and addresses: the checks take a
+	// notification point's CNP settings from the host owning its address
+	// (HostOf), and a host named in SwitchPorts or NICs gets its addresses
+	// here. Default nil (the two-host form): MinTimeBetweenCNPsUs and
+	// NAKTriggersCNP above hold for every notification point, and the
+	// roles requester and responder name the hosts.
+	Hosts []HostParams `json:"hosts,omitempty"`
+}
+
+// HostParams are one host's facts (Params.Hosts).
+type HostParams struct {
+	Name string       `json:"name"`
+	IPs  []netip.Addr `json:"ips,omitempty"`
+	// MinTimeBetweenCNPsUs is the host's CNP pacing interval as a
+	// notification point; nil: unknown (the CNP check is then skipped).
+	MinTimeBetweenCNPsUs *float64 `json:"min_time_between_cnps_us,omitempty"`
+	// NAKTriggersCNP says a NAK the host sends is a CNP trigger (CX5/CX6
+	// with slow restart).
+	NAKTriggersCNP bool `json:"nak_triggers_cnp,omitempty"`
+}
+
+// HostOf returns the host of Hosts owning ip, or nil.
+func (p *Params) HostOf(ip netip.Addr) *HostParams {
+	for i := range p.Hosts {
+		for _, a := range p.Hosts[i].IPs {
+			if a == ip {
+				return &p.Hosts[i]
+			}
+		}
+	}
+	return nil
+}
+
+// Host returns the host of Hosts named name, or nil.
+func (p *Params) Host(name string) *HostParams {
+	for i := range p.Hosts {
+		if p.Hosts[i].Name == name {
+			return &p.Hosts[i]
+		}
+	}
+	return nil
 }
 
 // PriorityOfDSCP returns the priority of DSCP dscp (0..63) under
@@ -503,10 +546,20 @@ func ParseMeta(data []byte) (Meta, error) {
 // ResolveNICs gives NICs without addresses named "requester" or
 // "responder" the addresses of that side of the connections.
 func ResolveNICs(nics []NIC, conns []Connection) []NIC {
+	return ResolveHostNICs(nics, conns, nil)
+}
+
+// ResolveHostNICs is ResolveNICs that also gives a NIC without addresses
+// named after a host of hosts (Params.Hosts) that host's addresses.
+func ResolveHostNICs(nics []NIC, conns []Connection, hosts []HostParams) []NIC {
 	out := append([]NIC(nil), nics...)
 	for i := range out {
 		n := &out[i]
 		if len(n.IPs) > 0 {
+			continue
+		}
+		if h := (&Params{Hosts: hosts}).Host(n.Name); h != nil {
+			n.IPs = append([]netip.Addr(nil), h.IPs...)
 			continue
 		}
 		seen := map[netip.Addr]bool{}
@@ -627,6 +680,9 @@ func mergeParams(a, b Params) Params {
 	if b.PFCRestorationNs != 0 {
 		a.PFCRestorationNs = b.PFCRestorationNs
 	}
+	if b.Hosts != nil {
+		a.Hosts = b.Hosts
+	}
 	return a
 }
 
@@ -702,6 +758,11 @@ func (m *Meta) Validate() error {
 	}
 	if p.PFCDetectionNs < 0 || p.PFCRestorationNs < 0 {
 		return bad("pfc_detection_ns and pfc_restoration_ns must not be negative")
+	}
+	for _, h := range p.Hosts {
+		if h.MinTimeBetweenCNPsUs != nil && *h.MinTimeBetweenCNPsUs < 0 {
+			return bad("hosts: %s: min_time_between_cnps_us must not be negative", h.Name)
+		}
 	}
 	for prio, ds := range p.PrioDSCPMap {
 		if prio < 0 || prio > 7 {
