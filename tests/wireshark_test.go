@@ -96,7 +96,7 @@ func TestWiresharkMirrorCopies(t *testing.T) {
 		if err := pr.Parse(tp.Data, tp.OrigLen, &p); err != nil {
 			return fmt.Errorf("frame %d: %w", tp.Index+1, err)
 		}
-		seq, ts, ev := mac48(p.SrcMAC), mac48(p.DstMAC), roce.Event(p.TTL)
+		seq, ts, ev := mac48(p.SrcMAC), mac48(p.DstMAC), p.Mirror().Event
 		if ev == roce.EventDrop {
 			drops++
 		}
@@ -115,7 +115,7 @@ func TestWiresharkMirrorCopies(t *testing.T) {
 			info = "… " + mirror // the InfiniBand dissector's text, then ours
 		}
 		want = append(want, fmt.Sprintf("%d|%s|eth:ethertype:ip:udp:lumina:infiniband|%d|%d|%d|%s|%s|%d|%s",
-			tp.Index+1, epoch(tp.TimeNs), seq, ts, p.TTL, caplen, wirelen, p.BTH.PSN(), info))
+			tp.Index+1, epoch(tp.TimeNs), seq, ts, ev, caplen, wirelen, p.BTH.PSN(), info))
 		return nil
 	})
 	if err != nil {
@@ -404,7 +404,7 @@ func TestWiresharkMixedTrace(t *testing.T) {
 	err := trace.ReadFile(pcap, func(tp trace.Packet) error {
 		line := fmt.Sprintf("%d||||", tp.Index+1)
 		if pr.Parse(tp.Data, tp.OrigLen, &p) == nil && p.LooksMirrored() {
-			line = fmt.Sprintf("%d|%d|%d|%d|", tp.Index+1, mac48(p.SrcMAC), mac48(p.DstMAC), p.TTL)
+			line = fmt.Sprintf("%d|%d|%d|%d|", tp.Index+1, mac48(p.SrcMAC), mac48(p.DstMAC), p.TTL&7)
 			if p.MirrorRaw {
 				line += fmt.Sprint(p.UDPSrc)
 				raw++
@@ -458,7 +458,7 @@ func TestWiresharkInstall(t *testing.T) {
 		if err := pr.Parse(tp.Data, tp.OrigLen, &p); err != nil {
 			return fmt.Errorf("frame %d: %w", tp.Index+1, err)
 		}
-		want = append(want, fmt.Sprintf("%d|%d|%v", mac48(p.SrcMAC), mac48(p.DstMAC), roce.Event(p.TTL)))
+		want = append(want, fmt.Sprintf("%d|%d|%v", mac48(p.SrcMAC), mac48(p.DstMAC), p.Mirror().Event))
 		return nil
 	})
 	if err != nil {
