@@ -9,6 +9,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/pfc"
+	"github.com/netlumina/lumina/roce"
 )
 
 // Defaults and bounds of Options.
@@ -34,7 +35,7 @@ const (
 	MaxVictims = 1000
 	// depthCodes is the number of depth histogram buckets: the 11-bit
 	// depth code of the mirror format (roce.DepthCode).
-	depthCodes = 2048
+	depthCodes = int(roce.MaxDepthCode) + 1
 )
 
 // Options configure an Analyzer. The zero value is usable.
@@ -274,22 +275,12 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	}
 }
 
-// depthCode is the bucket of a depth in bytes: the mirror format's 11-bit
-// code (exponent e, mantissa m, depth m<<3e; floor).
-func depthCode(d int64) int {
-	if d <= 0 {
-		return 0
-	}
-	e := 0
-	for d>>(3*e) > 255 && e < 7 {
-		e++
-	}
-	m := min(d>>(3*e), 255)
-	return e<<8 | int(m)
-}
+// depthCode is the histogram bucket of a depth in bytes: its mirror
+// format code (roce.EncodeDepth).
+func depthCode(d int64) int { return int(roce.EncodeDepth(d)) }
 
 // codeBytes is the least depth of bucket c.
-func codeBytes(c int) int64 { return int64(c&0xFF) << (3 * (c >> 8)) }
+func codeBytes(c int) int64 { return roce.DepthCode(c).Bytes() }
 
 // Finish returns the result.
 func (a *Analyzer) Finish(in Inputs) Result {
