@@ -426,10 +426,17 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 		co.Known = true
 		co.MinTimeBetweenCNPsNs = int64(*params.MinTimeBetweenCNPsUs * 1000)
 	}
+	for _, h := range params.Hosts {
+		ch := cnp.Host{Name: h.Name, IPs: h.IPs, NAKTriggers: h.NAKTriggersCNP}
+		if h.MinTimeBetweenCNPsUs != nil {
+			ch.Known, ch.MinTimeBetweenCNPsNs = true, int64(*h.MinTimeBetweenCNPsUs*1000)
+		}
+		co.Hosts = append(co.Hosts, ch)
+	}
 	a.cnp = cnp.New(t, co)
 	a.ev = events.New(t, events.Options{Events: meta.Events, UncertaintyNs: params.TimestampUncertaintyNs, Holds: params.MirrorHolds})
 	a.pfc = pfc.New(t, pfcOptions(meta, t, params))
-	a.flows = flows.New(t, flows.Options{Hosts: pfcHosts(meta, t)})
+	a.flows = flows.New(t, flows.Options{Hosts: flowsHosts(meta, t)})
 	if !opt.NoPlots {
 		a.seq = report.NewSeqCollector(t, mirrorPort(opt.MirrorPort))
 	}
@@ -491,7 +498,7 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 		UncertaintyNs: a.params.TimestampUncertaintyNs, LatenessNs: a.params.TimerLatenessNs})
 	cn := a.cnp.Finish()
 	pf := a.pfc.Finish()
-	nics := model.ResolveNICs(meta.NICs, r.Connections)
+	nics := model.ResolveHostNICs(meta.NICs, r.Connections, a.params.Hosts)
 	r.Flows = a.flows.Finish(flows.Inputs{PFC: &pf, NICs: nics})
 	ct := counters.Check(nics, counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally,
 		PFC: &pf, PFCHosts: pfcHosts(meta, a.table), SwitchDrops: switchPFCDrops(meta)})
@@ -526,9 +533,10 @@ func pfcOptions(meta model.Meta, t *model.Table, params model.Params) pfc.Option
 	return o
 }
 
-// pfcHosts resolves Meta.SwitchPorts: a role names the addresses of that
-// side of the connections, another name a NIC's addresses. Hosts are
-// sorted by port, then name.
+// pfcHosts resolves Meta.SwitchPorts: a host of Params.Hosts (a
+// many-host test) names its addresses, a role the addresses of that side
+// of the connections, another name a NIC's addresses. Hosts are sorted
+// by port, then name.
 func pfcHosts(meta model.Meta, t *model.Table) []pfc.Host {
 	var hs []pfc.Host
 	for name, port := range meta.SwitchPorts {
@@ -540,8 +548,12 @@ func pfcHosts(meta model.Meta, t *model.Table) []pfc.Host {
 				h.IPs = append(h.IPs, ip)
 			}
 		}
-		switch name {
-		case "requester", "responder":
+		switch hp := meta.Params.Host(name); {
+		case hp != nil: // a many-host test's host
+			for _, ip := range hp.IPs {
+				add(ip)
+			}
+		case name == "requester", name == "responder":
 			for _, c := range t.Conns {
 				if name == "requester" {
 					add(c.Requester.IP)
@@ -566,6 +578,18 @@ func pfcHosts(meta model.Meta, t *model.Table) []pfc.Host {
 		}
 		return hs[i].Name < hs[j].Name
 	})
+	return hs
+}
+
+// flowsHosts are the hosts of the flows analysis: pfcHosts, then the
+// hosts of Params.Hosts the switch ports do not name (port 0: unknown).
+func flowsHosts(meta model.Meta, t *model.Table) []pfc.Host {
+	hs := pfcHosts(meta, t)
+	for _, h := range meta.Params.Hosts {
+		if _, ok := meta.SwitchPorts[h.Name]; !ok {
+			hs = append(hs, pfc.Host{Name: h.Name, IPs: h.IPs})
+		}
+	}
 	return hs
 }
 

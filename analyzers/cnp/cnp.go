@@ -117,6 +117,27 @@ type Options struct {
 	// by up to ±L more. Default 0; negative counts as 0; ignored unless
 	// Known.
 	LatenessNs int64
+	// Hosts, in a many-host test, are the notification points' own
+	// settings by address (model.Params.Hosts): a connection side whose
+	// address a host owns is paced with that host's interval and NAK
+	// trigger, its per-port domain is the host (unless the endpoint names
+	// its port) and its per-dest-ip domains are the host's own. Default
+	// nil: every notification point takes MinTimeBetweenCNPsNs and
+	// NAKTriggers, its per-port domain is its address, and a per-dest-ip
+	// domain is keyed by the destination alone (the two-host form, where
+	// the notification point of a destination is always the other host).
+	Hosts []Host
+}
+
+// Host is one host's notification point settings (Options.Hosts).
+type Host struct {
+	Name string
+	IPs  []netip.Addr
+	// MinTimeBetweenCNPsNs is its pacing interval; Known says it was
+	// given (otherwise the verdict is skip).
+	MinTimeBetweenCNPsNs int64
+	Known                bool
+	NAKTriggers          bool
 }
 
 // Replays of each pacer: at min_time (nominal), at min_time + U (fewest
@@ -140,43 +161,79 @@ type last struct {
 
 type pairKey struct{ np, rp netip.Addr }
 
+// dstKey is a per-dest-ip domain: the notification point's host (-1
+// without Options.Hosts) and the CNP's destination.
+type dstKey struct {
+	np int
+	rp netip.Addr
+}
+
 // Analyzer counts triggers and CNPs in one pass. Observe does not allocate
 // once every pacing domain has been seen.
 type Analyzer struct {
 	opt   Options
 	table *model.Table
 	conns []ConnCNP
-	port  []string        // per conn: port of [requester, responder]
-	u     int64           // W = U + L
-	thr   [nReplays]int64 // pacing threshold of each replay
-	bound [2][]Expected   // per conn: counts of the fewest and most replays
-	ivl   [2][]Expected   // per conn: CNPs sure and possible (interval analysis)
-	ambig Expected        // per scope: ambiguous nominal decisions
+	port  []string          // per conn: port of [requester, responder]
+	u     int64             // W = U + L
+	thr   [][nReplays]int64 // per conn side: pacing threshold of each replay
+	nak   []bool            // per conn side: its NAKs are triggers
+	npOf  []int             // per conn side: its host in Options.Hosts, -1
+	known bool              // every notification point's interval is known
+	bound [2][]Expected     // per conn: counts of the fewest and most replays
+	ivl   [2][]Expected     // per conn: CNPs sure and possible (interval analysis)
+	ambig Expected          // per scope: ambiguous nominal decisions
 
 	perQP   []last // conn*2 + side
 	perPort map[string]*last
-	perDst  map[netip.Addr]*last
+	perDst  map[dstKey]*last
 	perPair map[pairKey]*last
 	unattr  int
 }
 
 // New returns an Analyzer for the connections of t.
 func New(t *model.Table, opt Options) *Analyzer {
-	a := &Analyzer{opt: opt, table: t, conns: make([]ConnCNP, len(t.Conns)), perQP: make([]last, 2*len(t.Conns)),
-		port: make([]string, 2*len(t.Conns)), perPort: map[string]*last{}, perDst: map[netip.Addr]*last{}, perPair: map[pairKey]*last{}}
-	if opt.Known { // without min_time the counts are computed with 0: U means nothing
+	n := 2 * len(t.Conns)
+	a := &Analyzer{opt: opt, table: t, conns: make([]ConnCNP, len(t.Conns)), perQP: make([]last, n),
+		port: make([]string, n), thr: make([][nReplays]int64, n), nak: make([]bool, n), npOf: make([]int, n),
+		perPort: map[string]*last{}, perDst: map[dstKey]*last{}, perPair: map[pairKey]*last{}}
+	a.known = opt.Known
+	for _, h := range opt.Hosts {
+		a.known = a.known && h.Known
+	}
+	if a.known { // without min_time the counts are computed with 0: U means nothing
 		a.u = max(opt.UncertaintyNs, 0) + max(opt.LatenessNs, 0)
 	}
-	m := opt.MinTimeBetweenCNPsNs
-	a.thr = [nReplays]int64{nominal: m, fewest: m + a.u, most: m - a.u}
+	thr := func(m int64) [nReplays]int64 { return [nReplays]int64{nominal: m, fewest: m + a.u, most: m - a.u} }
 	a.bound = [2][]Expected{make([]Expected, len(t.Conns)), make([]Expected, len(t.Conns))}
 	a.ivl = [2][]Expected{make([]Expected, len(t.Conns)), make([]Expected, len(t.Conns))}
 	for i, c := range t.Conns {
 		a.conns[i].Conn = c.ID
-		a.port[2*i] = portOf(c.Requester)
-		a.port[2*i+1] = portOf(c.Responder)
+		for s, e := range [2]model.Endpoint{c.Requester, c.Responder} {
+			k := 2*i + s
+			a.port[k], a.thr[k], a.nak[k], a.npOf[k] = portOf(e), thr(opt.MinTimeBetweenCNPsNs), opt.NAKTriggers, -1
+			if h := hostOf(opt.Hosts, e.IP); h >= 0 {
+				hs := &opt.Hosts[h]
+				a.thr[k], a.nak[k], a.npOf[k] = thr(hs.MinTimeBetweenCNPsNs), hs.NAKTriggers, h
+				if e.Port == "" {
+					a.port[k] = hs.Name
+				}
+			}
+		}
 	}
 	return a
+}
+
+// hostOf returns the index of the host of hs owning ip, -1 if none.
+func hostOf(hs []Host, ip netip.Addr) int {
+	for i := range hs {
+		for _, a := range hs[i].IPs {
+			if a == ip {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 func portOf(e model.Endpoint) string {
@@ -209,37 +266,46 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 			npSide = 1
 		}
 		a.conns[p.Conn].ECNTriggers++
-	case a.opt.NAKTriggers && p.Kind == model.KindNak:
+	case p.Kind == model.KindNak && a.nak[2*p.Conn+nakSide(p)]:
 		npIP, rpIP = p.SrcIP, p.DstIP
-		npSide = 1
-		if p.Dir == model.ToResponder {
-			npSide = 0
-		}
+		npSide = nakSide(p)
 		a.conns[p.Conn].NAKTriggers++
 	default:
 		return
 	}
-	a.fire(p.Conn, 0, &a.perQP[2*p.Conn+npSide], p.TimeNs)
-	port := a.port[2*p.Conn+npSide]
+	k := 2*p.Conn + npSide
+	th := &a.thr[k]
+	a.fire(p.Conn, 0, th, &a.perQP[k], p.TimeNs)
+	port := a.port[k]
 	lp := a.perPort[port]
 	if lp == nil {
 		lp = &last{}
 		a.perPort[port] = lp
 	}
-	a.fire(p.Conn, 1, lp, p.TimeNs)
-	ld := a.perDst[rpIP]
+	a.fire(p.Conn, 1, th, lp, p.TimeNs)
+	dk := dstKey{a.npOf[k], rpIP}
+	ld := a.perDst[dk]
 	if ld == nil {
 		ld = &last{}
-		a.perDst[rpIP] = ld
+		a.perDst[dk] = ld
 	}
-	a.fire(p.Conn, 2, ld, p.TimeNs)
-	k := pairKey{npIP, rpIP}
-	lk := a.perPair[k]
+	a.fire(p.Conn, 2, th, ld, p.TimeNs)
+	pk := pairKey{npIP, rpIP}
+	lk := a.perPair[pk]
 	if lk == nil {
 		lk = &last{}
-		a.perPair[k] = lk
+		a.perPair[pk] = lk
 	}
-	a.fire(p.Conn, 3, lk, p.TimeNs)
+	a.fire(p.Conn, 3, th, lk, p.TimeNs)
+}
+
+// nakSide is the side (0 requester, 1 responder) that sent NAK p: the
+// notification point a NAK trigger belongs to.
+func nakSide(p *model.Pkt) int {
+	if p.Dir == model.ToResponder {
+		return 0
+	}
+	return 1
 }
 
 // fire replays a trigger of connection conn at t in domain l of scope:
@@ -258,13 +324,13 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 // counts, the per-connection counts it gives are sound in a domain
 // shared by connections (per-port, per-dest-ip), where the replays can
 // give one connection's CNP to another.
-func (a *Analyzer) fire(conn, scope int, l *last, t int64) {
+func (a *Analyzer) fire(conn, scope int, thr *[nReplays]int64, l *last, t int64) {
 	switch {
-	case !l.mayValid || t-l.may > a.thr[fewest]:
+	case !l.mayValid || t-l.may > thr[fewest]:
 		l.may, l.mayValid, l.sure, l.sureValid = t, true, t, true
 		a.ivl[0][conn].inc(scope)
 		a.ivl[1][conn].inc(scope)
-	case l.sureValid && t-l.sure <= a.thr[most]:
+	case l.sureValid && t-l.sure <= thr[most]:
 	default:
 		l.may = t
 		a.ivl[1][conn].inc(scope)
@@ -272,10 +338,10 @@ func (a *Analyzer) fire(conn, scope int, l *last, t int64) {
 	for r := range nReplays {
 		if l.valid[r] {
 			g := t - l.t[r]
-			if r == nominal && g > a.thr[most] && g <= a.thr[fewest] {
+			if r == nominal && g > thr[most] && g <= thr[fewest] {
 				a.ambig.inc(scope) // never with U = 0
 			}
-			if g <= a.thr[r] {
+			if g <= thr[r] {
 				continue
 			}
 		}
@@ -346,7 +412,7 @@ func (a *Analyzer) Finish() Result {
 		return -1
 	}
 	switch {
-	case !a.opt.Known:
+	case !a.known:
 		res.Verdict = model.Skip
 		res.Reason = "min_time_between_cnps unknown (--min-time-between-cnps or metadata): counts computed with 0"
 	case a.opt.ExpectScope != "":

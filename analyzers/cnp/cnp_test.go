@@ -3,6 +3,7 @@ package cnp
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
@@ -263,6 +264,63 @@ func TestLateness(t *testing.T) {
 			}
 			if res.ExpectedMin == nil || res.ExpectedMin.PerPort != tt.min || res.ExpectedMax.PerPort != tt.max {
 				t.Errorf("per-port expected range = %+v..%+v, want %d..%d", res.ExpectedMin, res.ExpectedMax, tt.min, tt.max)
+			}
+		})
+	}
+}
+
+// TestManyHosts: the notification points of a many-host test pace with
+// their own settings, in their own domains.
+func TestManyHosts(t *testing.T) {
+	ip := func(b byte) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, 0, b}) }
+	conn := func(id int, from, to byte) model.Connection {
+		return model.Connection{ID: id, Verb: model.VerbWrite, Requester: model.Endpoint{IP: ip(from), QPN: uint32(0x100 + id)},
+			Responder: model.Endpoint{IP: ip(to), QPN: uint32(0x200 + id)}}
+	}
+	host := func(name string, b byte, us int64) Host {
+		return Host{Name: name, IPs: []netip.Addr{ip(b)}, MinTimeBetweenCNPsNs: us * 1000, Known: true}
+	}
+	all := []string{"per-qp", "per-port", "per-dest-ip", "per-ip-pair"}
+	tests := []struct {
+		name     string
+		conns    []model.Connection
+		script   string
+		hosts    []Host
+		want     []string
+		expected Expected
+	}{
+		// h1 writes to r1 and r2, both mark it 10 µs apart and each sends
+		// it a CNP: two NPs, two per-dest-ip domains.
+		{name: "one sender, two receivers", conns: []model.Connection{conn(0, 11, 1), conn(1, 11, 2)},
+			script: "0/0e 0/C @10000 1/0e 1/C", hosts: []Host{host("r1", 1, 50), host("r2", 2, 50), host("h1", 11, 50)},
+			want: all, expected: Expected{2, 2, 2, 2}},
+		// Without hosts the destination alone keys per-dest-ip (the
+		// two-host form): the second CNP is not expected there.
+		{name: "one sender, two receivers, no hosts", conns: []model.Connection{conn(0, 11, 1), conn(1, 11, 2)},
+			script: "0/0e 0/C @10000 1/0e 1/C", want: []string{"per-qp", "per-port", "per-ip-pair"}, expected: Expected{2, 2, 1, 2}},
+		// r2 paces every 5 µs, r1 every 50: each NP with its own interval.
+		{name: "own intervals", conns: []model.Connection{conn(0, 11, 1), conn(1, 12, 2)},
+			script: "0/0e 0/C @10000 0/1e 1/0e 1/C @10000 1/1e 1/C", hosts: []Host{host("r1", 1, 50), host("r2", 2, 5)},
+			want: all, expected: Expected{3, 3, 3, 3}},
+		{name: "own intervals, no hosts", conns: []model.Connection{conn(0, 11, 1), conn(1, 12, 2)},
+			script: "0/0e 0/C @10000 0/1e 1/0e 1/C @10000 1/1e 1/C", want: []string{}, expected: Expected{2, 2, 2, 2}},
+		// Three senders to one receiver (incast) whose NIC paces per
+		// port: one CNP for three marks within 50 µs, the per-port domain
+		// being the receiver host, whatever address each sender used.
+		{name: "incast, per port", conns: []model.Connection{conn(0, 11, 1), conn(1, 12, 3), conn(2, 13, 1)},
+			script: "0/0e 0/C @10000 1/0e @10000 2/0e", hosts: []Host{{Name: "r", IPs: []netip.Addr{ip(1), ip(3)}, MinTimeBetweenCNPsNs: 50_000, Known: true}},
+			want: []string{"per-port"}, expected: Expected{3, 1, 3, 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab, pkts := tracetest.Script(t, tt.conns, tt.script)
+			a := New(tab, Options{MinTimeBetweenCNPsNs: 50_000, Known: true, Hosts: tt.hosts})
+			for i := range pkts {
+				a.Observe(&pkts[i])
+			}
+			res := a.Finish()
+			if !reflect.DeepEqual(res.ConsistentScopes, tt.want) || res.Expected != tt.expected {
+				t.Errorf("consistent = %v, expected %+v; want %v, %+v", res.ConsistentScopes, res.Expected, tt.want, tt.expected)
 			}
 		})
 	}

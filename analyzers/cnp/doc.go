@@ -11,9 +11,23 @@
 // Domains:
 //
 //	per-qp       the NP's QP
-//	per-port     the NP's port (Endpoint.Port, else its IP address)
-//	per-dest-ip  the CNP's destination, the data sender's IP
+//	per-port     the NP's port (Endpoint.Port, else its host, else its IP address)
+//	per-dest-ip  (the NP's host, the CNP's destination: the data sender's IP)
 //	per-ip-pair  (NP IP, data sender IP)
+//
+// # Many hosts
+//
+// With several senders per receiver (incast) and receivers of several
+// senders, every domain above is the NP's own: a receiver's pacer never
+// paces another receiver's CNPs. In a many-host test (Options.Hosts, from
+// model.Params.Hosts) each NP is a host known by its addresses: it is
+// paced with its own min_time_between_cnps and NAK trigger setting, its
+// per-port domain is the host (one NIC whatever its addresses) and its
+// per-dest-ip domains are (host, destination). Without hosts (the
+// two-host form, a trace without a run) every NP takes the test's one
+// setting, a per-port domain is the NP's IP address and a per-dest-ip
+// domain is the destination alone: there, the NP of a destination is
+// always the other host, so the two keyings agree.
 //
 // Observed CNPs are counted per connection (the QP they are addressed to).
 // A scope is consistent with the trace when its expected count equals the
