@@ -55,6 +55,10 @@ func (a *Analyzer) chain(s *Episode) Cause {
 		if r == nil {
 			c.Origin = Origin{Kind: OriginCongestion, Port: s.Port, Host: s.Host, Priority: s.Priority, Episode: s.ID,
 				Detail: "no pause received on another port at the time: egress contention in the switch"}
+			if port, host, ok := a.egress(s); ok {
+				c.Origin.EgressPort, c.Origin.EgressHost = &port, host
+				c.Origin.Detail += fmt.Sprintf(" (the queue toward %s held %s's packets)", a.where(port, host), a.where(s.Port, s.Host))
+			}
 			return c
 		}
 		c.Chain = append(c.Chain, Hop{Episode: r.ID, Direction: DirReceived, Port: r.Port, Host: r.Host, Priority: r.Priority,
@@ -99,7 +103,8 @@ func (a *Analyzer) findEpisode(dir string, port uint16, prio int, t int64, exclu
 }
 
 // findReceived returns the received episode on another port, same
-// priority, covering s's start, with the most packets from s's host.
+// priority, covering s's start, with the most packets from s's host
+// (at least one).
 func (a *Analyzer) findReceived(s *Episode) *Episode {
 	var best *Episode
 	bestScore := -1
@@ -116,6 +121,12 @@ func (a *Analyzer) findReceived(s *Episode) *Episode {
 			if a.flowFrom(f, s.Port) {
 				score += f.During
 			}
+		}
+		if score == 0 {
+			// s's host sent nothing to that host during its pause: its
+			// pause did not fill s's ingress buffer (another host's, on a
+			// switch with many).
+			continue
 		}
 		if score > bestScore || score == bestScore && r.StartNs < best.StartNs {
 			best, bestScore = r, score
@@ -136,4 +147,37 @@ func (a *Analyzer) flowFrom(f Flow, port uint16) bool {
 	}
 	h, ok := a.hostOf[src]
 	return ok && a.hosts[h].Port == port
+}
+
+// egress returns the port (and host) most of the packets of sent episode
+// s's flows went to: the egress queue the paused host's packets waited
+// in. Each flow weighs its packets during the episode, plus one.
+func (a *Analyzer) egress(s *Episode) (uint16, string, bool) {
+	if a.table == nil {
+		return 0, "", false
+	}
+	w := map[int]int{} // host → weight
+	for _, f := range s.Flows {
+		if f.idx < 0 || f.idx >= len(a.table.Conns) {
+			continue
+		}
+		c := a.table.Conns[f.idx]
+		dst := c.Responder.IP
+		if f.Direction == model.ToRequester.String() {
+			dst = c.Requester.IP
+		}
+		if h, ok := a.hostOf[dst]; ok {
+			w[h] += f.During + 1
+		}
+	}
+	best, bw := -1, 0
+	for h, n := range w {
+		if n > bw || n == bw && a.hosts[h].Port < a.hosts[best].Port {
+			best, bw = h, n
+		}
+	}
+	if best < 0 {
+		return 0, "", false
+	}
+	return a.hosts[best].Port, a.hosts[best].Name, true
 }

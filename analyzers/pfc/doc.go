@@ -57,8 +57,12 @@
 // host to b's); if b's host was itself paused by the switch then, the
 // chain continues from that episode, else b's host is the origin (its
 // episode's kind). Injected pauses (roce.EventPause) are their own origin;
-// no covering received episode means egress contention ("congestion"); a
-// chain returning to itself is a "cycle" (deadlock). Each hop lists the
+// no covering received episode means egress contention ("congestion",
+// naming the egress queue the paused host's packets waited in: the
+// destination port of most of its flows' packets, Origin.EgressPort); a
+// chain returning to itself is a "cycle" (deadlock). With many hosts on
+// the switch, a received episode counts only if a's host sent packets to
+// b's during it: another host's pause did not fill a's ingress buffer. Each hop lists the
 // flows: for a sent episode the host's flows active within FlowActiveNs
 // before it (last packet before, packets during, first after); for a
 // received one the flows whose packets to the host arrived during it

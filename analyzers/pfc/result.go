@@ -194,6 +194,12 @@ type Origin struct {
 	Priority int    `json:"priority"`
 	Episode  int    `json:"episode"`
 	Detail   string `json:"detail"`
+	// EgressPort and EgressHost (congestion) name the egress queue the
+	// paused host's packets waited in: the destination port of the most
+	// of its flows' packets around the episode. Absent when the hosts are
+	// unknown.
+	EgressPort *uint16 `json:"egress_port,omitempty"`
+	EgressHost string  `json:"egress_host,omitempty"`
 }
 
 // Cause is the causality chain of one episode the switch sent.
