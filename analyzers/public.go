@@ -54,7 +54,8 @@ func PublicConfig(dir string) string {
 // publicInputs reads a public Lumina repeat directory: the test file
 // (PublicConfig) gives the parameters, the CNP interval among them, and
 // the merged trace's name (aggregate-pcap-filename); rdma-result/'s
-// <side>_counter_{start,finish}.yml give the NIC counters.
+// <side>_counter_{start,finish}.yml give the NIC counters (side: requester
+// and responder; a hosts-form test file's host names).
 func publicInputs(dir string) (string, model.Meta, error) {
 	var meta model.Meta
 	for _, sub := range []string{publicPcapDir, publicRDMADir} {
@@ -81,11 +82,8 @@ func publicInputs(dir string) (string, model.Meta, error) {
 	if err := checkResultFile(tracePath); err != nil {
 		return "", meta, err
 	}
-	for _, h := range []struct {
-		side string
-		nic  config.NIC
-	}{{"requester", t.Requester.NIC}, {"responder", t.Responder.NIC}} {
-		base := filepath.Join(dir, publicRDMADir, h.side+"_counter_")
+	for _, h := range t.Hosts { // requester and responder in the two-host form
+		base := filepath.Join(dir, publicRDMADir, h.Name+"_counter_")
 		before, err := readPublicCounters(base + "start.yml")
 		if err != nil {
 			return "", meta, err
@@ -97,11 +95,11 @@ func publicInputs(dir string) (string, model.Meta, error) {
 		if after == nil {
 			continue
 		}
-		n := model.NIC{Name: h.side, Before: before, After: after}
+		n := model.NIC{Name: h.Name, Before: before, After: after}
 		if n.Before == nil {
 			n.Before = model.Counters{}
 		}
-		for _, p := range h.nic.IPList {
+		for _, p := range h.NIC.IPList {
 			n.IPs = append(n.IPs, p.Addr())
 		}
 		meta.NICs = append(meta.NICs, n)
