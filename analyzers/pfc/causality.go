@@ -149,14 +149,17 @@ func (a *Analyzer) flowFrom(f Flow, port uint16) bool {
 	return ok && a.hosts[h].Port == port
 }
 
-// egress returns the port (and host) most of the packets of sent episode
-// s's flows went to: the egress queue the paused host's packets waited
-// in. Each flow weighs its packets during the episode, plus one.
+// egress returns the port (and host) of the egress queue the packets of
+// sent episode s's host waited in: of its flows' destinations, the one
+// whose queue its last packet before s found deepest; without depths,
+// the one its flows sent most packets to during s (each flow counting
+// one more); ties go to the lower port.
 func (a *Analyzer) egress(s *Episode) (uint16, string, bool) {
 	if a.table == nil {
 		return 0, "", false
 	}
-	w := map[int]int{} // host → weight
+	type weight struct{ depth, n int64 }
+	w := map[int]*weight{} // host → weight
 	for _, f := range s.Flows {
 		if f.idx < 0 || f.idx >= len(a.table.Conns) {
 			continue
@@ -166,14 +169,25 @@ func (a *Analyzer) egress(s *Episode) (uint16, string, bool) {
 		if f.Direction == model.ToRequester.String() {
 			dst = c.Requester.IP
 		}
-		if h, ok := a.hostOf[dst]; ok {
-			w[h] += f.During + 1
+		h, ok := a.hostOf[dst]
+		if !ok {
+			continue
 		}
+		if w[h] == nil {
+			w[h] = &weight{}
+		}
+		w[h].depth = max(w[h].depth, f.depth)
+		w[h].n += int64(f.During) + 1
 	}
-	best, bw := -1, 0
-	for h, n := range w {
-		if n > bw || n == bw && a.hosts[h].Port < a.hosts[best].Port {
-			best, bw = h, n
+	best := -1
+	for h, x := range w {
+		if best < 0 {
+			best = h
+			continue
+		}
+		b := w[best]
+		if x.depth > b.depth || x.depth == b.depth && (x.n > b.n || x.n == b.n && a.hosts[h].Port < a.hosts[best].Port) {
+			best = h
 		}
 	}
 	if best < 0 {

@@ -1,6 +1,7 @@
 package pfc
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 
@@ -11,8 +12,20 @@ import (
 // TestManyHosts: incast on one switch. h1 and h2 write to r (port 9),
 // h1 also to h4 (port 4); the switch pauses h1 (port 1) while h5 (port 5),
 // to which h1 sends nothing, happens to pause the switch. The chain of
-// h1's pause ends in egress contention toward r, not in h5's pause.
+// h1's pause ends in egress contention toward r, not in h5's pause: the
+// queue toward r is the one h1's last packets found deep.
 func TestManyHosts(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		depth      int64 // of the packets to r
+		egress     uint16
+		egressHost string
+	}{{"depth", 30000, 9, "r"}, {"no depth: most packets", 0, 4, "h4"}} {
+		t.Run(tc.name, func(t *testing.T) { manyHosts(t, tc.depth, tc.egress, tc.egressHost) })
+	}
+}
+
+func manyHosts(t *testing.T, depth int64, egress uint16, egressHost string) {
 	ip := func(b byte) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, 0, b}) }
 	conn := func(id int, from, to byte) model.Connection {
 		return model.Connection{ID: id, Verb: model.VerbWrite, Requester: model.Endpoint{IP: ip(from), QPN: uint32(0x100 + id)},
@@ -37,6 +50,9 @@ func TestManyHosts(t *testing.T) {
 		cn := tab.Conns[c]
 		p := model.Pkt{Index: idx, TimeNs: ts, Conn: c, Dir: model.ToResponder, Kind: model.KindData,
 			SrcIP: cn.Requester.IP, DstIP: cn.Responder.IP, Delivered: true}
+		if cn.Responder.IP == ip(9) {
+			p.QDepth = depth
+		}
 		a.Observe(&p, frame, len(frame))
 		idx++
 	}
@@ -49,7 +65,8 @@ func TestManyHosts(t *testing.T) {
 	data(2600, 3)                 // h6 → h5, queued
 	pause(3000, true, 1, 0xFFFF)  // the switch pauses h1
 	pause(3000, true, 2, 0xFFFF)  // and h2
-	data(3100, 0)                 // in flight
+	data(3100, 2)                 // in flight to h4
+	data(3150, 2)
 	pause(9000, true, 1, 0)
 	pause(9000, true, 2, 0)
 	pause(9500, false, 5, 0)
@@ -65,11 +82,17 @@ func TestManyHosts(t *testing.T) {
 		c := r.Causality[i]
 		o := c.Origin
 		if len(c.Chain) != 1 || o.Kind != OriginCongestion || o.Port != want.port || o.Host != want.host ||
-			o.EgressPort == nil || *o.EgressPort != 9 || o.EgressHost != "r" {
-			t.Errorf("chain of %s = %+v, origin %+v; want one hop, congestion at port %d, egress port 9 (r)", want.host, c.Chain, o, want.port)
+			o.EgressPort == nil {
+			t.Errorf("chain of %s = %+v, origin %+v; want one hop, congestion at port %d", want.host, c.Chain, o, want.port)
 		}
 	}
-	wantDetail := "no pause received on another port at the time: egress contention in the switch (the queue toward port 9 (r) held port 1 (h1)'s packets)"
+	if o := r.Causality[0].Origin; *o.EgressPort != egress || o.EgressHost != egressHost {
+		t.Errorf("egress of h1's pause = port %d (%s), want %d (%s)", *o.EgressPort, o.EgressHost, egress, egressHost)
+	}
+	if o := r.Causality[1].Origin; *o.EgressPort != 9 || o.EgressHost != "r" {
+		t.Errorf("egress of h2's pause = port %d (%s), want 9 (r)", *o.EgressPort, o.EgressHost)
+	}
+	wantDetail := fmt.Sprintf("no pause received on another port at the time: egress contention in the switch (the queue toward port %d (%s) held port 1 (h1)'s packets)", egress, egressHost)
 	if d := r.Causality[0].Origin.Detail; d != wantDetail {
 		t.Errorf("detail = %q, want %q", d, wantDetail)
 	}

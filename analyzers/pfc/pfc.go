@@ -141,9 +141,10 @@ type portPrio struct {
 }
 
 type flowSeen struct {
-	t    int64
-	prio int8
-	ok   bool
+	t     int64
+	depth int64 // egress queue depth its last packet joined (model.Pkt.QDepth)
+	prio  int8
+	ok    bool
 }
 
 // Analyzer collects the PFC statistics as the packets flow. MAC and
@@ -390,7 +391,7 @@ func (a *Analyzer) open(x *portPrio, d *dirState, dir string, now int64, index i
 				continue
 			}
 			t := f.t
-			d.ep.Flows = append(d.ep.Flows, Flow{Conn: c.ID, Direction: flowDir(fi), LastBeforeNs: &t, idx: fi / 2})
+			d.ep.Flows = append(d.ep.Flows, Flow{Conn: c.ID, Direction: flowDir(fi), LastBeforeNs: &t, idx: fi / 2, depth: f.depth})
 		}
 	}
 }
@@ -452,7 +453,7 @@ func (a *Analyzer) Observe(p *model.Pkt, frame []byte, origLen int) {
 			fi++
 		}
 		if fi < len(a.flows) {
-			a.flows[fi] = flowSeen{t: p.TimeNs, prio: int8(prio), ok: true}
+			a.flows[fi] = flowSeen{t: p.TimeNs, depth: p.QDepth, prio: int8(prio), ok: true}
 		}
 	}
 	a.note(p.TimeNs)

@@ -98,6 +98,7 @@ type Flow struct {
 	// before the next episode of the port and priority.
 	FirstAfterNs *int64 `json:"first_after_ns,omitempty"`
 	idx          int    // index in the Table
+	depth        int64  // sent: the queue depth its last packet before joined
 }
 
 // Episode is one pause episode of a (port, priority, direction): from an
@@ -195,9 +196,11 @@ type Origin struct {
 	Episode  int    `json:"episode"`
 	Detail   string `json:"detail"`
 	// EgressPort and EgressHost (congestion) name the egress queue the
-	// paused host's packets waited in: the destination port of the most
-	// of its flows' packets around the episode. Absent when the hosts are
-	// unknown.
+	// paused host's packets waited in: of its flows' destinations, the
+	// port whose queue its last packet before the episode found deepest
+	// (model.Pkt.QDepth), else (no depth recorded) the one most of its
+	// flows' packets during the episode went to. Absent when the hosts
+	// are unknown.
 	EgressPort *uint16 `json:"egress_port,omitempty"`
 	EgressHost string  `json:"egress_host,omitempty"`
 }

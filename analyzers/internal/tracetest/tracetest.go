@@ -42,6 +42,14 @@ type Frame struct {
 	TimeNs int64
 	Data   []byte
 	Event  roce.Event
+	// QDepth is the egress queue depth its mirror copy carries (bytes).
+	QDepth int64
+	// Wrapped, when set, makes the frame (a PFC or PAUSE frame) a wrapped
+	// mirror copy (roce.AppendMACMirror) seen on switch port Port, sent by
+	// the switch if Sent.
+	Wrapped bool
+	Port    uint16
+	Sent    bool
 }
 
 // Frames builds the frames of script.
@@ -187,14 +195,20 @@ func Pcap(frames []Frame, opt Options) ([]byte, error) {
 	seq := uint64(0)
 	for _, f := range frames {
 		b := f.Data
-		if opt.Foreign {
+		switch {
+		case f.Wrapped && opt.Foreign:
+			continue
+		case f.Wrapped:
+			seq++
+			b = roce.AppendMACMirror(nil, roce.MirrorMeta{Seq: seq, TimestampNs: uint64(f.TimeNs), Event: f.Event}, f.Sent, f.Port, f.Data)
+		case opt.Foreign:
 			if f.Event == roce.EventDrop {
 				continue
 			}
-		} else {
+		default:
 			b = bytes.Clone(b)
 			seq++
-			if !roce.ApplyMirror(b, roce.MirrorMeta{Seq: seq, TimestampNs: uint64(f.TimeNs), Event: f.Event}, roce.DefaultMirrorPort, 0x1234) ||
+			if !roce.ApplyMirror(b, roce.MirrorMeta{Seq: seq, TimestampNs: uint64(f.TimeNs), Event: f.Event, QDepth: f.QDepth}, roce.DefaultMirrorPort, 0x1234) ||
 				!roce.RestoreMirror(b, roce.DefaultMirrorPort) {
 				return nil, fmt.Errorf("mirror codec failed")
 			}
@@ -247,4 +261,78 @@ func Pkts(t testing.TB, conns []model.Connection, pcap []byte, mirror bool) (*mo
 func Script(t testing.TB, conns []model.Connection, script string) (*model.Table, []model.Pkt) {
 	t.Helper()
 	return Pkts(t, conns, Build(t, conns, script, Options{}), true)
+}
+
+// Host is a traffic host of a many-host trace: its name, address and
+// switch port.
+type Host struct {
+	Name string
+	IP   netip.Addr
+	Port uint16
+}
+
+// Flow is a flow of a many-host trace: QPs WRITE connections from host
+// From to host To.
+type Flow struct {
+	Name, From, To string
+	QPs            int
+}
+
+// FlowConns returns the WRITE connections of flows, numbered globally in
+// flow order (as config.Test.QPOffset), each naming its flow: connection
+// i has requester QPN 0x100+i, responder QPN 0x200+i and IPSN 0. An
+// unknown host name panics (programmer error).
+func FlowConns(hosts []Host, flows []Flow) []model.Connection {
+	ip := func(name string) netip.Addr {
+		for _, h := range hosts {
+			if h.Name == name {
+				return h.IP
+			}
+		}
+		panic("tracetest: no host " + name)
+	}
+	var out []model.Connection
+	for _, f := range flows {
+		for range f.QPs {
+			i := len(out)
+			out = append(out, model.Connection{ID: i, Verb: model.VerbWrite, Flow: f.Name,
+				Requester: model.Endpoint{IP: ip(f.From), QPN: uint32(0x100 + i)},
+				Responder: model.Endpoint{IP: ip(f.To), QPN: uint32(0x200 + i)}})
+		}
+	}
+	return out
+}
+
+// Data returns the mirror frame of a WRITE MIDDLE packet of c with PSN
+// IPSN+psn and n bytes of payload at t, on priority prio (DSCP 8·prio,
+// ECT(0)), that joined an egress queue of depth bytes.
+func Data(c model.Connection, t int64, psn, n, prio int, depth int64) Frame {
+	f := roce.FrameSpec{SrcIP: c.Requester.IP, DstIP: c.Responder.IP, DestQP: c.Responder.QPN, TOS: byte(prio)<<5 | 2,
+		UDPSrc: 0xC000, SrcMAC: [6]byte{2, 0, 0, 0, 0, 1}, DstMAC: [6]byte{2, 0, 0, 0, 0, 2},
+		Opcode: roce.RCWriteMiddle, PSN: roce.PSN(c.Requester.IPSN).Add(psn), Payload: make([]byte, n)}
+	b, err := f.Append(nil)
+	if err != nil {
+		panic("tracetest: " + err.Error())
+	}
+	return Frame{TimeNs: t, Data: b, QDepth: depth}
+}
+
+// CNP returns the mirror frame of a CNP to c's requester at t.
+func CNP(c model.Connection, t int64) Frame {
+	f := roce.FrameSpec{SrcIP: c.Responder.IP, DstIP: c.Requester.IP, DestQP: c.Requester.QPN, TOS: 0xC2,
+		SrcMAC: [6]byte{2, 0, 0, 0, 0, 2}, DstMAC: [6]byte{2, 0, 0, 0, 0, 1}, Opcode: roce.CNP, BECN: true}
+	b, err := f.Append(nil)
+	if err != nil {
+		panic("tracetest: " + err.Error())
+	}
+	return Frame{TimeNs: t, Data: b}
+}
+
+// PFC returns the wrapped mirror copy of a PFC frame pausing priority
+// prio for quanta (0: XON) seen on switch port port at t: sent by the
+// switch to the port's host if sent, else received from it.
+func PFC(t int64, sent bool, port uint16, prio int, quanta uint16) Frame {
+	var q [8]uint16
+	q[prio] = quanta
+	return Frame{TimeNs: t, Data: roce.BuildPFC(nil, [6]byte{2}, 1<<prio, q), Wrapped: true, Port: port, Sent: sent}
 }
