@@ -305,9 +305,13 @@ func FlowConns(hosts []Host, flows []Flow) []model.Connection {
 
 // Data returns the mirror frame of a WRITE MIDDLE packet of c with PSN
 // IPSN+psn and n bytes of payload at t, on priority prio (DSCP 8·prio,
-// ECT(0)), that joined an egress queue of depth bytes.
-func Data(c model.Connection, t int64, psn, n, prio int, depth int64) Frame {
-	f := roce.FrameSpec{SrcIP: c.Requester.IP, DstIP: c.Responder.IP, DestQP: c.Responder.QPN, TOS: byte(prio)<<5 | 2,
+// ECT(0), or CE if ce), that joined an egress queue of depth bytes.
+func Data(c model.Connection, t int64, psn, n, prio int, depth int64, ce bool) Frame {
+	tos := byte(prio)<<5 | 2
+	if ce {
+		tos |= 3
+	}
+	f := roce.FrameSpec{SrcIP: c.Requester.IP, DstIP: c.Responder.IP, DestQP: c.Responder.QPN, TOS: tos,
 		UDPSrc: 0xC000, SrcMAC: [6]byte{2, 0, 0, 0, 0, 1}, DstMAC: [6]byte{2, 0, 0, 0, 0, 2},
 		Opcode: roce.RCWriteMiddle, PSN: roce.PSN(c.Requester.IPSN).Add(psn), Payload: make([]byte, n)}
 	b, err := f.Append(nil)
@@ -315,6 +319,20 @@ func Data(c model.Connection, t int64, psn, n, prio int, depth int64) Frame {
 		panic("tracetest: " + err.Error())
 	}
 	return Frame{TimeNs: t, Data: b, QDepth: depth}
+}
+
+// Ack returns the mirror frame of an ACK of c's responder for PSN
+// IPSN+psn at t.
+func Ack(c model.Connection, t int64, psn int) Frame {
+	f := roce.FrameSpec{SrcIP: c.Responder.IP, DstIP: c.Requester.IP, DestQP: c.Requester.QPN, TOS: 2, UDPSrc: 0xC001,
+		SrcMAC: [6]byte{2, 0, 0, 0, 0, 2}, DstMAC: [6]byte{2, 0, 0, 0, 0, 1}, Opcode: roce.RCAcknowledge,
+		PSN: roce.PSN(c.Requester.IPSN).Add(psn)}
+	f.AETH.Syndrome = roce.ACKSyndrome(roce.CreditCountInvalid)
+	b, err := f.Append(nil)
+	if err != nil {
+		panic("tracetest: " + err.Error())
+	}
+	return Frame{TimeNs: t, Data: b}
 }
 
 // CNP returns the mirror frame of a CNP to c's requester at t.
