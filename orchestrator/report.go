@@ -144,6 +144,9 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 	if a.PFC.Verdict != "" { // the trace holds PFC frames
 		r.Checks[areport.CheckPFC] = CheckEntry{a.PFC.Verdict, a.PFC.Reason}
 	}
+	if a.Flows.Verdict != "" { // the connections name their flows (hosts form)
+		r.Checks[areport.CheckFlows] = CheckEntry{a.Flows.Verdict, a.Flows.Reason}
+	}
 	r.Analysis = a
 	r.addRunChecks()
 	// The page shows the run's integrity verdict, and its heading the
