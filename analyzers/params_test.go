@@ -1,0 +1,63 @@
+package analyzers
+
+import (
+	"net/netip"
+	"reflect"
+	"testing"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/config"
+)
+
+// TestParamsFromConfigHosts: a hosts-form test gives every host's facts
+// (addresses, CNP interval, NAK trigger) in Params.Hosts; the global
+// values are the first flow's, timeout and retry_cnt unknown where the
+// flows differ.
+func TestParamsFromConfigHosts(t *testing.T) {
+	host := func(name, personality, ip string, minUs int, slow bool) config.NamedHost {
+		return config.NamedHost{Name: name, Host: config.Host{NIC: config.NIC{Personality: personality, IPList: []netip.Prefix{netip.MustParsePrefix(ip)}},
+			RoCE: config.RoCEParameters{MinTimeBetweenCNPs: minUs, SlowRestart: slow}}}
+	}
+	flow := func(name, from, to string, timeout, retry int) config.Flow {
+		return config.Flow{Name: name, From: from, To: to, Traffic: config.Traffic{Verb: config.VerbWrite, MTU: 1024, NumQPs: 1,
+			MinRetransmitTimeout: timeout, MaxRetransmitRetry: retry}}
+	}
+	tt := &config.Test{HostsForm: true,
+		Hosts: []config.NamedHost{host("h1", "cx5", "10.0.0.1/24", 4, true), host("h2", "cx6", "10.0.0.2/24", 8, false), host("r", "cx5", "10.0.0.9/24", 50, true)},
+		Flows: []config.Flow{flow("a", "h1", "r", 14, 7), flow("b", "h2", "r", 14, 3)}}
+	p := ParamsFromConfig(tt)
+	f := func(v float64) *float64 { return &v }
+	want := []model.HostParams{
+		{Name: "h1", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, MinTimeBetweenCNPsUs: f(4), NAKTriggersCNP: true},
+		{Name: "h2", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.2")}, MinTimeBetweenCNPsUs: f(8)},
+		{Name: "r", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.9")}, MinTimeBetweenCNPsUs: f(50), NAKTriggersCNP: true},
+	}
+	if !reflect.DeepEqual(p.Hosts, want) {
+		t.Errorf("Hosts = %+v, want %+v", p.Hosts, want)
+	}
+	if p.MTU != 1024 || p.Timeout == nil || *p.Timeout != 14 || p.RetryCnt != nil || *p.MinTimeBetweenCNPsUs != 50 || !p.NAKTriggersCNP {
+		t.Errorf("params = mtu %d timeout %v retry %v min %v nak %v; want 1024, 14, nil (the flows differ), 50 (r), true",
+			p.MTU, p.Timeout, p.RetryCnt, *p.MinTimeBetweenCNPsUs, p.NAKTriggersCNP)
+	}
+	if h := p.HostOf(netip.MustParseAddr("10.0.0.2")); h == nil || h.Name != "h2" {
+		t.Errorf("HostOf(10.0.0.2) = %+v, want h2", h)
+	}
+	// The two-host form: no Hosts, the responder's CNP settings.
+	two, err := config.Load("../examples/cnp-cx5.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = ParamsFromConfig(two)
+	if p.Hosts != nil || p.MinTimeBetweenCNPsUs == nil || *p.MinTimeBetweenCNPsUs != float64(two.Responder.RoCE.MinTimeBetweenCNPs) {
+		t.Errorf("two-host params: hosts %+v, min %v; want none, the responder's %d", p.Hosts, p.MinTimeBetweenCNPsUs, two.Responder.RoCE.MinTimeBetweenCNPs)
+	}
+}
+
+// TestResolveHostNICs: a NIC named after a host gets its addresses.
+func TestResolveHostNICs(t *testing.T) {
+	ip := netip.MustParseAddr("10.0.0.9")
+	nics := model.ResolveHostNICs([]model.NIC{{Name: "r"}, {Name: "x"}}, nil, []model.HostParams{{Name: "r", IPs: []netip.Addr{ip}}})
+	if !reflect.DeepEqual(nics[0].IPs, []netip.Addr{ip}) || nics[1].IPs != nil {
+		t.Errorf("ResolveHostNICs = %+v, want r with 10.0.0.9, x without", nics)
+	}
+}
