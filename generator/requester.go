@@ -118,7 +118,7 @@ func (r *Requester) Handshake(ctx context.Context, conn net.Conn) ([]Connection,
 			}
 			mine = append(mine, Endpoint{IP: ip.String(), MAC: macString(dev.MAC()), QPN: qp.QPN(), IPSN: uint32(qp.PSN())})
 		}
-		dev.SetCompletionHandler(r.onCompletion)
+		handleQPs(dev, r.qps, r.onCompletion)
 	})
 	dl := deadline(ctx)
 	if r.cfg.Secret != "" {

@@ -315,7 +315,11 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 		release()
 		return nil, badRequest("unknown RNIC backend %q (softrnic or verbs)", spec.Backend)
 	}
-	a.loop, a.dev, a.exec = loop, dev, exec
+	// Several requesters and responder sessions share the RNIC (a host in
+	// several flows, #30): each takes the completions of its own QPs.
+	var mux *generator.Mux
+	exec(func() { mux = generator.NewMux(dev) })
+	a.loop, a.dev, a.exec = loop, mux, exec
 	return &luminav1.StartNICResponse{Mac: mac.String(), Versions: versions}, nil
 }
 
@@ -469,7 +473,7 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 	intake := luminav1.NewIntakeClient(ic)
 	r, err := generator.NewRequester(generator.RequesterConfig{Device: dev, Clock: loop, Exec: exec, Traffic: tr, Secret: req.GetResponderToken(),
 		OnConnections: func(ctx context.Context, conns []generator.Connection) error {
-			_, err := intake.Install(ctx, &luminav1.InstallRequest{Connections: ConnectionsToProto(conns)})
+			_, err := intake.Install(ctx, &luminav1.InstallRequest{Connections: ConnectionsToProto(conns), Flow: req.GetFlow()})
 			return err
 		}})
 	if err != nil {
