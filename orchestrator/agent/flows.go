@@ -56,12 +56,17 @@ type SimFlows struct {
 	exec generator.Exec // serializes with every other use of the loop
 
 	mu      sync.Mutex
+	run     *simRun       // the current run
+	changed chan struct{} // closed and replaced when a run's turn or state changes
+}
+
+// simRun is one run of flows of a SimFlows.
+type simRun struct {
 	n       int           // flows in the run
 	state   []flowState   // per flow
 	turn    int           // the flow whose set-up may run: the ones before have set up
-	changed chan struct{} // closed and replaced when turn or state changes
+	started bool          // every flow is ready or abandoned: the clock runs
 	ran     chan struct{} // closed when the run's clock has stopped
-	started bool
 }
 
 type flowState struct {
@@ -78,14 +83,13 @@ type flowState struct {
 // use goes through exec (which runs a function holding the clock's lock).
 // A run has one flow until Expect says otherwise.
 func NewSimFlows(loop *sim.EventLoop, exec generator.Exec) *SimFlows {
-	s := &SimFlows{loop: loop, exec: exec}
-	s.reset(1)
+	s := &SimFlows{loop: loop, exec: exec, changed: make(chan struct{})}
+	s.run = newSimRun(1)
 	return s
 }
 
-func (s *SimFlows) reset(n int) {
-	s.n, s.state, s.turn, s.started = n, make([]flowState, n), 0, false
-	s.changed, s.ran = make(chan struct{}), make(chan struct{})
+func newSimRun(n int) *simRun {
+	return &simRun{n: n, state: make([]flowState, n), ran: make(chan struct{})}
 }
 
 // Expect says how many flows the next run has (at least 1). Call it before
@@ -93,7 +97,7 @@ func (s *SimFlows) reset(n int) {
 func (s *SimFlows) Expect(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.reset(max(n, 1))
+	s.run = newSimRun(max(n, 1))
 }
 
 // notifyLocked wakes the waiters of SetUp and Traffic.
@@ -102,16 +106,16 @@ func (s *SimFlows) notifyLocked() {
 	s.changed = make(chan struct{})
 }
 
-// advanceLocked moves the set-up turn past the flows that have set up or
-// were abandoned, and starts the run when every flow has.
-func (s *SimFlows) advanceLocked() {
-	for s.turn < s.n && (s.state[s.turn].f != nil || s.state[s.turn].abandoned) {
-		s.turn++
+// advanceLocked moves run's set-up turn past the flows that have set up
+// or were abandoned, and starts the run when every flow has.
+func (s *SimFlows) advanceLocked(run *simRun) {
+	for run.turn < run.n && (run.state[run.turn].f != nil || run.state[run.turn].abandoned) {
+		run.turn++
 	}
 	s.notifyLocked()
-	if s.turn == s.n && !s.started {
-		s.started = true
-		go s.drive(s.ran)
+	if run.turn == run.n && !run.started {
+		run.started = true
+		go s.drive(run)
 	}
 }
 
@@ -119,14 +123,15 @@ func (s *SimFlows) advanceLocked() {
 func (s *SimFlows) SetUp(ctx context.Context, index int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if index < 0 || index >= s.n {
-		return fmt.Errorf("flow %d of a run of %d flows", index, s.n)
+	run := s.run
+	if index < 0 || index >= run.n {
+		return fmt.Errorf("flow %d of a run of %d flows", index, run.n)
 	}
-	if s.state[index].seen || s.started {
+	if run.state[index].seen || run.started {
 		return fmt.Errorf("flow %d is already running", index)
 	}
-	s.state[index].seen = true
-	for s.turn != index {
+	run.state[index].seen = true
+	for run.turn != index {
 		ch := s.changed
 		s.mu.Unlock()
 		select {
@@ -134,9 +139,9 @@ func (s *SimFlows) SetUp(ctx context.Context, index int) error {
 			s.mu.Lock()
 		case <-ctx.Done():
 			s.mu.Lock()
-			if s.turn != index {
-				s.state[index].abandoned = true
-				s.advanceLocked()
+			if run.turn != index {
+				run.state[index].abandoned = true
+				s.advanceLocked(run)
 				return ctx.Err()
 			}
 		}
@@ -148,27 +153,28 @@ func (s *SimFlows) SetUp(ctx context.Context, index int) error {
 func (s *SimFlows) Abandon(index int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if index < 0 || index >= s.n || s.state[index].f != nil || s.started {
+	run := s.run
+	if index < 0 || index >= run.n || !run.state[index].seen || run.state[index].f != nil || run.started {
 		return
 	}
-	s.state[index].abandoned = true
-	s.advanceLocked()
+	run.state[index].abandoned = true
+	s.advanceLocked(run)
 }
 
 // Traffic implements Env.Traffic on the virtual clock (see SimFlows).
 func (s *SimFlows) Traffic(ctx context.Context, f Flow) string {
 	s.mu.Lock()
-	i := f.Index
-	if i < 0 || i >= s.n || !s.state[i].seen || s.state[i].f != nil || s.state[i].abandoned || s.started {
+	run, i := s.run, f.Index
+	if i < 0 || i >= run.n || !run.state[i].seen || run.state[i].f != nil || run.state[i].abandoned || run.started {
 		s.mu.Unlock()
 		return fmt.Sprintf("flow %d: traffic without its set-up", i)
 	}
-	s.state[i].f, s.state[i].ctx = &f, ctx
-	s.advanceLocked()
-	ran := s.ran
+	st := &run.state[i]
+	st.f, st.ctx = &f, ctx
+	s.advanceLocked(run)
 	// Until the run starts, a flow whose context ends leaves it; once it
 	// has started, the driver watches the contexts.
-	for !s.started {
+	for !run.started {
 		ch := s.changed
 		s.mu.Unlock()
 		select {
@@ -176,17 +182,16 @@ func (s *SimFlows) Traffic(ctx context.Context, f Flow) string {
 			s.mu.Lock()
 		case <-ctx.Done():
 			s.mu.Lock()
-			if !s.started {
-				s.state[i].f, s.state[i].abandoned = nil, true
-				s.advanceLocked()
+			if !run.started {
+				st.f, st.abandoned = nil, true
+				s.advanceLocked(run)
 				s.mu.Unlock()
 				return "interrupted: " + ctx.Err().Error()
 			}
 		}
 	}
-	st := &s.state[i]
 	s.mu.Unlock()
-	<-ran
+	<-run.ran
 	select {
 	case <-f.Done:
 		if !st.checked || st.inTime {
@@ -194,22 +199,25 @@ func (s *SimFlows) Traffic(ctx context.Context, f Flow) string {
 		}
 	default:
 	}
-	if err := ctx.Err(); err != nil && !st.checked {
-		return "interrupted: " + err.Error()
+	if !st.checked { // the clock stopped before the flow's deadline
+		if err := ctx.Err(); err != nil {
+			return "interrupted: " + err.Error()
+		}
+		return "interrupted: another flow's request ended"
 	}
 	return fmt.Sprintf("traffic did not complete within %v of virtual time", f.Limit)
 }
 
-// drive starts the run's flows in flow order and runs the clock until
-// nothing is left to do or the last flow's limit has passed, noting at
-// each flow's deadline whether it was done; then it closes ran and makes
-// the sequencer ready for the next run.
-func (s *SimFlows) drive(ran chan struct{}) {
+// drive starts run's flows in flow order and runs the clock until nothing
+// is left to do or the last flow's limit has passed, noting at each
+// flow's deadline whether it was done; then it closes run.ran and makes
+// the sequencer ready for the next run of as many flows.
+func (s *SimFlows) drive(run *simRun) {
 	s.mu.Lock()
 	var flows []*flowState
-	for i := range s.state {
-		if s.state[i].f != nil {
-			flows = append(flows, &s.state[i])
+	for i := range run.state {
+		if run.state[i].f != nil {
+			flows = append(flows, &run.state[i])
 		}
 	}
 	s.mu.Unlock()
@@ -243,8 +251,10 @@ func (s *SimFlows) drive(ran chan struct{}) {
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	close(ran)
-	s.reset(s.n)
+	close(run.ran)
+	if s.run == run {
+		s.run = newSimRun(run.n)
+	}
 }
 
 // interrupted reports whether the context of any of flows has ended.
