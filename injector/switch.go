@@ -203,9 +203,7 @@ func (t *table) hit(k [4]uint64) (*entry, bool) {
 	return e, e != nil
 }
 
-func mac48(b []byte) uint64 {
-	return uint64(binary.BigEndian.Uint16(b))<<32 | uint64(binary.BigEndian.Uint32(b[2:]))
-}
+func mac48(b []byte) uint64 { return roce.MAC(b[:6]).Uint64() }
 
 // receive is the pipeline (p4src/lumina.p4: Ingress, then Egress) for a
 // frame arriving on port in; timed says whether rxNs is its arrival time

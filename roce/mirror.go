@@ -145,13 +145,11 @@ func (p *Packet) LooksMirrored() bool {
 	return p.MirrorRaw || (Event(p.TTL).Valid() && p.SrcMAC[0] == 0 && p.SrcMAC[1] == 0)
 }
 
-func mac48(m [6]byte) uint64 {
-	return uint64(m[0])<<40 | uint64(m[1])<<32 | uint64(binary.BigEndian.Uint32(m[2:]))
-}
+func mac48(m [6]byte) uint64 { return MAC(m).Uint64() }
 
 func putMAC48(b []byte, v uint64) {
-	binary.BigEndian.PutUint16(b, uint16(v>>32))
-	binary.BigEndian.PutUint32(b[2:], uint32(v))
+	m := MACFromUint64(v)
+	copy(b, m[:])
 }
 
 // ApplyMirror rewrites a mirror copy in place the way the injector's egress

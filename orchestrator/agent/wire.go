@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -825,8 +824,8 @@ func (d *decoder) connection(f string, m *luminav1.Connection) generator.Connect
 // EndpointToProto encodes e.
 func EndpointToProto(e generator.Endpoint) *luminav1.Endpoint {
 	return &luminav1.Endpoint{
-		Ip:   e.IP,
-		Mac:  e.MAC,
+		Ip:   e.IP.String(),
+		Mac:  e.MAC.String(),
 		Qpn:  e.QPN,
 		Ipsn: e.IPSN,
 		Addr: e.Addr,
@@ -836,7 +835,7 @@ func EndpointToProto(e generator.Endpoint) *luminav1.Endpoint {
 }
 
 // EndpointFromProto decodes m: ip must be an IP address and mac a 6-byte
-// MAC address; both are kept as sent.
+// MAC address, parsed here once (#30 §6).
 func EndpointFromProto(m *luminav1.Endpoint) (generator.Endpoint, error) {
 	var d decoder
 	return done(d.endpoint("Endpoint", m), &d)
@@ -846,17 +845,17 @@ func (d *decoder) endpoint(f string, m *luminav1.Endpoint) generator.Endpoint {
 	if d.nilMsg(f, m == nil) {
 		return generator.Endpoint{}
 	}
-	if _, err := netip.ParseAddr(m.GetIp()); err != nil {
+	ip, err := netip.ParseAddr(m.GetIp())
+	if err != nil {
 		d.fail(f+".ip", err)
 	}
-	if hw, err := net.ParseMAC(m.GetMac()); err != nil {
+	mac, err := roce.ParseMAC(m.GetMac())
+	if err != nil {
 		d.fail(f+".mac", err)
-	} else if len(hw) != 6 {
-		d.failf(f+".mac", "%q is %d bytes, want 6", m.GetMac(), len(hw))
 	}
 	return generator.Endpoint{
-		IP:   m.GetIp(),
-		MAC:  m.GetMac(),
+		IP:   ip,
+		MAC:  mac,
 		QPN:  m.GetQpn(),
 		IPSN: m.GetIpsn(),
 		Addr: m.GetAddr(),

@@ -197,7 +197,7 @@ func fullTraffic() generator.Traffic {
 }
 
 func fullEndpoint(i uint32) generator.Endpoint {
-	return generator.Endpoint{IP: "10.0.0." + strconv.Itoa(int(i)), MAC: "02:00:00:00:00:0" + strconv.Itoa(int(i)),
+	return generator.Endpoint{IP: netip.AddrFrom4([4]byte{10, 0, 0, byte(i)}), MAC: roce.MAC{2, 0, 0, 0, 0, byte(i)},
 		QPN: 0x100 + i, IPSN: 0xabcde + i, Addr: 0x7f00_0000_0000 + uint64(i), RKey: 0x1010 + i, Len: 4096 * int(i)}
 }
 
