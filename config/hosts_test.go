@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Two hosts and one flow of the hosts form, for the error table.
@@ -388,5 +389,55 @@ func TestHostsWithTestbed(t *testing.T) {
 	}
 	if _, err := tt.WithTestbed(TestbedRemote); err == nil || err.Error() != "t.yaml: --testbed remote: host h2 has no control-ip" {
 		t.Errorf("WithTestbed(remote) error = %v", err)
+	}
+}
+
+// TestHostsResources: the machine checks count every flow and point at
+// flows and at the entry of a flow.
+func TestHostsResources(t *testing.T) {
+	const two = "hosts: {h1: {}, h2: {}}\nflows:\n  - {name: a, from: h1, to: h2, num-qps: 4, message-size: 1073741824}\n  - {name: b, from: h2, to: h1, num-qps: 2, message-size: 1073741824}\n"
+	tests := []struct {
+		name, in string
+		o        LoadOptions
+		want     string
+	}{
+		// 3 × 6 QPs × 1 GiB = 18 GiB of messages; (4 + 2) × 1048576
+		// packets × 2.2 (4 QPs: 9227468, 2 QPs: 4613734) of records.
+		{"memory", two, LoadOptions{Resources: Resources{MemoryBytes: 4 << 30}},
+			"t.yaml:3:3: the test needs about 19.9 GiB of memory on this machine (messages 3 × 6 QPs of 2 flows × their message-size = 18 GiB, dumpers 8 MiB, held packets 0 B, records of up to 13841202 packets and 6 messages 1.7 GiB, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit"},
+		{"memory fits", two, LoadOptions{Resources: Resources{MemoryBytes: 20 << 30}}, ""},
+		// The top-level rx-stall ends at 9.0001 s × 10000: 25 h; flow b's
+		// hold, 4.29 s × 10000, is within the limit.
+		{"netns wall time of a top-level event", "testbed: netns\nnetns-slowdown: 10000\nhosts: {h1: {}, h2: {}}\nflows:\n  - {name: a, from: h1, to: h2}\n  - {name: b, from: h1, to: h2, message-size: 2048, data-pkt-events: [{qpn: 0, psn: 1, type: delay, delay-us: 4294967}]}\n" +
+			"pfc-events: [{type: rx-stall, host: h2, start-us: 100, duration-us: 9000000}]\n",
+			LoadOptions{}, "t.yaml:7:14: on netns this entry takes at least 25h0m1s of wall-clock time (its hold or end × netns-slowdown 10000), more than the limit of 24h0m0s; shorten it or lower netns-slowdown (docs/run.md#netns-slowdown)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := parseError(tt.in, tt.o); got != tt.want {
+				t.Errorf("ParseWith(%q) error =\n%s\nwant\n%s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestTrafficDeadlineFlows: all flows' bytes at 1 Gb/s, then the
+// slowest flow's retries after its start.
+func TestTrafficDeadlineFlows(t *testing.T) {
+	one, err := Parse("t.yaml", []byte("name: x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4096 B at 1 Gb/s; 8 tries × 8 × 4.096 µs × 2^14 = 4.29 s, raised to
+	// the adaptive stages' 14 s; 1 s of slack.
+	if got, want := one.TrafficDeadline(), 32768*time.Nanosecond+14*time.Second+time.Second; got != want {
+		t.Errorf("two-host TrafficDeadline() = %v, want %v", got, want)
+	}
+	two, err := Parse("t.yaml", []byte("hosts: {h1: {}, h2: {}}\nflows: [{name: a, from: h1, to: h2}, {name: b, from: h2, to: h1, start-us: 1000}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := two.TrafficDeadline(), 2*32768*time.Nanosecond+time.Millisecond+14*time.Second+time.Second; got != want {
+		t.Errorf("two flows' TrafficDeadline() = %v, want %v", got, want)
 	}
 }
