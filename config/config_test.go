@@ -653,7 +653,7 @@ func TestEnumStrings(t *testing.T) {
 		got, want string
 	}{
 		{string(VerbWrite), "write"}, {string(VerbRead), "read"}, {string(VerbSend), "send"}, {string(VerbSendRead), "send_read"},
-		{EventDrop.String(), "drop"}, {EventECN.String(), "ecn"}, {EventCorrupt.String(), "corrupt"}, {EventType(0).String(), "EventType(0)"},
+		{EventDrop.String(), "drop"}, {EventECN.String(), "ecn"}, {EventCorrupt.String(), "corrupt"}, {EventType(0).String(), "none"},
 		{TestbedSim.String(), "sim"}, {TestbedNetns.String(), "netns"}, {TestbedRemote.String(), "remote"}, {Testbed(-1).String(), "Testbed(-1)"},
 		{IterScopeMessage.String(), "message"}, {IterScopeConnection.String(), "connection"},
 		{BackendSim.String(), "sim"}, {BackendAFPacket.String(), "afpacket"}, {BackendDPDK.String(), "dpdk"},
