@@ -243,6 +243,9 @@ func TestTwoHostFormNormalized(t *testing.T) {
 	if f0, f1 := got.Traffic.PFCEvents[0].Start.Flow, got.Traffic.PFCEvents[1].Start.Flow; f0 != "" || f1 != TrafficName {
 		t.Errorf("Traffic.PFCEvents start flows = %q, %q; want \"\", %q", f0, f1, TrafficName)
 	}
+	if got.Flows[0].PFCEvents != nil {
+		t.Errorf("Flows[0].PFCEvents = %+v, want nil (they are the test's PFCEvents)", got.Flows[0].PFCEvents)
+	}
 	if f := got.FlowIndex(""); f != 0 {
 		t.Errorf("FlowIndex(\"\") = %d, want 0 in the two-host form", f)
 	}

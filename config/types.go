@@ -229,6 +229,7 @@ func (t *Test) Normalize() {
 	}
 	t.Hosts = []NamedHost{{Name: RequesterName, Host: t.Requester}, {Name: ResponderName, Host: t.Responder}}
 	t.Flows = []Flow{{Name: TrafficName, From: RequesterName, To: ResponderName, Traffic: t.Traffic}}
+	t.Flows[0].PFCEvents = nil // a flow's are the test's PFCEvents
 	t.PFCEvents = nil
 	for _, ev := range t.Traffic.PFCEvents {
 		if ev.Start != nil {
@@ -269,7 +270,8 @@ type NamedHost struct {
 // Flow is one entry of flows: a workload from one host to another. Its
 // Traffic takes every key traffic takes; its Events (data-pkt-events)
 // address the flow's own QPs, relative QPN/PSN/ITER as in the two-host
-// form. Traffic.PFCEvents is unused in a flow (pfc-events is top level).
+// form. Traffic.PFCEvents is nil in a flow (pfc-events is top level:
+// Test.PFCEvents).
 type Flow struct {
 	// Name is the flow's name. YAML key name; required in flows ("traffic"
 	// in the two-host form).
