@@ -121,13 +121,19 @@ func TestQueueDepthInCopies(t *testing.T) {
 // → delay_event(ns).
 func (r *pfcRig) delayEntry(psn byte, ns uint32) {
 	r.t.Helper()
+	r.eventEntry(psn, 0x0100000c, &p4v1.Action_Param{ParamId: 1, Value: []byte{byte(ns >> 8), byte(ns)}})
+}
+
+// eventEntry installs event_table (requester port, QP 0x222, psn, ITER 1)
+// → the action with its parameters.
+func (r *pfcRig) eventEntry(psn byte, action uint32, params ...*p4v1.Action_Param) {
+	r.t.Helper()
 	exact := func(id uint32, v []byte) *p4v1.FieldMatch {
 		return &p4v1.FieldMatch{FieldId: id, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: v}}}
 	}
 	te := &p4v1.TableEntry{TableId: 0x02000004,
 		Match: []*p4v1.FieldMatch{exact(1, []byte{byte(reqPort)}), exact(2, []byte{0x02, 0x22}), exact(3, []byte{psn}), exact(4, []byte{1})},
-		Action: &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: &p4v1.Action{ActionId: 0x0100000c,
-			Params: []*p4v1.Action_Param{{ParamId: 1, Value: []byte{byte(ns >> 8), byte(ns)}}}}}}}
+		Action: &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: &p4v1.Action{ActionId: action, Params: params}}}}
 	if err := r.c.write(p4v1.WriteRequest_CONTINUE_ON_ERROR, &p4v1.Update{Type: p4v1.Update_INSERT,
 		Entity: &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: te}}}); err != nil {
 		r.t.Fatal(err)
@@ -135,20 +141,23 @@ func (r *pfcRig) delayEntry(psn byte, ns uint32) {
 }
 
 // TestQueueDepthHeldPacket: a delayed packet's copy, taken when it leaves
-// the hold, carries the depth of the queue at its release (the two frames
-// that passed it, still paused), not at its arrival.
+// the hold, carries the depth of the queue at its release (the frames that
+// passed it, still paused), not at its arrival; a dropped packet joins no
+// queue: its copy says 0.
 func TestQueueDepthHeldPacket(t *testing.T) {
 	r := newRig(t, injector.Config{Seed: 1, PFC: pfcTestConfig()})
 	r.trackConn()
 	r.delayEntry(1, 5000)
+	r.eventEntry(3, 0x01000006) // drop_event
 	r.rsp.deliver(100, pfcFrame(pfcRspMAC, 3, 0xFFFF))
-	for i := range 3 {
+	for i := range 4 {
 		r.req.deliver(int64(1000+10*i), writeFrame(t, roce.PSN(i), dscpRoCE))
 	}
 	r.loop.RunUntil(20_000)
 	got := fmt.Sprint(r.roceCopies())
 	// 1250 and 2500 bytes, rounded down to their DepthCodes.
-	if want := fmt.Sprint([]copyInfo{{0, roce.EventNone, 0, 0}, {2, roce.EventNone, 0, 1248}, {1, roce.EventDelay, 0, 2496}}); got != want {
+	if want := fmt.Sprint([]copyInfo{{0, roce.EventNone, 0, 0}, {2, roce.EventNone, 0, 1248}, {3, roce.EventDrop, 0, 0},
+		{1, roce.EventDelay, 0, 2496}}); got != want {
 		t.Errorf("copies (psn ev ecn depth) = %s, want %s", got, want)
 	}
 }
