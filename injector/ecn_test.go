@@ -132,7 +132,7 @@ func (r *pfcRig) eventEntry(psn byte, action uint32, params ...*p4v1.Action_Para
 		return &p4v1.FieldMatch{FieldId: id, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: v}}}
 	}
 	te := &p4v1.TableEntry{TableId: 0x02000004,
-		Match: []*p4v1.FieldMatch{exact(1, []byte{byte(reqPort)}), exact(2, []byte{0x02, 0x22}), exact(3, []byte{psn}), exact(4, []byte{1})},
+		Match:  []*p4v1.FieldMatch{exact(1, []byte{byte(reqPort)}), exact(2, []byte{0x02, 0x22}), exact(3, []byte{psn}), exact(4, []byte{1})},
 		Action: &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: &p4v1.Action{ActionId: action, Params: params}}}}
 	if err := r.c.write(p4v1.WriteRequest_CONTINUE_ON_ERROR, &p4v1.Update{Type: p4v1.Update_INSERT,
 		Entity: &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: te}}}); err != nil {
