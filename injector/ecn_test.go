@@ -288,3 +288,33 @@ func TestECNWithoutPFC(t *testing.T) {
 		t.Errorf("departures = %v, want [1000 1100 1200 1300] (paced at 100 Gb/s)", got)
 	}
 }
+
+// TestECNDuplicateCopies: the copies of a duplicated packet join the queue
+// as the packet arrived, each drawing its own mark by depth (not carrying
+// the original's), each at its own depth.
+func TestECNDuplicateCopies(t *testing.T) {
+	pfc := pfcTestConfig()
+	pfc.XOFFBytes, pfc.HeadroomBytes = 1<<20, 1<<20 // no drops
+	r := ecnRig(t, injector.ECNConfig{Priorities: 1 << 3, KminBytes: 0, KmaxBytes: 100_000, Pmax: 1}, pfc)
+	r.trackConn()
+	r.eventEntry(40, 0x0100000e, &p4v1.Action_Param{ParamId: 1, Value: []byte{3}}) // duplicate_event(3)
+	for i := range 41 {
+		e := uint8(notECT)
+		if i == 40 {
+			e = ect0
+		}
+		r.req.deliver(int64(1000+10*i), sizedFrame(t, roce.PSN(i), 1250, dscpRoCE, e))
+	}
+	r.loop.RunUntil(100_000)
+	cs := r.roceCopies()
+	var got []string
+	for _, c := range cs[40:] {
+		got = append(got, fmt.Sprintf("%d:%v:%d:%d", c.psn, c.ev, c.depth, c.ecn))
+	}
+	// 50,000, 51,250, 52,500, 53,750 bytes (p 0.5, 0.5125, 0.525, 0.5375):
+	// the original is marked, the first copy is not (seed 1).
+	want := "40:none:49664:3 40:duplicate:51200:2 40:duplicate:52224:3 40:duplicate:53248:3"
+	if strings.Join(got, " ") != want {
+		t.Errorf("copies (psn:event:depth:ecn) = %s, want %s", strings.Join(got, " "), want)
+	}
+}

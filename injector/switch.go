@@ -259,11 +259,12 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		egress, forward = uint32(fwd.params[0]), true
 	}
 	var event roce.Event
-	var hold *held      // set by delay and reorder events
-	copies := 0         // set by duplicate events
-	conn := uint64(0)   // the matched connection entry's index
-	arrived := int64(0) // the arrival on the mirror clock, when a hold, copy or reorder needs it
-	matched := false    // the packet belongs to a connection entry
+	var hold *held            // set by delay and reorder events
+	copies := 0               // set by duplicate events
+	conn := uint64(0)         // the matched connection entry's index
+	arrived := int64(0)       // the arrival on the mirror clock, when a hold, copy or reorder needs it
+	matched := false          // the packet belongs to a connection entry
+	tos, tosOff := byte(0), 0 // a duplicated packet's TOS before its admission (ECN by depth), and its offset
 	isRoCE := et == roce.EtherTypeIPv4 && s.parser.Parse(frame, 0, &s.pkt) == nil && s.pkt.IPVersion == 4 && s.pkt.L4-s.pkt.L3 == 20
 	if isRoCE {
 		p := &s.pkt
@@ -322,6 +323,9 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 			s.hold(hold)
 			return
 		}
+		if copies > 0 {
+			tos, tosOff = frame[p.L3+1], p.L3+1 // before the original's admission marks it
+		}
 		s.mirror(in, frame, event, rxNs, timed, s.admit(egress, forward, frame))
 	}
 	if !s.forward(in, egress, forward, frame, isRoCE) {
@@ -334,6 +338,13 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		// Each copy leaves after the original and is mirrored, tagged,
 		// stamped with the original's arrival.
 		s.stats.Copies++
+		// A copy joins the queue as the packet arrived: the original's
+		// mark by depth is its own (lumina.p4 recirculates the copies
+		// from ingress, before egress marks).
+		if frame[tosOff] != tos {
+			frame[tosOff] = tos
+			fixIPv4(frame[tosOff-1 : tosOff+19])
+		}
 		s.mirrorAt(in, frame, roce.EventDuplicate, arrived, s.admit(egress, forward, frame))
 		if s.forward(in, egress, forward, frame, isRoCE) {
 			s.overtaken(conn, arrived)
