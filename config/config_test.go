@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -252,6 +253,18 @@ func TestInvalidTestdata(t *testing.T) {
 		{"invalid-qpn.yaml", "testdata/invalid-qpn.yaml:13:12: qpn: want 0..1, got 2 (num-qps is 2); qpn is 0-based; the paper's Listing 2 counts from 1\n" +
 			"testdata/invalid-qpn.yaml:17:12: qpn: want 0..1, got 2 (num-qps is 2); qpn is 0-based; the paper's Listing 2 counts from 1"},
 		{"invalid-syntax.yaml", `testdata/invalid-syntax.yaml:3:1: YAML syntax error: could not find expected ':'`},
+		{"invalid-hosts.yaml", strings.Join([]string{
+			`testdata/invalid-hosts.yaml:5:24: ip-list[0]: 10.0.0.1 is also an address of host h1 (at 3:24): every host needs its own addresses`,
+			`testdata/invalid-hosts.yaml:6:1: requester: the hosts form (hosts and flows) replaces requester, responder and traffic: give hosts and flows, or requester, responder and traffic`,
+			`testdata/invalid-hosts.yaml:8:49: kmax-kb: want more than kmin-kb (400), got 100`,
+			`testdata/invalid-hosts.yaml:11:21: from: no host named "h3" (hosts: h1, h2, r); did you mean "h1"?`,
+			`testdata/invalid-hosts.yaml:12:12: duplicate flow name "a" (first at 10:12)`,
+			`testdata/invalid-hosts.yaml:12:29: to: flow a goes from h2 to itself; want another host`,
+			`testdata/invalid-hosts.yaml:17:15: qpn: want 0..0, got 1 (num-qps is 1); qpn is 0-based; the paper's Listing 2 counts from 1`,
+			`testdata/invalid-hosts.yaml:18:5: pfc-events in a flow: in the hosts form pfc-events is a top-level key (its to and host name a host, its start names the flow)`,
+			`testdata/invalid-hosts.yaml:20:23: to: no host named "hx" (hosts: h1, h2, r); did you mean "h1"?`,
+			`testdata/invalid-hosts.yaml:21:62: qpn: want 0..1, got 2 (num-qps of flow a is 2)`,
+		}, "\n")},
 		{"invalid-semantics.yaml", strings.Join([]string{
 			`testdata/invalid-semantics.yaml:2:10: testbed: want sim, netns or remote, got "simulation"`,
 			`testdata/invalid-semantics.yaml:4:14: num-repeats: want 1..10000, got 0`,
@@ -534,12 +547,44 @@ func TestExpandEvents(t *testing.T) {
 	}
 }
 
-// stripPos zeroes Event.Pos, which a Marshal/Parse round trip changes.
+// stripPos zeroes the positions (Event.Pos, PFCEvent.Pos, and in the
+// hosts form NamedHost.Pos, Flow.Pos and ECN.Pos), which a Marshal/Parse
+// round trip changes. It copies what it changes, so that t's slices are
+// left alone.
 func stripPos(t *Test) {
-	for i := range t.Traffic.Events {
-		t.Traffic.Events[i].Pos = Pos{}
+	strip := func(tr *Traffic) {
+		tr.Events = slices.Clone(tr.Events)
+		for i := range tr.Events {
+			tr.Events[i].Pos = Pos{}
+		}
+		tr.PFCEvents = slices.Clone(tr.PFCEvents)
+		for i := range tr.PFCEvents {
+			tr.PFCEvents[i].Pos = Pos{}
+		}
 	}
-	t.Normalize() // Flows[0] from the stripped traffic
+	strip(&t.Traffic)
+	if t.Switch.ECN != nil {
+		e := *t.Switch.ECN
+		e.Pos = Pos{}
+		t.Switch.ECN = &e
+	}
+	if !t.HostsForm {
+		t.Normalize() // Flows[0] from the stripped traffic
+		return
+	}
+	t.Hosts = slices.Clone(t.Hosts)
+	for i := range t.Hosts {
+		t.Hosts[i].Pos = Pos{}
+	}
+	t.Flows = slices.Clone(t.Flows)
+	for i := range t.Flows {
+		t.Flows[i].Pos = Pos{}
+		strip(&t.Flows[i].Traffic)
+	}
+	t.PFCEvents = slices.Clone(t.PFCEvents)
+	for i := range t.PFCEvents {
+		t.PFCEvents[i].Pos = Pos{}
+	}
 }
 
 // checkRoundTrip asserts that Parse(Marshal(t)) equals t (Pos aside) and
@@ -555,7 +600,6 @@ func checkRoundTrip(t testing.TB, cfg *Test) {
 		t.Fatalf("Parse(Marshal()) error = %v\n%s", err, out)
 	}
 	a, b := *cfg, *again
-	a.Traffic.Events = append([]Event(nil), a.Traffic.Events...)
 	stripPos(&a)
 	stripPos(&b)
 	if !reflect.DeepEqual(&a, &b) {
@@ -588,6 +632,13 @@ func TestMarshalRoundTrip(t *testing.T) {
 		"testbed: netns\ndumpers:\n  - {backend: dpdk, eal-args: [-l, 0-3], nic: {rte-port-id: 2, type: e810}}\n",
 		"requester:\n  nic:\n    ip-list: [10.0.0.2]\n    prio-dscp-map: {0: [], 7: \"1,2\"}\n",
 		"traffic:\n  data-pkt-events:\n    - {qpn: 0, psn: all, type: drop, iter: 3, msg: 0}\n",
+		"switch: {ecn: {priorities: [3, 5], kmin-kb: 0, kmax-kb: 1, pmax: 1}}\nrequester: {nic: {pfc: {priorities: [3]}}}\n" +
+			"traffic: {num-qps: 2, pfc-events: [{type: pause, to: requester, priority: 3, start: {flow: traffic, qpn: 1, psn: 0}}]}\n",
+		"hosts: {b: {nic: {ip-list: [10.0.0.2]}}, a: {control-ip: x}}\ntestbed: sim\n" +
+			"flows: [{name: f, from: a, to: b, rdma-verb: send_read, num-qps: \"2,3\", start-us: 7}, {name: g, from: b, to: a, data-pkt-events: [{qpn: 0, psn: all, type: ecn}]}]\n" +
+			"pfc-events: [{type: rx-stall, host: b, duration-us: 10}]\n",
+		"hosts: {h1: {nic: {pfc: {priorities: [1]}}}, h2: {}}\nswitch: {ecn: {priorities: [1], kmin-kb: 10, kmax-kb: 20, pmax: 0.125}}\n" +
+			"flows: [{name: f, from: h1, to: h2, num-qps: 2}]\npfc-events: [{type: pause, to: h1, priority: 1, start: {flow: f, qpn: 1, psn: 0, iter: 2}}]\n",
 	} {
 		cfg, err := Parse("t.yaml", []byte(in))
 		if err != nil {
@@ -602,7 +653,7 @@ func TestEnumStrings(t *testing.T) {
 		got, want string
 	}{
 		{string(VerbWrite), "write"}, {string(VerbRead), "read"}, {string(VerbSend), "send"}, {string(VerbSendRead), "send_read"},
-		{EventDrop.String(), "drop"}, {EventECN.String(), "ecn"}, {EventCorrupt.String(), "corrupt"}, {EventType(0).String(), "EventType(0)"},
+		{EventDrop.String(), "drop"}, {EventECN.String(), "ecn"}, {EventCorrupt.String(), "corrupt"}, {EventType(0).String(), "none"},
 		{TestbedSim.String(), "sim"}, {TestbedNetns.String(), "netns"}, {TestbedRemote.String(), "remote"}, {Testbed(-1).String(), "Testbed(-1)"},
 		{IterScopeMessage.String(), "message"}, {IterScopeConnection.String(), "connection"},
 		{BackendSim.String(), "sim"}, {BackendAFPacket.String(), "afpacket"}, {BackendDPDK.String(), "dpdk"},

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -115,11 +113,19 @@ func (t *Traffic) verbOf(i int) Verb {
 // control plane before traffic starts (Lumina §3.4).
 type Connection struct {
 	// Index is the connection's index in the run (0..num-qps-1): the "id"
-	// of report.json's and the analyzers' connections.
+	// of report.json's and the analyzers' connections. A Requester numbers
+	// its own QPs from 0; with several flows the run driver renumbers them
+	// globally in flow order (config.Test.QPOffset).
 	Index     int      `json:"id"`
 	Verb      Verb     `json:"verb"`
 	Requester Endpoint `json:"requester"`
 	Responder Endpoint `json:"responder"`
+	// Flow names the test's flow the connection belongs to (config.Flow;
+	// hosts form only, empty in the two-host form). The generator does not
+	// know it: the run driver names the connections it gets back (the
+	// intake's InstallRequest.flow, the flow of each RunRequest), and the
+	// agent's wire conversion carries the name.
+	Flow string `json:"flow,omitempty"`
 }
 
 // Exec runs fn on the device's Loop and returns when fn has run. The
@@ -147,21 +153,17 @@ func checkPattern(b []byte, qp int, side byte) bool {
 	return true
 }
 
-func macString(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
-
-func parseEndpoint(e Endpoint) (netip.Addr, [6]byte, error) {
-	ip, err := netip.ParseAddr(e.IP)
-	if err != nil {
-		return ip, [6]byte{}, fmt.Errorf("%w: endpoint IP %q", ErrProtocol, e.IP)
+// checkEndpoint checks a peer's endpoint from the control connection.
+func checkEndpoint(e Endpoint) error {
+	switch {
+	case !e.IP.IsValid():
+		return fmt.Errorf("%w: endpoint without an IP address", ErrProtocol)
+	case e.MAC.IsZero():
+		return fmt.Errorf("%w: endpoint without a MAC address", ErrProtocol)
+	case e.QPN == 0 || e.QPN > roce.PSNMask || e.IPSN > roce.PSNMask:
+		return fmt.Errorf("%w: QPN %#x / IPSN %#x out of 24 bits", ErrProtocol, e.QPN, e.IPSN)
 	}
-	hw, err := net.ParseMAC(e.MAC)
-	if err != nil || len(hw) != 6 {
-		return ip, [6]byte{}, fmt.Errorf("%w: endpoint MAC %q", ErrProtocol, e.MAC)
-	}
-	if e.QPN == 0 || e.QPN > roce.PSNMask || e.IPSN > roce.PSNMask {
-		return ip, [6]byte{}, fmt.Errorf("%w: QPN %#x / IPSN %#x out of 24 bits", ErrProtocol, e.QPN, e.IPSN)
-	}
-	return ip, [6]byte(hw), nil
+	return nil
 }
 
 // PostAndWait returns an Exec that runs fn through post (a Loop's Post) and

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"sync"
 
 	"github.com/netlumina/lumina/roce"
@@ -116,9 +115,9 @@ func (r *Requester) Handshake(ctx context.Context, conn net.Conn) ([]Connection,
 			if t.MultiGID {
 				ip = ips[i%len(ips)]
 			}
-			mine = append(mine, Endpoint{IP: ip.String(), MAC: macString(dev.MAC()), QPN: qp.QPN(), IPSN: uint32(qp.PSN())})
+			mine = append(mine, Endpoint{IP: ip, MAC: dev.MAC(), QPN: qp.QPN(), IPSN: uint32(qp.PSN())})
 		}
-		dev.SetCompletionHandler(r.onCompletion)
+		handleQPs(dev, r.qps, r.onCompletion)
 	})
 	dl := deadline(ctx)
 	if r.cfg.Secret != "" {
@@ -140,14 +139,13 @@ func (r *Requester) Handshake(ctx context.Context, conn net.Conn) ([]Connection,
 	var cerr error
 	r.cfg.Exec(func() {
 		for i, qp := range r.qps {
-			ip, mac, err := parseEndpoint(r.peers[i])
-			if err != nil {
+			peer := r.peers[i]
+			if err := checkEndpoint(peer); err != nil {
 				cerr = err
 				return
 			}
-			local, _ := netip.ParseAddr(mine[i].IP)
-			a := ConnectAttr{RemoteQPN: r.peers[i].QPN, RemotePSN: psn(r.peers[i].IPSN), RemoteIP: ip, RemoteMAC: mac,
-				LocalIP: local, MTU: t.MTU, Timeout: t.Timeout, TimeoutSet: true, RetryCnt: t.RetryCnt, RetryCntSet: true,
+			a := ConnectAttr{RemoteQPN: peer.QPN, RemotePSN: psn(peer.IPSN), RemoteIP: peer.IP, RemoteMAC: peer.MAC,
+				LocalIP: mine[i].IP, MTU: t.MTU, Timeout: t.Timeout, TimeoutSet: true, RetryCnt: t.RetryCnt, RetryCntSet: true,
 				MaxRdAtomic: max(16, t.TxDepth)}
 			if t.DSCP != nil {
 				a.TrafficClass, a.TrafficClassSet = uint8(t.DSCP[i]<<2|2), true
@@ -174,26 +172,30 @@ func (r *Requester) Handshake(ctx context.Context, conn net.Conn) ([]Connection,
 	return r.conns, nil
 }
 
-// Start posts the first work requests. Call it after Handshake; in the sim
-// testbed, before running the event loop.
-func (r *Requester) Start() {
-	r.cfg.Exec(func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		t := r.cfg.Traffic
-		r.startNs = r.cfg.Clock.Now()
-		r.qpState = make([]qpRun, len(r.qps))
-		first := t.TxDepth
-		if t.Barrier {
-			first = 1
-			r.inRound = len(r.qps)
+// Start posts the first work requests through the Exec. Call it after
+// Handshake; in the sim testbed, before running the event loop. The
+// Result's duration and goodput count from this instant.
+func (r *Requester) Start() { r.cfg.Exec(r.StartOnLoop) }
+
+// StartOnLoop is Start for a caller already on the device's Loop (a timer
+// of a delayed start, a driver of a virtual clock holding the Exec's
+// lock).
+func (r *Requester) StartOnLoop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.cfg.Traffic
+	r.startNs = r.cfg.Clock.Now()
+	r.qpState = make([]qpRun, len(r.qps))
+	first := t.TxDepth
+	if t.Barrier {
+		first = 1
+		r.inRound = len(r.qps)
+	}
+	for i := range r.qps {
+		for range min(first, t.MsgsPerQP) {
+			r.postLocked(i)
 		}
-		for i := range r.qps {
-			for range min(first, t.MsgsPerQP) {
-				r.postLocked(i)
-			}
-		}
-	})
+	}
 }
 
 func (r *Requester) postLocked(i int) {

@@ -6,7 +6,7 @@ import (
 )
 
 // Event is the injected event a mirror copy reports in its IP TTL (IPv6 hop
-// limit). 0 none, 1 drop, 2 ECN mark and 3 corruption are Lumina's
+// limit) bits 0..2; the bits above carry the queue depth (DepthCode). 0 none, 1 drop, 2 ECN mark and 3 corruption are Lumina's
 // numbering; lumina adds 4 delay, 5 reorder and 6 duplicate. A delayed or
 // reordered packet is mirrored when it leaves the switch; a duplicated one
 // is mirrored once for the original and once for every copy, each tagged
@@ -63,7 +63,7 @@ const DefaultMirrorPort = 9741
 type MirrorMeta struct {
 	Seq         uint64 // mirror sequence number, 48 bits, in the source MAC
 	TimestampNs uint64 // switch ingress time in ns, 48 bits, in the destination MAC
-	Event       Event  // event type, in the IP TTL / hop limit
+	Event       Event  // event type, in the IP TTL / hop limit bits 0..2
 	// HoldNs is, for a copy tagged EventDelay or EventReorder, how long
 	// the switch held the packet: its stamp minus its arrival, as a
 	// HoldCode (so at most one Unit below the true hold) in the UDP source
@@ -210,13 +210,11 @@ func (p *Packet) LooksMirrored() bool {
 	return p.MirrorRaw || ((p.TTL < 8 || p.DepthCode().Canonical()) && p.SrcMAC[0] == 0 && p.SrcMAC[1] == 0)
 }
 
-func mac48(m [6]byte) uint64 {
-	return uint64(m[0])<<40 | uint64(m[1])<<32 | uint64(binary.BigEndian.Uint32(m[2:]))
-}
+func mac48(m [6]byte) uint64 { return MAC(m).Uint64() }
 
 func putMAC48(b []byte, v uint64) {
-	binary.BigEndian.PutUint16(b, uint16(v>>32))
-	binary.BigEndian.PutUint32(b[2:], uint32(v))
+	m := MACFromUint64(v)
+	copy(b, m[:])
 }
 
 // ApplyMirror rewrites a mirror copy in place the way the injector's egress

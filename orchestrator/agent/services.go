@@ -46,7 +46,11 @@ type Agent struct {
 	exec    generator.Exec
 	softNIC *softrnic.NIC    // the software RNIC, for StallRx; nil for verbs
 	sw      *injector.Switch // the switch Injector.Start started, for Timing and PFC
-	closers []func()
+	// inTraffic counts the Run calls in traffic; lateMax is the loop's
+	// largest timer lateness since the first of them started.
+	inTraffic int
+	lateMax   time.Duration
+	closers   []func()
 }
 
 func (a *Agent) env() Env {
@@ -315,7 +319,11 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 		release()
 		return nil, badRequest("unknown RNIC backend %q (softrnic or verbs)", spec.Backend)
 	}
-	a.loop, a.dev, a.exec = loop, dev, exec
+	// Several requesters and responder sessions share the RNIC (a host in
+	// several flows, #30): each takes the completions of its own QPs.
+	var mux *generator.Mux
+	exec(func() { mux = generator.NewMux(dev) })
+	a.loop, a.dev, a.exec = loop, mux, exec
 	return &luminav1.StartNICResponse{Mac: mac.String(), Versions: versions}, nil
 }
 
@@ -450,18 +458,37 @@ func acceptRequester(ln net.Listener, secret string, timeout time.Duration) (net
 	}
 }
 
-// Run runs the requester side of a test to its end.
+// Run runs the requester side of one flow of a test to its end. An agent
+// runs several at once, one per flow that starts at its host: each sets
+// up in its Env's turn (SetUp), reports its connections to the intake
+// with its flow index, and starts start_delay_ns after the run's traffic
+// starts (Env.Traffic).
 func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*luminav1.RunResponse, error) {
 	a := g.Agent
+	env := a.env()
+	flow := int(req.GetFlow())
+	if err := env.SetUp(ctx, flow); err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "flow %d: %v", flow, err)
+	}
+	setUp := false
+	defer func() {
+		if !setUp {
+			env.Abandon(flow)
+		}
+	}()
 	dev, exec, loop, err := a.rnic()
 	if err != nil {
 		return nil, err
+	}
+	delay := time.Duration(req.GetStartDelayNs())
+	if delay < 0 {
+		return nil, badRequest("start_delay_ns %d is negative", delay)
 	}
 	tr, err := TrafficFromProto(req.GetTraffic())
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
-	ic, err := a.env().GRPC(req.GetIntakeAddr(), req.GetIntakeCertPem(), req.GetIntakeToken())
+	ic, err := env.GRPC(req.GetIntakeAddr(), req.GetIntakeCertPem(), req.GetIntakeToken())
 	if err != nil {
 		return nil, badRequest("intake: %v", err)
 	}
@@ -469,14 +496,14 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 	intake := luminav1.NewIntakeClient(ic)
 	r, err := generator.NewRequester(generator.RequesterConfig{Device: dev, Clock: loop, Exec: exec, Traffic: tr, Secret: req.GetResponderToken(),
 		OnConnections: func(ctx context.Context, conns []generator.Connection) error {
-			_, err := intake.Install(ctx, &luminav1.InstallRequest{Connections: ConnectionsToProto(conns)})
+			_, err := intake.Install(ctx, &luminav1.InstallRequest{Connections: ConnectionsToProto(conns), Flow: req.GetFlow()})
 			return err
 		}})
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
-	conn, err := a.env().Dial(dctx, req.GetResponderAddr())
+	conn, err := env.Dial(dctx, req.GetResponderAddr())
 	dcancel()
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "responder: %v", err)
@@ -497,10 +524,11 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 		lateness, _ = loop.(interface{ TakeTimerLateness() time.Duration })
 	}
 	if lateness != nil {
-		lateness.TakeTimerLateness() // the handshake's do not count
+		a.lateStart(lateness)
 	}
-	r.Start()
-	stopped := a.env().Await(ctx, loop, r.Done(), time.Duration(req.GetDeadlineNs()))
+	setUp = true
+	stopped := env.Traffic(ctx, loop, Flow{Index: flow, Delay: delay, Limit: time.Duration(req.GetDeadlineNs()),
+		Start: r.StartOnLoop, Done: r.Done()})
 	fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, ferr := r.Finish(fctx)
@@ -509,12 +537,37 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 	}
 	out := &luminav1.RunResponse{Stopped: stopped}
 	if lateness != nil {
-		out.NicTimerLateMaxNs = uint64(lateness.TakeTimerLateness())
+		out.NicTimerLateMaxNs = uint64(a.lateEnd(lateness))
 	}
 	if res != nil {
 		out.Result = ResultToProto(*res)
 	}
 	return out, nil
+}
+
+// lateStart begins a flow's traffic for the loop's timer lateness: the
+// first of the agent's flows in traffic discards the lateness so far (the
+// handshakes' do not count).
+func (a *Agent) lateStart(l interface{ TakeTimerLateness() time.Duration }) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.inTraffic == 0 {
+		l.TakeTimerLateness()
+		a.lateMax = 0
+	}
+	a.inTraffic++
+}
+
+// lateEnd ends a flow's traffic and returns the largest lateness of the
+// loop's timers since the first of the flows in traffic with it started:
+// the flows of one agent share its loop, so each reports the lateness of
+// their common span (not less than its own).
+func (a *Agent) lateEnd(l interface{ TakeTimerLateness() time.Duration }) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.inTraffic--
+	a.lateMax = max(a.lateMax, l.TakeTimerLateness())
+	return a.lateMax
 }
 
 // Counters returns the RNIC's counters.
@@ -552,6 +605,12 @@ func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.Inj
 		}
 		cfg.PFC = pc
 	}
+	ec, err := SwitchECNFromProto(req.GetEcn())
+	if err != nil {
+		release()
+		return nil, badRequest("%v", err)
+	}
+	cfg.ECN = ec
 	exec(func() { sw = injector.New(loop, cfg) })
 	closers := []func(){release}
 	cleanup := func() {
