@@ -328,7 +328,7 @@ Zoomed out, points that would share a pixel are drawn once; zoomed in, every pac
 <div id="cdf-section" hidden><h2>Latency distributions</h2><div id="cdfs"></div></div>
 <h2>Connections</h2>
 <table><tr><th>id</th><th>verb</th><th>requester</th><th>qpn</th><th>ipsn</th><th>responder</th><th>qpn</th></tr>
-{{range .R.Connections}}<tr><td>{{.ID}}</td><td>{{.Verb}}</td><td>{{.Requester.IP}}</td><td>{{printf "%#x" .Requester.QPN}}</td><td>{{.Requester.IPSN}}</td><td>{{.Responder.IP}}</td><td>{{printf "%#x" .Responder.QPN}}</td></tr>{{end}}
+{{range .R.Connections}}<tr><td>{{.ID}}{{with .Flow}} (flow {{.}}){{end}}</td><td>{{.Verb}}</td><td>{{.Requester.IP}}</td><td>{{printf "%#x" .Requester.QPN}}</td><td>{{.Requester.IPSN}}</td><td>{{.Responder.IP}}</td><td>{{printf "%#x" .Responder.QPN}}</td></tr>{{end}}
 </table>
 {{with .Events}}<h2>Delayed, reordered and duplicated packets</h2>
 <p class="help">Each packet the switch held or copied, as the events analyzer measured it (switch timestamps; time since the trace's first RoCE packet), against the configured event.</p>

@@ -34,10 +34,15 @@ func durp(ns *int64) string {
 	return dur(*ns)
 }
 
-// ConnString describes a connection on one line.
+// ConnString describes a connection on one line (naming its flow, if it
+// has one).
 func ConnString(c model.Connection) string {
-	return fmt.Sprintf("#%d %s %s qpn %#x ipsn %d -> %s qpn %#x", c.ID, c.Verb,
+	s := fmt.Sprintf("#%d %s %s qpn %#x ipsn %d -> %s qpn %#x", c.ID, c.Verb,
 		model.IPString(c.Requester.IP), c.Requester.QPN, c.Requester.IPSN, model.IPString(c.Responder.IP), c.Responder.QPN)
+	if c.Flow != "" {
+		s += " flow " + c.Flow
+	}
+	return s
 }
 
 // Text returns the text report (report.txt, and the CLI's text output):
