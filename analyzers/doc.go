@@ -4,7 +4,10 @@
 // breakdown (retransmission), the timeout check (timeout), the CNP pacing
 // check (cnp) and the NIC counter cross-check (counters), and, when the
 // switch delayed, reordered or duplicated packets, the events report
-// (events; it compares them with Meta.Events). Package model
+// (events; it compares them with Meta.Events), with PFC frames in the
+// trace the pfc analysis (pfc), and when the connections name their flows
+// (a many-host test) the flows analysis (flows: per flow goodput, queue
+// depth, fairness, victim flows). Package model
 // holds the common trace and connection model and the run metadata;
 // package report the report, its JSON schema and its text and HTML forms.
 //
