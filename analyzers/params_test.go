@@ -61,3 +61,36 @@ func TestResolveHostNICs(t *testing.T) {
 		t.Errorf("ResolveHostNICs = %+v, want r with 10.0.0.9, x without", nics)
 	}
 }
+
+// TestNAKTriggersCNP: a NAK is a CNP trigger with slow restart when the
+// notification point's personality sends CNPs with NAKs: a builtin, a
+// personality file (cx5-fw2.yaml: base cx5), or by name for a hardware
+// NIC.
+func TestNAKTriggersCNP(t *testing.T) {
+	tt, err := config.Load("../examples/personality/fast-retransmission-fw2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name        string
+		personality string
+		nicType     string
+		slow        bool
+		want        bool
+	}{
+		{"cx5", "cx5", "", true, true},
+		{"cx4", "cx4", "", true, false},
+		{"spec", "spec", "", true, false},
+		{"file based on cx5", "cx5-fw2.yaml", "", true, true},
+		{"missing file named like a cx5", "cx5-none.yaml", "", true, false},
+		{"hardware cx6", "", "cx6", true, true},
+		{"no slow restart", "cx5", "", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := config.Host{NIC: config.NIC{Personality: tc.personality, Type: tc.nicType}, RoCE: config.RoCEParameters{SlowRestart: tc.slow}}
+			if got := nakTriggersCNP(tt, h); got != tc.want {
+				t.Errorf("nakTriggersCNP(%s) = %v, want %v", tc.name, got, tc.want)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/integrity"
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/generator/softrnic"
 	"github.com/netlumina/lumina/internal/safefile"
 )
 
@@ -210,7 +211,8 @@ func runDirInputs(dir string) (string, model.Meta, error) {
 // ParamsFromConfig reads the analyzers' parameters from a run's resolved
 // test file: MTU, QP timeout and retry_cnt, and the notification point's
 // CNP settings (the data receiver: the responder, or the requester for
-// READ). A NAK is a CNP trigger with slow restart on CX5/CX6.
+// READ). A NAK is a CNP trigger with slow restart when the NP's
+// personality sends CNPs with NAKs (nakTriggersCNP).
 //
 // The values are the first flow's (the two-host form's traffic): its MTU,
 // its notification point's CNP settings, its requester's adaptive
@@ -257,7 +259,7 @@ func ParamsFromConfig(t *config.Test) model.Params {
 	p.MinTimeBetweenCNPsUs = &us
 	req := host(f0.From)
 	p.AdaptiveRetrans = req.RoCE.AdaptiveRetrans
-	p.NAKTriggersCNP = nakTriggersCNP(np)
+	p.NAKTriggersCNP = nakTriggersCNP(t, np)
 	if m := req.NIC.PrioDSCPMap; len(m) > 0 {
 		p.PrioDSCPMap = m
 	}
@@ -272,7 +274,7 @@ func ParamsFromConfig(t *config.Test) model.Params {
 	}
 	for _, h := range t.Hosts {
 		us := float64(h.RoCE.MinTimeBetweenCNPs)
-		hp := model.HostParams{Name: h.Name, MinTimeBetweenCNPsUs: &us, NAKTriggersCNP: nakTriggersCNP(h.Host)}
+		hp := model.HostParams{Name: h.Name, MinTimeBetweenCNPsUs: &us, NAKTriggersCNP: nakTriggersCNP(t, h.Host)}
 		for _, a := range h.NIC.IPList {
 			hp.IPs = append(hp.IPs, a.Addr())
 		}
@@ -284,14 +286,30 @@ func ParamsFromConfig(t *config.Test) model.Params {
 	return p
 }
 
-// nakTriggersCNP says a NAK of h is a CNP trigger: slow restart on a CX5
-// or CX6 (personality, else NIC type).
-func nakTriggersCNP(h config.Host) bool {
+// nakTriggersCNP says a NAK of h, a host of t, is a CNP trigger: slow
+// restart on, and a software RNIC whose personality sends a CNP with each
+// NAK (softrnic.Personality.CNPOnNAK: cx5, cx6, or a personality file
+// saying cnp-on-nak), or, for a hardware NIC or a personality file that
+// cannot be read (a run directory without it), a CX5 or CX6 (roce-facts
+// §5.1).
+func nakTriggersCNP(t *config.Test, h config.Host) bool {
+	if !h.RoCE.SlowRestart {
+		return false
+	}
+	name := h.NIC.Personality
+	if path := config.PersonalityPath(t, name); path != "" {
+		name = path
+	}
+	if name != "" {
+		if p, err := softrnic.LoadPersonality(name); err == nil {
+			return p.CNPOnNAK
+		}
+	}
 	m := strings.ToLower(h.NIC.Personality)
 	if m == "" {
 		m = strings.ToLower(h.NIC.Type)
 	}
-	return h.RoCE.SlowRestart && (m == "cx5" || m == "cx6")
+	return m == "cx5" || m == "cx6"
 }
 
 func fileExists(p string) bool {

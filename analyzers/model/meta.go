@@ -350,8 +350,10 @@ type metaDoc struct {
 
 // analysisDoc is the part of a `lumina run` report.json's "analysis" (the
 // analyzers' report of the run) that ParseMeta reads: the timestamp
-// uncertainty the run was analyzed with, the one parameter the run's
-// config.yaml does not hold. The others come from config.yaml.
+// uncertainty and latenesses the run was analyzed with, which the run's
+// config.yaml does not hold, and the hosts' facts as the run resolved
+// them (NAK triggers from personality files; Params.Hosts). The others
+// come from config.yaml.
 type analysisDoc struct {
 	Params struct {
 		TimestampUncertaintyNs int64   `json:"timestamp_uncertainty_ns"`
@@ -361,6 +363,10 @@ type analysisDoc struct {
 		SentUncertaintyNs      *int64  `json:"sent_uncertainty_ns"`
 		LinkGbps               float64 `json:"link_gbps"`
 		RTTNs                  int64   `json:"rtt_ns"`
+		// The run's facts of its hosts, as it resolved them (personality
+		// files the run directory may lack).
+		NAKTriggersCNP bool         `json:"nak_triggers_cnp"`
+		Hosts          []HostParams `json:"hosts"`
 	} `json:"params"`
 }
 
@@ -510,6 +516,12 @@ func ParseMeta(data []byte) (Meta, error) {
 	}
 	if d.Analysis != nil && m.RTTNs == 0 && d.Analysis.Params.RTTNs > 0 {
 		m.RTTNs = d.Analysis.Params.RTTNs
+	}
+	if d.Analysis != nil {
+		m.NAKTriggersCNP = m.NAKTriggersCNP || d.Analysis.Params.NAKTriggersCNP
+		if m.Hosts == nil {
+			m.Hosts = d.Analysis.Params.Hosts
+		}
 	}
 	var err error
 	if m.NICs, err = decodeNICs(d.NICs); err != nil {

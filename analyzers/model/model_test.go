@@ -250,3 +250,20 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestParseMetaRunHosts: a lumina run report.json gives the hosts' facts
+// and the NAK trigger as the run resolved them.
+func TestParseMetaRunHosts(t *testing.T) {
+	m, err := ParseMeta([]byte(`{"schema": "lumina.report/v1", "analysis": {"params": {"nak_triggers_cnp": true,
+		"hosts": [{"name": "r", "ips": ["10.0.0.9"], "min_time_between_cnps_us": 4, "nak_triggers_cnp": true}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := m.HostOf(netip.MustParseAddr("10.0.0.9"))
+	if !m.NAKTriggersCNP || len(m.Hosts) != 1 || h == nil || h.Name != "r" || *h.MinTimeBetweenCNPsUs != 4 || !h.NAKTriggersCNP {
+		t.Errorf("ParseMeta = nak %v hosts %+v, want true and r (10.0.0.9, 4 µs, NAK triggers)", m.NAKTriggersCNP, m.Hosts)
+	}
+	if _, err := ParseMeta([]byte(`{"hosts": [{"name": "r", "min_time_between_cnps_us": -1}]}`)); err == nil {
+		t.Error("ParseMeta accepted a negative host min_time_between_cnps_us")
+	}
+}
