@@ -150,7 +150,7 @@ func TestManyHostsVictim(t *testing.T) {
 		"  #3 write 10.0.0.1 qpn 0x103 ipsn 0 -> 10.0.0.4 qpn 0x203 flow v\n",
 		"  flows           pass  4 flows; to r Jain ",
 		"  flow v h1 -> h4: 36864 bytes in 36 packets",
-		"  victim v: h1 paused on port 1 prio 3 (1 episodes from episode 0, 4µs) while its queue to h4 stayed at most 100 B; congested: r (port 9, 26624 B) by a, b, c; origin " + origin,
+		"  victim v: h1 paused on port 1 prio 3 (1 episode from episode 0, 4µs) while its queue to h4 stayed at most 100 B; congested: r (port 9), 26624 B, by a, b, c; origin " + origin,
 		"  queue to r (port 9) (bottleneck): max 39424 B, p99 39424 B over 116 packets",
 	} {
 		if !strings.Contains(txt, s) {

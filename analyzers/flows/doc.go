@@ -48,12 +48,16 @@
 // Flows with the same data receiver share its egress queue: a group.
 // The group's common window is the full bins in which every flow sent:
 // from the bin after the latest first-packet bin to the bin before the
-// earliest last-packet bin. The convergence bin k is the first bin of the
-// window such that over bins k..end of the window (at least
-// MinConvergedBins of them) every flow's rate in every bin stays within
-// ±X (Options.Tolerance, default 20%) of its own mean over k..end. The
-// time to converge is the start of bin k less the first packet of the
-// flow of the group that started last (so it is exact to one bin). Jain's
+// earliest last-packet bin. It is cut into steps of m bins, m the least
+// power of two that leaves at most ConvergenceSteps (32) of them (a
+// remainder at the end is left out), so that a step holds enough packets
+// of each flow that their discreteness does not pass for unfairness. The
+// convergence step k is the first step of the window such that over steps
+// k..end (at least MinConvergedBins of them) every flow's rate in every
+// step stays within ±X (Options.Tolerance, default 20%) of its own mean
+// over k..end. The time to converge is the start of step k less the first
+// packet of the flow of the group that started last (so it is exact to
+// one step, Group.StepNs). Jain's
 // fairness index J = (Σx)² / (n Σx²) (R. Jain, D. Chiu, W. Hawe, "A
 // Quantitative Measure of Fairness and Discrimination for Resource
 // Allocation in Shared Computer Systems", DEC-TR-301, 1984) measures the

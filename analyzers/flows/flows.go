@@ -23,9 +23,12 @@ const (
 	// DefaultTolerance is the convergence band ±X (Options.Tolerance):
 	// ±20% of a flow's mean rate.
 	DefaultTolerance = 0.2
-	// MinConvergedBins is the fewest bins a converged window holds: a
-	// suffix shorter than this is no evidence of a steady state.
+	// MinConvergedBins is the fewest convergence steps a converged window
+	// holds: a suffix shorter than this is no evidence of a steady state.
 	MinConvergedBins = 4
+	// ConvergenceSteps is the most steps the common window of a group is
+	// cut into for the convergence test (see the package doc).
+	ConvergenceSteps = 32
 	// DefaultCongestedBytes is the depth from which an egress queue
 	// counts as congested (Options.CongestedBytes): more than one 9216-byte
 	// jumbo frame waiting, i.e. the port received faster than it sent.
@@ -448,7 +451,24 @@ func (a *Analyzer) converge(fs []int, g *Group) {
 		g.WindowStartNs, g.WindowEndNs = 0, 0
 		return
 	}
-	// Suffix sums, minima and maxima per flow, from hi down.
+	// Convergence steps: runs of m bins from lo, m the least power of two
+	// leaving at most ConvergenceSteps of them (a remainder at the end is
+	// left out), so that a step holds enough packets of each flow.
+	m := 1
+	for (hi-lo+1)/m > ConvergenceSteps {
+		m *= 2
+	}
+	steps := (hi - lo + 1) / m
+	hi = lo + steps*m - 1
+	g.StepNs = int64(m) * a.w
+	step := func(f *flowState, k int) int64 { // bytes of flow f in step k
+		var b int64
+		for _, v := range f.bins[lo+k*m : lo+(k+1)*m] {
+			b += v
+		}
+		return b
+	}
+	// Suffix sums, minima and maxima per flow, from the last step down.
 	n := len(fs)
 	sum, mn, mx := make([]int64, n), make([]int64, n), make([]int64, n)
 	for j := range n {
@@ -456,31 +476,32 @@ func (a *Analyzer) converge(fs []int, g *Group) {
 	}
 	x := a.opt.Tolerance
 	conv := -1
-	for k := hi; k >= lo; k-- {
+	for k := steps - 1; k >= 0; k-- {
 		ok := true
 		for j, i := range fs {
-			v := a.flows[i].bins[k]
+			v := step(&a.flows[i], k)
 			sum[j] += v
 			mn[j], mx[j] = min(mn[j], v), max(mx[j], v)
-			mean := float64(sum[j]) / float64(hi-k+1)
+			mean := float64(sum[j]) / float64(steps-k)
 			if mean <= 0 || float64(mx[j]) > (1+x)*mean || float64(mn[j]) < (1-x)*mean {
 				ok = false
 			}
 		}
-		if ok && hi-k+1 >= MinConvergedBins {
+		if ok && steps-k >= MinConvergedBins {
 			conv = k
 		}
 	}
 	from := lo
 	if conv >= 0 {
 		g.Converged = true
-		at := a.t0 + int64(conv)*a.w
+		from = lo + conv*m
+		at := a.t0 + int64(from)*a.w
 		ns := max(at-lastStart, 0)
 		g.ConvergedAtNs, g.ConvergeNs = &at, &ns
-		from = conv
 	} else {
 		g.Note = fmt.Sprintf("not converged: no suffix of the common window in which every flow's rate stays within ±%g%% of its mean; fairness over the whole window", 100*x)
 	}
+	g.WindowEndNs = a.t0 + int64(hi+1)*a.w
 	rates := make([]float64, n)
 	for j, i := range fs {
 		var s int64

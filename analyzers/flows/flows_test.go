@@ -466,3 +466,26 @@ func TestObserveAllocs(t *testing.T) {
 		t.Errorf("packets of a = %d, want 1001", flowByName(t, &r, "a").Packets)
 	}
 }
+
+// TestConvergenceSteps: rates alternating 1:3 and 3:1 every bin over 128
+// full bins are steady in steps of 4 bins (at most 32 steps): converged
+// at once.
+func TestConvergenceSteps(t *testing.T) {
+	s := newScen(Options{MinBinNs: 1000, MaxBins: 256}, flowSpec{"a", 1, 9, 1}, flowSpec{"b", 2, 9, 1})
+	var x, y []int
+	for k := range 130 {
+		x = append(x, []int{1000, 3000}[k%2])
+		y = append(y, []int{3000, 1000}[k%2])
+	}
+	s.steady(0, 0, 130, x, 0)
+	s.steady(1, 0, 130, y, 500)
+	r := s.a.Finish(Inputs{})
+	g := r.Groups[0]
+	if !g.Converged || g.StepNs != 4000 || *g.ConvergedAtNs != 1000 || *g.ConvergeNs != 500 || g.WindowEndNs != 129000 {
+		t.Fatalf("convergence = %v in steps of %d at %v after %v, window end %d (%s); want true in steps of 4000 at 1000 after 500, end 129000",
+			g.Converged, g.StepNs, g.ConvergedAtNs, g.ConvergeNs, g.WindowEndNs, g.Note)
+	}
+	if g.Jain != 1 || !reflect.DeepEqual(g.MeanGbps, []float64{16, 16}) {
+		t.Errorf("Jain = %v over %v, want 1 over [16 16]", g.Jain, g.MeanGbps)
+	}
+}

@@ -89,9 +89,11 @@ type Group struct {
 	Port  uint16   `json:"port"`
 	Flows []string `json:"flows"`
 	// WindowStartNs and WindowEndNs bound the common window: the full
-	// bins in which every flow of the group sent.
+	// bins in which every flow of the group sent (ending with the last
+	// full step). StepNs is the width of the convergence steps.
 	WindowStartNs int64 `json:"window_start_ns,omitempty"`
 	WindowEndNs   int64 `json:"window_end_ns,omitempty"`
+	StepNs        int64 `json:"step_ns,omitempty"`
 	// Converged says the flows converged; ConvergedAtNs is the start of
 	// the convergence bin and ConvergeNs the time from the last flow's
 	// first packet to it (see the package doc).

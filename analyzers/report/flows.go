@@ -44,10 +44,10 @@ func textFlows(w func(string, ...any), f *flows.Result) {
 		w("\n")
 	})
 	for _, g := range f.Groups {
-		w("  bottleneck %s (port %d): flows %s; ", g.To, g.Port, strings.Join(g.Flows, ", "))
+		w("  bottleneck %s: flows %s; ", hostOnPort(g.To, g.Port), strings.Join(g.Flows, ", "))
 		switch {
 		case g.Converged:
-			w("converged %s after the last flow started; Jain %.4f over", dur(*g.ConvergeNs), g.Jain)
+			w("converged %s after the last flow started (steps of %s); Jain %.4f over", dur(*g.ConvergeNs), dur(g.StepNs), g.Jain)
 		case len(g.MeanGbps) > 0:
 			w("not converged; Jain %.4f over", g.Jain)
 		default:
@@ -74,14 +74,14 @@ func textFlows(w func(string, ...any), f *flows.Result) {
 			if p.Host == f.Bottleneck {
 				mark = " (bottleneck)"
 			}
-			w("  queue to %s (port %d)%s: max %d B, p99 %d B over %d packets\n", p.Host, p.Port, mark, p.MaxDepth, p.P99Depth, p.Samples)
+			w("  queue to %s%s: max %d B, p99 %d B over %d packets\n", hostOnPort(p.Host, p.Port), mark, p.MaxDepth, p.P99Depth, p.Samples)
 		})
 	}
 	capped(w, len(f.Victims), "  ... %d more victims\n", func(i int) {
 		v := f.Victims[i]
-		w("  victim %s: %s paused on port %d prio %d (%d episodes from episode %d, %s) while its queue to %s stayed at most %d B; congested: %s (port %d, %d B) by %s",
-			v.Flow, v.Host, v.Port, v.Priority, v.Episodes, v.Episode, dur(v.PausedNs), v.Dest, v.DestMaxDepth,
-			v.Congested, v.CongestedPort, v.CongestedMaxDepth, strings.Join(v.CongestingFlows, ", "))
+		w("  victim %s: %s paused on port %d prio %d (%s from episode %d, %s) while its queue to %s stayed at most %d B; congested: %s, %d B, by %s",
+			v.Flow, v.Host, v.Port, v.Priority, plural(v.Episodes, "episode", "episodes"), v.Episode, dur(v.PausedNs), v.Dest, v.DestMaxDepth,
+			hostOnPort(v.Congested, v.CongestedPort), v.CongestedMaxDepth, strings.Join(v.CongestingFlows, ", "))
 		if v.Origin != "" {
 			w("; origin %s", v.Origin)
 		}
@@ -153,4 +153,12 @@ func flowsPlots(f *flows.Result) (rates, depth template.HTML, err error) {
 	}
 	depth, err = svgOf(q)
 	return rates, depth, err
+}
+
+// hostOnPort names a host and its switch port, if known (not 0).
+func hostOnPort(host string, port uint16) string {
+	if port == 0 {
+		return host
+	}
+	return fmt.Sprintf("%s (port %d)", host, port)
 }
