@@ -79,11 +79,11 @@
 // # Victims
 //
 // For each episode in which the switch paused a host H (pfc sent
-// episodes, not injected ones): the congested port C is the port with the
-// deepest queue during the episode (the bins it overlaps); it counts only
-// at Options.CongestedBytes or more (default 9216: more than one jumbo
-// frame waiting) and only if H sends a flow to C (H's ingress buffer held
-// its packets for C). A flow F of H that the pfc analyzer lists as active
+// episodes, not injected ones): the congested port C is, of the ports H
+// sends a flow to (H's ingress buffer holds its packets queued there),
+// the one with the deepest queue during the episode (the bins it
+// overlaps); it counts only at Options.CongestedBytes or more (default
+// 9216: more than one jumbo frame waiting). A flow F of H that the pfc analyzer lists as active
 // around the episode in its data direction is a victim when its own
 // receiver D is not C and D's queue stayed below CongestedBytes during the
 // episode: F was stopped by a pause its own path did not cause. The

@@ -582,21 +582,19 @@ func (a *Analyzer) victims(pf *pfc.Result, r *Result) {
 		if !ok {
 			continue
 		}
-		// The congested port: the deepest egress queue during the episode.
+		// The congested port: of the ports the paused host sends to (its
+		// ingress buffer holds packets queued there), the deepest during
+		// the episode.
 		cong, cd := -1, int64(-1)
-		for p := range a.ports {
-			if d := a.maxDepth(p, e.StartNs, e.EndNs); d > cd {
-				cong, cd = p, d
+		for _, f := range a.flows {
+			if f.sender != h {
+				continue
+			}
+			if d := a.maxDepth(f.receiver, e.StartNs, e.EndNs); d > cd {
+				cong, cd = f.receiver, d
 			}
 		}
 		if cong < 0 || cd < a.opt.CongestedBytes {
-			continue
-		}
-		feeds := false // the paused host sends to the congested port
-		for _, f := range a.flows {
-			feeds = feeds || f.sender == h && f.receiver == cong
-		}
-		if !feeds {
 			continue
 		}
 		for _, ef := range e.Flows {

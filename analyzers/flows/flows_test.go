@@ -489,3 +489,24 @@ func TestConvergenceSteps(t *testing.T) {
 		t.Errorf("Jain = %v over %v, want 1 over [16 16]", g.Jain, g.MeanGbps)
 	}
 }
+
+// TestVictimDeeperElsewhere: a deeper queue the paused host does not feed
+// (x: h2 → h3) is not the cause of its pause; r, which it feeds, is.
+func TestVictimDeeperElsewhere(t *testing.T) {
+	s := newScen(Options{MinBinNs: 1000, MaxBins: 64}, flowSpec{"a", 1, 9, 1}, flowSpec{"v", 1, 4, 1}, flowSpec{"x", 2, 3, 1})
+	for k := range 20 {
+		base := int64(k * 1000)
+		s.data(base, 0, 1000, 40000)
+		s.data(base+100, 1, 1000, 500)
+		s.data(base+200, 2, 1000, 90000)
+	}
+	pf := pfc.Result{Verdict: model.Pass, Episodes: []pfc.Episode{{ID: 0, Port: 1, Host: "h1", Priority: 3, Direction: pfc.DirSent,
+		StartNs: 5000, EndNs: 7000, DurationNs: 2000, Flows: []pfc.Flow{{Conn: 0, Direction: "to-responder"}, {Conn: 1, Direction: "to-responder"}}}}}
+	r := s.a.Finish(Inputs{PFC: &pf})
+	if len(r.Victims) != 1 || r.Victims[0].Flow != "v" || r.Victims[0].Congested != "r" || !reflect.DeepEqual(r.Victims[0].CongestingFlows, []string{"a"}) {
+		t.Errorf("victims = %+v, want v, congested r by a", r.Victims)
+	}
+	if r.Bottleneck != "h3" {
+		t.Errorf("bottleneck = %q, want h3 (the deepest queue)", r.Bottleneck)
+	}
+}
