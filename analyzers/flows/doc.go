@@ -12,12 +12,15 @@
 //
 // # Goodput
 //
-// A flow's goodput counts the payload of its new data delivered: WRITE
+// A flow's goodput counts the payload its data receivers accepted: WRITE
 // and SEND request packets to the responder (READ response packets to the
-// requester) that were neither dropped nor corrupted by the switch, not a
-// retransmission (model.Pkt.Retx: the analyzer runs after the
-// retransmission tracker) and not a duplicate copy. Time is the switch
-// timestamp. The data sender of a READ flow is its responder.
+// requester) that the switch delivered (neither dropped nor corrupted, not
+// an extra duplicate copy) with the PSN the receiver expected next — the
+// connection's IPSN, then one more per accepted packet — as a Go-back-N
+// receiver accepts them: a packet after a loss is discarded until the lost
+// one comes again, a retransmission of a lost packet counts, one of a
+// packet already accepted does not. Time is the switch timestamp. The
+// data sender of a READ flow is its responder.
 //
 // # Bins
 //

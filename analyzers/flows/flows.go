@@ -110,6 +110,7 @@ type Analyzer struct {
 	hostOf map[netip.Addr]int
 	flows  []flowState
 	flowOf []int // per table connection: its flow, -1 none
+	expect []roce.PSN // per table connection: the data receiver's next PSN
 	ports  []portState
 
 	w       int64 // bin width
@@ -155,8 +156,10 @@ func New(t *model.Table, opt Options) *Analyzer {
 	}
 	index := map[string]int{}
 	a.flowOf = make([]int, len(t.Conns))
+	a.expect = make([]roce.PSN, len(t.Conns))
 	for i, c := range t.Conns {
 		a.flowOf[i] = -1
+		a.expect[i] = c.IPSN
 		if c.Flow == "" {
 			continue
 		}
@@ -239,7 +242,7 @@ func (a *Analyzer) double() {
 	a.hi /= 2
 }
 
-// Observe feeds one packet, after the retransmission tracker (p.Retx).
+// Observe feeds one packet.
 func (a *Analyzer) Observe(p *model.Pkt) {
 	if len(a.flows) == 0 {
 		return
@@ -265,8 +268,11 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	switch {
 	case p.Kind == model.KindCNP:
 		f.cnps++
-	case !p.Delivered || p.Retx || p.Copy():
+	case !p.Delivered || p.Copy() || p.PSN != a.expect[p.Conn]:
+		// Lost, an extra copy, or not the receiver's next PSN: out of
+		// order after a loss (Go-back-N discards it) or a duplicate.
 	case p.Kind == model.KindData && p.Dir == model.ToResponder, p.Kind == model.KindReadResp && p.Dir == model.ToRequester:
+		a.expect[p.Conn] = p.PSN.Next()
 		n := int64(p.PayloadLen)
 		f.bytes += n
 		f.pkts++

@@ -7,6 +7,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/pfc"
+	"github.com/netlumina/lumina/roce"
 )
 
 // The hosts of the tests: name, last address byte, switch port.
@@ -44,9 +45,10 @@ func conns(fs ...flowSpec) []model.Connection {
 
 // scen feeds packets to an Analyzer.
 type scen struct {
-	t   *model.Table
-	a   *Analyzer
-	idx int
+	t    *model.Table
+	a    *Analyzer
+	idx  int
+	next map[int]roce.PSN // per connection: the next PSN data sends
 }
 
 func newScen(opt Options, fs ...flowSpec) *scen {
@@ -54,17 +56,19 @@ func newScen(opt Options, fs ...flowSpec) *scen {
 	if opt.Hosts == nil {
 		opt.Hosts = testHosts
 	}
-	return &scen{t: t, a: New(t, opt)}
+	return &scen{t: t, a: New(t, opt), next: map[int]roce.PSN{}}
 }
 
 // data feeds a delivered WRITE packet of connection c at t with n bytes of
-// payload that joined a queue of depth bytes.
+// payload and the connection's next PSN that joined a queue of depth
+// bytes.
 func (s *scen) data(t int64, c, n int, depth int64) { s.pkt(t, c, n, depth, func(*model.Pkt) {}) }
 
 func (s *scen) pkt(t int64, c, n int, depth int64, mod func(*model.Pkt)) {
 	conn := s.t.Conns[c]
-	p := model.Pkt{Index: s.idx, TimeNs: t, Conn: c, Dir: model.ToResponder, Kind: model.KindData, Delivered: true,
+	p := model.Pkt{Index: s.idx, TimeNs: t, Conn: c, Dir: model.ToResponder, Kind: model.KindData, Delivered: true, PSN: s.next[c],
 		PayloadLen: n, SrcIP: conn.Requester.IP, DstIP: conn.Responder.IP, DestQP: conn.Responder.QPN, NPkts: 1, QDepth: depth}
+	s.next[c] = s.next[c].Next()
 	mod(&p)
 	s.idx++
 	s.a.Observe(&p)
@@ -91,14 +95,18 @@ func flowByName(t *testing.T, r *Result, name string) Flow {
 
 func TestBytes(t *testing.T) {
 	s := newScen(Options{}, flowSpec{"a", 1, 9, 2}, flowSpec{"b", 2, 9, 1})
-	s.data(1000, 0, 1024, 0)
-	s.data(1100, 1, 1024, 0)
-	s.data(1200, 2, 512, 0)
-	s.pkt(1300, 0, 1024, 0, func(p *model.Pkt) { p.Retx = true })                        // a retransmission
-	s.pkt(1400, 1, 1024, 0, func(p *model.Pkt) { p.Delivered = false })                  // dropped
-	s.pkt(1500, 2, 512, 0, func(p *model.Pkt) { p.Event = 6 /* roce.EventDuplicate */ }) // an extra copy
-	s.pkt(1600, 0, 0, 0, func(p *model.Pkt) { p.Kind = model.KindAck; p.Dir = model.ToRequester })
-	s.data(2000, 1, 100, 0)
+	psn := func(v roce.PSN) func(*model.Pkt) { return func(p *model.Pkt) { p.PSN = v } }
+	s.data(1000, 0, 1024, 0)                                                               // 0/0
+	s.pkt(1050, 0, 1024, 0, func(p *model.Pkt) { p.Delivered = false })                    // 0/1 dropped
+	s.data(1080, 0, 1024, 0)                                                               // 0/2 out of order: discarded
+	s.data(1100, 1, 1024, 0)                                                               // 1/0
+	s.data(1200, 2, 512, 0)                                                                // 2/0
+	s.pkt(1300, 0, 1024, 0, func(p *model.Pkt) { p.PSN, p.Retx = 1, true })                // 0/1 retransmitted: accepted
+	s.pkt(1350, 0, 1024, 0, func(p *model.Pkt) { p.PSN, p.Retx = 2, true })                // 0/2 again: accepted
+	s.pkt(1400, 1, 1024, 0, psn(0))                                                        // 1/0 again: a duplicate
+	s.pkt(1500, 2, 512, 0, func(p *model.Pkt) { p.PSN, p.Event = 0, roce.EventDuplicate }) // an extra copy
+	s.pkt(1600, 0, 0, 0, func(p *model.Pkt) { p.Kind, p.Dir = model.KindAck, model.ToRequester })
+	s.pkt(2000, 1, 100, 0, psn(1)) // 1/1
 	s.cnp(2100, 0)
 	s.cnp(2200, 1)
 	s.cnp(2300, 2)
@@ -111,7 +119,7 @@ func TestBytes(t *testing.T) {
 		conns       []int
 		from, to    string
 	}{
-		{"a", 1024 + 1024 + 100, 3, 1000, 2000, 2, []int{0, 1}, "h1", "r"},
+		{"a", 4*1024 + 100, 5, 1000, 2000, 2, []int{0, 1}, "h1", "r"},
 		{"b", 512, 1, 1200, 1200, 1, []int{2}, "h2", "r"},
 	} {
 		f := flowByName(t, &r, tc.name)
@@ -121,8 +129,8 @@ func TestBytes(t *testing.T) {
 				tc.bytes, tc.pkts, tc.first, tc.last, tc.cnps, tc.conns, tc.from, tc.to)
 		}
 	}
-	if g := flowByName(t, &r, "a").GoodputGbps; g != float64(2148*8)/1000 {
-		t.Errorf("goodput of a = %v, want %v", g, float64(2148*8)/1000)
+	if g := flowByName(t, &r, "a").GoodputGbps; g != float64((4*1024+100)*8)/1000 {
+		t.Errorf("goodput of a = %v, want %v", g, float64((4*1024+100)*8)/1000)
 	}
 	if r.Verdict != model.Pass {
 		t.Errorf("verdict = %s (%s), want pass", r.Verdict, r.Reason)
@@ -458,6 +466,7 @@ func TestObserveAllocs(t *testing.T) {
 		now += 977 // the bins double along the way
 		p.TimeNs = now
 		s.a.Observe(&p)
+		p.PSN = p.PSN.Next()
 	})
 	if n != 0 {
 		t.Errorf("Observe allocates %v times per packet, want 0", n)

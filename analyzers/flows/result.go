@@ -45,9 +45,9 @@ type Flow struct {
 	// requester).
 	From string `json:"from"`
 	To   string `json:"to"`
-	// Bytes and Packets are the new data delivered: payload of WRITE/SEND
-	// requests (READ responses) not dropped or corrupted, not a
-	// retransmission, not a duplicate copy.
+	// Bytes and Packets are the data its receivers accepted: payload of
+	// WRITE/SEND requests (READ responses) delivered in PSN order (see the
+	// package doc).
 	Bytes   int64 `json:"bytes"`
 	Packets int64 `json:"packets"`
 	// FirstNs and LastNs are its first and last such packet; GoodputGbps
