@@ -258,7 +258,7 @@ func (r *Run) meta() model.Meta {
 	w := r.sentUncertaintyNs()
 	m.SentUncertaintyNs = &w
 	for _, c := range r.Connections {
-		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: c.Verb,
+		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: c.Verb, Flow: c.Flow,
 			Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)})
 	}
 	if r.pfcOn() {
