@@ -109,7 +109,7 @@ type Analyzer struct {
 	hosts  []host
 	hostOf map[netip.Addr]int
 	flows  []flowState
-	flowOf []int // per table connection: its flow, -1 none
+	flowOf []int      // per table connection: its flow, -1 none
 	expect []roce.PSN // per table connection: the data receiver's next PSN
 	ports  []portState
 
