@@ -117,7 +117,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	}
 	d := &driver{run: run, pl: pl, dir: dir, progress: progress, hooks: h}
 	run.HostPorts = pl.hostPorts
-	err = d.phases(ctx, d.startSwitch, d.startDumpers, d.startNICs, d.serve, d.traffic, d.settle, d.collect)
+	err = d.phases(ctx, d.startSwitch, d.startDumpers, d.startNICs, d.serveResponders, d.startIntake, d.traffic, d.settle, d.collect)
 	d.close()
 	tb.close()
 	if err != nil {
@@ -144,7 +144,8 @@ type driver struct {
 	// startNICs: each host's generator and its RNIC's MAC.
 	gens []luminav1.GeneratorClient
 	macs [][6]byte
-	// serve: each flow's responder, the intake barrier and its server.
+	// serveResponders, startIntake: each flow's responder, the intake
+	// barrier and its server.
 	responders []responder
 	intake     *intakeBarrier
 	ig         *grpc.Server
@@ -305,12 +306,12 @@ func hostCount(n int) string {
 	return fmt.Sprintf("%d hosts", n)
 }
 
-// serve starts each flow's responder on its to host (Generator.Serve) and
-// the Intake service, where the control plane installs the test's entries
-// once every flow's requester has reported its connections.
-func (d *driver) serve(ctx context.Context) error {
-	run, pl, t := d.run, d.pl, d.run.Test
-	d.progress("generator: " + flowCount(len(t.Flows)) + ": responders; intake")
+// serveResponders starts each flow's responder on its to host
+// (Generator.Serve) and the intake barrier the flows' requesters report
+// their connections to.
+func (d *driver) serveResponders(ctx context.Context) error {
+	pl, t := d.pl, d.run.Test
+	d.progress("generator: " + flowCount(len(t.Flows)) + ": responders")
 	d.responders = make([]responder, len(t.Flows))
 	for f, fl := range t.Flows {
 		// A responder's control connection takes only its requester: a
@@ -331,6 +332,25 @@ func (d *driver) serve(ctx context.Context) error {
 		}
 		d.responders[f] = responder{addr: addr, secret: hex.EncodeToString(secret)}
 	}
+	d.intake = newIntakeBarrier(t, d.installPlan)
+	return nil
+}
+
+// startIntake serves the Intake service, where the control plane installs
+// the test's entries once every flow's requester has reported its
+// connections (the intake barrier).
+func (d *driver) startIntake(context.Context) error {
+	d.ig = grpc.NewServer(d.pl.intakeServer...)
+	luminav1.RegisterIntakeServer(d.ig, &intakeServer{install: d.intake.report})
+	go d.ig.Serve(d.pl.intake)
+	return nil
+}
+
+// installPlan translates the intent for every flow's connections (numbered
+// globally) and the hosts' ports and MACs, installs the plan, and
+// schedules the pauses, which start with traffic.
+func (d *driver) installPlan(ctx context.Context, conns []generator.Connection) error {
+	run, pl, t := d.run, d.pl, d.run.Test
 	ports := controlplane.Ports{Dumpers: d.dports}
 	for i, h := range t.Hosts {
 		ports.Hosts = append(ports.Hosts, controlplane.Host{Name: h.Name, Port: pl.hostPorts[i], MAC: d.macs[i], IPs: run.IPs[h.Name]})
@@ -341,19 +361,13 @@ func (d *driver) serve(ctx context.Context) error {
 			d.hooks.installed(ctx, d.cp, d.p4addr, pl.p4rtDial, p)
 		}
 	})
-	d.intake = newIntakeBarrier(t, func(ctx context.Context, conns []generator.Connection) error {
-		if err := install(ctx, conns); err != nil {
-			return err
-		}
-		// Pauses start with traffic, which starts when the plan is in
-		// place; those that start on a data packet need its runtime QPN
-		// and PSN.
-		return d.schedulePauses(ctx)
-	})
-	d.ig = grpc.NewServer(pl.intakeServer...)
-	luminav1.RegisterIntakeServer(d.ig, &intakeServer{install: d.intake.report})
-	go d.ig.Serve(pl.intake)
-	return nil
+	if err := install(ctx, conns); err != nil {
+		return err
+	}
+	// Pauses start with traffic, which starts when the plan is in
+	// place; those that start on a data packet need its runtime QPN
+	// and PSN.
+	return d.schedulePauses(ctx)
 }
 
 // flowCount is "1 flow", "3 flows".
@@ -650,6 +664,13 @@ func (b *intakeBarrier) report(ctx context.Context, f int, conns []generator.Con
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// reported reports whether flow f has reported its connections.
+func (b *intakeBarrier) reported(f int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.got[f]
 }
 
 // all returns every flow's connections, numbered globally.
