@@ -115,11 +115,19 @@ func (t *Traffic) verbOf(i int) Verb {
 // control plane before traffic starts (Lumina §3.4).
 type Connection struct {
 	// Index is the connection's index in the run (0..num-qps-1): the "id"
-	// of report.json's and the analyzers' connections.
+	// of report.json's and the analyzers' connections. A Requester numbers
+	// its own QPs from 0; with several flows the run driver renumbers them
+	// globally in flow order (config.Test.QPOffset).
 	Index     int      `json:"id"`
 	Verb      Verb     `json:"verb"`
 	Requester Endpoint `json:"requester"`
 	Responder Endpoint `json:"responder"`
+	// Flow names the test's flow the connection belongs to (config.Flow;
+	// hosts form only, empty in the two-host form). The generator does not
+	// know it: the run driver names the connections it gets back (the
+	// intake's InstallRequest.flow, the flow of each RunRequest), and the
+	// agent's wire conversion carries the name.
+	Flow string `json:"flow,omitempty"`
 }
 
 // Exec runs fn on the device's Loop and returns when fn has run. The

@@ -118,7 +118,7 @@ func (r *Requester) Handshake(ctx context.Context, conn net.Conn) ([]Connection,
 			}
 			mine = append(mine, Endpoint{IP: ip.String(), MAC: macString(dev.MAC()), QPN: qp.QPN(), IPSN: uint32(qp.PSN())})
 		}
-		dev.SetCompletionHandler(r.onCompletion)
+		handleQPs(dev, r.qps, r.onCompletion)
 	})
 	dl := deadline(ctx)
 	if r.cfg.Secret != "" {
@@ -174,26 +174,30 @@ func (r *Requester) Handshake(ctx context.Context, conn net.Conn) ([]Connection,
 	return r.conns, nil
 }
 
-// Start posts the first work requests. Call it after Handshake; in the sim
-// testbed, before running the event loop.
-func (r *Requester) Start() {
-	r.cfg.Exec(func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		t := r.cfg.Traffic
-		r.startNs = r.cfg.Clock.Now()
-		r.qpState = make([]qpRun, len(r.qps))
-		first := t.TxDepth
-		if t.Barrier {
-			first = 1
-			r.inRound = len(r.qps)
+// Start posts the first work requests through the Exec. Call it after
+// Handshake; in the sim testbed, before running the event loop. The
+// Result's duration and goodput count from this instant.
+func (r *Requester) Start() { r.cfg.Exec(r.StartOnLoop) }
+
+// StartOnLoop is Start for a caller already on the device's Loop (a timer
+// of a delayed start, a driver of a virtual clock holding the Exec's
+// lock).
+func (r *Requester) StartOnLoop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.cfg.Traffic
+	r.startNs = r.cfg.Clock.Now()
+	r.qpState = make([]qpRun, len(r.qps))
+	first := t.TxDepth
+	if t.Barrier {
+		first = 1
+		r.inRound = len(r.qps)
+	}
+	for i := range r.qps {
+		for range min(first, t.MsgsPerQP) {
+			r.postLocked(i)
 		}
-		for i := range r.qps {
-			for range min(first, t.MsgsPerQP) {
-				r.postLocked(i)
-			}
-		}
-	})
+	}
 }
 
 func (r *Requester) postLocked(i int) {

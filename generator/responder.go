@@ -69,13 +69,13 @@ func Serve(ctx context.Context, cfg ResponderConfig, conn net.Conn) (*ResponderS
 	var mine []Endpoint
 	var cerr error
 	cfg.Exec(func() {
-		dev.SetCompletionHandler(func(cp Completion) {
+		onComp := func(cp Completion) {
 			if cp.Status != StatusSuccess {
 				stats.RecvErrors++
 				return
 			}
 			stats.RecvCompletions++
-		})
+		}
 		ips := dev.IPs()
 		for i, peer := range m.Hello.QPs {
 			ip, mac, err := parseEndpoint(peer)
@@ -95,6 +95,7 @@ func Serve(ctx context.Context, cfg ResponderConfig, conn net.Conn) (*ResponderS
 			pattern(buf, i, 's')
 			mr := dev.RegMR(buf)
 			qp := dev.NewQP()
+			handleQPs(dev, []QP{qp}, onComp)
 			a := ConnectAttr{RemoteQPN: peer.QPN, RemotePSN: psn(peer.IPSN), RemoteIP: ip, RemoteMAC: mac, LocalIP: local,
 				MTU: t.MTU, Timeout: t.Timeout, TimeoutSet: true, RetryCnt: t.RetryCnt, RetryCntSet: true, MaxRdAtomic: max(16, t.TxDepth)}
 			if t.DSCP != nil {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"time"
 
 	"google.golang.org/grpc"
 
@@ -38,9 +37,17 @@ type simBed struct {
 	agents     []*agent.Agent
 	servers    []*grpc.Server
 	conns      []*grpc.ClientConn
+	// flows sequences the run's flows on the loop (set-up in flow order,
+	// one start for all, one goroutine driving the clock): every agent's
+	// Run goes through it.
+	flows *agent.SimFlows
 }
 
-func newSimBed() *simBed { return &simBed{loop: sim.NewEventLoop()} }
+func newSimBed() *simBed {
+	b := &simBed{loop: sim.NewEventLoop()}
+	b.flows = agent.NewSimFlows(b.loop, b.exec)
+	return b
+}
 
 func (b *simBed) exec(fn func()) {
 	b.mu.Lock()
@@ -51,6 +58,7 @@ func (b *simBed) exec(fn func()) {
 func (b *simBed) place(ctx context.Context, run *Run, progress func(string)) (*placement, error) {
 	t := run.Test
 	progress("sim: agents in this process on one virtual clock, gRPC in memory")
+	b.flows.Expect(len(t.Flows))
 	work, err := os.MkdirTemp("", "lumina-sim-")
 	if err != nil {
 		return nil, errorf("sim: %w", err)
@@ -186,26 +194,16 @@ func (e *simEnv) GRPC(addr string, _ []byte, _ string) (*grpc.ClientConn, error)
 	return e.bed.net.GRPC(addr)
 }
 
-// Await implements agent.Env: it runs the virtual clock until nothing is
-// left to do or limit has passed on it.
-func (e *simEnv) Await(ctx context.Context, _ sim.Loop, done <-chan struct{}, limit time.Duration) string {
-	l := e.bed.loop
-	end := l.Now() + int64(limit)
-	e.bed.exec(func() {
-		for l.Pending() > 0 && l.Now() < end {
-			if ctx.Err() != nil {
-				return
-			}
-			l.RunUntil(min(l.Now()+int64(100*time.Millisecond), end))
-		}
-	})
-	select {
-	case <-done:
-		return ""
-	default:
-	}
-	if ctx.Err() != nil {
-		return "interrupted: " + ctx.Err().Error()
-	}
-	return fmt.Sprintf("traffic did not complete within %v of virtual time", limit)
+// SetUp implements agent.Env: the flows set up in flow order (SimFlows).
+func (e *simEnv) SetUp(ctx context.Context, index int) error { return e.bed.flows.SetUp(ctx, index) }
+
+// Abandon implements agent.Env.
+func (e *simEnv) Abandon(index int) { e.bed.flows.Abandon(index) }
+
+// Traffic implements agent.Env: once every flow of the run is ready, they
+// start together in flow order and one goroutine runs the virtual clock
+// until nothing is left to do or every flow's limit has passed on it
+// (SimFlows).
+func (e *simEnv) Traffic(ctx context.Context, _ sim.Loop, f agent.Flow) string {
+	return e.bed.flows.Traffic(ctx, f)
 }

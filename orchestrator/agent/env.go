@@ -33,10 +33,23 @@ type Env interface {
 	// GRPC returns a client connection to addr that trusts exactly the
 	// server certificate certPEM and sends token.
 	GRPC(addr string, certPEM []byte, token string) (*grpc.ClientConn, error)
-	// Await waits until done is closed, limit has passed on loop's clock
-	// since the call, or ctx ends, driving the clock if the Env owns it. It
-	// returns why traffic stopped early, or "" if done was closed.
-	Await(ctx context.Context, loop sim.Loop, done <-chan struct{}, limit time.Duration) string
+	// SetUp waits until flow index of the run may set up its connections.
+	// On a virtual clock shared by several agents (SimFlows) flows set up
+	// one at a time in flow order, so every RNIC creates its QPs in the
+	// same order on every run; a real clock's Env returns at once. After
+	// a SetUp that returned nil, call exactly one of Traffic (set-up done)
+	// or Abandon (set-up failed).
+	SetUp(ctx context.Context, index int) error
+	// Abandon ends the set-up of flow index without traffic: the flows
+	// after it may set up, and the run does not wait for it.
+	Abandon(index int)
+	// Traffic starts flow f on loop after f.Delay (on a shared virtual
+	// clock: once every flow of the run is ready, in flow order at one
+	// instant) and waits until f.Done is closed, f.Limit has passed on
+	// loop's clock since the flow's start, or ctx ends, driving the clock
+	// if the Env owns it. It returns why the flow stopped early, or "" if
+	// f.Done was closed.
+	Traffic(ctx context.Context, loop sim.Loop, f Flow) string
 }
 
 // Real is the Env of an agent on a machine: one real-time loop per
@@ -93,11 +106,36 @@ func (Real) GRPC(addr string, certPEM []byte, token string) (*grpc.ClientConn, e
 	return grpc.NewClient(addr, opts...)
 }
 
-// Await implements Env: the wall clock, limit × the loop's slowdown.
-func (Real) Await(ctx context.Context, loop sim.Loop, done <-chan struct{}, limit time.Duration) string {
-	wall := limit
+// SetUp implements Env: flows on a real clock set up when they come.
+func (Real) SetUp(context.Context, int) error { return nil }
+
+// Abandon implements Env: nothing waits for a flow on a real clock.
+func (Real) Abandon(int) {}
+
+// Traffic implements Env: the flow starts on loop's timer after its delay
+// (at once without one), and Await waits for it on the wall clock.
+func (r Real) Traffic(ctx context.Context, loop sim.Loop, f Flow) string {
+	if f.Delay <= 0 {
+		generator.PostAndWait(loop.Post)(f.Start)
+		return r.Await(ctx, loop, f.Done, f.Limit)
+	}
+	tm := loop.AfterFunc(f.Delay, f.Start)
+	defer tm.Stop() // a flow stopped before its start does not start late
+	return r.await(ctx, loop, f.Done, min(f.Delay, time.Duration(1<<62))+min(f.Limit, time.Duration(1<<62)), f.Limit)
+}
+
+// Await waits until done is closed, limit has passed on loop's clock (the
+// wall clock, limit × the loop's slowdown) or ctx ends. It returns why
+// traffic stopped early, or "" if done was closed.
+func (r Real) Await(ctx context.Context, loop sim.Loop, done <-chan struct{}, limit time.Duration) string {
+	return r.await(ctx, loop, done, limit, limit)
+}
+
+// await is Await waiting wait on loop's clock and naming limit.
+func (Real) await(ctx context.Context, loop sim.Loop, done <-chan struct{}, wait, limit time.Duration) string {
+	wall := wait
 	if s, ok := loop.(interface{ Slowdown() int64 }); ok {
-		wall = WallTime(limit, s.Slowdown())
+		wall = WallTime(wait, s.Slowdown())
 	}
 	t := time.NewTimer(wall)
 	defer t.Stop()

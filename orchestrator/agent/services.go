@@ -315,7 +315,11 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 		release()
 		return nil, badRequest("unknown RNIC backend %q (softrnic or verbs)", spec.Backend)
 	}
-	a.loop, a.dev, a.exec = loop, dev, exec
+	// Several requesters and responder sessions share the RNIC (a host in
+	// several flows, #30): each takes the completions of its own QPs.
+	var mux *generator.Mux
+	exec(func() { mux = generator.NewMux(dev) })
+	a.loop, a.dev, a.exec = loop, mux, exec
 	return &luminav1.StartNICResponse{Mac: mac.String(), Versions: versions}, nil
 }
 
@@ -450,18 +454,37 @@ func acceptRequester(ln net.Listener, secret string, timeout time.Duration) (net
 	}
 }
 
-// Run runs the requester side of a test to its end.
+// Run runs the requester side of one flow of a test to its end. An agent
+// runs several at once, one per flow that starts at its host: each sets
+// up in its Env's turn (SetUp), reports its connections to the intake
+// with its flow index, and starts start_delay_ns after the run's traffic
+// starts (Env.Traffic).
 func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*luminav1.RunResponse, error) {
 	a := g.Agent
+	env := a.env()
+	flow := int(req.GetFlow())
+	if err := env.SetUp(ctx, flow); err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "flow %d: %v", flow, err)
+	}
+	setUp := false
+	defer func() {
+		if !setUp {
+			env.Abandon(flow)
+		}
+	}()
 	dev, exec, loop, err := a.rnic()
 	if err != nil {
 		return nil, err
+	}
+	delay := time.Duration(req.GetStartDelayNs())
+	if delay < 0 {
+		return nil, badRequest("start_delay_ns %d is negative", delay)
 	}
 	tr, err := TrafficFromProto(req.GetTraffic())
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
-	ic, err := a.env().GRPC(req.GetIntakeAddr(), req.GetIntakeCertPem(), req.GetIntakeToken())
+	ic, err := env.GRPC(req.GetIntakeAddr(), req.GetIntakeCertPem(), req.GetIntakeToken())
 	if err != nil {
 		return nil, badRequest("intake: %v", err)
 	}
@@ -469,14 +492,14 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 	intake := luminav1.NewIntakeClient(ic)
 	r, err := generator.NewRequester(generator.RequesterConfig{Device: dev, Clock: loop, Exec: exec, Traffic: tr, Secret: req.GetResponderToken(),
 		OnConnections: func(ctx context.Context, conns []generator.Connection) error {
-			_, err := intake.Install(ctx, &luminav1.InstallRequest{Connections: ConnectionsToProto(conns)})
+			_, err := intake.Install(ctx, &luminav1.InstallRequest{Connections: ConnectionsToProto(conns), Flow: req.GetFlow()})
 			return err
 		}})
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
-	conn, err := a.env().Dial(dctx, req.GetResponderAddr())
+	conn, err := env.Dial(dctx, req.GetResponderAddr())
 	dcancel()
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "responder: %v", err)
@@ -499,8 +522,9 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 	if lateness != nil {
 		lateness.TakeTimerLateness() // the handshake's do not count
 	}
-	r.Start()
-	stopped := a.env().Await(ctx, loop, r.Done(), time.Duration(req.GetDeadlineNs()))
+	setUp = true
+	stopped := env.Traffic(ctx, loop, Flow{Index: flow, Delay: delay, Limit: time.Duration(req.GetDeadlineNs()),
+		Start: r.StartOnLoop, Done: r.Done()})
 	fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, ferr := r.Finish(fctx)

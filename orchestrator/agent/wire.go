@@ -799,6 +799,7 @@ func ConnectionToProto(c generator.Connection) *luminav1.Connection {
 		Verb:      string(c.Verb),
 		Requester: EndpointToProto(c.Requester),
 		Responder: EndpointToProto(c.Responder),
+		Flow:      c.Flow,
 	}
 }
 
@@ -817,6 +818,7 @@ func (d *decoder) connection(f string, m *luminav1.Connection) generator.Connect
 		Verb:      d.verb(f+".verb", m.GetVerb()),
 		Requester: d.endpoint(f+".requester", m.GetRequester()),
 		Responder: d.endpoint(f+".responder", m.GetResponder()),
+		Flow:      m.GetFlow(),
 	}
 }
 

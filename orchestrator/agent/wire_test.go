@@ -202,7 +202,8 @@ func fullEndpoint(i uint32) generator.Endpoint {
 }
 
 func fullConnection(i int) generator.Connection {
-	return generator.Connection{Index: i + 1, Verb: generator.VerbRead, Requester: fullEndpoint(1), Responder: fullEndpoint(2)}
+	return generator.Connection{Index: i + 1, Verb: generator.VerbRead, Requester: fullEndpoint(1), Responder: fullEndpoint(2),
+		Flow: "flow-" + strconv.Itoa(i)}
 }
 
 func fullResult() generator.Result {
