@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -534,12 +535,44 @@ func TestExpandEvents(t *testing.T) {
 	}
 }
 
-// stripPos zeroes Event.Pos, which a Marshal/Parse round trip changes.
+// stripPos zeroes the positions (Event.Pos, PFCEvent.Pos, and in the
+// hosts form NamedHost.Pos, Flow.Pos and ECN.Pos), which a Marshal/Parse
+// round trip changes. It copies what it changes, so that t's slices are
+// left alone.
 func stripPos(t *Test) {
-	for i := range t.Traffic.Events {
-		t.Traffic.Events[i].Pos = Pos{}
+	strip := func(tr *Traffic) {
+		tr.Events = slices.Clone(tr.Events)
+		for i := range tr.Events {
+			tr.Events[i].Pos = Pos{}
+		}
+		tr.PFCEvents = slices.Clone(tr.PFCEvents)
+		for i := range tr.PFCEvents {
+			tr.PFCEvents[i].Pos = Pos{}
+		}
 	}
-	t.Normalize() // Flows[0] from the stripped traffic
+	strip(&t.Traffic)
+	if t.Switch.ECN != nil {
+		e := *t.Switch.ECN
+		e.Pos = Pos{}
+		t.Switch.ECN = &e
+	}
+	if !t.HostsForm {
+		t.Normalize() // Flows[0] from the stripped traffic
+		return
+	}
+	t.Hosts = slices.Clone(t.Hosts)
+	for i := range t.Hosts {
+		t.Hosts[i].Pos = Pos{}
+	}
+	t.Flows = slices.Clone(t.Flows)
+	for i := range t.Flows {
+		t.Flows[i].Pos = Pos{}
+		strip(&t.Flows[i].Traffic)
+	}
+	t.PFCEvents = slices.Clone(t.PFCEvents)
+	for i := range t.PFCEvents {
+		t.PFCEvents[i].Pos = Pos{}
+	}
 }
 
 // checkRoundTrip asserts that Parse(Marshal(t)) equals t (Pos aside) and
@@ -555,7 +588,6 @@ func checkRoundTrip(t testing.TB, cfg *Test) {
 		t.Fatalf("Parse(Marshal()) error = %v\n%s", err, out)
 	}
 	a, b := *cfg, *again
-	a.Traffic.Events = append([]Event(nil), a.Traffic.Events...)
 	stripPos(&a)
 	stripPos(&b)
 	if !reflect.DeepEqual(&a, &b) {

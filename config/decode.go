@@ -42,7 +42,7 @@ type decoder struct {
 	// What the file said, for resolve and validate.
 	mirrors      []string // "requester-mirror" and/or "responder-mirror", as given
 	dumpersGiven bool
-	evOK         []bool // per Traffic.Events entry: decoded without error
+	evOK         map[string][]bool // per data-pkt-events path, per entry: decoded without error
 
 	merged int // keys pulled in by merge keys so far, against maxMerged
 }
@@ -54,6 +54,7 @@ func newDecoder(file string) *decoder {
 		nodes: map[string]*yaml.Node{},
 		keys:  map[string]*yaml.Node{},
 		bad:   map[string]bool{},
+		evOK:  map[string][]bool{},
 	}
 }
 
@@ -139,6 +140,15 @@ func describe(n *yaml.Node) string {
 		return strconv.Quote(v)
 	}
 	return "an unknown node"
+}
+
+// parentPath returns path without its last element: "traffic.mtu" gives
+// "traffic", "flows[2].mtu" gives "flows[2]", "mtu" gives "".
+func parentPath(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[:i]
+	}
+	return ""
 }
 
 // lastKey returns the last element of a dotted path, for messages:
@@ -812,11 +822,12 @@ func decPrioDSCPMap(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 // rdma-verb first (its own row decodes it again, which reports nothing
 // new). Without either key, resolve fills in the send_read default.
 func decNumQPs(d *decoder, v *yaml.Node, path string, _, s reflect.Value) {
-	const qps, conns, verb = "traffic.num-qps", "traffic.num-connections", "traffic.rdma-verb"
+	base := parentPath(path) // traffic, or flows[i]
+	qps, conns, verb := base+".num-qps", base+".num-connections", base+".rdma-verb"
 	if path == qps && d.given(conns) {
 		return // the num-connections row reports the conflict
 	}
-	tr := ptr[Traffic](s)
+	tr := trafficOf(s)
 	if d.given(verb) {
 		if i, ok := d.enum(d.nodes[verb], verb, verbNames); ok {
 			tr.Verb = Verb(verbNames[i])
@@ -938,7 +949,7 @@ func decEvents(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 			ok = ok && !d.bad[p+"."+k]
 		}
 		*events = append(*events, ev)
-		d.evOK = append(d.evOK, ok)
+		d.evOK[path] = append(d.evOK[path], ok)
 	}
 }
 

@@ -36,7 +36,9 @@ func marshalSection(sec *section, s reflect.Value) *yaml.Node {
 		var v *yaml.Node
 		switch {
 		case k.enc != nil:
-			v = k.enc(s)
+			if v = k.enc(s); v == nil {
+				continue // not in this form (the two-host or the hosts form)
+			}
 		case k.field == "":
 			continue
 		default:
@@ -69,6 +71,12 @@ func marshalValue(f reflect.Value, sub *section) *yaml.Node {
 		return scalar("!!bool", strconv.FormatBool(f.Bool()))
 	case reflect.Uint64:
 		return scalar("!!int", strconv.FormatUint(f.Uint(), 10))
+	case reflect.Float64:
+		v := strconv.FormatFloat(f.Float(), 'f', -1, 64)
+		if !strings.ContainsAny(v, ".eEnN") {
+			v += ".0"
+		}
+		return scalar("!!float", v)
 	case reflect.Struct:
 		return marshalSection(sub, f)
 	case reflect.Slice:
@@ -93,7 +101,7 @@ func marshalValue(f reflect.Value, sub *section) *yaml.Node {
 }
 
 func encNumQPs(s reflect.Value) *yaml.Node {
-	tr := s.Interface().(Traffic)
+	tr := trafficOf(s)
 	if tr.Verb == VerbSendRead {
 		return str(fmt.Sprintf("%d,%d", tr.NumQPs-tr.NumReadQPs, tr.NumReadQPs))
 	}

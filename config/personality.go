@@ -34,16 +34,14 @@ func PersonalityPath(t *Test, name string) string {
 func (d *decoder) checkPersonalities(t *Test) ErrorList {
 	var out ErrorList
 	done := map[string]ErrorList{} // by file
-	for _, h := range []struct {
-		name string
-		host *Host
-	}{{"requester", &t.Requester}, {"responder", &t.Responder}} {
-		vp := h.name + ".nic.personality"
-		path := PersonalityPath(t, h.host.NIC.Personality)
+	for i := range t.Hosts {
+		hp := hostPath(t, i)
+		vp := hp + ".nic.personality"
+		path := PersonalityPath(t, t.Hosts[i].NIC.Personality)
 		if path == "" || d.bad[vp] {
 			continue
 		}
-		at := d.firstPos(vp, h.name+".nic", h.name)
+		at := d.firstPos(vp, hp+".nic", hp)
 		data, err := softrnic.ReadPersonalityFile(path)
 		if err != nil {
 			var pe *fs.PathError

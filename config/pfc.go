@@ -95,9 +95,14 @@ type PFCEvent struct {
 	Pos Pos
 }
 
-// PacketRef names a data packet as events do: QP index, packet index in
-// message Msg, transmission round.
+// PacketRef names a data packet as events do: the flow, its QP index,
+// packet index in message Msg, transmission round.
 type PacketRef struct {
+	// Flow is the flow's name. YAML key flow; required in the hosts form;
+	// in the two-host form it may only be "traffic" (the one flow), and
+	// Test.PFCEvents (Normalize) has it set to that. Test.FlowIndex maps
+	// it to the flow.
+	Flow string
 	QPN  int // YAML key qpn; required
 	PSN  int // YAML key psn; required
 	Iter int // YAML key iter; default 1
@@ -116,17 +121,18 @@ var pfcWatchdogSection = sect[PFCWatchdog]("`pfc-watchdog` (`switch`)", []key{
 
 var pfcEventSection = sect[PFCEvent]("PFC events", []key{
 	{name: "type", field: "Type", req: true, dec: decPFCEventType},
-	{name: "to", field: "To", dec: oneOf(sideNames), omit: true, doc: "– (required with `type: pause`)"},
-	{name: "host", field: "Host", dec: oneOf(sideNames), omit: true, doc: "– (required with `type: rx-stall`)"},
+	{name: "to", field: "To", dec: decSide, omit: true, doc: "– (required with `type: pause`)"},
+	{name: "host", field: "Host", dec: decSide, omit: true, doc: "– (required with `type: rx-stall`)"},
 	{name: "priority", field: "Priority", dec: ints(0, 7, ""), omit: true, doc: "– (required with `type: pause`)"},
 	{name: "quanta", field: "Quanta", dec: ints(0, 65535, ""), def: 65535, omit: true},
-	{name: "start-us", field: "StartUs", dec: ints(0, 3_600_000_000, ""), omit: true},
+	{name: "start-us", field: "StartUs", dec: ints(0, MaxStartUs, ""), omit: true},
 	{name: "start", field: "Start", sub: packetRefSection, dec: decPacketRef, omit: true, doc: "– (instead of `start-us`)"},
-	{name: "duration-us", field: "DurationUs", dec: ints(0, 3_600_000_000, ""), omit: true},
-	{name: "interval-us", field: "IntervalUs", dec: ints(1, 3_600_000_000, ""), omit: true, doc: "– (required with `type: pause` and `duration-us`)"},
+	{name: "duration-us", field: "DurationUs", dec: ints(0, MaxStartUs, ""), omit: true},
+	{name: "interval-us", field: "IntervalUs", dec: ints(1, MaxStartUs, ""), omit: true, doc: "– (required with `type: pause` and `duration-us`)"},
 })
 
 var packetRefSection = sect[PacketRef]("`start` (PFC events)", []key{
+	{name: "flow", field: "Flow", dec: decFlowRef, omit: true, doc: "– (required in the hosts form)"},
 	{name: "qpn", field: "QPN", req: true, dec: ints(0, inf, "(qpn is the 0-based QP index)")},
 	{name: "psn", field: "PSN", req: true, dec: ints(0, inf, "(psn is the 0-based packet index within the message)")},
 	{name: "iter", field: "Iter", def: 1, dec: ints(1, 0xFFFF, "")},
@@ -154,7 +160,11 @@ func decPriorities(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 		*list = append(*list, x)
 	}
 	if len(elems) == 0 && v.Kind == yaml.SequenceNode {
-		d.fail(v, path, "want at least one priority 0..7 (omit pfc to turn PFC off)")
+		if lastKey(parentPath(path)) == "ecn" {
+			d.fail(v, path, "want at least one priority 0..7 (omit ecn to turn marking by queue depth off)")
+		} else {
+			d.fail(v, path, "want at least one priority 0..7 (omit pfc to turn PFC off)")
+		}
 	}
 }
 
@@ -197,12 +207,25 @@ func decPFCEvents(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 	}
 }
 
+// pfcEvents returns PFCEvents, or for a two-host Test that was never
+// normalized (built by hand without Normalize) traffic.pfc-events.
+func (t *Test) pfcEvents() []PFCEvent {
+	if len(t.Flows) == 0 && !t.HostsForm {
+		return t.Traffic.PFCEvents
+	}
+	return t.PFCEvents
+}
+
 // validatePFC checks the PFC keys that involve more than one key.
 func (d *decoder) validatePFC(t *Test) {
-	tr := &t.Traffic
-	for i := range tr.PFCEvents {
-		ev := &tr.PFCEvents[i]
-		path := fmt.Sprintf("traffic.pfc-events[%d]", i)
+	ep := pfcEventsPath(t)
+	which := "requester or responder"
+	if t.HostsForm {
+		which = "a host of hosts"
+	}
+	for i := range t.PFCEvents {
+		ev := &t.PFCEvents[i]
+		path := fmt.Sprintf("%s[%d]", ep, i)
 		if d.bad[path] || d.bad[path+".type"] || ev.Type == 0 {
 			continue
 		}
@@ -220,38 +243,47 @@ func (d *decoder) validatePFC(t *Test) {
 				d.errorAt(d.pos(path+"."+k), fmt.Sprintf("%s applies to type %s only (this event is %s)", k, typ, ev.Type))
 			}
 		}
+		// known reports whether name (of key k) names a host; it reports
+		// the names that do not (two-host names are checked by decoding).
+		known := func(k, name string) bool {
+			if name == "" || d.bad[path+"."+k] {
+				return false
+			}
+			if t.Host(name) == nil {
+				if !d.bad["hosts"] {
+					d.errorAt(d.pos(path+"."+k), noSuch(k, "host", name, hostNames(t)))
+				}
+				return false
+			}
+			return true
+		}
 		switch ev.Type {
 		case PFCPause:
 			if ev.To == "" {
-				d.errorAt(ev.Pos, "type pause needs to: the host the switch pauses (requester or responder)")
+				d.errorAt(ev.Pos, fmt.Sprintf("type pause needs to: the host the switch pauses (%s)", which))
 			}
+			toOK := known("to", ev.To)
 			if !given("priority") {
 				d.errorAt(ev.Pos, "type pause needs priority: the paused priority 0..7")
-			} else if h := t.host(ev.To); h != nil && h.NIC.PFC == nil && !d.bad[ev.To+".nic.pfc"] {
+			} else if hi := t.HostIndex(ev.To); toOK && t.Hosts[hi].NIC.PFC == nil && !d.bad[hostPath(t, hi)+".nic.pfc"] {
 				// Without PFC the NIC discards the pauses as unknown
 				// frames: nothing pauses, and the counters check fails
 				// the NIC for discards the test caused.
+				hp := hostPath(t, hi)
 				d.errorAt(d.pos(path+".to"), fmt.Sprintf("to: %[1]s has no nic.pfc, so its NIC would discard the pauses instead of pausing; "+
-					"add nic.pfc with priority %[2]d to %[1]s (nic: {pfc: {priorities: [%[2]d]}})", ev.To, ev.Priority))
+					"add nic.pfc with priority %[2]d to %[3]s (nic: {pfc: {priorities: [%[2]d]}})", ev.To, ev.Priority, hp))
 			}
 			if ev.DurationUs > 0 && ev.IntervalUs == 0 {
 				d.errorAt(d.pos(path+".duration-us"), "duration-us needs interval-us: the time between pause frames")
 			}
 			if ev.Start != nil {
-				if !d.bad["traffic.num-qps"] && ev.Start.QPN >= tr.NumQPs {
-					d.errorAt(d.pos(path+".start.qpn"), fmt.Sprintf("qpn: want 0..%d, got %d (num-qps is %d)", tr.NumQPs-1, ev.Start.QPN, tr.NumQPs))
-				}
-				if ppm := tr.PacketsPerMessage(); ev.Start.PSN >= ppm {
-					d.errorAt(d.pos(path+".start.psn"), fmt.Sprintf("psn: want 0..%d, got %d (a message is %s)", ppm-1, ev.Start.PSN, plural(ppm, "packet")))
-				}
-				if !d.bad["traffic.num-msgs-per-qp"] && ev.Start.Msg >= tr.NumMsgsPerQP {
-					d.errorAt(d.pos(path+".start.msg"), fmt.Sprintf("msg: want 0..%d, got %d", tr.NumMsgsPerQP-1, ev.Start.Msg))
-				}
+				d.checkStart(t, i, path)
 			}
 		case PFCRxStall:
 			if ev.Host == "" {
-				d.errorAt(ev.Pos, "type rx-stall needs host: the host whose NIC stops receiving (requester or responder)")
+				d.errorAt(ev.Pos, fmt.Sprintf("type rx-stall needs host: the host whose NIC stops receiving (%s)", which))
 			}
+			known("host", ev.Host)
 			if ev.Start != nil {
 				d.errorAt(d.pos(path+".start"), "start applies to type pause only: an rx-stall starts at start-us")
 			}
@@ -264,5 +296,43 @@ func (d *decoder) validatePFC(t *Test) {
 		only("quanta", PFCPause)
 		only("interval-us", PFCPause)
 		only("host", PFCRxStall)
+	}
+}
+
+// checkStart checks the start packet of PFC event i (at path): its flow,
+// and its qpn, psn and msg against that flow's traffic.
+func (d *decoder) checkStart(t *Test, i int, path string) {
+	sp := path + ".start"
+	f := 0
+	if t.HostsForm {
+		name := t.PFCEvents[i].Start.Flow
+		if d.bad[sp+".flow"] {
+			return
+		}
+		if name == "" {
+			d.errorAt(d.firstPos(sp), fmt.Sprintf("missing key %q in %s: in the hosts form the start packet names its flow", "flow", sp))
+			return
+		}
+		if f = t.FlowIndex(name); f < 0 {
+			d.errorAt(d.pos(sp+".flow"), noSuch("flow", "flow", name, flowNames(t)))
+			return
+		}
+	} else if name := t.Traffic.PFCEvents[i].Start.Flow; name != "" && name != TrafficName {
+		d.errorAt(d.pos(sp+".flow"), fmt.Sprintf("flow: want %s (the one flow of the two-host form), got %q; or omit flow", TrafficName, name))
+		return
+	}
+	ref, tr, fp := t.PFCEvents[i].Start, &t.Flows[f].Traffic, flowPath(t, f)
+	of := ""
+	if t.HostsForm {
+		of = " of flow " + t.Flows[f].Name
+	}
+	if !d.bad[fp+".num-qps"] && ref.QPN >= tr.NumQPs {
+		d.errorAt(d.pos(sp+".qpn"), fmt.Sprintf("qpn: want 0..%d, got %d (num-qps%s is %d)", tr.NumQPs-1, ref.QPN, of, tr.NumQPs))
+	}
+	if ppm := tr.PacketsPerMessage(); ref.PSN >= ppm && !d.bad[fp+".mtu"] && !d.bad[fp+".message-size"] {
+		d.errorAt(d.pos(sp+".psn"), fmt.Sprintf("psn: want 0..%d, got %d (a message%s is %s)", ppm-1, ref.PSN, of, plural(ppm, "packet")))
+	}
+	if !d.bad[fp+".num-msgs-per-qp"] && ref.Msg >= tr.NumMsgsPerQP {
+		d.errorAt(d.pos(sp+".msg"), fmt.Sprintf("msg: want 0..%d, got %d", tr.NumMsgsPerQP-1, ref.Msg))
 	}
 }

@@ -144,9 +144,65 @@ const fastestRefreshUs = 65535 * 512 / 400_000 / 2
 // holdBytesPerUs is what a 400 Gb/s link carries in a microsecond.
 const holdBytesPerUs = 400_000 / 8
 
-// Estimate returns what t needs (see Estimate).
+// Estimate returns what t needs (see Estimate): the sum over its flows,
+// which share one switch, one trace and (on sim and netns) one machine.
 func (t *Test) Estimate() Estimate {
-	tr := &t.Traffic
+	var e Estimate
+	var data, qpMsgs int64 // bytes of data packets in the trace; messages of all QPs
+	var snap int64
+	for _, dm := range t.Dumpers {
+		snap = max(snap, int64(dm.SnapLen))
+	}
+	cut := func(n int64) int64 {
+		if snap > 0 {
+			n = min(n, snap)
+		}
+		return n + pcapRecordOverhead
+	}
+	for _, fl := range t.flows() {
+		fe := fl.Traffic.estimate()
+		e.MinPackets += fe.MinPackets
+		e.EventPackets += fe.EventPackets
+		e.Packets += fe.Packets
+		e.HoldBytes += fe.HoldBytes
+		e.GeneratorBytes += fe.GeneratorBytes
+		data += fe.Packets * cut(int64(fl.mtuOrDefault()+roceOverhead))
+		qpMsgs += int64(max(fl.NumQPs, 1)) * int64(max(fl.NumMsgsPerQP, 1))
+	}
+	for _, pe := range t.pfcEvents() {
+		switch pe.Type {
+		case PFCPause:
+			e.PFCFrames++
+			if pe.DurationUs > 0 && pe.IntervalUs > 0 {
+				e.PFCFrames += int64(pe.DurationUs / pe.IntervalUs)
+			}
+		case PFCRxStall:
+			// The stalled NIC's refreshes and the switch's own to the other
+			// host (the pause spreads).
+			e.PFCFrames += 2 * (int64(pe.DurationUs)/fastestRefreshUs + 1)
+		}
+	}
+	e.TraceBytes = data + e.PFCFrames*cut(pfcMirrorBytes)
+	e.DiskBytes = e.TraceBytes
+	if t.KeepDumperFiles {
+		e.DiskBytes *= 2
+	}
+	e.SpoolBytes = e.TraceBytes
+	for _, dm := range t.Dumpers {
+		per := int64(dumperWriteBuffer)
+		if dm.Backend != BackendSim {
+			per += dumperRingBytes
+		}
+		e.DumperBytes += int64(max(dm.Workers, 1)) * per
+	}
+	e.RecordBytes = (e.Packets+e.PFCFrames)*PacketMemory + qpMsgs*MessageMemory
+	e.MemoryBytes = e.GeneratorBytes + e.DumperBytes + e.HoldBytes + e.RecordBytes + BaseMemory
+	return e
+}
+
+// estimate returns one flow's MinPackets, EventPackets, Packets,
+// HoldBytes and GeneratorBytes.
+func (tr *Traffic) estimate() Estimate {
 	ppm := int64(tr.PacketsPerMessage())
 	msgs := int64(max(tr.NumMsgsPerQP, 1))
 	qps := int64(max(tr.NumQPs, 1))
@@ -186,45 +242,7 @@ func (t *Test) Estimate() Estimate {
 		}
 	}
 	e.Packets = e.MinPackets*2*11/10 + e.EventPackets
-	for _, pe := range tr.PFCEvents {
-		switch pe.Type {
-		case PFCPause:
-			e.PFCFrames++
-			if pe.DurationUs > 0 && pe.IntervalUs > 0 {
-				e.PFCFrames += int64(pe.DurationUs / pe.IntervalUs)
-			}
-		case PFCRxStall:
-			// The stalled NIC's refreshes and the switch's own to the other
-			// host (the pause spreads).
-			e.PFCFrames += 2 * (int64(pe.DurationUs)/fastestRefreshUs + 1)
-		}
-	}
-	var snap int64
-	for _, dm := range t.Dumpers {
-		snap = max(snap, int64(dm.SnapLen))
-	}
-	cut := func(n int64) int64 {
-		if snap > 0 {
-			n = min(n, snap)
-		}
-		return n + pcapRecordOverhead
-	}
-	e.TraceBytes = e.Packets*cut(frame) + e.PFCFrames*cut(pfcMirrorBytes)
-	e.DiskBytes = e.TraceBytes
-	if t.KeepDumperFiles {
-		e.DiskBytes *= 2
-	}
-	e.SpoolBytes = e.TraceBytes
 	e.GeneratorBytes = 3 * qps * int64(max(tr.MessageSize, 1))
-	for _, dm := range t.Dumpers {
-		per := int64(dumperWriteBuffer)
-		if dm.Backend != BackendSim {
-			per += dumperRingBytes
-		}
-		e.DumperBytes += int64(max(dm.Workers, 1)) * per
-	}
-	e.RecordBytes = (e.Packets+e.PFCFrames)*PacketMemory + qps*msgs*MessageMemory
-	e.MemoryBytes = e.GeneratorBytes + e.DumperBytes + e.HoldBytes + e.RecordBytes + BaseMemory
 	return e
 }
 
@@ -234,16 +252,22 @@ func (t *Test) Estimate() Estimate {
 // message, every retry at the longest timeout any personality uses
 // (8·T_tr, or the adaptive stages), plus slack.
 func (t *Test) TrafficDeadline() time.Duration {
-	tr := t.Traffic
-	bytes := float64(tr.NumQPs) * float64(tr.NumMsgsPerQP) * float64(max(tr.MessageSize, 64))
-	send := time.Duration(bytes * 8) // ns at 1 Gb/s
-	retry := time.Duration(tr.MaxRetransmitRetry+1) * 8 * roce.TransportTimeout(uint8(tr.MinRetransmitTimeout))
-	retry = max(retry, 14*time.Second) // adaptive stages: 13 retries up to 0.67 s each
-	msgs := time.Duration(tr.NumMsgsPerQP)
-	if tr.TxDepth > 0 && !tr.BarrierSync {
-		msgs = (msgs + time.Duration(tr.TxDepth) - 1) / time.Duration(tr.TxDepth)
+	// The flows share the switch: all their bytes at 1 Gb/s, then the
+	// slowest flow's retries after its start.
+	var send, rest time.Duration
+	for _, fl := range t.flows() {
+		tr := fl.Traffic
+		bytes := float64(tr.NumQPs) * float64(tr.NumMsgsPerQP) * float64(max(tr.MessageSize, 64))
+		send += time.Duration(bytes * 8) // ns at 1 Gb/s
+		retry := time.Duration(tr.MaxRetransmitRetry+1) * 8 * roce.TransportTimeout(uint8(tr.MinRetransmitTimeout))
+		retry = max(retry, 14*time.Second) // adaptive stages: 13 retries up to 0.67 s each
+		msgs := time.Duration(tr.NumMsgsPerQP)
+		if tr.TxDepth > 0 && !tr.BarrierSync {
+			msgs = (msgs + time.Duration(tr.TxDepth) - 1) / time.Duration(tr.TxDepth)
+		}
+		rest = max(rest, time.Duration(fl.StartUs)*time.Microsecond+msgs*retry)
 	}
-	return send + msgs*retry + time.Second
+	return send + rest + time.Second
 }
 
 // warnNetnsLimit warns, on netns, when the traffic's limit
@@ -273,7 +297,7 @@ func (d *decoder) warnNetnsLimit(t *Test, warn func(Error)) {
 func (d *decoder) netnsWallTime(t *Test) (time.Duration, Pos) {
 	var longest time.Duration
 	var at Pos
-	for _, ev := range t.Traffic.Events {
+	for _, ev := range t.allEvents() {
 		us := 0
 		switch ev.Type {
 		case EventDelay:
@@ -285,7 +309,7 @@ func (d *decoder) netnsWallTime(t *Test) (time.Duration, Pos) {
 			longest, at = d, ev.Pos
 		}
 	}
-	for _, pe := range t.Traffic.PFCEvents {
+	for _, pe := range t.pfcEvents() {
 		if d := time.Duration(pe.StartUs+pe.DurationUs) * time.Microsecond; d > longest {
 			longest, at = d, pe.Pos
 		}
@@ -317,12 +341,11 @@ func (d *decoder) checkNICModels(t *Test) {
 	if t.Testbed == TestbedRemote {
 		return
 	}
-	for _, h := range []struct {
-		name string
-		host *Host
-	}{{"requester", &t.Requester}, {"responder", &t.Responder}} {
-		if err := softrnic.CheckNICType(h.host.NIC.Type, h.host.NIC.Personality); err != nil {
-			d.errorAt(d.firstPos(h.name+".nic.type", h.name), fmt.Sprintf("%v (testbed %s)", err, t.Testbed))
+	for i := range t.Hosts {
+		h := &t.Hosts[i]
+		if err := softrnic.CheckNICType(h.NIC.Type, h.NIC.Personality); err != nil {
+			hp := hostPath(t, i)
+			d.errorAt(d.firstPos(hp+".nic.type", hp), fmt.Sprintf("%v (testbed %s)", err, t.Testbed))
 		}
 	}
 }
@@ -346,27 +369,42 @@ func (d *decoder) checkResources(t *Test, r Resources) {
 		d.errorAt(at, fmt.Sprintf("num-pkts: each worker of dumper %q will receive at least %d packets (the test mirrors at least %d), more than num-pkts %d; raise num-pkts to at least %d (about twice that with acknowledgements), or remove it: without it the disk is the limit",
 			dm.Name, need, e.MinPackets, dm.NumPkts, need))
 	}
+	fp := "traffic" // where to point: the two-host form's traffic, or flows
+	if t.HostsForm {
+		fp = "flows"
+	}
 	if r.MemoryBytes > 0 && t.Testbed != TestbedRemote && e.MemoryBytes > r.MemoryBytes {
-		at := d.firstPos("traffic.message-size", "traffic.num-qps", "traffic.num-connections", "traffic")
+		at := d.firstPos(fp+".message-size", fp+".num-qps", fp+".num-connections", fp)
 		if e.DumperBytes > e.GeneratorBytes && e.DumperBytes > e.RecordBytes {
-			at = d.firstPos("dumpers", "traffic")
+			at = d.firstPos("dumpers", fp)
 		} else if e.RecordBytes > e.GeneratorBytes {
-			at = d.firstPos("traffic.num-msgs-per-qp", "traffic.data-pkt-events", "traffic.pfc-events", "traffic")
+			at = d.firstPos(fp+".num-msgs-per-qp", fp+".data-pkt-events", pfcEventsPath(t), fp)
 		}
-		d.errorAt(at, fmt.Sprintf("the test needs about %s of memory on this machine (messages 3 × %d QPs × %d B = %s, dumpers %s, held packets %s, records of up to %d packets and %d messages %s, base %s), more than the limit of %s; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit",
-			Bytes(e.MemoryBytes), max(t.Traffic.NumQPs, 1), max(t.Traffic.MessageSize, 1), Bytes(e.GeneratorBytes), Bytes(e.DumperBytes), Bytes(e.HoldBytes),
-			e.Packets+e.PFCFrames, int64(max(t.Traffic.NumQPs, 1))*int64(max(t.Traffic.NumMsgsPerQP, 1)), Bytes(e.RecordBytes), Bytes(BaseMemory), Bytes(r.MemoryBytes)))
+		var msgs string
+		qps, qpMsgs := 0, int64(0)
+		for _, fl := range t.Flows {
+			qps += max(fl.NumQPs, 1)
+			qpMsgs += int64(max(fl.NumQPs, 1)) * int64(max(fl.NumMsgsPerQP, 1))
+		}
+		if t.HostsForm {
+			msgs = fmt.Sprintf("messages 3 × %d QPs of %d flows × their message-size = %s", qps, len(t.Flows), Bytes(e.GeneratorBytes))
+		} else {
+			msgs = fmt.Sprintf("messages 3 × %d QPs × %d B = %s", qps, max(t.Flows[0].MessageSize, 1), Bytes(e.GeneratorBytes))
+		}
+		d.errorAt(at, fmt.Sprintf("the test needs about %s of memory on this machine (%s, dumpers %s, held packets %s, records of up to %d packets and %d messages %s, base %s), more than the limit of %s; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit",
+			Bytes(e.MemoryBytes), msgs, Bytes(e.DumperBytes), Bytes(e.HoldBytes),
+			e.Packets+e.PFCFrames, qpMsgs, Bytes(e.RecordBytes), Bytes(BaseMemory), Bytes(r.MemoryBytes)))
 	}
 	// What the disk need is counted in, and where to point: the PFC
 	// frames' entry when they are most of it, else the repeats.
-	at := d.firstPos("num-repeats", "traffic.num-msgs-per-qp", "traffic")
+	at := d.firstPos("num-repeats", fp+".num-msgs-per-qp", fp)
 	what := fmt.Sprintf("up to %d packets", e.Packets)
 	lower := "num-msgs-per-qp"
 	if e.PFCFrames > 0 {
 		what += fmt.Sprintf(" and %d PFC frames", e.PFCFrames)
 		lower += ", the PFC frames"
 		if e.PFCFrames > e.Packets {
-			at = d.firstPos("traffic.pfc-events", "traffic")
+			at = d.firstPos(pfcEventsPath(t), fp)
 		}
 	}
 	spool := r.SpoolFree != nil && t.Testbed != TestbedRemote
@@ -452,4 +490,13 @@ func ParseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("size %q: want a positive number of bytes, optionally with K, M, G or T (binary), e.g. 8GiB", s)
 	}
 	return int64(v * float64(mult)), nil
+}
+
+// allEvents returns the data-pkt-events of every flow, in flow order.
+func (t *Test) allEvents() []Event {
+	var out []Event
+	for _, fl := range t.flows() {
+		out = append(out, fl.Events...)
+	}
+	return out
 }

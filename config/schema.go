@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 )
@@ -21,6 +22,10 @@ type section struct {
 	typ   reflect.Type // the struct that the keys fill in
 	keys  []key
 	names []string // the keys' names, for unknown-key checks
+	// own is how many of keys (the first ones) the section's table in
+	// docs/config.md lists; the others are those of the section it
+	// inherits (sectInherit), listed in that one's table.
+	own int
 }
 
 // key is one row of the schema: a YAML key and the Go field it sets.
@@ -44,10 +49,26 @@ type key struct {
 type decodeFunc func(d *decoder, v *yaml.Node, path string, f, s reflect.Value)
 
 func sect[T any](doc string, keys []key) *section {
-	s := &section{doc: doc, typ: reflect.TypeFor[T](), keys: keys}
+	s := &section{doc: doc, typ: reflect.TypeFor[T](), keys: keys, own: len(keys)}
 	for _, k := range keys {
 		s.names = append(s.names, k.name)
 	}
+	return s
+}
+
+// sectInherit is sect with, after keys, every key of base whose name
+// keys do not take: a flow takes every key of traffic. T embeds base's
+// struct, so that base's fields are T's (promoted) fields.
+func sectInherit[T any](doc string, keys []key, base *section) *section {
+	own := len(keys)
+	all := append([]key(nil), keys...)
+	for _, k := range base.keys {
+		if !slices.ContainsFunc(keys, func(o key) bool { return o.name == k.name }) {
+			all = append(all, k)
+		}
+	}
+	s := sect[T](doc, all)
+	s.own = own
 	return s
 }
 
@@ -68,7 +89,7 @@ var (
 var topSection = sect[Test]("Top level", []key{
 	{name: "name", field: "Name", dec: decTestName, doc: "file base name without extension"},
 	{name: "seed", field: "Seed", dec: decSeed, def: 1},
-	{name: "testbed", field: "Testbed", dec: oneOf(testbedNames), doc: "`remote` if `requester`, `responder` or `switch` has a `control-ip`, else `sim`"},
+	{name: "testbed", field: "Testbed", dec: oneOf(testbedNames), doc: "`remote` if a traffic host or `switch` has a `control-ip`, else `sim`"},
 	{name: "iter-scope", field: "IterScope", dec: oneOf(iterScopeNames)},
 	{name: "result-path", field: "ResultPath", dec: decPath, def: "results"},
 	{name: "local-workspace", field: "LocalWorkspace", dec: decStr, omit: true},
@@ -78,12 +99,15 @@ var topSection = sect[Test]("Top level", []key{
 	{name: "netns-slowdown", field: "NetnsSlowdown", dec: ints(1, MaxNetnsSlowdown, ""), def: 1},
 	{name: "rewrite-udp-dst-port", field: "RewriteUDPDstPort", dec: decRewritePort, def: 9741},
 	{name: "switch", field: "Switch", sub: switchSection},
-	{name: "requester", field: "Requester", sub: hostSection},
-	{name: "responder", field: "Responder", sub: hostSection},
+	{name: "requester", field: "Requester", sub: hostSection, enc: encTwoHost("Requester", hostSection)},
+	{name: "responder", field: "Responder", sub: hostSection, enc: encTwoHost("Responder", hostSection)},
 	{name: "requester-mirror", sub: mirrorSection, dec: decMirror},
 	{name: "responder-mirror", sub: mirrorSection, dec: decMirror},
 	{name: "dumpers", field: "Dumpers", sub: dumperSection, dec: decDumpers, doc: "two dumpers `dumper-0`, `dumper-1`"},
-	{name: "traffic", field: "Traffic", sub: trafficSection},
+	{name: "traffic", field: "Traffic", sub: trafficSection, enc: encTwoHost("Traffic", trafficSection)},
+	{name: "hosts", field: "Hosts", dec: decHosts, enc: encHosts, doc: "absent (the two-host form)"},
+	{name: "flows", field: "Flows", sub: flowSection, dec: decFlows, enc: encFlows, doc: "absent (the two-host form)"},
+	{name: "pfc-events", field: "PFCEvents", sub: pfcEventSection, dec: decPFCEvents, enc: encTopPFCEvents, doc: "none (hosts form only)"},
 })
 
 var switchSection = sect[Switch]("`switch`", []key{
@@ -96,9 +120,21 @@ var switchSection = sect[Switch]("`switch`", []key{
 	{name: "timestamp-uncertainty-ns", field: "TimestampUncertaintyNs", dec: ints(0, 1_000_000_000, ""), omit: true},
 	{name: "timestamp-tolerance-ns", field: "TimestampToleranceNs", dec: ints(0, 1_000_000_000, ""), omit: true},
 	{name: "pfc-watchdog", field: "PFCWatchdog", sub: pfcWatchdogSection, dec: decPFCWatchdog, omit: true, doc: "absent (no switch watchdog)"},
+	{name: "ecn", field: "ECN", sub: ecnSection, dec: decECN, omit: true, doc: "absent (no marking by queue depth)"},
 })
 
-var hostSection = sect[Host]("`requester` / `responder`", []key{
+var ecnSection = sect[ECN]("`ecn` (`switch`)", []key{
+	{name: "priorities", field: "Priorities", req: true, dec: decPriorities},
+	{name: "kmin-kb", field: "KminKB", req: true, dec: ints(0, MaxECNKB, "(kmin-kb: KiB of egress queue up to which nothing is marked)")},
+	{name: "kmax-kb", field: "KmaxKB", req: true, dec: ints(1, MaxECNKB, "(kmax-kb: KiB of egress queue above which every packet is marked)")},
+	{name: "pmax", field: "Pmax", req: true, dec: decPmax},
+})
+
+// MaxECNKB bounds switch.ecn's kmin-kb and kmax-kb: 1 GiB of queue, far
+// beyond any switch buffer.
+const MaxECNKB = 1 << 20
+
+var hostSection = sect[Host]("`requester` / `responder` / `hosts`", []key{
 	workspace, controlIP, username, sshKey,
 	{name: "nic", field: "NIC", sub: hostNICSection},
 	{name: "roce-parameters", field: "RoCE", sub: roceSection},
@@ -169,6 +205,20 @@ var trafficSection = sect[Traffic]("`traffic`", []key{
 	{name: "data-pkt-events", field: "Events", sub: eventSection, dec: decEvents, omit: true},
 	{name: "pfc-events", field: "PFCEvents", sub: pfcEventSection, dec: decPFCEvents, omit: true},
 })
+
+// flowSection is one entry of flows: its own keys, then every key of
+// traffic but pfc-events (top level in the hosts form).
+var flowSection = sectInherit[Flow]("`flows`", []key{
+	{name: "name", field: "Name", req: true, dec: decEntityName},
+	{name: "from", field: "From", req: true, dec: decHostRef},
+	{name: "to", field: "To", req: true, dec: decHostRef},
+	{name: "start-us", field: "StartUs", dec: ints(0, MaxStartUs, "(start-us: µs after traffic starts)"), omit: true},
+	{name: "pfc-events", dec: decFlowPFCEvents, doc: "– (refused: top level in the hosts form)"},
+}, trafficSection)
+
+// MaxStartUs bounds a flow's start-us and a PFC event's start-us and
+// duration-us: an hour.
+const MaxStartUs = 3_600_000_000
 
 var eventSection = sect[Event]("Events", []key{
 	{name: "qpn", field: "QPN", req: true, dec: ints(0, inf, "(qpn is the 0-based QP index)")},

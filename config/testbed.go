@@ -74,7 +74,7 @@ func slowdownOnRemote(k int) string {
 
 // tbProblem is one reason why a test cannot run on its testbed.
 type tbProblem struct {
-	host   string // "requester", "responder" or "switch"; "" for a dumper
+	host   string // the path of a host's keys (requester, hosts.h1) or "switch"; "" for a dumper
 	dumper int    // the dumper's index in Test.Dumpers, if host is ""
 	key    string // the key at fault
 	msg    string
@@ -87,23 +87,18 @@ type tbProblem struct {
 func testbedProblems(t *Test) []tbProblem {
 	var out []tbProblem
 	if t.Testbed == TestbedRemote {
-		for _, h := range []struct{ name, ip string }{
-			{"requester", t.Requester.ControlIP}, {"responder", t.Responder.ControlIP}, {"switch", t.Switch.ControlIP}} {
-			if h.ip == "" {
-				out = append(out, tbProblem{host: h.name, key: "control-ip", msg: h.name + " has no control-ip"})
-			}
-		}
+		out = controlIPProblems(t)
 	}
 	if t.Testbed == TestbedRemote && t.NetnsSlowdown > 1 {
 		out = append(out, tbProblem{path: "netns-slowdown", msg: slowdownOnRemote(t.NetnsSlowdown)})
 	}
 	if t.Testbed == TestbedRemote {
-		for _, ev := range t.Traffic.PFCEvents {
+		for _, ev := range t.pfcEvents() {
 			switch ev.Type {
 			case PFCPause:
-				out = append(out, tbProblem{path: "traffic.pfc-events", msg: "pfc-events of type pause run on the software switch only (sim, netns); on a Tofino see docs/tofino.md §8"})
+				out = append(out, tbProblem{path: pfcEventsPath(t), msg: "pfc-events of type pause run on the software switch only (sim, netns); on a Tofino see docs/tofino.md §8"})
 			case PFCRxStall:
-				out = append(out, tbProblem{path: "traffic.pfc-events", msg: "pfc-events of type rx-stall need the software NIC (sim, netns)"})
+				out = append(out, tbProblem{path: pfcEventsPath(t), msg: "pfc-events of type rx-stall need the software NIC (sim, netns)"})
 			}
 		}
 	}
@@ -117,6 +112,34 @@ func testbedProblems(t *Test) []tbProblem {
 		if len(dm.EALArgs) > 0 && dm.Backend != BackendDPDK {
 			out = append(out, tbProblem{dumper: i, key: "eal-args", msg: fmt.Sprintf("dumper %q: eal-args are only used by backend dpdk, and the backend becomes %s", dm.Name, dm.Backend)})
 		}
+	}
+	return out
+}
+
+// controlIPProblems returns a problem for each traffic host and the
+// switch without control-ip, which the remote testbed needs.
+func controlIPProblems(t *Test) []tbProblem {
+	var out []tbProblem
+	hosts := t.Hosts
+	if len(hosts) == 0 && !t.HostsForm {
+		hosts = []NamedHost{{Name: RequesterName, Host: t.Requester}, {Name: ResponderName, Host: t.Responder}}
+	}
+	for i, h := range hosts {
+		if h.ControlIP != "" {
+			continue
+		}
+		what := h.Name
+		if t.HostsForm {
+			what = "host " + h.Name
+		}
+		p := h.Name
+		if i < len(t.Hosts) {
+			p = hostPath(t, i)
+		}
+		out = append(out, tbProblem{host: p, key: "control-ip", msg: what + " has no control-ip"})
+	}
+	if t.Switch.ControlIP == "" {
+		out = append(out, tbProblem{host: "switch", key: "control-ip", msg: "switch has no control-ip"})
 	}
 	return out
 }

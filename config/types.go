@@ -139,7 +139,8 @@ type Test struct {
 	// mirror UDP source ports, ...). YAML key seed; default 1.
 	Seed uint64
 	// Testbed is where the test runs. YAML key testbed; default remote if
-	// the requester, the responder or the switch has a control-ip, else sim.
+	// a traffic host (the requester, the responder, or any of hosts) or
+	// the switch has a control-ip, else sim.
 	Testbed Testbed
 	// IterScope is what an event's iter counts. YAML key iter-scope;
 	// default message.
@@ -178,9 +179,11 @@ type Test struct {
 	RewriteUDPDstPort int
 	// Switch is the programmable switch (the event injector). YAML key switch.
 	Switch Switch
-	// Requester is the host that posts the work requests. YAML key requester.
+	// Requester is the host that posts the work requests. YAML key
+	// requester. Zero in the hosts form.
 	Requester Host
-	// Responder is the other traffic host. YAML key responder.
+	// Responder is the other traffic host. YAML key responder. Zero in
+	// the hosts form.
 	Responder Host
 	// Dumpers is the dumper pool that mirrored packets are spread over by
 	// weighted round robin. YAML key dumpers, or the public tool's
@@ -188,6 +191,7 @@ type Test struct {
 	// dumper-0 and dumper-1 with default settings.
 	Dumpers []Dumper
 	// Traffic is the workload and the injected events. YAML key traffic.
+	// Zero in the hosts form.
 	Traffic Traffic
 
 	// Hosts are the traffic hosts, in file order. YAML key hosts (2..64
@@ -223,14 +227,42 @@ const (
 // parsed from the two-host form, or built or changed by hand), so that
 // code past the parser reads one form. A hosts-form Test (HostsForm true)
 // is left alone. Call it again after changing a two-host Test's fields.
+//
+// The PFC events are copies of traffic.pfc-events whose Start.Flow names
+// the one flow ("traffic"), as in the hosts form every start names its
+// flow.
 func (t *Test) Normalize() {
 	if t.HostsForm {
 		return
 	}
 	t.Hosts = []NamedHost{{Name: RequesterName, Host: t.Requester}, {Name: ResponderName, Host: t.Responder}}
 	t.Flows = []Flow{{Name: TrafficName, From: RequesterName, To: ResponderName, Traffic: t.Traffic}}
-	t.PFCEvents = t.Traffic.PFCEvents
+	t.PFCEvents = nil
+	for _, ev := range t.Traffic.PFCEvents {
+		if ev.Start != nil {
+			ref := *ev.Start
+			ref.Flow = TrafficName
+			ev.Start = &ref
+		}
+		t.PFCEvents = append(t.PFCEvents, ev)
+	}
 }
+
+// MaxHosts and MaxFlows bound hosts (2..MaxHosts) and flows
+// (1..MaxFlows) in the hosts form.
+const (
+	MaxHosts = 64
+	MaxFlows = 256
+)
+
+// MaxTotalQPs is the most QPs of all flows together: the switch tracks
+// this many connections (controlplane.MaxConnEntries, the size of its
+// per-connection registers; controlplane imports config, so the number is
+// repeated here).
+const MaxTotalQPs = 16384
+
+// MaxNameLen is the longest host or flow name, in bytes.
+const MaxNameLen = 64
 
 // NamedHost is one entry of hosts: a traffic host and its name.
 type NamedHost struct {
@@ -281,13 +313,41 @@ func (t *Test) HostIndex(name string) int {
 	return -1
 }
 
+// FlowIndex returns the index in Flows of the flow named name, or -1.
+// In a two-host Test the empty name is its one flow (a hand-built
+// PacketRef without Flow).
+func (t *Test) FlowIndex(name string) int {
+	if name == "" && !t.HostsForm && len(t.Flows) == 1 {
+		return 0
+	}
+	for i := range t.Flows {
+		if t.Flows[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// TotalQPs returns the number of QPs (connections) of all flows.
+func (t *Test) TotalQPs() int { return t.QPOffset(len(t.flows())) }
+
+// flows returns Flows, or for a two-host Test that was never normalized
+// (built by hand without Normalize) its one flow from Traffic.
+func (t *Test) flows() []Flow {
+	if len(t.Flows) == 0 && !t.HostsForm {
+		return []Flow{{Name: TrafficName, From: RequesterName, To: ResponderName, Traffic: t.Traffic}}
+	}
+	return t.Flows
+}
+
 // QPOffset returns the global index of flow f's first connection: the
 // connections of every flow are numbered in flow order, so the two-host
 // form's connection i is global i.
 func (t *Test) QPOffset(f int) int {
+	flows := t.flows()
 	n := 0
-	for i := range f {
-		n += max(t.Flows[i].NumQPs, 0)
+	for i := range min(f, len(flows)) {
+		n += max(flows[i].NumQPs, 0)
 	}
 	return n
 }
@@ -684,7 +744,9 @@ func (e *Event) Params() EventParams {
 // ExpandedEvent is one (event, message, packet) after ExpandEvents
 // resolved AllMessages and AllPackets.
 type ExpandedEvent struct {
-	// QP is the 0-based QP index.
+	// QP is the 0-based QP index: the global connection index
+	// (Test.QPOffset(f)+qpn) from ExpandEvents, the flow's own qpn from
+	// ExpandFlowEvents.
 	QP int
 	// Msg is the 0-based message index.
 	Msg int
@@ -733,14 +795,32 @@ func (tr *Traffic) QPVerb(qp int) Verb {
 	return VerbRead
 }
 
-// ExpandEvents returns one entry per (event, message, packet): an event
-// without msg applies to every message, and psn all to every packet of
-// the message. Entries are sorted by (QP, Msg, PSN, Iter), and by event
-// order after that. Parse rejects files whose events expand to more than
-// 1<<16 entries (the switch's event table); a hand-built Test is expanded as is. Iter zero (a
-// hand-built Event) counts as 1.
+// ExpandEvents returns the events of every flow (ExpandFlowEvents) with
+// QP the global connection index QPOffset(f)+qp, sorted by (QP, Msg, PSN,
+// Iter) and by flow and event order after that. For the two-host form
+// (one flow at offset 0) that is the flow's own expansion. Parse rejects
+// files whose events expand to more than 1<<16 entries in all (the
+// switch's event table); a hand-built Test is expanded as is.
 func (t *Test) ExpandEvents() []ExpandedEvent {
-	tr := &t.Traffic
+	var out []ExpandedEvent
+	for f := range t.flows() {
+		off := t.QPOffset(f)
+		for _, e := range t.ExpandFlowEvents(f) {
+			e.QP += off
+			out = append(out, e)
+		}
+	}
+	sortExpanded(out)
+	return out
+}
+
+// ExpandFlowEvents returns one entry per (event, message, packet) of flow
+// f's data-pkt-events, QP relative to the flow: an event without msg
+// applies to every message, and psn all to every packet of the message.
+// Entries are sorted by (QP, Msg, PSN, Iter), and by event order after
+// that. Iter zero (a hand-built Event) counts as 1.
+func (t *Test) ExpandFlowEvents(f int) []ExpandedEvent {
+	tr := &t.flows()[f].Traffic
 	ppm := tr.PacketsPerMessage()
 	nmsgs := max(tr.NumMsgsPerQP, 1)
 	var out []ExpandedEvent
@@ -763,6 +843,12 @@ func (t *Test) ExpandEvents() []ExpandedEvent {
 			}
 		}
 	}
+	sortExpanded(out)
+	return out
+}
+
+// sortExpanded sorts by (QP, Msg, PSN, Iter), stably.
+func sortExpanded(out []ExpandedEvent) {
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.QP != b.QP {
@@ -776,5 +862,4 @@ func (t *Test) ExpandEvents() []ExpandedEvent {
 		}
 		return a.Iter < b.Iter
 	})
-	return out
 }

@@ -10,13 +10,33 @@ func (d *decoder) resolve(t *Test) {
 	if t.Name == "" {
 		t.Name = defaultName(d.file)
 	}
-	if !d.given("testbed") || d.bad["testbed"] {
-		t.Testbed = TestbedSim
-		if t.Requester.ControlIP != "" || t.Responder.ControlIP != "" || t.Switch.ControlIP != "" {
-			t.Testbed = TestbedRemote
+	if d.keys["hosts"] != nil {
+		t.HostsForm = true
+		t.Requester, t.Responder, t.Traffic = Host{}, Host{}, Traffic{}
+	}
+	hosts := []*Host{&t.Requester, &t.Responder}
+	traffic := []*Traffic{&t.Traffic}
+	if t.HostsForm {
+		hosts, traffic = nil, nil
+		for i := range t.Hosts {
+			hosts = append(hosts, &t.Hosts[i].Host)
+		}
+		for i := range t.Flows {
+			traffic = append(traffic, &t.Flows[i].Traffic)
 		}
 	}
-	for _, h := range []*Host{&t.Requester, &t.Responder} {
+	if !d.given("testbed") || d.bad["testbed"] {
+		t.Testbed = TestbedSim
+		if t.Switch.ControlIP != "" {
+			t.Testbed = TestbedRemote
+		}
+		for _, h := range hosts {
+			if h.ControlIP != "" {
+				t.Testbed = TestbedRemote
+			}
+		}
+	}
+	for _, h := range hosts {
 		if h.NIC.Personality == "" {
 			h.NIC.Personality = "spec"
 			switch h.NIC.Type {
@@ -25,8 +45,10 @@ func (d *decoder) resolve(t *Test) {
 			}
 		}
 	}
-	if tr := &t.Traffic; tr.Verb == VerbSendRead && tr.NumReadQPs == 0 {
-		tr.NumQPs, tr.NumReadQPs = 2, 1 // num-qps "1,1"
+	for _, tr := range traffic {
+		if tr.Verb == VerbSendRead && tr.NumReadQPs == 0 {
+			tr.NumQPs, tr.NumReadQPs = 2, 1 // num-qps "1,1"
+		}
 	}
 	if len(t.Dumpers) == 0 && !d.dumpersGiven {
 		for i := 0; i < defaultNumDumpers; i++ {
@@ -70,10 +92,20 @@ func (d *decoder) backendSet(i int) bool {
 
 // validate runs the checks that involve more than one key.
 func (d *decoder) validate(t *Test) {
+	d.validateForm(t)
+	d.validateHosts(t)
+	d.validateFlows(t)
+	d.validateECN(t)
 	d.validateTestbed(t)
 	d.validateDumpers(t)
 	d.validateNameLengths(t)
-	d.validateTraffic(t)
+	expanded := 0
+	for f := range t.Flows {
+		expanded += d.validateTraffic(t, f)
+	}
+	if t.HostsForm && expanded > maxExpandedEvents {
+		d.errorAt(d.firstPos("flows"), fmt.Sprintf("the flows' data-pkt-events expand to more than %d (event, message, packet) entries in all, the switch's event table; give msg, or fewer psn: all events", maxExpandedEvents))
+	}
 	d.validatePFC(t)
 }
 
@@ -93,13 +125,14 @@ func (d *decoder) validateTestbed(t *Test) {
 	}
 	// Where to point: the testbed key if given, else the control-ip that
 	// selected the remote testbed.
-	at := d.firstPos("testbed", "requester.control-ip", "responder.control-ip", "switch.control-ip")
-	for _, h := range []struct {
-		name string
-		ip   string
-	}{{"requester", t.Requester.ControlIP}, {"responder", t.Responder.ControlIP}, {"switch", t.Switch.ControlIP}} {
-		if h.ip == "" && !d.bad[h.name] {
-			d.errorAt(at, fmt.Sprintf("testbed remote: %s has no control-ip", h.name))
+	paths := []string{"testbed"}
+	for i := range t.Hosts {
+		paths = append(paths, hostPath(t, i)+".control-ip")
+	}
+	at := d.firstPos(append(paths, "switch.control-ip")...)
+	for _, p := range controlIPProblems(t) {
+		if !d.bad[p.host] {
+			d.errorAt(at, "testbed remote: "+p.msg)
 		}
 	}
 	if t.NetnsSlowdown > 1 && !d.bad["netns-slowdown"] {
@@ -213,26 +246,31 @@ func (d *decoder) validateNameLengths(t *Test) {
 	}
 }
 
-func (d *decoder) validateTraffic(t *Test) {
-	tr := &t.Traffic
-	if d.bad["traffic"] {
-		return
+// validateTraffic checks the keys of flow f's traffic (traffic in the
+// two-host form) that involve each other, and returns how many entries
+// its valid events expand to (counting stops above maxExpandedEvents).
+func (d *decoder) validateTraffic(t *Test, f int) int {
+	tr := &t.Flows[f].Traffic
+	fp := flowPath(t, f)
+	if d.bad[fp] {
+		return 0
 	}
-	qpsOK := !d.bad["traffic.num-qps"]
-	if n := len(tr.DSCPList); n > 0 && qpsOK && !d.bad["traffic.dscp-list"] && n != tr.NumQPs {
-		d.errorAt(d.pos("traffic.dscp-list"), fmt.Sprintf("dscp-list: want %d entries (one per QP; num-qps is %d), got %d", tr.NumQPs, tr.NumQPs, n))
+	qpsOK := !d.bad[fp+".num-qps"]
+	if n := len(tr.DSCPList); n > 0 && qpsOK && !d.bad[fp+".dscp-list"] && n != tr.NumQPs {
+		d.errorAt(d.pos(fp+".dscp-list"), fmt.Sprintf("dscp-list: want %d entries (one per QP; num-qps is %d), got %d", tr.NumQPs, tr.NumQPs, n))
 	}
-	ppmOK := !d.bad["traffic.mtu"] && !d.bad["traffic.message-size"]
-	msgsOK := !d.bad["traffic.num-msgs-per-qp"]
-	txOK := !d.bad["traffic.tx-depth"] && !d.bad["iter-scope"]
+	ppmOK := !d.bad[fp+".mtu"] && !d.bad[fp+".message-size"]
+	msgsOK := !d.bad[fp+".num-msgs-per-qp"]
+	txOK := !d.bad[fp+".tx-depth"] && !d.bad["iter-scope"]
 	ppm := tr.PacketsPerMessage()
 	good := make([]bool, len(tr.Events))
+	evOK := d.evOK[fp+".data-pkt-events"]
 	expanded := 0
 	for i, ev := range tr.Events {
-		if i >= len(d.evOK) || !d.evOK[i] {
+		if i >= len(evOK) || !evOK[i] {
 			continue
 		}
-		path := fmt.Sprintf("traffic.data-pkt-events[%d]", i)
+		path := fmt.Sprintf("%s.data-pkt-events[%d]", fp, i)
 		good[i] = true
 		if qpsOK && ev.QPN >= tr.NumQPs {
 			d.errorAt(d.pos(path+".qpn"), fmt.Sprintf("qpn: want 0..%d, got %d (num-qps is %d); qpn is 0-based; the paper's Listing 2 counts from 1",
@@ -249,7 +287,7 @@ func (d *decoder) validateTraffic(t *Test) {
 				tr.NumMsgsPerQP-1, ev.Msg, tr.NumMsgsPerQP))
 			good[i] = false
 		}
-		if !d.checkEventParams(tr, &ev, path) {
+		if !d.checkEventParams(tr, &ev, fp, path) {
 			good[i] = false
 		}
 		if ppmOK && ev.Direction == DirResponse && ev.PSN == AllPackets && ppm > 1 {
@@ -274,15 +312,17 @@ func (d *decoder) validateTraffic(t *Test) {
 		}
 	}
 	if expanded > maxExpandedEvents {
-		d.errorAt(d.pos("traffic.data-pkt-events"), fmt.Sprintf("data-pkt-events expand to more than %d (event, message, packet) entries, the switch's event table; give msg, or fewer psn: all events", maxExpandedEvents))
+		d.errorAt(d.pos(fp+".data-pkt-events"), fmt.Sprintf("data-pkt-events expand to more than %d (event, message, packet) entries, the switch's event table; give msg, or fewer psn: all events", maxExpandedEvents))
 	}
 	d.checkOverlaps(tr, good)
+	return expanded
 }
 
 // checkEventParams checks that an event has the parameters its type
 // needs and no others, and that direction: response addresses a QP whose
-// responder answers with ACK/NAK packets.
-func (d *decoder) checkEventParams(tr *Traffic, ev *Event, path string) bool {
+// responder answers with ACK/NAK packets. fp is the path of the flow's
+// keys (traffic, flows[i]), path the event's.
+func (d *decoder) checkEventParams(tr *Traffic, ev *Event, fp, path string) bool {
 	ok := true
 	for _, p := range []struct {
 		key  string
@@ -304,7 +344,7 @@ func (d *decoder) checkEventParams(tr *Traffic, ev *Event, path string) bool {
 			ok = false
 		}
 	}
-	if ev.Direction != DirData && !d.bad["traffic.num-qps"] && !d.bad["traffic.rdma-verb"] && ev.QPN < tr.NumQPs {
+	if ev.Direction != DirData && !d.bad[fp+".num-qps"] && !d.bad[fp+".rdma-verb"] && ev.QPN < tr.NumQPs {
 		read := tr.QPVerb(ev.QPN) == VerbRead
 		switch {
 		case ev.Direction == DirResponse && read:

@@ -5,34 +5,39 @@ import (
 	"strings"
 )
 
-// host returns the traffic host named as in pfc-events (requester or
-// responder), or nil.
-func (t *Test) host(name string) *Host {
-	switch name {
-	case "requester":
-		return &t.Requester
-	case "responder":
-		return &t.Responder
-	}
-	return nil
-}
-
 // Warnings returns what is legal in a valid test but most likely not what
 // its author meant, each at its position in t.File with a message
 // starting "warning: ". ParseWith hands them to LoadOptions.Warn, with
 // which lumina validate and lumina run print them on stderr and go on
 // (exit 0). Today: a pfc-events pause of a priority that
-// no flow uses (docs/pfc.md): its host has nothing to stop, so the pfc
-// check has nothing to check.
+// no flow of the paused host uses (docs/pfc.md): its host has nothing to
+// stop, so the pfc check has nothing to check.
 func Warnings(t *Test) []*Error {
 	var out []*Error
-	tr := &t.Traffic
-	for i, ev := range tr.PFCEvents {
-		h := t.host(ev.To)
-		if ev.Type != PFCPause || h == nil {
+	flows := t.flows()
+	for i, ev := range t.pfcEvents() {
+		hi := t.HostIndex(ev.To)
+		if ev.Type != PFCPause || hi < 0 && t.HostsForm {
 			continue
 		}
-		prios := flowPriorities(tr, &h.NIC)
+		var nic *NIC
+		if hi >= 0 {
+			nic = &t.Hosts[hi].NIC
+		} else if h := map[string]*Host{RequesterName: &t.Requester, ResponderName: &t.Responder}[ev.To]; h != nil {
+			nic = &h.NIC // a two-host Test built by hand, not normalized
+		} else {
+			continue
+		}
+		var prios [8]bool
+		dscp := false // some flow of the host has a dscp-list
+		for f := range flows {
+			if fl := &flows[f]; fl.From == ev.To || fl.To == ev.To {
+				for p, ok := range flowPriorities(&fl.Traffic, nic) {
+					prios[p] = prios[p] || ok
+				}
+				dscp = dscp || len(fl.DSCPList) > 0
+			}
+		}
 		if prios[ev.Priority] {
 			continue
 		}
@@ -42,13 +47,27 @@ func Warnings(t *Test) []*Error {
 				used = append(used, fmt.Sprint(p))
 			}
 		}
-		how := "traffic.dscp-list gives priority " + strings.Join(used, ", ")
-		if len(tr.DSCPList) == 0 {
-			how = "the QPs' DSCP is 0 without traffic.dscp-list: priority " + strings.Join(used, ", ")
+		var msg string
+		if !t.HostsForm {
+			tr := &flows[0].Traffic
+			how := "traffic.dscp-list gives priority " + strings.Join(used, ", ")
+			if len(tr.DSCPList) == 0 {
+				how = "the QPs' DSCP is 0 without traffic.dscp-list: priority " + strings.Join(used, ", ")
+			}
+			msg = fmt.Sprintf("warning: pfc-events[%d] pauses %s on priority %d, but no flow uses it (%s): the pause stops nothing and the pfc check has nothing to check; "+
+				"give traffic.dscp-list a DSCP of priority %d, such as %d", i, ev.To, ev.Priority, how, ev.Priority, exampleDSCP(nic, ev.Priority))
+		} else {
+			how := "no flow goes from or to " + ev.To
+			if len(used) > 0 {
+				how = "its flows' QPs have priority " + strings.Join(used, ", ")
+				if !dscp {
+					how += " (DSCP 0 without dscp-list)"
+				}
+			}
+			msg = fmt.Sprintf("warning: pfc-events[%d] pauses %s on priority %d, but no flow of %s uses it (%s): the pause stops nothing and the pfc check has nothing to check; "+
+				"give the dscp-list of a flow from or to %s a DSCP of priority %d, such as %d", i, ev.To, ev.Priority, ev.To, how, ev.To, ev.Priority, exampleDSCP(nic, ev.Priority))
 		}
-		out = append(out, &Error{File: t.File, Line: ev.Pos.Line, Col: ev.Pos.Col,
-			Msg: fmt.Sprintf("warning: pfc-events[%d] pauses %s on priority %d, but no flow uses it (%s): the pause stops nothing and the pfc check has nothing to check; "+
-				"give traffic.dscp-list a DSCP of priority %d, such as %d", i, ev.To, ev.Priority, how, ev.Priority, exampleDSCP(&h.NIC, ev.Priority))})
+		out = append(out, &Error{File: t.File, Line: ev.Pos.Line, Col: ev.Pos.Col, Msg: msg})
 	}
 	return out
 }
