@@ -332,7 +332,7 @@ func (d *driver) serveResponders(ctx context.Context) error {
 		}
 		d.responders[f] = responder{addr: addr, secret: hex.EncodeToString(secret)}
 	}
-	d.intake = newIntakeBarrier(t, d.installPlan)
+	d.intake = newIntakeBarrier(t, pl.realTime, d.installPlan)
 	return nil
 }
 
@@ -437,6 +437,8 @@ func (d *driver) traffic(ctx context.Context) error {
 	}
 	rctx, rcancel := context.WithTimeout(ctx, agent.WallTime(run.Limit, run.slowdown())+time.Minute)
 	defer rcancel()
+	fctx, fcancel := context.WithCancelCause(rctx) // a failed flow stops the others
+	defer fcancel(nil)
 	if err := d.startStalls(ctx); err != nil {
 		return err
 	}
@@ -451,12 +453,16 @@ func (d *driver) traffic(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if errs[f] = d.runFlow(rctx, f); errs[f] != nil {
+			if errs[f] = d.runFlow(fctx, f); errs[f] != nil {
 				d.intake.fail(errs[f]) // a flow that fails releases the others
+				fcancel(errs[f])
 			}
 		}()
 	}
 	wg.Wait()
+	if err := context.Cause(fctx); err != nil && rctx.Err() == nil {
+		return err // the flow that failed first; the others were stopped
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -612,10 +618,18 @@ func (d *driver) merge(ctx context.Context) *Report {
 // Intake call and installs the plan once, when every flow has reported:
 // the connections concatenated in flow order and numbered globally (flow
 // f's connection q is t.QPOffset(f)+q; Flow is the flow's name in the
-// hosts form). Every flow's call returns when the plan is in place, or
-// with the error of the install or of a flow that failed.
+// hosts form). With hold (real-time testbeds, where a flow starts as soon
+// as its call returns) every flow's call returns when the plan is in
+// place, or with the error of the install or of a flow that failed.
+// Without hold (sim) only the last flow's call waits, for the install:
+// there the flows set up one after the other in flow order (each one's
+// set-up includes its Intake call) and the virtual clock starts only when
+// every flow has set up (agent.SimFlows), so no flow runs before the
+// plan is in place, and holding the first would keep the next from
+// setting up.
 type intakeBarrier struct {
 	t       *config.Test
+	hold    bool
 	install func(context.Context, []generator.Connection) error
 
 	mu    sync.Mutex
@@ -627,8 +641,8 @@ type intakeBarrier struct {
 	err   error
 }
 
-func newIntakeBarrier(t *config.Test, install func(context.Context, []generator.Connection) error) *intakeBarrier {
-	return &intakeBarrier{t: t, install: install, conns: make([][]generator.Connection, len(t.Flows)), got: make([]bool, len(t.Flows)),
+func newIntakeBarrier(t *config.Test, hold bool, install func(context.Context, []generator.Connection) error) *intakeBarrier {
+	return &intakeBarrier{t: t, hold: hold, install: install, conns: make([][]generator.Connection, len(t.Flows)), got: make([]bool, len(t.Flows)),
 		done: make(chan struct{})}
 }
 
@@ -657,6 +671,8 @@ func (b *intakeBarrier) report(ctx context.Context, f int, conns []generator.Con
 	b.mu.Unlock()
 	if last {
 		b.finish(b.install(ctx, b.all()))
+	} else if !b.hold {
+		return nil
 	}
 	select {
 	case <-b.done:
@@ -687,7 +703,9 @@ func globalConns(t *config.Test, perFlow [][]generator.Connection) []generator.C
 		off := t.QPOffset(f)
 		for _, c := range cs {
 			c.Index += off
-			// MERGE(h-gen): c.Flow = t.Flows[f].Name in the hosts form.
+			if t.HostsForm {
+				c.Flow = t.Flows[f].Name
+			}
 			out = append(out, c)
 		}
 	}

@@ -103,22 +103,25 @@ func flowOfConn(t *config.Test, q int) int {
 }
 
 // pauseOnPacket returns the pause injections that start when the switch
-// sees a data packet (pfc-events with start; its qpn a global connection
-// index, the flow's own in the two-host form), resolved against the
-// installed plan: the packet's ingress port, destination QP and absolute
-// PSN as the event table keys it.
+// sees a data packet (pfc-events with start: a QP of its flow), resolved
+// against the installed plan: the packet's ingress port, destination QP
+// and absolute PSN as the event table keys it.
 func (r *Run) pauseOnPacket(p *controlplane.Plan) ([]*luminav1.PauseInjection, error) {
 	var out []*luminav1.PauseInjection
 	for _, ev := range r.Test.PFCEvents {
 		if ev.Type != config.PFCPause || ev.Start == nil {
 			continue
 		}
-		f := flowOfConn(r.Test, ev.Start.QPN)
-		if f < 0 || ev.Start.QPN >= len(p.Conns) || p.Conns[ev.Start.QPN].Responses {
+		f := r.Test.FlowIndex(ev.Start.Flow)
+		if f < 0 || ev.Start.QPN < 0 || ev.Start.QPN >= r.Test.Flows[f].NumQPs {
+			return nil, fmt.Errorf("pfc-events: start flow %q qpn %d: no such connection", ev.Start.Flow, ev.Start.QPN)
+		}
+		q := r.Test.QPOffset(f) + ev.Start.QPN
+		if q >= len(p.Conns) || p.Conns[q].Responses {
 			return nil, fmt.Errorf("pfc-events: start qpn %d: no such connection", ev.Start.QPN)
 		}
 		ppm := r.Test.Flows[f].PacketsPerMessage()
-		ce := p.Conns[ev.Start.QPN]
+		ce := p.Conns[q]
 		in := r.pauseInjection(ev)
 		in.Trigger = &injector.PauseTrigger{Port: ce.Port, DestQP: ce.DestQP,
 			PSN: uint32(ce.IPSN.Add(ev.Start.Msg*ppm + ev.Start.PSN)), Iter: uint16(ev.Start.Iter)}

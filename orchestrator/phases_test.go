@@ -308,7 +308,7 @@ func TestIntakeBarrier(t *testing.T) {
 	t.Run("all report", func(t *testing.T) {
 		var installs [][]string
 		var mu sync.Mutex
-		b := newIntakeBarrier(tc, func(_ context.Context, cs []generator.Connection) error {
+		b := newIntakeBarrier(tc, true, func(_ context.Context, cs []generator.Connection) error {
 			var s []string
 			for _, c := range cs {
 				s = append(s, fmt.Sprintf("%d:%#x", c.Index, c.Requester.QPN))
@@ -343,7 +343,7 @@ func TestIntakeBarrier(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			installed := false
-			b := newIntakeBarrier(tc, func(context.Context, []generator.Connection) error { installed = true; return nil })
+			b := newIntakeBarrier(tc, true, func(context.Context, []generator.Connection) error { installed = true; return nil })
 			waiting := make(chan error, 1)
 			go func() { waiting <- b.report(context.Background(), 0, conns(0, 2)) }()
 			if tt.name == "twice" {

@@ -294,7 +294,14 @@ func (r *Run) meta() model.Meta {
 	}
 	for _, h := range r.Test.Hosts {
 		if c, ok := r.NICs[h.Name]; ok {
-			m.NICs = append(m.NICs, model.NIC{Name: h.Name, Before: model.Counters{}, After: c})
+			n := model.NIC{Name: h.Name, Before: model.Counters{}, After: c}
+			if r.Test.HostsForm {
+				// The two-host form's NICs take their connections' sides'
+				// addresses (model.ResolveNICs); a host of the hosts form
+				// has its own, whatever its role in each flow.
+				n.IPs = r.IPs[h.Name]
+			}
+			m.NICs = append(m.NICs, n)
 		}
 	}
 	return m
@@ -354,8 +361,10 @@ const maxListed = 20
 
 // ConnectionReport is one QP connection.
 type ConnectionReport struct {
-	ID        int          `json:"id"`
-	Verb      string       `json:"verb"`
+	ID   int    `json:"id"`
+	Verb string `json:"verb"`
+	// Flow is the connection's flow (the hosts form only).
+	Flow      string       `json:"flow,omitempty"`
 	Requester EndpointInfo `json:"requester"`
 	Responder EndpointInfo `json:"responder"`
 }
@@ -474,7 +483,7 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 		r.NICVersions = run.NICVersions
 	}
 	for _, c := range run.Connections {
-		r.Connections = append(r.Connections, ConnectionReport{ID: c.Index, Verb: string(c.Verb),
+		r.Connections = append(r.Connections, ConnectionReport{ID: c.Index, Verb: string(c.Verb), Flow: c.Flow,
 			Requester: EndpointInfo{c.Requester.IP, c.Requester.QPN, c.Requester.IPSN},
 			Responder: EndpointInfo{c.Responder.IP, c.Responder.QPN, c.Responder.IPSN}})
 	}

@@ -211,7 +211,7 @@ func newRun(t *config.Test, rep int) (*Run, error) {
 	r := &Run{Test: t, Repeat: rep,
 		Seeds:       Seeds{Test: t.Seed, Switch: seedFor(t, rep, "switch"), Hosts: map[string]uint64{}},
 		Personality: map[string]softrnic.Personality{}, IPs: map[string][]netip.Addr{},
-		Intent: controlplane.Intent{Events: expandEvents(t), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort)},
+		Intent: controlplane.Intent{Events: t.ExpandEvents(), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort)},
 		Limit:  trafficDeadline(t), NICVersions: map[string]nic.Versions{}, NICs: map[string]map[string]uint64{}}
 	for i, h := range t.Hosts {
 		r.Seeds.Hosts[h.Name] = seedFor(t, rep, hostSeedRole(i))
@@ -223,23 +223,6 @@ func newRun(t *config.Test, rep int) (*Run, error) {
 		r.Personality[h.Name] = p
 	}
 	return r, nil
-}
-
-// expandEvents returns every flow's data-pkt-events expanded
-// (config.Test.ExpandEvents), each flow's QPs numbered globally.
-func expandEvents(t *config.Test) []config.ExpandedEvent {
-	if !t.HostsForm {
-		return t.ExpandEvents()
-	}
-	var out []config.ExpandedEvent
-	for f, fl := range t.Flows {
-		one := config.Test{Traffic: fl.Traffic}
-		for _, e := range one.ExpandEvents() {
-			e.QP += t.QPOffset(f)
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // mergeFlows sets the run's connections, generator result, Stopped and
