@@ -262,13 +262,15 @@ func TestDriverTraffic(t *testing.T) {
 	}
 }
 
-// TestDriverTrafficFlowFails: a flow whose Run fails fails the traffic
-// phase naming the flow, and releases the flows waiting at the intake
-// with its error.
+// TestDriverTrafficFlowFails: on a real-time testbed (the intake holds
+// every flow until the plan is in place), a flow whose Run fails fails the
+// traffic phase naming the flow, and releases the flows waiting at the
+// intake with its error.
 func TestDriverTrafficFlowFails(t *testing.T) {
 	tc := threeHosts()
 	boom := errors.New("boom")
 	d, _ := fakeDriver(t, tc, map[string]*fakeGen{"h2": {runErr: map[uint32]error{1: boom}}})
+	d.pl.realTime = true
 	ctx := context.Background()
 	if err := d.startNICs(ctx); err != nil {
 		t.Fatal(err)
@@ -329,6 +331,21 @@ func TestIntakeBarrier(t *testing.T) {
 		}
 		if want := [][]string{{"0:0x0", "1:0x1", "2:0x10", "3:0x20"}}; !reflect.DeepEqual(installs, want) {
 			t.Errorf("installs %q, want %q", installs, want)
+		}
+	})
+	// Without hold (sim: the flows set up in turn), the first flows'
+	// calls return at once and the last one's after the install, with
+	// its error.
+	t.Run("no hold", func(t *testing.T) {
+		var installs int
+		b := newIntakeBarrier(tc, false, func(context.Context, []generator.Connection) error { installs++; return errors.New("no room") })
+		for f := range 2 {
+			if err := b.report(context.Background(), f, conns(f, tc.Flows[f].NumQPs)); err != nil || installs != 0 {
+				t.Fatalf("report(%d) = %v after %d installs, want nil before any", f, err, installs)
+			}
+		}
+		if err := b.report(context.Background(), 2, conns(2, 1)); err == nil || err.Error() != "no room" || installs != 1 {
+			t.Errorf("last report = %v after %d installs, want the install's error after 1", err, installs)
 		}
 	})
 	for _, tt := range []struct {
