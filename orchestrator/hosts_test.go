@@ -102,8 +102,20 @@ func TestHostsExamples(t *testing.T) {
 					}
 				}
 			}
-			if g := rep.Generator; g == nil || len(g.QPs) != len(tt.conns) || !g.Verified || len(g.Errors) != 0 {
-				t.Errorf("generator report %+v, want %d QPs, verified, no errors", g, len(tt.conns))
+			g := rep.Generator
+			if g == nil || len(g.QPs) != len(tt.conns) || !g.Verified || len(g.Errors) != 0 || len(g.Flows) != len(tc.Flows) {
+				t.Fatalf("generator report %+v, want %d QPs, verified, no errors, %d flows", g, len(tt.conns), len(tc.Flows))
+			}
+			var bytes int64
+			for f, fg := range g.Flows {
+				fl := tc.Flows[f]
+				if want := int64(fl.NumQPs * fl.NumMsgsPerQP * fl.MessageSize); fg.Name != fl.Name || fg.Bytes != want || !fg.Verified || fg.Stopped != "" {
+					t.Errorf("generator flow %d = %+v, want %s with %d bytes, verified", f, fg, fl.Name, want)
+				}
+				bytes += fg.Bytes
+			}
+			if g.Bytes != bytes {
+				t.Errorf("generator bytes %d, want the flows' %d", g.Bytes, bytes)
 			}
 			if txt := rep.Text(); !strings.HasSuffix(txt, "\nresult: PASS\n") {
 				t.Errorf("report.txt does not pass:\n%s", txt)

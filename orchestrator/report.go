@@ -465,6 +465,20 @@ type GeneratorReport struct {
 	QPs         []generator.QPResult `json:"qps"`
 	Verified    bool                 `json:"responder_verified"`
 	Stopped     string               `json:"stopped,omitempty"`
+	// Flows is each flow's own result (the hosts form only), flows order.
+	Flows []FlowGeneratorReport `json:"flows,omitempty"`
+}
+
+// FlowGeneratorReport is one flow's generator result: its name, goodput
+// over its own duration, bytes, whether its responder verified its
+// memory, and why it stopped early ("" if it completed).
+type FlowGeneratorReport struct {
+	Name        string  `json:"name"`
+	GoodputGbps float64 `json:"goodput_gbps"`
+	DurationNs  int64   `json:"duration_ns"`
+	Bytes       int64   `json:"bytes"`
+	Verified    bool    `json:"responder_verified"`
+	Stopped     string  `json:"stopped,omitempty"`
 }
 
 func newReport(t *config.Test, rep int, run *Run) *Report {
@@ -492,6 +506,16 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 			Stopped: run.Stopped}
 		if g.Responder != nil {
 			r.Generator.Verified = g.Responder.Verified
+		}
+		if t.HostsForm {
+			for _, fr := range run.Flows {
+				fg := FlowGeneratorReport{Name: fr.Name, Stopped: fr.Stopped}
+				if res := fr.Result; res != nil {
+					fg.GoodputGbps, fg.DurationNs, fg.Bytes = res.GoodputGbps, res.DurationNs, res.Bytes
+					fg.Verified = res.Responder != nil && res.Responder.Verified
+				}
+				r.Generator.Flows = append(r.Generator.Flows, fg)
+			}
 		}
 	}
 	tm := run.Timing
