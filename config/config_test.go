@@ -253,6 +253,18 @@ func TestInvalidTestdata(t *testing.T) {
 		{"invalid-qpn.yaml", "testdata/invalid-qpn.yaml:13:12: qpn: want 0..1, got 2 (num-qps is 2); qpn is 0-based; the paper's Listing 2 counts from 1\n" +
 			"testdata/invalid-qpn.yaml:17:12: qpn: want 0..1, got 2 (num-qps is 2); qpn is 0-based; the paper's Listing 2 counts from 1"},
 		{"invalid-syntax.yaml", `testdata/invalid-syntax.yaml:3:1: YAML syntax error: could not find expected ':'`},
+		{"invalid-hosts.yaml", strings.Join([]string{
+			`testdata/invalid-hosts.yaml:5:24: ip-list[0]: 10.0.0.1 is also an address of host h1 (at 3:24): every host needs its own addresses`,
+			`testdata/invalid-hosts.yaml:6:1: requester: the hosts form (hosts and flows) replaces requester, responder and traffic: give hosts and flows, or requester, responder and traffic`,
+			`testdata/invalid-hosts.yaml:8:49: kmax-kb: want more than kmin-kb (400), got 100`,
+			`testdata/invalid-hosts.yaml:11:21: from: no host named "h3" (hosts: h1, h2, r); did you mean "h1"?`,
+			`testdata/invalid-hosts.yaml:12:12: duplicate flow name "a" (first at 10:12)`,
+			`testdata/invalid-hosts.yaml:12:29: to: flow a goes from h2 to itself; want another host`,
+			`testdata/invalid-hosts.yaml:17:15: qpn: want 0..0, got 1 (num-qps is 1); qpn is 0-based; the paper's Listing 2 counts from 1`,
+			`testdata/invalid-hosts.yaml:18:5: pfc-events in a flow: in the hosts form pfc-events is a top-level key (its to and host name a host, its start names the flow)`,
+			`testdata/invalid-hosts.yaml:20:23: to: no host named "hx" (hosts: h1, h2, r); did you mean "h1"?`,
+			`testdata/invalid-hosts.yaml:21:62: qpn: want 0..1, got 2 (num-qps of flow a is 2)`,
+		}, "\n")},
 		{"invalid-semantics.yaml", strings.Join([]string{
 			`testdata/invalid-semantics.yaml:2:10: testbed: want sim, netns or remote, got "simulation"`,
 			`testdata/invalid-semantics.yaml:4:14: num-repeats: want 1..10000, got 0`,
@@ -620,6 +632,13 @@ func TestMarshalRoundTrip(t *testing.T) {
 		"testbed: netns\ndumpers:\n  - {backend: dpdk, eal-args: [-l, 0-3], nic: {rte-port-id: 2, type: e810}}\n",
 		"requester:\n  nic:\n    ip-list: [10.0.0.2]\n    prio-dscp-map: {0: [], 7: \"1,2\"}\n",
 		"traffic:\n  data-pkt-events:\n    - {qpn: 0, psn: all, type: drop, iter: 3, msg: 0}\n",
+		"switch: {ecn: {priorities: [3, 5], kmin-kb: 0, kmax-kb: 1, pmax: 1}}\nrequester: {nic: {pfc: {priorities: [3]}}}\n" +
+			"traffic: {num-qps: 2, pfc-events: [{type: pause, to: requester, priority: 3, start: {flow: traffic, qpn: 1, psn: 0}}]}\n",
+		"hosts: {b: {nic: {ip-list: [10.0.0.2]}}, a: {control-ip: x}}\ntestbed: sim\n" +
+			"flows: [{name: f, from: a, to: b, rdma-verb: send_read, num-qps: \"2,3\", start-us: 7}, {name: g, from: b, to: a, data-pkt-events: [{qpn: 0, psn: all, type: ecn}]}]\n" +
+			"pfc-events: [{type: rx-stall, host: b, duration-us: 10}]\n",
+		"hosts: {h1: {nic: {pfc: {priorities: [1]}}}, h2: {}}\nswitch: {ecn: {priorities: [1], kmin-kb: 10, kmax-kb: 20, pmax: 0.125}}\n" +
+			"flows: [{name: f, from: h1, to: h2, num-qps: 2}]\npfc-events: [{type: pause, to: h1, priority: 1, start: {flow: f, qpn: 1, psn: 0, iter: 2}}]\n",
 	} {
 		cfg, err := Parse("t.yaml", []byte(in))
 		if err != nil {
@@ -634,7 +653,7 @@ func TestEnumStrings(t *testing.T) {
 		got, want string
 	}{
 		{string(VerbWrite), "write"}, {string(VerbRead), "read"}, {string(VerbSend), "send"}, {string(VerbSendRead), "send_read"},
-		{EventDrop.String(), "drop"}, {EventECN.String(), "ecn"}, {EventCorrupt.String(), "corrupt"}, {EventType(0).String(), "EventType(0)"},
+		{EventDrop.String(), "drop"}, {EventECN.String(), "ecn"}, {EventCorrupt.String(), "corrupt"}, {EventType(0).String(), "none"},
 		{TestbedSim.String(), "sim"}, {TestbedNetns.String(), "netns"}, {TestbedRemote.String(), "remote"}, {Testbed(-1).String(), "Testbed(-1)"},
 		{IterScopeMessage.String(), "message"}, {IterScopeConnection.String(), "connection"},
 		{BackendSim.String(), "sim"}, {BackendAFPacket.String(), "afpacket"}, {BackendDPDK.String(), "dpdk"},

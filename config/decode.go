@@ -973,7 +973,7 @@ func decMsg(d *decoder, v *yaml.Node, path string, f, s reflect.Value) {
 
 func decEventType(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 	if i, ok := d.enum(v, path, eventTypeNames); ok {
-		f.SetInt(int64([]EventType{EventDrop, EventECN, EventCorrupt, EventCorrupt, EventDelay, EventReorder, EventDuplicate}[i]))
+		f.SetUint(uint64([]EventType{EventDrop, EventECN, EventCorrupt, EventCorrupt, EventDelay, EventReorder, EventDuplicate}[i]))
 	}
 }
 

@@ -2,7 +2,8 @@
 // and validation with a file:line:col position on every error.
 //
 // A test file describes one Lumina experiment (SIGCOMM'23): a requester and
-// a responder host with RNICs, a programmable switch that injects events and
+// a responder host with RNICs (or up to 64 named hosts and the flows among
+// them), a programmable switch that injects events and
 // mirrors every RoCEv2 packet, a pool of dumpers, the traffic, and the events
 // to inject. The schema is compatible with the public Lumina tool's
 // conf/example.yml (every key of it is accepted) and with the spellings of
@@ -36,6 +37,33 @@
 // mapped to lumina's names, and requester-mirror/responder-mirror turned
 // into Dumpers. Test.Marshal writes the canonical YAML of a resolved Test;
 // parsing it again gives an equal Test (apart from Event.Pos).
+//
+// # Two forms: requester/responder, or hosts and flows
+//
+// A test names its traffic hosts in one of two forms. The two-host form
+// (requester, responder, traffic) is the public tool's. The hosts form
+// (issue #30) names 2..MaxHosts hosts (hosts, each taking every key of
+// requester and responder), 1..MaxFlows flows between them (flows, each
+// taking every key of traffic but pfc-events, plus name, from, to and
+// start-us) and its PFC events at the top level (pfc-events, whose to and
+// host name a host and whose start names its flow). A file giving both
+// forms' keys is an error. The schema decodes both through the same
+// sections: a host is a hostSection, a flow a flowSection that inherits
+// every row of trafficSection (sectInherit), so a key added to traffic is
+// a key of every flow.
+//
+// Parse fills Test.Hosts, Test.Flows and Test.PFCEvents in both forms
+// (Normalize makes the two-host form one flow "traffic" from host
+// "requester" to host "responder"), and code past the parser reads only
+// those; Test.HostsForm says which form the file used, and in the hosts
+// form Requester, Responder and Traffic are zero. The connections of all
+// flows are numbered in flow order (Test.QPOffset), so the two-host
+// form's connection i stays i. Every check of the two-host form applies
+// per host and per flow, at the flow's or host's keys (an event's qpn
+// against its flow's num-qps, a pause's host without nic.pfc, a host
+// without control-ip on remote); the hosts form adds its own: unknown or
+// identical from and to, an address on two hosts, duplicate names, and
+// the QPs of all flows within what the switch tracks (MaxTotalQPs).
 //
 // # Errors
 //
@@ -97,10 +125,11 @@
 //   - iter is the 1-based transmission round: 1 is the first transmission
 //     of the packet, 2 its first retransmission, and so on.
 //
-// Test.ExpandEvents resolves msg and psn "all" into one ExpandedEvent per
-// packet, with RelPSN = msg*PacketsPerMessage()+psn, the offset from the
-// QP's IPSN that the control plane adds (modulo 2^24) once the runtime
-// metadata is known. A parsed Test never has two events that match the
+// Test.ExpandFlowEvents resolves a flow's msg and psn "all" into one
+// ExpandedEvent per packet, with RelPSN = msg*PacketsPerMessage()+psn, the
+// offset from the QP's IPSN that the control plane adds (modulo 2^24) once
+// the runtime metadata is known; Test.ExpandEvents does so for every flow,
+// with the QP made global (QPOffset(f)+qpn). A parsed Test never has two events that match the
 // same (qpn, msg, psn, iter): duplicates, conflicts and redundant events
 // are errors.
 //

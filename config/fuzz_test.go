@@ -22,6 +22,9 @@ func FuzzParse(f *testing.F) {
 	for _, tt := range errorTests {
 		f.Add([]byte(tt.in))
 	}
+	for _, tt := range hostsErrorTests {
+		f.Add([]byte(tt.in))
+	}
 	for _, in := range fuzzValidSeeds {
 		f.Add([]byte(in))
 	}
@@ -56,4 +59,7 @@ var fuzzValidSeeds = []string{
 	"x-l: &l {username: u}\nrequester: {<<: *l, nic: {type: cx5, ip-list: [10.0.0.1]}}\n",
 	"iter-scope: connection\ntraffic:\n  tx-depth: 8\n  num-msgs-per-qp: 4\n  data-pkt-events:\n    - {qpn: 0, psn: all, type: drop, iter: 2, msg: 3}\n    - {qpn: 0, psn: 1, type: ecn}\n",
 	"testbed: netns\ndumpers:\n  - {name: a, weight: 2, workers: 4, backend: dpdk, eal-args: [-l, 0-3], nic: {rte-port-id: 1}}\n  - {name: b}\n",
+	"hosts: {h1: {nic: {pfc: {priorities: [3]}}}, h2: {}, h3: {}}\nswitch: {ecn: {priorities: [3], kmin-kb: 1, kmax-kb: 2, pmax: 0.5}}\n" +
+		"flows: [{name: a, from: h1, to: h3, num-qps: 2, data-pkt-events: [{qpn: 1, psn: 0, type: drop}]}, {name: b, from: h2, to: h3, start-us: 5}]\n" +
+		"pfc-events: [{type: pause, to: h1, priority: 3, start: {flow: a, qpn: 1, psn: 0}}]\n",
 }

@@ -281,6 +281,7 @@ func (d *decoder) validateForm(t *Test) {
 		}
 		if !d.given("hosts") && !d.bad["hosts"] {
 			d.errorf(d.keys["hosts"], "hosts: want 2..%d hosts, got null", MaxHosts)
+			d.bad["hosts"] = true // no flow's host is unknown then
 		}
 		if !flows {
 			d.errorf(d.keys["hosts"], "hosts needs flows: the traffic of the hosts form is a list of flows, each {name, from, to, ...} with the keys of traffic")

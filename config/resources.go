@@ -79,9 +79,10 @@ type Estimate struct {
 	// during a repeat on the sim and netns testbeds (TraceBytes), before
 	// the merge copies it under the results directory.
 	SpoolBytes int64
-	// GeneratorBytes is the message memory of both generators: a message
-	// buffer per QP on each side and the software RNICs' work on them
-	// (measured about 2.5 × num-qps × message-size; 3 × is counted).
+	// GeneratorBytes is the message memory of the generators: per flow, a
+	// message buffer per QP on each of its hosts and the software RNICs'
+	// work on them (measured about 2.5 × num-qps × message-size; 3 × is
+	// counted), summed over the flows.
 	GeneratorBytes int64
 	// DumperBytes is the capture memory of every dumper: per worker, the
 	// afpacket/dpdk ring (64 MiB) and a 4 MiB write buffer.

@@ -25,33 +25,25 @@ const (
 var verbNames = []string{string(VerbWrite), string(VerbRead), string(VerbSend), string(VerbSendRead)}
 
 // EventType is what the injector does to a matched data packet (YAML key
-// type of a data-pkt-events entry). The numbers are the event encoding in
-// the TTL of mirrored packets; the zero value is invalid.
-type EventType int
+// type of a data-pkt-events entry): lumina's one event type, roce.Event,
+// whose number mirror copies carry in their TTL, spelled in YAML as its
+// String. In an Event the zero value (roce.EventNone) is invalid.
+type EventType = roce.Event
 
-// Event types.
+// Event types: the data-pkt-events types of roce.Event.
 const (
-	EventDrop    EventType = 1 // "drop": the packet is not forwarded (it is still mirrored).
-	EventECN     EventType = 2 // "ecn": the IP ECN field is set to CE.
-	EventCorrupt EventType = 3 // "corrupt" (alias "bit-error"): a bit flip that breaks the ICRC.
+	EventDrop    = roce.EventDrop    // "drop": the packet is not forwarded (it is still mirrored).
+	EventECN     = roce.EventECN     // "ecn": the IP ECN field is set to CE.
+	EventCorrupt = roce.EventCorrupt // "corrupt" (alias "bit-error"): a bit flip that breaks the ICRC.
 	// "delay": the switch holds the packet Event.DelayUs, then forwards it.
-	EventDelay EventType = 4
+	EventDelay = roce.EventDelay
 	// "reorder": the switch holds the packet until Event.Overtakers later
 	// packets of its flow have passed, or for at most Event.MaxHoldUs.
-	EventReorder EventType = 5
+	EventReorder = roce.EventReorder
 	// "duplicate": the switch forwards the packet, then Event.Copies
 	// identical copies.
-	EventDuplicate EventType = 6
+	EventDuplicate = roce.EventDuplicate
 )
-
-// String returns the YAML spelling, e.g. "ecn": the name of the mirror
-// copies' event of the same number (roce.Event).
-func (e EventType) String() string {
-	if e >= EventDrop && e <= EventDuplicate {
-		return roce.Event(e).String()
-	}
-	return fmt.Sprintf("EventType(%d)", int(e))
-}
 
 // Testbed selects where a test runs (YAML key testbed). The zero value is
 // TestbedSim, which never touches the host or real hardware.
@@ -237,6 +229,7 @@ func (t *Test) Normalize() {
 	}
 	t.Hosts = []NamedHost{{Name: RequesterName, Host: t.Requester}, {Name: ResponderName, Host: t.Responder}}
 	t.Flows = []Flow{{Name: TrafficName, From: RequesterName, To: ResponderName, Traffic: t.Traffic}}
+	t.Flows[0].PFCEvents = nil // a flow's are the test's PFCEvents
 	t.PFCEvents = nil
 	for _, ev := range t.Traffic.PFCEvents {
 		if ev.Start != nil {
@@ -277,7 +270,8 @@ type NamedHost struct {
 // Flow is one entry of flows: a workload from one host to another. Its
 // Traffic takes every key traffic takes; its Events (data-pkt-events)
 // address the flow's own QPs, relative QPN/PSN/ITER as in the two-host
-// form. Traffic.PFCEvents is unused in a flow (pfc-events is top level).
+// form. Traffic.PFCEvents is nil in a flow (pfc-events is top level:
+// Test.PFCEvents).
 type Flow struct {
 	// Name is the flow's name. YAML key name; required in flows ("traffic"
 	// in the two-host form).

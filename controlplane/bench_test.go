@@ -18,8 +18,8 @@ func manyConns(n int) []generator.Connection {
 	cs := make([]generator.Connection, n)
 	for i := range cs {
 		cs[i] = generator.Connection{Index: i, Verb: generator.VerbWrite,
-			Requester: generator.Endpoint{IP: reqIP.String(), MAC: "02:00:00:00:00:01", QPN: uint32(0x1000 + i), IPSN: uint32(0xFFFF00+i) & 0xFFFFFF},
-			Responder: generator.Endpoint{IP: rspIP.String(), MAC: "02:00:00:00:00:02", QPN: uint32(0x2000 + i), IPSN: uint32(i)}}
+			Requester: generator.Endpoint{IP: reqIP, MAC: roce.MAC{2, 0, 0, 0, 0, 1}, QPN: uint32(0x1000 + i), IPSN: uint32(0xFFFF00+i) & 0xFFFFFF},
+			Responder: generator.Endpoint{IP: rspIP, MAC: roce.MAC{2, 0, 0, 0, 0, 2}, QPN: uint32(0x2000 + i), IPSN: uint32(i)}}
 	}
 	return cs
 }

@@ -100,8 +100,8 @@ func (r *rig) install(in controlplane.Intent, conns []generator.Connection) *con
 
 func conn(verb generator.Verb, reqQPN, reqIPSN, rspQPN, rspIPSN uint32) []generator.Connection {
 	return []generator.Connection{{Index: 0, Verb: verb,
-		Requester: generator.Endpoint{IP: reqIP.String(), MAC: "02:00:00:00:00:01", QPN: reqQPN, IPSN: reqIPSN},
-		Responder: generator.Endpoint{IP: rspIP.String(), MAC: "02:00:00:00:00:02", QPN: rspQPN, IPSN: rspIPSN}}}
+		Requester: generator.Endpoint{IP: reqIP, MAC: roce.MAC{2, 0, 0, 0, 0, 1}, QPN: reqQPN, IPSN: reqIPSN},
+		Responder: generator.Endpoint{IP: rspIP, MAC: roce.MAC{2, 0, 0, 0, 0, 2}, QPN: rspQPN, IPSN: rspIPSN}}}
 }
 
 // send injects a frame at the requester (or responder) and runs the loop.

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -33,21 +34,21 @@ func FuzzTranslate(f *testing.F) {
 			if flags&1 != 0 && i == 1 {
 				idx = 5 // a wrong index
 			}
-			reqIP := testPorts.Hosts[0].IPs[i%2].String()
+			reqIP := testPorts.Hosts[0].IPs[i%2]
 			if flags&2 != 0 && i == 2 {
-				reqIP = "10.0.0.99" // not the requester's
+				reqIP = netip.MustParseAddr("10.0.0.99") // not the requester's
 			}
-			mac := "02:00:00:00:00:02"
+			mac := roce.MAC{2, 0, 0, 0, 0, 2}
 			if flags&4 != 0 {
-				mac = "02:00:00:00:00:02:03:04" // not 6 bytes
+				mac = roce.MAC{} // none
 			}
 			step := uint32(i)
 			if flags&8 != 0 {
 				step = 0 // duplicate QPNs
 			}
 			conns = append(conns, generator.Connection{Index: idx, Verb: verbNames[(verbs>>(2*(i%4)))&3],
-				Requester: generator.Endpoint{IP: reqIP, MAC: "02:00:00:00:00:01", QPN: qpn + step, IPSN: ipsn + 7*uint32(i)},
-				Responder: generator.Endpoint{IP: "10.0.0.2", MAC: mac, QPN: qpn ^ step + 1, IPSN: ipsn ^ uint32(i)}})
+				Requester: generator.Endpoint{IP: reqIP, MAC: roce.MAC{2, 0, 0, 0, 0, 1}, QPN: qpn + step, IPSN: ipsn + 7*uint32(i)},
+				Responder: generator.Endpoint{IP: netip.MustParseAddr("10.0.0.2"), MAC: mac, QPN: qpn ^ step + 1, IPSN: ipsn ^ uint32(i)}})
 		}
 		ports := testPorts
 		ports.Dumpers = nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"sort"
 	"strings"
@@ -384,13 +383,11 @@ type ep struct {
 }
 
 func endpoint(e generator.Endpoint, side string, i int) (ep, error) {
-	ip, err := netip.ParseAddr(e.IP)
-	if err != nil || !ip.Is4() {
+	if !e.IP.Is4() {
 		return ep{}, fmt.Errorf("%w: connection %d %s IP %q is not IPv4", ErrMetadata, i, side, e.IP)
 	}
-	hw, err := net.ParseMAC(e.MAC)
-	if err != nil || len(hw) != 6 {
-		return ep{}, fmt.Errorf("%w: connection %d %s MAC %q", ErrMetadata, i, side, e.MAC)
+	if e.MAC.IsZero() {
+		return ep{}, fmt.Errorf("%w: connection %d %s has no MAC address", ErrMetadata, i, side)
 	}
 	if e.QPN == 0 || e.QPN > roce.PSNMask {
 		return ep{}, fmt.Errorf("%w: connection %d %s QPN %#x is not a 24-bit QPN", ErrMetadata, i, side, e.QPN)
@@ -398,7 +395,7 @@ func endpoint(e generator.Endpoint, side string, i int) (ep, error) {
 	if e.IPSN > roce.PSNMask {
 		return ep{}, fmt.Errorf("%w: connection %d %s IPSN %#x exceeds 24 bits", ErrMetadata, i, side, e.IPSN)
 	}
-	return ep{ip, [6]byte(hw), e.QPN, roce.PSN(e.IPSN)}, nil
+	return ep{e.IP, e.MAC, e.QPN, roce.PSN(e.IPSN)}, nil
 }
 
 // hostList names the hosts with their addresses, for errors.

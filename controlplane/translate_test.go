@@ -18,10 +18,13 @@ var testPorts = Ports{
 	Dumpers: []Dumper{{Name: "d0", Port: 10, MAC: [6]byte{2, 0, 0, 0, 1, 0}, Weight: 1}, {Name: "d1", Port: 11, MAC: [6]byte{2, 0, 0, 0, 1, 1}, Weight: 2}},
 }
 
+// mkConn makes connection i; a reqIP that does not parse is the zero
+// address (an endpoint without one).
 func mkConn(i int, verb generator.Verb, reqIP string, reqQPN, reqIPSN, rspQPN, rspIPSN uint32) generator.Connection {
+	ip, _ := netip.ParseAddr(reqIP)
 	return generator.Connection{Index: i, Verb: verb,
-		Requester: generator.Endpoint{IP: reqIP, MAC: "02:00:00:00:00:01", QPN: reqQPN, IPSN: reqIPSN},
-		Responder: generator.Endpoint{IP: "10.0.0.2", MAC: "02:00:00:00:00:02", QPN: rspQPN, IPSN: rspIPSN}}
+		Requester: generator.Endpoint{IP: ip, MAC: roce.MAC{2, 0, 0, 0, 0, 1}, QPN: reqQPN, IPSN: reqIPSN},
+		Responder: generator.Endpoint{IP: netip.MustParseAddr("10.0.0.2"), MAC: roce.MAC{2, 0, 0, 0, 0, 2}, QPN: rspQPN, IPSN: rspIPSN}}
 }
 
 func renderEvents(p *Plan) string {
@@ -130,7 +133,13 @@ func TestTranslateErrors(t *testing.T) {
 		{"qpn > 24 bits", Intent{}, []generator.Connection{mkConn(0, generator.VerbWrite, "10.0.0.1", 1<<24, 1, 2, 2)}, testPorts, ErrMetadata, "24-bit"},
 		{"ipsn > 24 bits", Intent{}, []generator.Connection{mkConn(0, generator.VerbWrite, "10.0.0.1", 1, 1<<24, 2, 2)}, testPorts, ErrMetadata, "exceeds 24 bits"},
 		{"foreign ip", Intent{}, []generator.Connection{mkConn(0, generator.VerbWrite, "10.9.9.9", 1, 1, 2, 2)}, testPorts, ErrMetadata, "not between"},
-		{"bad ip", Intent{}, []generator.Connection{mkConn(0, generator.VerbWrite, "garbage", 1, 1, 2, 2)}, testPorts, ErrMetadata, "not IPv4"},
+		{"no ip", Intent{}, []generator.Connection{mkConn(0, generator.VerbWrite, "", 1, 1, 2, 2)}, testPorts, ErrMetadata, `requester IP "invalid IP" is not IPv4`},
+		{"ipv6", Intent{}, []generator.Connection{mkConn(0, generator.VerbWrite, "fd00::1", 1, 1, 2, 2)}, testPorts, ErrMetadata, `requester IP "fd00::1" is not IPv4`},
+		{"no mac", Intent{}, []generator.Connection{func() generator.Connection {
+			c := mkConn(0, generator.VerbWrite, "10.0.0.1", 1, 1, 2, 2)
+			c.Responder.MAC = roce.MAC{}
+			return c
+		}()}, testPorts, ErrMetadata, "connection 0 responder has no MAC address"},
 		{"duplicate qpn", Intent{}, []generator.Connection{good, mkConn(1, generator.VerbWrite, "10.0.0.11", 0xA2, 1, 0xB1, 2)}, testPorts, ErrMetadata, "both receive"},
 		{"event on missing qp", Intent{Events: []config.ExpandedEvent{{QP: 1, Iter: 1, Type: config.EventDrop}}}, []generator.Connection{good}, testPorts, ErrIntent, "only 1 connections"},
 		{"conflicting events", Intent{Events: []config.ExpandedEvent{{QP: 0, Iter: 1, Type: config.EventDrop}, {QP: 0, Iter: 1, Type: config.EventECN}}},
@@ -255,8 +264,8 @@ var threeHosts = Ports{
 // conn3 is connection i from the host at reqIP to the one at rspIP.
 func conn3(i int, verb generator.Verb, reqIP, rspIP string, reqQPN, reqIPSN, rspQPN, rspIPSN uint32) generator.Connection {
 	return generator.Connection{Index: i, Verb: verb,
-		Requester: generator.Endpoint{IP: reqIP, MAC: "02:00:00:00:00:01", QPN: reqQPN, IPSN: reqIPSN},
-		Responder: generator.Endpoint{IP: rspIP, MAC: "02:00:00:00:00:02", QPN: rspQPN, IPSN: rspIPSN}}
+		Requester: generator.Endpoint{IP: netip.MustParseAddr(reqIP), MAC: roce.MAC{2, 0, 0, 0, 0, 1}, QPN: reqQPN, IPSN: reqIPSN},
+		Responder: generator.Endpoint{IP: netip.MustParseAddr(rspIP), MAC: roce.MAC{2, 0, 0, 0, 0, 2}, QPN: rspQPN, IPSN: rspIPSN}}
 }
 
 // TestTranslateHosts: with three hosts every host gets forwarding and ARP,

@@ -22,6 +22,11 @@
 // a mutex serializes the two sides) or through the Loop's Post
 // (PostAndWait, real time).
 //
+// One RNIC may carry several requesters and responder sessions at once (a
+// host in several flows): wrap its Device in a Mux, and each takes the
+// completions of its own QPs. On a bare Device a role takes the device's
+// one completion handler, so it must be the only one.
+//
 // Results: goodput, per-message completion times (post to completion), the
 // public tool's per-QP average (last completion − start)/messages, errors.
 //

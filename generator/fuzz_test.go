@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netlumina/lumina/roce"
 )
 
 // FuzzRecv feeds bytes to the control protocol's reader (the responder's
@@ -18,8 +21,8 @@ import (
 // to a line that decodes to the same message.
 func FuzzRecv(f *testing.F) {
 	for _, m := range []message{
-		{Hello: &hello{Version: protocolVersion, Traffic: Traffic{}, QPs: []Endpoint{{IP: "10.0.0.1", MAC: "02:00:00:00:00:01", QPN: 17, IPSN: 100}}}},
-		{Ready: &ready{QPs: []Endpoint{{IP: "10.0.0.2", MAC: "02:00:00:00:00:02", QPN: 18, IPSN: 5, Addr: 4096, RKey: 7, Len: 1 << 20}}}},
+		{Hello: &hello{Version: protocolVersion, Traffic: Traffic{}, QPs: []Endpoint{{IP: netip.MustParseAddr("10.0.0.1"), MAC: roce.MAC{2, 0, 0, 0, 0, 1}, QPN: 17, IPSN: 100}}}},
+		{Ready: &ready{QPs: []Endpoint{{IP: netip.MustParseAddr("10.0.0.2"), MAC: roce.MAC{2, 0, 0, 0, 0, 2}, QPN: 18, IPSN: 5, Addr: 4096, RKey: 7, Len: 1 << 20}}}},
 		{Complete: &complete{OK: true}},
 		{Bye: &ResponderStats{}},
 		{Error: "no such device"},

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -155,21 +153,17 @@ func checkPattern(b []byte, qp int, side byte) bool {
 	return true
 }
 
-func macString(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
-
-func parseEndpoint(e Endpoint) (netip.Addr, [6]byte, error) {
-	ip, err := netip.ParseAddr(e.IP)
-	if err != nil {
-		return ip, [6]byte{}, fmt.Errorf("%w: endpoint IP %q", ErrProtocol, e.IP)
+// checkEndpoint checks a peer's endpoint from the control connection.
+func checkEndpoint(e Endpoint) error {
+	switch {
+	case !e.IP.IsValid():
+		return fmt.Errorf("%w: endpoint without an IP address", ErrProtocol)
+	case e.MAC.IsZero():
+		return fmt.Errorf("%w: endpoint without a MAC address", ErrProtocol)
+	case e.QPN == 0 || e.QPN > roce.PSNMask || e.IPSN > roce.PSNMask:
+		return fmt.Errorf("%w: QPN %#x / IPSN %#x out of 24 bits", ErrProtocol, e.QPN, e.IPSN)
 	}
-	hw, err := net.ParseMAC(e.MAC)
-	if err != nil || len(hw) != 6 {
-		return ip, [6]byte{}, fmt.Errorf("%w: endpoint MAC %q", ErrProtocol, e.MAC)
-	}
-	if e.QPN == 0 || e.QPN > roce.PSNMask || e.IPSN > roce.PSNMask {
-		return ip, [6]byte{}, fmt.Errorf("%w: QPN %#x / IPSN %#x out of 24 bits", ErrProtocol, e.QPN, e.IPSN)
-	}
-	return ip, [6]byte(hw), nil
+	return nil
 }
 
 // PostAndWait returns an Exec that runs fn through post (a Loop's Post) and

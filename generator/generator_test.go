@@ -136,7 +136,7 @@ func TestGeneratorVerbs(t *testing.T) {
 			if !res.Responder.Verified {
 				t.Errorf("responder memory not verified: %+v", res.Responder)
 			}
-			if len(conns) != tr.NumQPs || conns[0].Requester.IP != "10.0.0.1" || conns[0].Responder.IP != "10.0.0.2" ||
+			if len(conns) != tr.NumQPs || conns[0].Requester.IP.String() != "10.0.0.1" || conns[0].Responder.IP.String() != "10.0.0.2" ||
 				conns[0].Requester.QPN == 0 || conns[0].Responder.QPN == 0 {
 				t.Errorf("reported connections %+v", conns)
 			}
@@ -149,7 +149,7 @@ func TestGeneratorMultiGID(t *testing.T) {
 	_, conns := b.run(t, generator.Traffic{NumQPs: 4, MultiGID: true, MsgSize: 1024})
 	want := []string{"10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.11"}
 	for i, c := range conns {
-		if c.Requester.IP != want[i] || c.Responder.IP != "10.0.0.1" {
+		if c.Requester.IP.String() != want[i] || c.Responder.IP.String() != "10.0.0.1" {
 			t.Errorf("connection %d: %s → %s, want %s → 10.0.0.1", i, c.Requester.IP, c.Responder.IP, want[i])
 		}
 	}

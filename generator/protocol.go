@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"time"
+
+	"github.com/netlumina/lumina/roce"
 )
 
 // The control protocol between requester and responder: one JSON object per
@@ -46,12 +49,14 @@ type complete struct {
 }
 
 // Endpoint is one side of a QP connection as exchanged on the control
-// connection and reported to the control plane.
+// connection and reported to the control plane. In JSON its IP and MAC are
+// the strings they were ("10.0.0.1", "02:00:00:00:00:01"), parsed once on
+// the way in.
 type Endpoint struct {
-	IP   string `json:"ip"`
-	MAC  string `json:"mac"`
-	QPN  uint32 `json:"qpn"`
-	IPSN uint32 `json:"ipsn"`
+	IP   netip.Addr `json:"ip"`
+	MAC  roce.MAC   `json:"mac"`
+	QPN  uint32     `json:"qpn"`
+	IPSN uint32     `json:"ipsn"`
 	// Memory the peer may WRITE to / READ from (responder only).
 	Addr uint64 `json:"addr,omitempty"`
 	RKey uint32 `json:"rkey,omitempty"`

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"sync"
 
 	"github.com/netlumina/lumina/roce"
@@ -116,7 +115,7 @@ func (r *Requester) Handshake(ctx context.Context, conn net.Conn) ([]Connection,
 			if t.MultiGID {
 				ip = ips[i%len(ips)]
 			}
-			mine = append(mine, Endpoint{IP: ip.String(), MAC: macString(dev.MAC()), QPN: qp.QPN(), IPSN: uint32(qp.PSN())})
+			mine = append(mine, Endpoint{IP: ip, MAC: dev.MAC(), QPN: qp.QPN(), IPSN: uint32(qp.PSN())})
 		}
 		handleQPs(dev, r.qps, r.onCompletion)
 	})
@@ -140,14 +139,13 @@ func (r *Requester) Handshake(ctx context.Context, conn net.Conn) ([]Connection,
 	var cerr error
 	r.cfg.Exec(func() {
 		for i, qp := range r.qps {
-			ip, mac, err := parseEndpoint(r.peers[i])
-			if err != nil {
+			peer := r.peers[i]
+			if err := checkEndpoint(peer); err != nil {
 				cerr = err
 				return
 			}
-			local, _ := netip.ParseAddr(mine[i].IP)
-			a := ConnectAttr{RemoteQPN: r.peers[i].QPN, RemotePSN: psn(r.peers[i].IPSN), RemoteIP: ip, RemoteMAC: mac,
-				LocalIP: local, MTU: t.MTU, Timeout: t.Timeout, TimeoutSet: true, RetryCnt: t.RetryCnt, RetryCntSet: true,
+			a := ConnectAttr{RemoteQPN: peer.QPN, RemotePSN: psn(peer.IPSN), RemoteIP: peer.IP, RemoteMAC: peer.MAC,
+				LocalIP: mine[i].IP, MTU: t.MTU, Timeout: t.Timeout, TimeoutSet: true, RetryCnt: t.RetryCnt, RetryCntSet: true,
 				MaxRdAtomic: max(16, t.TxDepth)}
 			if t.DSCP != nil {
 				a.TrafficClass, a.TrafficClassSet = uint8(t.DSCP[i]<<2|2), true

@@ -78,11 +78,11 @@ func Serve(ctx context.Context, cfg ResponderConfig, conn net.Conn) (*ResponderS
 		}
 		ips := dev.IPs()
 		for i, peer := range m.Hello.QPs {
-			ip, mac, err := parseEndpoint(peer)
-			if err != nil {
+			if err := checkEndpoint(peer); err != nil {
 				cerr = err
 				return
 			}
+			ip := peer.IP
 			local := ips[0]
 			if t.MultiGID {
 				local = ips[i%len(ips)]
@@ -96,7 +96,7 @@ func Serve(ctx context.Context, cfg ResponderConfig, conn net.Conn) (*ResponderS
 			mr := dev.RegMR(buf)
 			qp := dev.NewQP()
 			handleQPs(dev, []QP{qp}, onComp)
-			a := ConnectAttr{RemoteQPN: peer.QPN, RemotePSN: psn(peer.IPSN), RemoteIP: ip, RemoteMAC: mac, LocalIP: local,
+			a := ConnectAttr{RemoteQPN: peer.QPN, RemotePSN: psn(peer.IPSN), RemoteIP: ip, RemoteMAC: peer.MAC, LocalIP: local,
 				MTU: t.MTU, Timeout: t.Timeout, TimeoutSet: true, RetryCnt: t.RetryCnt, RetryCntSet: true, MaxRdAtomic: max(16, t.TxDepth)}
 			if t.DSCP != nil {
 				a.TrafficClass, a.TrafficClassSet = uint8(t.DSCP[i]<<2|2), true
@@ -114,7 +114,7 @@ func Serve(ctx context.Context, cfg ResponderConfig, conn net.Conn) (*ResponderS
 				}
 			}
 			mrs = append(mrs, mr)
-			mine = append(mine, Endpoint{IP: local.String(), MAC: macString(dev.MAC()), QPN: qp.QPN(), IPSN: uint32(qp.PSN()),
+			mine = append(mine, Endpoint{IP: local, MAC: dev.MAC(), QPN: qp.QPN(), IPSN: uint32(qp.PSN()),
 				Addr: mr.Addr, RKey: mr.RKey, Len: len(mr.Buf)})
 		}
 	})

@@ -19,8 +19,8 @@
 //     copies and the packet's ingress time as the ns timestamp (see
 //     Timestamps); the copy is the packet as forwarded (CE mark and
 //     corruption included) and egress rewrites it with roce.ApplyMirror
-//     (event in TTL, sequence in source MAC, timestamp in destination MAC,
-//     UDP ports).
+//     (event in TTL bits 0..2, sequence in source MAC, timestamp in
+//     destination MAC, UDP ports, and the queue depth, below).
 //
 // # Timestamps
 //
@@ -50,8 +50,8 @@
 //
 // # PFC
 //
-// With Config.PFC set (nil: off, and the switch behaves exactly as
-// without the model) the switch models a lossless fabric's switch. It is
+// With Config.PFC or Config.ECN set (both nil: off, and the switch behaves
+// exactly as without the model) the switch models a lossless fabric's switch. It is
 // the job of the Tofino's traffic manager and MACs, not of lumina.p4, so the
 // P4Info does not change; the model is configured by PFCConfig only.
 //
@@ -91,6 +91,20 @@
 //     counted and mirrored but ignored; exactly Restoration after the last
 //     pause frame for that priority it is restored. Events: Switch.PFCLog.
 //   - Pause injection: Switch.SchedulePauses.
+//   - Queue depth in the mirror (admit): every copy of a forwarded RoCE
+//     packet carries the bytes of the (egress port, priority) queue the
+//     packet joins, measured before it joins (Tofino: enq_qdepth), as a
+//     roce.DepthCode (MirrorMeta.QDepth): a held packet's when it is
+//     released, a duplicate's copy after the original joined; 0 for a
+//     dropped packet and for every copy when the model is off.
+//   - ECN by queue depth (Config.ECN, ECNConfig): RED on that depth for
+//     ECT RoCE packets of the configured priorities, marked CE before the
+//     copy is made, with event none. ECN turns the queue model on even
+//     without PFC (the zero PFCConfig); a PFCConfig with no lossless
+//     priority is the queue model without PFC (the orchestrator's choice
+//     for more than two hosts). lumina.p4 does the same in egress on
+//     enq_qdepth (its Egress.ecn_red table); the Go target takes the
+//     thresholds from Config.ECN and ignores that table's entries.
 //
 // Bounds: mirror copies and ARP replies bypass the queues (a dumper
 // port's link queues them); there is no shared buffer pool (each (port,

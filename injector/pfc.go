@@ -210,6 +210,7 @@ type pfcState struct {
 	watchdog             bool
 	detection, restoring int64 // ns
 
+	ecn      *ecnState // nil: no marking by depth (Config.ECN)
 	ports    map[uint32]*pfcPort
 	seq      uint64 // enqueue order across queues
 	log      []PFCEvent

@@ -20,6 +20,7 @@ var (
 		"Ingress.wrr_config":    {},
 		"Ingress.mirror_select": {8},
 		"Egress.mirror_rewrite": {},
+		"Egress.ecn_red":        {6},
 	}
 	wantActions = map[string][]int{ // parameter bit widths, in order
 		"NoAction":                {},
@@ -36,6 +37,7 @@ var (
 		"Ingress.set_wrr_size":    {8},
 		"Ingress.set_mirror":      {10},
 		"Egress.rewrite_mirror":   {16},
+		"Egress.set_red":          {19, 19, 32},
 	}
 	wantRegisters = map[string][2]int{ // bit width, size
 		"Ingress.expected_psn":   {32, 16384},
@@ -65,6 +67,7 @@ var defaultActions = map[string]struct {
 	"Ingress.wrr_config":    {"Ingress.set_wrr_size", []uint64{1}},
 	"Ingress.mirror_select": {"NoAction", nil},
 	"Egress.mirror_rewrite": {"Egress.rewrite_mirror", []uint64{9741}},
+	"Egress.ecn_red":        {"NoAction", nil},
 }
 
 type fieldInfo struct {

@@ -72,6 +72,7 @@ type Stats struct {
 	Held        uint64 // packets held by delay and reorder events
 	Released    uint64 // held packets that left (forwarded or not)
 	Copies      uint64 // extra copies sent by duplicate events
+	ECNMarked   uint64 // packets marked CE by queue depth (Config.ECN)
 }
 
 type counterCell struct{ packets, bytes uint64 }
@@ -107,16 +108,30 @@ type Config struct {
 	// ingress accounting that pauses upstream ports, the PFC watchdog and
 	// pause injection (see the package documentation, section PFC).
 	// Default nil: PFC frames are forwarded like any frame and forwarded
-	// frames go straight to their port.
+	// frames go straight to their port. PFCConfig with no lossless
+	// priority is the egress queue model without PFC: lossy queues that
+	// tail-drop at LossyQueueBytes.
 	PFC *PFCConfig
+
+	// ECN, if set, marks ECT packets CE by the depth of the egress queue
+	// they join (RED, see ECNConfig). It needs the queue model: with PFC
+	// nil, the zero PFCConfig's (every priority lossy, all traffic
+	// priority 0, 100 Gb/s ports). Default nil: no marking by depth.
+	ECN *ECNConfig
 }
 
 // New creates a switch with no ports and no pipeline.
 func New(loop sim.Loop, cfg Config) *Switch {
 	s := &Switch{loop: loop, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5357)), ports: map[uint32]sim.Port{},
 		scratch: make([]byte, 0, 9216+64)}
-	if cfg.PFC != nil {
+	switch {
+	case cfg.PFC != nil:
 		s.pfc = newPFC(cfg.PFC)
+	case cfg.ECN != nil:
+		s.pfc = newPFC(&PFCConfig{})
+	}
+	if cfg.ECN != nil {
+		s.pfc.ecn = newECN(cfg.ECN, cfg.Seed)
 	}
 	return s
 }
@@ -203,9 +218,7 @@ func (t *table) hit(k [4]uint64) (*entry, bool) {
 	return e, e != nil
 }
 
-func mac48(b []byte) uint64 {
-	return uint64(binary.BigEndian.Uint16(b))<<32 | uint64(binary.BigEndian.Uint32(b[2:]))
-}
+func mac48(b []byte) uint64 { return roce.MAC(b[:6]).Uint64() }
 
 // receive is the pipeline (p4src/lumina.p4: Ingress, then Egress) for a
 // frame arriving on port in; timed says whether rxNs is its arrival time
@@ -244,11 +257,12 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		egress, forward = uint32(fwd.params[0]), true
 	}
 	var event roce.Event
-	var hold *held      // set by delay and reorder events
-	copies := 0         // set by duplicate events
-	conn := uint64(0)   // the matched connection entry's index
-	arrived := int64(0) // the arrival on the mirror clock, when a hold, copy or reorder needs it
-	matched := false    // the packet belongs to a connection entry
+	var hold *held            // set by delay and reorder events
+	copies := 0               // set by duplicate events
+	conn := uint64(0)         // the matched connection entry's index
+	arrived := int64(0)       // the arrival on the mirror clock, when a hold, copy or reorder needs it
+	matched := false          // the packet belongs to a connection entry
+	tos, tosOff := byte(0), 0 // a duplicated packet's TOS before its admission (ECN by depth), and its offset
 	isRoCE := et == roce.EtherTypeIPv4 && s.parser.Parse(frame, 0, &s.pkt) == nil && s.pkt.IPVersion == 4 && s.pkt.L4-s.pkt.L3 == 20
 	if isRoCE {
 		p := &s.pkt
@@ -307,7 +321,10 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 			s.hold(hold)
 			return
 		}
-		s.mirror(in, frame, event, rxNs, timed)
+		if copies > 0 {
+			tos, tosOff = frame[p.L3+1], p.L3+1 // before the original's admission marks it
+		}
+		s.mirror(in, frame, event, rxNs, timed, s.admit(egress, forward, frame))
 	}
 	if !s.forward(in, egress, forward, frame, isRoCE) {
 		return
@@ -319,7 +336,14 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		// Each copy leaves after the original and is mirrored, tagged,
 		// stamped with the original's arrival.
 		s.stats.Copies++
-		s.mirrorAt(in, frame, roce.EventDuplicate, arrived)
+		// A copy joins the queue as the packet arrived: the original's
+		// mark by depth is its own (lumina.p4 recirculates the copies
+		// from ingress, before egress marks).
+		if frame[tosOff] != tos {
+			frame[tosOff] = tos
+			fixIPv4(frame[tosOff-1 : tosOff+19])
+		}
+		s.mirrorAt(in, frame, roce.EventDuplicate, arrived, s.admit(egress, forward, frame))
 		if s.forward(in, egress, forward, frame, isRoCE) {
 			s.overtaken(conn, arrived)
 		}
@@ -466,7 +490,7 @@ func (s *Switch) release(h *held, left int64) {
 	if s.sch == nil {
 		return // the pipeline was replaced while the packet was held
 	}
-	s.mirrorCopy(h.in, h.frame, h.event, left, false, true, h.arrived)
+	s.mirrorCopy(h.in, h.frame, h.event, left, false, true, h.arrived, s.admit(h.egress, true, h.frame))
 	if s.forward(h.in, h.egress, true, h.frame, true) {
 		s.overtaken(h.conn, left)
 	}
@@ -498,15 +522,16 @@ func (s *Switch) updateIter(c int, scope uint64, psn roce.PSN, op roce.Opcode) u
 // mirror sends the copy of a RoCE frame to the dumper chosen by weighted
 // round robin, rewritten as the egress control does. The copy's timestamp
 // is the frame's arrival (rxNs if timed, else the Loop's time), raised to
-// the previous copy's if that is later.
-func (s *Switch) mirror(in uint32, frame []byte, event roce.Event, rxNs int64, timed bool) {
-	s.mirrorCopy(in, frame, event, rxNs, timed, false, 0)
+// the previous copy's if that is later; it carries qdepth, the depth of the
+// egress queue the frame joins (admit).
+func (s *Switch) mirror(in uint32, frame []byte, event roce.Event, rxNs int64, timed bool, qdepth int64) {
+	s.mirrorCopy(in, frame, event, rxNs, timed, false, 0, qdepth)
 }
 
 // mirrorCopy is mirror (departed false: t and timed as mirror's rxNs and
 // timed) and mirrorAt (departed true: t is the departure). A copy of a held
 // packet (event.Held) carries its hold, the stamp minus arrived.
-func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, timed, departed bool, arrived int64) {
+func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, timed, departed bool, arrived, qdepth int64) {
 	sess, seq, ok := s.mirrorSlot(len(frame))
 	if !ok {
 		return
@@ -525,7 +550,7 @@ func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, 
 	} else {
 		stamp = s.mirrorStamp(t, timed)
 	}
-	m := roce.MirrorMeta{Seq: seq, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event}
+	m := roce.MirrorMeta{Seq: seq, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event, QDepth: qdepth}
 	if event.Held() {
 		m.HoldNs = stamp - arrived
 	}
@@ -541,9 +566,9 @@ func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, 
 
 // mirrorAt mirrors a frame that leaves at time at on the mirror clock (a
 // duplicate's copy): as mirror, with at for its stamp (raised to the
-// previous copy's if that is later).
-func (s *Switch) mirrorAt(in uint32, frame []byte, event roce.Event, at int64) {
-	s.mirrorCopy(in, frame, event, at, false, true, 0)
+// previous copy's if that is later), carrying qdepth.
+func (s *Switch) mirrorAt(in uint32, frame []byte, event roce.Event, at, qdepth int64) {
+	s.mirrorCopy(in, frame, event, at, false, true, 0, qdepth)
 }
 
 // mirrorSlot advances the weighted round robin and, if its slot has a

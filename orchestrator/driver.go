@@ -189,6 +189,7 @@ func (d *driver) startSwitch(ctx context.Context) error {
 		d.progress("injector: start the software switch, serve P4Runtime")
 		ir, err := luminav1.NewInjectorClient(pl.injector).Start(ctx, &luminav1.InjectorStartRequest{
 			Ports: pl.switchIfaces, P4RuntimeAddr: pl.p4rtListen, Seed: run.Seeds.Switch, Pfc: agent.SwitchPFCToProto(run.switchPFC(pl)),
+			Ecn:      agent.SwitchECNToProto(run.switchECN()),
 			Slowdown: uint32(run.slowdown())})
 		if err != nil {
 			return fmt.Errorf("injector: %w", err)
@@ -578,7 +579,7 @@ func (d *driver) collect(ctx context.Context) error {
 
 // readSwitchPFC fetches the software switch's PFC counters and log.
 func (d *driver) readSwitchPFC(ctx context.Context) error {
-	if d.pl.injector == nil || !d.run.pfcOn() {
+	if d.pl.injector == nil || !d.run.pfcOn() && !d.run.queuesOn() {
 		return nil
 	}
 	m, err := luminav1.NewInjectorClient(d.pl.injector).PFC(ctx, &luminav1.InjectorPFCRequest{})

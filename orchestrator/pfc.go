@@ -24,6 +24,29 @@ func (r *Run) pfcOn() bool {
 	return t.Switch.PFCWatchdog != nil || len(t.PFCEvents) > 0
 }
 
+// queuesOn reports whether the software switch runs its egress queue
+// model (injector.PFCConfig) without PFC: for ECN by queue depth
+// (switch.ecn), and with more than two hosts, whose traffic shares the
+// switch's egress queues (lossy priorities tail-drop at
+// injector.LossyQueueBytes).
+func (r *Run) queuesOn() bool {
+	return r.Test.Switch.ECN != nil || len(r.Test.Hosts) > 2
+}
+
+// switchECN is the software switch's ECN marking by queue depth (nil: off),
+// from switch.ecn (thresholds in KiB).
+func (r *Run) switchECN() *injector.ECNConfig {
+	e := r.Test.Switch.ECN
+	if e == nil {
+		return nil
+	}
+	c := &injector.ECNConfig{KminBytes: int64(e.KminKB) << 10, KmaxBytes: int64(e.KmaxKB) << 10, Pmax: e.Pmax}
+	for _, p := range e.Priorities {
+		c.Priorities |= 1 << p
+	}
+	return c
+}
+
 // nicPFC is host i's software-RNIC PFC configuration (nil: off).
 func (r *Run) nicPFC(i int) *softrnic.PFCConfig {
 	n := r.Test.Hosts[i].NIC
@@ -33,12 +56,13 @@ func (r *Run) nicPFC(i int) *softrnic.PFCConfig {
 	return &softrnic.PFCConfig{Priorities: n.PFC.PrioritiesMask(), DSCPToPriority: n.DSCPToPriority(), PageSize: n.PFC.PageSize}
 }
 
-// switchPFC is the software switch's PFC configuration (nil: off): the
-// union of the hosts' lossless priorities, the first host's DSCP map (the
-// requester's), each port paced at its link's speed (the hosts' line
-// rates, the dumpers' 400 Gb/s links), the test's watchdog.
+// switchPFC is the software switch's PFC configuration, which is also its
+// egress queue model (nil: off, unless queuesOn): the union of the hosts'
+// lossless priorities (none: queues without PFC), the first host's DSCP
+// map (the requester's), each port paced at its link's speed (the hosts'
+// line rates, the dumpers' 400 Gb/s links), the test's watchdog.
 func (r *Run) switchPFC(pl *placement) *injector.PFCConfig {
-	if !r.pfcOn() {
+	if !r.pfcOn() && !r.queuesOn() {
 		return nil
 	}
 	t := r.Test

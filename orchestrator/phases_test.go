@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/netlumina/lumina/internal/memnet"
 	"github.com/netlumina/lumina/orchestrator/agent"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
+	"github.com/netlumina/lumina/roce"
 )
 
 // threeHosts is a hosts-form test built by hand: h1 and h2 write to r
@@ -105,8 +107,8 @@ func (g *fakeGen) Run(_ context.Context, req *luminav1.RunRequest) (*luminav1.Ru
 		res.Bytes += 1000
 		res.QPs = append(res.QPs, generator.QPResult{Index: q, Posted: 2, Completed: 2})
 		res.Connections = append(res.Connections, generator.Connection{Index: q, Verb: tr.Verb,
-			Requester: generator.Endpoint{IP: "10.0.0.1", MAC: "02:00:00:00:00:01", QPN: uint32(0x100*(f+1)) + uint32(q), IPSN: 1},
-			Responder: generator.Endpoint{IP: "10.0.0.3", MAC: "02:00:00:00:00:03", QPN: uint32(0x200*(f+1)) + uint32(q), IPSN: 2}})
+			Requester: generator.Endpoint{IP: netip.MustParseAddr("10.0.0.1"), MAC: roce.MAC{2, 0, 0, 0, 0, 1}, QPN: uint32(0x100*(f+1)) + uint32(q), IPSN: 1},
+			Responder: generator.Endpoint{IP: netip.MustParseAddr("10.0.0.3"), MAC: roce.MAC{2, 0, 0, 0, 0, 3}, QPN: uint32(0x200*(f+1)) + uint32(q), IPSN: 2}})
 	}
 	return &luminav1.RunResponse{Result: agent.ResultToProto(res)}, nil
 }

@@ -203,8 +203,7 @@ func (r *Report) addRunChecks() {
 }
 
 func modelEndpoint(e EndpointInfo) model.Endpoint {
-	ip, _ := netip.ParseAddr(e.IP) // the generator reports valid addresses
-	return model.Endpoint{IP: ip, QPN: e.QPN, IPSN: e.IPSN}
+	return model.Endpoint{IP: e.IP, QPN: e.QPN, IPSN: e.IPSN}
 }
 
 // htmlRun describes the run for its report.html: test, seed, repeat, NICs
@@ -331,8 +330,7 @@ func modelEvent(e controlplane.EventEntry) model.Event {
 }
 
 func endpoint(e generator.Endpoint) model.Endpoint {
-	ip, _ := netip.ParseAddr(e.IP) // the generator reports valid addresses; Validate catches one that is not
-	return model.Endpoint{IP: ip, QPN: e.QPN, IPSN: e.IPSN}
+	return model.Endpoint{IP: e.IP, QPN: e.QPN, IPSN: e.IPSN}
 }
 
 // IntegrityReport is the integrity verdict.
@@ -371,9 +369,9 @@ type ConnectionReport struct {
 
 // EndpointInfo is one side of a connection.
 type EndpointInfo struct {
-	IP   string `json:"ip"`
-	QPN  uint32 `json:"qpn"`
-	IPSN uint32 `json:"ipsn"`
+	IP   netip.Addr `json:"ip"` // the netip text form in JSON
+	QPN  uint32     `json:"qpn"`
+	IPSN uint32     `json:"ipsn"`
 }
 
 // EventReport is one configured (expanded) event and whether the trace

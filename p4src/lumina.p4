@@ -6,10 +6,23 @@
  * (ingress port, destination QPN, PSN, ITER), and mirrors EVERY RoCEv2
  * packet, before the drop takes effect, to a pool of up to 16 dumper ports
  * chosen by weighted round robin. Egress rewrites each mirror copy: event
- * type in the IPv4 TTL, 48-bit mirror sequence number in the source MAC,
- * 48-bit ingress timestamp (ns) in the destination MAC, UDP destination port
- * = the configured mirror port, UDP source port random, original source port
- * in the UDP checksum field.
+ * type in the IPv4 TTL bits 0..2, 48-bit mirror sequence number in the
+ * source MAC, 48-bit ingress timestamp (ns) in the destination MAC, UDP
+ * destination port = the configured mirror port, UDP source port random,
+ * original source port in the UDP checksum field, and the depth of the
+ * egress queue the packet joined (roce.DepthCode, 11 bits: its top 5 bits
+ * in the TTL bits 3..7, its low 6 bits in the BTH's resv6).
+ *
+ * Queue depth and ECN (docs/pfc.md, "ECN by queue depth"): a packet that is
+ * forwarded is mirrored from egress (E2E mirror), where Tofino reports the
+ * depth of its queue when it was enqueued (eg_intr_md.enq_qdepth, in cells,
+ * not counting the packet itself); its sequence number and timestamp are
+ * still taken in ingress and bridged. There, before the mirror, RED marks
+ * ECT packets CE by that depth with the thresholds of Egress.ecn_red, so
+ * the copy shows the mark. A dropped packet is mirrored from ingress, with
+ * depth 0. Mirror sessions must therefore be configured for both
+ * directions. The software target (injector.(*Switch).admit) measures the
+ * same depth in bytes; here it is cells × LUMINA_CELL_BYTES.
  *
  * Events beyond loss (docs/tofino.md, "Events beyond loss"): delay and
  * reorder hold a packet by recirculating it through the pipe's
@@ -39,6 +52,19 @@
  * is a recirculation port in loopback. Tofino 2: 6 is the default here, to
  * be checked against the SDE's port map (docs/tofino.md); override with
  * bf-p4c -DLUMINA_RECIRC_PORT=N. */
+/* Bytes per queue cell of the traffic manager, which counts queue depths
+ * in cells (eg_intr_md.enq_qdepth): 80 on Tofino 1 and 176 on Tofino 2
+ * (assumed from the published buffer organisation, to be checked against
+ * the SDE; override with bf-p4c -DLUMINA_CELL_BYTES=N together with the
+ * shift-add in Egress, which multiplies by the default). */
+#ifndef LUMINA_CELL_BYTES
+#if __TARGET_TOFINO__ == 2
+#define LUMINA_CELL_BYTES 176
+#else
+#define LUMINA_CELL_BYTES 80
+#endif
+#endif
+
 #ifndef LUMINA_RECIRC_PORT
 #if __TARGET_TOFINO__ == 2
 #define LUMINA_RECIRC_PORT 6
@@ -123,13 +149,20 @@ header hold_h {
     bit<48>  arrived;   // ingress global timestamp of the first pass
 }
 
-/* Bridged to egress with every copy: mirror copies carry their metadata. */
+/* Bridged to egress with every copy: mirror copies carry their metadata.
+ * A forwarded packet carries the metadata of its own copy (eg_mirror = 1),
+ * which egress mirrors once the packet is in its queue. */
 header mirror_bridge_h {
     bit<8>  pkt_type;
     bit<8>  event;
     bit<48> timestamp;
     bit<48> seq;
-    bit<48> held;       // PKT_MIRROR_HELD: timestamp minus the arrival
+    bit<48> held;       // a held packet's copy: timestamp minus the arrival
+    bit<5>  pad_q;
+    bit<11> qdepth;     // the copy's depth code (roce.DepthCode), set in egress
+    bit<5>  pad_m;
+    bit<1>  eg_mirror;  // mirror this packet from egress, to session
+    MirrorId_t session;
 }
 
 struct headers_t {
@@ -169,14 +202,14 @@ struct ig_meta_t {
     mirror_bridge_h mirror;
 }
 
-struct eg_meta_t { mirror_bridge_h mirror; }
+struct eg_meta_t { mirror_bridge_h mirror; MirrorId_t mirror_session; }
 
 parser IngressParser(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
                      out ingress_intrinsic_metadata_t ig_intr_md) {
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
-        meta = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0, 0, 0, 0}};
+        meta = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
         /* Only recirculated packets arrive on a recirculation port: they
          * carry a hold_h in front of the Ethernet header. */
         transition select(ig_intr_md.ingress_port) {
@@ -565,9 +598,21 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 meta.mirror.event = meta.event;
                 meta.mirror.timestamp = ig_prsr_md.global_tstamp;
                 meta.mirror.seq = meta.seq_hi ++ meta.seq_lo;
-                ig_dprsr_md.mirror_type = 1;
+                meta.mirror.qdepth = 0;
+                if ((meta.fwd == 1 || meta.hold_in == 1) && meta.event != EVENT_DROP) {
+                    /* Forwarded (a released hold leaves towards the port
+                     * its first pass chose): mirrored from egress, where its queue's
+                     * depth is known; the hold_h is gone by then. */
+                    meta.mirror.pkt_type = PKT_MIRROR;
+                    meta.mirror.eg_mirror = 1;
+                    meta.mirror.session = meta.mirror_session;
+                } else {
+                    /* Dropped: mirrored here, joining no queue (depth 0). */
+                    ig_dprsr_md.mirror_type = 1;
+                }
             }
         }
+        hdr.bridge = meta.mirror; /* eg_mirror and the copy's metadata */
         hdr.bridge.setValid();
         if (hdr.hold.isValid()) {
             hdr.bridge.pkt_type = PKT_HOLD;
@@ -640,10 +685,36 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
                inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
 
     Random<bit<16>>() rnd;
+    Random<bit<32>>() red_rnd;
+
+    /* ---- RED/ECN on the egress queue depth (injector.(*Switch).admit) ----
+     * One entry per DSCP of a marked priority (switch.ecn): an ECT(0) or
+     * ECT(1) RoCE packet enqueued at d cells is marked CE never for
+     * d <= kmin_cells, always for d > kmax_cells, and in between when a
+     * random number masked by rand_mask is below d − kmin_cells: probability
+     * (d − kmin)/(rand_mask + 1). The control plane sets rand_mask + 1 to
+     * the power of two nearest (kmax − kmin)/pmax, so that the probability
+     * at kmax is pmax within that rounding (no division at line rate; the
+     * software target computes pmax·(d − kmin)/(kmax − kmin) exactly). */
+    bit<19> red_kmin;
+    bit<19> red_kmax;
+    bit<32> red_mask;
+    action set_red(bit<19> kmin_cells, bit<19> kmax_cells, bit<32> rand_mask) {
+        red_kmin = kmin_cells;
+        red_kmax = kmax_cells;
+        red_mask = rand_mask;
+    }
+    table ecn_red {
+        key = { hdr.ipv4.dscp : exact; }
+        actions = { set_red; NoAction; }
+        default_action = NoAction();
+        size = 64;
+    }
 
     /* ---- mirror copy rewrite (injector.(*Switch).rewriteMirror, roce.ApplyMirror) ---- */
     action rewrite_mirror(bit<16> dst_port) {
-        hdr.ipv4.ttl = hdr.bridge.event;
+        hdr.ipv4.ttl = hdr.bridge.qdepth[10:6] ++ hdr.bridge.event[2:0];
+        hdr.bth.resv6 = hdr.bridge.qdepth[5:0];
         hdr.ethernet.src_addr = hdr.bridge.seq;
         hdr.ethernet.dst_addr = hdr.bridge.timestamp;
         hdr.udp.checksum = hdr.udp.src_port;
@@ -664,6 +735,59 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
          * port. The unicast replica of a duplicate and mirror copies lose it. */
         bool recirc = hdr.bridge.pkt_type == PKT_HOLD &&
                       eg_intr_md.egress_port[6:0] == LUMINA_RECIRC_PORT;
+        bool copy = hdr.bridge.pkt_type == PKT_MIRROR || hdr.bridge.pkt_type == PKT_MIRROR_HELD;
+        if (hdr.bth.isValid() && !recirc && !copy) {
+            /* A forwarded RoCE packet in its queue: RED, then its mirror copy
+             * with the depth it was enqueued at. */
+            bit<19> q = eg_intr_md.enq_qdepth;
+            if ((hdr.ipv4.ecn == 1 || hdr.ipv4.ecn == 2) && ecn_red.apply().hit) {
+                if (q > red_kmax) {
+                    hdr.ipv4.ecn = 3;
+                } else if (q > red_kmin) {
+                    bit<32> r = red_rnd.get() & red_mask;
+                    if (r < (bit<32>)(q - red_kmin)) {
+                        hdr.ipv4.ecn = 3;
+                    }
+                }
+            }
+            if (hdr.bridge.eg_mirror == 1) {
+                /* Depth in bytes (cells × LUMINA_CELL_BYTES by shifts),
+                 * then its DepthCode: 3-bit exponent e, 8-bit mantissa
+                 * bytes >> 3e, rounded down; 0x7FF from 255 << 21 on. */
+                bit<32> qc = (bit<32>)q;
+#if __TARGET_TOFINO__ == 2
+                bit<32> qb = (qc << 7) + (qc << 5) + (qc << 4);
+#else
+                bit<32> qb = (qc << 6) + (qc << 4);
+#endif
+                bit<11> code;
+                if (qb[31:8] == 0) {
+                    code = 3w0 ++ qb[7:0];
+                } else if (qb[31:11] == 0) {
+                    code = 3w1 ++ qb[10:3];
+                } else if (qb[31:14] == 0) {
+                    code = 3w2 ++ qb[13:6];
+                } else if (qb[31:17] == 0) {
+                    code = 3w3 ++ qb[16:9];
+                } else if (qb[31:20] == 0) {
+                    code = 3w4 ++ qb[19:12];
+                } else if (qb[31:23] == 0) {
+                    code = 3w5 ++ qb[22:15];
+                } else if (qb[31:26] == 0) {
+                    code = 3w6 ++ qb[25:18];
+                } else if (qb[31:29] == 0) {
+                    code = 3w7 ++ qb[28:21];
+                } else {
+                    code = 0x7FF;
+                }
+                meta.mirror = hdr.bridge;
+                meta.mirror.pkt_type = PKT_MIRROR;
+                meta.mirror.eg_mirror = 0;
+                meta.mirror.qdepth = code;
+                meta.mirror_session = hdr.bridge.session;
+                eg_dprsr_md.mirror_type = 1;
+            }
+        }
         if (hdr.bth.isValid()) {
             if (hdr.bridge.pkt_type == PKT_MIRROR || hdr.bridge.pkt_type == PKT_MIRROR_HELD) {
                 mirror_rewrite.apply();
@@ -672,8 +796,7 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
                  * UDP checksum): 3-bit exponent e, 13-bit mantissa
                  * hold >> 3e, rounded down; 0xFFFF from 8191 << 21 ns on. */
                 bit<48> h = hdr.bridge.held;
-                if (hdr.bridge.pkt_type != PKT_MIRROR_HELD ||
-                    (hdr.bridge.event != EVENT_DELAY && hdr.bridge.event != EVENT_REORDER)) {
+                if (hdr.bridge.event != EVENT_DELAY && hdr.bridge.event != EVENT_REORDER) {
                     /* not held: the random source port stays */
                 } else if (h[47:13] == 0) {
                     hdr.udp.src_port = 3w0 ++ h[12:0];
@@ -707,8 +830,14 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
 
 control EgressDeparser(packet_out pkt, inout headers_t hdr, in eg_meta_t meta,
                        in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    Mirror() mirror;
     Checksum() ipv4_csum;
     apply {
+        /* The E2E mirror copy is the packet as deparsed here (RED's mark
+         * included), behind its mirror_bridge_h. */
+        if (eg_dprsr_md.mirror_type == 1) {
+            mirror.emit<mirror_bridge_h>(meta.mirror_session, meta.mirror);
+        }
         if (hdr.ipv4.isValid()) {
             hdr.ipv4.hdr_checksum = ipv4_csum.update({
                 hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn, hdr.ipv4.total_len,

@@ -214,8 +214,8 @@ func TestP4SourceMatchesP4Info(t *testing.T) {
 			}
 		}
 	}
-	if len(src.tables) != 7 || len(src.actions) != 14 || len(src.registers) != 6 || len(src.counters) != 4 {
-		t.Errorf("parsed %d tables, %d actions, %d registers, %d counters from lumina.p4; want 7, 14, 6, 4",
+	if len(src.tables) != 8 || len(src.actions) != 15 || len(src.registers) != 6 || len(src.counters) != 4 {
+		t.Errorf("parsed %d tables, %d actions, %d registers, %d counters from lumina.p4; want 8, 15, 6, 4",
 			len(src.tables), len(src.actions), len(src.registers), len(src.counters))
 	}
 }
@@ -256,5 +256,68 @@ func TestP4EventConstants(t *testing.T) {
 	}
 	if len(got) != 7 {
 		t.Errorf("lumina.p4 defines %d EVENT_ constants %v, want 7", len(got), got)
+	}
+}
+
+var (
+	reDepthStep = regexp.MustCompile(`qb\[31:(\d+)\] == 0\) \{\s*code = 3w(\d) \+\+ qb\[(\d+):(\d+)\];`)
+	reCellMul   = regexp.MustCompile(`bit<32> qb = ((?:\(qc << \d+\)(?: \+ )?)+);`)
+	reCellBytes = regexp.MustCompile(`#define LUMINA_CELL_BYTES (\d+)`)
+	reShift     = regexp.MustCompile(`qc << (\d+)`)
+)
+
+// TestP4DepthCode checks that lumina.p4 encodes the queue depth as
+// roce.EncodeDepth does (exponent e for depths below 256 << 3e, mantissa
+// bits 3e..3e+7, saturating at 0x7FF), that its shift-adds multiply the
+// cell count by the LUMINA_CELL_BYTES of each target, and that the copy's
+// rewrite puts the code's top 5 bits above the event in the TTL and its
+// low 6 bits in the BTH's resv6.
+func TestP4DepthCode(t *testing.T) {
+	src := string(Source)
+	steps := reDepthStep.FindAllStringSubmatch(src, -1)
+	if len(steps) != 8 {
+		t.Fatalf("lumina.p4 has %d depth-code steps, want 8 (e = 0..7)", len(steps))
+	}
+	for e, m := range steps {
+		n := make([]int, 4)
+		for i := range n {
+			n[i], _ = strconv.Atoi(m[i+1])
+		}
+		if got, want := n, []int{8 + 3*e, e, 7 + 3*e, 3 * e}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("step %d: qb[31:%d] == 0 → 3w%d ++ qb[%d:%d]; want qb[31:%d] → 3w%d ++ qb[%d:%d]", e, n[0], n[1], n[2], n[3], want[0], want[1], want[2], want[3])
+		}
+		// The largest depth of the step and the first beyond it encode as
+		// roce does.
+		if top := int64(1)<<(8+3*e) - 1; roce.EncodeDepth(top) != roce.DepthCode(e<<8|int(top>>(3*e))) {
+			t.Errorf("step %d: roce.EncodeDepth(%d) = %#x, lumina.p4 %#x", e, top, roce.EncodeDepth(top), e<<8|int(top>>(3*e)))
+		}
+	}
+	if !strings.Contains(src, "code = 0x7FF;") || roce.MaxDepthCode != 0x7FF {
+		t.Error("lumina.p4 does not saturate the depth code at 0x7FF (roce.MaxDepthCode)")
+	}
+	cells := reCellBytes.FindAllStringSubmatch(src, -1)
+	muls := reCellMul.FindAllStringSubmatch(src, -1)
+	if len(cells) != 2 || len(muls) != 2 {
+		t.Fatalf("lumina.p4: %d LUMINA_CELL_BYTES defaults, %d shift-adds; want 2 each (Tofino 2, Tofino 1)", len(cells), len(muls))
+	}
+	for i, want := range []int{176, 80} {
+		c, _ := strconv.Atoi(cells[i][1])
+		sum := 0
+		for _, sh := range reShift.FindAllStringSubmatch(muls[i][1], -1) {
+			k, _ := strconv.Atoi(sh[1])
+			sum += 1 << k
+		}
+		if c != want || sum != want {
+			t.Errorf("target %d: LUMINA_CELL_BYTES %d, shift-add multiplies by %d; want %d", i, c, sum, want)
+		}
+	}
+	for _, want := range []string{
+		"hdr.ipv4.ttl = hdr.bridge.qdepth[10:6] ++ hdr.bridge.event[2:0];",
+		"hdr.bth.resv6 = hdr.bridge.qdepth[5:0];",
+		"bit<19> q = eg_intr_md.enq_qdepth;",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("lumina.p4 lacks %q", want)
+		}
 	}
 }

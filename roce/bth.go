@@ -32,6 +32,7 @@ const (
 	bthTVer   = 0x0F
 	bthFECN   = 0x80
 	bthBECN   = 0x40
+	bthResv6  = 0x3F
 	bthAckReq = 0x80
 )
 

@@ -60,6 +60,17 @@
 // its hold, a HoldCode (EncodeHold), in the source port instead of a random
 // value.
 //
+// Every copy of a forwarded packet carries the depth in bytes of the egress
+// queue (egress port, priority) the packet joined, measured before it
+// joined, as Tofino's enq_qdepth is: an 11-bit DepthCode (EncodeDepth,
+// exponent code>>8, mantissa code&0xFF, depth = m<<(3e) bytes, exact below
+// 256 bytes), its top 5 bits in TTL bits 3..7 (above the event in bits
+// 0..2) and its low 6 bits in the BTH's resv6 (byte 4 bits 0..5, FECN and
+// BECN untouched). Both fields are ICRC-masked, so the copy's ICRC still
+// verifies. A switch without a queue model writes 0, so such copies keep
+// the TTL equal to the event. Readers take the event as TTL & 7
+// (MirrorMeta.Event) and the depth from Packet.DepthCode.
+//
 // RestoreMirror (run by the dumper before it writes its pcap) puts the source
 // port back, sets the destination port to 4791 and the checksum to 0, or to
 // a held copy's HoldCode: the restored copy equals the packet as the switch
@@ -70,6 +81,7 @@
 //
 // Pitfalls: the public tool's sequence number is 31 bits (bytes 0-1 of the
 // source MAC zero); ours is 48 bits and wraps at 2^48. Packet.LooksMirrored
-// is a heuristic for restored copies (TTL 0-3 and a source MAC whose first
-// two bytes are zero); callers that know what they read should not guess.
+// is a heuristic for restored copies (a TTL and resv6 that read as an event
+// and a canonical DepthCode, and a source MAC whose first two bytes are
+// zero); callers that know what they read should not guess.
 package roce

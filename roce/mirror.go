@@ -6,7 +6,7 @@ import (
 )
 
 // Event is the injected event a mirror copy reports in its IP TTL (IPv6 hop
-// limit). 0 none, 1 drop, 2 ECN mark and 3 corruption are Lumina's
+// limit) bits 0..2; the bits above carry the queue depth (DepthCode). 0 none, 1 drop, 2 ECN mark and 3 corruption are Lumina's
 // numbering; lumina adds 4 delay, 5 reorder and 6 duplicate. A delayed or
 // reordered packet is mirrored when it leaves the switch; a duplicated one
 // is mirrored once for the original and once for every copy, each tagged
@@ -63,7 +63,7 @@ const DefaultMirrorPort = 9741
 type MirrorMeta struct {
 	Seq         uint64 // mirror sequence number, 48 bits, in the source MAC
 	TimestampNs uint64 // switch ingress time in ns, 48 bits, in the destination MAC
-	Event       Event  // event type, in the IP TTL / hop limit
+	Event       Event  // event type, in the IP TTL / hop limit bits 0..2
 	// HoldNs is, for a copy tagged EventDelay or EventReorder, how long
 	// the switch held the packet: its stamp minus its arrival, as a
 	// HoldCode (so at most one Unit below the true hold) in the UDP source
@@ -71,7 +71,55 @@ type MirrorMeta struct {
 	// the ICRC masks (IBA Annex A17) and RoCEv2 senders leave 0, so the
 	// copy's ICRC still verifies. Other copies report 0.
 	HoldNs int64
+	// QDepth is the depth in bytes of the egress queue the packet joined,
+	// measured before it joined (Tofino's enq_qdepth), as a DepthCode (so
+	// at most one Unit below the true depth): its top 5 bits in the TTL /
+	// hop limit bits 3..7, its low 6 bits in the BTH's resv6 (byte 4 bits
+	// 0..5). Both are ICRC-masked (IBA Annex A17), so the copy's ICRC
+	// still verifies. 0 from a switch without a queue model.
+	QDepth int64
 }
+
+// DepthCode is the 11-bit encoding of a queue depth: a 3-bit exponent e =
+// code>>8 and an 8-bit mantissa m = code&0xFF, depth = m << (3e) bytes.
+// Depths below 256 bytes are exact; longer ones are rounded down to a
+// multiple of 8^e bytes (a relative error below 1/32), up to MaxDepth,
+// where the code saturates.
+type DepthCode uint16
+
+// MaxDepth is the deepest queue a DepthCode represents (255 << 21 bytes,
+// about 535 MB).
+const MaxDepth = 0xFF << 21
+
+// MaxDepthCode is the largest DepthCode (MaxDepth).
+const MaxDepthCode DepthCode = 0x7FF
+
+// EncodeDepth returns the code of bytes rounded down (0 for a negative
+// depth, MaxDepthCode above MaxDepth). The exponent is the smallest that
+// fits the mantissa in 8 bits, so a code with e > 0 has m >= 32
+// (Canonical).
+func EncodeDepth(bytes int64) DepthCode {
+	if bytes <= 0 {
+		return 0
+	}
+	bytes = min(bytes, MaxDepth)
+	e := 0
+	for bytes>>(3*e) > 0xFF {
+		e++
+	}
+	return DepthCode(e<<8 | int(bytes>>(3*e)))
+}
+
+// Bytes returns the depth c encodes: the true depth is in [Bytes,
+// Bytes+Unit).
+func (c DepthCode) Bytes() int64 { return int64(c&0xFF) << (3 * (c >> 8 & 7)) }
+
+// Unit returns the resolution of c: 1 byte for an exact code, 8^e bytes.
+func (c DepthCode) Unit() int64 { return 1 << (3 * (c >> 8 & 7)) }
+
+// Canonical reports whether EncodeDepth can return c: an 11-bit code
+// whose mantissa is at least 32 when its exponent is not 0.
+func (c DepthCode) Canonical() bool { return c <= MaxDepthCode && (c>>8 == 0 || c&0xFF >= 0x20) }
 
 // Held reports whether copies tagged e carry a hold (MirrorMeta.HoldNs).
 func (e Event) Held() bool { return e == EventDelay || e == EventReorder }
@@ -118,7 +166,8 @@ func (p *Packet) Mirror() MirrorMeta {
 	m := MirrorMeta{
 		Seq:         mac48(p.SrcMAC),
 		TimestampNs: mac48(p.DstMAC),
-		Event:       Event(p.TTL),
+		Event:       Event(p.TTL & 7),
+		QDepth:      p.DepthCode().Bytes(),
 	}
 	if m.Event.Held() {
 		m.HoldNs = p.HoldCode().Ns()
@@ -136,26 +185,42 @@ func (p *Packet) HoldCode() HoldCode {
 	return HoldCode(p.UDPChecksum)
 }
 
-// LooksMirrored is the heuristic "lumina decode --mirror auto" uses on a
-// frame whose ports were already restored: the TTL holds a defined event
-// (0-7) and the source MAC's top 16 bits are zero, as a sequence number below
-// 2^32 has them (real unicast MACs carry an OUI there). Raw mirror copies
-// (Packet.MirrorRaw) are recognised by their port instead.
-func (p *Packet) LooksMirrored() bool {
-	return p.MirrorRaw || (Event(p.TTL).Valid() && p.SrcMAC[0] == 0 && p.SrcMAC[1] == 0)
+// DepthCode returns the queue-depth field of a mirror copy
+// (MirrorMeta.QDepth): TTL bits 3..7 are its top 5 bits, the BTH's resv6
+// its low 6 bits (0 when the capture ends before the BTH's byte 4).
+func (p *Packet) DepthCode() DepthCode {
+	c := DepthCode(p.TTL>>3) << 6
+	switch {
+	case p.BTH != nil:
+		c |= DepthCode(p.BTH[bthFB] & bthResv6)
+	case p.BTHOff > 0 && len(p.Frame) > p.BTHOff+bthFB: // BTH cut after byte 4
+		c |= DepthCode(p.Frame[p.BTHOff+bthFB] & bthResv6)
+	}
+	return c
 }
 
-func mac48(m [6]byte) uint64 {
-	return uint64(m[0])<<40 | uint64(m[1])<<32 | uint64(binary.BigEndian.Uint32(m[2:]))
+// LooksMirrored is the heuristic "lumina decode --mirror auto" uses on a
+// frame whose ports were already restored: the source MAC's top 16 bits are
+// zero, as a sequence number below 2^32 has them (real unicast MACs carry
+// an OUI there), and the TTL and resv6 read as a mirror copy's event and
+// depth (TTL below 8, or a Canonical DepthCode: a sender's TTL 64 with
+// resv6 0 is none). Raw mirror copies (Packet.MirrorRaw) are recognised by
+// their port instead.
+func (p *Packet) LooksMirrored() bool {
+	return p.MirrorRaw || ((p.TTL < 8 || p.DepthCode().Canonical()) && p.SrcMAC[0] == 0 && p.SrcMAC[1] == 0)
 }
+
+func mac48(m [6]byte) uint64 { return MAC(m).Uint64() }
 
 func putMAC48(b []byte, v uint64) {
-	binary.BigEndian.PutUint16(b, uint16(v>>32))
-	binary.BigEndian.PutUint32(b[2:], uint32(v))
+	m := MACFromUint64(v)
+	copy(b, m[:])
 }
 
 // ApplyMirror rewrites a mirror copy in place the way the injector's egress
-// does: event in the TTL (IPv4 header checksum updated), sequence number in
+// does: event in the TTL bits 0..2 and the DepthCode of m.QDepth in the TTL
+// bits 3..7 and, if the BTH's byte 4 is in frame, its resv6 (IPv4 header
+// checksum updated; FECN and BECN kept), sequence number in
 // the source MAC, timestamp in the destination MAC, the original UDP source
 // port stashed in the UDP checksum field, UDP source port = srcPort (random,
 // to spread RSS) or, for a Held event, the HoldCode of m.HoldNs, and UDP
@@ -170,11 +235,16 @@ func ApplyMirror(frame []byte, m MirrorMeta, mirrorPort, srcPort uint16) bool {
 	}
 	putMAC48(frame[0:6], m.TimestampNs&MirrorTimeMask)
 	putMAC48(frame[6:12], m.Seq&MirrorSeqMask)
+	dc := EncodeDepth(m.QDepth)
+	ttl := byte(m.Event&7) | byte(dc>>6)<<3
 	if frame[l3]>>4 == 4 {
-		frame[l3+8] = byte(m.Event)
+		frame[l3+8] = ttl
 		setIPv4Checksum(frame[l3:l4])
 	} else {
-		frame[l3+7] = byte(m.Event)
+		frame[l3+7] = ttl
+	}
+	if fb := l4 + UDPLen + bthFB; len(frame) > fb {
+		frame[fb] = frame[fb]&^bthResv6 | byte(dc)&bthResv6
 	}
 	if m.Event.Held() {
 		srcPort = uint16(EncodeHold(m.HoldNs))
@@ -212,7 +282,7 @@ func RestoreMirror(frame []byte, mirrorPort uint16) bool {
 	}
 	udp := frame[l4:]
 	hold := [2]byte{}
-	if Event(ttl).Held() {
+	if Event(ttl & 7).Held() {
 		hold = [2]byte{udp[0], udp[1]}
 	}
 	copy(udp[0:2], udp[6:8])

@@ -186,3 +186,90 @@ func normTshark(s string) string {
 	}
 	return s
 }
+
+// TestTsharkMirrorDepth: restored mirror copies carrying a queue depth (TTL
+// bits 3..7, BTH resv6) still decode in tshark with the same opcode, QP,
+// PSN and invariant CRC, and tshark reads the TTL / hop limit we wrote.
+func TestTsharkMirrorDepth(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	specs := tsharkFrames(t)
+	path := filepath.Join(t.TempDir(), "mirror.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriter(f)
+	w, err := trace.NewPcapWriter(bw, 0, trace.LinkTypeEthernet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := make([][]byte, len(specs))
+	for i := range specs {
+		frame, err := specs[i].Append(nil)
+		if err != nil {
+			t.Fatalf("frame %d (%v): %v", i, specs[i].Opcode, err)
+		}
+		m := roce.MirrorMeta{Seq: uint64(i), TimestampNs: uint64(i) * 1000, Event: roce.Event(i % 7), QDepth: int64(i) * 4099, HoldNs: 500}
+		if !roce.ApplyMirror(frame, m, roce.DefaultMirrorPort, 0x1234) || !roce.RestoreMirror(frame, roce.DefaultMirrorPort) {
+			t.Fatalf("frame %d: mirror rewrite failed", i)
+		}
+		frames[i] = frame
+		if err := w.WritePacket(int64(i)*1000, frame, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fields := []string{"infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.bth.psn", "ip.ttl", "ipv6.hlim", "infiniband.invariant.crc"}
+	args := []string{"-n", "-r", path, "-T", "fields", "-E", "separator=|"}
+	for _, fl := range fields {
+		args = append(args, "-e", fl)
+	}
+	out, err := exec.Command(tshark, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tshark: %v\n%s", err, out)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if !strings.HasPrefix(l, "Running as user") && l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != len(frames) {
+		t.Fatalf("tshark printed %d lines, want %d:\n%s", len(lines), len(frames), out)
+	}
+	for i, line := range lines {
+		var p roce.Packet
+		if err := (&roce.Parser{VerifyICRC: true}).Parse(frames[i], 0, &p); err != nil || p.ICRC != roce.ICRCOK {
+			t.Fatalf("frame %d: our parse: %v %v", i, err, p.ICRC)
+		}
+		code := roce.EncodeDepth(int64(i) * 4099)
+		ttl := strconv.Itoa(i%7 | int(code>>6)<<3)
+		if p.DepthCode() != code || p.Mirror().Event != roce.Event(i%7) {
+			t.Errorf("frame %d: DepthCode() = %#x, event %v, want %#x, %v", i, p.DepthCode(), p.Mirror().Event, code, roce.Event(i%7))
+		}
+		w := p.ICRCOnWire
+		want := []string{strconv.Itoa(int(p.Opcode)), strconv.Itoa(int(p.BTH.DestQP())), strconv.Itoa(int(p.BTH.PSN())),
+			ttl, "", fmt.Sprintf("0x%08x", w>>24|w>>8&0xFF00|w<<8&0xFF0000|w<<24)}
+		if p.IPVersion == 6 {
+			want[3], want[4] = "", ttl
+		}
+		got := strings.Split(line, "|")
+		if len(got) != len(want) {
+			t.Errorf("frame %d (%v): tshark fields %q", i, p.Opcode, line)
+			continue
+		}
+		n := len(want)
+		switch p.Opcode {
+		case roce.RCFlush, roce.RCAtomicWrite, roce.CNP: // see TestTsharkAgrees
+			n = 5
+		}
+		for j := range want[:n] {
+			if normTshark(got[j]) != normTshark(want[j]) {
+				t.Errorf("frame %d (%v): %s = %q (tshark), want %q (ours)", i, p.Opcode, fields[j], got[j], want[j])
+			}
+		}
+	}
+}

@@ -96,7 +96,7 @@ func TestWiresharkMirrorCopies(t *testing.T) {
 		if err := pr.Parse(tp.Data, tp.OrigLen, &p); err != nil {
 			return fmt.Errorf("frame %d: %w", tp.Index+1, err)
 		}
-		seq, ts, ev := mac48(p.SrcMAC), mac48(p.DstMAC), roce.Event(p.TTL)
+		seq, ts, ev := mac48(p.SrcMAC), mac48(p.DstMAC), p.Mirror().Event
 		if ev == roce.EventDrop {
 			drops++
 		}
@@ -115,7 +115,7 @@ func TestWiresharkMirrorCopies(t *testing.T) {
 			info = "… " + mirror // the InfiniBand dissector's text, then ours
 		}
 		want = append(want, fmt.Sprintf("%d|%s|eth:ethertype:ip:udp:lumina:infiniband|%d|%d|%d|%s|%s|%d|%s",
-			tp.Index+1, epoch(tp.TimeNs), seq, ts, p.TTL, caplen, wirelen, p.BTH.PSN(), info))
+			tp.Index+1, epoch(tp.TimeNs), seq, ts, ev, caplen, wirelen, p.BTH.PSN(), info))
 		return nil
 	})
 	if err != nil {
@@ -404,7 +404,7 @@ func TestWiresharkMixedTrace(t *testing.T) {
 	err := trace.ReadFile(pcap, func(tp trace.Packet) error {
 		line := fmt.Sprintf("%d||||", tp.Index+1)
 		if pr.Parse(tp.Data, tp.OrigLen, &p) == nil && p.LooksMirrored() {
-			line = fmt.Sprintf("%d|%d|%d|%d|", tp.Index+1, mac48(p.SrcMAC), mac48(p.DstMAC), p.TTL)
+			line = fmt.Sprintf("%d|%d|%d|%d|", tp.Index+1, mac48(p.SrcMAC), mac48(p.DstMAC), p.TTL&7)
 			if p.MirrorRaw {
 				line += fmt.Sprint(p.UDPSrc)
 				raw++
@@ -458,7 +458,7 @@ func TestWiresharkInstall(t *testing.T) {
 		if err := pr.Parse(tp.Data, tp.OrigLen, &p); err != nil {
 			return fmt.Errorf("frame %d: %w", tp.Index+1, err)
 		}
-		want = append(want, fmt.Sprintf("%d|%d|%v", mac48(p.SrcMAC), mac48(p.DstMAC), roce.Event(p.TTL)))
+		want = append(want, fmt.Sprintf("%d|%d|%v", mac48(p.SrcMAC), mac48(p.DstMAC), p.Mirror().Event))
 		return nil
 	})
 	if err != nil {
@@ -479,5 +479,66 @@ func TestWiresharkInstall(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("tshark after the documented install:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestWiresharkQDepth: the queue depth a copy carries (docs/decode.md "Queue
+// depth": an 11-bit code, e = code>>8, m = code&0xff, depth = m<<(3e)
+// bytes, its top 5 bits in TTL bits 3..7, its low 6 in the BTH's resv6)
+// decoded from synthetic copies cut at snap-len 128, IPv4 and IPv6, raw and
+// restored, shown as lumina decode shows it, the event still the TTL's low
+// bits; depth 0 shows nothing.
+func TestWiresharkQDepth(t *testing.T) {
+	tshark := testutil.RequireTshark(t)
+	tests := []struct {
+		name      string
+		v6, raw   bool
+		event     roce.Event
+		depth     int64
+		fields    string // lumina.event|lumina.qdepth|lumina.qdepth.code|lumina.qdepth.unit
+		infoAfter string
+	}{
+		{"empty", false, false, roce.EventNone, 0, "0|||", "event=none]"},
+		{"exact", false, false, roce.EventNone, 200, "0|200|0x00c8|1", "event=none qdepth=200]"},
+		{"ecn-e1", false, false, roce.EventECN, 2041, "2|2040|0x01ff|8", "event=ecn qdepth=2040..2047]"},
+		{"three-frames", false, false, roce.EventNone, 3234, "0|3200|0x0232|64", "event=none qdepth=3200..3263]"},
+		{"ipv6-delay", true, false, roce.EventDelay, 409600, "4|409600|0x0464|4096", "event=delay hold=5000ns qdepth=409600..413695]"},
+		{"raw-saturated", false, true, roce.EventDuplicate, 1 << 40, "6|534773760|0x07ff|2097152", "event=duplicate qdepth=534773760..536870911]"},
+	}
+	var copies []mirrorCopy
+	for i, tc := range tests {
+		spec := roce.FrameSpec{
+			SrcMAC: [6]byte{2, 0, 0, 0, 0, 1}, DstMAC: [6]byte{2, 0, 0, 0, 0, 2},
+			SrcIP: netip.MustParseAddr("10.0.0.1"), DstIP: netip.MustParseAddr("10.0.0.2"), UDPSrc: 0xC123,
+			Opcode: roce.RCWriteMiddle, DestQP: 0x12, PSN: roce.PSN(100 + i), Payload: bytes.Repeat([]byte{0xAB}, 1024),
+		}
+		if tc.v6 {
+			spec.SrcIP, spec.DstIP = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
+		}
+		meta := roce.MirrorMeta{Seq: uint64(1000 + i), TimestampNs: uint64(5_000_000 + i), Event: tc.event, HoldNs: 5000, QDepth: tc.depth}
+		copies = append(copies, mirrorCopy{spec, meta, tc.raw})
+	}
+	path := writeMirrorCopies(t, 128, copies)
+	got := luaFields(t, tshark, path, "", "lumina.event", "lumina.qdepth", "lumina.qdepth.code", "lumina.qdepth.unit", "_ws.col.Info")
+	if len(got) != len(tests) {
+		t.Fatalf("tshark printed %d frames, want %d", len(got), len(tests))
+	}
+	decoded := strings.Split(strings.TrimSuffix(luminaExit(t, 0, "decode", path).stdout, "\n"), "\n")
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := strings.Split(got[i], "|")
+			if len(f) != 5 {
+				t.Fatalf("tshark %q: want 5 fields", got[i])
+			}
+			if g := strings.Join(f[:4], "|"); g != tc.fields {
+				t.Errorf("event|qdepth|code|unit = %q, want %q", g, tc.fields)
+			}
+			if !strings.HasSuffix(f[4], tc.infoAfter) || strings.Contains(f[4], "Malformed") {
+				t.Errorf("Info %q, want it to end with %q", f[4], tc.infoAfter)
+			}
+			if !strings.HasSuffix(decoded[i], tc.infoAfter) {
+				t.Errorf("lumina decode %q, want it to end with %q", decoded[i], tc.infoAfter)
+			}
+		})
 	}
 }

@@ -44,12 +44,7 @@ func MirrorFields(frame []byte) (seq, tsNs uint64, ok bool) {
 	if len(frame) < MirrorHeaderLen {
 		return 0, 0, false
 	}
-	_ = frame[11]
-	tsNs = uint64(frame[0])<<40 | uint64(frame[1])<<32 | uint64(frame[2])<<24 |
-		uint64(frame[3])<<16 | uint64(frame[4])<<8 | uint64(frame[5])
-	seq = uint64(frame[6])<<40 | uint64(frame[7])<<32 | uint64(frame[8])<<24 |
-		uint64(frame[9])<<16 | uint64(frame[10])<<8 | uint64(frame[11])
-	return seq, tsNs, true
+	return roce.MAC(frame[6:12]).Uint64(), roce.MAC(frame[0:6]).Uint64(), true
 }
 
 // EtherTypeMACMirror is the EtherType of a wrapped mirror copy: the copy of

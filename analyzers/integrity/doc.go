@@ -44,10 +44,10 @@
 //     missing mirror session, a packet on a port that is not mirrored).
 //     A duplicate event forwards the original, mirrored untagged, and then
 //     its copies, each mirrored with event duplicate (roce.EventDuplicate,
-//     read from the copy's TTL): the copies are in the trace and in the
+//     read from the copy's TTL bits 0..2): the copies are in the trace and in the
 //     mirrored count (condition 3) but not in the received count, so the
 //     packets tagged duplicate (Stats.Copies) are subtracted here. Any
-//     other event, and a TTL that is no event, counts as a received
+//     other event counts as a received
 //     packet. Delayed and reordered packets are mirrored once, when they
 //     leave the switch, and count once. Wrapped PFC/PAUSE copies
 //     (Stats.MACCopies) are mirrored but are no RoCE packets: they are

@@ -9,7 +9,8 @@ import (
 )
 
 // TestDuplicateCopies: copies tagged duplicate are mirrored but not
-// received by the switch.
+// received by the switch; the event is read from the TTL's low 3 bits,
+// whatever queue depth the bits above carry.
 func TestDuplicateCopies(t *testing.T) {
 	conns := tracetest.Conns(1, 0, model.VerbWrite)
 	// 7 packets, 2 of them copies; delayed and reordered ones count once.
@@ -28,7 +29,7 @@ func TestDuplicateCopies(t *testing.T) {
 		c2, _ := NewChecker(Options{ExpectFirstSeq: true})
 		for i, f := range fr {
 			b := append([]byte(nil), f.Data...)
-			roce.ApplyMirror(b, roce.MirrorMeta{Seq: uint64(i + 1), TimestampNs: uint64(f.TimeNs), Event: f.Event}, roce.DefaultMirrorPort, 1)
+			roce.ApplyMirror(b, roce.MirrorMeta{Seq: uint64(i + 1), TimestampNs: uint64(f.TimeNs), Event: f.Event, QDepth: int64(i) * 5000}, roce.DefaultMirrorPort, 1)
 			if !c2.AddFrame(b, -1, i) {
 				t.Fatal("AddFrame")
 			}

@@ -433,9 +433,10 @@ func (c *Checker) AddFrame(frame []byte, src, srcIndex int) bool {
 	return true
 }
 
-// frameEvent returns the event of a mirror copy: the TTL of an IPv4 or
-// the hop limit of an IPv6 packet in an Ethernet frame with up to two VLAN
-// tags; roce.EventNone for other frames and for values that are no event.
+// frameEvent returns the event of a mirror copy: the low 3 bits of the TTL
+// of an IPv4 or the hop limit of an IPv6 packet in an Ethernet frame with up
+// to two VLAN tags (the bits above carry the queue depth, roce.DepthCode);
+// roce.EventNone for other frames.
 func frameEvent(frame []byte) roce.Event {
 	off := 12
 	for range 3 {
@@ -450,21 +451,14 @@ func frameEvent(frame []byte) roce.Event {
 			continue
 		case 0x0800:
 			if len(frame) > l3+8 {
-				return validEvent(frame[l3+8])
+				return roce.Event(frame[l3+8] & 7)
 			}
 		case 0x86dd:
 			if len(frame) > l3+7 {
-				return validEvent(frame[l3+7])
+				return roce.Event(frame[l3+7] & 7)
 			}
 		}
 		return roce.EventNone
-	}
-	return roce.EventNone
-}
-
-func validEvent(b byte) roce.Event {
-	if e := roce.Event(b); e.Valid() {
-		return e
 	}
 	return roce.EventNone
 }

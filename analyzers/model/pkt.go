@@ -94,6 +94,12 @@ type Pkt struct {
 	// true hold is in [HoldNs, HoldNs+HoldUnitNs). HoldUnitNs is 0 when the
 	// trace carries no hold (not a mirror trace, or not Late).
 	HoldNs, HoldUnitNs int64
+	// QDepth is, for a packet of a mirror trace, the depth in bytes of the
+	// switch's egress queue it joined, measured before it joined
+	// (roce.MirrorMeta.QDepth; 0 from a switch without a queue model and
+	// for a dropped packet). The true depth is in [QDepth,
+	// QDepth+QDepthUnit). Both are 0 when the trace is not a mirror trace.
+	QDepth, QDepthUnit int64
 }
 
 // ArrivalNs returns when p reached the switch: TimeNs less the hold of a
@@ -118,7 +124,8 @@ func Delivered(e roce.Event) bool { return e != roce.EventDrop && e != roce.Even
 type Decoder struct {
 	Parser roce.Parser
 	// Mirror: the trace carries Lumina mirror metadata (48-bit switch
-	// timestamps in the destination MAC, events in the TTL).
+	// timestamps in the destination MAC, events in the TTL bits 0..2, queue
+	// depths in the TTL bits 3..7 and the BTH's resv6).
 	Mirror bool
 	// MTU computes the PSN ranges of READ requests.
 	MTU   int
@@ -160,6 +167,8 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 			c := pk.HoldCode()
 			p.HoldNs, p.HoldUnitNs = c.Ns(), c.Unit()
 		}
+		c := pk.DepthCode()
+		p.QDepth, p.QDepthUnit = c.Bytes(), c.Unit()
 	}
 	p.Delivered = Delivered(p.Event)
 	switch {

@@ -258,6 +258,12 @@ func (d *decoder) appendJSON(b []byte, tp trace.Packet, perr error, mirror bool)
 			b = append(b, `,"hold_unit_ns":`...)
 			b = strconv.AppendInt(b, p.HoldCode().Unit(), 10)
 		}
+		if c := p.DepthCode(); m.QDepth != 0 {
+			b = append(b, `,"qdepth":`...)
+			b = strconv.AppendInt(b, m.QDepth, 10)
+			b = append(b, `,"qdepth_unit":`...)
+			b = strconv.AppendInt(b, c.Unit(), 10)
+		}
 		b = append(b, '}')
 	}
 	b = appendKey(b, "payload_len")
@@ -362,6 +368,14 @@ func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool)
 				b = strconv.AppendInt(b, m.HoldNs+u-1, 10)
 			}
 			b = append(b, "ns"...)
+		}
+		if c := p.DepthCode(); m.QDepth != 0 { // 0: an empty queue, or no queue model
+			b = append(b, " qdepth="...)
+			b = strconv.AppendInt(b, m.QDepth, 10)
+			if u := c.Unit(); u > 1 {
+				b = append(b, ".."...) // the depth's resolution
+				b = strconv.AppendInt(b, m.QDepth+u-1, 10)
+			}
 		}
 		b = append(b, ']')
 	}

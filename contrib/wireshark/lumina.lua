@@ -6,7 +6,13 @@
 --
 --   * The mirror metadata of RoCE mirror copies (docs/decode.md, roce/doc.go):
 --     destination MAC = 48-bit switch timestamp (ns), source MAC = 48-bit
---     mirror sequence number, IP TTL / IPv6 hop limit = the injected event.
+--     mirror sequence number, IP TTL / IPv6 hop limit bits 0..2 = the
+--     injected event. The depth of the egress queue the packet joined
+--     (roce.DepthCode, 11 bits) is in the TTL bits 3..7 (its top 5 bits) and
+--     the BTH's resv6, byte 4 bits 0..5 (its low 6 bits): e = code >> 8,
+--     m = code & 0xff, depth = m << (3*e) bytes, the true depth within one
+--     unit (1 << (3*e) bytes) above; depth 0 (not shown): an empty queue,
+--     or a switch without a queue model.
 --     A copy of a packet the switch held (event delay or reorder) carries how
 --     long it held it (docs/events.md, roce.EncodeHold) as a 16-bit code in
 --     the UDP checksum (in the UDP source port of a raw copy, one addressed
@@ -42,6 +48,9 @@ local f = {
     hold = ProtoField.uint64("lumina.hold", "Hold (ns, floor)", base.DEC),
     hold_code = ProtoField.uint16("lumina.hold.code", "Hold code", base.HEX),
     hold_unit = ProtoField.uint32("lumina.hold.unit", "Hold unit (ns)", base.DEC),
+    qdepth = ProtoField.uint64("lumina.qdepth", "Egress queue depth (bytes, floor)", base.DEC),
+    qdepth_code = ProtoField.uint16("lumina.qdepth.code", "Queue depth code", base.HEX),
+    qdepth_unit = ProtoField.uint32("lumina.qdepth.unit", "Queue depth unit (bytes)", base.DEC),
     sent = ProtoField.bool("lumina.sent", "Direction", 8,
         { "sent by the switch", "received by the switch" }, 0x01),
     flags = ProtoField.uint8("lumina.flags", "Flags", base.HEX),
@@ -51,6 +60,7 @@ local f = {
     len = ProtoField.uint32("lumina.len", "RoCE bytes on the wire", base.DEC),
 }
 lumina.fields = { f.seq, f.ts, f.event, f.hold, f.hold_code, f.hold_unit,
+    f.qdepth, f.qdepth_code, f.qdepth_unit,
     f.sent, f.flags, f.port, f.udp_src, f.caplen, f.len }
 
 local ex_truncated = ProtoExpert.new("lumina.truncated", "truncated (snap-len)",
@@ -58,9 +68,11 @@ local ex_truncated = ProtoExpert.new("lumina.truncated", "truncated (snap-len)",
 lumina.experts = { ex_truncated }
 
 -- "auto" (default) reads a RoCE frame as a mirror copy when its TTL (hop
--- limit) holds a defined event (0-7) and the first two bytes of its source
--- MAC are zero, as a sequence number below 2^32 has them; real hosts have an
--- OUI there. This is decided frame by frame (lumina decode --mirror auto
+-- limit) and BTH resv6 read as an event and a queue depth (a TTL below 8,
+-- or a canonical depth code: exponent 0 or mantissa >= 32, so a host's TTL
+-- 64 with resv6 0 is none) and the first two bytes of its source MAC are
+-- zero, as a sequence number below 2^32 has them; real hosts have an OUI
+-- there. This is decided frame by frame (lumina decode --mirror auto
 -- lets the first RoCE frame of a file decide).
 local MIRROR_AUTO, MIRROR_ON, MIRROR_OFF = 0, 1, 2
 lumina.prefs.mirror = Pref.enum("Mirror metadata",
@@ -122,13 +134,28 @@ local function opcode_name(op)
     return string.format("Opcode 0x%02x", op)
 end
 
--- Queue depth: the mirror format has no queue depth yet (roce/mirror.go).
--- When it gains one, decode it here: return the TvbRange holding it and its
--- value in bytes, and declare its ProtoField (lumina.qdepth) with the
--- others; the caller adds it to the tree and the Info column. Until then it
--- reports none, and nothing is shown.
-local function queue_depth(frame_fields)
-    return nil, nil
+-- depth_code returns the queue-depth code of a copy: the TTL's bits 3..7
+-- above the BTH's resv6 (tvb is the RoCE part, from the BTH; resv6 counts
+-- as 0 when the capture ends before it).
+local function depth_code(ttl, tvb)
+    local code = math.floor(ttl / 8) * 64
+    if tvb:len() >= 5 then
+        code = code + tvb(4, 1):uint() % 64
+    end
+    return code
+end
+
+-- queue_depth decodes a depth code: floor in bytes and unit (the true
+-- depth is below floor + unit).
+local function queue_depth(code)
+    local e = math.floor(code / 256)
+    local unit = math.floor(2 ^ (3 * e))
+    return (code % 256) * unit, unit
+end
+
+-- canonical_depth reports whether code is one roce.EncodeDepth writes.
+local function canonical_depth(code)
+    return code < 256 or code % 256 >= 32
 end
 
 -- hold decodes a hold code: floor in ns and unit (the true hold is below
@@ -183,7 +210,7 @@ local function dissect_roce(tvb, pinfo, tree, mirror, raw)
     if mirror or truncated then
         local sub = tree:add(lumina, tvb(0, 0))
         if mirror then
-            local event = ttl.value
+            local event = ttl.value % 8
             local meta = add_meta(sub, dst, src, event, ttl.range)
             local holder = first(raw and fx.udp_src or fx.udp_csum)
             if (event == EVENT_DELAY or event == EVENT_REORDER) and holder then
@@ -204,10 +231,19 @@ local function dissect_roce(tvb, pinfo, tree, mirror, raw)
                     end
                 end
             end
-            local qd_range, qd = queue_depth({ dst = dst, src = src, ttl = ttl })
-            if qd then
-                sub:add(qd_range, string.format("Queue depth: %d bytes", qd))
-                meta = meta .. string.format(" qdepth=%d", qd)
+            local code = depth_code(ttl.value, tvb)
+            local floor, unit = queue_depth(code)
+            if floor ~= 0 then
+                local q = sub:add(f.qdepth, ttl.range, UInt64(floor))
+                q:append_text(string.format(" (true depth in [%d, %d] bytes)", floor, floor + unit - 1))
+                sub:add(f.qdepth_code, ttl.range, code)
+                sub:add(f.qdepth_unit, ttl.range, unit)
+                -- as lumina decode prints it
+                if unit > 1 then
+                    meta = meta .. string.format(" qdepth=%d..%d", floor, floor + unit - 1)
+                else
+                    meta = meta .. string.format(" qdepth=%d", floor)
+                end
             end
             if raw then
                 local csum = first(fx.udp_csum)
@@ -257,7 +293,8 @@ function lumina.dissector(tvb, pinfo, tree)
     local mirror = mode == MIRROR_ON
     if mode == MIRROR_AUTO then
         local src, ttl = first(fx.eth_src), first(fx.ip_ttl) or first(fx.ip6_hlim)
-        mirror = src ~= nil and ttl ~= nil and ttl.value <= 7 and src.range(0, 2):uint() == 0
+        mirror = src ~= nil and ttl ~= nil and src.range(0, 2):uint() == 0 and
+            (ttl.value <= 7 or canonical_depth(depth_code(ttl.value, tvb)))
     end
     return dissect_roce(tvb, pinfo, tree, mirror, false)
 end

@@ -1,6 +1,7 @@
 // Package agent hosts lumina's components for an orchestrator: a dumper,
 // an RNIC (lumina's software RNIC, or a real one through libibverbs) with
-// one generator role, and the software switch with its P4Runtime server.
+// the generator roles of its host, and the software switch with its
+// P4Runtime server.
 // One agent runs per machine, per network namespace (netns testbed), or
 // per component inside the orchestrator's process (sim testbed).
 //
@@ -17,6 +18,23 @@
 // interfaces, sockets, TLS) or the sim testbed's (a shared virtual clock,
 // in-process links, an in-memory network). The services are the same code
 // on both.
+//
+// # Several flows per host
+//
+// A host may be requester of some flows and responder of others (#30):
+// the agent's RNIC is a generator.Mux, so each requester and responder
+// session gets the completions of its own QPs; Serve may be called once
+// per flow that ends at the host (each with its listener and token) and
+// Run once per flow that starts there, concurrently. Run reports its
+// connections to the intake with its flow index (InstallRequest.flow);
+// the agent numbers a flow's connections from 0 and leaves
+// Connection.Flow empty: the driver names them and numbers them across
+// flows. The Env sequences the flows (SetUp, Traffic): on the sim
+// testbed's shared virtual clock (SimFlows) they set up one at a time in
+// flow order, the clock stands still until all are ready, then all start
+// at one instant in flow order, each after its start_delay_ns, so the
+// trace depends on the seed only; on a real clock each starts its delay
+// after it is ready.
 //
 // # Security boundary
 //

@@ -49,8 +49,14 @@ const runStep = int64(100 * time.Millisecond)
 //   - End: every Traffic call returns when the clock stops, so each
 //     flow's results (read afterwards) are those of the same instant.
 //
+// A flow's set-up spans its handshake and its report to the intake: the
+// intake must answer flow i without waiting for a later flow's report
+// (that flow sets up only after flow i), and what it does meanwhile, such
+// as arming pauses, happens in flow order too.
+//
 // A run has Expect(n) flows, numbered 0..n-1; after it ends the next run
-// may begin.
+// may begin. A flow that never comes holds the others until their
+// contexts end: the caller cancels them when one Run fails.
 type SimFlows struct {
 	loop *sim.EventLoop
 	exec generator.Exec // serializes with every other use of the loop

@@ -244,7 +244,7 @@ func TestAgentFlowsDeterministic(t *testing.T) {
 			t.Errorf("flow %d: intake got %+v, want the result's %d connections %+v", i, cs, f.tr.NumQPs, res.Connections)
 		}
 		for _, c := range cs {
-			if c.Requester.IP != hostIP(f.from).String() || c.Responder.IP != hostIP(f.to).String() {
+			if c.Requester.IP != hostIP(f.from) || c.Responder.IP != hostIP(f.to) {
 				t.Errorf("flow %d: connection %s → %s, want %v → %v", i, c.Requester.IP, c.Responder.IP, hostIP(f.from), hostIP(f.to))
 			}
 		}

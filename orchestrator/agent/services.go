@@ -46,7 +46,11 @@ type Agent struct {
 	exec    generator.Exec
 	softNIC *softrnic.NIC    // the software RNIC, for StallRx; nil for verbs
 	sw      *injector.Switch // the switch Injector.Start started, for Timing and PFC
-	closers []func()
+	// inTraffic counts the Run calls in traffic; lateMax is the loop's
+	// largest timer lateness since the first of them started.
+	inTraffic int
+	lateMax   time.Duration
+	closers   []func()
 }
 
 func (a *Agent) env() Env {
@@ -520,7 +524,7 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 		lateness, _ = loop.(interface{ TakeTimerLateness() time.Duration })
 	}
 	if lateness != nil {
-		lateness.TakeTimerLateness() // the handshake's do not count
+		a.lateStart(lateness)
 	}
 	setUp = true
 	stopped := env.Traffic(ctx, loop, Flow{Index: flow, Delay: delay, Limit: time.Duration(req.GetDeadlineNs()),
@@ -533,12 +537,37 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 	}
 	out := &luminav1.RunResponse{Stopped: stopped}
 	if lateness != nil {
-		out.NicTimerLateMaxNs = uint64(lateness.TakeTimerLateness())
+		out.NicTimerLateMaxNs = uint64(a.lateEnd(lateness))
 	}
 	if res != nil {
 		out.Result = ResultToProto(*res)
 	}
 	return out, nil
+}
+
+// lateStart begins a flow's traffic for the loop's timer lateness: the
+// first of the agent's flows in traffic discards the lateness so far (the
+// handshakes' do not count).
+func (a *Agent) lateStart(l interface{ TakeTimerLateness() time.Duration }) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.inTraffic == 0 {
+		l.TakeTimerLateness()
+		a.lateMax = 0
+	}
+	a.inTraffic++
+}
+
+// lateEnd ends a flow's traffic and returns the largest lateness of the
+// loop's timers since the first of the flows in traffic with it started:
+// the flows of one agent share its loop, so each reports the lateness of
+// their common span (not less than its own).
+func (a *Agent) lateEnd(l interface{ TakeTimerLateness() time.Duration }) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.inTraffic--
+	a.lateMax = max(a.lateMax, l.TakeTimerLateness())
+	return a.lateMax
 }
 
 // Counters returns the RNIC's counters.
@@ -576,6 +605,12 @@ func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.Inj
 		}
 		cfg.PFC = pc
 	}
+	ec, err := SwitchECNFromProto(req.GetEcn())
+	if err != nil {
+		release()
+		return nil, badRequest("%v", err)
+	}
+	cfg.ECN = ec
 	exec(func() { sw = injector.New(loop, cfg) })
 	closers := []func(){release}
 	cleanup := func() {

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -825,8 +824,8 @@ func (d *decoder) connection(f string, m *luminav1.Connection) generator.Connect
 // EndpointToProto encodes e.
 func EndpointToProto(e generator.Endpoint) *luminav1.Endpoint {
 	return &luminav1.Endpoint{
-		Ip:   e.IP,
-		Mac:  e.MAC,
+		Ip:   e.IP.String(),
+		Mac:  e.MAC.String(),
 		Qpn:  e.QPN,
 		Ipsn: e.IPSN,
 		Addr: e.Addr,
@@ -836,7 +835,7 @@ func EndpointToProto(e generator.Endpoint) *luminav1.Endpoint {
 }
 
 // EndpointFromProto decodes m: ip must be an IP address and mac a 6-byte
-// MAC address; both are kept as sent.
+// MAC address, parsed here once (#30 §6).
 func EndpointFromProto(m *luminav1.Endpoint) (generator.Endpoint, error) {
 	var d decoder
 	return done(d.endpoint("Endpoint", m), &d)
@@ -846,17 +845,17 @@ func (d *decoder) endpoint(f string, m *luminav1.Endpoint) generator.Endpoint {
 	if d.nilMsg(f, m == nil) {
 		return generator.Endpoint{}
 	}
-	if _, err := netip.ParseAddr(m.GetIp()); err != nil {
+	ip, err := netip.ParseAddr(m.GetIp())
+	if err != nil {
 		d.fail(f+".ip", err)
 	}
-	if hw, err := net.ParseMAC(m.GetMac()); err != nil {
+	mac, err := roce.ParseMAC(m.GetMac())
+	if err != nil {
 		d.fail(f+".mac", err)
-	} else if len(hw) != 6 {
-		d.failf(f+".mac", "%q is %d bytes, want 6", m.GetMac(), len(hw))
 	}
 	return generator.Endpoint{
-		IP:   m.GetIp(),
-		MAC:  m.GetMac(),
+		IP:   ip,
+		MAC:  mac,
 		QPN:  m.GetQpn(),
 		IPSN: m.GetIpsn(),
 		Addr: m.GetAddr(),
@@ -956,6 +955,42 @@ func SwitchPFCFromProto(m *luminav1.SwitchPFC) (*injector.PFCConfig, error) {
 			return nil, fmt.Errorf("%w: SwitchPFC: negative watchdog time", ErrWire)
 		}
 		c.Watchdog = &injector.PFCWatchdog{Detection: time.Duration(m.GetWatchdogDetectionNs()), Restoration: time.Duration(m.GetWatchdogRestorationNs())}
+	}
+	return c, nil
+}
+
+// SwitchECNToProto encodes c (nil: nil).
+func SwitchECNToProto(c *injector.ECNConfig) *luminav1.SwitchECN {
+	if c == nil {
+		return nil
+	}
+	return &luminav1.SwitchECN{Priorities: uint32(c.Priorities), KminBytes: c.KminBytes, KmaxBytes: c.KmaxBytes, Pmax: c.Pmax}
+}
+
+// SwitchECNFromProto decodes m (nil: nil): the priorities an 8-bit bitmap,
+// 0 <= kmin_bytes < kmax_bytes, pmax in 0..1. Errors are WireErrors naming
+// the field.
+func SwitchECNFromProto(m *luminav1.SwitchECN) (*injector.ECNConfig, error) {
+	if m == nil {
+		return nil, nil
+	}
+	var d decoder
+	c := &injector.ECNConfig{KminBytes: m.GetKminBytes(), KmaxBytes: m.GetKmaxBytes(), Pmax: m.GetPmax()}
+	if v := m.GetPriorities(); v > 0xFF {
+		d.failf("SwitchECN.priorities", "%#x is not an 8-bit bitmap", v)
+	}
+	c.Priorities = uint8(m.GetPriorities())
+	switch {
+	case c.KminBytes < 0:
+		d.failf("SwitchECN.kmin_bytes", "%d is negative", c.KminBytes)
+	case c.KmaxBytes <= c.KminBytes:
+		d.failf("SwitchECN.kmax_bytes", "%d is not above kmin_bytes %d", c.KmaxBytes, c.KminBytes)
+	}
+	if !(c.Pmax >= 0 && c.Pmax <= 1) { // NaN too
+		d.failf("SwitchECN.pmax", "%v is not in 0..1", c.Pmax)
+	}
+	if d.err != nil {
+		return nil, d.err
 	}
 	return c, nil
 }
