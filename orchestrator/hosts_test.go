@@ -54,8 +54,8 @@ func TestHostsExamples(t *testing.T) {
 			}
 			seeds := map[uint64]bool{}
 			for i, h := range tc.Hosts {
-				if s := rep.Seeds.Hosts[h.Name]; s != seedFor(tc, 0, hostSeedRole(i)) || seeds[s] {
-					t.Errorf("host %s seed %d, want %d and distinct", h.Name, s, seedFor(tc, 0, hostSeedRole(i)))
+				if s := rep.Seeds.Hosts[h.Name]; s != hostSeed(tc, 0, i) || seeds[s] {
+					t.Errorf("host %s seed %d, want %d and distinct", h.Name, s, hostSeed(tc, 0, i))
 				}
 				seeds[rep.Seeds.Hosts[h.Name]] = true
 			}

@@ -2,8 +2,10 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -195,7 +197,7 @@ func TestDriverNICs(t *testing.T) {
 	want := []string{
 		fmt.Sprintf("h1 StartNIC if=eth0 name=h1 mac=024c00000001 ips=[10.0.0.1] seed=%d", seed("requester")),
 		fmt.Sprintf("h2 StartNIC if=eth0 name=h2 mac=024c00000002 ips=[10.0.0.2] seed=%d", seed("responder")),
-		fmt.Sprintf("r StartNIC if=eth0 name=r mac=024c00000003 ips=[10.0.0.3] seed=%d", seed("host 2")),
+		fmt.Sprintf("r StartNIC if=eth0 name=r mac=024c00000003 ips=[10.0.0.3] seed=%d", hostSeed(tc, 0, 2)),
 	}
 	if got := log.calls; !reflect.DeepEqual(got, want) {
 		t.Errorf("startNICs calls\n got %q\nwant %q", got, want)
@@ -380,5 +382,45 @@ func TestIntakeBarrier(t *testing.T) {
 				t.Error("the plan was installed")
 			}
 		})
+	}
+}
+
+// TestSeedsJSON: report.json's seeds keep the two-host form's flat keys
+// and put any other hosts' under "hosts" (a host may be named "test" or
+// "switch"); both read back.
+func TestSeedsJSON(t *testing.T) {
+	tests := []struct {
+		seeds Seeds
+		json  string
+	}{
+		{Seeds{Test: 1, Switch: 2, Hosts: map[string]uint64{"responder": 4, "requester": 3}},
+			`{"test":1,"switch":2,"requester":3,"responder":4}`},
+		{Seeds{Test: 1, Switch: 2, Hosts: map[string]uint64{"test": 5, "switch": 6, "h1": 7}},
+			`{"test":1,"switch":2,"hosts":{"h1":7,"switch":6,"test":5}}`},
+	}
+	for _, tt := range tests {
+		b, err := json.Marshal(tt.seeds)
+		if err != nil || string(b) != tt.json {
+			t.Errorf("json.Marshal(%+v) = %s, %v; want %s", tt.seeds, b, err, tt.json)
+		}
+		var back Seeds
+		if err := json.Unmarshal([]byte(tt.json), &back); err != nil || !reflect.DeepEqual(back, tt.seeds) {
+			t.Errorf("json.Unmarshal(%s) = %+v, %v; want %+v", tt.json, back, err, tt.seeds)
+		}
+	}
+}
+
+// TestHostSeeds: the first two hosts keep the two-host form's seeds; the
+// others' differ from each other in about half their bits (derived
+// through a finalizer, not seedFor's last-character difference).
+func TestHostSeeds(t *testing.T) {
+	tc := &config.Test{Seed: 8}
+	if hostSeed(tc, 3, 0) != seedFor(tc, 3, "requester") || hostSeed(tc, 3, 1) != seedFor(tc, 3, "responder") {
+		t.Error("the first two hosts' seeds are not the two-host form's")
+	}
+	for i := 2; i < 64; i++ {
+		if d := bits.OnesCount64(hostSeed(tc, 0, i) ^ hostSeed(tc, 0, i+1)); d < 16 || d > 48 {
+			t.Errorf("hostSeed(%d) and hostSeed(%d) differ in %d bits, want 16..48", i, i+1, d)
+		}
 	}
 }
