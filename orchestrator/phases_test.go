@@ -115,11 +115,31 @@ func (g *fakeGen) Run(_ context.Context, req *luminav1.RunRequest) (*luminav1.Ru
 	return &luminav1.RunResponse{Result: agent.ResultToProto(res)}, nil
 }
 
+func (g *fakeGen) Counters(context.Context, *luminav1.CountersRequest) (*luminav1.CountersResponse, error) {
+	g.log.add("%s Counters", g.name)
+	return &luminav1.CountersResponse{Counters: map[string]uint64{"host": uint64(g.i)}, NicPauseLateMaxNs: uint64(10 * g.i), NicRxLateMaxNs: uint64(g.i)}, nil
+}
+
 func (g *fakeGen) StallRx(_ context.Context, req *luminav1.StallRxRequest) (*luminav1.StallRxResponse, error) {
 	for _, s := range req.GetStalls() {
 		g.log.add("%s StallRx start=%dns duration=%dns", g.name, s.GetStartNs(), s.GetDurationNs())
 	}
 	return &luminav1.StallRxResponse{}, nil
+}
+
+// fakeDumper is a dumper's Dumper service: it records Start.
+type fakeDumper struct {
+	luminav1.UnimplementedDumperServer
+	log *callLog
+}
+
+func (s *fakeDumper) Start(_ context.Context, req *luminav1.DumperStartRequest) (*luminav1.DumperStartResponse, error) {
+	c, err := agent.DumperConfigFromProto(req.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	s.log.add("%s Start if=%s out=%s", c.Name, c.Interface, c.OutPath)
+	return &luminav1.DumperStartResponse{}, nil
 }
 
 // fakeInjector is the switch's Injector service: it records scheduled
@@ -179,6 +199,12 @@ func fakeDriver(t *testing.T, tc *config.Test, gens map[string]*fakeGen) (*drive
 		pl.responderListen = append(pl.responderListen, "generator:0")
 	}
 	pl.injector = serve("switch", func(s *grpc.Server) { luminav1.RegisterInjectorServer(s, &fakeInjector{log: log}) })
+	for i, dc := range tc.Dumpers {
+		pl.dumpers = append(pl.dumpers, serve(fmt.Sprint("dumper", i), func(s *grpc.Server) { luminav1.RegisterDumperServer(s, &fakeDumper{log: log}) }))
+		pl.dumperPorts = append(pl.dumperPorts, uint32(portDumper0+i))
+		pl.dumperIfaces = append(pl.dumperIfaces, "eth0")
+		pl.dumperPaths = append(pl.dumperPaths, "/work/dumper"+fmt.Sprint(i)+"-"+dc.DumpFilename)
+	}
 	run.HostPorts = pl.hostPorts
 	return &driver{run: run, pl: pl, progress: func(string) {}}, log
 }
@@ -207,6 +233,42 @@ func TestDriverNICs(t *testing.T) {
 	}
 	if s := d.run.Seeds.Hosts; s["h1"] == s["h2"] || s["h2"] == s["r"] || s["h1"] == s["r"] {
 		t.Errorf("host seeds %v, want distinct", s)
+	}
+}
+
+// TestDriverDumpersAndNICCounters: startDumpers starts each dumper on its
+// interface and path and gives the control plane its port (10+i), MAC and
+// weight; collectNICs reads every host's counters into the run by host
+// name, with the largest lateness.
+func TestDriverDumpersAndNICCounters(t *testing.T) {
+	tc := threeHosts()
+	tc.Dumpers = []config.Dumper{{Name: "d0", Weight: 1, DumpFilename: "d0.pcap"}, {Name: "d1", Weight: 3, DumpFilename: "d1.pcap"}}
+	d, log := fakeDriver(t, tc, nil)
+	ctx := context.Background()
+	for _, ph := range []func(context.Context) error{d.startDumpers, d.startNICs, d.collectNICs} {
+		if err := ph(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, c := range log.calls {
+		if !strings.Contains(c, "StartNIC") {
+			got = append(got, c)
+		}
+	}
+	want := []string{"d0 Start if=eth0 out=/work/dumper0-d0.pcap", "d1 Start if=eth0 out=/work/dumper1-d1.pcap", "h1 Counters", "h2 Counters", "r Counters"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("calls\n got %q\nwant %q", got, want)
+	}
+	if got, want := fmt.Sprint(d.dports), "[{d0 10 [2 76 0 0 1 0] 1 0} {d1 11 [2 76 0 0 1 1] 3 0}]"; got != want {
+		t.Errorf("dumper ports %s, want %s", got, want)
+	}
+	run := d.run
+	if want := map[string]map[string]uint64{"h1": {"host": 0}, "h2": {"host": 1}, "r": {"host": 2}}; !reflect.DeepEqual(run.NICs, want) {
+		t.Errorf("NIC counters %v, want %v", run.NICs, want)
+	}
+	if run.NICPauseLate != 20 || run.NICRxLate != 2 {
+		t.Errorf("NIC lateness pause %v rx %v, want 20ns and 2ns", run.NICPauseLate, run.NICRxLate)
 	}
 }
 
