@@ -421,7 +421,8 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred})
 	a.retx = retransmission.New(t, retransmission.Options{RetryCnt: params.Retries(), RTTNs: params.RTTNs})
 	co := cnp.Options{NAKTriggers: params.NAKTriggersCNP, ExpectScope: params.CNPScope, UncertaintyNs: params.TimestampUncertaintyNs,
-		LatenessNs: params.CNPLatenessNs}
+		LatenessNs: params.CNPLatenessNs, LinkBps: int64(params.LinkGbps * 1e9),
+		EgressQueues: meta.Switch != nil && meta.Switch.PFCDrops != nil}
 	if params.MinTimeBetweenCNPsUs != nil {
 		co.Known = true
 		co.MinTimeBetweenCNPsNs = int64(*params.MinTimeBetweenCNPsUs * 1000)

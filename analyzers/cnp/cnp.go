@@ -2,10 +2,13 @@ package cnp
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"net/netip"
 	"strings"
 
 	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/roce"
 )
 
 // Expected are expected CNP counts under each pacing scope (or, as
@@ -92,6 +95,12 @@ type Result struct {
 	Conns                []ConnCNP `json:"conns,omitempty"`
 	// Unattributed counts CNPs addressed to no known connection.
 	Unattributed int `json:"unattributed,omitempty"`
+	// InexactWaits counts the ECN triggers (Options.EgressQueues) whose
+	// wait in the egress queue the FIFO replay put below the minimum their
+	// queue depth implies (the port was paused, or frames the trace does
+	// not show went ahead): their wait is then the depth's, known only to
+	// a depth unit, and a pass becomes inconclusive.
+	InexactWaits int `json:"inexact_waits,omitempty"`
 }
 
 // Options configure an Analyzer.
@@ -127,6 +136,26 @@ type Options struct {
 	// domain is keyed by the destination alone (the two-host form, where
 	// the notification point of a destination is always the other host).
 	Hosts []Host
+	// EgressQueues says the switch queued forwarded frames at its egress
+	// ports (a queue model: PFC or ECN by depth; lumina run records its
+	// queue counters as model.Meta.Switch.PFCDrops). A trigger's copy is
+	// stamped when it arrived at the switch, but the notification point
+	// sees it only after it waited behind the frames ahead of it on the
+	// NP's port: with an incast queue of 300 KB at 100 Gb/s that is 24 µs,
+	// and it changes from trigger to trigger, so pacing replayed on the
+	// stamps disagrees with a correct NP. With EgressQueues each trigger
+	// is replayed at its departure: every delivered frame of the trace
+	// joins its destination's port, served first come first served at
+	// LinkBps (the software switch serves a port's queues in arrival order
+	// across priorities), departure = max(stamp, previous departure) +
+	// the frame's serialization; a wait shorter than the copy's queue
+	// depth (QDepth) takes at LinkBps is raised to it and counted in
+	// Result.InexactWaits. Default false: triggers at their stamps (no
+	// queue, or a trace without a run).
+	EgressQueues bool
+	// LinkBps is the egress links' speed in bit/s (model.Params.LinkGbps).
+	// Default 0: 100 Gb/s.
+	LinkBps int64
 }
 
 // Host is one host's notification point settings (Options.Hosts).
@@ -189,6 +218,16 @@ type Analyzer struct {
 	perDst  map[dstKey]*last
 	perPair map[pairKey]*last
 	unattr  int
+
+	busy    map[egressKey]int64 // per egress port: the last departure's end (EgressQueues)
+	inexact int
+}
+
+// egressKey is a switch egress port: its host in Options.Hosts, else
+// (host -1) the destination address.
+type egressKey struct {
+	host int
+	ip   netip.Addr
 }
 
 // New returns an Analyzer for the connections of t.
@@ -196,7 +235,10 @@ func New(t *model.Table, opt Options) *Analyzer {
 	n := 2 * len(t.Conns)
 	a := &Analyzer{opt: opt, table: t, conns: make([]ConnCNP, len(t.Conns)), perQP: make([]last, n),
 		port: make([]string, n), thr: make([][nReplays]int64, n), nak: make([]bool, n), npOf: make([]int, n),
-		perPort: map[string]*last{}, perDst: map[dstKey]*last{}, perPair: map[pairKey]*last{}}
+		perPort: map[string]*last{}, perDst: map[dstKey]*last{}, perPair: map[pairKey]*last{}, busy: map[egressKey]int64{}}
+	if a.opt.LinkBps <= 0 {
+		a.opt.LinkBps = 100e9
+	}
 	a.known = opt.Known
 	for _, h := range opt.Hosts {
 		a.known = a.known && h.Known
@@ -245,6 +287,10 @@ func portOf(e model.Endpoint) string {
 
 // Observe feeds one packet.
 func (a *Analyzer) Observe(p *model.Pkt) {
+	at := p.TimeNs // when the NP sees p if it is an ECN trigger
+	if a.opt.EgressQueues && p.Event != roce.EventDrop {
+		at = a.depart(p)
+	}
 	if p.Kind == model.KindCNP {
 		if p.Conn < 0 {
 			a.unattr++
@@ -258,6 +304,7 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	}
 	var npIP, rpIP netip.Addr
 	var npSide int // 0 requester, 1 responder
+	t := at
 	switch {
 	case p.CE:
 		npIP, rpIP = p.DstIP, p.SrcIP
@@ -270,33 +317,71 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 		npIP, rpIP = p.SrcIP, p.DstIP
 		npSide = nakSide(p)
 		a.conns[p.Conn].NAKTriggers++
+		t = p.TimeNs // the NP sent it: no egress queue between
 	default:
 		return
 	}
 	k := 2*p.Conn + npSide
 	th := &a.thr[k]
-	a.fire(p.Conn, 0, th, &a.perQP[k], p.TimeNs)
+	a.fire(p.Conn, 0, th, &a.perQP[k], t)
 	port := a.port[k]
 	lp := a.perPort[port]
 	if lp == nil {
 		lp = &last{}
 		a.perPort[port] = lp
 	}
-	a.fire(p.Conn, 1, th, lp, p.TimeNs)
+	a.fire(p.Conn, 1, th, lp, t)
 	dk := dstKey{a.npOf[k], rpIP}
 	ld := a.perDst[dk]
 	if ld == nil {
 		ld = &last{}
 		a.perDst[dk] = ld
 	}
-	a.fire(p.Conn, 2, th, ld, p.TimeNs)
+	a.fire(p.Conn, 2, th, ld, t)
 	pk := pairKey{npIP, rpIP}
 	lk := a.perPair[pk]
 	if lk == nil {
 		lk = &last{}
 		a.perPair[pk] = lk
 	}
-	a.fire(p.Conn, 3, th, lk, p.TimeNs)
+	a.fire(p.Conn, 3, th, lk, t)
+}
+
+// depart replays p's egress port (Options.EgressQueues) and returns when
+// p has left it, serialized: p waits until the frames ahead of it have
+// left, at least the time its queue depth takes at LinkBps.
+func (a *Analyzer) depart(p *model.Pkt) int64 {
+	k := egressKey{host: -1, ip: p.DstIP}
+	if h := hostOf(a.opt.Hosts, p.DstIP); h >= 0 {
+		k = egressKey{host: h}
+	}
+	wait := int64(0)
+	if b, ok := a.busy[k]; ok && b > p.TimeNs {
+		wait = b - p.TimeNs
+	}
+	if lo := bitsNs(p.QDepth, a.opt.LinkBps, false); wait < lo {
+		wait = lo
+		if p.CE {
+			a.inexact++
+		}
+	}
+	end := p.TimeNs + wait + bitsNs(int64(p.FrameLen), a.opt.LinkBps, true)
+	a.busy[k] = end
+	return end
+}
+
+// bitsNs is the time n bytes take at bps bit/s, rounded up (as the
+// software switch's serialization, sim.SerializationDelay) or down.
+func bitsNs(n, bps int64, up bool) int64 {
+	hi, lo := bits.Mul64(uint64(max(n, 0))*8, 1e9)
+	if hi >= uint64(bps) {
+		return math.MaxInt64 / 4
+	}
+	q, r := bits.Div64(hi, lo, uint64(bps))
+	if up && r != 0 {
+		q++
+	}
+	return int64(min(q, math.MaxInt64/4))
 }
 
 // nakSide is the side (0 requester, 1 responder) that sent NAK p: the
@@ -365,7 +450,7 @@ type scopeRange struct {
 
 // Finish returns the result.
 func (a *Analyzer) Finish() Result {
-	res := Result{Conns: a.conns, Unattributed: a.unattr, ConsistentScopes: []string{},
+	res := Result{Conns: a.conns, Unattributed: a.unattr, ConsistentScopes: []string{}, InexactWaits: a.inexact,
 		MinTimeBetweenCNPsUs: float64(a.opt.MinTimeBetweenCNPsNs) / 1000, NAKTriggersCNP: a.opt.NAKTriggers}
 	for _, c := range a.conns {
 		res.Observed += c.Observed
@@ -442,6 +527,10 @@ func (a *Analyzer) Finish() Result {
 	default:
 		res.Verdict = model.Fail
 		res.Reason = "CNPs are consistent with no pacing scope"
+	}
+	if res.Verdict == model.Pass && a.inexact > 0 {
+		res.Verdict = model.Inconclusive
+		res.Reason = fmt.Sprintf("%d ECN triggers waited in the egress queue longer than the replay of its frames gives (a pause, or frames the trace lacks): their arrival at the notification point is known only from their queue depth", a.inexact)
 	}
 	return res
 }

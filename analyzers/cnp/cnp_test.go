@@ -325,3 +325,72 @@ func TestManyHosts(t *testing.T) {
 		})
 	}
 }
+
+// TestEgressQueue: with a queue at the notification point's switch port
+// the NP sees a trigger when it leaves the queue, not at its stamp (the
+// switch's arrival). 60 frames of connection 1 arrive at 0 and fill the
+// port (87 ns each at 100 Gb/s); connection 0's CE frame behind them
+// leaves at 5307 ns, connection 1's CE frame stamped 4500 ns leaves 87 ns
+// later, so a per-port NP (4 µs) sends one CNP. Paced on the stamps (4.5
+// µs apart) a per-port NP would have sent two: the check failed a correct
+// NIC (incast-ecn on sim before the replay).
+func TestEgressQueue(t *testing.T) {
+	conns := tracetest.Conns(2, 0, model.VerbWrite)
+	frames := func(ce1Depth int64, cnp1 bool) []tracetest.Frame {
+		var fr []tracetest.Frame
+		for k := range 60 {
+			fr = append(fr, tracetest.Data(conns[1], 0, k, 1024, 3, int64(max(k-1, 0))*1082, false))
+		}
+		fr = append(fr, tracetest.Data(conns[0], 0, 0, 1024, 3, 59*1082, true),
+			tracetest.Data(conns[1], 4500, 60, 1024, 3, ce1Depth, true), tracetest.CNP(conns[0], 6300))
+		if cnp1 {
+			fr = append(fr, tracetest.CNP(conns[1], 6400))
+		}
+		return fr
+	}
+	tests := []struct {
+		name      string
+		queues    bool
+		ce1Depth  int64 // 9 frames ahead at 4500 ns
+		cnp1      bool
+		verdict   model.Verdict
+		scopes    []string
+		perPort   [2]int
+		inexact   int
+		reasonHas string
+	}{
+		{"departures", true, 9 * 1082, false, model.Pass, []string{"per-port"}, [2]int{1, 0}, 0, ""},
+		{"stamps", false, 9 * 1082, false, model.Fail, []string{}, [2]int{1, 1}, 0, "not consistent with the expected per-port pacing"},
+		// A copy that says 200000 B were ahead (a paused port): the wait
+		// is the depth's, the second trigger leaves after 16 µs and its
+		// CNP is expected, but only to a depth unit: inconclusive.
+		{"deeper than the replay", true, 200_000, true, model.Inconclusive, []string{"per-qp", "per-port", "per-dest-ip", "per-ip-pair"}, [2]int{1, 1}, 1, "1 ECN triggers waited"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fr := frames(tc.ce1Depth, tc.cnp1)
+			pcap, err := tracetest.Pcap(fr, tracetest.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tab, pkts := tracetest.Pkts(t, conns, pcap, true)
+			a := New(tab, Options{MinTimeBetweenCNPsNs: 4000, Known: true, ExpectScope: "per-port", EgressQueues: tc.queues, LinkBps: 100e9})
+			for i := range pkts {
+				a.Observe(&pkts[i])
+			}
+			r := a.Finish()
+			if !reflect.DeepEqual(r.ConsistentScopes, tc.scopes) {
+				t.Errorf("ConsistentScopes = %v, want %v", r.ConsistentScopes, tc.scopes)
+			}
+			if r.Verdict != tc.verdict || !strings.Contains(r.Reason, tc.reasonHas) {
+				t.Errorf("verdict = %s (%s), want %s (%q)", r.Verdict, r.Reason, tc.verdict, tc.reasonHas)
+			}
+			if got := [2]int{r.Conns[0].Expected.PerPort, r.Conns[1].Expected.PerPort}; got != tc.perPort {
+				t.Errorf("expected per-port = %v, want %v", got, tc.perPort)
+			}
+			if r.InexactWaits != tc.inexact {
+				t.Errorf("InexactWaits = %d, want %d", r.InexactWaits, tc.inexact)
+			}
+		})
+	}
+}

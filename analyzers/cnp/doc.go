@@ -36,6 +36,26 @@
 // consistent, or, with none configured, if any scope is; skip when
 // min_time_between_cnps is unknown (the counts are then computed with 0).
 //
+// # Egress queues
+//
+// A trigger's mirror copy is stamped when it reached the switch, but with
+// a queue model (PFC, or ECN by queue depth: Options.EgressQueues) it
+// then waits behind the frames ahead of it on the NP's port, and the NP
+// paces on when it arrives. The wait changes from trigger to trigger (an
+// incast queue of 300 KB is 24 µs at 100 Gb/s), so pacing replayed on the
+// stamps disagreed with a correct NP: incast-ecn on sim, a per-port CX6
+// receiving from four senders, got "consistent with no pacing scope"
+// although each of its 54 CNPs followed, by the same 1006 ns, the first
+// trigger to leave the queue more than 4 µs after the previous CNP's.
+// The analyzer therefore replays each egress port as a FIFO served at
+// Options.LinkBps (the software switch serves a port's queues in arrival
+// order): departure = max(stamp, previous departure) + serialization, for
+// every delivered frame to the port, and paces ECN triggers on their
+// departures (NAK triggers stay at their stamps: the NP sent them). A
+// wait shorter than the copy's queue depth takes at the link speed (a
+// paused port, frames the trace lacks) is raised to it and counted
+// (Result.InexactWaits); a pass is then inconclusive.
+//
 // # Timestamp uncertainty
 //
 // Switch timestamps may be late by up to U (Options.UncertaintyNs, from

@@ -100,6 +100,10 @@ type Pkt struct {
 	// for a dropped packet). The true depth is in [QDepth,
 	// QDepth+QDepthUnit). Both are 0 when the trace is not a mirror trace.
 	QDepth, QDepthUnit int64
+	// FrameLen is the length in bytes of the frame as it was forwarded
+	// (the capture's original length; the mirror copy keeps it): its
+	// serialization time on the egress link.
+	FrameLen int
 }
 
 // ArrivalNs returns when p reached the switch: TimeNs less the hold of a
@@ -155,7 +159,10 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 	op := pk.Opcode
 	*p = Pkt{Index: tp.Index, TimeNs: tp.TimeNs, Conn: -1, Op: op, PSN: pk.BTH.PSN(),
 		SrcIP: pk.SrcIP, DstIP: pk.DstIP, DestQP: pk.BTH.DestQP(), NPkts: 1, PayloadLen: pk.PayloadLen,
-		AckReq: pk.BTH.AckReq()}
+		AckReq: pk.BTH.AckReq(), FrameLen: tp.OrigLen}
+	if p.FrameLen == 0 {
+		p.FrameLen = len(tp.Data)
+	}
 	if d.Mirror {
 		m := pk.Mirror()
 		p.TimeNs = d.unwrap(m.TimestampNs)
