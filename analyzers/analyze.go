@@ -428,7 +428,7 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 		co.MinTimeBetweenCNPsNs = int64(*params.MinTimeBetweenCNPsUs * 1000)
 	}
 	for _, h := range params.Hosts {
-		ch := cnp.Host{Name: h.Name, IPs: h.IPs, NAKTriggers: h.NAKTriggersCNP}
+		ch := cnp.Host{Name: h.Name, IPs: h.IPs, NAKTriggers: h.NAKTriggersCNP, LinkBps: int64(h.LinkGbps * 1e9)}
 		if h.MinTimeBetweenCNPsUs != nil {
 			ch.Known, ch.MinTimeBetweenCNPsNs = true, int64(*h.MinTimeBetweenCNPsUs*1000)
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 // TestParamsFromConfigHosts: a hosts-form test gives every host's facts
-// (addresses, CNP interval, NAK trigger) in Params.Hosts; the global
+// (addresses, CNP interval, NAK trigger, its personality's line rate) in Params.Hosts; the global
 // values are the first flow's, timeout and retry_cnt unknown where the
 // flows differ.
 func TestParamsFromConfigHosts(t *testing.T) {
@@ -23,14 +23,14 @@ func TestParamsFromConfigHosts(t *testing.T) {
 			MinRetransmitTimeout: timeout, MaxRetransmitRetry: retry}}
 	}
 	tt := &config.Test{HostsForm: true,
-		Hosts: []config.NamedHost{host("h1", "cx5", "10.0.0.1/24", 4, true), host("h2", "cx6", "10.0.0.2/24", 8, false), host("r", "cx5", "10.0.0.9/24", 50, true)},
+		Hosts: []config.NamedHost{host("h1", "cx5", "10.0.0.1/24", 4, true), host("h2", "cx4", "10.0.0.2/24", 8, false), host("r", "cx5", "10.0.0.9/24", 50, true)},
 		Flows: []config.Flow{flow("a", "h1", "r", 14, 7), flow("b", "h2", "r", 14, 3)}}
 	p := ParamsFromConfig(tt)
 	f := func(v float64) *float64 { return &v }
 	want := []model.HostParams{
-		{Name: "h1", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, MinTimeBetweenCNPsUs: f(4), NAKTriggersCNP: true},
-		{Name: "h2", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.2")}, MinTimeBetweenCNPsUs: f(8)},
-		{Name: "r", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.9")}, MinTimeBetweenCNPsUs: f(50), NAKTriggersCNP: true},
+		{Name: "h1", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, MinTimeBetweenCNPsUs: f(4), NAKTriggersCNP: true, LinkGbps: 100},
+		{Name: "h2", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.2")}, MinTimeBetweenCNPsUs: f(8), LinkGbps: 40},
+		{Name: "r", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.9")}, MinTimeBetweenCNPsUs: f(50), NAKTriggersCNP: true, LinkGbps: 100},
 	}
 	if !reflect.DeepEqual(p.Hosts, want) {
 		t.Errorf("Hosts = %+v, want %+v", p.Hosts, want)

@@ -274,7 +274,8 @@ func ParamsFromConfig(t *config.Test) model.Params {
 	}
 	for _, h := range t.Hosts {
 		us := float64(h.RoCE.MinTimeBetweenCNPs)
-		hp := model.HostParams{Name: h.Name, MinTimeBetweenCNPsUs: &us, NAKTriggersCNP: nakTriggersCNP(t, h.Host)}
+		hp := model.HostParams{Name: h.Name, MinTimeBetweenCNPsUs: &us, NAKTriggersCNP: nakTriggersCNP(t, h.Host),
+			LinkGbps: lineRateGbps(t, h.Host)}
 		for _, a := range h.NIC.IPList {
 			hp.IPs = append(hp.IPs, a.Addr())
 		}
@@ -310,6 +311,24 @@ func nakTriggersCNP(t *config.Test, h config.Host) bool {
 		m = strings.ToLower(h.NIC.Type)
 	}
 	return m == "cx5" || m == "cx6"
+}
+
+// lineRateGbps is the line rate of h's software RNIC personality (the
+// speed of its switch port in lumina run), 0 for a hardware NIC or a
+// personality that cannot be read.
+func lineRateGbps(t *config.Test, h config.Host) float64 {
+	name := h.NIC.Personality
+	if path := config.PersonalityPath(t, name); path != "" {
+		name = path
+	}
+	if name == "" {
+		return 0
+	}
+	p, err := softrnic.LoadPersonality(name)
+	if err != nil {
+		return 0
+	}
+	return p.LineRateGbps
 }
 
 func fileExists(p string) bool {

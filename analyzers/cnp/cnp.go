@@ -153,8 +153,8 @@ type Options struct {
 	// Result.InexactWaits. Default false: triggers at their stamps (no
 	// queue, or a trace without a run).
 	EgressQueues bool
-	// LinkBps is the egress links' speed in bit/s (model.Params.LinkGbps).
-	// Default 0: 100 Gb/s.
+	// LinkBps is the egress links' speed in bit/s (model.Params.LinkGbps)
+	// where a host's own (Host.LinkBps) is not known. Default 0: 100 Gb/s.
 	LinkBps int64
 }
 
@@ -167,6 +167,10 @@ type Host struct {
 	MinTimeBetweenCNPsNs int64
 	Known                bool
 	NAKTriggers          bool
+	// LinkBps is the speed of its link to the switch: how fast the
+	// switch drains its egress port (EgressQueues). Default 0:
+	// Options.LinkBps.
+	LinkBps int64
 }
 
 // Replays of each pacer: at min_time (nominal), at min_time + U (fewest
@@ -351,21 +355,24 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 // p has left it, serialized: p waits until the frames ahead of it have
 // left, at least the time its queue depth takes at LinkBps.
 func (a *Analyzer) depart(p *model.Pkt) int64 {
-	k := egressKey{host: -1, ip: p.DstIP}
+	k, bps := egressKey{host: -1, ip: p.DstIP}, a.opt.LinkBps
 	if h := hostOf(a.opt.Hosts, p.DstIP); h >= 0 {
 		k = egressKey{host: h}
+		if b := a.opt.Hosts[h].LinkBps; b > 0 {
+			bps = b
+		}
 	}
 	wait := int64(0)
 	if b, ok := a.busy[k]; ok && b > p.TimeNs {
 		wait = b - p.TimeNs
 	}
-	if lo := bitsNs(p.QDepth, a.opt.LinkBps, false); wait < lo {
+	if lo := bitsNs(p.QDepth, bps, false); wait < lo {
 		wait = lo
 		if p.CE {
 			a.inexact++
 		}
 	}
-	end := p.TimeNs + wait + bitsNs(int64(p.FrameLen), a.opt.LinkBps, true)
+	end := p.TimeNs + wait + bitsNs(int64(p.FrameLen), bps, true)
 	a.busy[k] = end
 	return end
 }

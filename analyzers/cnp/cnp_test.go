@@ -358,13 +358,19 @@ func TestEgressQueue(t *testing.T) {
 		perPort   [2]int
 		inexact   int
 		reasonHas string
+		hostBps   int64 // the NP's own link (Options.Hosts); 0: none
 	}{
-		{"departures", true, 9 * 1082, false, model.Pass, []string{"per-port"}, [2]int{1, 0}, 0, ""},
-		{"stamps", false, 9 * 1082, false, model.Fail, []string{}, [2]int{1, 1}, 0, "not consistent with the expected per-port pacing"},
+		{"departures", true, 9 * 1082, false, model.Pass, []string{"per-port"}, [2]int{1, 0}, 0, "", 0},
+		{"stamps", false, 9 * 1082, false, model.Fail, []string{}, [2]int{1, 1}, 0, "not consistent with the expected per-port pacing", 0},
 		// A copy that says 200000 B were ahead (a paused port): the wait
 		// is the depth's, the second trigger leaves after 16 µs and its
 		// CNP is expected, but only to a depth unit: inconclusive.
-		{"deeper than the replay", true, 200_000, true, model.Inconclusive, []string{"per-qp", "per-port", "per-dest-ip", "per-ip-pair"}, [2]int{1, 1}, 1, "1 ECN triggers waited"},
+		{"deeper than the replay", true, 200_000, true, model.Inconclusive, []string{"per-qp", "per-port", "per-dest-ip", "per-ip-pair"}, [2]int{1, 1}, 1, "1 ECN triggers waited", 0},
+		// The NP's port at 40 Gb/s (a CX4): 217 ns a frame, 40 frames
+		// ahead of the 4500 ns trigger; replayed at 100 Gb/s that
+		// depth would be inexact.
+		{"host link 40G", true, 40 * 1082, false, model.Pass, []string{"per-port"}, [2]int{1, 0}, 0, "", 40e9},
+		{"host link unknown", true, 40 * 1082, false, model.Inconclusive, []string{"per-port"}, [2]int{1, 0}, 1, "1 ECN triggers waited", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -374,7 +380,11 @@ func TestEgressQueue(t *testing.T) {
 				t.Fatal(err)
 			}
 			tab, pkts := tracetest.Pkts(t, conns, pcap, true)
-			a := New(tab, Options{MinTimeBetweenCNPsNs: 4000, Known: true, ExpectScope: "per-port", EgressQueues: tc.queues, LinkBps: 100e9})
+			opt := Options{MinTimeBetweenCNPsNs: 4000, Known: true, ExpectScope: "per-port", EgressQueues: tc.queues, LinkBps: 100e9}
+			if tc.hostBps > 0 {
+				opt.Hosts = []Host{{Name: "r", IPs: []netip.Addr{conns[0].Responder.IP}, MinTimeBetweenCNPsNs: 4000, Known: true, LinkBps: tc.hostBps}}
+			}
+			a := New(tab, opt)
 			for i := range pkts {
 				a.Observe(&pkts[i])
 			}

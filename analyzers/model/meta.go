@@ -182,6 +182,10 @@ type HostParams struct {
 	// NAKTriggersCNP says a NAK the host sends is a CNP trigger (CX5/CX6
 	// with slow restart).
 	NAKTriggersCNP bool `json:"nak_triggers_cnp,omitempty"`
+	// LinkGbps is the speed of the host's link to the switch (its NIC's
+	// line rate): how fast the switch drains the host's egress queues
+	// (analyzers/cnp). Default 0: Params.LinkGbps.
+	LinkGbps float64 `json:"link_gbps,omitempty"`
 }
 
 // HostOf returns the host of Hosts owning ip, or nil.
@@ -774,6 +778,9 @@ func (m *Meta) Validate() error {
 	for _, h := range p.Hosts {
 		if h.MinTimeBetweenCNPsUs != nil && *h.MinTimeBetweenCNPsUs < 0 {
 			return bad("hosts: %s: min_time_between_cnps_us must not be negative", h.Name)
+		}
+		if h.LinkGbps < 0 || h.LinkGbps > 1600 {
+			return bad("hosts: %s: link_gbps %v (want 0..1600)", h.Name, h.LinkGbps)
 		}
 	}
 	for prio, ds := range p.PrioDSCPMap {
