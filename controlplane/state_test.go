@@ -47,9 +47,9 @@ func stateRig(t *testing.T) (addr string, cp *controlplane.Switch, plan *control
 		{QP: 0, Msg: 0, PSN: 2, RelPSN: 2, Iter: 1, Type: config.EventECN},
 	}}
 	plan, err = controlplane.Translate(in, conn(generator.VerbWrite, 0x111, 100, 0x222, 200), controlplane.Ports{
-		Requester: controlplane.Host{Port: 1, MAC: reqMAC, IPs: []netip.Addr{reqIP}},
-		Responder: controlplane.Host{Port: 2, MAC: rspMAC, IPs: []netip.Addr{rspIP}},
-		Dumpers:   []controlplane.Dumper{{Name: "d", Port: 10, MAC: [6]byte{2, 0, 0, 0, 1, 0}, Weight: 1}},
+		Hosts: []controlplane.Host{{Name: "requester", Port: 1, MAC: reqMAC, IPs: []netip.Addr{reqIP}},
+			{Name: "responder", Port: 2, MAC: rspMAC, IPs: []netip.Addr{rspIP}}},
+		Dumpers: []controlplane.Dumper{{Name: "d", Port: 10, MAC: [6]byte{2, 0, 0, 0, 1, 0}, Weight: 1}},
 	})
 	if err != nil {
 		t.Fatal(err)
