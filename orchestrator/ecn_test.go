@@ -1,11 +1,25 @@
 package orchestrator
 
 import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/antoninbas/p4runtime-go-client/pkg/client"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/controlplane"
+	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/injector"
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/sim"
 )
 
 // TestSwitchECN: switch.ecn becomes the injector's ECN config (KiB to
@@ -32,6 +46,142 @@ func TestSwitchECN(t *testing.T) {
 			}
 			if got := r.queuesOn(); got != tc.queues {
 				t.Errorf("queuesOn() = %v, want %v", got, tc.queues)
+			}
+		})
+	}
+}
+
+// ecnTest is threeHosts without pfc-events, with switch.ecn on priority 3
+// and h1's DSCP map moving DSCP 46 to priority 3 and 24 to priority 0.
+func ecnTest() *config.Test {
+	tc := threeHosts()
+	tc.PFCEvents = nil
+	tc.Switch.ECN = &config.ECN{Priorities: []int{3}, KminKB: 100, KmaxKB: 400, Pmax: 0.2}
+	tc.Hosts[0].NIC.PrioDSCPMap = map[int][]int{3: {46}, 0: {24}}
+	return tc
+}
+
+// TestRemoteECNRed: on a placement like the remote testbed's (no software
+// switch agent: a P4Runtime target of its own, here the Go target served
+// on loopback), the intake writes switch.ecn as Egress.ecn_red entries,
+// one per DSCP the first host's map puts on priority 3, with the
+// thresholds in 80-byte cells and the mask of 2^14; the target holds
+// exactly the plan.
+func TestRemoteECNRed(t *testing.T) {
+	g := grpc.NewServer(injector.ServerOption())
+	injector.NewServer(injector.New(sim.NewEventLoop(), injector.Config{}), 0).Register(g)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go g.Serve(ln)
+	t.Cleanup(g.Stop)
+
+	d, _ := fakeDriver(t, ecnTest(), nil)
+	d.pl.injector, d.pl.p4rt = nil, ln.Addr().String()
+	d.pl.p4rtDial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	d.dports = []controlplane.Dumper{{Name: "d0", Port: 10, MAC: [6]byte{2, 0, 0, 0, 1, 0}, Weight: 1}}
+	ctx := context.Background()
+	if err := d.startNICs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.startSwitch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.cp.Close() })
+	ep := func(host int, qpn uint32) generator.Endpoint {
+		return generator.Endpoint{IP: netip.AddrFrom4([4]byte{10, 0, 0, byte(host + 1)}), MAC: roce.MAC{2, 0, 0, 0, 0, byte(host + 1)}, QPN: qpn, IPSN: 1}
+	}
+	conns := []generator.Connection{
+		{Index: 0, Verb: generator.VerbWrite, Requester: ep(0, 0x100), Responder: ep(2, 0x200)},
+		{Index: 1, Verb: generator.VerbWrite, Requester: ep(1, 0x101), Responder: ep(2, 0x201)},
+	}
+	if err := d.installPlan(ctx, conns); err != nil {
+		t.Fatal(err)
+	}
+	c := d.cp.Client()
+	es, err := c.ReadTableEntryWildcard(ctx, "Egress.ecn_red")
+	if err != nil {
+		t.Fatal(err)
+	}
+	num := func(b []byte) (v uint64) {
+		for _, x := range b {
+			v = v<<8 | uint64(x)
+		}
+		return v
+	}
+	var got []string
+	for _, e := range es {
+		var ps []string
+		for _, p := range e.GetAction().GetAction().GetParams() {
+			ps = append(ps, fmt.Sprint(num(p.GetValue())))
+		}
+		got = append(got, fmt.Sprintf("%d:%s", num(e.GetMatch()[0].GetExact().GetValue()), strings.Join(ps, ",")))
+	}
+	slices.Sort(got)
+	// kmin 100 KiB = 1280 cells, kmax 400 KiB = 5120, (5120 − 1280)/0.2 =
+	// 19200 ≈ 2^14: mask 16383. DSCP 24 is priority 0 in h1's map, 46
+	// priority 3.
+	var want []string
+	for _, dscp := range []int{25, 26, 27, 28, 29, 30, 31, 46} {
+		want = append(want, fmt.Sprintf("%d:1280,5120,16383", dscp))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ecn_red on the target (dscp:kmin,kmax,mask)\n got %q\nwant %q", got, want)
+	}
+	if d, err := d.cp.CheckInstalled(ctx, d.run.Plan); err != nil || len(d) != 0 {
+		t.Errorf("CheckInstalled = %q, %v; want no differences", d, err)
+	}
+}
+
+// TestSimECNRedSwitchState: on sim, a run with switch.ecn installs its
+// ecn_red entries on the software switch and the switch_state check reads
+// them back: it passes untouched, and fails naming the entry when one is
+// changed behind lumina's back.
+func TestSimECNRedSwitchState(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change bool
+		want   string
+	}{
+		{"untouched", false, ""},
+		{"entry changed", true, "Egress.ecn_red: hdr.ipv4.dscp=26 → Egress.set_red(1280, 5120, 1), the plan has Egress.set_red(1280, 5120, 16383)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			test, err := config.Load("../examples/send.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			test.Switch.ECN = &config.ECN{Priorities: []int{3}, KminKB: 100, KmaxKB: 400, Pmax: 0.2}
+			o := Options{OutDir: t.TempDir(), RetriesSet: true, Testbed: "sim"}
+			var plan *controlplane.Plan
+			o.hooks.installed = func(ctx context.Context, cp *controlplane.Switch, _ string, _ []grpc.DialOption, p *controlplane.Plan) {
+				plan = p
+				if !tc.change {
+					return
+				}
+				c := cp.Client()
+				e := c.NewTableEntry("Egress.ecn_red", map[string]client.MatchInterface{"hdr.ipv4.dscp": &client.ExactMatch{Value: []byte{26}}},
+					c.NewTableActionDirect("Egress.set_red", [][]byte{{0, 5, 0}, {0, 0x14, 0}, {0, 0, 0, 1}}), nil)
+				if err := c.ModifyTableEntry(ctx, e); err != nil {
+					t.Errorf("modify ecn_red: %v", err)
+				}
+			}
+			res := RunTest(context.Background(), test, o)
+			if res.Err != nil || len(res.Repeats) != 1 {
+				t.Fatalf("run: %v (%d repeats)", res.Err, len(res.Repeats))
+			}
+			if plan == nil || len(plan.ECNRed) != 8 || plan.ECNRed[0].DSCP != 24 || plan.ECNRed[7].DSCP != 31 {
+				t.Fatalf("installed plan's ecn_red = %v, want DSCP 24..31", plan)
+			}
+			ss := res.Repeats[0].Report.SwitchState
+			switch {
+			case ss == nil:
+				t.Fatal("no switch_state")
+			case tc.want == "" && (ss.Verdict != "pass" || len(ss.TableDiff) != 0):
+				t.Errorf("switch_state %s %q, want pass", ss.Verdict, ss.TableDiff)
+			case tc.want != "" && (ss.Verdict != "fail" || fmt.Sprint(ss.TableDiff) != fmt.Sprint([]string{tc.want})):
+				t.Errorf("switch_state %s, table diff %q; want fail with %q", ss.Verdict, ss.TableDiff, tc.want)
 			}
 		})
 	}
