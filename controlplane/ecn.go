@@ -41,10 +41,11 @@ func (e *ECNRedEntry) Action() (name string, params []ActionParam) {
 // cells hold cellBytes bytes (0: DefaultCellBytes): one entry per DSCP
 // whose priority e marks, in DSCP order, all with the same thresholds.
 //
-// The software switch (injector.ECNConfig) marks a packet joining a queue
-// of d bytes with probability 0 for d ≤ kmin, pmax·(d−kmin)/(kmax−kmin)
-// for kmin < d ≤ kmax and 1 above (kmin, kmax = kmin-kb, kmax-kb × 1024).
-// The entry approximates it on a depth of q cells:
+// switch.ecn asks for DCQCN's RED on a depth of d bytes: probability 0
+// for d ≤ kmin, pmax·(d−kmin)/(kmax−kmin) for kmin < d ≤ kmax and 1
+// above (kmin, kmax = kmin-kb, kmax-kb × 1024). The entry approximates it
+// on a depth of q cells, as lumina.p4 and the software switch (which
+// reads these entries: injector, ecn.go) run it:
 //
 //   - KminCells = ⌊kmin/cellBytes⌋ and KmaxCells = ⌊kmax/cellBytes⌋. For a
 //     depth of whole cells this is exact: q > ⌊K/c⌋ ⇔ q·c > K. Both
@@ -58,8 +59,7 @@ func (e *ECNRedEntry) Action() (name string, params []ActionParam) {
 //     the slope keeps that ratio all the way (capped at 1: with pmax' > 1
 //     every packet above KminCells + 2^k cells is marked).
 //
-// Since lumina.p4 draws against a mask, the marks of a run on Tofino
-// follow pmax', those of the software switch pmax; docs/fidelity.md.
+// docs/pfc.md ("ECN by queue depth") and docs/fidelity.md.
 func ECNRed(e *config.ECN, dscpToPrio [64]uint8, cellBytes int) []ECNRedEntry {
 	if e == nil {
 		return nil

@@ -22,32 +22,48 @@ import (
 	"github.com/netlumina/lumina/sim"
 )
 
-// TestSwitchECN: switch.ecn becomes the injector's ECN config (KiB to
-// bytes, priorities to a bitmap) and turns the queue model on, as more than
-// two hosts do; a two-host test without ecn has neither.
+// TestSwitchECN: switch.ecn turns the software switch's queue model on, as
+// more than two hosts do (a two-host test without ecn has none), and goes
+// to the control plane's intent with the first host's DSCP map, the one
+// the switch's queues classify by.
 func TestSwitchECN(t *testing.T) {
 	ecn := &config.ECN{Priorities: []int{3, 5}, KminKB: 100, KmaxKB: 400, Pmax: 0.2}
 	three := []config.NamedHost{{Name: "a"}, {Name: "b"}, {Name: "c"}}
 	for _, tc := range []struct {
 		name   string
 		test   config.Test
-		want   *injector.ECNConfig
 		queues bool
 	}{
-		{"two hosts", config.Test{Hosts: three[:2]}, nil, false},
-		{"ecn", config.Test{Hosts: three[:2], Switch: config.Switch{ECN: ecn}},
-			&injector.ECNConfig{Priorities: 1<<3 | 1<<5, KminBytes: 102400, KmaxBytes: 409600, Pmax: 0.2}, true},
-		{"three hosts", config.Test{Hosts: three}, nil, true},
+		{"two hosts", config.Test{Hosts: three[:2]}, false},
+		{"ecn", config.Test{Hosts: three[:2], Switch: config.Switch{ECN: ecn}}, true},
+		{"three hosts", config.Test{Hosts: three}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Run{Test: &tc.test}
-			if got := r.switchECN(); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("switchECN() = %+v, want %+v", got, tc.want)
-			}
 			if got := r.queuesOn(); got != tc.queues {
 				t.Errorf("queuesOn() = %v, want %v", got, tc.queues)
 			}
 		})
+	}
+	test, err := config.Load("../examples/send.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRun(test, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Intent.ECN != nil || r.Intent.DSCPToPriority != ([64]uint8{}) {
+		t.Errorf("intent without switch.ecn: ECN %v, DSCP map %v; want neither", r.Intent.ECN, r.Intent.DSCPToPriority)
+	}
+	test.Switch.ECN = ecn
+	test.Hosts[0].NIC.PrioDSCPMap = map[int][]int{5: {3}}
+	if r, err = newRun(test, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := (&config.NIC{PrioDSCPMap: map[int][]int{5: {3}}}).DSCPToPriority()
+	if r.Intent.ECN != ecn || r.Intent.DSCPToPriority != want {
+		t.Errorf("intent: ECN %v, DSCP map %v; want %v, %v", r.Intent.ECN, r.Intent.DSCPToPriority, ecn, want)
 	}
 }
 
