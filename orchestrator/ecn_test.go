@@ -2,9 +2,12 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -150,54 +153,87 @@ func TestRemoteECNRed(t *testing.T) {
 	}
 }
 
+// incastECN is two writers into r on DSCP 26 (priority 3) with switch.ecn
+// on priority 3: r's egress queue fills and marks by depth.
+const incastECN = `name: incast-ecn-probe
+seed: 3
+hosts:
+  h1: {nic: {personality: cx5, ip-list: [10.0.0.1/24]}}
+  h2: {nic: {personality: cx5, ip-list: [10.0.0.2/24]}}
+  r:  {nic: {personality: cx5, ip-list: [10.0.0.9/24]}}
+switch:
+  ecn: {priorities: [3], kmin-kb: 20, kmax-kb: 80, pmax: 0.2}
+dumpers:
+  - {name: dumper-0, weight: 1}
+flows:
+  - {name: a, from: h1, to: r, rdma-verb: write, num-qps: 1, message-size: 65536, num-msgs-per-qp: 20, mtu: 1024, dscp-list: [26]}
+  - {name: b, from: h2, to: r, rdma-verb: write, num-qps: 1, message-size: 65536, num-msgs-per-qp: 20, mtu: 1024, dscp-list: [26]}
+`
+
 // TestSimECNRedSwitchState: on sim, a run with switch.ecn installs its
-// ecn_red entries on the software switch and the switch_state check reads
-// them back: it passes untouched, and fails naming the entry when one is
-// changed behind lumina's back.
+// ecn_red entries (DSCP 24..31: 256 and 1024 cells, mask 2^12 − 1) on the
+// software switch, which marks by depth from them alone, and the
+// switch_state check reads them back: untouched, r receives 3 CE-marked
+// packets (seed 3) and the check passes; with DSCP 26's entry deleted
+// behind lumina's back nothing is marked and the check fails naming the
+// missing entry.
 func TestSimECNRedSwitchState(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		change bool
-		want   string
+		delete bool
+		marked int
+		diff   []string
 	}{
-		{"untouched", false, ""},
-		{"entry changed", true, "Egress.ecn_red: hdr.ipv4.dscp=26 → Egress.set_red(1280, 5120, 1), the plan has Egress.set_red(1280, 5120, 16383)"},
+		{"untouched", false, 3, nil},
+		{"entry deleted", true, 0, []string{"Egress.ecn_red: planned entry missing: hdr.ipv4.dscp=26 → Egress.set_red(256, 1024, 4095)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			test, err := config.Load("../examples/send.yaml")
+			test, err := config.Parse("incast.yaml", []byte(incastECN))
 			if err != nil {
 				t.Fatal(err)
 			}
-			test.Switch.ECN = &config.ECN{Priorities: []int{3}, KminKB: 100, KmaxKB: 400, Pmax: 0.2}
 			o := Options{OutDir: t.TempDir(), RetriesSet: true, Testbed: "sim"}
 			var plan *controlplane.Plan
 			o.hooks.installed = func(ctx context.Context, cp *controlplane.Switch, _ string, _ []grpc.DialOption, p *controlplane.Plan) {
 				plan = p
-				if !tc.change {
+				if !tc.delete {
 					return
 				}
 				c := cp.Client()
-				e := c.NewTableEntry("Egress.ecn_red", map[string]client.MatchInterface{"hdr.ipv4.dscp": &client.ExactMatch{Value: []byte{26}}},
-					c.NewTableActionDirect("Egress.set_red", [][]byte{{0, 5, 0}, {0, 0x14, 0}, {0, 0, 0, 1}}), nil)
-				if err := c.ModifyTableEntry(ctx, e); err != nil {
-					t.Errorf("modify ecn_red: %v", err)
+				e := c.NewTableEntry("Egress.ecn_red", map[string]client.MatchInterface{"hdr.ipv4.dscp": &client.ExactMatch{Value: []byte{26}}}, nil, nil)
+				if err := c.DeleteTableEntry(ctx, e); err != nil {
+					t.Errorf("delete ecn_red entry: %v", err)
 				}
 			}
 			res := RunTest(context.Background(), test, o)
 			if res.Err != nil || len(res.Repeats) != 1 {
 				t.Fatalf("run: %v (%d repeats)", res.Err, len(res.Repeats))
 			}
-			if plan == nil || len(plan.ECNRed) != 8 || plan.ECNRed[0].DSCP != 24 || plan.ECNRed[7].DSCP != 31 {
-				t.Fatalf("installed plan's ecn_red = %v, want DSCP 24..31", plan)
+			// kmin 20 KiB = 256 cells, kmax 80 KiB = 1024, 768/0.2 = 3840 ≈ 2^11.9.
+			if got, want := fmt.Sprint(plan.ECNRed), "[{24 256 1024 4095} {25 256 1024 4095} {26 256 1024 4095} {27 256 1024 4095} "+
+				"{28 256 1024 4095} {29 256 1024 4095} {30 256 1024 4095} {31 256 1024 4095}]"; got != want {
+				t.Errorf("installed plan's ecn_red = %s, want %s", got, want)
+			}
+			b, err := os.ReadFile(filepath.Join(res.Repeats[0].Dir, "counters.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cs struct {
+				NICs map[string]map[string]int `json:"nics"`
+			}
+			if err := json.Unmarshal(b, &cs); err != nil {
+				t.Fatal(err)
+			}
+			if got := cs.NICs["r"]["np_ecn_marked_roce_packets"]; got != tc.marked {
+				t.Errorf("r's np_ecn_marked_roce_packets = %d, want %d", got, tc.marked)
 			}
 			ss := res.Repeats[0].Report.SwitchState
-			switch {
-			case ss == nil:
-				t.Fatal("no switch_state")
-			case tc.want == "" && (ss.Verdict != "pass" || len(ss.TableDiff) != 0):
-				t.Errorf("switch_state %s %q, want pass", ss.Verdict, ss.TableDiff)
-			case tc.want != "" && (ss.Verdict != "fail" || fmt.Sprint(ss.TableDiff) != fmt.Sprint([]string{tc.want})):
-				t.Errorf("switch_state %s, table diff %q; want fail with %q", ss.Verdict, ss.TableDiff, tc.want)
+			want := "pass"
+			if tc.diff != nil {
+				want = "fail"
+			}
+			if ss == nil || string(ss.Verdict) != want || !reflect.DeepEqual(ss.TableDiff, tc.diff) {
+				t.Errorf("switch_state %+v, want %s with table differences %q", ss, want, tc.diff)
 			}
 		})
 	}
