@@ -560,6 +560,20 @@ func (d *driver) collect(ctx context.Context) error {
 			return fmt.Errorf("injector timing: %w", err)
 		}
 	}
+	if err := d.collectNICs(ctx); err != nil {
+		return err
+	}
+	d.stopDumpers()
+	if len(run.DumperErrors) > 0 {
+		return errors.New(strings.Join(run.DumperErrors, "; "))
+	}
+	return nil
+}
+
+// collectNICs reads every host's NIC counters (Generator.Counters) and how
+// late its software RNIC applied pauses and handled frames.
+func (d *driver) collectNICs(ctx context.Context) error {
+	run := d.run
 	for i, h := range run.Test.Hosts {
 		c, err := d.gens[i].Counters(ctx, &luminav1.CountersRequest{})
 		if err != nil {
@@ -568,10 +582,6 @@ func (d *driver) collect(ctx context.Context) error {
 		run.NICs[h.Name] = c.GetCounters()
 		run.NICPauseLate = max(run.NICPauseLate, time.Duration(c.GetNicPauseLateMaxNs()))
 		run.NICRxLate = max(run.NICRxLate, time.Duration(c.GetNicRxLateMaxNs()))
-	}
-	d.stopDumpers()
-	if len(run.DumperErrors) > 0 {
-		return errors.New(strings.Join(run.DumperErrors, "; "))
 	}
 	return nil
 }

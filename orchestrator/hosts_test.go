@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+
+	"google.golang.org/grpc"
 
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/generator"
@@ -54,8 +57,8 @@ func TestHostsExamples(t *testing.T) {
 			}
 			seeds := map[uint64]bool{}
 			for i, h := range tc.Hosts {
-				if s := rep.Seeds.Hosts[h.Name]; s != seedFor(tc, 0, hostSeedRole(i)) || seeds[s] {
-					t.Errorf("host %s seed %d, want %d and distinct", h.Name, s, seedFor(tc, 0, hostSeedRole(i)))
+				if s := rep.Seeds.Hosts[h.Name]; s != hostSeed(tc, 0, i) || seeds[s] {
+					t.Errorf("host %s seed %d, want %d and distinct", h.Name, s, hostSeed(tc, 0, i))
 				}
 				seeds[rep.Seeds.Hosts[h.Name]] = true
 			}
@@ -173,5 +176,32 @@ func TestHostsPFC(t *testing.T) {
 	pl := &placement{hostPorts: run.HostPorts, dumperPorts: []uint32{10}}
 	if got, want := run.switchPFC(pl).PortBps, map[uint32]int64{1: 100e9, 2: 100e9, 32: 100e9, 10: 400e9}; !reflect.DeepEqual(got, want) {
 		t.Errorf("switchPFC port rates %v, want %v", got, want)
+	}
+}
+
+// TestSimHostsAgentCalls: a run of examples/pairs.yaml (8 hosts, 4 flows)
+// on sim makes one StartNIC and one Counters call per host, one Serve and
+// one Run per flow, and reads the switch's queue state (more than two
+// hosts share its egress queues).
+func TestSimHostsAgentCalls(t *testing.T) {
+	var mu sync.Mutex
+	n := map[string]int{}
+	run, err := driveSim(t, "../examples/pairs.yaml", func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		mu.Lock()
+		n[info.FullMethod]++
+		mu.Unlock()
+		return h(ctx, req)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"/lumina.v1.Injector/Start": 1, "/lumina.v1.Injector/Timing": 1, "/lumina.v1.Injector/PFC": 1,
+		"/lumina.v1.Dumper/Start": 2, "/lumina.v1.Dumper/Stop": 2,
+		"/lumina.v1.Generator/StartNIC": 8, "/lumina.v1.Generator/Serve": 4, "/lumina.v1.Generator/Run": 4, "/lumina.v1.Generator/Counters": 8}
+	if !reflect.DeepEqual(n, want) {
+		t.Errorf("agent calls %v, want %v", n, want)
+	}
+	if len(run.NICs) != 8 || len(run.Connections) != 7 || run.Plan == nil || len(run.Plan.Forward) != 8+2 {
+		t.Errorf("run: %d NICs, %d connections, plan %v", len(run.NICs), len(run.Connections), run.Plan != nil)
 	}
 }

@@ -113,17 +113,22 @@ func dumperConfig(t *config.Test, i int, iface, path string) dumper.Config {
 // (config.Test.TrafficDeadline).
 func trafficDeadline(t *config.Test) time.Duration { return t.TrafficDeadline() }
 
-// hostSeedRole is what host i's RNIC seed derives from: "requester" and
-// "responder" for the first two hosts (the two-host form's seeds), "host
-// i" for the others.
-func hostSeedRole(i int) string {
+// hostSeed is host i's RNIC seed for repeat rep of t: the two-host form's
+// requester and responder seeds for the first two hosts; for the others
+// seedFor of "host i" through SplitMix64's finalizer (Steele et al.,
+// "Fast splittable pseudorandom number generators", OOPSLA 2014), whose
+// avalanche spreads the roles' one-character difference over all bits.
+func hostSeed(t *config.Test, rep, i int) uint64 {
 	switch i {
 	case 0:
-		return "requester"
+		return seedFor(t, rep, "requester")
 	case 1:
-		return "responder"
+		return seedFor(t, rep, "responder")
 	}
-	return "host " + strconv.Itoa(i)
+	z := seedFor(t, rep, "host "+strconv.Itoa(i))
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	return z ^ z>>31
 }
 
 func seedFor(t *config.Test, repeat int, role string) uint64 {

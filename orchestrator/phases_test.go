@@ -2,8 +2,10 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -113,11 +115,31 @@ func (g *fakeGen) Run(_ context.Context, req *luminav1.RunRequest) (*luminav1.Ru
 	return &luminav1.RunResponse{Result: agent.ResultToProto(res)}, nil
 }
 
+func (g *fakeGen) Counters(context.Context, *luminav1.CountersRequest) (*luminav1.CountersResponse, error) {
+	g.log.add("%s Counters", g.name)
+	return &luminav1.CountersResponse{Counters: map[string]uint64{"host": uint64(g.i)}, NicPauseLateMaxNs: uint64(10 * g.i), NicRxLateMaxNs: uint64(g.i)}, nil
+}
+
 func (g *fakeGen) StallRx(_ context.Context, req *luminav1.StallRxRequest) (*luminav1.StallRxResponse, error) {
 	for _, s := range req.GetStalls() {
 		g.log.add("%s StallRx start=%dns duration=%dns", g.name, s.GetStartNs(), s.GetDurationNs())
 	}
 	return &luminav1.StallRxResponse{}, nil
+}
+
+// fakeDumper is a dumper's Dumper service: it records Start.
+type fakeDumper struct {
+	luminav1.UnimplementedDumperServer
+	log *callLog
+}
+
+func (s *fakeDumper) Start(_ context.Context, req *luminav1.DumperStartRequest) (*luminav1.DumperStartResponse, error) {
+	c, err := agent.DumperConfigFromProto(req.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	s.log.add("%s Start if=%s out=%s", c.Name, c.Interface, c.OutPath)
+	return &luminav1.DumperStartResponse{}, nil
 }
 
 // fakeInjector is the switch's Injector service: it records scheduled
@@ -177,6 +199,12 @@ func fakeDriver(t *testing.T, tc *config.Test, gens map[string]*fakeGen) (*drive
 		pl.responderListen = append(pl.responderListen, "generator:0")
 	}
 	pl.injector = serve("switch", func(s *grpc.Server) { luminav1.RegisterInjectorServer(s, &fakeInjector{log: log}) })
+	for i, dc := range tc.Dumpers {
+		pl.dumpers = append(pl.dumpers, serve(fmt.Sprint("dumper", i), func(s *grpc.Server) { luminav1.RegisterDumperServer(s, &fakeDumper{log: log}) }))
+		pl.dumperPorts = append(pl.dumperPorts, uint32(portDumper0+i))
+		pl.dumperIfaces = append(pl.dumperIfaces, "eth0")
+		pl.dumperPaths = append(pl.dumperPaths, "/work/dumper"+fmt.Sprint(i)+"-"+dc.DumpFilename)
+	}
 	run.HostPorts = pl.hostPorts
 	return &driver{run: run, pl: pl, progress: func(string) {}}, log
 }
@@ -195,7 +223,7 @@ func TestDriverNICs(t *testing.T) {
 	want := []string{
 		fmt.Sprintf("h1 StartNIC if=eth0 name=h1 mac=024c00000001 ips=[10.0.0.1] seed=%d", seed("requester")),
 		fmt.Sprintf("h2 StartNIC if=eth0 name=h2 mac=024c00000002 ips=[10.0.0.2] seed=%d", seed("responder")),
-		fmt.Sprintf("r StartNIC if=eth0 name=r mac=024c00000003 ips=[10.0.0.3] seed=%d", seed("host 2")),
+		fmt.Sprintf("r StartNIC if=eth0 name=r mac=024c00000003 ips=[10.0.0.3] seed=%d", hostSeed(tc, 0, 2)),
 	}
 	if got := log.calls; !reflect.DeepEqual(got, want) {
 		t.Errorf("startNICs calls\n got %q\nwant %q", got, want)
@@ -205,6 +233,42 @@ func TestDriverNICs(t *testing.T) {
 	}
 	if s := d.run.Seeds.Hosts; s["h1"] == s["h2"] || s["h2"] == s["r"] || s["h1"] == s["r"] {
 		t.Errorf("host seeds %v, want distinct", s)
+	}
+}
+
+// TestDriverDumpersAndNICCounters: startDumpers starts each dumper on its
+// interface and path and gives the control plane its port (10+i), MAC and
+// weight; collectNICs reads every host's counters into the run by host
+// name, with the largest lateness.
+func TestDriverDumpersAndNICCounters(t *testing.T) {
+	tc := threeHosts()
+	tc.Dumpers = []config.Dumper{{Name: "d0", Weight: 1, DumpFilename: "d0.pcap"}, {Name: "d1", Weight: 3, DumpFilename: "d1.pcap"}}
+	d, log := fakeDriver(t, tc, nil)
+	ctx := context.Background()
+	for _, ph := range []func(context.Context) error{d.startDumpers, d.startNICs, d.collectNICs} {
+		if err := ph(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, c := range log.calls {
+		if !strings.Contains(c, "StartNIC") {
+			got = append(got, c)
+		}
+	}
+	want := []string{"d0 Start if=eth0 out=/work/dumper0-d0.pcap", "d1 Start if=eth0 out=/work/dumper1-d1.pcap", "h1 Counters", "h2 Counters", "r Counters"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("calls\n got %q\nwant %q", got, want)
+	}
+	if got, want := fmt.Sprint(d.dports), "[{d0 10 [2 76 0 0 1 0] 1 0} {d1 11 [2 76 0 0 1 1] 3 0}]"; got != want {
+		t.Errorf("dumper ports %s, want %s", got, want)
+	}
+	run := d.run
+	if want := map[string]map[string]uint64{"h1": {"host": 0}, "h2": {"host": 1}, "r": {"host": 2}}; !reflect.DeepEqual(run.NICs, want) {
+		t.Errorf("NIC counters %v, want %v", run.NICs, want)
+	}
+	if run.NICPauseLate != 20 || run.NICRxLate != 2 {
+		t.Errorf("NIC lateness pause %v rx %v, want 20ns and 2ns", run.NICPauseLate, run.NICRxLate)
 	}
 }
 
@@ -380,5 +444,45 @@ func TestIntakeBarrier(t *testing.T) {
 				t.Error("the plan was installed")
 			}
 		})
+	}
+}
+
+// TestSeedsJSON: report.json's seeds keep the two-host form's flat keys
+// and put any other hosts' under "hosts" (a host may be named "test" or
+// "switch"); both read back.
+func TestSeedsJSON(t *testing.T) {
+	tests := []struct {
+		seeds Seeds
+		json  string
+	}{
+		{Seeds{Test: 1, Switch: 2, Hosts: map[string]uint64{"responder": 4, "requester": 3}},
+			`{"test":1,"switch":2,"requester":3,"responder":4}`},
+		{Seeds{Test: 1, Switch: 2, Hosts: map[string]uint64{"test": 5, "switch": 6, "h1": 7}},
+			`{"test":1,"switch":2,"hosts":{"h1":7,"switch":6,"test":5}}`},
+	}
+	for _, tt := range tests {
+		b, err := json.Marshal(tt.seeds)
+		if err != nil || string(b) != tt.json {
+			t.Errorf("json.Marshal(%+v) = %s, %v; want %s", tt.seeds, b, err, tt.json)
+		}
+		var back Seeds
+		if err := json.Unmarshal([]byte(tt.json), &back); err != nil || !reflect.DeepEqual(back, tt.seeds) {
+			t.Errorf("json.Unmarshal(%s) = %+v, %v; want %+v", tt.json, back, err, tt.seeds)
+		}
+	}
+}
+
+// TestHostSeeds: the first two hosts keep the two-host form's seeds; the
+// others' differ from each other in about half their bits (derived
+// through a finalizer, not seedFor's last-character difference).
+func TestHostSeeds(t *testing.T) {
+	tc := &config.Test{Seed: 8}
+	if hostSeed(tc, 3, 0) != seedFor(tc, 3, "requester") || hostSeed(tc, 3, 1) != seedFor(tc, 3, "responder") {
+		t.Error("the first two hosts' seeds are not the two-host form's")
+	}
+	for i := 2; i < 64; i++ {
+		if d := bits.OnesCount64(hostSeed(tc, 0, i) ^ hostSeed(tc, 0, i+1)); d < 16 || d > 48 {
+			t.Errorf("hostSeed(%d) and hostSeed(%d) differ in %d bits, want 16..48", i, i+1, d)
+		}
 	}
 }

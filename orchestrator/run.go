@@ -96,8 +96,9 @@ const (
 )
 
 // Seeds are every seed a repeat uses, derived from the test's seed and the
-// repeat number; report.json records them: {"test", "switch", and each
-// host's name} (the two-host form's "requester" and "responder").
+// repeat number; report.json records them: {"test", "switch", "requester",
+// "responder"} in the two-host form, {"test", "switch", "hosts": {name:
+// seed}} in the hosts form (whose host names may be any).
 type Seeds struct {
 	Test   uint64 // the test's
 	Switch uint64 // the switch's mirror source ports
@@ -105,28 +106,61 @@ type Seeds struct {
 	Hosts map[string]uint64
 }
 
-// MarshalJSON writes test, switch, then the hosts' seeds by name in
-// name order.
+// twoHostForm reports whether the hosts are the two-host form's.
+func (s Seeds) twoHostForm() bool {
+	for name := range s.Hosts {
+		if name != Requester && name != Responder {
+			return false
+		}
+	}
+	return true
+}
+
+// MarshalJSON writes test, switch, then the hosts' seeds by name in name
+// order: beside them in the two-host form, under "hosts" otherwise.
 func (s Seeds) MarshalJSON() ([]byte, error) {
 	var b []byte
 	b = fmt.Appendf(b, `{"test":%d,"switch":%d`, s.Test, s.Switch)
+	sep := ","
+	if !s.twoHostForm() {
+		b, sep = append(b, `,"hosts":{`...), ""
+	}
 	for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
 		k, _ := json.Marshal(name)
-		b = fmt.Appendf(b, ",%s:%d", k, s.Hosts[name])
+		b = fmt.Appendf(b, "%s%s:%d", sep, k, s.Hosts[name])
+		sep = ","
+	}
+	if !s.twoHostForm() {
+		b = append(b, '}')
 	}
 	return append(b, '}'), nil
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (s *Seeds) UnmarshalJSON(b []byte) error {
-	var m map[string]uint64
+	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	*s = Seeds{Test: m["test"], Switch: m["switch"], Hosts: map[string]uint64{}}
-	delete(m, "test")
-	delete(m, "switch")
-	maps.Copy(s.Hosts, m)
+	*s = Seeds{Hosts: map[string]uint64{}}
+	for k, v := range m {
+		var err error
+		switch k {
+		case "test":
+			err = json.Unmarshal(v, &s.Test)
+		case "switch":
+			err = json.Unmarshal(v, &s.Switch)
+		case "hosts":
+			err = json.Unmarshal(v, &s.Hosts)
+		default:
+			var seed uint64
+			err = json.Unmarshal(v, &seed)
+			s.Hosts[k] = seed
+		}
+		if err != nil {
+			return fmt.Errorf("seeds.%s: %w", k, err)
+		}
+	}
 	return nil
 }
 
@@ -220,7 +254,7 @@ func newRun(t *config.Test, rep int) (*Run, error) {
 		r.Intent.DSCPToPriority = t.Hosts[0].NIC.DSCPToPriority()
 	}
 	for i, h := range t.Hosts {
-		r.Seeds.Hosts[h.Name] = seedFor(t, rep, hostSeedRole(i))
+		r.Seeds.Hosts[h.Name] = hostSeed(t, rep, i)
 		r.IPs[h.Name] = hostIPs(h.Host, i)
 		p, err := personality(t, h.Host)
 		if err != nil {
