@@ -42,8 +42,8 @@ func BenchmarkMetadataToReady(b *testing.B) {
 	r := newRig(t, 1, 1)
 	conns, ev := manyConns(512), manyEvents(512, 10)
 	ports := controlplane.Ports{
-		Requester: controlplane.Host{Port: 1, MAC: reqMAC, IPs: []netip.Addr{reqIP}},
-		Responder: controlplane.Host{Port: 2, MAC: rspMAC, IPs: []netip.Addr{rspIP}}, Dumpers: r.dumpers}
+		Hosts: []controlplane.Host{{Name: "requester", Port: 1, MAC: reqMAC, IPs: []netip.Addr{reqIP}},
+			{Name: "responder", Port: 2, MAC: rspMAC, IPs: []netip.Addr{rspIP}}}, Dumpers: r.dumpers}
 	ctx := context.Background()
 	b.ReportAllocs()
 	var entries int
@@ -75,8 +75,8 @@ func BenchmarkEventInstall(b *testing.B) {
 			}
 			ev := manyEvents(1, n)
 			ports := controlplane.Ports{
-				Requester: controlplane.Host{Port: 1, MAC: reqMAC, IPs: []netip.Addr{reqIP}},
-				Responder: controlplane.Host{Port: 2, MAC: rspMAC, IPs: []netip.Addr{rspIP}}, Dumpers: r.dumpers}
+				Hosts: []controlplane.Host{{Name: "requester", Port: 1, MAC: reqMAC, IPs: []netip.Addr{reqIP}},
+					{Name: "responder", Port: 2, MAC: rspMAC, IPs: []netip.Addr{rspIP}}}, Dumpers: r.dumpers}
 			plan, err := controlplane.Translate(controlplane.Intent{Events: ev}, manyConns(1), ports)
 			if err != nil {
 				b.Fatal(err)

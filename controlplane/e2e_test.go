@@ -83,9 +83,9 @@ func newRig(t *testing.T, weights ...int) *rig {
 func (r *rig) install(in controlplane.Intent, conns []generator.Connection) *controlplane.Plan {
 	r.t.Helper()
 	plan, err := controlplane.Translate(in, conns, controlplane.Ports{
-		Requester: controlplane.Host{Port: 1, MAC: reqMAC, IPs: []netip.Addr{reqIP}},
-		Responder: controlplane.Host{Port: 2, MAC: rspMAC, IPs: []netip.Addr{rspIP}},
-		Dumpers:   r.dumpers,
+		Hosts: []controlplane.Host{{Name: "requester", Port: 1, MAC: reqMAC, IPs: []netip.Addr{reqIP}},
+			{Name: "responder", Port: 2, MAC: rspMAC, IPs: []netip.Addr{rspIP}}},
+		Dumpers: r.dumpers,
 	})
 	if err != nil {
 		r.t.Fatal(err)

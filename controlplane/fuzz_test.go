@@ -34,7 +34,7 @@ func FuzzTranslate(f *testing.F) {
 			if flags&1 != 0 && i == 1 {
 				idx = 5 // a wrong index
 			}
-			reqIP := testPorts.Requester.IPs[i%2]
+			reqIP := testPorts.Hosts[0].IPs[i%2]
 			if flags&2 != 0 && i == 2 {
 				reqIP = netip.MustParseAddr("10.0.0.99") // not the requester's
 			}

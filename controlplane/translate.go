@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"strings"
 
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/roce"
 )
 
-// Host is a traffic host's switch port, MAC and addresses.
+// Host is a traffic host's name, switch port, MAC and addresses.
 type Host struct {
+	// Name is the host's name in the test ("requester" and "responder"
+	// in the two-host form); errors name it.
+	Name string
 	Port uint32
 	MAC  [6]byte
 	IPs  []netip.Addr
@@ -32,10 +36,22 @@ type Dumper struct {
 	SnapLen int
 }
 
-// Ports is where everything is attached to the switch.
+// Ports is where everything is attached to the switch: the traffic hosts
+// (in the test's hosts order; the two-host form's requester then
+// responder) and the dumpers.
 type Ports struct {
-	Requester, Responder Host
-	Dumpers              []Dumper
+	Hosts   []Host
+	Dumpers []Dumper
+}
+
+// hostOf returns the index in Hosts of the host with address a, or -1.
+func (ps *Ports) hostOf(a netip.Addr) int {
+	for i, h := range ps.Hosts {
+		if hasIP(h.IPs, a) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Intent is what the test asks for, independent of runtime QPNs and PSNs.
@@ -46,6 +62,18 @@ type Intent struct {
 	IterScope config.IterScope
 	// MirrorPort is the UDP destination port of mirror copies. Default 9741.
 	MirrorPort uint16
+	// ECN is the switch's marking by egress queue depth (switch.ecn; nil:
+	// off). It becomes the plan's Egress.ecn_red entries (ECNRed): one per
+	// DSCP that DSCPToPriority puts on one of ECN.Priorities.
+	ECN *config.ECN
+	// DSCPToPriority is the switch's DSCP → priority map, the one its
+	// queues classify by (the orchestrator's: the first host's NIC map,
+	// config.NIC.DSCPToPriority, as the software switch's PFCConfig). Only
+	// read with ECN.
+	DSCPToPriority [64]uint8
+	// CellBytes is the switch's queue cell size in bytes, the unit of
+	// ecn_red's thresholds. Default DefaultCellBytes (Tofino 1).
+	CellBytes int
 }
 
 // Plan is the complete switch state for one test: every table entry,
@@ -60,9 +88,12 @@ type Plan struct {
 	// pipeline walks the slots round robin.
 	WRR        []uint32
 	MirrorPort uint16
-	// CountPorts are the ports whose counters the test reads: requester,
-	// responder, dumpers.
+	// CountPorts are the ports whose counters the test reads: the hosts'
+	// in hosts order, then the dumpers'.
 	CountPorts []uint32
+	// ECNRed are Egress.ecn_red's entries, in DSCP order (none without
+	// Intent.ECN).
+	ECNRed []ECNRedEntry
 }
 
 // ForwardEntry: l2_forward dst MAC → port.
@@ -169,8 +200,11 @@ var (
 )
 
 // Translate combines the intent with the runtime connection list (the
-// generator's metadata) and the port map into a Plan. It is pure and
-// deterministic. PSN keys are computed modulo 2^24.
+// generator's metadata, every flow's connections numbered globally) and
+// the port map into a Plan: forwarding and ARP for every host, and each
+// connection's entry from its own requester and responder hosts, found by
+// the endpoints' addresses. It is pure and deterministic. PSN keys are
+// computed modulo 2^24.
 func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, error) {
 	if len(conns) == 0 {
 		return nil, fmt.Errorf("%w: no connections", ErrMetadata)
@@ -185,7 +219,10 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 	if p.MirrorPort == 0 {
 		p.MirrorPort = roce.DefaultMirrorPort
 	}
-	for _, h := range []Host{ports.Requester, ports.Responder} {
+	if len(ports.Hosts) < 2 {
+		return nil, fmt.Errorf("controlplane: %d traffic hosts, want 2 or more", len(ports.Hosts))
+	}
+	for _, h := range ports.Hosts {
 		p.Forward = append(p.Forward, ForwardEntry{h.MAC, h.Port})
 		p.CountPorts = append(p.CountPorts, h.Port)
 		for _, ip := range h.IPs {
@@ -193,6 +230,8 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 		}
 	}
 	seenQPN := map[[2]uint32]int{}
+	// The requester and responder host of each connection.
+	reqHost, rspHost := make([]Host, len(conns)), make([]Host, len(conns))
 	for i, c := range conns {
 		if c.Index != i {
 			return nil, fmt.Errorf("%w: connection %d has index %d", ErrMetadata, i, c.Index)
@@ -205,18 +244,20 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 		if err != nil {
 			return nil, err
 		}
-		if !hasIP(ports.Requester.IPs, req.ip) || !hasIP(ports.Responder.IPs, rsp.ip) {
-			return nil, fmt.Errorf("%w: connection %d: %v → %v is not between the requester (%v) and responder (%v)",
-				ErrMetadata, i, req.ip, rsp.ip, ports.Requester.IPs, ports.Responder.IPs)
+		rq, rs := ports.hostOf(req.ip), ports.hostOf(rsp.ip)
+		if rq < 0 || rs < 0 || rq == rs {
+			return nil, fmt.Errorf("%w: connection %d: %v → %v is not between two hosts of the test (%s)",
+				ErrMetadata, i, req.ip, rsp.ip, ports.hostList())
 		}
+		reqHost[i], rspHost[i] = ports.Hosts[rq], ports.Hosts[rs]
 		ce := ConnEntry{Index: uint16(i), Scope: in.IterScope, QP: i}
 		switch c.Verb {
 		case generator.VerbWrite, generator.VerbSend:
 			// Data flows requester → responder, addressed to the responder's QP.
-			ce.Port, ce.DestQP, ce.IPSN, ce.DataFrom = ports.Requester.Port, rsp.qpn, req.ipsn, "requester"
+			ce.Port, ce.DestQP, ce.IPSN, ce.DataFrom = reqHost[i].Port, rsp.qpn, req.ipsn, "requester"
 		case generator.VerbRead:
 			// READ responses flow responder → requester in the requester's PSN space.
-			ce.Port, ce.DestQP, ce.IPSN, ce.DataFrom = ports.Responder.Port, req.qpn, req.ipsn, "responder"
+			ce.Port, ce.DestQP, ce.IPSN, ce.DataFrom = rspHost[i].Port, req.qpn, req.ipsn, "responder"
 		default:
 			return nil, fmt.Errorf("%w: connection %d: verb %q", ErrMetadata, i, c.Verb)
 		}
@@ -252,12 +293,12 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 				// The responder's ACK/NAK packets: from the responder's
 				// port to the requester's QP, in the requester's PSN
 				// space. ACKs are coalesced, so ITER counts per connection.
-				rc = ConnEntry{Port: ports.Responder.Port, DestQP: conns[e.QP].Requester.QPN, DataFrom: "responder", Responses: true}
+				rc = ConnEntry{Port: rspHost[e.QP].Port, DestQP: conns[e.QP].Requester.QPN, DataFrom: "responder", Responses: true}
 			case e.Direction == config.DirRequest && ce.DataFrom == "responder":
 				// The READ requests: from the requester's port to the
 				// responder's QP; a re-issued request repeats a PSN, so
 				// ITER counts per connection.
-				rc = ConnEntry{Port: ports.Requester.Port, DestQP: conns[e.QP].Responder.QPN, DataFrom: "requester"}
+				rc = ConnEntry{Port: reqHost[e.QP].Port, DestQP: conns[e.QP].Responder.QPN, DataFrom: "requester"}
 			default:
 				return nil, fmt.Errorf("%w: event with direction %v on QP %d, whose data flows from the %s", ErrIntent, e.Direction, e.QP, ce.DataFrom)
 			}
@@ -321,6 +362,7 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 	for _, s := range slots {
 		p.WRR = append(p.WRR, uint32(s+1))
 	}
+	p.ECNRed = ECNRed(in.ECN, in.DSCPToPriority, in.CellBytes)
 	return p, nil
 }
 
@@ -370,6 +412,15 @@ func endpoint(e generator.Endpoint, side string, i int) (ep, error) {
 		return ep{}, fmt.Errorf("%w: connection %d %s IPSN %#x exceeds 24 bits", ErrMetadata, i, side, e.IPSN)
 	}
 	return ep{e.IP, e.MAC, e.QPN, roce.PSN(e.IPSN)}, nil
+}
+
+// hostList names the hosts with their addresses, for errors.
+func (ps *Ports) hostList() string {
+	var parts []string
+	for _, h := range ps.Hosts {
+		parts = append(parts, fmt.Sprintf("%s %v", h.Name, h.IPs))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func hasIP(ips []netip.Addr, a netip.Addr) bool {

@@ -13,9 +13,9 @@ import (
 )
 
 var testPorts = Ports{
-	Requester: Host{Port: 1, MAC: [6]byte{2, 0, 0, 0, 0, 1}, IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.11")}},
-	Responder: Host{Port: 2, MAC: [6]byte{2, 0, 0, 0, 0, 2}, IPs: []netip.Addr{netip.MustParseAddr("10.0.0.2")}},
-	Dumpers:   []Dumper{{Name: "d0", Port: 10, MAC: [6]byte{2, 0, 0, 0, 1, 0}, Weight: 1}, {Name: "d1", Port: 11, MAC: [6]byte{2, 0, 0, 0, 1, 1}, Weight: 2}},
+	Hosts: []Host{{Name: "requester", Port: 1, MAC: [6]byte{2, 0, 0, 0, 0, 1}, IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.11")}},
+		{Name: "responder", Port: 2, MAC: [6]byte{2, 0, 0, 0, 0, 2}, IPs: []netip.Addr{netip.MustParseAddr("10.0.0.2")}}},
+	Dumpers: []Dumper{{Name: "d0", Port: 10, MAC: [6]byte{2, 0, 0, 0, 1, 0}, Weight: 1}, {Name: "d1", Port: 11, MAC: [6]byte{2, 0, 0, 0, 1, 1}, Weight: 2}},
 }
 
 // mkConn makes connection i; a reqIP that does not parse is the zero
@@ -249,5 +249,85 @@ func TestTranslateResponseAndParamEvents(t *testing.T) {
 		if err == nil || err.Error() != tc.want || !errors.Is(err, ErrIntent) {
 			t.Errorf("%s: Translate = %v, want %s", tc.name, err, tc.want)
 		}
+	}
+}
+
+// threeHosts is two senders h1, h2 and a host r on port 32, as the
+// orchestrator numbers a third host's port.
+var threeHosts = Ports{
+	Hosts: []Host{{Name: "h1", Port: 1, MAC: [6]byte{2, 0, 0, 0, 0, 1}, IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}},
+		{Name: "h2", Port: 2, MAC: [6]byte{2, 0, 0, 0, 0, 2}, IPs: []netip.Addr{netip.MustParseAddr("10.0.0.2")}},
+		{Name: "r", Port: 32, MAC: [6]byte{2, 0, 0, 0, 0, 3}, IPs: []netip.Addr{netip.MustParseAddr("10.0.0.9")}}},
+	Dumpers: []Dumper{{Name: "d0", Port: 10, MAC: [6]byte{2, 0, 0, 0, 1, 0}, Weight: 1}},
+}
+
+// conn3 is connection i from the host at reqIP to the one at rspIP.
+func conn3(i int, verb generator.Verb, reqIP, rspIP string, reqQPN, reqIPSN, rspQPN, rspIPSN uint32) generator.Connection {
+	return generator.Connection{Index: i, Verb: verb,
+		Requester: generator.Endpoint{IP: netip.MustParseAddr(reqIP), MAC: roce.MAC{2, 0, 0, 0, 0, 1}, QPN: reqQPN, IPSN: reqIPSN},
+		Responder: generator.Endpoint{IP: netip.MustParseAddr(rspIP), MAC: roce.MAC{2, 0, 0, 0, 0, 2}, QPN: rspQPN, IPSN: rspIPSN}}
+}
+
+// TestTranslateHosts: with three hosts every host gets forwarding and ARP,
+// and each connection's entries (data, responses, READ requests) and
+// events take the ports of its own requester and responder hosts.
+func TestTranslateHosts(t *testing.T) {
+	conns := []generator.Connection{
+		conn3(0, generator.VerbWrite, "10.0.0.1", "10.0.0.9", 0xA1, 100, 0xB1, 7), // h1 → r
+		conn3(1, generator.VerbWrite, "10.0.0.2", "10.0.0.9", 0xA2, 200, 0xB2, 8), // h2 → r
+		conn3(2, generator.VerbRead, "10.0.0.9", "10.0.0.1", 0xA3, 300, 0xB3, 9),  // r reads from h1
+	}
+	in := Intent{Events: []config.ExpandedEvent{
+		{QP: 0, RelPSN: 1, Iter: 1, Type: config.EventDrop},
+		{QP: 0, RelPSN: 2, Iter: 1, Type: config.EventDrop, EventParams: config.EventParams{Direction: config.DirResponse}},
+		{QP: 1, RelPSN: 3, Iter: 1, Type: config.EventECN},
+		{QP: 2, RelPSN: 4, Iter: 1, Type: config.EventDrop},
+		{QP: 2, RelPSN: 5, Iter: 2, Type: config.EventDrop, EventParams: config.EventParams{Direction: config.DirRequest}},
+	}}
+	p, err := Translate(in, conns, threeHosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, got, want string }{
+		{"forward", fmt.Sprint(p.Forward), "[{[2 0 0 0 0 1] 1} {[2 0 0 0 0 2] 2} {[2 0 0 0 0 3] 32} {[2 0 0 0 1 0] 10}]"},
+		{"arp", fmt.Sprint(p.ARP), "[{10.0.0.1 [2 0 0 0 0 1]} {10.0.0.2 [2 0 0 0 0 2]} {10.0.0.9 [2 0 0 0 0 3]}]"},
+		{"count ports", fmt.Sprint(p.CountPorts), "[1 2 32 10]"},
+		// h1's data enters on 1 to r's QP; h2's on 2; r's READ responses
+		// come from h1 (port 1) to r's QP; the response entry of QP 0
+		// comes from r (32) to h1's QP; QP 2's READ requests from r (32)
+		// to h1's QP.
+		{"conns", fmt.Sprint(p.Conns), "[{0 1 177 100 message 0 requester false} {1 2 178 200 message 1 requester false} " +
+			"{2 1 163 300 message 2 responder false} {3 32 161 100 connection 0 responder true} {4 32 179 300 connection 2 requester false}]"},
+		{"events", renderEvents(p), "p1/q0xb1/psn0x65/i1/drop p32/q0xa1/psn0x66/i1/drop p2/q0xb2/psn0xcb/i1/ecn p1/q0xa3/psn0x130/i1/drop p32/q0xb3/psn0x131/i2/drop"},
+	} {
+		if c.got != c.want {
+			t.Errorf("Translate(3 hosts) %s = %s, want %s", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestTranslateHostsErrors: a connection must run between two different
+// hosts of the test; the error names the hosts.
+func TestTranslateHostsErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		conns []generator.Connection
+		ports Ports
+		msg   string
+	}{
+		{"same host", []generator.Connection{conn3(0, generator.VerbWrite, "10.0.0.1", "10.0.0.1", 1, 1, 2, 2)}, threeHosts,
+			"10.0.0.1 → 10.0.0.1 is not between two hosts of the test (h1 [10.0.0.1], h2 [10.0.0.2], r [10.0.0.9])"},
+		{"unknown responder", []generator.Connection{conn3(0, generator.VerbWrite, "10.0.0.1", "10.0.0.5", 1, 1, 2, 2)}, threeHosts,
+			"10.0.0.1 → 10.0.0.5 is not between two hosts"},
+		{"one host", []generator.Connection{conn3(0, generator.VerbWrite, "10.0.0.1", "10.0.0.2", 1, 1, 2, 2)},
+			Ports{Hosts: threeHosts.Hosts[:1], Dumpers: threeHosts.Dumpers}, "1 traffic hosts, want 2 or more"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Translate(Intent{}, tt.conns, tt.ports)
+			if err == nil || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("Translate() = %v, want an error containing %q", err, tt.msg)
+			}
+		})
 	}
 }

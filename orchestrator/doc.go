@@ -9,30 +9,39 @@
 // running on real hosts. Its place method returns a placement: gRPC
 // clients for the agents' services (package orchestrator/agent, services
 // in proto/lumina/v1) and the wiring (switch ports, interfaces, where the
-// dumpers write, P4Runtime and Intake addresses and credentials). The
-// driver (drive) then runs the same phases on every testbed:
+// dumpers write, P4Runtime and Intake addresses and credentials), per host
+// in the test's hosts order and per flow in its flows order. The driver
+// (drive, a driver with one method per phase) then runs the same phases on
+// every testbed:
 //
-//  1. switch: Injector.Start on the switch's agent (or a P4Runtime target
-//     of its own on remote), connect as primary, push the pipeline;
-//  2. dumpers: Dumper.Start on each dumper's agent;
-//  3. RNICs: Generator.StartNIC on both traffic hosts, Generator.Serve on
-//     the responder;
-//  4. intake: the driver serves the Intake service; the control plane
-//     installs the test's entries when the requester reports its
-//     connections (Lumina §3.4), before any traffic;
-//  5. traffic: Generator.Run on the requester, bounded on the testbed's
-//     clock (virtual in sim, wall in netns and remote);
-//  6. collect: switch counters over P4Runtime, NIC counters, stop the
-//     dumpers and fetch their files;
-//  7. merge: the dumps merged by mirror sequence number into the trace,
-//     in the same pass as the integrity check (analyzers.RunIntegrity),
-//     the search for the packets the events hit and the analyzers (an
-//     analyzers.Stream with the run's metadata), so the run never reads
-//     its own trace back;
-//  8. analyze: a valid trace's analysis is finished with the integrity
-//     verdict of the merge; an invalid one's is discarded;
-//  9. publish: the results directory is written once, in a temporary
-//     directory renamed into place.
+//  1. startSwitch: Injector.Start on the switch's agent (or a P4Runtime
+//     target of its own on remote), connect as primary, push the pipeline;
+//  2. startDumpers: Dumper.Start on each dumper's agent;
+//  3. startNICs: Generator.StartNIC on every traffic host;
+//  4. serveResponders, startIntake: Generator.Serve on each flow's to host
+//     (one responder per flow), and the Intake service: each flow's
+//     requester reports its connections (Lumina §3.4), and once every flow
+//     has, the control plane installs the test's entries for all of them,
+//     numbered globally in flow order, before any traffic (intakeBarrier);
+//  5. traffic: Generator.Run on each flow's from host, all flows at once,
+//     bounded on the testbed's clock (virtual in sim, wall in netns and
+//     remote); rx-stalls and pauses start with it;
+//  6. settle: on a real-time testbed, wait for held packets and PFC
+//     frames;
+//  7. collect: switch counters, PFC state and tables over P4Runtime, NIC
+//     counters of every host, stop the dumpers and fetch their files;
+//  8. merge (once the testbed is closed): the dumps merged by mirror
+//     sequence number into the trace, in the same pass as the integrity
+//     check (analyzers.RunIntegrity), the search for the packets the
+//     events hit and the analyzers (an analyzers.Stream with the run's
+//     metadata), so the run never reads its own trace back; a valid
+//     trace's analysis is finished with the integrity verdict of the
+//     merge, an invalid one's discarded.
+//
+// RunTest then publishes the results directory once, from a temporary
+// directory renamed into place. Tests reach into a run only through
+// hooks (Options.hooks): named callbacks at the plan's installation and
+// at the start of traffic.
 //
 // Sim reaches its agents over an in-memory network (internal/memnet), so
 // the distributed path (the same requests, typed messages and decoders)
@@ -42,8 +51,10 @@
 //
 // Run holds one repeat from the resolved test to the merged trace: the
 // seeds, personalities, intent, runtime connections, plan, generator
-// results, counters, dumper reports and the integrity verdict. Report
-// (report.json, docs/run.md) is derived from it. RunTest copies its input
+// results, counters, dumper reports and the integrity verdict; its methods
+// compute (configurations, pause injections, the analyzers' metadata) and
+// never call an agent. Report (report.json, docs/run.md) is derived from
+// it. RunTest copies its input
 // test before applying overrides, and every seed a repeat uses is derived
 // from the test's seed and the repeat number and recorded in Report.Seeds,
 // so a repeat can be replayed on any testbed.
@@ -51,9 +62,10 @@
 // # Pitfalls
 //
 // A failed phase keeps what was collected: the repeat's directory is still
-// published, marked invalid with the reason. An invalid trace is retried
+// published, marked invalid with the reason. A flow whose Run fails
+// releases the others waiting at the intake with its error. An invalid trace is retried
 // (Options.Retries) and never analyzed. The sim testbed's components share
-// one virtual clock guarded by one mutex; the requester's Run drives the
-// clock while it holds it, so no other control call may need the clock
+// one virtual clock guarded by one mutex; the requesters' Runs drive the
+// clock while they hold it, so no other control call may need the clock
 // during traffic.
 package orchestrator

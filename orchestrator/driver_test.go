@@ -36,12 +36,12 @@ func TestRunTestLeavesInput(t *testing.T) {
 	if r.Run.Test.Seed != 77 || r.Report.Seed != 77 {
 		t.Errorf("run seed %d, report seed %d, want 77", r.Run.Test.Seed, r.Report.Seed)
 	}
-	want := Seeds{Test: 77, Switch: seedFor(r.Run.Test, 0, "switch"), Requester: seedFor(r.Run.Test, 0, "requester"),
-		Responder: seedFor(r.Run.Test, 0, "responder")}
-	if r.Report.Seeds == nil || *r.Report.Seeds != want {
+	want := Seeds{Test: 77, Switch: seedFor(r.Run.Test, 0, "switch"), Hosts: map[string]uint64{"requester": seedFor(r.Run.Test, 0, "requester"),
+		"responder": seedFor(r.Run.Test, 0, "responder")}}
+	if r.Report.Seeds == nil || !reflect.DeepEqual(*r.Report.Seeds, want) {
 		t.Errorf("report seeds %+v, want %+v", r.Report.Seeds, want)
 	}
-	if want.Switch == want.Requester || want.Requester == want.Responder {
+	if want.Switch == want.Hosts["requester"] || want.Hosts["requester"] == want.Hosts["responder"] {
 		t.Errorf("seeds not distinct: %+v", want)
 	}
 	resolved, err := config.Load(filepath.Join(r.Dir, "config.yaml"))
@@ -114,8 +114,7 @@ func driveSim(t *testing.T, file string, icpt grpc.UnaryServerInterceptor) (*Run
 	b.serverOpts = []grpc.ServerOption{grpc.UnaryInterceptor(icpt)}
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "dumpers"), 0o755)
-	err = drive(context.Background(), b, run, dir, func(string) {})
-	b.close()
+	_, err = drive(context.Background(), b, run, dir, func(string) {}, hooks{})
 	return run, err
 }
 

@@ -15,8 +15,8 @@ import (
 // seed, repeat and NICs.
 func TestHTMLRunVerdict(t *testing.T) {
 	r := &Report{Test: "t1", Seed: 7, Repeat: 2, Valid: true,
-		Personality: map[Side]string{Requester: "cx5", Responder: "cx6"},
-		NICVersions: map[Side]nic.Versions{Requester: {Driver: "mlx5_core", Firmware: "16.35.2000"}},
+		Personality: map[string]string{"requester": "cx5", "responder": "cx6"},
+		NICVersions: map[string]nic.Versions{"requester": {Driver: "mlx5_core", Firmware: "16.35.2000"}},
 		Checks: map[string]CheckEntry{
 			"integrity":      {Verdict: model.Pass},
 			"events_applied": {Verdict: model.Fail, Detail: "1 of 2 events applied"},

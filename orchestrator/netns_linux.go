@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/orchestrator/agent"
 )
 
@@ -26,12 +28,10 @@ var AgentBinary = ""
 
 var nsSeq atomic.Int64
 
-// netnsHook, when set (tests), is called in its own goroutine when traffic
-// starts, with the PIDs of the agents by role.
-var netnsHook func(pids map[string]int)
-
-// netnsBed is the netns testbed: one namespace per host (requester,
-// responder, switch, each dumper), veth links to the switch namespace,
+// netnsBed is the netns testbed: one namespace per host (each traffic
+// host, named as its sim agent: agentName; the switch; each dumper), veth
+// links to the switch namespace, a control veth between the two hosts of
+// each flow,
 // each component a separate `lumina agent` process in its namespace,
 // driven over gRPC (TLS + token) on unix sockets; real time, AF_PACKET.
 type netnsBed struct {
@@ -244,27 +244,48 @@ func (b *netnsBed) place(ctx context.Context, run *Run, progress func(string)) (
 	if err := os.WriteFile(filepath.Join(b.work, "token"), []byte(b.token), 0o600); err != nil {
 		return nil, err
 	}
-	progress(fmt.Sprintf("netns: create %d namespaces and veth links", 3+len(t.Dumpers)))
-	roles := []string{"requester", "responder", "switch"}
+	var roles []string
+	for i := range t.Hosts {
+		roles = append(roles, agentName(t, i))
+	}
+	roles = append(roles, "switch")
 	for i := range t.Dumpers {
 		roles = append(roles, "dumper"+strconv.Itoa(i))
 	}
+	progress(fmt.Sprintf("netns: create %d namespaces and veth links", len(roles)))
 	for _, r := range roles {
 		if err := b.addNS(r); err != nil {
 			return nil, err
 		}
 	}
-	pl := &placement{realTime: true, reqPort: portRequester, rspPort: portResponder, reqIface: "eth0", rspIface: "eth0",
-		switchIfaces: map[uint32]string{portRequester: "p1", portResponder: "p2"}, rnic: "softrnic",
-		p4rtListen: "unix://" + filepath.Join(b.work, "p4rt.sock"), responderListen: "10.255.0.2:0", token: b.token}
-	if err := b.veth("requester", "eth0", "switch", "p1", "", ""); err != nil {
-		return nil, err
+	pl := &placement{realTime: true, switchIfaces: map[uint32]string{}, rnic: "softrnic",
+		p4rtListen: "unix://" + filepath.Join(b.work, "p4rt.sock"), token: b.token}
+	for i := range t.Hosts {
+		p := "p" + strconv.Itoa(i+1)
+		if err := b.veth(roles[i], "eth0", "switch", p, "", ""); err != nil {
+			return nil, err
+		}
+		pl.switchIfaces[hostPort(i)] = p
+		pl.hostPorts = append(pl.hostPorts, hostPort(i))
+		pl.hostIfaces = append(pl.hostIfaces, "eth0")
 	}
-	if err := b.veth("responder", "eth0", "switch", "p2", "", ""); err != nil {
-		return nil, err
+	// The generators' control connections: a veth between the two hosts
+	// of each flow (one per pair of hosts), pair k with 10.255.x.y/30
+	// (the first pair's 10.255.0.1 on its first flow's from host, .2 on
+	// its to host); each flow's responder listens on its to host's end.
+	links := controlLinks(t)
+	nctl := make([]int, len(t.Hosts)) // control interfaces per host so far
+	for _, l := range links {
+		a, b2 := l.hosts[0], l.hosts[1]
+		if err := b.veth(roles[a], "ctl"+strconv.Itoa(nctl[a]), roles[b2], "ctl"+strconv.Itoa(nctl[b2]),
+			l.addr[0].String()+"/30", l.addr[1].String()+"/30"); err != nil {
+			return nil, err
+		}
+		nctl[a]++
+		nctl[b2]++
 	}
-	if err := b.veth("requester", "ctl0", "responder", "ctl0", "10.255.0.1/30", "10.255.0.2/30"); err != nil {
-		return nil, err
+	for _, fl := range t.Flows {
+		pl.responderListen = append(pl.responderListen, net.JoinHostPort(controlAddr(links, t.HostIndex(fl.From), t.HostIndex(fl.To)).String(), "0"))
 	}
 	for i, d := range t.Dumpers {
 		p := "pd" + strconv.Itoa(i)
@@ -278,17 +299,19 @@ func (b *netnsBed) place(ctx context.Context, run *Run, progress func(string)) (
 	}
 
 	progress(fmt.Sprintf("agents: start %d lumina agent processes", len(roles)))
-	for _, r := range roles {
+	pl.pids = map[string]int{}
+	for i, r := range roles {
 		c, err := b.startAgent(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		switch r {
-		case "requester":
-			pl.requester = c
-		case "responder":
-			pl.responder = c
-		case "switch":
+		if p := b.procs[len(b.procs)-1].Process; p != nil {
+			pl.pids[r] = p.Pid
+		}
+		switch {
+		case i < len(t.Hosts):
+			pl.hosts = append(pl.hosts, c)
+		case r == "switch":
 			pl.injector = c
 		default:
 			pl.dumpers = append(pl.dumpers, c)
@@ -309,14 +332,47 @@ func (b *netnsBed) place(ctx context.Context, run *Run, progress func(string)) (
 		return nil, err
 	}
 	pl.intakeAddr = "unix://" + pl.intake.Addr().String()
-	if netnsHook != nil {
-		pids := map[string]int{}
-		for i, r := range roles {
-			if i < len(b.procs) && b.procs[i].Process != nil {
-				pids[r] = b.procs[i].Process.Pid
-			}
-		}
-		pl.onTraffic = func() { netnsHook(pids) }
-	}
 	return pl, nil
+}
+
+// controlLink is a control veth between two hosts (indices in t.Hosts)
+// and their addresses on it.
+type controlLink struct {
+	hosts [2]int
+	addr  [2]netip.Addr
+}
+
+// controlLinks returns one control link per pair of hosts that some flow
+// joins, in the order of their first flows: link k's addresses are
+// 10.255.k/64.(k%64)*4+1 on its first flow's from host and +2 on its to
+// host (/30 each; the two-host form's 10.255.0.1 and 10.255.0.2).
+func controlLinks(t *config.Test) []controlLink {
+	var out []controlLink
+	seen := map[[2]int]bool{}
+	for _, fl := range t.Flows {
+		a, b := t.HostIndex(fl.From), t.HostIndex(fl.To)
+		if seen[[2]int{a, b}] || seen[[2]int{b, a}] {
+			continue
+		}
+		seen[[2]int{a, b}] = true
+		k := len(out)
+		base := [4]byte{10, 255, byte(k / 64), byte(k%64*4 + 1)}
+		second := base
+		second[3]++
+		out = append(out, controlLink{hosts: [2]int{a, b}, addr: [2]netip.Addr{netip.AddrFrom4(base), netip.AddrFrom4(second)}})
+	}
+	return out
+}
+
+// controlAddr is host to's address on its control link with host from.
+func controlAddr(links []controlLink, from, to int) netip.Addr {
+	for _, l := range links {
+		switch l.hosts {
+		case [2]int{from, to}:
+			return l.addr[1]
+		case [2]int{to, from}:
+			return l.addr[0]
+		}
+	}
+	return netip.Addr{}
 }

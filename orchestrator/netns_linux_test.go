@@ -42,20 +42,19 @@ func leftovers(t *testing.T) []string {
 // TestNetnsComponentKilled kills the requester's agent during traffic: the
 // run fails with a clear reason, keeps its partial results marked invalid,
 // and leaves no namespace or process behind. (It needs the unexported
-// netnsHook; the netns testbed's end-to-end scenario test is
+// hooks; the netns testbed's end-to-end scenario test is
 // tests.TestNetnsListing2.)
 func TestNetnsComponentKilled(t *testing.T) {
 	buildAgent(t)
 	pids := make(chan map[string]int, 1)
-	netnsHook = func(p map[string]int) {
+	kill := hooks{traffic: func(pl *placement) {
 		time.Sleep(300 * time.Millisecond) // traffic is under way (it takes ~2.7 s)
-		syscall.Kill(p["requester"], syscall.SIGKILL)
-		pids <- p
-	}
-	defer func() { netnsHook = nil }()
+		syscall.Kill(pl.pids["requester"], syscall.SIGKILL)
+		pids <- pl.pids
+	}}
 	tc, _ := config.Load("../examples/quickstart.yaml")
 	start := time.Now()
-	res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Testbed: "netns", Retries: 0, RetriesSet: true})
+	res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Testbed: "netns", Retries: 0, RetriesSet: true, hooks: kill})
 	if res.OK() || res.Err == nil || !strings.Contains(res.Err.Error(), "requester") {
 		t.Fatalf("run after a killed requester: OK=%v err=%v", res.OK(), res.Err)
 	}

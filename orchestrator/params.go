@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/netlumina/lumina/config"
@@ -12,35 +13,49 @@ import (
 	"github.com/netlumina/lumina/nic"
 )
 
-// Switch port numbers the testbeds use (P4 PortId_t).
+// Switch port numbers the sim and netns testbeds use (P4 PortId_t): the
+// first two hosts (the two-host form's requester and responder) on 1 and
+// 2, dumper i on portDumper0+i (at most 16 dumpers: 10..25), host i ≥ 2 on
+// portHost2+i-2 (32..93 for 64 hosts).
 const (
 	portRequester = 1
 	portResponder = 2
 	portDumper0   = 10
+	portHost2     = 32
 )
 
-var (
-	macRequester = [6]byte{0x02, 0x4c, 0x00, 0x00, 0x00, 0x01}
-	macResponder = [6]byte{0x02, 0x4c, 0x00, 0x00, 0x00, 0x02}
-)
+// hostPort is the switch port of host i (t.Hosts order).
+func hostPort(i int) uint32 {
+	switch i {
+	case 0:
+		return portRequester
+	case 1:
+		return portResponder
+	}
+	return uint32(portHost2 + i - 2)
+}
+
+// macHost is the MAC of host i's software RNIC: 02:4c:00:00:00:01 for the
+// first (the requester), 02:4c:00:00:00:02 for the second, and so on.
+func macHost(i int) [6]byte { return [6]byte{0x02, 0x4c, 0x00, 0x00, 0x00, byte(i + 1)} }
 
 func macDumper(i int) [6]byte { return [6]byte{0x02, 0x4c, 0x00, 0x00, 0x01, byte(i)} }
 
-// hostIPs returns the addresses of a host: its ip-list, or a default.
-func hostIPs(h config.Host, def string) []netip.Addr {
+// hostIPs returns the addresses of host i: its ip-list, or 10.0.0.(i+1).
+func hostIPs(h config.Host, i int) []netip.Addr {
 	var out []netip.Addr
 	for _, p := range h.NIC.IPList {
 		out = append(out, p.Addr())
 	}
 	if len(out) == 0 {
-		out = []netip.Addr{netip.MustParseAddr(def)}
+		out = []netip.Addr{netip.AddrFrom4([4]byte{10, 0, 0, byte(i + 1)})}
 	}
 	return out
 }
 
-// traffic maps the test's traffic section to the generator's parameters.
-func traffic(t *config.Test) generator.Traffic {
-	tr := t.Traffic
+// traffic maps a flow's traffic to the generator's parameters.
+func traffic(f config.Flow) generator.Traffic {
+	tr := f.Traffic
 	g := generator.Traffic{
 		NumQPs: tr.NumQPs, NumReadQPs: tr.NumReadQPs, MsgsPerQP: tr.NumMsgsPerQP, MsgSize: tr.MessageSize, MsgSizeSet: true,
 		MTU: tr.MTU, TxDepth: tr.TxDepth, Barrier: tr.BarrierSync, MultiGID: tr.MultiGID,
@@ -67,26 +82,23 @@ func personality(t *config.Test, h config.Host) (softrnic.Personality, error) {
 	return softrnic.LoadPersonality(name)
 }
 
-// nicConfig is the software RNIC configuration of a traffic host
-// (Listing 1's roce-parameters).
-func (r *Run) nicConfig(s Side) softrnic.Config {
-	h := r.host(s)
-	mac := macRequester
-	if s == Responder {
-		mac = macResponder
-	}
+// nicConfig is the software RNIC configuration of host i (Listing 1's
+// roce-parameters).
+func (r *Run) nicConfig(i int) softrnic.Config {
+	nh := r.Test.Hosts[i]
+	h, name := nh.Host, nh.Name
 	return softrnic.Config{
-		Name: string(s), MAC: mac, IPs: r.IPs[s], Personality: r.Personality[s], Seed: r.seed(s),
+		Name: name, MAC: macHost(i), IPs: r.IPs[name], Personality: r.Personality[name], Seed: r.Seeds.Hosts[name],
 		DisableRP: !h.RoCE.DCQCNRPEnable, DisableNP: !h.RoCE.DCQCNNPEnable,
 		MinTimeBetweenCNPs: time.Duration(h.RoCE.MinTimeBetweenCNPs) * time.Microsecond,
 		AdaptiveRetrans:    h.RoCE.AdaptiveRetrans, SlowRestart: h.RoCE.SlowRestart,
-		PFC: r.nicPFC(s),
+		PFC: r.nicPFC(i),
 	}
 }
 
 // nicDevice is a real RNIC's identity and the RoCE parameters to set on it.
-func (r *Run) nicDevice(s Side) (nic.Device, nic.Params) {
-	return nic.FromConfig(r.host(s))
+func (r *Run) nicDevice(i int) (nic.Device, nic.Params) {
+	return nic.FromConfig(r.Test.Hosts[i].Host)
 }
 
 // dumperConfig is dumper i's configuration: it captures on iface and
@@ -100,6 +112,24 @@ func dumperConfig(t *config.Test, i int, iface, path string) dumper.Config {
 // trafficDeadline bounds a run on the virtual (or real) clock
 // (config.Test.TrafficDeadline).
 func trafficDeadline(t *config.Test) time.Duration { return t.TrafficDeadline() }
+
+// hostSeed is host i's RNIC seed for repeat rep of t: the two-host form's
+// requester and responder seeds for the first two hosts; for the others
+// seedFor of "host i" through SplitMix64's finalizer (Steele et al.,
+// "Fast splittable pseudorandom number generators", OOPSLA 2014), whose
+// avalanche spreads the roles' one-character difference over all bits.
+func hostSeed(t *config.Test, rep, i int) uint64 {
+	switch i {
+	case 0:
+		return seedFor(t, rep, "requester")
+	case 1:
+		return seedFor(t, rep, "responder")
+	}
+	z := seedFor(t, rep, "host "+strconv.Itoa(i))
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	return z ^ z>>31
+}
 
 func seedFor(t *config.Test, repeat int, role string) uint64 {
 	h := t.Seed*0x9E3779B97F4A7C15 + uint64(repeat)*0xBF58476D1CE4E5B9

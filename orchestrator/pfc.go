@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -17,35 +16,27 @@ import (
 // watchdog or pfc-events.
 func (r *Run) pfcOn() bool {
 	t := r.Test
-	return t.Requester.NIC.PFC != nil || t.Responder.NIC.PFC != nil || t.Switch.PFCWatchdog != nil || len(t.Traffic.PFCEvents) > 0
+	for _, h := range t.Hosts {
+		if h.NIC.PFC != nil {
+			return true
+		}
+	}
+	return t.Switch.PFCWatchdog != nil || len(t.PFCEvents) > 0
 }
 
 // queuesOn reports whether the software switch runs its egress queue
 // model (injector.PFCConfig) without PFC: for ECN by queue depth
-// (switch.ecn), and with more than two hosts, whose traffic shares the
+// (switch.ecn: the control plane's Egress.ecn_red entries mark by the
+// model's depth), and with more than two hosts, whose traffic shares the
 // switch's egress queues (lossy priorities tail-drop at
 // injector.LossyQueueBytes).
 func (r *Run) queuesOn() bool {
 	return r.Test.Switch.ECN != nil || len(r.Test.Hosts) > 2
 }
 
-// switchECN is the software switch's ECN marking by queue depth (nil: off),
-// from switch.ecn (thresholds in KiB).
-func (r *Run) switchECN() *injector.ECNConfig {
-	e := r.Test.Switch.ECN
-	if e == nil {
-		return nil
-	}
-	c := &injector.ECNConfig{KminBytes: int64(e.KminKB) << 10, KmaxBytes: int64(e.KmaxKB) << 10, Pmax: e.Pmax}
-	for _, p := range e.Priorities {
-		c.Priorities |= 1 << p
-	}
-	return c
-}
-
-// nicPFC is a host's software-RNIC PFC configuration (nil: off).
-func (r *Run) nicPFC(s Side) *softrnic.PFCConfig {
-	n := r.host(s).NIC
+// nicPFC is host i's software-RNIC PFC configuration (nil: off).
+func (r *Run) nicPFC(i int) *softrnic.PFCConfig {
+	n := r.Test.Hosts[i].NIC
 	if n.PFC == nil {
 		return nil
 	}
@@ -54,22 +45,21 @@ func (r *Run) nicPFC(s Side) *softrnic.PFCConfig {
 
 // switchPFC is the software switch's PFC configuration, which is also its
 // egress queue model (nil: off, unless queuesOn): the union of the hosts'
-// lossless priorities (none: queues without PFC), the requester's DSCP
-// map, each port paced at its link's speed (the hosts' line rates, the
-// dumpers' 400 Gb/s links), the test's watchdog.
+// lossless priorities (none: queues without PFC), the first host's DSCP
+// map (the requester's), each port paced at its link's speed (the hosts'
+// line rates, the dumpers' 400 Gb/s links), the test's watchdog.
 func (r *Run) switchPFC(pl *placement) *injector.PFCConfig {
 	if !r.pfcOn() && !r.queuesOn() {
 		return nil
 	}
 	t := r.Test
-	c := &injector.PFCConfig{DSCPToPriority: t.Requester.NIC.DSCPToPriority(), PortBps: map[uint32]int64{}}
-	for _, s := range sides {
-		if p := r.host(s).NIC.PFC; p != nil {
+	c := &injector.PFCConfig{DSCPToPriority: t.Hosts[0].NIC.DSCPToPriority(), PortBps: map[uint32]int64{}}
+	for i, h := range t.Hosts {
+		if p := h.NIC.PFC; p != nil {
 			c.Lossless |= p.PrioritiesMask()
 		}
+		c.PortBps[pl.hostPorts[i]] = int64(r.Personality[h.Name].LineRateGbps * 1e9)
 	}
-	c.PortBps[pl.reqPort] = int64(r.Personality[Requester].LineRateGbps * 1e9)
-	c.PortBps[pl.rspPort] = int64(r.Personality[Responder].LineRateGbps * 1e9)
 	for _, p := range pl.dumperPorts {
 		c.PortBps[p] = 400e9
 	}
@@ -88,49 +78,62 @@ func (r *Run) switchPFC(pl *placement) *injector.PFCConfig {
 	return c
 }
 
-// sidePort is the switch port of a host named as in pfc-events.
-func sidePort(pl *placement, name string) uint32 {
-	if name == string(Responder) {
-		return pl.rspPort
-	}
-	return pl.reqPort
+// hostPortOf is the switch port of the host named as in pfc-events (the
+// parser checked the name).
+func (r *Run) hostPortOf(name string) uint32 {
+	return r.HostPorts[max(r.Test.HostIndex(name), 0)]
 }
 
 // pauseAt returns the pause injections of the test's pfc-events that start
 // at start-us (times from the call: the intake, as traffic starts).
-func (r *Run) pauseAt(pl *placement) []*luminav1.PauseInjection {
+func (r *Run) pauseAt() []*luminav1.PauseInjection {
 	var out []*luminav1.PauseInjection
-	for _, ev := range r.Test.Traffic.PFCEvents {
+	for _, ev := range r.Test.PFCEvents {
 		if ev.Type != config.PFCPause || ev.Start != nil {
 			continue
 		}
-		out = append(out, agent.PauseInjectionToProto(pauseInjection(pl, ev)))
+		out = append(out, agent.PauseInjectionToProto(r.pauseInjection(ev)))
 	}
 	return out
 }
 
-func pauseInjection(pl *placement, ev config.PFCEvent) injector.PauseInjection {
-	return injector.PauseInjection{Port: sidePort(pl, ev.To), Priority: ev.Priority, Quanta: uint16(ev.Quanta),
+func (r *Run) pauseInjection(ev config.PFCEvent) injector.PauseInjection {
+	return injector.PauseInjection{Port: r.hostPortOf(ev.To), Priority: ev.Priority, Quanta: uint16(ev.Quanta),
 		Start: time.Duration(ev.StartUs) * time.Microsecond, Duration: time.Duration(ev.DurationUs) * time.Microsecond,
 		Interval: time.Duration(ev.IntervalUs) * time.Microsecond}
 }
 
+// flowOfConn returns the flow holding global connection q, or -1.
+func flowOfConn(t *config.Test, q int) int {
+	for f := range t.Flows {
+		if off := t.QPOffset(f); q >= off && q < off+t.Flows[f].NumQPs {
+			return f
+		}
+	}
+	return -1
+}
+
 // pauseOnPacket returns the pause injections that start when the switch
-// sees a data packet (pfc-events with start), resolved against the
-// installed plan: the packet's ingress port, destination QP and absolute
-// PSN as the event table keys it.
-func (r *Run) pauseOnPacket(pl *placement, p *controlplane.Plan) ([]*luminav1.PauseInjection, error) {
+// sees a data packet (pfc-events with start: a QP of its flow), resolved
+// against the installed plan: the packet's ingress port, destination QP
+// and absolute PSN as the event table keys it.
+func (r *Run) pauseOnPacket(p *controlplane.Plan) ([]*luminav1.PauseInjection, error) {
 	var out []*luminav1.PauseInjection
-	ppm := r.Test.Traffic.PacketsPerMessage()
-	for _, ev := range r.Test.Traffic.PFCEvents {
+	for _, ev := range r.Test.PFCEvents {
 		if ev.Type != config.PFCPause || ev.Start == nil {
 			continue
 		}
-		if ev.Start.QPN >= len(p.Conns) || p.Conns[ev.Start.QPN].Responses {
+		f := r.Test.FlowIndex(ev.Start.Flow)
+		if f < 0 || ev.Start.QPN < 0 || ev.Start.QPN >= r.Test.Flows[f].NumQPs {
+			return nil, fmt.Errorf("pfc-events: start flow %q qpn %d: no such connection", ev.Start.Flow, ev.Start.QPN)
+		}
+		q := r.Test.QPOffset(f) + ev.Start.QPN
+		if q >= len(p.Conns) || p.Conns[q].Responses {
 			return nil, fmt.Errorf("pfc-events: start qpn %d: no such connection", ev.Start.QPN)
 		}
-		ce := p.Conns[ev.Start.QPN]
-		in := pauseInjection(pl, ev)
+		ppm := r.Test.Flows[f].PacketsPerMessage()
+		ce := p.Conns[q]
+		in := r.pauseInjection(ev)
 		in.Trigger = &injector.PauseTrigger{Port: ce.Port, DestQP: ce.DestQP,
 			PSN: uint32(ce.IPSN.Add(ev.Start.Msg*ppm + ev.Start.PSN)), Iter: uint16(ev.Start.Iter)}
 		out = append(out, agent.PauseInjectionToProto(in))
@@ -138,52 +141,13 @@ func (r *Run) pauseOnPacket(pl *placement, p *controlplane.Plan) ([]*luminav1.Pa
 	return out, nil
 }
 
-// stalls returns the rx-stall events of host s.
-func (r *Run) stalls(s Side) []*luminav1.RxStall {
+// stalls returns the rx-stall events of the host named host.
+func (r *Run) stalls(host string) []*luminav1.RxStall {
 	var out []*luminav1.RxStall
-	for _, ev := range r.Test.Traffic.PFCEvents {
-		if ev.Type == config.PFCRxStall && ev.Host == string(s) {
+	for _, ev := range r.Test.PFCEvents {
+		if ev.Type == config.PFCRxStall && ev.Host == host {
 			out = append(out, &luminav1.RxStall{StartNs: int64(ev.StartUs) * 1000, DurationNs: int64(ev.DurationUs) * 1000})
 		}
 	}
 	return out
-}
-
-// startPFCEvents schedules the NIC stalls just before the requester
-// starts: their times count from here (on sim the virtual clock does not
-// move before traffic; on netns the requester's set-up, a few ms, comes
-// first). Pauses are scheduled at the intake, when the plan is in place
-// and traffic starts (the switch mirrors nothing before).
-func (r *Run) startPFCEvents(ctx context.Context, pl *placement) error {
-	for _, s := range sides {
-		st := r.stalls(s)
-		if len(st) == 0 {
-			continue
-		}
-		conn := pl.requester
-		if s == Responder {
-			conn = pl.responder
-		}
-		if _, err := luminav1.NewGeneratorClient(conn).StallRx(ctx, &luminav1.StallRxRequest{Stalls: st}); err != nil {
-			return fmt.Errorf("%s: rx-stall: %w", s, err)
-		}
-	}
-	return nil
-}
-
-// readSwitchPFC fetches the software switch's PFC counters and log.
-func (r *Run) readSwitchPFC(ctx context.Context, pl *placement) error {
-	if pl.injector == nil || !r.pfcOn() && !r.queuesOn() {
-		return nil
-	}
-	m, err := luminav1.NewInjectorClient(pl.injector).PFC(ctx, &luminav1.InjectorPFCRequest{})
-	if err != nil {
-		return fmt.Errorf("injector PFC: %w", err)
-	}
-	st, err := agent.InjectorPFCFromProto(m)
-	if err != nil {
-		return fmt.Errorf("injector PFC: %w", err)
-	}
-	r.SwitchPFC = st
-	return nil
 }

@@ -115,9 +115,11 @@ func (b *remoteBed) close() {
 
 func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) (*placement, error) {
 	t, ro := run.Test, b.opt
-	pl := &placement{realTime: true, reqIface: t.Requester.NIC.IfName, rspIface: t.Responder.NIC.IfName,
-		reqPort: uint32(t.Requester.NIC.SwitchPort), rspPort: uint32(t.Responder.NIC.SwitchPort),
-		responderListen: ":0", rnic: ro.RNIC, token: b.token}
+	pl := &placement{realTime: true, rnic: ro.RNIC, token: b.token, hosts: make([]*grpc.ClientConn, len(t.Hosts))}
+	for _, h := range t.Hosts {
+		pl.hostIfaces = append(pl.hostIfaces, h.NIC.IfName)
+		pl.hostPorts = append(pl.hostPorts, uint32(h.NIC.SwitchPort))
+	}
 	for _, f := range []struct {
 		path string
 		dst  *[]byte
@@ -130,9 +132,9 @@ func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) 
 			*f.dst = data
 		}
 	}
-	for side, name := range map[Side]string{Requester: pl.reqIface, Responder: pl.rspIface} {
-		if name == "" {
-			return nil, fmt.Errorf("%w: remote: the %s's nic.if-name is required", ErrTestbed, side)
+	for _, h := range t.Hosts {
+		if h.NIC.IfName == "" {
+			return nil, fmt.Errorf("%w: remote: the %s's nic.if-name is required", ErrTestbed, h.Name)
 		}
 	}
 	for _, d := range t.Dumpers {
@@ -148,7 +150,10 @@ func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) 
 		role, controlIP string
 		conn            **grpc.ClientConn
 	}
-	targets := []target{{"requester", t.Requester.ControlIP, &pl.requester}, {"responder", t.Responder.ControlIP, &pl.responder}}
+	var targets []target
+	for i, h := range t.Hosts {
+		targets = append(targets, target{h.Name, h.ControlIP, &pl.hosts[i]})
+	}
 	pl.dumpers = make([]*grpc.ClientConn, len(t.Dumpers))
 	for i, d := range t.Dumpers {
 		targets = append(targets, target{"dumper " + d.Name, d.ControlIP, &pl.dumpers[i]})
@@ -180,11 +185,17 @@ func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) 
 		}
 		*tg.conn = conn
 	}
-	pl.responderHost, _ = splitHostPort(t.Responder.ControlIP, DefaultAgentPort)
-	if _, err := netip.ParseAddr(pl.responderHost); err == nil {
-		// Listen only where the requester will connect (the agent falls
-		// back to every interface if that is not one of its addresses).
-		pl.responderListen = net.JoinHostPort(pl.responderHost, "0")
+	// Each flow's responder: on its to host's control-ip.
+	for _, fl := range t.Flows {
+		host, _ := splitHostPort(t.Host(fl.To).ControlIP, DefaultAgentPort)
+		listen := ":0"
+		if _, err := netip.ParseAddr(host); err == nil {
+			// Listen only where the requester will connect (the agent falls
+			// back to every interface if that is not one of its addresses).
+			listen = net.JoinHostPort(host, "0")
+		}
+		pl.responderHost = append(pl.responderHost, host)
+		pl.responderListen = append(pl.responderListen, listen)
 	}
 
 	// The switch: a P4Runtime target of its own.
@@ -213,8 +224,8 @@ func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) 
 	_, port, _ := net.SplitHostPort(pl.intake.Addr().String())
 	switch h, p, err := net.SplitHostPort(ro.IntakeAddr); {
 	case ro.IntakeAddr == "":
-		// This machine's address towards the requester.
-		reqHost, reqAddr := splitHostPort(t.Requester.ControlIP, DefaultAgentPort)
+		// This machine's address towards the first flow's requester.
+		reqHost, reqAddr := splitHostPort(t.Host(t.Flows[0].From).ControlIP, DefaultAgentPort)
 		c, err := net.Dial("udp", reqAddr)
 		if err != nil {
 			return nil, fmt.Errorf("finding our address towards %s: %w", reqHost, err)
@@ -227,14 +238,8 @@ func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) 
 	default:
 		pl.intakeAddr = ro.IntakeAddr
 	}
-	if remoteHook != nil {
-		pl.onTraffic = remoteHook
-	}
 	return pl, nil
 }
-
-// remoteHook, when set (tests), runs in its own goroutine when traffic starts.
-var remoteHook func()
 
 // intakeTLS gives the Intake service of pl the orchestrator's certificate
 // (made in dir on first use) and the token.

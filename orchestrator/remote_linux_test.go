@@ -14,23 +14,22 @@ import (
 
 // TestRemoteAgentKilled kills the responder's agent during traffic: the run
 // fails with a clear reason within its timeout and keeps partial results,
-// marked invalid. (It needs the unexported remoteHook; the remote testbed's
+// marked invalid. (It needs the unexported hooks; the remote testbed's
 // end-to-end scenario test is tests.TestRemoteTestbed.)
 func TestRemoteAgentKilled(t *testing.T) {
 	buildAgent(t)
 	lab := testlab.NewRemote(t, AgentBinary)
-	remoteHook = func() {
+	kill := hooks{traffic: func(*placement) {
 		time.Sleep(300 * time.Millisecond)
 		syscall.Kill(lab.PIDs["rsp"], syscall.SIGKILL)
-	}
-	defer func() { remoteHook = nil }()
+	}}
 	tc, err := config.Load(lab.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Retries: 0, RetriesSet: true,
-		Remote: RemoteOptions{TokenFile: lab.TokenFile, CertDir: lab.CertDir, RNIC: "softrnic"}})
+		Remote: RemoteOptions{TokenFile: lab.TokenFile, CertDir: lab.CertDir, RNIC: "softrnic"}, hooks: kill})
 	if res.OK() || len(res.Repeats) != 1 || res.Repeats[0].Report.Valid {
 		t.Fatalf("run with a killed responder agent: OK=%v err=%v", res.OK(), res.Err)
 	}

@@ -39,11 +39,11 @@ type Report struct {
 	Testbed string `json:"testbed"`
 	// Seeds are every seed the repeat used (the switch's and each RNIC's,
 	// derived from Seed and Repeat).
-	Seeds       *Seeds          `json:"seeds,omitempty"`
-	Personality map[Side]string `json:"personality,omitempty"`
+	Seeds       *Seeds            `json:"seeds,omitempty"`
+	Personality map[string]string `json:"personality,omitempty"`
 	// NICVersions is each traffic host's NIC identity: driver and firmware
 	// on real hosts, the personality for the software RNIC.
-	NICVersions map[Side]nic.Versions `json:"nic_versions,omitempty"`
+	NICVersions map[string]nic.Versions `json:"nic_versions,omitempty"`
 	// Valid is true when everything observed is what the test asked for:
 	// the trace passed the integrity check and the switch did only what
 	// the intent asked (SwitchState); otherwise no analyzer ran.
@@ -221,7 +221,14 @@ func (r *Report) htmlRun() *areport.RunInfo {
 	case len(r.Verdicts(model.Inconclusive)) > 0:
 		info.Result = areport.ResultInconclusive
 	}
-	for _, s := range []Side{Requester, Responder} {
+	hosts := slices.Collect(maps.Keys(r.Personality))
+	for h := range r.NICVersions {
+		if _, ok := r.Personality[h]; !ok {
+			hosts = append(hosts, h)
+		}
+	}
+	slices.Sort(hosts)
+	for _, s := range hosts {
 		v, ok := r.NICVersions[s]
 		name := r.Personality[s]
 		if !ok && name == "" {
@@ -241,7 +248,7 @@ func (r *Report) htmlRun() *areport.RunInfo {
 		default:
 			parts = append(parts, "firmware unknown")
 		}
-		info.NICs = append(info.NICs, string(s)+": "+strings.Join(parts, ", "))
+		info.NICs = append(info.NICs, s+": "+strings.Join(parts, ", "))
 	}
 	return info
 }
@@ -266,8 +273,8 @@ func (r *Run) meta() model.Meta {
 		// speed (quanta), and the switch↔host round trip of the reaction
 		// bound (the sim links' 2 × 500 ns; on netns the timestamp
 		// uncertainty covers the veth path).
-		m.SwitchPorts = map[string]uint32{string(Requester): r.ReqPort, string(Responder): r.RspPort}
-		m.LinkGbps = r.Personality[Requester].LineRateGbps
+		m.SwitchPorts = r.switchPorts()
+		m.LinkGbps = r.Personality[r.Test.Hosts[0].Name].LineRateGbps
 		if r.Test.Testbed == config.TestbedSim {
 			m.RTTNs = int64(2 * sim.DefaultDelay)
 		}
@@ -287,10 +294,30 @@ func (r *Run) meta() model.Meta {
 			m.Events = append(m.Events, modelEvent(e))
 		}
 	}
-	for _, s := range sides {
-		if c, ok := r.NICs[s]; ok {
-			m.NICs = append(m.NICs, model.NIC{Name: string(s), Before: model.Counters{}, After: c})
+	for _, h := range r.Test.Hosts {
+		if c, ok := r.NICs[h.Name]; ok {
+			n := model.NIC{Name: h.Name, Before: model.Counters{}, After: c}
+			if r.Test.HostsForm {
+				// The two-host form's NICs take their connections' sides'
+				// addresses (model.ResolveNICs); a host of the hosts form
+				// has its own, whatever its role in each flow.
+				n.IPs = r.IPs[h.Name]
+			}
+			m.NICs = append(m.NICs, n)
 		}
+	}
+	return m
+}
+
+// switchPorts names the switch port of each host (nil before the
+// placement).
+func (r *Run) switchPorts() map[string]uint32 {
+	if len(r.HostPorts) != len(r.Test.Hosts) {
+		return nil
+	}
+	m := map[string]uint32{}
+	for i, h := range r.Test.Hosts {
+		m[h.Name] = r.HostPorts[i]
 	}
 	return m
 }
@@ -335,8 +362,10 @@ const maxListed = 20
 
 // ConnectionReport is one QP connection.
 type ConnectionReport struct {
-	ID        int          `json:"id"`
-	Verb      string       `json:"verb"`
+	ID   int    `json:"id"`
+	Verb string `json:"verb"`
+	// Flow is the connection's flow (the hosts form only).
+	Flow      string       `json:"flow,omitempty"`
 	Requester EndpointInfo `json:"requester"`
 	Responder EndpointInfo `json:"responder"`
 }
@@ -437,6 +466,20 @@ type GeneratorReport struct {
 	QPs         []generator.QPResult `json:"qps"`
 	Verified    bool                 `json:"responder_verified"`
 	Stopped     string               `json:"stopped,omitempty"`
+	// Flows is each flow's own result (the hosts form only), flows order.
+	Flows []FlowGeneratorReport `json:"flows,omitempty"`
+}
+
+// FlowGeneratorReport is one flow's generator result: its name, goodput
+// over its own duration, bytes, whether its responder verified its
+// memory, and why it stopped early ("" if it completed).
+type FlowGeneratorReport struct {
+	Name        string  `json:"name"`
+	GoodputGbps float64 `json:"goodput_gbps"`
+	DurationNs  int64   `json:"duration_ns"`
+	Bytes       int64   `json:"bytes"`
+	Verified    bool    `json:"responder_verified"`
+	Stopped     string  `json:"stopped,omitempty"`
 }
 
 func newReport(t *config.Test, rep int, run *Run) *Report {
@@ -447,7 +490,7 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 	}
 	seeds := run.Seeds
 	r.Seeds = &seeds
-	r.Personality = map[Side]string{}
+	r.Personality = map[string]string{}
 	for s, p := range run.Personality {
 		r.Personality[s] = p.Name
 	}
@@ -455,7 +498,7 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 		r.NICVersions = run.NICVersions
 	}
 	for _, c := range run.Connections {
-		r.Connections = append(r.Connections, ConnectionReport{ID: c.Index, Verb: string(c.Verb),
+		r.Connections = append(r.Connections, ConnectionReport{ID: c.Index, Verb: string(c.Verb), Flow: c.Flow,
 			Requester: EndpointInfo{c.Requester.IP, c.Requester.QPN, c.Requester.IPSN},
 			Responder: EndpointInfo{c.Responder.IP, c.Responder.QPN, c.Responder.IPSN}})
 	}
@@ -464,6 +507,16 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 			Stopped: run.Stopped}
 		if g.Responder != nil {
 			r.Generator.Verified = g.Responder.Verified
+		}
+		if t.HostsForm {
+			for _, fr := range run.Flows {
+				fg := FlowGeneratorReport{Name: fr.Name, Stopped: fr.Stopped}
+				if res := fr.Result; res != nil {
+					fg.GoodputGbps, fg.DurationNs, fg.Bytes = res.GoodputGbps, res.DurationNs, res.Bytes
+					fg.Verified = res.Responder != nil && res.Responder.Verified
+				}
+				r.Generator.Flows = append(r.Generator.Flows, fg)
+			}
 		}
 	}
 	tm := run.Timing
@@ -475,7 +528,7 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 		r.Timing.Slowdown = k
 	}
 	if run.pfcOn() {
-		r.SwitchPorts = map[string]uint32{string(Requester): run.ReqPort, string(Responder): run.RspPort}
+		r.SwitchPorts = run.switchPorts()
 	}
 	if st := run.SwitchPFC; st != nil {
 		sp := &SwitchPFCReport{Ports: []SwitchPFCPort{}}
@@ -495,8 +548,11 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 		r.SwitchPFC = sp
 	}
 	if run.Plan != nil {
-		ppm := t.Traffic.PacketsPerMessage()
 		for _, e := range run.Plan.Events {
+			ppm := 1
+			if f := flowOfConn(t, e.QP); f >= 0 {
+				ppm = t.Flows[f].PacketsPerMessage()
+			}
 			er := EventReport{QP: e.QP, Msg: e.Msg, PSN: e.RelPSN - e.Msg*ppm, RelPSN: e.RelPSN, AbsPSN: uint32(e.PSN),
 				DestQP: e.DestQP, Iter: int(e.Iter), Type: e.Type.String(),
 				DelayNs: e.Params.DelayNs, Overtakers: e.Params.Overtakers, MaxHoldNs: e.Params.MaxHoldNs, Copies: e.Params.Copies}
@@ -609,7 +665,11 @@ func (r *Report) merge(ctx context.Context, run *Run) (*analyzers.Stream, error)
 func mergeAndCheck(ctx context.Context, run *Run, also func(trace.Packet)) (integrity.Verdict, error) {
 	c := integrity.Counters{}
 	if run.Switch != nil {
-		c.SwitchRoCEReceived = integrity.Known(run.Switch.RxRoCE[run.ReqPort] + run.Switch.RxRoCE[run.RspPort])
+		var rx uint64
+		for _, p := range run.HostPorts {
+			rx += run.Switch.RxRoCE[p]
+		}
+		c.SwitchRoCEReceived = integrity.Known(rx)
 		c.SwitchMirrored = integrity.Known(run.Switch.MirrorTotal)
 	}
 	names := make([]string, len(run.DumperFiles))

@@ -6,14 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/netlumina/lumina/analyzers/integrity"
-	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/controlplane"
 	"github.com/netlumina/lumina/dumper"
@@ -47,9 +49,8 @@ type Options struct {
 	// Remote says how to reach the agents of the remote testbed.
 	Remote RemoteOptions
 
-	// wrapBed, if set, wraps the testbed of each attempt (tests hook into
-	// the placement with it).
-	wrapBed func(testbed) testbed
+	// hooks are the test hooks of each attempt's driver.
+	hooks hooks
 }
 
 // RepeatResult is one repeat's outcome.
@@ -84,24 +85,96 @@ func (r *TestResult) OK() bool {
 // ErrTestbed is returned for a testbed this build or machine cannot run.
 var ErrTestbed = errors.New("orchestrator: testbed not available")
 
-// Side names a traffic host.
-type Side string
+// Side names a traffic host in report.json's per-host maps: its name in
+// the test (Requester and Responder in the two-host form).
+type Side = string
 
-// The two traffic hosts.
+// The two-host form's hosts.
 const (
-	Requester Side = "requester"
-	Responder Side = "responder"
+	Requester Side = config.RequesterName
+	Responder Side = config.ResponderName
 )
 
-var sides = [2]Side{Requester, Responder}
-
 // Seeds are every seed a repeat uses, derived from the test's seed and the
-// repeat number; report.json records them.
+// repeat number; report.json records them: {"test", "switch", "requester",
+// "responder"} in the two-host form, {"test", "switch", "hosts": {name:
+// seed}} in the hosts form (whose host names may be any).
 type Seeds struct {
-	Test      uint64 `json:"test"`
-	Switch    uint64 `json:"switch"`    // the switch's mirror source ports
-	Requester uint64 `json:"requester"` // the requester RNIC
-	Responder uint64 `json:"responder"` // the responder RNIC
+	Test   uint64 // the test's
+	Switch uint64 // the switch's mirror source ports
+	// Hosts is each host's RNIC seed, by host name.
+	Hosts map[string]uint64
+}
+
+// twoHostForm reports whether the hosts are the two-host form's.
+func (s Seeds) twoHostForm() bool {
+	for name := range s.Hosts {
+		if name != Requester && name != Responder {
+			return false
+		}
+	}
+	return true
+}
+
+// MarshalJSON writes test, switch, then the hosts' seeds by name in name
+// order: beside them in the two-host form, under "hosts" otherwise.
+func (s Seeds) MarshalJSON() ([]byte, error) {
+	var b []byte
+	b = fmt.Appendf(b, `{"test":%d,"switch":%d`, s.Test, s.Switch)
+	sep := ","
+	if !s.twoHostForm() {
+		b, sep = append(b, `,"hosts":{`...), ""
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
+		k, _ := json.Marshal(name)
+		b = fmt.Appendf(b, "%s%s:%d", sep, k, s.Hosts[name])
+		sep = ","
+	}
+	if !s.twoHostForm() {
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Seeds) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*s = Seeds{Hosts: map[string]uint64{}}
+	for k, v := range m {
+		var err error
+		switch k {
+		case "test":
+			err = json.Unmarshal(v, &s.Test)
+		case "switch":
+			err = json.Unmarshal(v, &s.Switch)
+		case "hosts":
+			err = json.Unmarshal(v, &s.Hosts)
+		default:
+			var seed uint64
+			err = json.Unmarshal(v, &seed)
+			s.Hosts[k] = seed
+		}
+		if err != nil {
+			return fmt.Errorf("seeds.%s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// FlowRun is one flow's traffic as the driver saw it.
+type FlowRun struct {
+	// Name is the flow's name ("traffic" in the two-host form).
+	Name string
+	// Result is its generator's result (nil if it stopped without one).
+	Result *generator.Result
+	// Stopped is why its traffic stopped early; "" if it completed.
+	Stopped string
+	// NICTimerLate is how late its requester's software RNIC ran its
+	// timers during the traffic.
+	NICTimerLate time.Duration
 }
 
 // Run is one repeat as the driver saw it: the resolved test and what each
@@ -113,22 +186,26 @@ type Run struct {
 	Test   *config.Test
 	Repeat int
 	Seeds  Seeds
-	// Personality and IPs of each traffic host.
-	Personality map[Side]softrnic.Personality
-	IPs         map[Side][]netip.Addr
+	// Personality and IPs of each traffic host, by host name.
+	Personality map[string]softrnic.Personality
+	IPs         map[string][]netip.Addr
 	// Intent is what the control plane installs; Limit bounds the traffic
 	// on the testbed's clock.
 	Intent controlplane.Intent
 	Limit  time.Duration
 
 	// Filled by the driver.
-	ReqPort, RspPort uint32 // switch ports of the traffic hosts
-	NICVersions      map[Side]nic.Versions
-	Connections      []generator.Connection
-	Plan             *controlplane.Plan
-	Generator        *generator.Result
-	Stopped          string // why traffic stopped early; "" if it completed
-	// NICTimerLate is how late the requester's software RNIC ran its
+	HostPorts   []uint32 // switch ports of the traffic hosts, t.Hosts order
+	NICVersions map[string]nic.Versions
+	// Connections are every flow's, numbered globally in flow order.
+	Connections []generator.Connection
+	Plan        *controlplane.Plan
+	// Flows is each flow's traffic, t.Flows order; Generator all flows'
+	// results as one (the one flow's in the two-host form).
+	Flows     []FlowRun
+	Generator *generator.Result
+	Stopped   string // why traffic stopped early; "" if it completed
+	// NICTimerLate is how late the requesters' software RNICs ran their
 	// timers during the traffic (real-time testbeds; 0 on sim and with a
 	// hardware RNIC).
 	NICTimerLate time.Duration
@@ -146,7 +223,7 @@ type Run struct {
 	// being the switch's primary controller during the run.
 	TableDiff    []string
 	LostPrimary  []string
-	NICs         map[Side]map[string]uint64
+	NICs         map[string]map[string]uint64
 	Dumpers      []dumper.Report
 	DumperFiles  []string
 	DumperErrors []string
@@ -166,20 +243,103 @@ type Run struct {
 // newRun resolves repeat rep of t.
 func newRun(t *config.Test, rep int) (*Run, error) {
 	r := &Run{Test: t, Repeat: rep,
-		Seeds: Seeds{Test: t.Seed, Switch: seedFor(t, rep, "switch"),
-			Requester: seedFor(t, rep, "requester"), Responder: seedFor(t, rep, "responder")},
-		Personality: map[Side]softrnic.Personality{},
-		IPs:         map[Side][]netip.Addr{Requester: hostIPs(t.Requester, "10.0.0.1"), Responder: hostIPs(t.Responder, "10.0.0.2")},
-		Intent:      controlplane.Intent{Events: t.ExpandEvents(), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort)},
-		Limit:       trafficDeadline(t), NICVersions: map[Side]nic.Versions{}, NICs: map[Side]map[string]uint64{}}
-	for _, s := range sides {
-		p, err := personality(t, r.host(s))
+		Seeds:       Seeds{Test: t.Seed, Switch: seedFor(t, rep, "switch"), Hosts: map[string]uint64{}},
+		Personality: map[string]softrnic.Personality{}, IPs: map[string][]netip.Addr{},
+		Intent: controlplane.Intent{Events: t.ExpandEvents(), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort),
+			ECN: t.Switch.ECN},
+		Limit: trafficDeadline(t), NICVersions: map[string]nic.Versions{}, NICs: map[string]map[string]uint64{}}
+	if t.Switch.ECN != nil && len(t.Hosts) > 0 {
+		// The switch classifies by the first host's DSCP map, as its
+		// software queues do (switchPFC).
+		r.Intent.DSCPToPriority = t.Hosts[0].NIC.DSCPToPriority()
+	}
+	for i, h := range t.Hosts {
+		r.Seeds.Hosts[h.Name] = hostSeed(t, rep, i)
+		r.IPs[h.Name] = hostIPs(h.Host, i)
+		p, err := personality(t, h.Host)
 		if err != nil {
-			return nil, errorf("%s personality: %w", s, err)
+			return nil, errorf("%s personality: %w", h.Name, err)
 		}
-		r.Personality[s] = p
+		r.Personality[h.Name] = p
 	}
 	return r, nil
+}
+
+// mergeFlows sets the run's connections, generator result, Stopped and
+// timer lateness from its flows': the one flow's as they are in the
+// two-host form; every flow's together in the hosts form.
+func (r *Run) mergeFlows() {
+	t := r.Test
+	perFlow := make([][]generator.Connection, len(r.Flows))
+	var stopped []string
+	for f, fr := range r.Flows {
+		r.NICTimerLate = max(r.NICTimerLate, fr.NICTimerLate)
+		if fr.Stopped != "" {
+			if t.HostsForm {
+				stopped = append(stopped, "flow "+fr.Name+": "+fr.Stopped)
+			} else {
+				stopped = append(stopped, fr.Stopped)
+			}
+		}
+		if fr.Result != nil {
+			perFlow[f] = fr.Result.Connections
+		}
+	}
+	r.Stopped = strings.Join(stopped, "; ")
+	if !t.HostsForm {
+		if len(r.Flows) == 1 && r.Flows[0].Result != nil {
+			r.Generator, r.Connections = r.Flows[0].Result, r.Flows[0].Result.Connections
+		}
+		return
+	}
+	r.Connections = globalConns(t, perFlow)
+	r.Generator = combineResults(t, r.Flows, r.Connections)
+}
+
+// combineResults is the flows' results as one: bytes summed over the
+// longest duration, every QP numbered globally, errors naming their flow,
+// the responders verified when every one was; nil when no flow has one.
+func combineResults(t *config.Test, flows []FlowRun, conns []generator.Connection) *generator.Result {
+	var g *generator.Result
+	for f, fr := range flows {
+		res := fr.Result
+		if res == nil {
+			continue
+		}
+		if g == nil {
+			g = &generator.Result{Verb: res.Verb, QPs: []generator.QPResult{}, Responder: &generator.ResponderStats{Verified: true}}
+		}
+		if res.Verb != g.Verb {
+			g.Verb = ""
+		}
+		g.Bytes += res.Bytes
+		g.DurationNs = max(g.DurationNs, res.DurationNs)
+		for _, q := range res.QPs {
+			q.Index += t.QPOffset(f)
+			g.QPs = append(g.QPs, q)
+		}
+		for _, e := range res.Errors {
+			g.Errors = append(g.Errors, "flow "+fr.Name+": "+e)
+		}
+		if rs := res.Responder; rs != nil {
+			g.Responder.RecvCompletions += rs.RecvCompletions
+			g.Responder.RecvErrors += rs.RecvErrors
+			g.Responder.Verified = g.Responder.Verified && rs.Verified
+			for _, q := range rs.BadQPs {
+				g.Responder.BadQPs = append(g.Responder.BadQPs, q+t.QPOffset(f))
+			}
+		} else {
+			g.Responder.Verified = false
+		}
+	}
+	if g == nil {
+		return nil
+	}
+	if g.DurationNs > 0 {
+		g.GoodputGbps = float64(g.Bytes) * 8 / float64(g.DurationNs)
+	}
+	g.Connections = conns
+	return g
 }
 
 // slowdown is how many times slower than the wall clock the testbed's
@@ -213,20 +373,6 @@ func (r *Run) sentUncertaintyNs() int64 {
 // on sim.
 func (r *Run) cnpLatenessNs() int64 {
 	return int64(r.Timing.LateMax) + int64(r.NICRxLate)
-}
-
-func (r *Run) host(s Side) config.Host {
-	if s == Requester {
-		return r.Test.Requester
-	}
-	return r.Test.Responder
-}
-
-func (r *Run) seed(s Side) uint64 {
-	if s == Requester {
-		return r.Seeds.Requester
-	}
-	return r.Seeds.Responder
 }
 
 // RunTest runs every repeat of one loaded test. It does not modify t.
@@ -360,33 +506,17 @@ func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Op
 
 	started := time.Now()
 	run, runErr := newRun(t, rep)
+	var rpt *Report
 	if runErr == nil {
 		var tb testbed
 		if tb, runErr = newTestbed(t, o); runErr == nil {
-			if o.wrapBed != nil {
-				tb = o.wrapBed(tb)
-			}
-			runErr = drive(ctx, tb, run, tmp, progress)
-			tb.close()
+			rpt, runErr = drive(ctx, tb, run, tmp, progress, o.hooks)
 		}
 	}
-	rpt := newReport(t, rep, run)
 	if runErr != nil {
+		rpt = newReport(t, rep, run)
 		rpt.Valid = false
 		rpt.Error = runErr.Error()
-	} else {
-		progress("trace: merge dumper files, integrity check")
-		run.TracePath = filepath.Join(tmp, t.AggregatePcapFilename)
-		stream, err := rpt.merge(ctx, run)
-		if rpt.Valid {
-			progress("analyzers: events applied, checks")
-			if err == nil {
-				err = rpt.analyze(stream, tmp)
-			}
-			if err != nil {
-				rpt.Checks["analyzers"] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
-			}
-		}
 	}
 	if rpt.Valid && !t.KeepDumperFiles && run != nil {
 		for _, p := range run.DumperFiles {
@@ -435,9 +565,9 @@ func runRepeat(ctx context.Context, t *config.Test, rep int, outDir string, o Op
 
 // countersFile is counters.json.
 type countersFile struct {
-	Dumpers []dumper.Report            `json:"dumpers"`
-	NICs    map[Side]map[string]uint64 `json:"nics"`
-	Switch  *controlplane.Counters     `json:"switch"`
+	Dumpers []dumper.Report              `json:"dumpers"`
+	NICs    map[string]map[string]uint64 `json:"nics"`
+	Switch  *controlplane.Counters       `json:"switch"`
 }
 
 func writeJSON(path string, v any) error {

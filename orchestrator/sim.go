@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/internal/memnet"
 	"github.com/netlumina/lumina/orchestrator/agent"
@@ -67,17 +68,28 @@ func (b *simBed) place(ctx context.Context, run *Run, progress func(string)) (*p
 	link := func(name string, gbps float64) (host, sw sim.Port) {
 		return network.NewLink(sim.LinkConfig{Name: name, BandwidthBps: int64(gbps * 1e9)})
 	}
-	pl := &placement{reqPort: portRequester, rspPort: portResponder, reqIface: "eth0", rspIface: "eth0",
-		switchIfaces: map[uint32]string{portRequester: "p1", portResponder: "p2"}, p4rtListen: "p4runtime",
-		rnic: "softrnic", responderListen: "generator:0"}
-	reqHost, reqSw := link(string(Requester), run.Personality[Requester].LineRateGbps)
-	rspHost, rspSw := link(string(Responder), run.Personality[Responder].LineRateGbps)
-	swPorts := map[string]sim.Port{"p1": reqSw, "p2": rspSw}
-	if pl.requester, err = b.start("requester", map[string]sim.Port{"eth0": reqHost}); err != nil {
-		return nil, err
+	pl := &placement{switchIfaces: map[uint32]string{}, p4rtListen: "p4runtime", rnic: "softrnic"}
+	// A sim link and an agent per host: the link named after the host,
+	// the switch's interface p<i+1>.
+	swPorts := map[string]sim.Port{}
+	hostEnds := make([]sim.Port, len(t.Hosts))
+	for i, h := range t.Hosts {
+		host, sw := link(h.Name, run.Personality[h.Name].LineRateGbps)
+		p := "p" + strconv.Itoa(i+1)
+		swPorts[p], hostEnds[i] = sw, host
+		pl.switchIfaces[hostPort(i)] = p
 	}
-	if pl.responder, err = b.start("responder", map[string]sim.Port{"eth0": rspHost}); err != nil {
-		return nil, err
+	for i := range t.Hosts {
+		c, err := b.start(agentName(t, i), map[string]sim.Port{"eth0": hostEnds[i]})
+		if err != nil {
+			return nil, err
+		}
+		pl.hosts = append(pl.hosts, c)
+		pl.hostPorts = append(pl.hostPorts, hostPort(i))
+		pl.hostIfaces = append(pl.hostIfaces, "eth0")
+	}
+	for range t.Flows {
+		pl.responderListen = append(pl.responderListen, "generator:0")
 	}
 	for i, d := range t.Dumpers {
 		host, sw := link(d.Name, 400)
@@ -102,6 +114,16 @@ func (b *simBed) place(ctx context.Context, run *Run, progress func(string)) (*p
 	}
 	pl.intakeAddr = pl.intake.Addr().String()
 	return pl, nil
+}
+
+// agentName names host i's agent (sim) or namespace (netns): the host's
+// name in the two-host form ("requester", "responder"), host-<name> in the
+// hosts form (no host name collides with the switch's or a dumper's).
+func agentName(t *config.Test, i int) string {
+	if !t.HostsForm {
+		return t.Hosts[i].Name
+	}
+	return "host-" + t.Hosts[i].Name
 }
 
 // start starts an agent whose data interfaces are ports and serves its

@@ -19,21 +19,6 @@ import (
 
 type installHook func(ctx context.Context, cp *controlplane.Switch, addr string, dial []grpc.DialOption, p *controlplane.Plan) error
 
-// hookBed is a testbed whose placement runs hook once the plan is
-// installed, before traffic.
-type hookBed struct {
-	testbed
-	hook func(ctx context.Context, cp *controlplane.Switch, addr string, dial []grpc.DialOption, p *controlplane.Plan)
-}
-
-func (b hookBed) place(ctx context.Context, run *Run, progress func(string)) (*placement, error) {
-	pl, err := b.testbed.place(ctx, run, progress)
-	if pl != nil {
-		pl.onInstalled = b.hook
-	}
-	return pl, err
-}
-
 func beBytes(v uint64, n int) []byte {
 	b := make([]byte, n)
 	for i := n - 1; i >= 0; i-- {
@@ -67,12 +52,10 @@ func runHooked(t *testing.T, hook installHook) (*Report, map[string]json.RawMess
 	}
 	o := Options{OutDir: t.TempDir(), RetriesSet: true, Testbed: "sim"}
 	if hook != nil {
-		o.wrapBed = func(tb testbed) testbed {
-			return hookBed{tb, func(ctx context.Context, cp *controlplane.Switch, addr string, dial []grpc.DialOption, p *controlplane.Plan) {
-				if err := hook(ctx, cp, addr, dial, p); err != nil {
-					t.Errorf("hook: %v", err)
-				}
-			}}
+		o.hooks.installed = func(ctx context.Context, cp *controlplane.Switch, addr string, dial []grpc.DialOption, p *controlplane.Plan) {
+			if err := hook(ctx, cp, addr, dial, p); err != nil {
+				t.Errorf("hook: %v", err)
+			}
 		}
 	}
 	res := RunTest(context.Background(), tc, o)

@@ -82,8 +82,8 @@ func TestExamples(t *testing.T) {
 			if rep.Generator == nil || rep.Generator.GoodputGbps <= 0 || !rep.Generator.Verified {
 				t.Errorf("generator %+v", rep.Generator)
 			}
-			if len(rep.Connections) != tc.Traffic.NumQPs {
-				t.Errorf("%d connections, want %d", len(rep.Connections), tc.Traffic.NumQPs)
+			if want := tc.QPOffset(len(tc.Flows)); len(rep.Connections) != want { // every flow's
+				t.Errorf("%d connections, want %d", len(rep.Connections), want)
 			}
 			if len(rep.Events) != len(tc.ExpandEvents()) {
 				t.Errorf("%d events in the report, %d expanded", len(rep.Events), len(tc.ExpandEvents()))

@@ -187,7 +187,7 @@ func TestReportSeeds(t *testing.T) {
 		if rep.Seeds == nil {
 			t.Fatal("no seeds in report.json")
 		}
-		s := seeds{rep.Seeds.Test, rep.Seeds.Switch, rep.Seeds.Requester, rep.Seeds.Responder}
+		s := seeds{rep.Seeds.Test, rep.Seeds.Switch, rep.Seeds.Hosts["requester"], rep.Seeds.Hosts["responder"]}
 		if s.Test != seed || raw.Seed != seed {
 			t.Errorf("seeds.test %d, seed %d; want %d", s.Test, raw.Seed, seed)
 		}
