@@ -350,7 +350,9 @@ func (t *Test) QPOffset(f int) int {
 // switch.ecn; absent: off): DCQCN's switch side. A packet of an
 // ECN-capable transport on one of Priorities joining an egress queue
 // holding d bytes is marked CE with probability 0 for d ≤ KminKB KiB,
-// Pmax × (d − Kmin)/(Kmax − Kmin) between, and 1 above KmaxKB.
+// Pmax × (d − Kmin)/(Kmax − Kmin) between, and 1 above KmaxKB. The
+// switch runs it as lumina.p4's Egress.ecn_red entries
+// (controlplane.ECNRed: cells, a power-of-two slope; docs/tofino.md).
 type ECN struct {
 	// Priorities are the marked priorities (0..7). YAML key priorities;
 	// required.

@@ -271,7 +271,7 @@ func be(v uint64, n int) []byte {
 
 // Updates renders the plan as P4Runtime updates, in installation order:
 // clone sessions and mirror config first, then forwarding, connections and
-// their registers, events last.
+// their registers, ECN marking by depth (ecn_red), events last.
 func (s *Switch) Updates(p *Plan) ([]*p4v1.Update, error) {
 	c := s.c
 	var ups []*p4v1.Update
@@ -325,6 +325,14 @@ func (s *Switch) Updates(p *Plan) ([]*p4v1.Update, error) {
 			"ig_intr_md.ingress_port": exact(u16(uint64(ce.Port))), "hdr.bth.dest_qp": exact(be(uint64(ce.DestQP), 3))},
 			c.NewTableActionDirect(act, paramBytes(params)), nil))
 	}
+	if len(p.ECNRed) > 0 && s.info != nil && !hasTable(s.info, "Egress.ecn_red") {
+		return nil, errors.New("controlplane: switch.ecn needs Egress.ecn_red, which the pushed P4Info lacks (a lumina.p4 built before issue #30?)")
+	}
+	for _, e := range p.ECNRed {
+		act, params := e.Action()
+		ins(c.NewTableEntry("Egress.ecn_red", map[string]client.MatchInterface{"hdr.ipv4.dscp": exact([]byte{e.DSCP})},
+			c.NewTableActionDirect(act, paramBytes(params)), nil))
+	}
 	for _, e := range p.Events {
 		act, params := e.Action()
 		if act == "" {
@@ -361,10 +369,15 @@ func (s *Switch) write(ctx context.Context, ups []*p4v1.Update) error {
 }
 
 // Cleanup deletes every table entry and clone session and zeroes the
-// counters. Deleting what is not there is not an error: it is idempotent.
+// counters (Egress.ecn_red's entries only when the pushed P4Info has the
+// table). Deleting what is not there is not an error: it is idempotent.
 func (s *Switch) Cleanup(ctx context.Context) error {
 	var ups []*p4v1.Update
-	for _, t := range []string{"Ingress.event_table", "Ingress.conn_lookup", "Ingress.mirror_select", "Ingress.l2_forward", "Ingress.arp_proxy"} {
+	tables := []string{"Ingress.event_table", "Ingress.conn_lookup", "Ingress.mirror_select", "Ingress.l2_forward", "Ingress.arp_proxy"}
+	if info := s.info; info == nil || hasTable(info, "Egress.ecn_red") {
+		tables = append(tables, "Egress.ecn_red")
+	}
+	for _, t := range tables {
 		es, err := s.c.ReadTableEntryWildcard(ctx, t)
 		if err != nil {
 			return fmt.Errorf("controlplane: reading %s: %w", t, err)
@@ -391,6 +404,12 @@ func (s *Switch) Cleanup(ctx context.Context) error {
 			CounterId: id, Data: &p4v1.CounterData{}}}}})
 	}
 	return s.write(ctx, ups)
+}
+
+// hasTable reports whether info has the table.
+func hasTable(info *p4configv1.P4Info, name string) bool {
+	_, err := tableID(info, name)
+	return err == nil
 }
 
 func (s *Switch) readAll(ctx context.Context, q *p4v1.Entity) ([]*p4v1.Entity, error) {

@@ -164,7 +164,9 @@ func (s *Switch) LostPrimary() []string {
 // CheckInstalled reads back every table lumina installed — forwarding
 // (l2_forward), ARP (arp_proxy), mirroring (mirror_select, the default
 // entries of wrr_config and Egress.mirror_rewrite, the clone sessions),
-// connections (conn_lookup) and events (event_table) — and returns how they
+// connections (conn_lookup), events (event_table) and ECN marking by queue
+// depth (Egress.ecn_red, when the pushed P4Info has it: a pipeline built
+// before it cannot hold a plan with entries there) — and returns how they
 // differ from the plan, each difference naming its table: entries the plan
 // does not have, entries it has that are missing, and entries whose action
 // differs, sorted per table; nil if the switch holds exactly the plan.
@@ -178,13 +180,22 @@ func (s *Switch) CheckInstalled(ctx context.Context, p *Plan) ([]string, error) 
 		}
 	}
 	var diffs []string
-	for _, tc := range []struct {
+	tables := []struct {
 		table string
 		want  map[string]string
 	}{
 		{"Ingress.l2_forward", planForward(p)}, {"Ingress.arp_proxy", planARP(p)}, {"Ingress.mirror_select", planWRR(p)},
 		{"Ingress.conn_lookup", planConns(p)}, {"Ingress.event_table", planEvents(p)},
-	} {
+	}
+	if hasTable(info, "Egress.ecn_red") {
+		tables = append(tables, struct {
+			table string
+			want  map[string]string
+		}{"Egress.ecn_red", planECNRed(p)})
+	} else if len(p.ECNRed) > 0 {
+		diffs = append(diffs, fmt.Sprintf("Egress.ecn_red: the pipeline's P4Info has no such table, the plan has %d entries", len(p.ECNRed)))
+	}
+	for _, tc := range tables {
 		es, err := s.c.ReadTableEntryWildcard(ctx, tc.table)
 		if err != nil {
 			return nil, fmt.Errorf("controlplane: reading %s back: %w", tc.table, err)

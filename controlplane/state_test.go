@@ -25,6 +25,15 @@ import (
 // lumina connected as primary and a plan installed.
 func stateRig(t *testing.T) (addr string, cp *controlplane.Switch, plan *controlplane.Plan) {
 	t.Helper()
+	return stateRigWith(t, controlplane.Intent{Events: []config.ExpandedEvent{
+		{QP: 0, Msg: 0, PSN: 1, RelPSN: 1, Iter: 1, Type: config.EventDrop},
+		{QP: 0, Msg: 0, PSN: 2, RelPSN: 2, Iter: 1, Type: config.EventECN},
+	}})
+}
+
+// stateRigWith is stateRig with the plan of intent in.
+func stateRigWith(t *testing.T, in controlplane.Intent) (addr string, cp *controlplane.Switch, plan *controlplane.Plan) {
+	t.Helper()
 	g := grpc.NewServer(injector.ServerOption())
 	injector.NewServer(injector.New(sim.NewEventLoop(), injector.Config{}), 0).Register(g)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -42,10 +51,6 @@ func stateRig(t *testing.T) (addr string, cp *controlplane.Switch, plan *control
 	if err := cp.SetPipeline(ctx, nil, 1); err != nil {
 		t.Fatal(err)
 	}
-	in := controlplane.Intent{Events: []config.ExpandedEvent{
-		{QP: 0, Msg: 0, PSN: 1, RelPSN: 1, Iter: 1, Type: config.EventDrop},
-		{QP: 0, Msg: 0, PSN: 2, RelPSN: 2, Iter: 1, Type: config.EventECN},
-	}}
 	plan, err = controlplane.Translate(in, conn(generator.VerbWrite, 0x111, 100, 0x222, 200), controlplane.Ports{
 		Hosts: []controlplane.Host{{Name: "requester", Port: 1, MAC: reqMAC, IPs: []netip.Addr{reqIP}},
 			{Name: "responder", Port: 2, MAC: rspMAC, IPs: []netip.Addr{rspIP}}},
@@ -241,5 +246,56 @@ func TestCheckInstalledAllTables(t *testing.T) {
 	}
 	if strings.Join(d, "\n") != strings.Join(want, "\n") {
 		t.Errorf("differences:\n%s\nwant:\n%s", strings.Join(d, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCheckInstalledECNRed: a plan with switch.ecn installs its ecn_red
+// entries on the software target, which reads them back equal to the
+// plan; an entry changed, one deleted and one added are each reported;
+// Cleanup removes them all.
+func TestCheckInstalledECNRed(t *testing.T) {
+	in := controlplane.Intent{ECN: &config.ECN{Priorities: []int{3}, KminKB: 100, KmaxKB: 400, Pmax: 0.2},
+		DSCPToPriority: (&config.NIC{}).DSCPToPriority()}
+	_, cp, plan := stateRigWith(t, in)
+	ctx := context.Background()
+	if len(plan.ECNRed) != 8 {
+		t.Fatalf("plan.ECNRed = %v, want 8 entries (DSCP 24..31)", plan.ECNRed)
+	}
+	if d, err := cp.CheckInstalled(ctx, plan); err != nil || len(d) != 0 {
+		t.Fatalf("CheckInstalled after Install = %q, %v; want no differences", d, err)
+	}
+	c := cp.Client()
+	red := func(dscp byte, kmin, kmax, mask uint64) *p4v1.TableEntry {
+		return c.NewTableEntry("Egress.ecn_red", map[string]client.MatchInterface{"hdr.ipv4.dscp": &client.ExactMatch{Value: []byte{dscp}}},
+			c.NewTableActionDirect("Egress.set_red", [][]byte{{byte(kmin >> 16), byte(kmin >> 8), byte(kmin)},
+				{byte(kmax >> 16), byte(kmax >> 8), byte(kmax)}, {byte(mask >> 24), byte(mask >> 16), byte(mask >> 8), byte(mask)}}), nil)
+	}
+	if err := c.ModifyTableEntry(ctx, red(24, 1280, 5120, 0x7fff)); err != nil {
+		t.Fatal(err)
+	}
+	gone := c.NewTableEntry("Egress.ecn_red", map[string]client.MatchInterface{"hdr.ipv4.dscp": &client.ExactMatch{Value: []byte{31}}}, nil, nil)
+	if err := c.DeleteTableEntry(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.InsertTableEntry(ctx, red(0, 1, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	d, err := cp.CheckInstalled(ctx, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Egress.ecn_red: entry not in the plan: hdr.ipv4.dscp=0 → Egress.set_red(1, 2, 3)",
+		"Egress.ecn_red: hdr.ipv4.dscp=24 → Egress.set_red(1280, 5120, 32767), the plan has Egress.set_red(1280, 5120, 16383)",
+		"Egress.ecn_red: planned entry missing: hdr.ipv4.dscp=31 → Egress.set_red(1280, 5120, 16383)",
+	}
+	if strings.Join(d, "\n") != strings.Join(want, "\n") {
+		t.Errorf("differences:\n%s\nwant:\n%s", strings.Join(d, "\n"), strings.Join(want, "\n"))
+	}
+	if err := cp.Cleanup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if es, err := c.ReadTableEntryWildcard(ctx, "Egress.ecn_red"); err != nil || len(es) != 0 {
+		t.Errorf("ecn_red after Cleanup: %d entries, %v; want none", len(es), err)
 	}
 }

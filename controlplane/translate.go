@@ -62,6 +62,18 @@ type Intent struct {
 	IterScope config.IterScope
 	// MirrorPort is the UDP destination port of mirror copies. Default 9741.
 	MirrorPort uint16
+	// ECN is the switch's marking by egress queue depth (switch.ecn; nil:
+	// off). It becomes the plan's Egress.ecn_red entries (ECNRed): one per
+	// DSCP that DSCPToPriority puts on one of ECN.Priorities.
+	ECN *config.ECN
+	// DSCPToPriority is the switch's DSCP → priority map, the one its
+	// queues classify by (the orchestrator's: the first host's NIC map,
+	// config.NIC.DSCPToPriority, as the software switch's PFCConfig). Only
+	// read with ECN.
+	DSCPToPriority [64]uint8
+	// CellBytes is the switch's queue cell size in bytes, the unit of
+	// ecn_red's thresholds. Default DefaultCellBytes (Tofino 1).
+	CellBytes int
 }
 
 // Plan is the complete switch state for one test: every table entry,
@@ -79,6 +91,9 @@ type Plan struct {
 	// CountPorts are the ports whose counters the test reads: the hosts'
 	// in hosts order, then the dumpers'.
 	CountPorts []uint32
+	// ECNRed are Egress.ecn_red's entries, in DSCP order (none without
+	// Intent.ECN).
+	ECNRed []ECNRedEntry
 }
 
 // ForwardEntry: l2_forward dst MAC → port.
@@ -347,6 +362,7 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 	for _, s := range slots {
 		p.WRR = append(p.WRR, uint32(s+1))
 	}
+	p.ECNRed = ECNRed(in.ECN, in.DSCPToPriority, in.CellBytes)
 	return p, nil
 }
 

@@ -97,14 +97,16 @@
 //     roce.DepthCode (MirrorMeta.QDepth): a held packet's when it is
 //     released, a duplicate's copy after the original joined; 0 for a
 //     dropped packet and for every copy when the model is off.
-//   - ECN by queue depth (Config.ECN, ECNConfig): RED on that depth for
-//     ECT RoCE packets of the configured priorities, marked CE before the
-//     copy is made, with event none. ECN turns the queue model on even
-//     without PFC (the zero PFCConfig); a PFCConfig with no lossless
-//     priority is the queue model without PFC (the orchestrator's choice
-//     for more than two hosts). lumina.p4 does the same in egress on
-//     enq_qdepth (its Egress.ecn_red table); the Go target takes the
-//     thresholds from Config.ECN and ignores that table's entries.
+//   - ECN by queue depth (ecn.go): RED as lumina.p4's egress runs it, from
+//     the installed Egress.ecn_red entries (DSCP → set_red(kmin_cells,
+//     kmax_cells, rand_mask), which the control plane writes from
+//     switch.ecn) on the queue's depth in cells (⌈len/Config.CellBytes⌉
+//     per queued frame, as enq_qdepth) for ECT RoCE packets, marked CE
+//     before the copy is made, with event none. The entries are the only
+//     source of the thresholds; without the queue model (Config.PFC nil)
+//     nothing is marked. A PFCConfig with no lossless priority is the
+//     queue model without PFC (the orchestrator's choice for switch.ecn
+//     and for more than two hosts).
 //
 // Bounds: mirror copies and ARP replies bypass the queues (a dumper
 // port's link queues them); there is no shared buffer pool (each (port,

@@ -2,37 +2,41 @@ package injector
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"math/rand/v2"
 
 	"github.com/netlumina/lumina/roce"
 )
 
-// ECNConfig turns on ECN marking by egress queue depth (Config.ECN): RED
-// as DCQCN's switch side runs it (Zhu et al., "Congestion Control for
-// Large-Scale RDMA Deployments", SIGCOMM 2015, §3.1 and Fig. 5): an ECT(0)
-// or ECT(1) RoCE packet that joins an egress queue of one of Priorities
-// holding d bytes before it (the instantaneous depth, as Tofino's
-// enq_qdepth) is marked CE with probability
+// ECN marking by queue depth is lumina.p4's RED in egress, driven by the
+// entries of its Egress.ecn_red table, the one source of its thresholds
+// (the control plane writes them from switch.ecn: controlplane.ECNRed).
+// With the queue model on (Config.PFC), an ECT(0) or ECT(1) RoCE packet
+// whose IPv4 DSCP hits an entry set_red(kmin_cells, kmax_cells,
+// rand_mask) and that joins an egress queue holding q cells before it
+// (each queued frame takes ⌈len/Config.CellBytes⌉ cells, as Tofino's
+// enq_qdepth counts them; q saturates at 2^19 − 1) is marked CE
 //
-//	0                              d ≤ KminBytes
-//	Pmax·(d−KminBytes)/(KmaxBytes−KminBytes)   KminBytes < d ≤ KmaxBytes
-//	1                              d > KmaxBytes
+//	never                                       q ≤ kmin_cells
+//	when (r & rand_mask) < q − kmin_cells       kmin_cells < q ≤ kmax_cells
+//	always                                      q > kmax_cells
 //
-// drawn from a random stream seeded by Config.Seed (drawn only when the
-// probability is strictly between 0 and 1, so a run with every queue below
-// KminBytes draws nothing). A mark by depth is no injected event: the
-// packet's mirror copy has event none and CE in its ECN bits. Not-ECT
-// packets and packets already CE are left alone.
-type ECNConfig struct {
-	// Priorities is the bitmap of priorities marked (bit n: priority n).
-	Priorities uint8
-	// KminBytes and KmaxBytes are RED's thresholds, bytes; KmaxBytes >
-	// KminBytes >= 0 (agent.ECNFromProto checks it; a KmaxBytes not above
-	// KminBytes marks every packet above KminBytes).
-	KminBytes, KmaxBytes int64
-	// Pmax is the marking probability at KmaxBytes, 0..1.
-	Pmax float64
-}
+// r a draw from a random stream seeded by Config.Seed (see mark), drawn only
+// between the thresholds (so a run with every queue below kmin draws
+// nothing): probability min(1, (q − kmin_cells)/(rand_mask + 1)), the
+// RED of DCQCN's switch side (Zhu et al., "Congestion Control for
+// Large-Scale RDMA Deployments", SIGCOMM 2015, §3.1 and Fig. 5) with its
+// slope pmax/(kmax − kmin) rounded to a power of two as lumina.p4 must
+// (controlplane.ECNRed; docs/pfc.md, docs/fidelity.md). A mark by depth
+// is no injected event: the packet's mirror copy has event none and CE in
+// its ECN bits. Not-ECT packets and packets already CE are left alone.
+
+// DefaultCellBytes is Config.CellBytes's default: a Tofino 1 queue cell
+// (lumina.p4's LUMINA_CELL_BYTES).
+const DefaultCellBytes = 80
+
+// maxQDepthCells is the largest depth enq_qdepth (19 bits) reports.
+const maxQDepthCells = 1<<19 - 1
 
 // ecnSeedStream is the PCG stream of the ECN draws (the mirror source
 // ports use another stream of the same seed, so marks do not shift them).
@@ -40,45 +44,53 @@ const ecnSeedStream = 0xEC4
 
 // ecnState is the ECN marker's state. Guarded by Switch.mu.
 type ecnState struct {
-	cfg ECNConfig
 	rng *rand.Rand
 }
 
-func newECN(c *ECNConfig, seed uint64) *ecnState {
-	return &ecnState{cfg: *c, rng: rand.New(rand.NewPCG(seed, ecnSeedStream))}
+func newECN(seed uint64) *ecnState {
+	return &ecnState{rng: rand.New(rand.NewPCG(seed, ecnSeedStream))}
 }
 
-// probability returns the RED marking probability at depth d.
-func (e *ecnState) probability(d int64) float64 {
-	c := &e.cfg
+// mark decides whether a packet joining a queue of q cells is marked by
+// the entry set_red(kmin, kmax, mask).
+func (e *ecnState) mark(q, kmin, kmax, mask uint64) bool {
 	switch {
-	case d <= c.KminBytes:
-		return 0
-	case d > c.KmaxBytes:
-		return 1
+	case q <= kmin:
+		return false
+	case q > kmax:
+		return true
 	}
-	return c.Pmax * float64(d-c.KminBytes) / float64(c.KmaxBytes-c.KminBytes)
+	// The random number is bits.Len32(mask) bits of the stream's next
+	// 64-bit output, from the top of the 53 low bits rand.Float64 uses,
+	// masked. For the masks the control plane writes (2^k − 1) the
+	// decision is then exactly rand.Float64() < (q − kmin)/2^k on the
+	// same output: a probability that is a multiple of 2^−k draws as an
+	// exact RED comparing a float would.
+	r := e.rng.Uint64() << 11 >> (64 - bits.Len32(uint32(mask)))
+	return r&mask < q-kmin
 }
 
-// mark decides whether a packet joining a queue of d bytes is marked.
-func (e *ecnState) mark(d int64) bool {
-	switch p := e.probability(d); {
-	case p <= 0:
-		return false
-	case p >= 1:
-		return true
-	default:
-		return e.rng.Float64() < p
+// red returns the installed ecn_red entry of dscp: set_red's kmin_cells,
+// kmax_cells and rand_mask, and whether there is one.
+func (s *Switch) red(dscp uint8) (kmin, kmax, mask uint64, ok bool) {
+	if s.t.red == nil {
+		return 0, 0, 0, false
 	}
+	e, hit := s.t.red.hit([4]uint64{uint64(dscp)})
+	if !hit || e.action != s.a.setRed {
+		return 0, 0, 0, false
+	}
+	return e.params[0], e.params[1], e.params[2], true
 }
 
 // admit is the egress admission of a RoCE packet (an IPv4 frame with a
-// 20-byte header, untagged or with one VLAN tag, as receive parses it) about to be forwarded to port
-// egress: it returns the depth in bytes of the (egress, priority) queue the
-// packet will join, measured before it joins (0 without the queue model, for
-// an unknown port, or when forward is false), and marks the frame CE by
-// that depth when ECN is on for its priority. It is called before the
-// packet is mirrored, so the copy carries the depth and the mark.
+// 20-byte header, untagged or with one VLAN tag, as receive parses it)
+// about to be forwarded to port egress: it returns the depth in bytes of
+// the (egress, priority) queue the packet will join, measured before it
+// joins (0 without the queue model, for an unknown port, or when forward
+// is false), and marks the frame CE by that queue's depth in cells when
+// its DSCP has an ecn_red entry. It is called before the packet is
+// mirrored, so the copy carries the depth and the mark.
 func (s *Switch) admit(egress uint32, forward bool, frame []byte) int64 {
 	st := s.pfc
 	if !forward || st == nil {
@@ -88,22 +100,17 @@ func (s *Switch) admit(egress uint32, forward bool, frame []byte) int64 {
 	if pp == nil {
 		return 0
 	}
-	prio := st.classify(frame)
-	d := int64(pp.q[prio].bytes)
-	e := st.ecn
-	if e == nil || e.cfg.Priorities&(1<<prio) == 0 {
-		return d
-	}
+	q := &pp.q[st.classify(frame)]
 	l3 := roce.EthernetLen
 	if binary.BigEndian.Uint16(frame[12:]) == roce.EtherTypeVLAN {
 		l3 += roce.VLANTagLen
 	}
 	if tos := frame[l3+1]; tos&3 == 1 || tos&3 == 2 { // ECT(1), ECT(0)
-		if e.mark(d) {
+		if kmin, kmax, mask, ok := s.red(tos >> 2); ok && st.ecn.mark(uint64(min(q.cells, maxQDepthCells)), kmin, kmax, mask) {
 			frame[l3+1] = tos | 3
 			fixIPv4(frame[l3 : l3+roce.IPv4MinLen])
 			s.stats.ECNMarked++
 		}
 	}
-	return d
+	return int64(q.bytes)
 }

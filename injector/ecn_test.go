@@ -3,6 +3,7 @@ package injector_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/netip"
 	"strings"
 	"testing"
@@ -163,37 +164,77 @@ func TestQueueDepthHeldPacket(t *testing.T) {
 }
 
 // ecnRig is a switch whose responder queue of priority 3 is paused, so
-// that each frame from the requester joins it 1250 bytes deeper than the
-// one before, with ECN on priority 3.
-func ecnRig(t *testing.T, ecn injector.ECNConfig, pfc *injector.PFCConfig) *pfcRig {
-	r := newRig(t, injector.Config{Seed: 1, PFC: pfc, ECN: &ecn})
+// that each 1250-byte frame from the requester joins it 16 cells (80
+// bytes each) deeper than the one before.
+func ecnRig(t *testing.T, pfc *injector.PFCConfig) *pfcRig {
+	r := newRig(t, injector.Config{Seed: 1, PFC: pfc})
 	r.rsp.deliver(100, pfcFrame(pfcRspMAC, 3, 0xFFFF))
 	return r
 }
 
-// TestECNMarkByDepth: RED with kmin 2500, kmax 7500, pmax 0.5 on priority
-// 3. Frames joining at 0, 1250 and 2500 bytes (≤ kmin) are never marked,
-// those above kmax always, those between with probability 0.5·(d−2500)/5000
+// redEntry installs Egress.ecn_red dscp → set_red(kmin, kmax, mask).
+func (r *pfcRig) redEntry(dscp byte, kmin, kmax, mask uint32) {
+	r.t.Helper()
+	p := func(id uint32, v uint32, n int) *p4v1.Action_Param {
+		b := make([]byte, n)
+		for i := n - 1; i >= 0; i-- {
+			b[i], v = byte(v), v>>8
+		}
+		return &p4v1.Action_Param{ParamId: id, Value: b}
+	}
+	te := &p4v1.TableEntry{TableId: 0x02000008,
+		Match: []*p4v1.FieldMatch{{FieldId: 1, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: []byte{dscp}}}}},
+		Action: &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: &p4v1.Action{ActionId: 0x0100000f,
+			Params: []*p4v1.Action_Param{p(1, kmin, 3), p(2, kmax, 3), p(3, mask, 4)}}}}}
+	if err := r.c.write(p4v1.WriteRequest_CONTINUE_ON_ERROR, &p4v1.Update{Type: p4v1.Update_INSERT,
+		Entity: &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: te}}}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// floatMarks is how many of n draws of the ECN stream of seed 1 are below
+// p as rand.Float64 draws them: the decisions of a RED that computes its
+// probability exactly (the software switch before #30's control-plane
+// entries), for comparison.
+func floatMarks(n int, p float64) int {
+	rng := rand.New(rand.NewPCG(1, 0xEC4))
+	m := 0
+	for range n {
+		if rng.Float64() < p {
+			m++
+		}
+	}
+	return m
+}
+
+// TestECNMarkByDepth: the ecn_red entry of DSCP 26 set_red(32, 96, 127),
+// what the control plane writes for kmin 2560 B, kmax 7680 B, pmax 0.5.
+// Frames joining at 0, 16 and 32 cells (≤ kmin) are never marked, those
+// above 96 cells always, those between with probability (q − 32)/128
 // drawn from the seed's stream (the exact decisions for seed 1 are
-// asserted); non-ECT frames are never marked and CE frames stay CE; a
-// priority not in the mask is never marked. A mark sets CE, keeps event
-// none, and the forwarded frame's IPv4 checksum and ICRC stay valid.
+// asserted: the same as an exact RED with kmin 2500 B, kmax 7500 B, pmax
+// 0.5 on the same bytes, whose probabilities 0.125..0.5 are these); non-ECT
+// frames are never marked and CE frames stay CE; a DSCP without an entry
+// is never marked. A mark sets CE, keeps event none, and the forwarded
+// frame's IPv4 checksum and ICRC stay valid.
 func TestECNMarkByDepth(t *testing.T) {
 	ecns := []uint8{ect0, ect0, ect0, ect1, ect0, ect1, ect0, ect0, ect0, notECT, ce, ect1, notECT}
-	r := ecnRig(t, injector.ECNConfig{Priorities: 1 << 3, KminBytes: 2500, KmaxBytes: 7500, Pmax: 0.5}, pfcTestConfig())
+	r := ecnRig(t, pfcTestConfig())
+	r.redEntry(dscpRoCE, 32, 96, 127)
 	for i, e := range ecns {
 		r.req.deliver(int64(1000+10*i), sizedFrame(t, roce.PSN(i), 1250, dscpRoCE, e))
 	}
-	r.req.deliver(2000, sizedFrame(t, 99, 1250, 0, ect0)) // priority 0: not marked
+	r.req.deliver(2000, sizedFrame(t, 99, 1250, 0, ect0)) // DSCP 0, no entry: not marked
 	r.rsp.deliver(10_000, pfcFrame(pfcRspMAC, 3, 0))      // XON: the queue drains
 	r.loop.RunUntil(100_000)
 	var got []string
 	for _, c := range r.roceCopies() {
 		got = append(got, fmt.Sprintf("%d:%d:%d:%v", c.psn, c.depth, c.ecn, c.ev))
 	}
-	// Frame i joins at 1250·i bytes (the copy says it rounded down to its
-	// DepthCode). 3750: p 0.125, marked for seed 1; 5000: p 0.25, not;
-	// 6250: p 0.375, not; 7500: p 0.5, marked; 8750 and above: always.
+	// Frame i joins at 1250·i bytes, 16·i cells (the copy says the bytes
+	// rounded down to their DepthCode). 48 cells: p 0.125, marked for
+	// seed 1; 64: p 0.25, not; 80: p 0.375, not; 96: p 0.5, marked; 112
+	// and above: always.
 	var want []string
 	for i, e := range []uint8{ect0, ect0, ect0, ce, ect0, ect1, ce, ce, ce, notECT, ce, ce, notECT} {
 		want = append(want, fmt.Sprintf("%d:%d:%d:none", i, roce.EncodeDepth(int64(i)*1250).Bytes(), e))
@@ -219,17 +260,22 @@ func TestECNMarkByDepth(t *testing.T) {
 	}
 }
 
-// TestECNMarkProbability: a queue held at a constant depth halfway between
-// kmin and kmax (the responder paused, the ingress accounting full, so
-// every further frame is mirrored at that depth and then dropped) marks
-// with probability pmax/2 = 0.1: over 20,000 frames the count is within 5σ
-// of the binomial mean, and, the draws being the seed's, exactly the count
-// seed 1 gives.
+// TestECNMarkProbability: a queue held at a constant depth (the responder
+// paused, the ingress accounting full, so every further frame is mirrored
+// at that depth and then dropped) of 176 cells, halfway between the
+// entry's kmin 160 and kmax 192 cells with mask 127 (the control plane's
+// entry for 12800 B, 15360 B, pmax 0.25), marks with probability
+// 16/128 = 0.125: over 20,000 frames the count is within 5σ of the
+// binomial mean and, the draws being the seed's, exactly the count seed 1
+// gives, the same as rand.Float64() < 0.125 on the same stream. (An exact
+// probability such as 0.1 has no entry: lumina.p4's probabilities are
+// multiples of 1/(rand_mask + 1), a power of two.)
 func TestECNMarkProbability(t *testing.T) {
 	pfc := pfcTestConfig()
 	pfc.XOFFBytes, pfc.HeadroomBytes = 3750, 10000 // 11 frames of 1250 bytes, then drops
-	const depth = 11 * 1250
-	r := ecnRig(t, injector.ECNConfig{Priorities: 1 << 3, KminBytes: depth - 5000, KmaxBytes: depth + 5000, Pmax: 0.2}, pfc)
+	const depth = 11 * 1250                        // 176 cells
+	r := ecnRig(t, pfc)
+	r.redEntry(dscpRoCE, 160, 192, 127)
 	for i := range 11 { // the fill: not ECT, never marked
 		r.req.deliver(1000, sizedFrame(t, roce.PSN(i), 1250, dscpRoCE, notECT))
 	}
@@ -253,24 +299,27 @@ func TestECNMarkProbability(t *testing.T) {
 			marked++
 		}
 	}
-	p := 0.2 * 5000 / 10000
+	p := 16.0 / 128
 	mean, sigma := n*p, math.Sqrt(n*p*(1-p))
 	if math.Abs(float64(marked)-mean) > 5*sigma {
 		t.Errorf("%d of %d marked at p %.2f, want %.0f ± %.0f (5σ)", marked, n, p, mean, 5*sigma)
 	}
-	if marked != 1988 {
-		t.Errorf("%d of %d marked, want 1988 (seed 1's draws)", marked, n)
+	if want := floatMarks(n, p); marked != want || marked != 2497 {
+		t.Errorf("%d of %d marked, want 2497 (seed 1's draws; rand.Float64() < %v: %d)", marked, n, p, want)
 	}
 	if c := r.sw.PFCCounters()[reqPort][3]; c.LosslessDrops != n {
 		t.Errorf("LosslessDrops = %d, want %d (the queue stayed at %d bytes)", c.LosslessDrops, n, depth)
 	}
 }
 
-// TestECNWithoutPFC: ECN alone turns the queue model on (every priority
-// lossy, all traffic priority 0): frames queue behind the link's pace and
-// copies carry their depth; a frame above kmax is marked.
+// TestECNWithoutPFC: the queue model without PFC (the zero PFCConfig:
+// every priority lossy, all traffic priority 0), as the orchestrator runs
+// it for switch.ecn alone: frames queue behind the link's pace, copies
+// carry their depth, and the ecn_red entry set_red(12, 25, 15) (kmin 1000
+// B, kmax 2000 B, pmax 1) marks by the depth in cells.
 func TestECNWithoutPFC(t *testing.T) {
-	r := newRig(t, injector.Config{Seed: 1, ECN: &injector.ECNConfig{Priorities: 1, KminBytes: 1000, KmaxBytes: 2000, Pmax: 1}})
+	r := newRig(t, injector.Config{Seed: 1, PFC: &injector.PFCConfig{}})
+	r.redEntry(dscpRoCE, 12, 25, 15)
 	for i := range 4 {
 		r.req.deliver(1000, sizedFrame(t, roce.PSN(i), 1250, dscpRoCE, ect0))
 	}
@@ -280,7 +329,8 @@ func TestECNWithoutPFC(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d:%d:%d", c.psn, c.depth, c.ecn))
 	}
 	// The first frame starts at once; each next one joins behind the ones
-	// not yet started: 0, 0, 1250 (p 0.25, marked for seed 1), 2500 (1).
+	// not yet started: 0, 0, 16 cells (p 4/16, marked for seed 1), 32
+	// cells (above 25: always).
 	if want := "0:0:2 1:0:2 2:1248:3 3:2496:3"; strings.Join(got, " ") != want {
 		t.Errorf("copies (psn:depth:ecn) = %s, want %s", strings.Join(got, " "), want)
 	}
@@ -295,7 +345,8 @@ func TestECNWithoutPFC(t *testing.T) {
 func TestECNDuplicateCopies(t *testing.T) {
 	pfc := pfcTestConfig()
 	pfc.XOFFBytes, pfc.HeadroomBytes = 1<<20, 1<<20 // no drops
-	r := ecnRig(t, injector.ECNConfig{Priorities: 1 << 3, KminBytes: 0, KmaxBytes: 100_000, Pmax: 1}, pfc)
+	r := ecnRig(t, pfc)
+	r.redEntry(dscpRoCE, 128, 1250, 1023) // kmin 10 KiB, kmax 100,000 B, pmax 1
 	r.trackConn()
 	r.eventEntry(40, 0x0100000e, &p4v1.Action_Param{ParamId: 1, Value: []byte{3}}) // duplicate_event(3)
 	for i := range 41 {
@@ -311,8 +362,9 @@ func TestECNDuplicateCopies(t *testing.T) {
 	for _, c := range cs[40:] {
 		got = append(got, fmt.Sprintf("%d:%v:%d:%d", c.psn, c.ev, c.depth, c.ecn))
 	}
-	// 50,000, 51,250, 52,500, 53,750 bytes (p 0.5, 0.5125, 0.525, 0.5375):
-	// the original is marked, the first copy is not (seed 1).
+	// 50,000, 51,250, 52,500, 53,750 bytes; 640, 656, 672, 688 cells
+	// (p 512/1024, 528/1024, 544/1024, 560/1024): the original is marked,
+	// the first copy is not (seed 1).
 	want := "40:none:49664:3 40:duplicate:51200:2 40:duplicate:52224:3 40:duplicate:53248:3"
 	if strings.Join(got, " ") != want {
 		t.Errorf("copies (psn:event:depth:ecn) = %s, want %s", strings.Join(got, " "), want)

@@ -210,12 +210,13 @@ type pfcState struct {
 	watchdog             bool
 	detection, restoring int64 // ns
 
-	ecn      *ecnState // nil: no marking by depth (Config.ECN)
-	ports    map[uint32]*pfcPort
-	seq      uint64 // enqueue order across queues
-	log      []PFCEvent
-	triggers []PauseInjection
-	parsed   roce.MACControlFrame
+	ecn       *ecnState // marking by depth (Egress.ecn_red, ecn.go)
+	cellBytes int       // Config.CellBytes
+	ports     map[uint32]*pfcPort
+	seq       uint64 // enqueue order across queues
+	log       []PFCEvent
+	triggers  []PauseInjection
+	parsed    roce.MACControlFrame
 }
 
 // pfcPort is one switch port's PFC state.
@@ -251,6 +252,10 @@ type egressQueue struct {
 	items []queuedFrame
 	head  int
 	bytes int
+	// cells is the queue's depth in buffer cells (each frame takes
+	// ⌈len/cellBytes⌉, as in Tofino's traffic manager): the depth RED
+	// compares with Egress.ecn_red's thresholds (ecn.go).
+	cells int
 
 	// Received pauses: [pauseFrom, pauseUntil) is the current or last
 	// pause, pauseNs the earlier ones.
@@ -309,6 +314,9 @@ func newPFC(c *PFCConfig) *pfcState {
 	}
 	return st
 }
+
+// cellsOf is the buffer cells frame takes.
+func (st *pfcState) cellsOf(frame []byte) int { return (len(frame) + st.cellBytes - 1) / st.cellBytes }
 
 func (st *pfcState) isLossless(prio int) bool { return st.lossless&(1<<prio) != 0 }
 
@@ -471,6 +479,7 @@ func (s *Switch) pfcStorm(pp *pfcPort, p int) {
 		q.items[q.head] = queuedFrame{}
 		q.head++
 		q.bytes -= len(it.frame)
+		q.cells -= s.pfc.cellsOf(it.frame)
 		pp.ctr[p].WatchdogDrops++
 		s.pfcReleaseIngress(it, p)
 	}
@@ -545,6 +554,7 @@ func (s *Switch) pfcEnqueue(in, out uint32, frame []byte, isRoCE bool) bool {
 	}
 	q.items = append(q.items, queuedFrame{frame: append([]byte(nil), frame...), in: in, isRoCE: isRoCE, seq: st.seq})
 	q.bytes += len(frame)
+	q.cells += st.cellsOf(frame)
 	s.pfcService(pp)
 	return true
 }
@@ -656,6 +666,7 @@ func (s *Switch) pfcService(pp *pfcPort) {
 	q.items[q.head] = queuedFrame{}
 	q.head++
 	q.bytes -= len(it.frame)
+	q.cells -= s.pfc.cellsOf(it.frame)
 	pp.busyUntil = now + int64(sim.SerializationDelay(sim.LinkConfig{BandwidthBps: pp.bps}, len(it.frame)))
 	s.pfcArmKick(pp, now)
 	if it.isRoCE && s.c.tx != nil {

@@ -37,10 +37,10 @@ type Switch struct {
 	undo *undoLog
 
 	// Resolved for the fast path when a pipeline is set.
-	t struct{ l2, arp, conn, event, wrrCfg, mirSel, mirRw *table }
+	t struct{ l2, arp, conn, event, wrrCfg, mirSel, mirRw, red *table }
 	a struct {
 		noAction, forward, dropFrame, arpReply, setConn, dropEvent, markECN, corrupt, setWRR, setMirror, rewrite uint32
-		delayEvent, reorderEvent, duplicateEvent                                                                 uint32
+		delayEvent, reorderEvent, duplicateEvent, setRed                                                         uint32
 	}
 	r struct{ expected, iter, wrrIdx, seqLo, seqHi []uint64 }
 	c struct{ rx, drops, mirrored, tx []counterCell }
@@ -113,25 +113,23 @@ type Config struct {
 	// tail-drop at LossyQueueBytes.
 	PFC *PFCConfig
 
-	// ECN, if set, marks ECT packets CE by the depth of the egress queue
-	// they join (RED, see ECNConfig). It needs the queue model: with PFC
-	// nil, the zero PFCConfig's (every priority lossy, all traffic
-	// priority 0, 100 Gb/s ports). Default nil: no marking by depth.
-	ECN *ECNConfig
+	// CellBytes is the size of the queue model's buffer cells, in which
+	// ECN marking by queue depth (Egress.ecn_red, ecn.go) measures a
+	// queue. Default DefaultCellBytes.
+	CellBytes int
 }
 
 // New creates a switch with no ports and no pipeline.
 func New(loop sim.Loop, cfg Config) *Switch {
 	s := &Switch{loop: loop, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5357)), ports: map[uint32]sim.Port{},
 		scratch: make([]byte, 0, 9216+64)}
-	switch {
-	case cfg.PFC != nil:
+	if cfg.PFC != nil {
 		s.pfc = newPFC(cfg.PFC)
-	case cfg.ECN != nil:
-		s.pfc = newPFC(&PFCConfig{})
-	}
-	if cfg.ECN != nil {
-		s.pfc.ecn = newECN(cfg.ECN, cfg.Seed)
+		s.pfc.ecn = newECN(cfg.Seed)
+		s.pfc.cellBytes = cfg.CellBytes
+		if s.pfc.cellBytes <= 0 {
+			s.pfc.cellBytes = DefaultCellBytes
+		}
 	}
 	return s
 }
@@ -193,11 +191,11 @@ func (s *Switch) install(sch *schema, cookie uint64, devCfg []byte) {
 	s.clones = map[uint32]*cloneSession{}
 	tb := func(n string) *table { return s.tables[sch.byName[n]] }
 	s.t.l2, s.t.arp, s.t.conn, s.t.event = tb("Ingress.l2_forward"), tb("Ingress.arp_proxy"), tb("Ingress.conn_lookup"), tb("Ingress.event_table")
-	s.t.wrrCfg, s.t.mirSel, s.t.mirRw = tb("Ingress.wrr_config"), tb("Ingress.mirror_select"), tb("Egress.mirror_rewrite")
+	s.t.wrrCfg, s.t.mirSel, s.t.mirRw, s.t.red = tb("Ingress.wrr_config"), tb("Ingress.mirror_select"), tb("Egress.mirror_rewrite"), tb("Egress.ecn_red")
 	a := func(n string) uint32 { return sch.byName[n] }
 	s.a.noAction, s.a.forward, s.a.dropFrame, s.a.arpReply = a("NoAction"), a("Ingress.forward"), a("Ingress.drop_frame"), a("Ingress.arp_reply")
 	s.a.setConn, s.a.dropEvent, s.a.markECN, s.a.corrupt = a("Ingress.set_conn"), a("Ingress.drop_event"), a("Ingress.mark_ecn"), a("Ingress.corrupt")
-	s.a.setWRR, s.a.setMirror, s.a.rewrite = a("Ingress.set_wrr_size"), a("Ingress.set_mirror"), a("Egress.rewrite_mirror")
+	s.a.setWRR, s.a.setMirror, s.a.rewrite, s.a.setRed = a("Ingress.set_wrr_size"), a("Ingress.set_mirror"), a("Egress.rewrite_mirror"), a("Egress.set_red")
 	s.a.delayEvent, s.a.reorderEvent, s.a.duplicateEvent = a("Ingress.delay_event"), a("Ingress.reorder_event"), a("Ingress.duplicate_event")
 	s.reorders = map[uint64]*overtakes{}
 	r := func(n string) []uint64 { return s.regs[sch.byName[n]] }

@@ -189,7 +189,6 @@ func (d *driver) startSwitch(ctx context.Context) error {
 		d.progress("injector: start the software switch, serve P4Runtime")
 		ir, err := luminav1.NewInjectorClient(pl.injector).Start(ctx, &luminav1.InjectorStartRequest{
 			Ports: pl.switchIfaces, P4RuntimeAddr: pl.p4rtListen, Seed: run.Seeds.Switch, Pfc: agent.SwitchPFCToProto(run.switchPFC(pl)),
-			Ecn:      agent.SwitchECNToProto(run.switchECN()),
 			Slowdown: uint32(run.slowdown())})
 		if err != nil {
 			return fmt.Errorf("injector: %w", err)

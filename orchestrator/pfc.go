@@ -26,25 +26,12 @@ func (r *Run) pfcOn() bool {
 
 // queuesOn reports whether the software switch runs its egress queue
 // model (injector.PFCConfig) without PFC: for ECN by queue depth
-// (switch.ecn), and with more than two hosts, whose traffic shares the
+// (switch.ecn: the control plane's Egress.ecn_red entries mark by the
+// model's depth), and with more than two hosts, whose traffic shares the
 // switch's egress queues (lossy priorities tail-drop at
 // injector.LossyQueueBytes).
 func (r *Run) queuesOn() bool {
 	return r.Test.Switch.ECN != nil || len(r.Test.Hosts) > 2
-}
-
-// switchECN is the software switch's ECN marking by queue depth (nil: off),
-// from switch.ecn (thresholds in KiB).
-func (r *Run) switchECN() *injector.ECNConfig {
-	e := r.Test.Switch.ECN
-	if e == nil {
-		return nil
-	}
-	c := &injector.ECNConfig{KminBytes: int64(e.KminKB) << 10, KmaxBytes: int64(e.KmaxKB) << 10, Pmax: e.Pmax}
-	for _, p := range e.Priorities {
-		c.Priorities |= 1 << p
-	}
-	return c
 }
 
 // nicPFC is host i's software-RNIC PFC configuration (nil: off).

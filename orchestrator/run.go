@@ -245,8 +245,14 @@ func newRun(t *config.Test, rep int) (*Run, error) {
 	r := &Run{Test: t, Repeat: rep,
 		Seeds:       Seeds{Test: t.Seed, Switch: seedFor(t, rep, "switch"), Hosts: map[string]uint64{}},
 		Personality: map[string]softrnic.Personality{}, IPs: map[string][]netip.Addr{},
-		Intent: controlplane.Intent{Events: t.ExpandEvents(), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort)},
-		Limit:  trafficDeadline(t), NICVersions: map[string]nic.Versions{}, NICs: map[string]map[string]uint64{}}
+		Intent: controlplane.Intent{Events: t.ExpandEvents(), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort),
+			ECN: t.Switch.ECN},
+		Limit: trafficDeadline(t), NICVersions: map[string]nic.Versions{}, NICs: map[string]map[string]uint64{}}
+	if t.Switch.ECN != nil && len(t.Hosts) > 0 {
+		// The switch classifies by the first host's DSCP map, as its
+		// software queues do (switchPFC).
+		r.Intent.DSCPToPriority = t.Hosts[0].NIC.DSCPToPriority()
+	}
 	for i, h := range t.Hosts {
 		r.Seeds.Hosts[h.Name] = hostSeed(t, rep, i)
 		r.IPs[h.Name] = hostIPs(h.Host, i)

@@ -22,7 +22,8 @@
  * the copy shows the mark. A dropped packet is mirrored from ingress, with
  * depth 0. Mirror sessions must therefore be configured for both
  * directions. The software target (injector.(*Switch).admit) measures the
- * same depth in bytes; here it is cells × LUMINA_CELL_BYTES.
+ * same depth in bytes for the copy and in cells for RED; here it is
+ * cells × LUMINA_CELL_BYTES.
  *
  * Events beyond loss (docs/tofino.md, "Events beyond loss"): delay and
  * reorder hold a packet by recirculating it through the pipe's
@@ -694,8 +695,9 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
      * random number masked by rand_mask is below d − kmin_cells: probability
      * (d − kmin)/(rand_mask + 1). The control plane sets rand_mask + 1 to
      * the power of two nearest (kmax − kmin)/pmax, so that the probability
-     * at kmax is pmax within that rounding (no division at line rate; the
-     * software target computes pmax·(d − kmin)/(kmax − kmin) exactly). */
+     * at kmax is pmax within that rounding (no division at line rate;
+     * controlplane.ECNRed). The software target marks from the same
+     * entries on its queue's depth in cells (injector, ecn.go). */
     bit<19> red_kmin;
     bit<19> red_kmax;
     bit<32> red_mask;

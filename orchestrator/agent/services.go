@@ -605,12 +605,6 @@ func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.Inj
 		}
 		cfg.PFC = pc
 	}
-	ec, err := SwitchECNFromProto(req.GetEcn())
-	if err != nil {
-		release()
-		return nil, badRequest("%v", err)
-	}
-	cfg.ECN = ec
 	exec(func() { sw = injector.New(loop, cfg) })
 	closers := []func(){release}
 	cleanup := func() {

@@ -959,42 +959,6 @@ func SwitchPFCFromProto(m *luminav1.SwitchPFC) (*injector.PFCConfig, error) {
 	return c, nil
 }
 
-// SwitchECNToProto encodes c (nil: nil).
-func SwitchECNToProto(c *injector.ECNConfig) *luminav1.SwitchECN {
-	if c == nil {
-		return nil
-	}
-	return &luminav1.SwitchECN{Priorities: uint32(c.Priorities), KminBytes: c.KminBytes, KmaxBytes: c.KmaxBytes, Pmax: c.Pmax}
-}
-
-// SwitchECNFromProto decodes m (nil: nil): the priorities an 8-bit bitmap,
-// 0 <= kmin_bytes < kmax_bytes, pmax in 0..1. Errors are WireErrors naming
-// the field.
-func SwitchECNFromProto(m *luminav1.SwitchECN) (*injector.ECNConfig, error) {
-	if m == nil {
-		return nil, nil
-	}
-	var d decoder
-	c := &injector.ECNConfig{KminBytes: m.GetKminBytes(), KmaxBytes: m.GetKmaxBytes(), Pmax: m.GetPmax()}
-	if v := m.GetPriorities(); v > 0xFF {
-		d.failf("SwitchECN.priorities", "%#x is not an 8-bit bitmap", v)
-	}
-	c.Priorities = uint8(m.GetPriorities())
-	switch {
-	case c.KminBytes < 0:
-		d.failf("SwitchECN.kmin_bytes", "%d is negative", c.KminBytes)
-	case c.KmaxBytes <= c.KminBytes:
-		d.failf("SwitchECN.kmax_bytes", "%d is not above kmin_bytes %d", c.KmaxBytes, c.KminBytes)
-	}
-	if !(c.Pmax >= 0 && c.Pmax <= 1) { // NaN too
-		d.failf("SwitchECN.pmax", "%v is not in 0..1", c.Pmax)
-	}
-	if d.err != nil {
-		return nil, d.err
-	}
-	return c, nil
-}
-
 // PauseInjectionToProto encodes p.
 func PauseInjectionToProto(p injector.PauseInjection) *luminav1.PauseInjection {
 	m := &luminav1.PauseInjection{Port: p.Port, Priority: uint32(p.Priority), Quanta: uint32(p.Quanta),

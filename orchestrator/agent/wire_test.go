@@ -2,8 +2,6 @@ package agent
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -405,17 +403,6 @@ func TestWireRejects(t *testing.T) {
 			return err
 		}
 	}
-	ecn := func(edit func(*luminav1.SwitchECN)) func() error {
-		return func() error {
-			m := SwitchECNToProto(fullECN())
-			edit(m)
-			c, err := SwitchECNFromProto(m)
-			if c != nil {
-				return fmt.Errorf("SwitchECNFromProto returned %+v with %v", c, err)
-			}
-			return err
-		}
-	}
 	personality := func(doc string) func(*luminav1.RNICConfig) {
 		return func(m *luminav1.RNICConfig) { m.PersonalityYaml = []byte(doc) }
 	}
@@ -491,14 +478,6 @@ func TestWireRejects(t *testing.T) {
 		{"endpoint EUI-64", "Endpoint.mac", endpoint(func(m *luminav1.Endpoint) { m.Mac = "02:00:00:00:00:00:00:01" })},
 		{"endpoint no MAC", "Endpoint.mac", endpoint(func(m *luminav1.Endpoint) { m.Mac = "" })},
 
-		{"ECN priorities overflow", "SwitchECN.priorities", ecn(func(m *luminav1.SwitchECN) { m.Priorities = 0x100 })},
-		{"ECN negative kmin", "SwitchECN.kmin_bytes", ecn(func(m *luminav1.SwitchECN) { m.KminBytes = -1 })},
-		{"ECN kmax at kmin", "SwitchECN.kmax_bytes", ecn(func(m *luminav1.SwitchECN) { m.KmaxBytes = m.KminBytes })},
-		{"ECN kmax below kmin", "SwitchECN.kmax_bytes", ecn(func(m *luminav1.SwitchECN) { m.KmaxBytes = 1 })},
-		{"ECN pmax above 1", "SwitchECN.pmax", ecn(func(m *luminav1.SwitchECN) { m.Pmax = 1.5 })},
-		{"ECN pmax negative", "SwitchECN.pmax", ecn(func(m *luminav1.SwitchECN) { m.Pmax = -0.1 })},
-		{"ECN pmax NaN", "SwitchECN.pmax", ecn(func(m *luminav1.SwitchECN) { m.Pmax = math.NaN() })},
-
 		{"nil InjectorTimingResponse", "InjectorTimingResponse", func() error { _, err := InjectorTimingFromProto(nil); return err }},
 		{"clamp overflow", "InjectorTimingResponse.clamp_max_ns", func() error {
 			_, err := InjectorTimingFromProto(&luminav1.InjectorTimingResponse{ClampMaxNs: 1 << 63})
@@ -546,22 +525,6 @@ func TestWirePersonalityErrorWrapsCause(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), ": :") {
 		t.Errorf("%q: stray separator", err)
-	}
-}
-
-func fullECN() *injector.ECNConfig {
-	return &injector.ECNConfig{Priorities: 0x88, KminBytes: 100 << 10, KmaxBytes: 400 << 10, Pmax: 0.2}
-}
-
-// TestWireSwitchECNRoundTrip: every field of the ECN config crosses the
-// wire; nil stays nil (ECN off).
-func TestWireSwitchECNRoundTrip(t *testing.T) {
-	roundTrip(t, fullECN(), fullECN(), SwitchECNToProto, SwitchECNFromProto)
-	if m := SwitchECNToProto(nil); m != nil {
-		t.Errorf("SwitchECNToProto(nil) = %v, want nil", m)
-	}
-	if c, err := SwitchECNFromProto(nil); c != nil || err != nil {
-		t.Errorf("SwitchECNFromProto(nil) = %v, %v; want nil, nil", c, err)
 	}
 }
 

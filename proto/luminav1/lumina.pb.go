@@ -2666,16 +2666,14 @@ type InjectorStartRequest struct {
 	// The switch's RNG seed (injector.Config.Seed), chosen and recorded by
 	// the orchestrator so a run can be reproduced.
 	Seed uint64 `protobuf:"varint,3,opt,name=seed,proto3" json:"seed,omitempty"`
-	// PFC on the switch (injector.PFCConfig); absent: PFC off.
+	// PFC on the switch (injector.PFCConfig), which is also its egress
+	// queue model; absent: neither. The queue model without PFC (lossy
+	// queues only, as for switch.ecn or more than two hosts) is a pfc with
+	// lossless 0.
 	Pfc *SwitchPFC `protobuf:"bytes,4,opt,name=pfc,proto3" json:"pfc,omitempty"`
 	// The switch's loop runs this many times slower than the wall clock
 	// (StartNICRequest.slowdown).
-	Slowdown uint32 `protobuf:"varint,5,opt,name=slowdown,proto3" json:"slowdown,omitempty"`
-	// ECN marking by egress queue depth (injector.ECNConfig); absent: off.
-	// It turns the egress queue model on; with pfc absent, the queues are
-	// those of an all-zero SwitchPFC. The queue model without PFC (lossy
-	// queues only) is a pfc with lossless 0.
-	Ecn           *SwitchECN `protobuf:"bytes,6,opt,name=ecn,proto3" json:"ecn,omitempty"`
+	Slowdown      uint32 `protobuf:"varint,5,opt,name=slowdown,proto3" json:"slowdown,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2745,85 +2743,6 @@ func (x *InjectorStartRequest) GetSlowdown() uint32 {
 	return 0
 }
 
-func (x *InjectorStartRequest) GetEcn() *SwitchECN {
-	if x != nil {
-		return x.Ecn
-	}
-	return nil
-}
-
-// SwitchECN is an injector.ECNConfig: RED on the egress queue depth.
-type SwitchECN struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Bitmap of the priorities marked (bit n: priority n), 8 bits.
-	Priorities uint32 `protobuf:"varint,1,opt,name=priorities,proto3" json:"priorities,omitempty"`
-	// Thresholds in bytes: 0 <= kmin_bytes < kmax_bytes.
-	KminBytes int64 `protobuf:"varint,2,opt,name=kmin_bytes,json=kminBytes,proto3" json:"kmin_bytes,omitempty"`
-	KmaxBytes int64 `protobuf:"varint,3,opt,name=kmax_bytes,json=kmaxBytes,proto3" json:"kmax_bytes,omitempty"`
-	// Marking probability at kmax_bytes, 0..1.
-	Pmax          float64 `protobuf:"fixed64,4,opt,name=pmax,proto3" json:"pmax,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *SwitchECN) Reset() {
-	*x = SwitchECN{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *SwitchECN) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*SwitchECN) ProtoMessage() {}
-
-func (x *SwitchECN) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SwitchECN.ProtoReflect.Descriptor instead.
-func (*SwitchECN) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{35}
-}
-
-func (x *SwitchECN) GetPriorities() uint32 {
-	if x != nil {
-		return x.Priorities
-	}
-	return 0
-}
-
-func (x *SwitchECN) GetKminBytes() int64 {
-	if x != nil {
-		return x.KminBytes
-	}
-	return 0
-}
-
-func (x *SwitchECN) GetKmaxBytes() int64 {
-	if x != nil {
-		return x.KmaxBytes
-	}
-	return 0
-}
-
-func (x *SwitchECN) GetPmax() float64 {
-	if x != nil {
-		return x.Pmax
-	}
-	return 0
-}
-
 // SwitchPFC is an injector.PFCConfig.
 type SwitchPFC struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -2845,7 +2764,7 @@ type SwitchPFC struct {
 
 func (x *SwitchPFC) Reset() {
 	*x = SwitchPFC{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2857,7 +2776,7 @@ func (x *SwitchPFC) String() string {
 func (*SwitchPFC) ProtoMessage() {}
 
 func (x *SwitchPFC) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2870,7 +2789,7 @@ func (x *SwitchPFC) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SwitchPFC.ProtoReflect.Descriptor instead.
 func (*SwitchPFC) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{36}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SwitchPFC) GetLossless() uint32 {
@@ -2952,7 +2871,7 @@ type SchedulePausesRequest struct {
 
 func (x *SchedulePausesRequest) Reset() {
 	*x = SchedulePausesRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2964,7 +2883,7 @@ func (x *SchedulePausesRequest) String() string {
 func (*SchedulePausesRequest) ProtoMessage() {}
 
 func (x *SchedulePausesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2977,7 +2896,7 @@ func (x *SchedulePausesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchedulePausesRequest.ProtoReflect.Descriptor instead.
 func (*SchedulePausesRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{37}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SchedulePausesRequest) GetPauses() []*PauseInjection {
@@ -3008,7 +2927,7 @@ type PauseInjection struct {
 
 func (x *PauseInjection) Reset() {
 	*x = PauseInjection{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3020,7 +2939,7 @@ func (x *PauseInjection) String() string {
 func (*PauseInjection) ProtoMessage() {}
 
 func (x *PauseInjection) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3033,7 +2952,7 @@ func (x *PauseInjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseInjection.ProtoReflect.Descriptor instead.
 func (*PauseInjection) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{38}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PauseInjection) GetPort() uint32 {
@@ -3121,7 +3040,7 @@ type SchedulePausesResponse struct {
 
 func (x *SchedulePausesResponse) Reset() {
 	*x = SchedulePausesResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3133,7 +3052,7 @@ func (x *SchedulePausesResponse) String() string {
 func (*SchedulePausesResponse) ProtoMessage() {}
 
 func (x *SchedulePausesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3146,7 +3065,7 @@ func (x *SchedulePausesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchedulePausesResponse.ProtoReflect.Descriptor instead.
 func (*SchedulePausesResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{39}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{38}
 }
 
 type InjectorPFCRequest struct {
@@ -3157,7 +3076,7 @@ type InjectorPFCRequest struct {
 
 func (x *InjectorPFCRequest) Reset() {
 	*x = InjectorPFCRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3169,7 +3088,7 @@ func (x *InjectorPFCRequest) String() string {
 func (*InjectorPFCRequest) ProtoMessage() {}
 
 func (x *InjectorPFCRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3182,7 +3101,7 @@ func (x *InjectorPFCRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorPFCRequest.ProtoReflect.Descriptor instead.
 func (*InjectorPFCRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{40}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{39}
 }
 
 type InjectorPFCResponse struct {
@@ -3195,7 +3114,7 @@ type InjectorPFCResponse struct {
 
 func (x *InjectorPFCResponse) Reset() {
 	*x = InjectorPFCResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3207,7 +3126,7 @@ func (x *InjectorPFCResponse) String() string {
 func (*InjectorPFCResponse) ProtoMessage() {}
 
 func (x *InjectorPFCResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3220,7 +3139,7 @@ func (x *InjectorPFCResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorPFCResponse.ProtoReflect.Descriptor instead.
 func (*InjectorPFCResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{41}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *InjectorPFCResponse) GetPorts() []*PortPFC {
@@ -3258,7 +3177,7 @@ type PortPFC struct {
 
 func (x *PortPFC) Reset() {
 	*x = PortPFC{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3270,7 +3189,7 @@ func (x *PortPFC) String() string {
 func (*PortPFC) ProtoMessage() {}
 
 func (x *PortPFC) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3283,7 +3202,7 @@ func (x *PortPFC) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortPFC.ProtoReflect.Descriptor instead.
 func (*PortPFC) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{42}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PortPFC) GetPort() uint32 {
@@ -3383,7 +3302,7 @@ type PFCLogEvent struct {
 
 func (x *PFCLogEvent) Reset() {
 	*x = PFCLogEvent{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3395,7 +3314,7 @@ func (x *PFCLogEvent) String() string {
 func (*PFCLogEvent) ProtoMessage() {}
 
 func (x *PFCLogEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3408,7 +3327,7 @@ func (x *PFCLogEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PFCLogEvent.ProtoReflect.Descriptor instead.
 func (*PFCLogEvent) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{43}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PFCLogEvent) GetAtNs() int64 {
@@ -3448,7 +3367,7 @@ type InjectorStartResponse struct {
 
 func (x *InjectorStartResponse) Reset() {
 	*x = InjectorStartResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3460,7 +3379,7 @@ func (x *InjectorStartResponse) String() string {
 func (*InjectorStartResponse) ProtoMessage() {}
 
 func (x *InjectorStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3473,7 +3392,7 @@ func (x *InjectorStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorStartResponse.ProtoReflect.Descriptor instead.
 func (*InjectorStartResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{44}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *InjectorStartResponse) GetP4RuntimeAddr() string {
@@ -3491,7 +3410,7 @@ type InjectorTimingRequest struct {
 
 func (x *InjectorTimingRequest) Reset() {
 	*x = InjectorTimingRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3503,7 +3422,7 @@ func (x *InjectorTimingRequest) String() string {
 func (*InjectorTimingRequest) ProtoMessage() {}
 
 func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3516,7 +3435,7 @@ func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorTimingRequest.ProtoReflect.Descriptor instead.
 func (*InjectorTimingRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{45}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{44}
 }
 
 // InjectorTimingResponse is an injector.Timing: how the switch's mirror
@@ -3554,7 +3473,7 @@ type InjectorTimingResponse struct {
 
 func (x *InjectorTimingResponse) Reset() {
 	*x = InjectorTimingResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[46]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3566,7 +3485,7 @@ func (x *InjectorTimingResponse) String() string {
 func (*InjectorTimingResponse) ProtoMessage() {}
 
 func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[46]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3579,7 +3498,7 @@ func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorTimingResponse.ProtoReflect.Descriptor instead.
 func (*InjectorTimingResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{46}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *InjectorTimingResponse) GetFrames() uint64 {
@@ -3851,27 +3770,17 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x0eInstallRequest\x127\n" +
 	"\vconnections\x18\x02 \x03(\v2\x15.lumina.v1.ConnectionR\vconnections\x12\x12\n" +
 	"\x04flow\x18\x03 \x01(\rR\x04flowJ\x04\b\x01\x10\x02\"\x11\n" +
-	"\x0fInstallResponse\"\xb9\x02\n" +
+	"\x0fInstallResponse\"\x9c\x02\n" +
 	"\x14InjectorStartRequest\x12@\n" +
 	"\x05ports\x18\x01 \x03(\v2*.lumina.v1.InjectorStartRequest.PortsEntryR\x05ports\x12%\n" +
 	"\x0ep4runtime_addr\x18\x02 \x01(\tR\rp4runtimeAddr\x12\x12\n" +
 	"\x04seed\x18\x03 \x01(\x04R\x04seed\x12&\n" +
 	"\x03pfc\x18\x04 \x01(\v2\x14.lumina.v1.SwitchPFCR\x03pfc\x12\x1a\n" +
-	"\bslowdown\x18\x05 \x01(\rR\bslowdown\x12&\n" +
-	"\x03ecn\x18\x06 \x01(\v2\x14.lumina.v1.SwitchECNR\x03ecn\x1a8\n" +
+	"\bslowdown\x18\x05 \x01(\rR\bslowdown\x1a8\n" +
 	"\n" +
 	"PortsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\rR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"}\n" +
-	"\tSwitchECN\x12\x1e\n" +
-	"\n" +
-	"priorities\x18\x01 \x01(\rR\n" +
-	"priorities\x12\x1d\n" +
-	"\n" +
-	"kmin_bytes\x18\x02 \x01(\x03R\tkminBytes\x12\x1d\n" +
-	"\n" +
-	"kmax_bytes\x18\x03 \x01(\x03R\tkmaxBytes\x12\x12\n" +
-	"\x04pmax\x18\x04 \x01(\x01R\x04pmax\"\xc8\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x06\x10\aR\x03ecn\"\xc8\x03\n" +
 	"\tSwitchPFC\x12\x1a\n" +
 	"\blossless\x18\x01 \x01(\rR\blossless\x12(\n" +
 	"\x10dscp_to_priority\x18\x02 \x01(\fR\x0edscpToPriority\x12<\n" +
@@ -3984,7 +3893,7 @@ func file_lumina_v1_lumina_proto_rawDescGZIP() []byte {
 }
 
 var file_lumina_v1_lumina_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_lumina_v1_lumina_proto_goTypes = []any{
 	(NICVendor)(0),                 // 0: lumina.v1.NICVendor
 	(CNPScope)(0),                  // 1: lumina.v1.CNPScope
@@ -4023,24 +3932,23 @@ var file_lumina_v1_lumina_proto_goTypes = []any{
 	(*InstallRequest)(nil),         // 34: lumina.v1.InstallRequest
 	(*InstallResponse)(nil),        // 35: lumina.v1.InstallResponse
 	(*InjectorStartRequest)(nil),   // 36: lumina.v1.InjectorStartRequest
-	(*SwitchECN)(nil),              // 37: lumina.v1.SwitchECN
-	(*SwitchPFC)(nil),              // 38: lumina.v1.SwitchPFC
-	(*SchedulePausesRequest)(nil),  // 39: lumina.v1.SchedulePausesRequest
-	(*PauseInjection)(nil),         // 40: lumina.v1.PauseInjection
-	(*SchedulePausesResponse)(nil), // 41: lumina.v1.SchedulePausesResponse
-	(*InjectorPFCRequest)(nil),     // 42: lumina.v1.InjectorPFCRequest
-	(*InjectorPFCResponse)(nil),    // 43: lumina.v1.InjectorPFCResponse
-	(*PortPFC)(nil),                // 44: lumina.v1.PortPFC
-	(*PFCLogEvent)(nil),            // 45: lumina.v1.PFCLogEvent
-	(*InjectorStartResponse)(nil),  // 46: lumina.v1.InjectorStartResponse
-	(*InjectorTimingRequest)(nil),  // 47: lumina.v1.InjectorTimingRequest
-	(*InjectorTimingResponse)(nil), // 48: lumina.v1.InjectorTimingResponse
-	nil,                            // 49: lumina.v1.NICParams.Dscp2prioEntry
-	nil,                            // 50: lumina.v1.Result.CountersEntry
-	nil,                            // 51: lumina.v1.ResponderStats.CountersEntry
-	nil,                            // 52: lumina.v1.CountersResponse.CountersEntry
-	nil,                            // 53: lumina.v1.InjectorStartRequest.PortsEntry
-	nil,                            // 54: lumina.v1.SwitchPFC.PortBpsEntry
+	(*SwitchPFC)(nil),              // 37: lumina.v1.SwitchPFC
+	(*SchedulePausesRequest)(nil),  // 38: lumina.v1.SchedulePausesRequest
+	(*PauseInjection)(nil),         // 39: lumina.v1.PauseInjection
+	(*SchedulePausesResponse)(nil), // 40: lumina.v1.SchedulePausesResponse
+	(*InjectorPFCRequest)(nil),     // 41: lumina.v1.InjectorPFCRequest
+	(*InjectorPFCResponse)(nil),    // 42: lumina.v1.InjectorPFCResponse
+	(*PortPFC)(nil),                // 43: lumina.v1.PortPFC
+	(*PFCLogEvent)(nil),            // 44: lumina.v1.PFCLogEvent
+	(*InjectorStartResponse)(nil),  // 45: lumina.v1.InjectorStartResponse
+	(*InjectorTimingRequest)(nil),  // 46: lumina.v1.InjectorTimingRequest
+	(*InjectorTimingResponse)(nil), // 47: lumina.v1.InjectorTimingResponse
+	nil,                            // 48: lumina.v1.NICParams.Dscp2prioEntry
+	nil,                            // 49: lumina.v1.Result.CountersEntry
+	nil,                            // 50: lumina.v1.ResponderStats.CountersEntry
+	nil,                            // 51: lumina.v1.CountersResponse.CountersEntry
+	nil,                            // 52: lumina.v1.InjectorStartRequest.PortsEntry
+	nil,                            // 53: lumina.v1.SwitchPFC.PortBpsEntry
 }
 var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	6,  // 0: lumina.v1.DumperStartRequest.config:type_name -> lumina.v1.DumperConfig
@@ -4053,7 +3961,7 @@ var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	18, // 7: lumina.v1.NICSpec.configure:type_name -> lumina.v1.NICParams
 	20, // 8: lumina.v1.NICSpec.rnic:type_name -> lumina.v1.RNICConfig
 	0,  // 9: lumina.v1.NICDevice.vendor:type_name -> lumina.v1.NICVendor
-	49, // 10: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
+	48, // 10: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
 	1,  // 11: lumina.v1.RNICConfig.cnp_scope:type_name -> lumina.v1.CNPScope
 	21, // 12: lumina.v1.RNICConfig.pfc:type_name -> lumina.v1.RNICPFC
 	26, // 13: lumina.v1.RunRequest.traffic:type_name -> lumina.v1.Traffic
@@ -4061,50 +3969,49 @@ var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	28, // 15: lumina.v1.Result.qps:type_name -> lumina.v1.QPResult
 	29, // 16: lumina.v1.Result.responder:type_name -> lumina.v1.ResponderStats
 	30, // 17: lumina.v1.Result.connections:type_name -> lumina.v1.Connection
-	50, // 18: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
-	51, // 19: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
+	49, // 18: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
+	50, // 19: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
 	31, // 20: lumina.v1.Connection.requester:type_name -> lumina.v1.Endpoint
 	31, // 21: lumina.v1.Connection.responder:type_name -> lumina.v1.Endpoint
-	52, // 22: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
+	51, // 22: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
 	30, // 23: lumina.v1.InstallRequest.connections:type_name -> lumina.v1.Connection
-	53, // 24: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
-	38, // 25: lumina.v1.InjectorStartRequest.pfc:type_name -> lumina.v1.SwitchPFC
-	37, // 26: lumina.v1.InjectorStartRequest.ecn:type_name -> lumina.v1.SwitchECN
-	54, // 27: lumina.v1.SwitchPFC.port_bps:type_name -> lumina.v1.SwitchPFC.PortBpsEntry
-	40, // 28: lumina.v1.SchedulePausesRequest.pauses:type_name -> lumina.v1.PauseInjection
-	44, // 29: lumina.v1.InjectorPFCResponse.ports:type_name -> lumina.v1.PortPFC
-	45, // 30: lumina.v1.InjectorPFCResponse.log:type_name -> lumina.v1.PFCLogEvent
-	2,  // 31: lumina.v1.Dumper.Start:input_type -> lumina.v1.DumperStartRequest
-	4,  // 32: lumina.v1.Dumper.Stop:input_type -> lumina.v1.DumperStopRequest
-	9,  // 33: lumina.v1.Dumper.Fetch:input_type -> lumina.v1.FetchRequest
-	14, // 34: lumina.v1.Generator.StartNIC:input_type -> lumina.v1.StartNICRequest
-	22, // 35: lumina.v1.Generator.Serve:input_type -> lumina.v1.ServeRequest
-	24, // 36: lumina.v1.Generator.Run:input_type -> lumina.v1.RunRequest
-	32, // 37: lumina.v1.Generator.Counters:input_type -> lumina.v1.CountersRequest
-	11, // 38: lumina.v1.Generator.StallRx:input_type -> lumina.v1.StallRxRequest
-	34, // 39: lumina.v1.Intake.Install:input_type -> lumina.v1.InstallRequest
-	36, // 40: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
-	47, // 41: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
-	39, // 42: lumina.v1.Injector.SchedulePauses:input_type -> lumina.v1.SchedulePausesRequest
-	42, // 43: lumina.v1.Injector.PFC:input_type -> lumina.v1.InjectorPFCRequest
-	3,  // 44: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
-	5,  // 45: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
-	10, // 46: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
-	15, // 47: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
-	23, // 48: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
-	25, // 49: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
-	33, // 50: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
-	13, // 51: lumina.v1.Generator.StallRx:output_type -> lumina.v1.StallRxResponse
-	35, // 52: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
-	46, // 53: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
-	48, // 54: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
-	41, // 55: lumina.v1.Injector.SchedulePauses:output_type -> lumina.v1.SchedulePausesResponse
-	43, // 56: lumina.v1.Injector.PFC:output_type -> lumina.v1.InjectorPFCResponse
-	44, // [44:57] is the sub-list for method output_type
-	31, // [31:44] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	52, // 24: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
+	37, // 25: lumina.v1.InjectorStartRequest.pfc:type_name -> lumina.v1.SwitchPFC
+	53, // 26: lumina.v1.SwitchPFC.port_bps:type_name -> lumina.v1.SwitchPFC.PortBpsEntry
+	39, // 27: lumina.v1.SchedulePausesRequest.pauses:type_name -> lumina.v1.PauseInjection
+	43, // 28: lumina.v1.InjectorPFCResponse.ports:type_name -> lumina.v1.PortPFC
+	44, // 29: lumina.v1.InjectorPFCResponse.log:type_name -> lumina.v1.PFCLogEvent
+	2,  // 30: lumina.v1.Dumper.Start:input_type -> lumina.v1.DumperStartRequest
+	4,  // 31: lumina.v1.Dumper.Stop:input_type -> lumina.v1.DumperStopRequest
+	9,  // 32: lumina.v1.Dumper.Fetch:input_type -> lumina.v1.FetchRequest
+	14, // 33: lumina.v1.Generator.StartNIC:input_type -> lumina.v1.StartNICRequest
+	22, // 34: lumina.v1.Generator.Serve:input_type -> lumina.v1.ServeRequest
+	24, // 35: lumina.v1.Generator.Run:input_type -> lumina.v1.RunRequest
+	32, // 36: lumina.v1.Generator.Counters:input_type -> lumina.v1.CountersRequest
+	11, // 37: lumina.v1.Generator.StallRx:input_type -> lumina.v1.StallRxRequest
+	34, // 38: lumina.v1.Intake.Install:input_type -> lumina.v1.InstallRequest
+	36, // 39: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
+	46, // 40: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
+	38, // 41: lumina.v1.Injector.SchedulePauses:input_type -> lumina.v1.SchedulePausesRequest
+	41, // 42: lumina.v1.Injector.PFC:input_type -> lumina.v1.InjectorPFCRequest
+	3,  // 43: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
+	5,  // 44: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
+	10, // 45: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
+	15, // 46: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
+	23, // 47: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
+	25, // 48: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
+	33, // 49: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
+	13, // 50: lumina.v1.Generator.StallRx:output_type -> lumina.v1.StallRxResponse
+	35, // 51: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
+	45, // 52: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
+	47, // 53: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
+	40, // 54: lumina.v1.Injector.SchedulePauses:output_type -> lumina.v1.SchedulePausesResponse
+	42, // 55: lumina.v1.Injector.PFC:output_type -> lumina.v1.InjectorPFCResponse
+	43, // [43:56] is the sub-list for method output_type
+	30, // [30:43] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_lumina_v1_lumina_proto_init() }
@@ -4118,7 +4025,7 @@ func file_lumina_v1_lumina_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lumina_v1_lumina_proto_rawDesc), len(file_lumina_v1_lumina_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   53,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   4,
 		},
