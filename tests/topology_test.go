@@ -116,8 +116,8 @@ func TestIncastPFC(t *testing.T) {
 // TestIncastECN: incast-ecn.yaml (4→1 with RED on r's queue: kmin 100
 // KiB, kmax 400 KiB, pmax 0.2). CE marks only on r's queue, none on a copy
 // that joined at most kmin, every copy above kmax marked; 6 CNPs to each
-// sender, each cut once per CNP; the queue peaks at 1769472 B (4.3 kmax)
-// 84 µs into the burst and never exceeds kmax after 282 µs; fair shares.
+// sender, each cut once per CNP; the queue peaks at 1638400 B (4 kmax)
+// 80 µs into the burst and never exceeds kmax after 269 µs; fair shares.
 func TestIncastECN(t *testing.T) {
 	dir := exampleRun(t, "../examples/incast-ecn.yaml")
 	checkAllPass(t, dir)
@@ -157,13 +157,15 @@ func TestIncastECN(t *testing.T) {
 			maxDepth, maxAt = c.depth, c.ts
 		}
 	}
-	// Between kmin and kmax a copy is marked with probability at most
-	// pmax = 0.2: 38 of 399 (seed 1).
-	if marks != 3103 || above != 3058 || between != 399 || betweenMarked != 38 {
-		t.Errorf("marks %d, copies above kmax %d, between kmin and kmax %d (%d marked); want 3103, 3058, 399 (38)", marks, above, between, betweenMarked)
+	// Between kmin and kmax a copy is marked with probability (d −
+	// kmin)/2^14 in 80-byte cells, at most pmax' = 3840/16384 = 0.234
+	// (docs/tofino.md: the rand_mask nearest (kmax − kmin)/pmax): 64 of
+	// 405 (seed 1).
+	if marks != 2968 || above != 2898 || between != 405 || betweenMarked != 64 {
+		t.Errorf("marks %d, copies above kmax %d, between kmin and kmax %d (%d marked); want 2968, 2898, 405 (64)", marks, above, between, betweenMarked)
 	}
-	if maxDepth != 1769472 || maxAt != 83873 || lastAbove != 282305 {
-		t.Errorf("queue max %d B at %d ns, last above kmax at %d ns; want 1769472 at 83873, 282305", maxDepth, maxAt, lastAbove)
+	if maxDepth != 1638400 || maxAt != 79727 || lastAbove != 268792 {
+		t.Errorf("queue max %d B at %d ns, last above kmax at %d ns; want 1638400 at 79727, 268792", maxDepth, maxAt, lastAbove)
 	}
 	want := map[string]int{"10.0.0.1": 6, "10.0.0.2": 6, "10.0.0.3": 6, "10.0.0.4": 6}
 	if !reflect.DeepEqual(cnps, want) {
@@ -179,8 +181,8 @@ func TestIncastECN(t *testing.T) {
 		t.Errorf("cnp consistent scopes = %v, want per-qp, per-dest-ip, per-ip-pair (a cx5 paces per destination)", got)
 	}
 	g := rep.Analysis.Flows.Groups
-	if len(g) != 1 || g[0].Jain != 0.999999969806787 || g[0].ConvergeNs == nil || *g[0].ConvergeNs != 569159 || g[0].MaxDepth != 1769472 {
-		t.Errorf("flows groups = %+v, want one to r: Jain 0.999999969806787, converged after 569159 ns, queue max 1769472 B", g)
+	if len(g) != 1 || g[0].Jain != 0.9999999396345561 || g[0].ConvergeNs == nil || *g[0].ConvergeNs != 569159 || g[0].MaxDepth != 1638400 {
+		t.Errorf("flows groups = %+v, want one to r: Jain 0.9999999396345561, converged after 569159 ns, queue max 1638400 B", g)
 	}
 }
 
