@@ -2,8 +2,12 @@ package softrnic
 
 import "time"
 
-// DCQCN reaction point with the Mellanox firmware defaults (roce-facts §5.2,
-// §5.3): rates in Mb/s, α in units of 1/1024.
+// DCQCN reaction point (Zhu et al., SIGCOMM 2015, §3.1) with the ConnectX
+// firmware defaults NVIDIA documents ("DCQCN CC Parameters": rpg_*,
+// dce_tcp_g, dce_tcp_rtt, initial_alpha_value, rate_reduce_monitor_period;
+// roce-facts §5.2, §5.3): rates in Mb/s, α in units of 1/1024. The α
+// update period is dce_tcp_rtt, 1 µs, not the paper's K = 55 µs (the
+// DCQCN authors' simulator value).
 const (
 	rpMinRateMbps     = 1
 	rpAIRateMbps      = 5
@@ -16,7 +20,7 @@ const (
 	rpInitialAlpha    = 1023
 	rpReduceMonitor   = 4 * time.Microsecond
 	rpMinDecFacPct    = 50
-	rpAlphaUpdateTime = 55 * time.Microsecond
+	rpAlphaUpdateTime = 1 * time.Microsecond // dce_tcp_rtt
 )
 
 // reactionPoint is a QP's DCQCN rate limiter. Its zero value is "no CNP

@@ -84,3 +84,26 @@ func TestPersonalityYAML(t *testing.T) {
 		t.Errorf("unknown builtin: %v", err)
 	}
 }
+
+// TestAlphaUpdatePeriod: α is updated every dce_tcp_rtt = 1 µs (the
+// ConnectX default), not every 55 µs (the DCQCN paper's K). A first CNP at
+// 0 sets α = 1023 and cuts 100 Gb/s by α/2; the period [0, 1 µs) saw the
+// CNP, the next ten did not, so a second CNP at 11 µs cuts by α/2 with
+// α = (1023·g + 1024 − 1019)·g^10, g = 1019/1024. With a 55 µs period α
+// would still be 1023 and the second cut would halve the rate again.
+func TestAlphaUpdatePeriod(t *testing.T) {
+	r := reactionPoint{lineMbps: 100_000}
+	r.onCNP(0)
+	r.advance(11_000)
+	r.onCNP(11_000)
+	g := 1019.0 / 1024
+	alpha := 1023*g + 5
+	for range 10 {
+		alpha *= g
+	}
+	rc1 := 100_000 - 100_000*1023.0/1024/2
+	want := rc1 - rc1*alpha/1024/2
+	if r.alpha != alpha || r.rc != want {
+		t.Errorf("after CNPs at 0 and 11 µs: α = %v, rate = %v Mb/s; want %v, %v", r.alpha, r.rc, alpha, want)
+	}
+}
