@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/netlumina/lumina/roce"
@@ -213,5 +215,34 @@ func TestVictimFlow(t *testing.T) {
 	}
 	if g := f.Groups; len(g) != 1 || g[0].Jain != 0.9848996879501014 || g[0].ConvergeNs == nil || *g[0].ConvergeNs != 1218007 || g[0].MaxDepth != 208896 {
 		t.Errorf("flows groups = %+v, want one to r: Jain 0.9848996879501014, converged after 1218007 ns, queue max 208896 B", g)
+	}
+}
+
+// TestIncastECNPerPortCNP: incast-ecn with r a cx6 at its own pacing (per
+// port, one CNP per 4 µs for all four senders; the first draft of the
+// example). The cnp check replays r's queue and finds exactly the per-port
+// scope consistent, with 58 CNPs; paced on the marks' stamps (their
+// arrival at the switch, up to 140 µs before r sees them) it found no
+// scope consistent and failed a correct NIC.
+func TestIncastECNPerPortCNP(t *testing.T) {
+	src, err := os.ReadFile("../examples/incast-ecn.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cx5 = "r:  {nic: {personality: cx5, ip-list: [10.0.0.9/24]}, roce-parameters: {min-time-between-cnps: 50}}"
+	if !strings.Contains(string(src), cx5) {
+		t.Fatalf("incast-ecn.yaml has no line %q", cx5)
+	}
+	file := filepath.Join(t.TempDir(), "incast-ecn.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(string(src), cx5, "r:  {nic: {personality: cx6, ip-list: [10.0.0.9/24]}}", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := readReport(t, runExample(t, file)).Analysis.Checks.CNP
+	var per []int
+	for _, cc := range c.Conns {
+		per = append(per, cc.Observed)
+	}
+	if c.Verdict != "pass" || !slices.Equal(c.ConsistentScopes, []string{"per-port"}) || c.Observed != 58 || !slices.Equal(per, []int{12, 18, 17, 11}) || c.InexactWaits != 0 {
+		t.Errorf("cnp = %s (%s), scopes %v, %d CNPs %v, inexact %d; want pass, per-port, 58 [12 18 17 11], 0", c.Verdict, c.Reason, c.ConsistentScopes, c.Observed, per, c.InexactWaits)
 	}
 }
