@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"github.com/netlumina/lumina/roce"
 	"reflect"
 	"strings"
 	"testing"
@@ -56,8 +57,8 @@ func TestHTMLRunDetails(t *testing.T) {
 		},
 		Generator: &GeneratorReport{GoodputGbps: 2.5, Bytes: 8192, DurationNs: 26_214, Verified: true},
 		Timing:    &TimingReport{UncertaintyNs: 1_500_000, Frames: 40, LateP50Ns: 1, LateP99Ns: 2, LateMaxNs: 3, Slowdown: 4},
-		Events: []EventReport{{QP: 0, Msg: 1, PSN: 2, RelPSN: 6, AbsPSN: 100, Iter: 1, Type: "delay", DelayNs: 20_000, Applied: true, TimeNs: 5_000},
-			{QP: 1, Type: "reorder", Overtakers: 2, MaxHoldNs: 1_000_000}, {QP: 1, Type: "duplicate", Direction: "response", Copies: 3}}}
+		Events: []EventReport{{QP: 0, Msg: 1, PSN: 2, RelPSN: 6, AbsPSN: 100, Iter: 1, Type: roce.EventDelay, DelayNs: 20_000, Applied: true, TimeNs: 5_000},
+			{QP: 1, Type: roce.EventReorder, Overtakers: 2, MaxHoldNs: 1_000_000}, {QP: 1, Type: roce.EventDuplicate, Direction: "response", Copies: 3}}}
 	info := r.htmlRun()
 	wantChecks := []areport.RunCheck{{Name: "events_applied", Verdict: model.Fail, Detail: "1 of 2 events applied"}, {Name: "gbn", Verdict: model.Pass, Detail: ""},
 		{Name: "generator", Verdict: model.Pass, Detail: ""}, {Name: "integrity", Verdict: model.Pass, Detail: ""}, {Name: "switch_state", Verdict: model.Pass, Detail: ""}}

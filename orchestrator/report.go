@@ -324,7 +324,7 @@ func (r *Run) switchPorts() map[string]uint32 {
 
 // modelEvent describes an installed event for the analyzers.
 func modelEvent(e controlplane.EventEntry) model.Event {
-	me := model.Event{Conn: e.QP, PSN: uint32(e.PSN), Iter: int(e.Iter), Type: e.Type.String(),
+	me := model.Event{Conn: e.QP, PSN: uint32(e.PSN), Iter: int(e.Iter), Type: e.Type,
 		DelayNs: e.Params.DelayNs, Overtakers: e.Params.Overtakers, MaxHoldNs: e.Params.MaxHoldNs, Copies: e.Params.Copies}
 	if e.Params.Direction != config.DirData {
 		me.Direction = e.Params.Direction.String()
@@ -380,14 +380,14 @@ type EndpointInfo struct {
 // EventReport is one configured (expanded) event and whether the trace
 // shows it applied.
 type EventReport struct {
-	QP     int    `json:"qp"`
-	Msg    int    `json:"msg"`
-	PSN    int    `json:"psn"`     // within the message
-	RelPSN int    `json:"rel_psn"` // within the QP
-	AbsPSN uint32 `json:"abs_psn"`
-	DestQP uint32 `json:"dest_qp"`
-	Iter   int    `json:"iter"`
-	Type   string `json:"type"`
+	QP     int        `json:"qp"`
+	Msg    int        `json:"msg"`
+	PSN    int        `json:"psn"`     // within the message
+	RelPSN int        `json:"rel_psn"` // within the QP
+	AbsPSN uint32     `json:"abs_psn"`
+	DestQP uint32     `json:"dest_qp"`
+	Iter   int        `json:"iter"`
+	Type   roce.Event `json:"type"`
 	// Direction is "response" for an event on the responder's ACK/NAK
 	// packets; empty for data packets.
 	Direction string `json:"direction,omitempty"`
@@ -554,7 +554,7 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 				ppm = t.Flows[f].PacketsPerMessage()
 			}
 			er := EventReport{QP: e.QP, Msg: e.Msg, PSN: e.RelPSN - e.Msg*ppm, RelPSN: e.RelPSN, AbsPSN: uint32(e.PSN),
-				DestQP: e.DestQP, Iter: int(e.Iter), Type: e.Type.String(),
+				DestQP: e.DestQP, Iter: int(e.Iter), Type: e.Type,
 				DelayNs: e.Params.DelayNs, Overtakers: e.Params.Overtakers, MaxHoldNs: e.Params.MaxHoldNs, Copies: e.Params.Copies}
 			if e.Params.Direction != config.DirData {
 				er.Direction = e.Params.Direction.String()
@@ -712,7 +712,7 @@ func (r *Report) applyObserver() (observe func(trace.Packet), unexpected func() 
 	want := map[key][]int{} // → indices into r.Events, by ITER
 	asked := map[key]int{}  // tagged copies the intent asks for
 	for i, e := range r.Events {
-		k := key{e.DestQP, e.AbsPSN, eventOf(e.Type)}
+		k := key{e.DestQP, e.AbsPSN, e.Type}
 		want[k] = append(want[k], i)
 		asked[k] += max(1, e.Copies) // a duplicate's copies are tagged, its original not
 	}
@@ -830,24 +830,6 @@ func (r *Report) switchState(run *Run, unexpected []UnexpectedEvent) bool {
 	ss.Verdict, ss.Reason = model.Fail, strings.Join(ss.Reasons, " | ")
 	r.Checks["switch_state"] = CheckEntry{Verdict: model.Fail, Detail: ss.Reason}
 	return false
-}
-
-func eventOf(s string) roce.Event {
-	switch s {
-	case "drop":
-		return roce.EventDrop
-	case "ecn":
-		return roce.EventECN
-	case "corrupt":
-		return roce.EventCorrupt
-	case "delay":
-		return roce.EventDelay
-	case "reorder":
-		return roce.EventReorder
-	case "duplicate":
-		return roce.EventDuplicate
-	}
-	return roce.EventNone
 }
 
 // Verdicts returns the names of the checks with verdict v, sorted.

@@ -27,7 +27,7 @@ func (r *Report) htmlDetails(info *areport.RunInfo) {
 	}
 	for _, e := range r.Events {
 		info.Events = append(info.Events, areport.RunEvent{QP: e.QP, Msg: e.Msg, PSN: e.PSN, RelPSN: e.RelPSN, AbsPSN: e.AbsPSN, Iter: e.Iter,
-			Type: e.Type, Direction: e.Direction, Params: eventParams(e), Applied: e.Applied, TimeNs: e.TimeNs})
+			Type: e.Type.String(), Direction: e.Direction, Params: eventParams(e), Applied: e.Applied, TimeNs: e.TimeNs})
 	}
 }
 

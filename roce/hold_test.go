@@ -83,3 +83,25 @@ func TestMirrorHold(t *testing.T) {
 		})
 	}
 }
+
+func TestEventText(t *testing.T) {
+	for e := EventNone; e <= EventPause; e++ {
+		b, err := e.MarshalText()
+		if err != nil || string(b) != e.String() {
+			t.Errorf("Event(%d).MarshalText() = %q, %v, want %q", e, b, err, e.String())
+		}
+		var got Event
+		if err := got.UnmarshalText(b); err != nil || got != e {
+			t.Errorf("UnmarshalText(%q) = %v, %v, want %v", b, got, err, e)
+		}
+	}
+	if b, err := Event(8).MarshalText(); err == nil {
+		t.Errorf("Event(8).MarshalText() = %q, want an error", b)
+	}
+	for _, in := range []string{"", "bit-error", "DROP", "event(8)"} {
+		var e Event
+		if err := e.UnmarshalText([]byte(in)); err == nil {
+			t.Errorf("UnmarshalText(%q) = %v, want an error", in, e)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package roce
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strconv"
 )
 
@@ -54,6 +55,26 @@ func (e Event) String() string {
 
 // Valid reports whether e is one of the defined events.
 func (e Event) Valid() bool { return e <= EventPause }
+
+// MarshalText returns e's name (String): report.json and the run record
+// spell events as the test file does.
+func (e Event) MarshalText() ([]byte, error) {
+	if !e.Valid() {
+		return nil, fmt.Errorf("roce: event %d is not defined", uint8(e))
+	}
+	return []byte(e.String()), nil
+}
+
+// UnmarshalText parses a name String returns for a defined event.
+func (e *Event) UnmarshalText(b []byte) error {
+	for v := EventNone; v <= EventPause; v++ {
+		if v.String() == string(b) {
+			*e = v
+			return nil
+		}
+	}
+	return fmt.Errorf("roce: unknown event %q (want none, drop, ecn, corrupt, delay, reorder, duplicate or pause)", b)
+}
 
 // DefaultMirrorPort is the UDP destination port the public Lumina tool
 // writes into mirror copies (its rewrite-udp-dst-port example value).

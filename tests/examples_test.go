@@ -126,7 +126,7 @@ func cnpsPerQP(t *testing.T, dir string, rep *orchestrator.Report) []int {
 	}
 	first := map[int]uint64{}
 	for _, e := range rep.Events {
-		if _, ok := first[e.QP]; e.Type == "ecn" && (!ok || e.TimeNs < first[e.QP]) {
+		if _, ok := first[e.QP]; e.Type == roce.EventECN && (!ok || e.TimeNs < first[e.QP]) {
 			first[e.QP] = e.TimeNs
 		}
 	}

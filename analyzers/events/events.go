@@ -17,12 +17,12 @@ const (
 
 // Entry is one tagged packet (for duplicate: one original and its copies).
 type Entry struct {
-	Conn       int    `json:"conn"`
-	Direction  string `json:"direction"`
-	Type       string `json:"type"`
-	PSN        uint32 `json:"psn"`
-	RelPSN     int    `json:"rel_psn"`
-	Occurrence int    `json:"occurrence"`
+	Conn       int        `json:"conn"`
+	Direction  string     `json:"direction"`
+	Type       roce.Event `json:"type"`
+	PSN        uint32     `json:"psn"`
+	RelPSN     int        `json:"rel_psn"`
+	Occurrence int        `json:"occurrence"`
 	// Iter is the configured event's ITER, when one matched.
 	Iter   int   `json:"iter,omitempty"`
 	Index  int   `json:"index"`
@@ -112,7 +112,7 @@ type key struct {
 	conn int
 	dir  string
 	psn  uint32
-	typ  string
+	typ  roce.Event
 }
 
 // Analyzer collects the entries as the packets flow. Observe does not
@@ -132,7 +132,7 @@ func New(t *model.Table, opt Options) *Analyzer {
 		a.flows[i].dup = -1
 	}
 	for _, e := range opt.Events {
-		if e.Conn >= 0 && e.Conn < len(t.Conns) && (e.Type == "delay" || e.Type == "reorder") {
+		if e.Conn >= 0 && e.Conn < len(t.Conns) && e.Type.Held() {
 			fi := 2 * e.Conn
 			if e.Direction != "" && e.Direction != DirData {
 				fi++
@@ -142,7 +142,7 @@ func New(t *model.Table, opt Options) *Analyzer {
 					a.flows[f].first = new([firstLen]seen)
 				}
 			}
-			if e.Type == "reorder" && a.flows[fi].deps == nil {
+			if e.Type == roce.EventReorder && a.flows[fi].deps == nil {
 				a.flows[fi].deps = new([depLen]seen)
 			}
 		}
@@ -208,9 +208,9 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 }
 
 func (a *Analyzer) entry(c model.Conn, dir string, p *model.Pkt, pred int) Entry {
-	k := key{c.ID, dir, uint32(p.PSN), p.Event.String()}
+	k := key{c.ID, dir, uint32(p.PSN), p.Event}
 	a.occ[k]++
-	return Entry{Conn: c.ID, Direction: dir, Type: p.Event.String(), PSN: uint32(p.PSN),
+	return Entry{Conn: c.ID, Direction: dir, Type: p.Event, PSN: uint32(p.PSN),
 		RelPSN: p.PSN.Sub(c.IPSN), Occurrence: a.occ[k], Index: p.Index, TimeNs: p.TimeNs, PredIndex: pred}
 }
 
@@ -366,11 +366,11 @@ func (a *Analyzer) Finish() Result {
 		e.Iter = ce.Iter
 		e.Verdict = model.Pass
 		switch e.Type {
-		case "delay":
+		case roce.EventDelay:
 			d := ce.DelayNs
 			e.DelayNs = &d
 			e.Verdict, e.Detail = e.bound(d, u, "hold")
-		case "reorder":
+		case roce.EventReorder:
 			o, mh := ce.Overtakers, ce.MaxHoldNs
 			e.Overtakers, e.MaxHoldNs = &o, &mh
 			switch depth := *e.Depth; {
@@ -383,7 +383,7 @@ func (a *Analyzer) Finish() Result {
 			default:
 				e.Verdict, e.Detail = model.Fail, fmt.Sprintf("depth %d, %d overtakers configured", depth, o)
 			}
-		case "duplicate":
+		case roce.EventDuplicate:
 			n := ce.Copies
 			e.ConfiguredCopies = &n
 			if *e.Copies != n {

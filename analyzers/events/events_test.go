@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"github.com/netlumina/lumina/roce"
 	"slices"
 	"testing"
 
@@ -11,7 +12,11 @@ import (
 
 func TestEvents(t *testing.T) {
 	ev := func(dir, typ string, psn uint32, f func(*model.Event)) model.Event {
-		e := model.Event{Conn: 0, Direction: dir, PSN: psn, Iter: 1, Type: typ}
+		var et roce.Event
+		if err := et.UnmarshalText([]byte(typ)); err != nil {
+			t.Fatal(err)
+		}
+		e := model.Event{Conn: 0, Direction: dir, PSN: psn, Iter: 1, Type: et}
 		if f != nil {
 			f(&e)
 		}

@@ -325,13 +325,13 @@ type Event struct {
 	Direction string `json:"direction,omitempty"` // "" (data) or "response"
 	PSN       uint32 `json:"psn"`
 	Iter      int    `json:"iter"`
-	// Type is drop, ecn, corrupt, delay, reorder or duplicate
-	// (roce.Event.String).
-	Type       string `json:"type"`
-	DelayNs    int64  `json:"delay_ns,omitempty"`    // delay: hold time
-	Overtakers int    `json:"overtakers,omitempty"`  // reorder: later packets of the flow that pass it
-	MaxHoldNs  int64  `json:"max_hold_ns,omitempty"` // reorder: longest hold
-	Copies     int    `json:"copies,omitempty"`      // duplicate: extra copies
+	// Type is drop, ecn, corrupt, delay, reorder or duplicate (in JSON,
+	// roce.Event's text form).
+	Type       roce.Event `json:"type"`
+	DelayNs    int64      `json:"delay_ns,omitempty"`    // delay: hold time
+	Overtakers int        `json:"overtakers,omitempty"`  // reorder: later packets of the flow that pass it
+	MaxHoldNs  int64      `json:"max_hold_ns,omitempty"` // reorder: longest hold
+	Copies     int        `json:"copies,omitempty"`      // duplicate: extra copies
 }
 
 // metaDoc is the JSON shape: Meta's fields at the top level, and

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/netlumina/lumina/roce"
 	"html"
 	"reflect"
 	"regexp"
@@ -78,12 +79,12 @@ func failedRun() (*Report, *RunInfo) {
 		{Conn: 0, Side: gbn.SideRequester, Rule: gbn.RulePSNGap, PSN: 4738524, RelPSN: 3, Index: 5, Detail: "gap"},
 		{Conn: 1, Side: gbn.SideRequester, Rule: gbn.RulePSNGap, PSN: 9, RelPSN: 3, Index: 9, Detail: "gap"}}, Dropped: 2}
 	r.Checks.Events = events.Result{Verdict: model.Fail, Reason: "1 of 2 events not as configured", Events: []events.Entry{
-		{Conn: 0, Direction: events.DirData, Type: "delay", PSN: 4738524, RelPSN: 3, Occurrence: 1, Iter: 1, Index: 13,
+		{Conn: 0, Direction: events.DirData, Type: roce.EventDelay, PSN: 4738524, RelPSN: 3, Occurrence: 1, Iter: 1, Index: 13,
 			TimeNs: 100_009_388, HoldNs: ptr[int64](100_000_088), DelayNs: ptr[int64](100_000_000), Verdict: model.Pass},
-		{Conn: 1, Direction: events.DirData, Type: "reorder", PSN: 7, RelPSN: 2, Occurrence: 1, Iter: 2, Index: 20,
+		{Conn: 1, Direction: events.DirData, Type: roce.EventReorder, PSN: 7, RelPSN: 2, Occurrence: 1, Iter: 2, Index: 20,
 			TimeNs: 10_500, HoldNs: ptr[int64](300), Depth: ptr(1), Overtakers: ptr(2), Verdict: model.Fail,
 			Detail: "depth 1, 2 overtakers configured"},
-		{Conn: 1, Direction: events.DirResponse, Type: "duplicate", PSN: 8, RelPSN: 3, Occurrence: 1, Index: 30,
+		{Conn: 1, Direction: events.DirResponse, Type: roce.EventDuplicate, PSN: 8, RelPSN: 3, Occurrence: 1, Index: 30,
 			TimeNs: 11_000, Copies: ptr(2)}}}
 	r.PFC = pfc.Result{Verdict: model.Inconclusive, Reason: "1 frames after the reaction bound within the timestamp uncertainty", Frames: 12,
 		Episodes: []pfc.Episode{{ID: 0, Storm: true}}, Watchdogs: []pfc.Watchdog{{Kind: pfc.WatchdogSwitchStorm}}}

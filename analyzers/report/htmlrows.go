@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/netlumina/lumina/roce"
 	"slices"
 	"strings"
 
@@ -110,12 +111,12 @@ func checkRows(r *Report, run *RunInfo) []checkRow {
 			c.Counters.Reason},
 	}
 	if c.Events.Verdict != "" {
-		n := map[string]int{}
+		n := map[roce.Event]int{}
 		for _, e := range c.Events.Events {
 			n[e.Type]++
 		}
 		ana = append(ana, checkRow{CheckEvents, c.Events.Verdict, fmt.Sprintf("%s (%d delay, %d reorder, %d duplicate)",
-			plural(len(c.Events.Events), "event", "events"), n["delay"], n["reorder"], n["duplicate"]), c.Events.Reason})
+			plural(len(c.Events.Events), "event", "events"), n[roce.EventDelay], n[roce.EventReorder], n[roce.EventDuplicate]), c.Events.Reason})
 	}
 	if pf := &r.PFC; pf.Verdict != "" {
 		storms := 0

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/netlumina/lumina/roce"
 	"slices"
 	"strings"
 	"time"
@@ -146,12 +147,12 @@ func TextRun(r *Report, run *RunInfo) string {
 	line(CheckCNP, c.CNP.Verdict, cnpSummary, c.CNP.Reason)
 	line(CheckCounters, c.Counters.Verdict, fmt.Sprintf("%d mismatches", len(c.Counters.Mismatches)), c.Counters.Reason)
 	if c.Events.Verdict != "" {
-		n := map[string]int{}
+		n := map[roce.Event]int{}
 		for _, e := range c.Events.Events {
 			n[e.Type]++
 		}
 		line(CheckEvents, c.Events.Verdict, fmt.Sprintf("%d events (%d delay, %d reorder, %d duplicate)",
-			len(c.Events.Events), n["delay"], n["reorder"], n["duplicate"]), c.Events.Reason)
+			len(c.Events.Events), n[roce.EventDelay], n[roce.EventReorder], n[roce.EventDuplicate]), c.Events.Reason)
 	}
 	if pf := &r.PFC; pf.Verdict != "" {
 		storms := 0
