@@ -66,7 +66,7 @@ func textFlows(w func(string, ...any), f *flows.Result) {
 		w("\n")
 	}
 	if !f.DepthRecorded {
-		w("  queue depth: not recorded (the switch has no queue model)\n")
+		w("  queue depth: every copy carried 0 (an empty queue all along, or a switch without a queue model: two hosts without PFC or ECN)\n")
 	} else {
 		capped(w, len(f.Ports), "  ... %d more ports\n", func(i int) {
 			p := f.Ports[i]
