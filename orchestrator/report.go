@@ -221,14 +221,7 @@ func (r *Report) htmlRun() *areport.RunInfo {
 	case len(r.Verdicts(model.Inconclusive)) > 0:
 		info.Result = areport.ResultInconclusive
 	}
-	hosts := slices.Collect(maps.Keys(r.Personality))
-	for h := range r.NICVersions {
-		if _, ok := r.Personality[h]; !ok {
-			hosts = append(hosts, h)
-		}
-	}
-	slices.Sort(hosts)
-	for _, s := range hosts {
+	for _, s := range r.NICHosts() {
 		v, ok := r.NICVersions[s]
 		name := r.Personality[s]
 		if !ok && name == "" {
@@ -900,4 +893,18 @@ func (r *Report) textRun() *areport.RunInfo {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(s)
+}
+
+// NICHosts returns, sorted, the hosts the report names a NIC of (a
+// personality or versions): "requester" and "responder" in the two-host
+// form, the host names in the hosts form.
+func (r *Report) NICHosts() []string {
+	hosts := slices.Collect(maps.Keys(r.Personality))
+	for h := range r.NICVersions {
+		if _, ok := r.Personality[h]; !ok {
+			hosts = append(hosts, h)
+		}
+	}
+	slices.Sort(hosts)
+	return hosts
 }

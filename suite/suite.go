@@ -316,14 +316,7 @@ func summarizeTest(reports []*orchestrator.Report, dirs []string) *Test {
 	for i, r := range reports {
 		t.Repeats++
 		run := Run{Repeat: r.Repeat, Dir: dirs[i], Valid: r.Valid}
-		roles := slices.Collect(maps.Keys(r.Personality))
-		for h := range r.NICVersions {
-			if _, ok := r.Personality[h]; !ok {
-				roles = append(roles, h)
-			}
-		}
-		slices.Sort(roles)
-		for _, role := range roles {
+		for _, role := range r.NICHosts() {
 			id := Identity{Personality: r.Personality[role]}
 			if v, ok := r.NICVersions[role]; ok {
 				id.Driver, id.DriverVersion, id.Firmware = v.Driver, v.DriverVersion, v.Firmware
