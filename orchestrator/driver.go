@@ -25,6 +25,7 @@ import (
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/orchestrator/agent"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
+	"github.com/netlumina/lumina/roce"
 )
 
 // A testbed decides where one repeat's components live: it starts them
@@ -143,7 +144,7 @@ type driver struct {
 	dports  []controlplane.Dumper
 	// startNICs: each host's generator and its RNIC's MAC.
 	gens []luminav1.GeneratorClient
-	macs [][6]byte
+	macs []roce.MAC
 	// serveResponders, startIntake: each flow's responder, the intake
 	// barrier and its server.
 	responders []responder
@@ -264,7 +265,7 @@ func (d *driver) startNICs(ctx context.Context) error {
 	run, pl := d.run, d.pl
 	d.progress("generator: RNICs of " + hostCount(len(run.Test.Hosts)))
 	d.gens = make([]luminav1.GeneratorClient, len(run.Test.Hosts))
-	d.macs = make([][6]byte, len(run.Test.Hosts))
+	d.macs = make([]roce.MAC, len(run.Test.Hosts))
 	for i, h := range run.Test.Hosts {
 		d.gens[i] = luminav1.NewGeneratorClient(pl.hosts[i])
 		spec := agent.NICSpec{Backend: pl.rnic, Interface: pl.hostIfaces[i], RNIC: run.nicConfig(i)}
@@ -282,11 +283,11 @@ func (d *driver) startNICs(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s RNIC: %w", h.Name, err)
 		}
-		hw, err := net.ParseMAC(sn.GetMac())
-		if err != nil || len(hw) != 6 {
+		mac, err := roce.ParseMAC(sn.GetMac())
+		if err != nil {
 			return fmt.Errorf("%s RNIC reported MAC %q", h.Name, sn.GetMac())
 		}
-		d.macs[i] = [6]byte(hw)
+		d.macs[i] = mac
 		if m := sn.GetVersions(); m != nil {
 			v, err := agent.NICVersionsFromProto(m)
 			if err != nil {
@@ -353,7 +354,7 @@ func (d *driver) installPlan(ctx context.Context, conns []generator.Connection) 
 	run, pl, t := d.run, d.pl, d.run.Test
 	ports := controlplane.Ports{Dumpers: d.dports}
 	for i, h := range t.Hosts {
-		ports.Hosts = append(ports.Hosts, controlplane.Host{Name: h.Name, Port: pl.hostPorts[i], MAC: d.macs[i], IPs: run.IPs[h.Name]})
+		ports.Hosts = append(ports.Hosts, controlplane.Host{Name: h.Name, Port: pl.hostPorts[i], MAC: [6]byte(d.macs[i]), IPs: run.IPs[h.Name]})
 	}
 	install := controlplane.Intake(d.cp, run.Intent, ports, func(p *controlplane.Plan) {
 		run.Plan = p
