@@ -228,8 +228,8 @@ func TestDriverNICs(t *testing.T) {
 	if got := log.calls; !reflect.DeepEqual(got, want) {
 		t.Errorf("startNICs calls\n got %q\nwant %q", got, want)
 	}
-	if want := [][6]byte{{2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2}, {2, 0, 0, 0, 0, 3}}; !reflect.DeepEqual(d.macs, want) {
-		t.Errorf("startNICs MACs = %x, want %x", d.macs, want)
+	if want := []roce.MAC{{2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2}, {2, 0, 0, 0, 0, 3}}; !reflect.DeepEqual(d.macs, want) {
+		t.Errorf("startNICs MACs = %v, want %v", d.macs, want)
 	}
 	if s := d.run.Seeds.Hosts; s["h1"] == s["h2"] || s["h2"] == s["r"] || s["h1"] == s["r"] {
 		t.Errorf("host seeds %v, want distinct", s)
