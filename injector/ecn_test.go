@@ -370,3 +370,64 @@ func TestECNDuplicateCopies(t *testing.T) {
 		t.Errorf("copies (psn:event:depth:ecn) = %s, want %s", strings.Join(got, " "), want)
 	}
 }
+
+// TestBufferDropCopies: the copy of a frame the switch's queues have no
+// room for is tagged drop, so the trace does not show a packet its host
+// never got as delivered; its counters say how many. Lossless: with the
+// egress toward the responder paused, the requester's ingress buffer on
+// priority 3 takes frames up to XOFF + headroom (93,544 bytes: 86 frames
+// of 1078 bytes); the next four are dropped. Lossy (priority 0, not
+// paused): 4400 frames of 4002 bytes arrive at once; the first starts at
+// once, frame i ≥ 1 finds i−1 queued and is dropped when i × 4002 bytes
+// exceed LossyQueueBytes (16 MiB), from frame 4193 on.
+func TestBufferDropCopies(t *testing.T) {
+	t.Run("lossless", func(t *testing.T) {
+		r := newRig(t, injector.Config{Seed: 1, PFC: pfcTestConfig()})
+		r.rsp.deliver(100, pfcFrame(pfcRspMAC, 3, 0xFFFF))
+		for i := range 90 {
+			r.req.deliver(1000, sizedFrame(t, roce.PSN(i), 1078, dscpRoCE, notECT))
+		}
+		r.loop.RunUntil(10_000)
+		cs := r.roceCopies()
+		if len(cs) != 90 {
+			t.Fatalf("%d copies, want 90", len(cs))
+		}
+		for i, c := range cs {
+			if want := map[bool]roce.Event{false: roce.EventNone, true: roce.EventDrop}[i >= 86]; c.ev != want {
+				t.Errorf("copy %d: event %v, want %v", i, c.ev, want)
+			}
+		}
+		if c := r.sw.PFCCounters()[reqPort][3]; c.LosslessDrops != 4 {
+			t.Errorf("LosslessDrops = %d, want 4", c.LosslessDrops)
+		}
+	})
+	t.Run("lossy", func(t *testing.T) {
+		r := newRig(t, injector.Config{Seed: 1, PFC: &injector.PFCConfig{MAC: switchMAC}})
+		const n, size = 4400, 4002
+		for i := range n {
+			r.req.deliver(1000, sizedFrame(t, roce.PSN(i), size, 0, notECT))
+		}
+		r.loop.RunUntil(1000)
+		cs := r.roceCopies()
+		if len(cs) != n {
+			t.Fatalf("%d copies, want %d", len(cs), n)
+		}
+		drops := 0
+		for i, c := range cs {
+			want := roce.EventNone
+			if i*size > injector.LossyQueueBytes {
+				want = roce.EventDrop
+				drops++
+			}
+			if c.ev != want {
+				t.Fatalf("copy %d: event %v, want %v", i, c.ev, want)
+			}
+		}
+		if drops != n-4193 {
+			t.Errorf("%d drops, want %d", drops, n-4193)
+		}
+		if c := r.sw.PFCCounters()[rspPort][0]; c.LossyDrops != uint64(drops) {
+			t.Errorf("LossyDrops = %d, want %d", c.LossyDrops, drops)
+		}
+	})
+}

@@ -322,6 +322,9 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		if copies > 0 {
 			tos, tosOff = frame[p.L3+1], p.L3+1 // before the original's admission marks it
 		}
+		if event == roce.EventNone && forward && s.pfc != nil && s.pfc.pfcBufferDrop(in, egress, frame) {
+			event = roce.EventDrop // its queue has no room: see pfcBufferDrop
+		}
 		s.mirror(in, frame, event, rxNs, timed, s.admit(egress, forward, frame))
 	}
 	if !s.forward(in, egress, forward, frame, isRoCE) {

@@ -761,6 +761,36 @@ func (r *Report) applyObserver() (observe func(trace.Packet), unexpected func() 
 	return observe, unexpected
 }
 
+// bufferDrops takes out of unexpected the copies tagged drop that the
+// switch's buffer drops explain: the software switch tags the copy of a
+// frame its queues have no room for (injector pfcBufferDrop), so their
+// number must not exceed its lossless_drops plus lossy_drops. It returns
+// the rest and how many copies it took out (none when they outnumber
+// the counted drops: then all stay unexpected).
+func bufferDrops(run *Run, unexpected []UnexpectedEvent) ([]UnexpectedEvent, int) {
+	var counted uint64
+	if st := run.SwitchPFC; st != nil {
+		for _, cs := range st.Counters {
+			for _, c := range cs {
+				counted += c.LosslessDrops + c.LossyDrops
+			}
+		}
+	}
+	var copies int
+	var rest []UnexpectedEvent
+	for _, u := range unexpected {
+		if u.Type == roce.EventDrop.String() {
+			copies += u.Copies - u.Asked
+		} else {
+			rest = append(rest, u)
+		}
+	}
+	if copies == 0 || uint64(copies) > counted {
+		return unexpected, 0
+	}
+	return rest, copies
+}
+
 // switchState evaluates whether the switch did only what the intent
 // asked: the unexpected event copies of the merge, the event_drops
 // counters against the plan's drop events, the tables read back after
@@ -769,6 +799,7 @@ func (r *Report) applyObserver() (observe func(trace.Packet), unexpected func() 
 func (r *Report) switchState(run *Run, unexpected []UnexpectedEvent) bool {
 	ss := &SwitchStateReport{Verdict: model.Pass, LostPrimary: run.LostPrimary}
 	r.SwitchState = ss
+	unexpected, ss.BufferDropCopies = bufferDrops(run, unexpected)
 	if len(unexpected) > 0 {
 		var parts []string
 		for _, u := range unexpected {

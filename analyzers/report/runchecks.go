@@ -41,6 +41,11 @@ type SwitchState struct {
 	// UnexpectedCopies counts the copies in excess over all keys.
 	UnexpectedEvents []UnexpectedEvent `json:"unexpected_events,omitempty"`
 	UnexpectedCopies int               `json:"unexpected_copies"`
+	// BufferDropCopies are the copies tagged drop that no drop event
+	// asked for and that the switch's buffer drops explain (lossless
+	// beyond headroom, lossy tail drop: its lossless_drops and
+	// lossy_drops counters are at least as many); they are not unexpected.
+	BufferDropCopies int `json:"buffer_drop_copies,omitempty"`
 	// TableDiff is how the tables read back differ from the plan (at most
 	// 20 listed); LostPrimary every time lumina stopped being primary.
 	TableDiff   []string `json:"table_diff,omitempty"`
