@@ -123,12 +123,18 @@ func EncodeDepth(bytes int64) DepthCode {
 	if bytes <= 0 {
 		return 0
 	}
-	bytes = min(bytes, MaxDepth)
-	e := 0
-	for bytes>>(3*e) > 0xFF {
+	e, m := octalFloat(min(bytes, MaxDepth), 0xFF)
+	return DepthCode(e<<8 | m)
+}
+
+// octalFloat returns the smallest exponent e with v>>(3e) ≤ maxM and that
+// mantissa: v ≥ m<<(3e) > v − 8^e, the rounding of DepthCode and
+// HoldCode.
+func octalFloat(v int64, maxM int64) (e, m int) {
+	for v>>(3*e) > maxM {
 		e++
 	}
-	return DepthCode(e<<8 | int(bytes>>(3*e)))
+	return e, int(v >> (3 * e))
 }
 
 // Bytes returns the depth c encodes: the true depth is in [Bytes,
@@ -160,12 +166,8 @@ func EncodeHold(ns int64) HoldCode {
 	if ns <= 0 {
 		return 0
 	}
-	ns = min(ns, MaxHoldNs)
-	e := 0
-	for ns>>(3*e) > 0x1FFF {
-		e++
-	}
-	return HoldCode(e<<13 | int(ns>>(3*e)))
+	e, m := octalFloat(min(ns, MaxHoldNs), 0x1FFF)
+	return HoldCode(e<<13 | m)
 }
 
 // Ns returns the hold c encodes: the true hold is in [Ns, Ns+Unit).

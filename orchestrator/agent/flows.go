@@ -137,7 +137,19 @@ func (s *SimFlows) SetUp(ctx context.Context, index int) error {
 		return fmt.Errorf("flow %d is already running", index)
 	}
 	run.state[index].seen = true
-	for run.turn != index {
+	if err := s.waitLocked(ctx, func() bool { return run.turn == index }); err != nil {
+		run.state[index].abandoned = true
+		s.advanceLocked(run)
+		return err
+	}
+	return nil
+}
+
+// waitLocked waits, with s.mu held (and released while it waits), until
+// ready() or ctx ends; it returns ctx's error if ready() is still false
+// then.
+func (s *SimFlows) waitLocked(ctx context.Context, ready func() bool) error {
+	for !ready() {
 		ch := s.changed
 		s.mu.Unlock()
 		select {
@@ -145,9 +157,7 @@ func (s *SimFlows) SetUp(ctx context.Context, index int) error {
 			s.mu.Lock()
 		case <-ctx.Done():
 			s.mu.Lock()
-			if run.turn != index {
-				run.state[index].abandoned = true
-				s.advanceLocked(run)
+			if !ready() {
 				return ctx.Err()
 			}
 		}
@@ -180,21 +190,11 @@ func (s *SimFlows) Traffic(ctx context.Context, f Flow) string {
 	s.advanceLocked(run)
 	// Until the run starts, a flow whose context ends leaves it; once it
 	// has started, the driver watches the contexts.
-	for !run.started {
-		ch := s.changed
+	if err := s.waitLocked(ctx, func() bool { return run.started }); err != nil {
+		st.f, st.abandoned = nil, true
+		s.advanceLocked(run)
 		s.mu.Unlock()
-		select {
-		case <-ch:
-			s.mu.Lock()
-		case <-ctx.Done():
-			s.mu.Lock()
-			if !run.started {
-				st.f, st.abandoned = nil, true
-				s.advanceLocked(run)
-				s.mu.Unlock()
-				return "interrupted: " + ctx.Err().Error()
-			}
-		}
+		return "interrupted: " + err.Error()
 	}
 	s.mu.Unlock()
 	<-run.ran
