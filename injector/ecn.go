@@ -85,22 +85,26 @@ func (s *Switch) red(dscp uint8) (kmin, kmax, mask uint64, ok bool) {
 
 // admit is the egress admission of a RoCE packet (an IPv4 frame with a
 // 20-byte header, untagged or with one VLAN tag, as receive parses it)
-// about to be forwarded to port egress: it returns the depth in bytes of
-// the (egress, priority) queue the packet will join, measured before it
-// joins (0 without the queue model, for an unknown port, or when forward
-// is false), and marks the frame CE by that queue's depth in cells when
-// its DSCP has an ecn_red entry. It is called before the packet is
-// mirrored, so the copy carries the depth and the mark.
-func (s *Switch) admit(egress uint32, forward bool, frame []byte) int64 {
+// from port in about to be forwarded to port egress: it returns the depth
+// in bytes of the (egress, priority) queue the packet will join, measured
+// before it joins (0 without the queue model, for an unknown port, or when
+// forward is false), and whether the queue model will drop it for want of
+// buffer (pfcState.bufferFull); and it marks the frame CE by that queue's
+// depth in cells when its DSCP has an ecn_red entry. It is called before
+// the packet is mirrored, so the copy carries the depth, the mark and,
+// for a frame without room, the drop.
+func (s *Switch) admit(in, egress uint32, forward bool, frame []byte) (depth int64, full bool) {
 	st := s.pfc
 	if !forward || st == nil {
-		return 0
+		return 0, false
 	}
 	pp := st.ports[egress]
 	if pp == nil {
-		return 0
+		return 0, false
 	}
-	q := &pp.q[st.classify(frame)]
+	p := st.classify(frame)
+	q := &pp.q[p]
+	full = st.bufferFull(in, pp, p, len(frame))
 	l3 := roce.EthernetLen
 	if binary.BigEndian.Uint16(frame[12:]) == roce.EtherTypeVLAN {
 		l3 += roce.VLANTagLen
@@ -112,5 +116,5 @@ func (s *Switch) admit(egress uint32, forward bool, frame []byte) int64 {
 			s.stats.ECNMarked++
 		}
 	}
-	return int64(q.bytes)
+	return int64(q.bytes), full
 }

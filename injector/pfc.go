@@ -510,28 +510,24 @@ func (s *Switch) pfcArmRestore(pp *pfcPort, p int) {
 	})
 }
 
-// pfcBufferDrop reports whether pfcEnqueue would drop frame, from port in
-// to egress port out, for want of buffer: a lossless frame beyond its
-// ingress port's XOFF plus headroom, a lossy one beyond LossyQueueBytes.
-// It changes nothing. The mirror copy of such a frame is tagged
-// roce.EventDrop, so the trace does not show a packet the host never got
-// as delivered (the switch_state check explains these copies by the
-// switch's lossless_drops and lossy_drops). Watchdog drops are not
-// tagged: the pfc analysis knows the stormed queues from the log.
-func (st *pfcState) pfcBufferDrop(in, out uint32, frame []byte) bool {
-	pp := st.ports[out]
-	if pp == nil {
-		return false
-	}
-	p := st.classify(frame)
-	q, ip := &pp.q[p], st.ports[in]
+// bufferFull reports whether pfcEnqueue would drop an n-byte frame of
+// priority p from port in queued on egress port pp for want of buffer: a
+// lossless frame beyond its ingress port's XOFF plus headroom, a lossy one
+// beyond LossyQueueBytes. It changes nothing. The mirror copy of such a
+// frame is tagged roce.EventDrop (admit), so the trace does not show a
+// packet its host never got as delivered (the switch_state check explains
+// these copies by the switch's lossless_drops and lossy_drops). Watchdog
+// drops are not tagged: the pfc analysis knows the stormed queues from
+// the log.
+func (st *pfcState) bufferFull(in uint32, pp *pfcPort, p, n int) bool {
+	ip := st.ports[in]
 	if !st.isLossless(p) {
-		return q.bytes+len(frame) > LossyQueueBytes
+		return pp.q[p].bytes+n > LossyQueueBytes
 	}
-	if q.storm || ip == nil || ip.q[p].storm {
+	if pp.q[p].storm || ip == nil || ip.q[p].storm {
 		return false
 	}
-	return ip.ing[p].bytes+len(frame) > st.xoff+st.headroom
+	return ip.ing[p].bytes+n > st.xoff+st.headroom
 }
 
 // pfcEnqueue queues a forwarded frame from port in on egress port out and

@@ -322,10 +322,11 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 		if copies > 0 {
 			tos, tosOff = frame[p.L3+1], p.L3+1 // before the original's admission marks it
 		}
-		if event == roce.EventNone && forward && s.pfc != nil && s.pfc.pfcBufferDrop(in, egress, frame) {
-			event = roce.EventDrop // its queue has no room: see pfcBufferDrop
+		depth, full := s.admit(in, egress, forward, frame)
+		if full && event == roce.EventNone {
+			event = roce.EventDrop // its queue has no room: see admit
 		}
-		s.mirror(in, frame, event, rxNs, timed, s.admit(egress, forward, frame))
+		s.mirror(in, frame, event, rxNs, timed, depth)
 	}
 	if !s.forward(in, egress, forward, frame, isRoCE) {
 		return
@@ -344,7 +345,8 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 			frame[tosOff] = tos
 			fixIPv4(frame[tosOff-1 : tosOff+19])
 		}
-		s.mirrorAt(in, frame, roce.EventDuplicate, arrived, s.admit(egress, forward, frame))
+		depth, _ := s.admit(in, egress, forward, frame)
+		s.mirrorAt(in, frame, roce.EventDuplicate, arrived, depth)
 		if s.forward(in, egress, forward, frame, isRoCE) {
 			s.overtaken(conn, arrived)
 		}
@@ -491,7 +493,8 @@ func (s *Switch) release(h *held, left int64) {
 	if s.sch == nil {
 		return // the pipeline was replaced while the packet was held
 	}
-	s.mirrorCopy(h.in, h.frame, h.event, left, false, true, h.arrived, s.admit(h.egress, true, h.frame))
+	depth, _ := s.admit(h.in, h.egress, true, h.frame)
+	s.mirrorCopy(h.in, h.frame, h.event, left, false, true, h.arrived, depth)
 	if s.forward(h.in, h.egress, true, h.frame, true) {
 		s.overtaken(h.conn, left)
 	}

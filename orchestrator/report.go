@@ -763,7 +763,7 @@ func (r *Report) applyObserver() (observe func(trace.Packet), unexpected func() 
 
 // bufferDrops takes out of unexpected the copies tagged drop that the
 // switch's buffer drops explain: the software switch tags the copy of a
-// frame its queues have no room for (injector pfcBufferDrop), so their
+// frame its queues have no room for (injector Switch.admit), so their
 // number must not exceed its lossless_drops plus lossy_drops. It returns
 // the rest and how many copies it took out (none when they outnumber
 // the counted drops: then all stay unexpected).
