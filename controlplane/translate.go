@@ -134,6 +134,9 @@ type EventEntry struct {
 	Type   config.EventType
 	QP     int
 	Msg    int
+	// MsgPSN is the packet's index within message Msg
+	// (config.ExpandedEvent.PSN).
+	MsgPSN int
 	RelPSN int
 	// Params are the event's direction and delay/reorder/duplicate
 	// parameters.
@@ -321,7 +324,7 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 			ce = p.Conns[j]
 		}
 		ee := EventEntry{Port: ce.Port, DestQP: ce.DestQP, PSN: ce.IPSN.Add(e.RelPSN), Iter: uint16(e.Iter), Type: e.Type,
-			QP: e.QP, Msg: e.Msg, RelPSN: e.RelPSN, Params: e.EventParams}
+			QP: e.QP, Msg: e.Msg, MsgPSN: e.PSN, RelPSN: e.RelPSN, Params: e.EventParams}
 		k := key{ee.Port, ee.DestQP, ee.PSN, ee.Iter}
 		if j, dup := seen[k]; dup {
 			if p.Events[j].Type != ee.Type {

@@ -103,16 +103,6 @@ func (r *Run) pauseInjection(ev config.PFCEvent) injector.PauseInjection {
 		Interval: time.Duration(ev.IntervalUs) * time.Microsecond}
 }
 
-// flowOfConn returns the flow holding global connection q, or -1.
-func flowOfConn(t *config.Test, q int) int {
-	for f := range t.Flows {
-		if off := t.QPOffset(f); q >= off && q < off+t.Flows[f].NumQPs {
-			return f
-		}
-	}
-	return -1
-}
-
 // pauseOnPacket returns the pause injections that start when the switch
 // sees a data packet (pfc-events with start: a QP of its flow), resolved
 // against the installed plan: the packet's ingress port, destination QP

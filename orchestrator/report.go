@@ -542,11 +542,7 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 	}
 	if run.Plan != nil {
 		for _, e := range run.Plan.Events {
-			ppm := 1
-			if f := flowOfConn(t, e.QP); f >= 0 {
-				ppm = t.Flows[f].PacketsPerMessage()
-			}
-			er := EventReport{QP: e.QP, Msg: e.Msg, PSN: e.RelPSN - e.Msg*ppm, RelPSN: e.RelPSN, AbsPSN: uint32(e.PSN),
+			er := EventReport{QP: e.QP, Msg: e.Msg, PSN: e.MsgPSN, RelPSN: e.RelPSN, AbsPSN: uint32(e.PSN),
 				DestQP: e.DestQP, Iter: int(e.Iter), Type: e.Type,
 				DelayNs: e.Params.DelayNs, Overtakers: e.Params.Overtakers, MaxHoldNs: e.Params.MaxHoldNs, Copies: e.Params.Copies}
 			if e.Params.Direction != config.DirData {
