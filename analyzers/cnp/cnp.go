@@ -224,6 +224,7 @@ type Analyzer struct {
 	unattr  int
 
 	busy    map[egressKey]int64 // per egress port: the last departure's end (EgressQueues)
+	hostIdx map[netip.Addr]int  // Options.Hosts by address (hostOf's answer, once)
 	inexact int
 }
 
@@ -239,7 +240,15 @@ func New(t *model.Table, opt Options) *Analyzer {
 	n := 2 * len(t.Conns)
 	a := &Analyzer{opt: opt, table: t, conns: make([]ConnCNP, len(t.Conns)), perQP: make([]last, n),
 		port: make([]string, n), thr: make([][nReplays]int64, n), nak: make([]bool, n), npOf: make([]int, n),
-		perPort: map[string]*last{}, perDst: map[dstKey]*last{}, perPair: map[pairKey]*last{}, busy: map[egressKey]int64{}}
+		perPort: map[string]*last{}, perDst: map[dstKey]*last{}, perPair: map[pairKey]*last{}, busy: map[egressKey]int64{},
+		hostIdx: map[netip.Addr]int{}}
+	for h := range opt.Hosts {
+		for _, ip := range opt.Hosts[h].IPs {
+			if _, dup := a.hostIdx[ip]; !dup {
+				a.hostIdx[ip] = h
+			}
+		}
+	}
 	if a.opt.LinkBps <= 0 {
 		a.opt.LinkBps = 100e9
 	}
@@ -258,7 +267,7 @@ func New(t *model.Table, opt Options) *Analyzer {
 		for s, e := range [2]model.Endpoint{c.Requester, c.Responder} {
 			k := 2*i + s
 			a.port[k], a.thr[k], a.nak[k], a.npOf[k] = portOf(e), thr(opt.MinTimeBetweenCNPsNs), opt.NAKTriggers, -1
-			if h := hostOf(opt.Hosts, e.IP); h >= 0 {
+			if h, ok := a.hostIdx[e.IP]; ok {
 				hs := &opt.Hosts[h]
 				a.thr[k], a.nak[k], a.npOf[k] = thr(hs.MinTimeBetweenCNPsNs), hs.NAKTriggers, h
 				if e.Port == "" {
@@ -268,18 +277,6 @@ func New(t *model.Table, opt Options) *Analyzer {
 		}
 	}
 	return a
-}
-
-// hostOf returns the index of the host of hs owning ip, -1 if none.
-func hostOf(hs []Host, ip netip.Addr) int {
-	for i := range hs {
-		for _, a := range hs[i].IPs {
-			if a == ip {
-				return i
-			}
-		}
-	}
-	return -1
 }
 
 func portOf(e model.Endpoint) string {
@@ -356,7 +353,7 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 // left, at least the time its queue depth takes at LinkBps.
 func (a *Analyzer) depart(p *model.Pkt) int64 {
 	k, bps := egressKey{host: -1, ip: p.DstIP}, a.opt.LinkBps
-	if h := hostOf(a.opt.Hosts, p.DstIP); h >= 0 {
+	if h, ok := a.hostIdx[p.DstIP]; ok {
 		k = egressKey{host: h}
 		if b := a.opt.Hosts[h].LinkBps; b > 0 {
 			bps = b
