@@ -314,6 +314,9 @@ type Meta struct {
 	// the PFC frames of a port to the RoCE packets of its host. Default
 	// nil: PFC frames are reported by port number only.
 	SwitchPorts map[string]uint32 `json:"switch_ports,omitempty"`
+	// Fabric is the topology of a test with several switches (nil: one
+	// switch).
+	Fabric *Fabric `json:"fabric,omitempty"`
 }
 
 // Event is one injected event as the switch applies it: to the packet of

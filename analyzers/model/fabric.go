@@ -1,0 +1,54 @@
+package model
+
+// Fabric is the topology of a run with several switches (test keys
+// switches, links, routing; docs/fabric.md), as the run record keeps it
+// for the analyzers: the switches by their id in mirror copies, every
+// switch port with what is cabled to it, the route of every host pair
+// and the switch each flow's per-connection checks read. Nil (Meta.Fabric
+// absent): one switch, as every trace before fabrics.
+type Fabric struct {
+	// Switches are the switches' names, indexed by the switch id their
+	// mirror copies carry (roce.MirrorMeta.Switch).
+	Switches []string `json:"switches"`
+	// Ports are every switch port a host or another switch is cabled to,
+	// in port order.
+	Ports []FabricPort `json:"ports"`
+	// Routes are the paths of every ordered pair of hosts that exchange
+	// packets (the flows' from and to, both ways).
+	Routes []Route `json:"routes,omitempty"`
+	// Observe maps a flow to the switch whose copies of its packets the
+	// per-connection checks read: where its events are applied.
+	Observe map[string]string `json:"observe,omitempty"`
+}
+
+// FabricPort is one switch port and what its cable leads to: a host, or a
+// port of another switch. Port numbers are global: the ports of one
+// software switch or Tofino partitioned into logical switches.
+type FabricPort struct {
+	Port   uint32 `json:"port"`
+	Switch string `json:"switch"`
+	// Host is the host cabled to the port ("" for a switch-to-switch link).
+	Host string `json:"host,omitempty"`
+	// PeerSwitch and PeerPort are the switch port at the other end of a
+	// switch-to-switch link.
+	PeerSwitch string  `json:"peer_switch,omitempty"`
+	PeerPort   uint32  `json:"peer_port,omitempty"`
+	Gbps       float64 `json:"gbps,omitempty"`
+	DelayNs    int64   `json:"delay_ns,omitempty"`
+}
+
+// Route is the path of the packets from host From to host To: the
+// switches they cross in order, each with the port they enter and leave
+// by.
+type Route struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Hops []Hop  `json:"hops"`
+}
+
+// Hop is one switch of a Route.
+type Hop struct {
+	Switch string `json:"switch"`
+	In     uint32 `json:"in"`
+	Out    uint32 `json:"out"`
+}
