@@ -853,7 +853,7 @@ func (s *Switch) mirrorMAC(port uint32, frame []byte, sent bool, event roce.Even
 	} else {
 		stamp = s.mirrorStamp(sw, t, timed)
 	}
-	cp := roce.AppendMACMirror(s.scratch[:0], roce.MirrorMeta{Seq: mirrorSeq(sw, seq), TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event},
+	cp := roce.AppendMACMirror(s.scratch[:0], roce.MirrorMeta{Seq: seq, Switch: sw, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event},
 		sent, uint16(port), frame)
 	if sess.truncate > 0 && len(cp) > sess.truncate {
 		cp = cp[:sess.truncate]

@@ -226,8 +226,9 @@ func (t *table) hit(k [4]uint64) (*entry, bool) {
 func mac48(b []byte) uint64 { return roce.MAC(b[:6]).Uint64() }
 
 // MaxSwitches is how many logical switches the ports of one Switch can be
-// partitioned into (lumina.p4's NUM_SWITCHES; ids 0..31).
-const MaxSwitches = 32
+// partitioned into (lumina.p4's NUM_SWITCHES; ids 0..31, the ids a mirror
+// copy can name: roce.MirrorMeta.Switch).
+const MaxSwitches = roce.MaxSwitches
 
 // switchOf is the logical switch of port (Ingress.port_switch; a port
 // with no entry is in switch 0, the one switch of a test without a
@@ -592,7 +593,7 @@ func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, 
 	} else {
 		stamp = s.mirrorStamp(sw, t, timed)
 	}
-	m := roce.MirrorMeta{Seq: mirrorSeq(sw, seq), TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event, QDepth: qdepth}
+	m := roce.MirrorMeta{Seq: seq, Switch: sw, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event, QDepth: qdepth}
 	if event.Held() {
 		m.HoldNs = stamp - arrived
 	}
@@ -638,7 +639,7 @@ func (s *Switch) mirrorSlot(sw uint8, n int) (sess *cloneSession, seq uint64, ok
 	}
 	s.r.seqLo[sw] = (s.r.seqLo[sw] + 1) & 0xFFFFFFFF
 	if s.r.seqLo[sw] == 0 {
-		s.r.seqHi[sw] = (s.r.seqHi[sw] + 1) & 0xFF
+		s.r.seqHi[sw] = (s.r.seqHi[sw] + 1) & 0xFF // 40 bits: roce.MirrorSeqMask
 	}
 	seq = s.r.seqHi[sw]<<32 | s.r.seqLo[sw]
 	s.c.mirrored[slot].packets++
@@ -679,10 +680,6 @@ func (s *Switch) raiseStamp(sw uint8, t int64) int64 {
 	s.lastStamp[sw] = max(t, s.lastStamp[sw])
 	return s.lastStamp[sw]
 }
-
-// mirrorSeq is the 48-bit sequence field of logical switch sw's copy
-// number seq (< 2^40): sw << 41 | seq (roce.MirrorMeta.Switch).
-func mirrorSeq(sw uint8, seq uint64) uint64 { return uint64(sw)<<41 | seq }
 
 func (s *Switch) arpReply(in uint32, frame []byte, l3 int, mac uint64) {
 	var m [6]byte

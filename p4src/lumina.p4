@@ -644,6 +644,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 }
                 meta.mirror.event = meta.event;
                 meta.mirror.timestamp = ig_prsr_md.global_tstamp;
+                // The 48-bit field: the switch id in bits 41..45, a 40-bit
+                // sequence number below (roce.MirrorSeqField).
                 meta.mirror.seq = 2w0 ++ meta.switch_id ++ 1w0 ++ meta.seq_hi ++ meta.seq_lo;
                 meta.mirror.qdepth = 0;
                 if ((meta.fwd == 1 || meta.hold_in == 1) && meta.event != EVENT_DROP) {
