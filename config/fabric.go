@@ -620,13 +620,15 @@ func (d *decoder) validateFabric(t *Test) {
 	if t.Testbed == TestbedRemote && !d.bad["testbed"] {
 		d.errorf(d.keys["switches"], "testbed remote: a fabric (switches) runs on sim and netns only in this version (the loopback cables' port pairs are no test key yet; docs/fabric.md)")
 	}
+	clash := false
 	for i := range t.Switches {
 		sw := &t.Switches[i]
 		if h := t.Host(sw.Name); h != nil {
 			d.errorAt(sw.Pos, fmt.Sprintf("switch name %q is also the name of a host (at %s): links name hosts and switches alike, so every name must be unique", sw.Name, h.Pos))
+			clash = true
 		}
 	}
-	if !d.validateLinks(t) {
+	if clash || !d.validateLinks(t) {
 		return
 	}
 	d.validatePaths(t)
@@ -717,7 +719,7 @@ func (d *decoder) validateLinks(t *Test) bool {
 	}
 	for i, s := range hostSw {
 		if s < 0 {
-			d.errorAt(d.firstPos(hostPath(t, i)), fmt.Sprintf("host %s is on no switch: add a link {a: %s, b: SWITCH} to links", t.Hosts[i].Name, t.Hosts[i].Name))
+			d.errorAt(t.Hosts[i].Pos, fmt.Sprintf("host %s is on no switch: add a link {a: %s, b: SWITCH} to links", t.Hosts[i].Name, t.Hosts[i].Name))
 			sound = false
 		}
 	}
