@@ -582,6 +582,22 @@ func switchNames(t *Test) []string {
 	return out
 }
 
+// noSwitch is the message for a name that names no switch (and, with
+// hosts, no host either).
+func noSwitch(key, name string, t *Test, hosts bool) string {
+	names := switchNames(t)
+	what, list := "switch", "switches: "+strings.Join(names, ", ")
+	if hosts {
+		what, list = "host or switch", list+"; hosts: "+strings.Join(hostNames(t), ", ")
+		names = append(names, hostNames(t)...)
+	}
+	msg := fmt.Sprintf("%s: no %s named %q (%s)", key, what, name, list)
+	if s := suggest(name, names); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
+}
+
 // switchList renders switch ids as names: "tor1, spine, tor2".
 func switchList(t *Test, ids []int) string {
 	names := make([]string, len(ids))
@@ -641,7 +657,6 @@ func (d *decoder) validateLinks(t *Test) bool {
 	if d.bad["links"] || d.bad["hosts"] {
 		return false
 	}
-	names := append(switchNames(t), hostNames(t)...)
 	hostSw := make([]int, len(t.Hosts))
 	hostAt := make([]Pos, len(t.Hosts))
 	for i := range hostSw {
@@ -660,7 +675,7 @@ func (d *decoder) validateLinks(t *Test) bool {
 		known := true
 		for _, e := range []struct{ key, name string }{{"a", lk.A}, {"b", lk.B}} {
 			if t.HostIndex(e.name) < 0 && t.SwitchIndex(e.name) < 0 {
-				d.errorAt(d.firstPos(p+"."+e.key, p), noSuch(e.key, "host or switch", e.name, names))
+				d.errorAt(d.firstPos(p+"."+e.key, p), noSwitch(e.key, e.name, t, true))
 				known = false
 			}
 		}
@@ -792,7 +807,7 @@ func (d *decoder) checkPath(t *Test, g *graph, f int, pp string) ([]int, bool) {
 	for i, name := range fl.Path {
 		s := t.SwitchIndex(name)
 		if s < 0 {
-			d.errorAt(elem(i), noSuch(fmt.Sprintf("path[%d]", i), "switch", name, switchNames(t)))
+			d.errorAt(elem(i), noSwitch(fmt.Sprintf("path[%d]", i), name, t, false))
 			ok = false
 			continue
 		}
@@ -877,7 +892,7 @@ func (d *decoder) validateAt(t *Test) {
 		at := d.pos(a.path)
 		s := t.SwitchIndex(a.name)
 		if s < 0 {
-			d.errorAt(at, noSuch("at", "switch", a.name, switchNames(t)))
+			d.errorAt(at, noSwitch("at", a.name, t, false))
 			continue
 		}
 		if a.pfc >= 0 && t.PFCEvents[a.pfc].Start == nil {

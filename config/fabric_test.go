@@ -85,7 +85,7 @@ var fabricErrorTests = []struct {
 
 	// links.
 	{"unknown name in a link", fabHosts + fabSwitches + "links:\n  - {a: h1, b: s1}\n  - {a: h2, b: s1}\n  - {a: h3, b: s3}\n  - {a: s1, b: s2}\n" + fabFlow,
-		`t.yaml:8:16: b: no host or switch named "s3" (host or switchs: s1, s2, h1, h2, h3); did you mean "s1"?`},
+		`t.yaml:8:16: b: no host or switch named "s3" (switches: s1, s2; hosts: h1, h2, h3); did you mean "s1"?`},
 	{"link of two hosts", fabBase + "  - {a: h1, b: h2}\n" + fabFlow,
 		`t.yaml:10:5: link joins two hosts, h1 and h2: a host is cabled to a switch`},
 	{"link of a switch to itself", fabBase + "  - {a: s2, b: s2}\n" + fabFlow,
@@ -126,13 +126,13 @@ var fabricErrorTests = []struct {
 	{"path over an unlinked pair", lineBase + "flows:\n  - {name: f, from: h1, to: h3, path: [s1, s3]}\n",
 		`t.yaml:10:44: path[1]: switches s1 and s3 are not linked`},
 	{"path of an unknown switch", lineBase + "flows:\n  - {name: f, from: h1, to: h3, path: [s1, s9, s3]}\n",
-		`t.yaml:10:44: path[1]: no switch named "s9" (switchs: s1, s2, s3); did you mean "s1"?`},
+		`t.yaml:10:44: path[1]: no switch named "s9" (switches: s1, s2, s3); did you mean "s1"?`},
 	{"two paths of a host pair", lineBase + "  - {a: s1, b: s3}\nflows:\n  - {name: f, from: h1, to: h3, path: [s1, s2, s3]}\n  - {name: g, from: h3, to: h1, path: [s3, s1]}\n",
 		`t.yaml:12:39: path: flow g joins hosts h1 and h3, as flow f does with another path (at 11:39): a route is per host pair, both ways; give both flows the same path (reversed for the other direction)`},
 
 	// at.
 	{"at of an unknown switch", lineBase + "flows:\n  - {name: f, from: h1, to: h3, data-pkt-events: [{qpn: 0, psn: 0, type: drop, at: s4}]}\n",
-		`t.yaml:10:84: at: no switch named "s4" (switchs: s1, s2, s3); did you mean "s1"?`},
+		`t.yaml:10:84: at: no switch named "s4" (switches: s1, s2, s3); did you mean "s1"?`},
 	{"at off the path", lineBase + "flows:\n  - {name: f, from: h1, to: h2, data-pkt-events: [{qpn: 0, psn: 0, type: drop, at: s3}]}\n",
 		`t.yaml:10:84: at: switch s3 is not on flow f's path (s1, s2)`},
 	{"events of a flow at two switches", lineBase + "flows:\n  - name: f\n    from: h1\n    to: h3\n    data-pkt-events:\n      - {qpn: 0, psn: 0, type: drop, at: s2}\n      - {qpn: 0, psn: 1, type: drop, at: s3}\n",
