@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -458,5 +460,28 @@ func TestFabricValid(t *testing.T) {
 	cfg, _ = Parse("t.yaml", []byte("switches: {s1: {}, s2: {}}\nlinks: [{a: requester, b: s1}, {a: s2, b: responder}, {a: s1, b: s2}]\ndeadlock-ms: 200\n"))
 	if got := cfg.Route(0, 1); !reflect.DeepEqual(got, []Hop{{0, 1, 200}, {1, 201, 2}}) || cfg.DeadlockMs != 200 || cfg.ObservedSwitch(0) != 0 {
 		t.Errorf("two-host fabric: Route(0, 1) = %v, DeadlockMs %d, ObservedSwitch(0) %d; want [{0 1 200} {1 201 2}], 200, 0", got, cfg.DeadlockMs, cfg.ObservedSwitch(0))
+	}
+}
+
+// TestFabricDocExample parses the yaml blocks of docs/fabric.md.
+func TestFabricDocExample(t *testing.T) {
+	data, err := os.ReadFile("../docs/fabric.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(data), "```yaml\n")[1:]
+	if len(blocks) == 0 {
+		t.Fatal("docs/fabric.md has no yaml examples")
+	}
+	for i, b := range blocks {
+		b, _, _ = strings.Cut(b, "```")
+		cfg, err := Parse("fabric.md", []byte(b))
+		if err != nil {
+			t.Errorf("example %d in docs/fabric.md: Parse error = %v", i, err)
+			continue
+		}
+		if !cfg.Fabric() || cfg.DeadlockMs != 200 {
+			t.Errorf("example %d: Fabric() = %v, DeadlockMs = %d; want true, 200", i, cfg.Fabric(), cfg.DeadlockMs)
+		}
 	}
 }
