@@ -124,10 +124,12 @@ type TopoPort struct {
 	Pos Pos
 }
 
-// Hop is one switch on a route: the packet enters it at port In and
-// leaves at port Out.
+// Hop is one switch on a route.
 type Hop struct {
-	Switch  int
+	// Switch is the switch's id.
+	Switch int
+	// In is the port where packets of the route enter the switch, Out the
+	// one where they leave it.
 	In, Out uint32
 }
 
@@ -183,14 +185,28 @@ func (t *Test) graph() *graph {
 	g := &graph{n: len(t.Switches), port: map[[2]int]uint32{}}
 	g.hostSw = make([]int, len(t.Hosts))
 	g.hostAt = make([]Pos, len(t.Hosts))
+	hostIdx := make(map[string]int, len(t.Hosts))
+	for i := len(t.Hosts) - 1; i >= 0; i-- { // the first of a name wins, as HostIndex
+		hostIdx[t.Hosts[i].Name] = i
+	}
+	swIdx := make(map[string]int, len(t.Switches))
+	for i := len(t.Switches) - 1; i >= 0; i-- {
+		swIdx[t.Switches[i].Name] = i
+	}
+	index := func(m map[string]int, name string) int {
+		if i, ok := m[name]; ok {
+			return i
+		}
+		return -1
+	}
 	for i := range g.hostSw {
 		g.hostSw[i] = -1
 	}
 	g.adj = make([][]int, g.n)
 	l := 0
 	for _, lk := range t.Links {
-		ha, hb := t.HostIndex(lk.A), t.HostIndex(lk.B)
-		sa, sb := t.SwitchIndex(lk.A), t.SwitchIndex(lk.B)
+		ha, hb := index(hostIdx, lk.A), index(hostIdx, lk.B)
+		sa, sb := index(swIdx, lk.A), index(swIdx, lk.B)
 		switch {
 		case sa >= 0 && sb >= 0 && sa != sb:
 			if _, dup := g.port[[2]int{sa, sb}]; dup || l >= MaxSwitchLinks {
@@ -643,6 +659,10 @@ func (d *decoder) validateFabric(t *Test) {
 			d.errorAt(sw.Pos, fmt.Sprintf("switch name %q is also the name of a host (at %s): links name hosts and switches alike, so every name must be unique", sw.Name, h.Pos))
 			clash = true
 		}
+	}
+	if d.keys["links"] == nil {
+		d.errorf(d.keys["switches"], "switches needs links: cable each host to its switch ({a: HOST, b: SWITCH}) and the switches to each other")
+		return
 	}
 	if clash || !d.validateLinks(t) {
 		return
