@@ -754,7 +754,14 @@ func (d *decoder) validateLinks(t *Test) bool {
 	}
 	for i, s := range hostSw {
 		if s < 0 {
-			d.errorAt(t.Hosts[i].Pos, fmt.Sprintf("host %s is on no switch: add a link {a: %s, b: SWITCH} to links", t.Hosts[i].Name, t.Hosts[i].Name))
+			at := t.Hosts[i].Pos
+			if at.Line == 0 { // the two-host form's requester or responder
+				at = d.pos(hostPath(t, i))
+				if k := d.keys["switches"]; at.Line == 0 {
+					at = Pos{k.Line, k.Column}
+				}
+			}
+			d.errorAt(at, fmt.Sprintf("host %s is on no switch: add a link {a: %s, b: SWITCH} to links", t.Hosts[i].Name, t.Hosts[i].Name))
 			sound = false
 		}
 	}

@@ -78,6 +78,8 @@ var fabricErrorTests = []struct {
 		`t.yaml:3:8: unknown key "pfc-watchdg" in switches.s1; did you mean "pfc-watchdog"?`},
 	{"ecn of a switch", fabHosts + "switches:\n  s1: {}\n  s2: {ecn: {priorities: [3], kmin-kb: 400, kmax-kb: 100, pmax: 0.2}}\n" + fabLinks + fabFlow,
 		`t.yaml:4:54: kmax-kb: want more than kmin-kb (400), got 100`},
+	{"two-host form: responder on no switch", "requester: {}\nswitches: {s1: {}}\nlinks: [{a: requester, b: s1}]\n",
+		`t.yaml:2:1: host responder is on no switch: add a link {a: responder, b: SWITCH} to links`},
 	{"switches without links", fabHosts + fabSwitches + fabFlow,
 		`t.yaml:2:1: switches needs links: cable each host to its switch ({a: HOST, b: SWITCH}) and the switches to each other`},
 	{"remote fabric", "testbed: remote\nhosts: {h1: {control-ip: a}, h2: {control-ip: b}, h3: {control-ip: c}}\n" + "switches:\n  s1: {control-ip: s}\n  s2: {}\n" + fabLinks + fabFlow + "dumpers: [{control-ip: d}]\n",
