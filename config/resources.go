@@ -146,7 +146,7 @@ const fastestRefreshUs = 65535 * 512 / 400_000 / 2
 const holdBytesPerUs = 400_000 / 8
 
 // Estimate returns what t needs (see Estimate): the sum over its flows,
-// which share one switch, one trace and (on sim and netns) one machine.
+// which share the switches, one trace and (on sim and netns) one machine.
 func (t *Test) Estimate() Estimate {
 	var e Estimate
 	var data, qpMsgs int64 // bytes of data packets in the trace; messages of all QPs
@@ -162,12 +162,15 @@ func (t *Test) Estimate() Estimate {
 	}
 	for _, fl := range t.flows() {
 		fe := fl.Traffic.estimate()
-		e.MinPackets += fe.MinPackets
-		e.EventPackets += fe.EventPackets
-		e.Packets += fe.Packets
+		// In a fabric every switch on the flow's route mirrors each of its
+		// packets (docs/fabric.md).
+		hops := int64(t.routeLen(fl))
+		e.MinPackets += fe.MinPackets * hops
+		e.EventPackets += fe.EventPackets * hops
+		e.Packets += fe.Packets * hops
 		e.HoldBytes += fe.HoldBytes
 		e.GeneratorBytes += fe.GeneratorBytes
-		data += fe.Packets * cut(int64(fl.mtuOrDefault()+roceOverhead))
+		data += fe.Packets * hops * cut(int64(fl.mtuOrDefault()+roceOverhead))
 		qpMsgs += int64(max(fl.NumQPs, 1)) * int64(max(fl.NumMsgsPerQP, 1))
 	}
 	for _, pe := range t.pfcEvents() {
@@ -182,6 +185,15 @@ func (t *Test) Estimate() Estimate {
 			// host (the pause spreads).
 			e.PFCFrames += 2 * (int64(pe.DurationUs)/fastestRefreshUs + 1)
 		}
+	}
+	if t.Fabric() {
+		// A pause spreads: any switch port may pause its peer, every
+		// pause is mirrored by the switch that sends it and the one that
+		// receives it, and with deadlock-ms the pauses of a deadlocked
+		// cycle go on for that long after traffic.
+		ports := int64(len(t.Topology().Ports))
+		e.PFCFrames *= 2 * ports
+		e.PFCFrames += 2 * ports * (int64(t.DeadlockMs)*1000/fastestRefreshUs + 1)
 	}
 	e.TraceBytes = data + e.PFCFrames*cut(pfcMirrorBytes)
 	e.DiskBytes = e.TraceBytes
@@ -500,4 +512,17 @@ func (t *Test) allEvents() []Event {
 		out = append(out, fl.Events...)
 	}
 	return out
+}
+
+// routeLen is how many switches mirror each packet of fl: the switches on
+// its route (1 without a fabric, or when its hosts are unknown).
+func (t *Test) routeLen(fl Flow) int {
+	if !t.Fabric() {
+		return 1
+	}
+	from, to := t.HostIndex(fl.From), t.HostIndex(fl.To)
+	if from < 0 || to < 0 {
+		return 1
+	}
+	return max(len(t.Route(from, to)), 1)
 }
