@@ -161,6 +161,11 @@ type Params struct {
 	// lossless mode comes back this long after the last pause frame.
 	// Default 0: 200 ms.
 	PFCRestorationNs int64 `json:"pfc_restoration_ns,omitempty"`
+	// DeadlockNs is the test's deadlock-ms in ns (a run with several
+	// switches): the pfc analysis says deadlock fail when a cycle of switch
+	// ports keeps sending PFC frames through [last RoCE copy, + DeadlockNs]
+	// (sonic-mgmt's rule). Default 0: the deadlock check is skipped.
+	DeadlockNs int64 `json:"deadlock_ns,omitempty"`
 
 	// Hosts are the facts of each traffic host of a many-host test (the
 	// hosts form), keyed by name and addresses: the checks take a
@@ -699,6 +704,9 @@ func mergeParams(a, b Params) Params {
 	if b.PFCRestorationNs != 0 {
 		a.PFCRestorationNs = b.PFCRestorationNs
 	}
+	if b.DeadlockNs != 0 {
+		a.DeadlockNs = b.DeadlockNs
+	}
 	if b.Hosts != nil {
 		a.Hosts = b.Hosts
 	}
@@ -777,6 +785,9 @@ func (m *Meta) Validate() error {
 	}
 	if p.PFCDetectionNs < 0 || p.PFCRestorationNs < 0 {
 		return bad("pfc_detection_ns and pfc_restoration_ns must not be negative")
+	}
+	if p.DeadlockNs < 0 {
+		return bad("deadlock_ns %d must not be negative", p.DeadlockNs)
 	}
 	for _, h := range p.Hosts {
 		if h.MinTimeBetweenCNPsUs != nil && *h.MinTimeBetweenCNPsUs < 0 {

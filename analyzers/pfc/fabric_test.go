@@ -350,3 +350,74 @@ func TestFabricClosStorm(t *testing.T) {
 		})
 	}
 }
+
+// ring is a cyclic buffer dependency on the ring s1–s2–s3–s4–s1: each
+// host sends two hops clockwise, so each switch's ingress from its
+// counter-clockwise neighbour waits on its clockwise egress. s2's egress
+// toward s3 congests first (10 µs); the pauses close the cycle by 16 µs
+// and are refreshed until 10 ms. cycle false: s3 stops pausing s2 at
+// 1 ms (the cycle is broken). traceEnd ends the trace (every pause stops
+// then).
+func ring(t *testing.T, deadlockNs int64, cycle bool, traceEnd int64) Result {
+	s := newFabScen(t, []string{"s1", "s2", "s3", "s4"}, [][2]string{{"s1", "s2"}, {"s2", "s3"}, {"s3", "s4"}, {"s4", "s1"}})
+	s.host("h1", "s1", 1)
+	s.host("h2", "s2", 2)
+	s.host("h3", "s3", 32)
+	s.host("h4", "s4", 33)
+	s.flow("A", "h1", "h3", "s1", "s2", "s3")
+	s.flow("B", "h2", "h4", "s2", "s3", "s4")
+	s.flow("C", "h3", "h1", "s3", "s4", "s1")
+	s.flow("D", "h4", "h2", "s4", "s1", "s2")
+	s.start(Options{DeadlockNs: deadlockNs, DetectionNs: 100 * 1000000})
+	for k := range 3 {
+		for c := range 4 {
+			s.send(int64(1000+1000*k+100*c), c, 0)
+		}
+	}
+	s3 := traceEnd
+	if !cycle {
+		s3 = 1000000
+	}
+	s.hold("s2", 201, 10000, traceEnd) // → s1: egress 202 congested
+	s.hold("s1", 207, 12000, traceEnd) // → s4: egress 200 paused by s2
+	s.hold("s4", 205, 14000, traceEnd) // → s3: egress 206 paused by s1
+	s.hold("s3", 203, 16000, s3)       // → s2: egress 204 paused by s4
+	return s.run()
+}
+
+func TestFabricDeadlock(t *testing.T) {
+	const ms = 1000000
+	for _, tc := range []struct {
+		name     string
+		deadline int64
+		cycle    bool
+		end      int64
+		verdict  model.Verdict
+		reason   string
+		cyc      string
+	}{
+		{"cycle", 5 * ms, true, 10 * ms, model.Fail,
+			"s2:201 → s3:203 → s4:205 → s1:207 → s2 kept pausing each other through 5.3 µs .. 5005.3 µs (frames in the window: s2:201 25, s3:203 25, s4:205 25, s1:207 25)",
+			"s2:201/25 s3:203/25 s4:205/25 s1:207/25"},
+		{"no cycle", 5 * ms, false, 10 * ms, model.Pass, "no cycle of switch ports pausing each other through 5.3 µs .. 5005.3 µs", ""},
+		{"trace ends early", 5 * ms, true, 3 * ms, model.Inconclusive,
+			"the trace ends at 2816.5 µs, before the window 5.3 µs .. 5005.3 µs closes, with s2:201 → s3:203 → s4:205 → s1:207 → s2 still pausing each other",
+			"s2:201/15 s3:203/15 s4:205/15 s1:207/15"},
+		{"no deadlock-ms", 0, true, 10 * ms, model.Skip, "the test sets no deadlock-ms", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ring(t, tc.deadline, tc.cycle, tc.end)
+			d := r.Deadlock
+			if d == nil {
+				t.Fatal("Deadlock = nil, want the check")
+			}
+			var cyc []string
+			for _, p := range d.Cycle {
+				cyc = append(cyc, fmt.Sprintf("%s:%d/%d", p.Switch, p.Port, p.Frames))
+			}
+			if d.Verdict != tc.verdict || d.Reason != tc.reason || strings.Join(cyc, " ") != tc.cyc {
+				t.Errorf("deadlock = %v %q %v,\nwant %v %q %v", d.Verdict, d.Reason, cyc, tc.verdict, tc.reason, tc.cyc)
+			}
+		})
+	}
+}
