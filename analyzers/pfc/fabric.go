@@ -18,7 +18,7 @@ import (
 type fabric struct {
 	f        *model.Fabric
 	swID     map[string]int
-	portSw   map[uint16]int    // the switch of every cabled port
+	portSw   map[uint16]int // the switch of every cabled port
 	port     map[uint16]model.FabricPort
 	hostIdx  map[netip.Addr]int // address → index in hosts
 	hosts    []string

@@ -296,7 +296,7 @@ func clos(t *testing.T, watchdog bool) Result {
 		spread = 1000000
 	}
 	s.hold("tor1", 2, 20000, spread)
-	s.hold("tor1", 200, 20000, spread) // → leaf1
+	s.hold("tor1", 200, 20000, spread)  // → leaf1
 	s.hold("leaf1", 205, 30000, spread) // → tor2
 	s.hold("leaf1", 208, 30000, spread) // → spine
 	s.hold("tor2", 32, 40000, spread)
