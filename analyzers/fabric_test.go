@@ -1,9 +1,12 @@
 package analyzers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/netip"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -157,12 +160,29 @@ func TestFabricReport(t *testing.T) {
 			if err := json.Unmarshal(j, &v); err != nil {
 				t.Fatal(err)
 			}
+			page, err := report.HTML(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			panels := regexp.MustCompile(`<svg class="fabric"[^>]*><text[^>]*>([^<]*)</text>`).FindAllSubmatch(page, -1)
+			var titles []string
+			for _, p := range panels {
+				titles = append(titles, string(p[1]))
+			}
 			d, has := v.Checks["deadlock"]
 			if !tc.fabric {
-				if has || r.PFC.Fabric != nil {
-					t.Errorf("checks.deadlock = %s, fabric %v; want neither without a fabric", d, r.PFC.Fabric != nil)
+				if has || r.PFC.Fabric != nil || len(titles) > 0 || bytes.Contains(page, []byte("<h2>Fabric</h2>")) {
+					t.Errorf("checks.deadlock = %s, fabric %v, panels %q; want none without a fabric", d, r.PFC.Fabric != nil, titles)
 				}
 				return
+			}
+			// The pause crossed s3–s4 at 10 µs, s2–s3 at 12, s1–s2 at 14, h1's link at 16.
+			wantTitles := []string{"at 10 µs: 1 of 9 links paused", "at 12 µs: 2 of 9 links paused", "at 14 µs: 3 of 9 links paused", "at 16 µs: 4 of 9 links paused"}
+			if !reflect.DeepEqual(titles, wantTitles) {
+				t.Errorf("fabric panels = %q, want %q", titles, wantTitles)
+			}
+			if n := bytes.Count(page, []byte(`stroke="#d22"`)); n != 1+2+3+4 {
+				t.Errorf("red links over the panels = %d, want 10", n)
 			}
 			var got, want any
 			if err := json.Unmarshal(d, &got); err != nil {
