@@ -23,7 +23,7 @@ const DefaultTimeMask = 1<<48 - 1
 // trace fails.
 type Options struct {
 	// Seq is the sequence counter's cycle. Default (zero)
-	// trace.SeqSpace48; trace.SeqSpaceLumina31 for the public tool, whose
+	// trace.SeqSpace40; trace.SeqSpaceLumina31 for the public tool, whose
 	// counter goes from 0x7FFFFFFF to 1. Use the same space as the merge.
 	Seq trace.SeqSpace
 
