@@ -258,7 +258,7 @@ func TestCheckSources(t *testing.T) {
 			want: res{"seq", "gap: seq 500 missing (between dumper-0 #83 and dumper-1 #166)", 499},
 		},
 		{
-			name: "wrap40", per: deal(trace.SeqSpace40, 1<<40-300, 600, 1<<40-30_000, wrr),
+			name: "wrap40", per: deal(trace.SeqSpace40, 1<<40-300, 600, 1<<48-30_000, wrr),
 		},
 		{
 			name: "wrap31", per: deal(trace.SeqSpaceLumina31, 0x7FFFFFFF-300, 600, 1<<40-30_000, wrr),
@@ -388,7 +388,7 @@ func TestVerdictChecks(t *testing.T) {
 		}
 	})
 	t.Run("stats-wraps", func(t *testing.T) {
-		per := deal(trace.SeqSpace40, 1<<40-300, 600, 1<<40-30_000, wrr)
+		per := deal(trace.SeqSpace40, 1<<40-300, 600, 1<<48-30_000, wrr)
 		v, err := integrity.CheckSources(counters(per), integrity.Options{}, sourcesOf(t, per)...)
 		if err != nil {
 			t.Fatal(err)
