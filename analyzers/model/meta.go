@@ -286,6 +286,12 @@ type Switch struct {
 	// mirroring them (watchdog, lossless beyond headroom, lossy queue
 	// full): the trace shows them as forwarded. Nil: unknown or none.
 	PFCDrops *uint64 `json:"pfc_drops,omitempty"`
+	// LastSeq is, by logical switch id (Fabric.Switches), the last mirror
+	// sequence number each switch assigned, read from the switch after the
+	// test: each switch numbers its copies from 1, so the trace holds
+	// LastSeq[id] copies of switch id (the integrity check's mirrored
+	// condition). Nil: unknown.
+	LastSeq []uint64 `json:"last_seq,omitempty"`
 }
 
 // Dumper is one dumper's own counters.
