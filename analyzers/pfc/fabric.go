@@ -106,20 +106,6 @@ func (fb *fabric) switchName(sw int) string {
 	return fmt.Sprintf("switch %d", sw)
 }
 
-// mirrorSwitch returns the logical switch that made a RoCE mirror copy:
-// the id in its source MAC, the mirror sequence field (roce.SplitMirrorSeq).
-func mirrorSwitch(frame []byte) int {
-	if len(frame) < 12 {
-		return 0
-	}
-	var v uint64
-	for _, b := range frame[6:12] {
-		v = v<<8 | uint64(b)
-	}
-	sw, _ := roce.SplitMirrorSeq(v)
-	return int(sw)
-}
-
 // fabricObserve records a RoCE copy made by switch sw: the last RoCE
 // stamp (the deadlock window's start) and the flow's last packet there.
 func (a *Analyzer) fabricObserve(p *model.Pkt, sw, prio int) {

@@ -472,7 +472,7 @@ func (a *Analyzer) Observe(p *model.Pkt, frame []byte, origLen int) {
 	if a.fab != nil {
 		// Every switch copies the packet: the one-switch analysis reads
 		// a host's packets at its own switch.
-		sw := mirrorSwitch(frame)
+		sw := int(p.Switch)
 		a.fabricObserve(p, sw, prio)
 		atSrc, atDst = a.atHostSwitch(p.SrcIP, sw), a.atHostSwitch(p.DstIP, sw)
 	}
