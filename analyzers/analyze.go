@@ -526,6 +526,9 @@ func pfcOptions(meta model.Meta, t *model.Table, params model.Params) pfc.Option
 		LatenessNs: params.PauseLatenessNs, SentUncertaintyNs: params.SentUncertaintyNs, DetectionNs: params.PFCDetectionNs, RestorationNs: params.PFCRestorationNs, Hosts: pfcHosts(meta, t)}
 	if f := meta.Fabric; f != nil {
 		o.Fabric, o.FabricHosts, o.DeadlockNs = f, fabricHosts(meta, t), params.DeadlockNs
+		if meta.Switch != nil {
+			o.SwitchWatchdog = meta.Switch.Watchdog
+		}
 		if len(o.Hosts) == 0 {
 			o.Hosts = o.FabricHosts
 		}

@@ -292,6 +292,22 @@ type Switch struct {
 	// LastSeq[id] copies of switch id (the integrity check's mirrored
 	// condition). Nil: unknown.
 	LastSeq []uint64 `json:"last_seq,omitempty"`
+	// Watchdog is the switch's PFC watchdog log (a lumina run's
+	// switch_pfc.watchdog): when it turned lossless mode off (storm) and
+	// back on (restore) on a port and priority, on the switch clock. The
+	// fabric analysis says a storm's spread stopped at the switch whose
+	// watchdog fired on the root port. Nil: unknown (inferred from the
+	// trace).
+	Watchdog []WatchdogEvent `json:"watchdog,omitempty"`
+}
+
+// WatchdogEvent is one entry of a switch's PFC watchdog log.
+type WatchdogEvent struct {
+	AtNs     int64  `json:"at_ns"`
+	Port     uint32 `json:"port"`
+	Priority int    `json:"priority"`
+	// Kind is "storm" (lossless mode off) or "restore".
+	Kind string `json:"kind"`
 }
 
 // Dumper is one dumper's own counters.
@@ -381,6 +397,7 @@ type analysisDoc struct {
 		SentUncertaintyNs      *int64  `json:"sent_uncertainty_ns"`
 		LinkGbps               float64 `json:"link_gbps"`
 		RTTNs                  int64   `json:"rtt_ns"`
+		DeadlockNs             int64   `json:"deadlock_ns"`
 		// The run's facts of its hosts, as it resolved them (personality
 		// files the run directory may lack).
 		NAKTriggersCNP bool         `json:"nak_triggers_cnp"`
@@ -396,6 +413,7 @@ type rawSwitchPFC struct {
 		LossyDrops    uint64 `json:"lossy_drops"`
 		WatchdogDrops uint64 `json:"watchdog_drops"`
 	} `json:"ports"`
+	Watchdog []WatchdogEvent `json:"watchdog"`
 }
 
 // rawDumper accepts our Dumper and the orchestrator's dumper report
@@ -529,6 +547,9 @@ func ParseMeta(data []byte) (Meta, error) {
 	if d.Analysis != nil && m.SentUncertaintyNs == nil && d.Analysis.Params.SentUncertaintyNs != nil {
 		m.SentUncertaintyNs = d.Analysis.Params.SentUncertaintyNs
 	}
+	if d.Analysis != nil && m.DeadlockNs == 0 && d.Analysis.Params.DeadlockNs > 0 {
+		m.DeadlockNs = d.Analysis.Params.DeadlockNs
+	}
 	if d.Analysis != nil && m.LinkGbps == 0 && d.Analysis.Params.LinkGbps > 0 {
 		m.LinkGbps = d.Analysis.Params.LinkGbps
 	}
@@ -557,6 +578,7 @@ func ParseMeta(data []byte) (Meta, error) {
 			m.Switch = &Switch{}
 		}
 		m.Switch.PFCDrops = &n
+		m.Switch.Watchdog = d.SwitchPFC.Watchdog
 	}
 	if len(d.Dumpers) > 0 {
 		if m.Switch == nil {

@@ -770,20 +770,37 @@ func (a *Analyzer) fabricStorms(chains []FabricChain) []FabricStorm {
 }
 
 // stormStop says where a storm's spread stopped: a switch watchdog that
-// fired on the root port, after which every port it reached stopped
-// pausing within one maximal pause time while the root still paused.
+// fired on the root port (the switch's log, Options.SwitchWatchdog, else
+// inferred from the trace), after which every port the storm reached
+// stopped pausing within one maximal pause time while the root still
+// paused.
 func (a *Analyzer) stormStop(root FabricRoot, re *Episode, lastEnd, grace int64) string {
 	port := root.Port
-	for _, w := range a.wd {
-		if w.Kind != WatchdogSwitchStorm || w.Port != port || w.Priority != root.Priority {
+	type firing struct {
+		at  int64
+		src string
+	}
+	var fs []firing
+	if a.opt.SwitchWatchdog != nil {
+		for _, w := range a.opt.SwitchWatchdog {
+			if w.Kind == "storm" && uint16(w.Port) == port && w.Priority == root.Priority {
+				fs = append(fs, firing{w.AtNs, "the switch's watchdog log"})
+			}
+		}
+	} else {
+		for _, w := range a.wd {
+			if w.Kind == WatchdogSwitchStorm && w.Port == port && w.Priority == root.Priority {
+				fs = append(fs, firing{w.AtNs, "inferred: paused for the detection time"})
+			}
+		}
+	}
+	for _, w := range fs {
+		if w.at < re.StartNs || w.at > re.EndNs {
 			continue
 		}
-		if w.AtNs < re.StartNs || w.AtNs > re.EndNs {
-			continue
-		}
-		if lastEnd <= w.AtNs+grace && re.EndNs > w.AtNs+grace {
-			return fmt.Sprintf("stopped at %s: watchdog fired on port %d at %s (the pauses it caused ended by %s, the root paused until %s)",
-				root.Switch, port, model.FormatMicros(w.AtNs), model.FormatMicros(lastEnd), model.FormatMicros(re.EndNs))
+		if lastEnd <= w.at+grace && re.EndNs > w.at+grace {
+			return fmt.Sprintf("stopped at %s: watchdog fired on port %d at %s (%s; the pauses it caused ended by %s, the root paused until %s)",
+				root.Switch, port, model.FormatMicros(w.at), w.src, model.FormatMicros(lastEnd), model.FormatMicros(re.EndNs))
 		}
 	}
 	if lastEnd >= a.last {

@@ -267,7 +267,7 @@ func TestFabricHawkeye(t *testing.T) {
 // and leaf1. The pause spreads back along their paths. watchdog: every
 // pause it caused stops at 1 ms (tor1's watchdog fired at 1.01 ms, the
 // detection time after the stall began).
-func clos(t *testing.T, watchdog bool) Result {
+func clos(t *testing.T, watchdog bool, log []model.WatchdogEvent) Result {
 	s := newFabScen(t, []string{"tor1", "tor2", "leaf1", "leaf2", "spine"},
 		[][2]string{{"tor1", "leaf1"}, {"tor1", "leaf2"}, {"tor2", "leaf1"}, {"tor2", "leaf2"}, {"leaf1", "spine"}, {"leaf2", "spine"}})
 	s.host("st", "tor1", 1)
@@ -277,7 +277,7 @@ func clos(t *testing.T, watchdog bool) Result {
 	s.flow("H2", "h2", "st", "tor1")
 	s.flow("H3", "h3", "st", "tor2", "leaf1", "tor1")
 	s.flow("H4", "h4", "st", "tor2", "leaf2", "spine", "leaf1", "tor1")
-	s.start(Options{DetectionNs: 1000000})
+	s.start(Options{DetectionNs: 1000000, SwitchWatchdog: log})
 	for k := range 3 {
 		for c := range 3 {
 			s.send(int64(1000+1000*k+100*c), c, 0)
@@ -306,13 +306,18 @@ func TestFabricClosStorm(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		watchdog bool
+		log      []model.WatchdogEvent
 		stopped  string
 	}{
-		{"no watchdog", false, "not stopped: still spreading at the end of the trace (4860 µs)"},
-		{"tor1 watchdog", true, "stopped at tor1: watchdog fired on port 1 at 1010 µs (the pauses it caused ended by 1195.54 µs, the root paused until 5145.54 µs)"},
+		{"no watchdog", false, nil, "not stopped: still spreading at the end of the trace (4860 µs)"},
+		{"tor1 watchdog", true, nil, "stopped at tor1: watchdog fired on port 1 at 1010 µs (inferred: paused for the detection time; the pauses it caused ended by 1195.54 µs, the root paused until 5145.54 µs)"},
+		{"tor1 watchdog logged", true, []model.WatchdogEvent{{AtNs: 900000, Port: 2, Priority: 3, Kind: "storm"}, {AtNs: 1005000, Port: 1, Priority: 3, Kind: "storm"}},
+			"stopped at tor1: watchdog fired on port 1 at 1005 µs (the switch's watchdog log; the pauses it caused ended by 1195.54 µs, the root paused until 5145.54 µs)"},
+		{"log without a firing on the root port", true, []model.WatchdogEvent{{AtNs: 1005000, Port: 1, Priority: 3, Kind: "restore"}},
+			"not stopped by a watchdog: the pauses it caused ended at 1195.54 µs, the root paused until 5145.54 µs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := clos(t, tc.watchdog)
+			r := clos(t, tc.watchdog, tc.log)
 			if r.Fabric == nil || len(r.Fabric.Storms) != 1 {
 				t.Fatalf("storms = %+v, want one", r.Fabric)
 			}

@@ -72,6 +72,11 @@ type Options struct {
 	// FabricHosts are the hosts of the fabric with their addresses (their
 	// ports in Fabric.Ports): the routes name them.
 	FabricHosts []Host
+	// SwitchWatchdog is the switches' PFC watchdog log
+	// (model.Switch.Watchdog): with a fabric, a storm stopped at the switch
+	// whose logged watchdog storm fired on its root port. Nil: firings are
+	// inferred from the trace.
+	SwitchWatchdog []model.WatchdogEvent
 	// DeadlockNs is the deadlock window after the last RoCE copy
 	// (model.Params.DeadlockNs); 0: the deadlock check is skipped.
 	DeadlockNs int64
