@@ -161,11 +161,11 @@ func fabricSVGs(f *pfc.FabricResult) []template.HTML {
 	pos := map[string]pt{}
 	hpos := map[string]pt{}
 	var hostOrder []string
-	h := float64((top+1)*fabricRowH + 90)
+	h := float64((top+1)*fabricRowH + 110)
 	for l, row := range rows {
 		for i, s := range row {
 			x := float64(fabricPanelW) * (float64(i) + 0.5) / float64(len(row))
-			pos[s] = pt{x, 40 + float64(top-l)*fabricRowH}
+			pos[s] = pt{x, 60 + float64(top-l)*fabricRowH} // room above for links bowed along a row
 			hs := hosts[s]
 			for j, n := range hs {
 				span := float64(fabricPanelW) / float64(len(row)) * 0.8
