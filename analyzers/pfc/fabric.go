@@ -559,6 +559,9 @@ func (a *Analyzer) fabricChain(e *Episode, next map[int]int) (FabricChain, []int
 		in[e.ID] = true
 		ids = append(ids, e.ID)
 		fc := e.fc
+		if fc == nil { // a port the fabric does not list
+			fc = &fcause{sw: -1, rxEp: -1}
+		}
 		fcs = append(fcs, fc)
 		h := FabricHop{Switch: fb.switchName(fc.sw), Port: e.Port, Paused: fb.paused(e.Port), Priority: e.Priority, Episode: e.ID,
 			StartNs: e.StartNs, EndNs: e.EndNs}
