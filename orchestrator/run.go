@@ -194,6 +194,12 @@ type Run struct {
 	Intent controlplane.Intent
 	Limit  time.Duration
 
+	// fabric is the test's switches, cables and routes (nil: one switch);
+	// deadlock its deadlock window (deadlock-ms; 0: none), how long the
+	// switches keep running after the last flow ended.
+	fabric   *fabric
+	deadlock time.Duration
+
 	// Filled by the driver.
 	HostPorts   []uint32 // switch ports of the traffic hosts, t.Hosts order
 	NICVersions map[string]nic.Versions
@@ -341,6 +347,20 @@ func combineResults(t *config.Test, flows []FlowRun, conns []generator.Connectio
 	g.Connections = conns
 	return g
 }
+
+// lineGbps is the hosts' line rate, the default speed of a fabric's
+// links: the fastest host's.
+func (r *Run) lineGbps() float64 {
+	var g float64
+	for _, p := range r.Personality {
+		g = max(g, p.LineRateGbps)
+	}
+	return g
+}
+
+// deadlockWindow is how long the switches keep running after the last
+// flow ended: the test's deadlock-ms (0: none).
+func (r *Run) deadlockWindow() time.Duration { return r.deadlock }
 
 // slowdown is how many times slower than the wall clock the testbed's
 // software components run: netns-slowdown on netns, else 1.

@@ -1,0 +1,149 @@
+package orchestrator
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/sim"
+)
+
+// fabric is the driver's view of a test with several switches (test keys
+// switches, links, routing; docs/fabric.md): the logical switches of the
+// one software switch, the cables between their ports and every host's
+// cable, the routes and the switch each flow is observed at. Nil: one
+// switch, as every test before fabrics. Port numbers are global (the
+// ports of one software switch or Tofino partitioned into logical
+// switches): host i keeps config.HostPort(i), the l-th switch-to-switch
+// link has ports 200+2l (its a end) and 201+2l (its b end).
+type fabric struct {
+	// switches are the switches' names by id (the mirror copies' switch).
+	switches []string
+	// hosts are the hosts' cables, t.Hosts order.
+	hosts []hostCable
+	// links are the switch-to-switch links, in the links file order.
+	links []switchLink
+	// routes are the routes of the flows' host pairs, both ways, in the
+	// order of the flows that first join each pair.
+	routes []model.Route
+	// observe is each flow's observed switch (by id), t.Flows order.
+	observe []int
+}
+
+// hostCable is a host's cable to its switch.
+type hostCable struct {
+	sw   int    // the switch's id
+	port uint32 // the switch port (global)
+	cable
+}
+
+// switchLink is a switch-to-switch link: ports[0] (200+2l) on switch
+// sw[0], its a end, and ports[1] (201+2l) on sw[1], its b end.
+type switchLink struct {
+	sw    [2]int
+	ports [2]uint32
+	cable
+}
+
+// cable is a link's speed and delay as the test sets them.
+type cable struct {
+	// gbps is the link's speed (0: the hosts' line rate).
+	gbps float64
+	// delay is its propagation delay; delaySet says the test gave it
+	// (delay-ns: 0 is no delay, absent the testbed's default).
+	delay    time.Duration
+	delaySet bool
+}
+
+// linkPort is the global switch port of switch-to-switch link l's end
+// (0: its a end, 200+2l; 1: its b end, 201+2l).
+func linkPort(l, end int) uint32 { return uint32(200 + 2*l + end) }
+
+// simLink is the sim.LinkConfig of a cable named name whose default speed
+// is lineGbps: the cable's gbps and delay-ns when the test gives them, the
+// sim defaults otherwise (delay-ns: 0 is no delay).
+func (c cable) simLink(name string, lineGbps float64) sim.LinkConfig {
+	gbps := lineGbps
+	if c.gbps > 0 {
+		gbps = c.gbps
+	}
+	lc := sim.LinkConfig{Name: name, BandwidthBps: int64(gbps * 1e9)}
+	if c.delaySet {
+		lc.Delay = c.delay
+		if c.delay == 0 {
+			lc.Delay = -1 // sim: negative is none, 0 the default
+		}
+	}
+	return lc
+}
+
+// bps is the cable's speed in bits per second, lineGbps when the test
+// gives none.
+func (c cable) bps(lineGbps float64) int64 {
+	if c.gbps > 0 {
+		return int64(c.gbps * 1e9)
+	}
+	return int64(lineGbps * 1e9)
+}
+
+// switchOf returns the id of the switch that holds port p, or -1.
+func (fb *fabric) switchOf(p uint32) int {
+	for _, h := range fb.hosts {
+		if h.port == p {
+			return h.sw
+		}
+	}
+	for _, l := range fb.links {
+		for end := range 2 {
+			if l.ports[end] == p {
+				return l.sw[end]
+			}
+		}
+	}
+	return -1
+}
+
+// linkIface names the software switch's interface of link l's end (sim
+// port name, netns veth name): "l<l>a", "l<l>b".
+func linkIface(l, end int) string { return "l" + strconv.Itoa(l) + string("ab"[end]) }
+
+// model is the fabric as the run record keeps it (model.Meta.Fabric):
+// every switch port with its host or peer, in port order, the routes and
+// the observed switch of each flow (by name).
+func (fb *fabric) model(hostNames, flowNames []string, lineGbps float64) *model.Fabric {
+	m := &model.Fabric{Switches: fb.switches, Observe: map[string]string{}}
+	var ports []model.FabricPort
+	for i, h := range fb.hosts {
+		ports = append(ports, model.FabricPort{Port: h.port, Switch: fb.switches[h.sw], Host: hostNames[i],
+			Gbps: float64(h.bps(lineGbps)) / 1e9, DelayNs: h.delayNs()})
+	}
+	for _, l := range fb.links {
+		for end := range 2 {
+			ports = append(ports, model.FabricPort{Port: l.ports[end], Switch: fb.switches[l.sw[end]],
+				PeerSwitch: fb.switches[l.sw[1-end]], PeerPort: l.ports[1-end], Gbps: float64(l.bps(lineGbps)) / 1e9, DelayNs: l.delayNs()})
+		}
+	}
+	slices.SortFunc(ports, func(a, b model.FabricPort) int { return cmp.Compare(a.Port, b.Port) })
+	m.Ports = ports
+	m.Routes = fb.routes
+	for f, sw := range fb.observe {
+		m.Observe[flowNames[f]] = fb.switches[sw]
+	}
+	return m
+}
+
+// delayNs is the cable's delay in ns as the sim testbed applies it (the
+// sim default when the test gives none).
+func (c cable) delayNs() int64 {
+	if !c.delaySet {
+		return int64(sim.DefaultDelay)
+	}
+	return int64(c.delay)
+}
+
+// errFabricRemote refuses a fabric on the remote testbed (docs/tofino.md).
+var errFabricRemote = fmt.Errorf("%w: remote: a test with several switches (switches, links) does not run on the remote testbed in this version: "+
+	"the ports of the loopback cables between a Tofino's logical switches are not a test key yet (docs/tofino.md says how the partitioned pipeline maps to one Tofino)", ErrTestbed)
