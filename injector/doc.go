@@ -15,7 +15,7 @@
 //     event 2) or corrupt (IP identification ^= 0xFFFF, IP checksum kept
 //     valid, so the ICRC fails: event 3);
 //   - mirror every RoCE packet to the clone session of the next weighted
-//     round robin slot, with a 48-bit sequence number counting mirrored
+//     round robin slot, with a 40-bit sequence number counting mirrored
 //     copies and the packet's ingress time as the ns timestamp (see
 //     Timestamps); the copy is the packet as forwarded (CE mark and
 //     corruption included) and egress rewrites it with roce.ApplyMirror

@@ -44,7 +44,7 @@ var (
 		"Ingress.iter_reg":       {16, 16384},
 		"Ingress.wrr_index":      {8, 1},
 		"Ingress.mirror_seq_lo":  {32, 1},
-		"Ingress.mirror_seq_hi":  {16, 1},
+		"Ingress.mirror_seq_hi":  {8, 1},
 		"Ingress.conn_forwarded": {32, 16384},
 	}
 	wantCounters = map[string]int{ // size

@@ -600,7 +600,7 @@ func (s *Switch) mirrorSlot(n int) (sess *cloneSession, seq uint64, ok bool) {
 	}
 	s.r.seqLo[0] = (s.r.seqLo[0] + 1) & 0xFFFFFFFF
 	if s.r.seqLo[0] == 0 {
-		s.r.seqHi[0] = (s.r.seqHi[0] + 1) & 0xFFFF
+		s.r.seqHi[0] = (s.r.seqHi[0] + 1) & 0xFF // 40 bits: roce.MirrorSeqMask
 	}
 	seq = s.r.seqHi[0]<<32 | s.r.seqLo[0]
 	s.c.mirrored[slot].packets++

@@ -188,7 +188,7 @@ struct ig_meta_t {
     bit<8>      wrr_slot;
     bit<8>      wrr_size;
     bit<32>     seq_lo;
-    bit<16>     seq_hi;
+    bit<8>      seq_hi;
     MirrorId_t  mirror_session;
     bit<1>      fwd;             // l2_forward chose an egress port
     bit<1>      hold_in;         // this pass came from the recirculation port
@@ -419,15 +419,15 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         size = WRR_SLOTS;
     }
     Register<bit<32>, bit<1>>(1) mirror_seq_lo;
-    Register<bit<16>, bit<1>>(1) mirror_seq_hi;
+    Register<bit<8>, bit<1>>(1) mirror_seq_hi;
     RegisterAction<bit<32>, bit<1>, bit<32>>(mirror_seq_lo) seq_next = {
         void apply(inout bit<32> v, out bit<32> r) { v = v + 1; r = v; }
     };
-    RegisterAction<bit<16>, bit<1>, bit<16>>(mirror_seq_hi) seq_hi_bump = {
-        void apply(inout bit<16> v, out bit<16> r) { v = v + 1; r = v; }
+    RegisterAction<bit<8>, bit<1>, bit<8>>(mirror_seq_hi) seq_hi_bump = {
+        void apply(inout bit<8> v, out bit<8> r) { v = v + 1; r = v; }
     };
-    RegisterAction<bit<16>, bit<1>, bit<16>>(mirror_seq_hi) seq_hi_read = {
-        void apply(inout bit<16> v, out bit<16> r) { r = v; }
+    RegisterAction<bit<8>, bit<1>, bit<8>>(mirror_seq_hi) seq_hi_read = {
+        void apply(inout bit<8> v, out bit<8> r) { r = v; }
     };
 
     Counter<bit<64>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS) rx_roce;
@@ -598,7 +598,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 }
                 meta.mirror.event = meta.event;
                 meta.mirror.timestamp = ig_prsr_md.global_tstamp;
-                meta.mirror.seq = meta.seq_hi ++ meta.seq_lo;
+                // The 48-bit field: switch id in bits 41..45 (0 here), a
+                // 40-bit sequence number below (roce.MirrorSeqField).
+                meta.mirror.seq = 8w0 ++ meta.seq_hi ++ meta.seq_lo;
                 meta.mirror.qdepth = 0;
                 if ((meta.fwd == 1 || meta.hold_in == 1) && meta.event != EVENT_DROP) {
                     /* Forwarded (a released hold leaves towards the port

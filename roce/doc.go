@@ -43,8 +43,9 @@
 //
 // Lumina's injector mirrors every RoCE packet to dumpers and rewrites the copy
 // (ApplyMirror): the event type goes in the IP TTL (0 none, 1 drop, 2 ECN, 3
-// corrupt), the mirror sequence number (48 bits, big-endian) in the source
-// MAC, the switch ingress timestamp in ns (48 bits) in the destination MAC.
+// corrupt), the switch id (bits 41..45) and its mirror sequence number
+// (bits 0..39) in the source MAC (48 bits, big-endian; MirrorSeqField), the
+// switch ingress timestamp in ns (48 bits) in the destination MAC.
 //
 // The UDP ports are rewritten too, so that dumpers can filter mirror copies
 // and spread them over CPU cores with RSS. We follow the public Lumina tool,

@@ -82,7 +82,14 @@ const DefaultMirrorPort = 9741
 
 // MirrorMeta is the metadata the injector embeds in a mirror copy.
 type MirrorMeta struct {
-	Seq         uint64 // mirror sequence number, 48 bits, in the source MAC
+	// Seq is the mirror sequence number of the copy's switch, 40 bits
+	// (MirrorSeqMask), and Switch the logical switch that made the copy
+	// (0..MaxSwitches-1): both in the 48-bit mirror sequence field (the
+	// source MAC) as Switch<<MirrorSwitchShift | Seq (MirrorSeqField), so
+	// its first byte is Switch<<1, never a multicast address, and a copy
+	// of switch 0 has the bytes of a one-switch run.
+	Seq         uint64
+	Switch      uint8
 	TimestampNs uint64 // switch ingress time in ns, 48 bits, in the destination MAC
 	Event       Event  // event type, in the IP TTL / hop limit bits 0..2
 	// HoldNs is, for a copy tagged EventDelay or EventReorder, how long
@@ -176,18 +183,42 @@ func (c HoldCode) Ns() int64 { return int64(c&0x1FFF) << (3 * (c >> 13)) }
 // Unit returns the resolution of c: 1 ns for an exact code, 8^e ns.
 func (c HoldCode) Unit() int64 { return 1 << (3 * (c >> 13)) }
 
-// MirrorSeqMask and MirrorTimeMask are the widths of the sequence number and
-// timestamp fields (48 bits each); both wrap.
+// MirrorSeqMask is the width of a switch's mirror sequence number (40
+// bits) and MirrorTimeMask that of the timestamp (48 bits); both wrap.
 const (
-	MirrorSeqMask  = 1<<48 - 1
+	MirrorSeqMask  = 1<<40 - 1
 	MirrorTimeMask = 1<<48 - 1
 )
+
+// MaxSwitches is the number of logical switch ids a mirror copy can name
+// (MirrorMeta.Switch 0..31: 5 bits of the sequence field).
+const MaxSwitches = 32
+
+// MirrorSwitchShift is the position of the switch id in the 48-bit mirror
+// sequence field: bits 41..45 (bit 40 and bits 46..47 are 0).
+const MirrorSwitchShift = 41
+
+// MirrorSeqField returns the 48-bit mirror sequence field of a copy of
+// switch sw (taken modulo MaxSwitches) with sequence number seq (taken
+// modulo 2^40): sw<<MirrorSwitchShift | seq.
+func MirrorSeqField(sw uint8, seq uint64) uint64 {
+	return uint64(sw%MaxSwitches)<<MirrorSwitchShift | seq&MirrorSeqMask
+}
+
+// SplitMirrorSeq is the inverse of MirrorSeqField: the switch id (bits
+// 41..45) and sequence number (bits 0..39) of a 48-bit mirror sequence
+// field. Bits 40, 46 and 47 are ignored.
+func SplitMirrorSeq(field uint64) (sw uint8, seq uint64) {
+	return uint8(field>>MirrorSwitchShift) % MaxSwitches, field & MirrorSeqMask
+}
 
 // Mirror returns the mirror metadata carried by a decoded mirror copy. It
 // does not check that p is one; see LooksMirrored.
 func (p *Packet) Mirror() MirrorMeta {
+	sw, seq := SplitMirrorSeq(mac48(p.SrcMAC))
 	m := MirrorMeta{
-		Seq:         mac48(p.SrcMAC),
+		Seq:         seq,
+		Switch:      sw,
 		TimestampNs: mac48(p.DstMAC),
 		Event:       Event(p.TTL & 7),
 		QDepth:      p.DepthCode().Bytes(),
@@ -223,14 +254,15 @@ func (p *Packet) DepthCode() DepthCode {
 }
 
 // LooksMirrored is the heuristic "lumina decode --mirror auto" uses on a
-// frame whose ports were already restored: the source MAC's top 16 bits are
-// zero, as a sequence number below 2^32 has them (real unicast MACs carry
-// an OUI there), and the TTL and resv6 read as a mirror copy's event and
+// frame whose ports were already restored: the source MAC's first byte is
+// a switch id shifted left by one (MirrorSeqField; 0 for switch 0) and its
+// second byte is zero, as a sequence number below 2^32 has them (real
+// unicast MACs carry an OUI there), and the TTL and resv6 read as a mirror copy's event and
 // depth (TTL below 8, or a Canonical DepthCode: a sender's TTL 64 with
 // resv6 0 is none). Raw mirror copies (Packet.MirrorRaw) are recognised by
 // their port instead.
 func (p *Packet) LooksMirrored() bool {
-	return p.MirrorRaw || ((p.TTL < 8 || p.DepthCode().Canonical()) && p.SrcMAC[0] == 0 && p.SrcMAC[1] == 0)
+	return p.MirrorRaw || ((p.TTL < 8 || p.DepthCode().Canonical()) && p.SrcMAC[0]&^((MaxSwitches-1)<<1) == 0 && p.SrcMAC[1] == 0)
 }
 
 func mac48(m [6]byte) uint64 { return MAC(m).Uint64() }
@@ -243,8 +275,8 @@ func putMAC48(b []byte, v uint64) {
 // ApplyMirror rewrites a mirror copy in place the way the injector's egress
 // does: event in the TTL bits 0..2 and the DepthCode of m.QDepth in the TTL
 // bits 3..7 and, if the BTH's byte 4 is in frame, its resv6 (IPv4 header
-// checksum updated; FECN and BECN kept), sequence number in
-// the source MAC, timestamp in the destination MAC, the original UDP source
+// checksum updated; FECN and BECN kept), switch and sequence number in
+// the source MAC (MirrorSeqField), timestamp in the destination MAC, the original UDP source
 // port stashed in the UDP checksum field, UDP source port = srcPort (random,
 // to spread RSS) or, for a Held event, the HoldCode of m.HoldNs, and UDP
 // destination port = mirrorPort. frame must be an
@@ -257,7 +289,7 @@ func ApplyMirror(frame []byte, m MirrorMeta, mirrorPort, srcPort uint16) bool {
 		return false
 	}
 	putMAC48(frame[0:6], m.TimestampNs&MirrorTimeMask)
-	putMAC48(frame[6:12], m.Seq&MirrorSeqMask)
+	putMAC48(frame[6:12], MirrorSeqField(m.Switch, m.Seq))
 	dc := EncodeDepth(m.QDepth)
 	ttl := byte(m.Event&7) | byte(dc>>6)<<3
 	if frame[l3]>>4 == 4 {

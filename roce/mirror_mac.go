@@ -11,7 +11,8 @@ import (
 // format (ApplyMirror); this one wraps the original frame:
 //
 //	0..5    mirror timestamp (48 bits, ns), as a RoCE copy's destination MAC
-//	6..11   mirror sequence number (48 bits), as a RoCE copy's source MAC
+//	6..11   mirror sequence field (48 bits: switch id and sequence number,
+//	        MirrorSeqField), as a RoCE copy's source MAC
 //	12..13  EtherTypeLuminaMirror
 //	14      event (EventNone, or EventPause for a test's injected pause)
 //	15      flags: MACMirrorSent when the switch sent the frame, else it
@@ -48,7 +49,7 @@ func AppendMACMirror(dst []byte, m MirrorMeta, sent bool, port uint16, frame []b
 	dst = append(dst, make([]byte, MACMirrorHeaderLen)...)
 	h := dst[n:]
 	putMAC48(h[0:6], m.TimestampNs&MirrorTimeMask)
-	putMAC48(h[6:12], m.Seq&MirrorSeqMask)
+	putMAC48(h[6:12], MirrorSeqField(m.Switch, m.Seq))
 	binary.BigEndian.PutUint16(h[12:], EtherTypeLuminaMirror)
 	h[14] = byte(m.Event)
 	if sent {
@@ -63,8 +64,9 @@ func ParseMACMirror(b []byte, m *MACMirror) error {
 	if len(b) < MACMirrorHeaderLen+EthernetLen || binary.BigEndian.Uint16(b[12:]) != EtherTypeLuminaMirror {
 		return ErrNotMACMirror
 	}
+	sw, seq := SplitMirrorSeq(mac48([6]byte(b[6:12])))
 	*m = MACMirror{
-		MirrorMeta: MirrorMeta{TimestampNs: mac48([6]byte(b[0:6])), Seq: mac48([6]byte(b[6:12])), Event: Event(b[14])},
+		MirrorMeta: MirrorMeta{TimestampNs: mac48([6]byte(b[0:6])), Seq: seq, Switch: sw, Event: Event(b[14])},
 		Sent:       b[15]&MACMirrorSent != 0,
 		Port:       binary.BigEndian.Uint16(b[16:]),
 		Frame:      b[MACMirrorHeaderLen:],
