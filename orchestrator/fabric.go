@@ -52,10 +52,9 @@ type switchLink struct {
 type cable struct {
 	// gbps is the link's speed (0: the hosts' line rate).
 	gbps float64
-	// delay is its propagation delay; delaySet says the test gave it
-	// (delay-ns: 0 is no delay, absent the testbed's default).
-	delay    time.Duration
-	delaySet bool
+	// delayNs is its propagation delay (0: the testbed's default, as the
+	// hosts' links: sim.DefaultDelay on sim).
+	delayNs int64
 }
 
 // linkPort is the global switch port of switch-to-switch link l's end
@@ -64,20 +63,9 @@ func linkPort(l, end int) uint32 { return uint32(200 + 2*l + end) }
 
 // simLink is the sim.LinkConfig of a cable named name whose default speed
 // is lineGbps: the cable's gbps and delay-ns when the test gives them, the
-// sim defaults otherwise (delay-ns: 0 is no delay).
+// sim defaults otherwise.
 func (c cable) simLink(name string, lineGbps float64) sim.LinkConfig {
-	gbps := lineGbps
-	if c.gbps > 0 {
-		gbps = c.gbps
-	}
-	lc := sim.LinkConfig{Name: name, BandwidthBps: int64(gbps * 1e9)}
-	if c.delaySet {
-		lc.Delay = c.delay
-		if c.delay == 0 {
-			lc.Delay = -1 // sim: negative is none, 0 the default
-		}
-	}
-	return lc
+	return sim.LinkConfig{Name: name, BandwidthBps: c.bps(lineGbps), Delay: time.Duration(c.delayNs)}
 }
 
 // bps is the cable's speed in bits per second, lineGbps when the test
@@ -118,12 +106,12 @@ func (fb *fabric) model(hostNames, flowNames []string, lineGbps float64) *model.
 	var ports []model.FabricPort
 	for i, h := range fb.hosts {
 		ports = append(ports, model.FabricPort{Port: h.port, Switch: fb.switches[h.sw], Host: hostNames[i],
-			Gbps: float64(h.bps(lineGbps)) / 1e9, DelayNs: h.delayNs()})
+			Gbps: float64(h.bps(lineGbps)) / 1e9, DelayNs: h.delay()})
 	}
 	for _, l := range fb.links {
 		for end := range 2 {
 			ports = append(ports, model.FabricPort{Port: l.ports[end], Switch: fb.switches[l.sw[end]],
-				PeerSwitch: fb.switches[l.sw[1-end]], PeerPort: l.ports[1-end], Gbps: float64(l.bps(lineGbps)) / 1e9, DelayNs: l.delayNs()})
+				PeerSwitch: fb.switches[l.sw[1-end]], PeerPort: l.ports[1-end], Gbps: float64(l.bps(lineGbps)) / 1e9, DelayNs: l.delay()})
 		}
 	}
 	slices.SortFunc(ports, func(a, b model.FabricPort) int { return cmp.Compare(a.Port, b.Port) })
@@ -135,13 +123,12 @@ func (fb *fabric) model(hostNames, flowNames []string, lineGbps float64) *model.
 	return m
 }
 
-// delayNs is the cable's delay in ns as the sim testbed applies it (the
-// sim default when the test gives none).
-func (c cable) delayNs() int64 {
-	if !c.delaySet {
+// delay is the cable's delay in ns as the sim testbed applies it.
+func (c cable) delay() int64 {
+	if c.delayNs == 0 {
 		return int64(sim.DefaultDelay)
 	}
-	return int64(c.delay)
+	return c.delayNs
 }
 
 // errFabricRemote refuses a fabric on the remote testbed (docs/tofino.md).
