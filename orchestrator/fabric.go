@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/sim"
 )
 
@@ -31,6 +33,8 @@ type fabric struct {
 	routes []model.Route
 	// observe is each flow's observed switch (by id), t.Flows order.
 	observe []int
+	// watchdogs are the switches' PFC watchdogs by id (nil: none).
+	watchdogs []*injector.PFCWatchdog
 }
 
 // hostCable is a host's cable to its switch.
@@ -55,6 +59,50 @@ type cable struct {
 	// delayNs is its propagation delay (0: the testbed's default, as the
 	// hosts' links: sim.DefaultDelay on sim).
 	delayNs int64
+}
+
+// newFabric resolves t's fabric (nil without switches) from its topology
+// (config.Test.Topology), routes (config.Test.Route) and observed
+// switches (config.Test.ObservedSwitch).
+func newFabric(t *config.Test) *fabric {
+	if !t.Fabric() {
+		return nil
+	}
+	tp := t.Topology()
+	fb := &fabric{switches: tp.Switches, hosts: make([]hostCable, len(t.Hosts))}
+	for _, p := range tp.Ports {
+		switch {
+		case p.Host >= 0:
+			fb.hosts[p.Host] = hostCable{sw: p.Switch, port: p.Port}
+		case (p.Port-config.FirstLinkPort)%2 == 0: // a link's a end; its b end is the next port
+			c := cable{gbps: p.Gbps, delayNs: p.DelayNs}
+			fb.links = append(fb.links, switchLink{sw: [2]int{p.Switch, p.PeerSwitch}, ports: [2]uint32{p.Port, p.PeerPort}, cable: c})
+		}
+	}
+	seen := map[[2]int]bool{}
+	for f, fl := range t.Flows {
+		a, b := t.HostIndex(fl.From), t.HostIndex(fl.To)
+		fb.observe = append(fb.observe, t.ObservedSwitch(f))
+		if seen[[2]int{a, b}] || seen[[2]int{b, a}] {
+			continue
+		}
+		seen[[2]int{a, b}] = true
+		for _, d := range [][2]int{{a, b}, {b, a}} {
+			r := model.Route{From: t.Hosts[d[0]].Name, To: t.Hosts[d[1]].Name}
+			for _, h := range t.Route(d[0], d[1]) {
+				r.Hops = append(r.Hops, model.Hop{Switch: fb.switches[h.Switch], In: h.In, Out: h.Out})
+			}
+			fb.routes = append(fb.routes, r)
+		}
+	}
+	for i := range fb.switches {
+		var w *injector.PFCWatchdog
+		if c := t.SwitchConfig(i).PFCWatchdog; c != nil {
+			w = &injector.PFCWatchdog{Detection: time.Duration(c.DetectionMs) * time.Millisecond, Restoration: time.Duration(c.RestorationMs) * time.Millisecond}
+		}
+		fb.watchdogs = append(fb.watchdogs, w)
+	}
+	return fb
 }
 
 // linkPort is the global switch port of switch-to-switch link l's end

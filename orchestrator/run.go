@@ -254,6 +254,7 @@ func newRun(t *config.Test, rep int) (*Run, error) {
 		Intent: controlplane.Intent{Events: t.ExpandEvents(), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort),
 			ECN: t.Switch.ECN},
 		Limit: trafficDeadline(t), NICVersions: map[string]nic.Versions{}, NICs: map[string]map[string]uint64{}}
+	r.fabric, r.deadlock = newFabric(t), time.Duration(t.DeadlockMs)*time.Millisecond
 	if t.Switch.ECN != nil && len(t.Hosts) > 0 {
 		// The switch classifies by the first host's DSCP map, as its
 		// software queues do (switchPFC).
