@@ -1,10 +1,14 @@
 package orchestrator
 
 import (
+	"context"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/sim"
 )
 
@@ -70,5 +74,26 @@ func TestFabricSimLink(t *testing.T) {
 	}
 	if got, want := []string{linkIface(0, 0), linkIface(3, 1)}, []string{"l0a", "l3b"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("linkIface = %q, want %q", got, want)
+	}
+}
+
+// TestFabricRemoteRefused: a test with switches on the remote testbed is
+// refused before anything starts (no agent dialed: no remote options are
+// given), with the reason.
+func TestFabricRemoteRefused(t *testing.T) {
+	tc, err := config.Parse("fab.yaml", []byte(`name: fab
+switches: {tor1: {}, tor2: {}}
+links: [{a: h1, b: tor1}, {a: h2, b: tor2}, {a: tor1, b: tor2}]
+hosts:
+  h1: {nic: {ip-list: [10.0.0.1/24]}}
+  h2: {nic: {ip-list: [10.0.0.2/24]}}
+flows: [{name: f, from: h1, to: h2}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Testbed: "remote"})
+	if !errors.Is(res.Err, ErrTestbed) || !strings.Contains(res.Err.Error(), "does not run on the remote testbed in this version") {
+		t.Errorf("RunTest on remote: %v, want ErrTestbed refusing the fabric", res.Err)
 	}
 }

@@ -115,9 +115,6 @@ func (b *remoteBed) close() {
 
 func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) (*placement, error) {
 	t, ro := run.Test, b.opt
-	if run.fabric != nil {
-		return nil, errFabricRemote
-	}
 	pl := &placement{realTime: true, rnic: ro.RNIC, token: b.token, hosts: make([]*grpc.ClientConn, len(t.Hosts))}
 	for _, h := range t.Hosts {
 		pl.hostIfaces = append(pl.hostIfaces, h.NIC.IfName)
