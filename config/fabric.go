@@ -124,10 +124,12 @@ type TopoPort struct {
 	Pos Pos
 }
 
-// Hop is one switch on a route: the packet enters it at port In and
-// leaves at port Out.
+// Hop is one switch on a route.
 type Hop struct {
-	Switch  int
+	// Switch is the switch's id.
+	Switch int
+	// In is the port where packets of the route enter the switch, Out the
+	// one where they leave it.
 	In, Out uint32
 }
 
@@ -183,14 +185,28 @@ func (t *Test) graph() *graph {
 	g := &graph{n: len(t.Switches), port: map[[2]int]uint32{}}
 	g.hostSw = make([]int, len(t.Hosts))
 	g.hostAt = make([]Pos, len(t.Hosts))
+	hostIdx := make(map[string]int, len(t.Hosts))
+	for i := len(t.Hosts) - 1; i >= 0; i-- { // the first of a name wins, as HostIndex
+		hostIdx[t.Hosts[i].Name] = i
+	}
+	swIdx := make(map[string]int, len(t.Switches))
+	for i := len(t.Switches) - 1; i >= 0; i-- {
+		swIdx[t.Switches[i].Name] = i
+	}
+	index := func(m map[string]int, name string) int {
+		if i, ok := m[name]; ok {
+			return i
+		}
+		return -1
+	}
 	for i := range g.hostSw {
 		g.hostSw[i] = -1
 	}
 	g.adj = make([][]int, g.n)
 	l := 0
 	for _, lk := range t.Links {
-		ha, hb := t.HostIndex(lk.A), t.HostIndex(lk.B)
-		sa, sb := t.SwitchIndex(lk.A), t.SwitchIndex(lk.B)
+		ha, hb := index(hostIdx, lk.A), index(hostIdx, lk.B)
+		sa, sb := index(swIdx, lk.A), index(swIdx, lk.B)
 		switch {
 		case sa >= 0 && sb >= 0 && sa != sb:
 			if _, dup := g.port[[2]int{sa, sb}]; dup || l >= MaxSwitchLinks {
@@ -582,6 +598,22 @@ func switchNames(t *Test) []string {
 	return out
 }
 
+// noSwitch is the message for a name that names no switch (and, with
+// hosts, no host either).
+func noSwitch(key, name string, t *Test, hosts bool) string {
+	names := switchNames(t)
+	what, list := "switch", "switches: "+strings.Join(names, ", ")
+	if hosts {
+		what, list = "host or switch", list+"; hosts: "+strings.Join(hostNames(t), ", ")
+		names = append(names, hostNames(t)...)
+	}
+	msg := fmt.Sprintf("%s: no %s named %q (%s)", key, what, name, list)
+	if s := suggest(name, names); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
+}
+
 // switchList renders switch ids as names: "tor1, spine, tor2".
 func switchList(t *Test, ids []int) string {
 	names := make([]string, len(ids))
@@ -620,13 +652,19 @@ func (d *decoder) validateFabric(t *Test) {
 	if t.Testbed == TestbedRemote && !d.bad["testbed"] {
 		d.errorf(d.keys["switches"], "testbed remote: a fabric (switches) runs on sim and netns only in this version (the loopback cables' port pairs are no test key yet; docs/fabric.md)")
 	}
+	clash := false
 	for i := range t.Switches {
 		sw := &t.Switches[i]
 		if h := t.Host(sw.Name); h != nil {
 			d.errorAt(sw.Pos, fmt.Sprintf("switch name %q is also the name of a host (at %s): links name hosts and switches alike, so every name must be unique", sw.Name, h.Pos))
+			clash = true
 		}
 	}
-	if !d.validateLinks(t) {
+	if d.keys["links"] == nil {
+		d.errorf(d.keys["switches"], "switches needs links: cable each host to its switch ({a: HOST, b: SWITCH}) and the switches to each other")
+		return
+	}
+	if clash || !d.validateLinks(t) {
 		return
 	}
 	d.validatePaths(t)
@@ -639,7 +677,6 @@ func (d *decoder) validateLinks(t *Test) bool {
 	if d.bad["links"] || d.bad["hosts"] {
 		return false
 	}
-	names := append(switchNames(t), hostNames(t)...)
 	hostSw := make([]int, len(t.Hosts))
 	hostAt := make([]Pos, len(t.Hosts))
 	for i := range hostSw {
@@ -658,7 +695,7 @@ func (d *decoder) validateLinks(t *Test) bool {
 		known := true
 		for _, e := range []struct{ key, name string }{{"a", lk.A}, {"b", lk.B}} {
 			if t.HostIndex(e.name) < 0 && t.SwitchIndex(e.name) < 0 {
-				d.errorAt(d.firstPos(p+"."+e.key, p), noSuch(e.key, "host or switch", e.name, names))
+				d.errorAt(d.firstPos(p+"."+e.key, p), noSwitch(e.key, e.name, t, true))
 				known = false
 			}
 		}
@@ -717,7 +754,14 @@ func (d *decoder) validateLinks(t *Test) bool {
 	}
 	for i, s := range hostSw {
 		if s < 0 {
-			d.errorAt(d.firstPos(hostPath(t, i)), fmt.Sprintf("host %s is on no switch: add a link {a: %s, b: SWITCH} to links", t.Hosts[i].Name, t.Hosts[i].Name))
+			at := t.Hosts[i].Pos
+			if at.Line == 0 { // the two-host form's requester or responder
+				at = d.pos(hostPath(t, i))
+				if k := d.keys["switches"]; at.Line == 0 {
+					at = Pos{k.Line, k.Column}
+				}
+			}
+			d.errorAt(at, fmt.Sprintf("host %s is on no switch: add a link {a: %s, b: SWITCH} to links", t.Hosts[i].Name, t.Hosts[i].Name))
 			sound = false
 		}
 	}
@@ -790,7 +834,7 @@ func (d *decoder) checkPath(t *Test, g *graph, f int, pp string) ([]int, bool) {
 	for i, name := range fl.Path {
 		s := t.SwitchIndex(name)
 		if s < 0 {
-			d.errorAt(elem(i), noSuch(fmt.Sprintf("path[%d]", i), "switch", name, switchNames(t)))
+			d.errorAt(elem(i), noSwitch(fmt.Sprintf("path[%d]", i), name, t, false))
 			ok = false
 			continue
 		}
@@ -875,7 +919,7 @@ func (d *decoder) validateAt(t *Test) {
 		at := d.pos(a.path)
 		s := t.SwitchIndex(a.name)
 		if s < 0 {
-			d.errorAt(at, noSuch("at", "switch", a.name, switchNames(t)))
+			d.errorAt(at, noSwitch("at", a.name, t, false))
 			continue
 		}
 		if a.pfc >= 0 && t.PFCEvents[a.pfc].Start == nil {
