@@ -422,3 +422,32 @@ func TestFabricStampsPerSwitch(t *testing.T) {
 		})
 	}
 }
+
+// TestFabricProxyARP: proxy ARP answers on the port the request came in
+// by, whatever its logical switch: the responder (port 2, switch 2) asks
+// for the requester's address (a host on switch 0) and gets the reply
+// from port 2; nothing crosses the links.
+func TestFabricProxyARP(t *testing.T) {
+	r := newFabricRig(t, 3, nil)
+	const tARP, aARPReply = 0x02000002, 0x01000004
+	if err := r.c.write(p4v1.WriteRequest_CONTINUE_ON_ERROR, insertEntry(tARP, [][]byte{{10, 0, 0, 1}}, aARPReply, pfcReqMAC[:])); err != nil {
+		t.Fatal(err)
+	}
+	req := make([]byte, 42)
+	copy(req[0:6], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	copy(req[6:12], pfcRspMAC[:])
+	copy(req[12:], []byte{0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1})
+	copy(req[22:28], pfcRspMAC[:])
+	copy(req[28:32], []byte{10, 0, 0, 2})
+	copy(req[38:42], []byte{10, 0, 0, 1})
+	r.rsp.deliver(100, req)
+	r.loop.RunUntil(10_000)
+	if len(r.rsp.sent) != 1 || len(r.req.sent) != 0 {
+		t.Fatalf("frames sent: %d to the responder, %d to the requester; want 1, 0", len(r.rsp.sent), len(r.req.sent))
+	}
+	got := r.rsp.sent[0].b
+	if fmt.Sprintf("% x", got[6:12]) != fmt.Sprintf("% x", pfcReqMAC[:]) || got[21] != 2 ||
+		fmt.Sprintf("% x", got[22:32]) != fmt.Sprintf("% x", append(pfcReqMAC[:], 10, 0, 0, 1)) {
+		t.Errorf("reply % x, want an ARP reply from %x for 10.0.0.1", got, pfcReqMAC)
+	}
+}
