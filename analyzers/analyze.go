@@ -462,7 +462,7 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 		if a.opt.Checked != nil {
 			v = *a.opt.Checked
 		} else {
-			v = a.integ.Finish(integrityCounters(meta.Switch))
+			v = a.integ.Finish(integrityCounters(meta.Switch, meta.Fabric))
 		}
 		switch {
 		case !a.integOK:
@@ -594,10 +594,24 @@ func flowsHosts(meta model.Meta, t *model.Table) []pfc.Host {
 	return hs
 }
 
-func integrityCounters(s *model.Switch) integrity.Counters {
+// integrityCounters are the integrity check's counters from the run
+// record: the switch's and dumpers' counters and, in a fabric, each
+// logical switch's name and last sequence number.
+func integrityCounters(s *model.Switch, f *model.Fabric) integrity.Counters {
 	var c integrity.Counters
+	if f != nil {
+		for _, name := range f.Switches {
+			c.Switches = append(c.Switches, integrity.SwitchCounters{Name: name})
+		}
+	}
 	if s == nil {
 		return c
+	}
+	for id, n := range s.LastSeq {
+		for len(c.Switches) <= id {
+			c.Switches = append(c.Switches, integrity.SwitchCounters{})
+		}
+		c.Switches[id].LastSeq = integrity.Known(n)
 	}
 	if s.RoCEReceived != nil {
 		c.SwitchRoCEReceived = integrity.Known(*s.RoCEReceived)
