@@ -524,6 +524,15 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 func pfcOptions(meta model.Meta, t *model.Table, params model.Params) pfc.Options {
 	o := pfc.Options{LinkBps: int64(params.LinkGbps * 1e9), UncertaintyNs: params.TimestampUncertaintyNs, RTTNs: params.RTTNs,
 		LatenessNs: params.PauseLatenessNs, SentUncertaintyNs: params.SentUncertaintyNs, DetectionNs: params.PFCDetectionNs, RestorationNs: params.PFCRestorationNs, Hosts: pfcHosts(meta, t)}
+	if f := meta.Fabric; f != nil {
+		o.Fabric, o.FabricHosts, o.DeadlockNs = f, fabricHosts(meta, t), params.DeadlockNs
+		if meta.Switch != nil {
+			o.SwitchWatchdog = meta.Switch.Watchdog
+		}
+		if len(o.Hosts) == 0 {
+			o.Hosts = o.FabricHosts
+		}
+	}
 	if len(params.PrioDSCPMap) > 0 {
 		var m [64]uint8
 		for d := range m {
@@ -580,6 +589,18 @@ func pfcHosts(meta model.Meta, t *model.Table) []pfc.Host {
 		return hs[i].Name < hs[j].Name
 	})
 	return hs
+}
+
+// fabricHosts are the hosts cabled to the switches of Meta.Fabric, by
+// port, with their addresses resolved as pfcHosts resolves them.
+func fabricHosts(meta model.Meta, t *model.Table) []pfc.Host {
+	m := model.Meta{Params: meta.Params, NICs: meta.NICs, SwitchPorts: map[string]uint32{}}
+	for _, p := range meta.Fabric.Ports {
+		if p.Host != "" {
+			m.SwitchPorts[p.Host] = p.Port
+		}
+	}
+	return pfcHosts(m, t)
 }
 
 // flowsHosts are the hosts of the flows analysis: pfcHosts, then the
