@@ -563,10 +563,22 @@ func stripPos(t *Test) {
 		}
 	}
 	strip(&t.Traffic)
-	if t.Switch.ECN != nil {
-		e := *t.Switch.ECN
-		e.Pos = Pos{}
-		t.Switch.ECN = &e
+	stripECN := func(sw *Switch) {
+		if sw.ECN != nil {
+			e := *sw.ECN
+			e.Pos = Pos{}
+			sw.ECN = &e
+		}
+	}
+	stripECN(&t.Switch)
+	t.Switches = slices.Clone(t.Switches)
+	for i := range t.Switches {
+		t.Switches[i].Pos = Pos{}
+		stripECN(&t.Switches[i].Switch)
+	}
+	t.Links = slices.Clone(t.Links)
+	for i := range t.Links {
+		t.Links[i].Pos = Pos{}
 	}
 	if !t.HostsForm {
 		t.Normalize() // Flows[0] from the stripped traffic

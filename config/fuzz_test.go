@@ -25,6 +25,10 @@ func FuzzParse(f *testing.F) {
 	for _, tt := range hostsErrorTests {
 		f.Add([]byte(tt.in))
 	}
+	for _, tt := range fabricErrorTests {
+		f.Add([]byte(tt.in))
+	}
+	f.Add([]byte(closYAML))
 	for _, in := range fuzzValidSeeds {
 		f.Add([]byte(in))
 	}
@@ -50,6 +54,17 @@ func FuzzParse(f *testing.F) {
 		}
 		checkRoundTrip(t, cfg)
 		_ = cfg.ExpandEvents()
+		tp := cfg.Topology()
+		for i := range cfg.Hosts {
+			if tp.HostSwitch(i) < 0 {
+				t.Fatalf("host %d of a valid Test is on no switch", i)
+			}
+		}
+		for f := range cfg.Flows {
+			if r := cfg.Route(cfg.HostIndex(cfg.Flows[f].From), cfg.HostIndex(cfg.Flows[f].To)); len(r) == 0 || cfg.ObservedSwitch(f) < 0 {
+				t.Fatalf("flow %d of a valid Test has no route", f)
+			}
+		}
 	})
 }
 

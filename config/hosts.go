@@ -365,13 +365,23 @@ func (d *decoder) validateFlows(t *Test) {
 	}
 }
 
-// validateECN checks switch.ecn's thresholds.
+// validateECN checks the ecn thresholds of switch, or of every switch of
+// switches.
 func (d *decoder) validateECN(t *Test) {
-	e := t.Switch.ECN
-	if e == nil || d.bad["switch.ecn.kmin-kb"] || d.bad["switch.ecn.kmax-kb"] || d.bad["switch.ecn"] {
-		return
+	paths, sws := []string{"switch"}, []*Switch{&t.Switch}
+	if t.Fabric() {
+		paths, sws = nil, nil
+		for i := range t.Switches {
+			paths, sws = append(paths, "switches."+t.Switches[i].Name), append(sws, &t.Switches[i].Switch)
+		}
 	}
-	if e.KminKB >= e.KmaxKB && d.given("switch.ecn.kmin-kb") && d.given("switch.ecn.kmax-kb") {
-		d.errorAt(d.pos("switch.ecn.kmax-kb"), fmt.Sprintf("kmax-kb: want more than kmin-kb (%d), got %d", e.KminKB, e.KmaxKB))
+	for i, sp := range paths {
+		e, p := sws[i].ECN, sp+".ecn"
+		if e == nil || d.bad[p+".kmin-kb"] || d.bad[p+".kmax-kb"] || d.bad[p] {
+			continue
+		}
+		if e.KminKB >= e.KmaxKB && d.given(p+".kmin-kb") && d.given(p+".kmax-kb") {
+			d.errorAt(d.pos(p+".kmax-kb"), fmt.Sprintf("kmax-kb: want more than kmin-kb (%d), got %d", e.KminKB, e.KmaxKB))
+		}
 	}
 }

@@ -91,6 +91,10 @@ type PFCEvent struct {
 	// IntervalUs is the time between pause frames (pause; required when
 	// duration-us is not 0). YAML key interval-us.
 	IntervalUs int
+	// At is the switch that sees the start packet (with Start only), on
+	// the start flow's route. YAML key at; default empty: the flow's
+	// observed switch (Test.ObservedSwitch). Fabric form only.
+	At string
 	// Pos is where the entry starts in Test.File.
 	Pos Pos
 }
@@ -129,6 +133,7 @@ var pfcEventSection = sect[PFCEvent]("PFC events", []key{
 	{name: "start", field: "Start", sub: packetRefSection, dec: decPacketRef, omit: true, doc: "– (instead of `start-us`)"},
 	{name: "duration-us", field: "DurationUs", dec: ints(0, MaxStartUs, ""), omit: true},
 	{name: "interval-us", field: "IntervalUs", dec: ints(1, MaxStartUs, ""), omit: true, doc: "– (required with `type: pause` and `duration-us`)"},
+	{name: "at", field: "At", dec: decSwitchRef, omit: true, doc: "the start flow's observed switch (with `start`; `switches` only)"},
 })
 
 var packetRefSection = sect[PacketRef]("`start` (PFC events)", []key{

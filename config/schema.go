@@ -98,7 +98,10 @@ var topSection = sect[Test]("Top level", []key{
 	{name: "keep-dumper-files", field: "KeepDumperFiles", dec: decBool, def: true},
 	{name: "netns-slowdown", field: "NetnsSlowdown", dec: ints(1, MaxNetnsSlowdown, ""), def: 1},
 	{name: "rewrite-udp-dst-port", field: "RewriteUDPDstPort", dec: decRewritePort, def: 9741},
-	{name: "switch", field: "Switch", sub: switchSection},
+	{name: "switch", field: "Switch", sub: switchSection, enc: encSwitch},
+	{name: "switches", field: "Switches", dec: decSwitches, enc: encSwitches, doc: "absent (one switch, `switch`)"},
+	{name: "links", field: "Links", sub: linkSection, dec: decLinks, omit: true, doc: "none (required with `switches`)"},
+	{name: "routing", field: "Routing", dec: oneOf(routingNames), omit: true, doc: "`shortest` (`switches` only)"},
 	{name: "requester", field: "Requester", sub: hostSection, enc: encTwoHost("Requester", hostSection)},
 	{name: "responder", field: "Responder", sub: hostSection, enc: encTwoHost("Responder", hostSection)},
 	{name: "requester-mirror", sub: mirrorSection, dec: decMirror},
@@ -108,6 +111,7 @@ var topSection = sect[Test]("Top level", []key{
 	{name: "hosts", field: "Hosts", dec: decHosts, enc: encHosts, doc: "absent (the two-host form)"},
 	{name: "flows", field: "Flows", sub: flowSection, dec: decFlows, enc: encFlows, doc: "absent (the two-host form)"},
 	{name: "pfc-events", field: "PFCEvents", sub: pfcEventSection, dec: decPFCEvents, enc: encTopPFCEvents, doc: "none (hosts form only)"},
+	{name: "deadlock-ms", field: "DeadlockMs", dec: ints(1, MaxDeadlockMs, "(deadlock-ms: how long the switches run on after the last flow ended)"), omit: true, doc: "absent (no deadlock check)"},
 })
 
 var switchSection = sect[Switch]("`switch`", []key{
@@ -213,6 +217,7 @@ var flowSection = sectInherit[Flow]("`flows`", []key{
 	{name: "from", field: "From", req: true, dec: decHostRef},
 	{name: "to", field: "To", req: true, dec: decHostRef},
 	{name: "start-us", field: "StartUs", dec: ints(0, MaxStartUs, "(start-us: µs after traffic starts)"), omit: true},
+	{name: "path", field: "Path", dec: decFlowPath, omit: true, doc: "the route of `routing` (`switches` only)"},
 	{name: "pfc-events", dec: decFlowPFCEvents, doc: "– (refused: top level in the hosts form)"},
 }, trafficSection)
 
@@ -232,6 +237,7 @@ var eventSection = sect[Event]("Events", []key{
 	{name: "overtakers", field: "Overtakers", dec: ints(1, 255, "(overtakers: later packets of the QP that pass the held one)"), omit: true, doc: "– (required with `type: reorder`)"},
 	{name: "max-hold-us", field: "MaxHoldUs", dec: ints(1, maxHoldUs, "(max-hold-us bounds a reorder hold in µs)"), omit: true, doc: "`1000` with `type: reorder`"},
 	{name: "copies", field: "Copies", dec: ints(1, 255, "(copies: identical copies after the packet)"), omit: true, doc: "– (required with `type: duplicate`)"},
+	{name: "at", field: "At", dec: decSwitchRef, omit: true, doc: "the flow's observed switch (`switches` only)"},
 })
 
 // maxHoldUs is the longest hold the switch's 32-bit ns parameters express.

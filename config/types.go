@@ -205,6 +205,24 @@ type Test struct {
 	// responder and traffic); a Test built by hand in that form must set
 	// it (Normalize). Reports name flows only in this form.
 	HostsForm bool
+
+	// Switches are the switches of the fabric form, in file order (a
+	// switch's id is its index). YAML key switches (1..MaxSwitches named
+	// switches, each taking every key switch takes); default absent: one
+	// switch, Switch. With switches, Parse sets Switch to the first
+	// switch's configuration; SwitchConfig(i) gives switch i's.
+	Switches []NamedSwitch
+	// Links cable each host to its switch and switches to each other. YAML
+	// key links; default none (required with switches).
+	Links []Link
+	// Routing is how routes are chosen: only RoutingShortest (see Route).
+	// YAML key routing; default "shortest" with switches, else empty (""
+	// is shortest too).
+	Routing string
+	// DeadlockMs is how long the switches keep running after the last
+	// flow ended, for the pfc analysis's deadlock check. YAML key
+	// deadlock-ms, 1..MaxDeadlockMs; default 0: no deadlock check.
+	DeadlockMs int
 }
 
 // Names of the two-host form's hosts and flow in Hosts and Flows.
@@ -282,6 +300,11 @@ type Flow struct {
 	// StartUs delays the flow's first post after traffic starts. YAML key
 	// start-us; default 0.
 	StartUs int
+	// Path is the flow's route as switch names, from the from-host's
+	// switch to the to-host's: it sets the route of the flow's host pair,
+	// both ways (Test.Route). YAML key path; default empty (routing).
+	// Fabric form only.
+	Path []string
 	Traffic
 	// Pos is where the entry starts in Test.File.
 	Pos Pos
@@ -678,6 +701,11 @@ type Event struct {
 	// Copies is how many identical copies follow a duplicated packet
 	// (1..255). YAML key copies; required with type duplicate.
 	Copies int
+	// At is the switch that applies the event, on the flow's route. YAML
+	// key at; default empty: the flow's observed switch
+	// (Test.ObservedSwitch). All events of a flow are at one switch.
+	// Fabric form only.
+	At string
 	// Pos is where the event's mapping starts in Test.File. It is not part
 	// of the event's meaning: a Marshal/Parse round trip changes it.
 	Pos Pos

@@ -67,6 +67,12 @@ func (d *decoder) resolve(t *Test) {
 			dm.DumpFilename = dm.Name + ".pcap"
 		}
 	}
+	if len(t.Switches) > 0 {
+		t.Switch = t.Switches[0].Switch
+		if t.Routing == "" {
+			t.Routing = RoutingShortest
+		}
+	}
 	t.Normalize()
 }
 
@@ -95,6 +101,7 @@ func (d *decoder) validate(t *Test) {
 	d.validateForm(t)
 	d.validateHosts(t)
 	d.validateFlows(t)
+	d.validateFabric(t)
 	d.validateECN(t)
 	d.validateTestbed(t)
 	d.validateDumpers(t)

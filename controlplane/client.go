@@ -270,8 +270,10 @@ func be(v uint64, n int) []byte {
 }
 
 // Updates renders the plan as P4Runtime updates, in installation order:
-// clone sessions and mirror config first, then forwarding, connections and
-// their registers, ECN marking by depth (ecn_red), events last.
+// clone sessions and mirror config first, then a fabric's logical switches
+// (port_switch), forwarding (l2_forward, a fabric's fabric_forward),
+// connections and their registers, ECN marking by depth (ecn_red, a
+// fabric's ecn_red_port), events last.
 func (s *Switch) Updates(p *Plan) ([]*p4v1.Update, error) {
 	c := s.c
 	var ups []*p4v1.Update
@@ -297,6 +299,23 @@ func (s *Switch) Updates(p *Plan) ([]*p4v1.Update, error) {
 	}
 	mod(&p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: c.NewTableEntry("Egress.mirror_rewrite", nil,
 		c.NewTableActionDirect("Egress.rewrite_mirror", [][]byte{u16(uint64(p.MirrorPort))}), nil)}})
+	for _, t := range []struct {
+		name string
+		n    int
+	}{{"Ingress.port_switch", len(p.PortSwitch)}, {"Ingress.fabric_forward", len(p.FabricForward)}, {"Egress.ecn_red_port", len(p.ECNRedPort)}} {
+		if t.n > 0 && s.info != nil && !hasTable(s.info, t.name) {
+			return nil, fmt.Errorf("controlplane: a fabric needs %s, which the pushed P4Info lacks (a lumina.p4 built before issue #31?)", t.name)
+		}
+	}
+	for _, e := range p.PortSwitch {
+		ins(c.NewTableEntry("Ingress.port_switch", map[string]client.MatchInterface{"ig_intr_md.ingress_port": exact(u16(uint64(e.Port)))},
+			c.NewTableActionDirect("Ingress.set_switch", [][]byte{{e.Switch}}), nil))
+	}
+	for _, f := range p.FabricForward {
+		ins(c.NewTableEntry("Ingress.fabric_forward", map[string]client.MatchInterface{"meta.switch_id": exact([]byte{f.Switch}),
+			"hdr.ethernet.src_addr": exact(f.Src[:]), "hdr.ethernet.dst_addr": exact(f.Dst[:])},
+			c.NewTableActionDirect("Ingress.forward", [][]byte{u16(uint64(f.Port))}), nil))
+	}
 	for _, f := range p.Forward {
 		ins(c.NewTableEntry("Ingress.l2_forward", map[string]client.MatchInterface{"hdr.ethernet.dst_addr": exact(f.MAC[:])},
 			c.NewTableActionDirect("Ingress.forward", [][]byte{u16(uint64(f.Port))}), nil))
@@ -332,6 +351,11 @@ func (s *Switch) Updates(p *Plan) ([]*p4v1.Update, error) {
 		act, params := e.Action()
 		ins(c.NewTableEntry("Egress.ecn_red", map[string]client.MatchInterface{"hdr.ipv4.dscp": exact([]byte{e.DSCP})},
 			c.NewTableActionDirect(act, paramBytes(params)), nil))
+	}
+	for _, e := range p.ECNRedPort {
+		act, params := e.Action()
+		ins(c.NewTableEntry("Egress.ecn_red_port", map[string]client.MatchInterface{"eg_intr_md.egress_port": exact(u16(uint64(e.Port))),
+			"hdr.ipv4.dscp": exact([]byte{e.DSCP})}, c.NewTableActionDirect(act, paramBytes(params)), nil))
 	}
 	for _, e := range p.Events {
 		act, params := e.Action()
@@ -374,8 +398,10 @@ func (s *Switch) write(ctx context.Context, ups []*p4v1.Update) error {
 func (s *Switch) Cleanup(ctx context.Context) error {
 	var ups []*p4v1.Update
 	tables := []string{"Ingress.event_table", "Ingress.conn_lookup", "Ingress.mirror_select", "Ingress.l2_forward", "Ingress.arp_proxy"}
-	if info := s.info; info == nil || hasTable(info, "Egress.ecn_red") {
-		tables = append(tables, "Egress.ecn_red")
+	for _, t := range []string{"Egress.ecn_red", "Ingress.port_switch", "Ingress.fabric_forward", "Egress.ecn_red_port"} {
+		if info := s.info; info == nil || hasTable(info, t) {
+			tables = append(tables, t)
+		}
 	}
 	for _, t := range tables {
 		es, err := s.c.ReadTableEntryWildcard(ctx, t)
@@ -438,6 +464,13 @@ type Counters struct {
 	MirroredBy  map[uint32]uint64 `json:"mirrored"`     // copies mirrored, by WRR slot
 	RxTotal     uint64            `json:"rx_total"`     // sum of RxRoCE
 	MirrorTotal uint64            `json:"mirror_total"` // sum of MirroredBy
+	// LastSeq is, by logical switch id, the last mirror sequence number
+	// the switch gave a copy (the registers Ingress.mirror_seq_hi ++
+	// mirror_seq_lo): how many copies each logical switch made, to which
+	// each switch's sequence in the trace must run. Up to the highest
+	// switch that made a copy (one entry for a test without a fabric);
+	// nil when the pipeline has no such registers.
+	LastSeq []uint64 `json:"last_seq,omitempty"`
 }
 
 // ReadCounters reads every counter cell.
@@ -461,5 +494,53 @@ func (s *Switch) ReadCounters(ctx context.Context) (*Counters, error) {
 	for _, v := range c.MirroredBy {
 		c.MirrorTotal += v
 	}
+	seq, err := s.readLastSeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.LastSeq = seq
 	return c, nil
+}
+
+// readLastSeq reads every logical switch's last mirror sequence number
+// (Counters.LastSeq).
+func (s *Switch) readLastSeq(ctx context.Context) ([]uint64, error) {
+	var parts [2][]uint64 // lo, hi
+	for i, name := range []string{"Ingress.mirror_seq_lo", "Ingress.mirror_seq_hi"} {
+		id, err := s.objectID("register", name)
+		if err != nil {
+			return nil, nil // a pipeline without them (none before the mirror sequence registers were named so)
+		}
+		es, err := s.readAll(ctx, &p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{RegisterId: id}}})
+		if err != nil {
+			return nil, fmt.Errorf("controlplane: reading %s: %w", name, err)
+		}
+		for _, e := range es {
+			re := e.GetRegisterEntry()
+			idx := re.GetIndex().GetIndex()
+			if idx < 0 || idx >= MaxSwitches {
+				continue
+			}
+			for int64(len(parts[i])) <= idx {
+				parts[i] = append(parts[i], 0)
+			}
+			parts[i][idx] = beUint(re.GetData().GetBitstring())
+		}
+	}
+	var out []uint64
+	for sw := range max(len(parts[0]), len(parts[1])) {
+		var lo, hi uint64
+		if sw < len(parts[0]) {
+			lo = parts[0][sw]
+		}
+		if sw < len(parts[1]) {
+			hi = parts[1][sw]
+		}
+		out = append(out, hi<<32|lo)
+	}
+	last := len(out)
+	for last > 1 && out[last-1] == 0 {
+		last--
+	}
+	return out[:last], nil
 }

@@ -10,6 +10,16 @@
 // ITER). Dumpers get clone sessions 1..N and a smooth weighted round robin
 // slot sequence (every prefix within one packet of each dumper's share).
 //
+// A fabric (Ports.Fabric, fabric.go) partitions the switch's ports into
+// logical switches, as Hawkeye does on one Tofino: Translate writes an
+// Ingress.port_switch entry per port, an Ingress.fabric_forward entry per
+// hop of every route (switch, source host MAC, destination host MAC → out
+// port), Egress.ecn_red_port entries for the ports of each switch with
+// switch.ecn, and keys each connection and its events by the in-port of
+// its flow's observed switch on the route of each direction (data from the
+// data sender, ACK/NAKs or READ requests the other way), not by the hosts'
+// ports. Without a fabric the plan is exactly a one-switch test's.
+//
 // Switch (Dial, SetPipeline, Install, ReadCounters, Cleanup) is the
 // P4Runtime client, built on github.com/antoninbas/p4runtime-go-client: it
 // arbitrates as primary (election ID 1, or one above the primary the device

@@ -158,6 +158,9 @@ func TestDuplicateEvent(t *testing.T) {
 	if c.RxRoCE[1] != 4 || c.MirrorTotal != 6 || c.TxRoCE[2] != 6 {
 		t.Errorf("counters rx %d mirrored %d tx %d, want 4, 6, 6", c.RxRoCE[1], c.MirrorTotal, c.TxRoCE[2])
 	}
+	if fmt.Sprint(c.LastSeq) != "[6]" {
+		t.Errorf("LastSeq = %v, want [6] (one switch, 6 copies)", c.LastSeq)
+	}
 	if st := r.sw.Stats(); st.Copies != 2 || st.Held != 0 {
 		t.Errorf("stats %+v", st)
 	}

@@ -164,9 +164,11 @@ func (s *Switch) LostPrimary() []string {
 // CheckInstalled reads back every table lumina installed — forwarding
 // (l2_forward), ARP (arp_proxy), mirroring (mirror_select, the default
 // entries of wrr_config and Egress.mirror_rewrite, the clone sessions),
-// connections (conn_lookup), events (event_table) and ECN marking by queue
-// depth (Egress.ecn_red, when the pushed P4Info has it: a pipeline built
-// before it cannot hold a plan with entries there) — and returns how they
+// connections (conn_lookup), events (event_table), ECN marking by queue
+// depth (Egress.ecn_red) and a fabric's logical switches (port_switch,
+// fabric_forward, Egress.ecn_red_port) — the last four when the pushed
+// P4Info has them: a pipeline built before them cannot hold a plan with
+// entries there, which is a difference — and returns how they
 // differ from the plan, each difference naming its table: entries the plan
 // does not have, entries it has that are missing, and entries whose action
 // differs, sorted per table; nil if the switch holds exactly the plan.
@@ -187,13 +189,20 @@ func (s *Switch) CheckInstalled(ctx context.Context, p *Plan) ([]string, error) 
 		{"Ingress.l2_forward", planForward(p)}, {"Ingress.arp_proxy", planARP(p)}, {"Ingress.mirror_select", planWRR(p)},
 		{"Ingress.conn_lookup", planConns(p)}, {"Ingress.event_table", planEvents(p)},
 	}
-	if hasTable(info, "Egress.ecn_red") {
-		tables = append(tables, struct {
-			table string
-			want  map[string]string
-		}{"Egress.ecn_red", planECNRed(p)})
-	} else if len(p.ECNRed) > 0 {
-		diffs = append(diffs, fmt.Sprintf("Egress.ecn_red: the pipeline's P4Info has no such table, the plan has %d entries", len(p.ECNRed)))
+	for _, opt := range []struct {
+		table string
+		want  map[string]string
+	}{
+		{"Egress.ecn_red", planECNRed(p)}, {"Ingress.port_switch", planPortSwitch(p)},
+		{"Ingress.fabric_forward", planFabricForward(p)}, {"Egress.ecn_red_port", planECNRedPort(p)},
+	} {
+		// Tables a pipeline built before them lacks: compared when the
+		// P4Info has them, a difference when the plan needs them.
+		if hasTable(info, opt.table) {
+			tables = append(tables, opt)
+		} else if len(opt.want) > 0 {
+			diffs = append(diffs, fmt.Sprintf("%s: the pipeline's P4Info has no such table, the plan has %d entries", opt.table, len(opt.want)))
+		}
 	}
 	for _, tc := range tables {
 		es, err := s.c.ReadTableEntryWildcard(ctx, tc.table)
@@ -375,7 +384,7 @@ func describeEntry(info *p4configv1.P4Info, e *p4v1.TableEntry) (key, action str
 		switch f.GetName() {
 		case "hdr.bth.dest_qp", "hdr.bth.psn":
 			key += fmt.Sprintf("%s=%#x", f.GetName(), n)
-		case "hdr.ethernet.dst_addr":
+		case "hdr.ethernet.dst_addr", "hdr.ethernet.src_addr":
 			key += fmt.Sprintf("%s=%s", f.GetName(), net.HardwareAddr(be(n, 6)))
 		case "hdr.arp.target_proto_addr":
 			key += fmt.Sprintf("%s=%s", f.GetName(), netip.AddrFrom4([4]byte(be(n, 4))))

@@ -38,10 +38,15 @@ type Dumper struct {
 
 // Ports is where everything is attached to the switch: the traffic hosts
 // (in the test's hosts order; the two-host form's requester then
-// responder) and the dumpers.
+// responder) and the dumpers, and, for a test with several switches, the
+// fabric they form on it.
 type Ports struct {
 	Hosts   []Host
 	Dumpers []Dumper
+	// Fabric partitions the switch's ports into logical switches and
+	// routes the hosts' traffic through them (fabric.go). Default nil:
+	// one switch, and exactly the plan of a test without a fabric.
+	Fabric *Fabric
 }
 
 // hostOf returns the index in Hosts of the host with address a, or -1.
@@ -94,6 +99,13 @@ type Plan struct {
 	// ECNRed are Egress.ecn_red's entries, in DSCP order (none without
 	// Intent.ECN).
 	ECNRed []ECNRedEntry
+
+	// A fabric's entries (none without Ports.Fabric): Ingress.port_switch
+	// in port order, Ingress.fabric_forward route by route and hop by
+	// hop, Egress.ecn_red_port by switch, port and DSCP.
+	PortSwitch    []PortSwitchEntry
+	FabricForward []FabricForwardEntry
+	ECNRedPort    []ECNRedPortEntry
 }
 
 // ForwardEntry: l2_forward dst MAC → port.
@@ -232,9 +244,30 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 			p.ARP = append(p.ARP, ARPEntry{ip, h.MAC})
 		}
 	}
-	seenQPN := map[[2]uint32]int{}
+	var fp *fabricPlan
+	if ports.Fabric != nil {
+		var err error
+		if fp, err = planFabric(ports.Fabric, &ports, &in, p); err != nil {
+			return nil, err
+		}
+	}
 	// The requester and responder host of each connection.
-	reqHost, rspHost := make([]Host, len(conns)), make([]Host, len(conns))
+	reqHost, rspHost := make([]int, len(conns)), make([]int, len(conns))
+	// inPort is the port by which connection i's frames from host a to
+	// host b enter the switch where they are looked up: a's port on one
+	// switch, the in-port of the connection's observed switch on the
+	// route from a to b in a fabric.
+	inPort := func(i, a, b int) (uint32, error) {
+		if fp == nil {
+			return ports.Hosts[a].Port, nil
+		}
+		sw, err := fp.observed(conns[i].Flow, reqHost[i], rspHost[i])
+		if err != nil {
+			return 0, err
+		}
+		return fp.inPort(&ports, a, b, sw)
+	}
+	seenQPN := map[[2]uint32]int{}
 	for i, c := range conns {
 		if c.Index != i {
 			return nil, fmt.Errorf("%w: connection %d has index %d", ErrMetadata, i, c.Index)
@@ -252,17 +285,22 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 			return nil, fmt.Errorf("%w: connection %d: %v → %v is not between two hosts of the test (%s)",
 				ErrMetadata, i, req.ip, rsp.ip, ports.hostList())
 		}
-		reqHost[i], rspHost[i] = ports.Hosts[rq], ports.Hosts[rs]
+		reqHost[i], rspHost[i] = rq, rs
 		ce := ConnEntry{Index: uint16(i), Scope: in.IterScope, QP: i}
 		switch c.Verb {
 		case generator.VerbWrite, generator.VerbSend:
 			// Data flows requester → responder, addressed to the responder's QP.
-			ce.Port, ce.DestQP, ce.IPSN, ce.DataFrom = reqHost[i].Port, rsp.qpn, req.ipsn, "requester"
+			ce.DestQP, ce.IPSN, ce.DataFrom = rsp.qpn, req.ipsn, "requester"
+			ce.Port, err = inPort(i, rq, rs)
 		case generator.VerbRead:
 			// READ responses flow responder → requester in the requester's PSN space.
-			ce.Port, ce.DestQP, ce.IPSN, ce.DataFrom = rspHost[i].Port, req.qpn, req.ipsn, "responder"
+			ce.DestQP, ce.IPSN, ce.DataFrom = req.qpn, req.ipsn, "responder"
+			ce.Port, err = inPort(i, rs, rq)
 		default:
 			return nil, fmt.Errorf("%w: connection %d: verb %q", ErrMetadata, i, c.Verb)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("connection %d: %w", i, err)
 		}
 		k := [2]uint32{ce.Port, ce.DestQP}
 		if j, dup := seenQPN[k]; dup {
@@ -291,19 +329,25 @@ func Translate(in Intent, conns []generator.Connection, ports Ports) (*Plan, err
 		ce := p.Conns[e.QP]
 		if e.Direction != config.DirData {
 			var rc ConnEntry
+			var err error
 			switch {
 			case e.Direction == config.DirResponse && ce.DataFrom == "requester":
 				// The responder's ACK/NAK packets: from the responder's
 				// port to the requester's QP, in the requester's PSN
 				// space. ACKs are coalesced, so ITER counts per connection.
-				rc = ConnEntry{Port: rspHost[e.QP].Port, DestQP: conns[e.QP].Requester.QPN, DataFrom: "responder", Responses: true}
+				rc = ConnEntry{DestQP: conns[e.QP].Requester.QPN, DataFrom: "responder", Responses: true}
+				rc.Port, err = inPort(e.QP, rspHost[e.QP], reqHost[e.QP])
 			case e.Direction == config.DirRequest && ce.DataFrom == "responder":
 				// The READ requests: from the requester's port to the
 				// responder's QP; a re-issued request repeats a PSN, so
 				// ITER counts per connection.
-				rc = ConnEntry{Port: reqHost[e.QP].Port, DestQP: conns[e.QP].Responder.QPN, DataFrom: "requester"}
+				rc = ConnEntry{DestQP: conns[e.QP].Responder.QPN, DataFrom: "requester"}
+				rc.Port, err = inPort(e.QP, reqHost[e.QP], rspHost[e.QP])
 			default:
 				return nil, fmt.Errorf("%w: event with direction %v on QP %d, whose data flows from the %s", ErrIntent, e.Direction, e.QP, ce.DataFrom)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("QP %d: %w", e.QP, err)
 			}
 			k2 := [2]int{e.QP, int(e.Direction)}
 			j, ok := extraConn[k2]

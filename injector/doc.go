@@ -22,6 +22,25 @@
 //     (event in TTL bits 0..2, sequence in source MAC, timestamp in
 //     destination MAC, UDP ports, and the queue depth, below).
 //
+// # Logical switches (a fabric on one switch)
+//
+// As Hawkeye emulates a fabric on one Tofino, the ports of one Switch can
+// be partitioned into up to MaxSwitches logical switches, a link between
+// two of them being a link between two of its ports (a sim link, or a
+// veth pair with both ends in the switch's namespace): one P4Runtime
+// server, one clock. Ingress.port_switch names the logical switch of each
+// ingress port (no entry: switch 0). Forwarding looks up
+// Ingress.fabric_forward (switch, source MAC, destination MAC) first, then
+// l2_forward. The mirror sequence, the WRR slot and the stamp raising of
+// Timestamps are per logical switch (registers indexed by switch id); a
+// RoCE copy names its ingress port's switch and a wrapped PFC copy its
+// port's (roce.MirrorMeta.Switch), so each switch's copies form one
+// sequence from 1 whose stamps never decrease. PFC, the watchdog
+// (PFCConfig.WatchdogPorts) and RED (Egress.ecn_red_port) are per port, on
+// switch-to-switch ports as on host ports: a pause a switch sends on a
+// link port reaches its peer port and pauses that queue. A Switch with no
+// port_switch entry is the one switch of before, byte for byte.
+//
 // # Timestamps
 //
 // A mirror timestamp is on the Loop's clock. For a port that is a

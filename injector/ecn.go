@@ -70,9 +70,21 @@ func (e *ecnState) mark(q, kmin, kmax, mask uint64) bool {
 	return r&mask < q-kmin
 }
 
-// red returns the installed ecn_red entry of dscp: set_red's kmin_cells,
-// kmax_cells and rand_mask, and whether there is one.
-func (s *Switch) red(dscp uint8) (kmin, kmax, mask uint64, ok bool) {
+// red returns the installed RED entry of a packet with dscp leaving by
+// port egress: Egress.ecn_red_port's (egress, dscp) entry, else
+// Egress.ecn_red's dscp entry (lumina.p4 applies them in that order);
+// set_red's kmin_cells, kmax_cells and rand_mask, and whether there is
+// one. A fabric's switches each have their own thresholds: the control
+// plane writes them per port of the switch (controlplane.ECNRedPort).
+func (s *Switch) red(egress uint32, dscp uint8) (kmin, kmax, mask uint64, ok bool) {
+	if s.t.redPort != nil && len(s.t.redPort.entries) > 0 {
+		if e, hit := s.t.redPort.hit([4]uint64{uint64(egress), uint64(dscp)}); hit {
+			if e.action != s.a.setRed {
+				return 0, 0, 0, false
+			}
+			return e.params[0], e.params[1], e.params[2], true
+		}
+	}
 	if s.t.red == nil {
 		return 0, 0, 0, false
 	}
@@ -110,7 +122,7 @@ func (s *Switch) admit(in, egress uint32, forward bool, frame []byte) (depth int
 		l3 += roce.VLANTagLen
 	}
 	if tos := frame[l3+1]; tos&3 == 1 || tos&3 == 2 { // ECT(1), ECT(0)
-		if kmin, kmax, mask, ok := s.red(tos >> 2); ok && st.ecn.mark(uint64(min(q.cells, maxQDepthCells)), kmin, kmax, mask) {
+		if kmin, kmax, mask, ok := s.red(egress, tos>>2); ok && st.ecn.mark(uint64(min(q.cells, maxQDepthCells)), kmin, kmax, mask) {
 			frame[l3+1] = tos | 3
 			fixIPv4(frame[l3 : l3+roce.IPv4MinLen])
 			s.stats.ECNMarked++

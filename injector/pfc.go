@@ -50,8 +50,15 @@ type PFCConfig struct {
 	// DefaultHeadroomBytes; negative: none.
 	HeadroomBytes int
 
-	// Watchdog turns on the switch PFC watchdog. Default nil: none.
+	// Watchdog turns on the switch PFC watchdog on every port not in
+	// WatchdogPorts. Default nil: none.
 	Watchdog *PFCWatchdog
+	// WatchdogPorts sets the watchdog of each port it lists, overriding
+	// Watchdog: a nil entry is no watchdog on that port. A fabric's
+	// logical switches each have their switch.pfc-watchdog: the run
+	// driver lists every port of a switch with that switch's. Default
+	// nil: Watchdog on every port.
+	WatchdogPorts map[uint32]*PFCWatchdog
 
 	// MAC is the source MAC of the PFC frames the switch sends. Default
 	// zero (real switches send all-zero source addresses: SONiC issue 418).
@@ -202,13 +209,13 @@ var (
 
 // pfcState is the PFC model's state. Guarded by Switch.mu.
 type pfcState struct {
-	lossless             uint8
-	dscp                 [64]uint8
-	mac                  [6]byte
-	portBps              map[uint32]int64
-	xoff, xon, headroom  int
-	watchdog             bool
-	detection, restoring int64 // ns
+	lossless            uint8
+	dscp                [64]uint8
+	mac                 [6]byte
+	portBps             map[uint32]int64
+	xoff, xon, headroom int
+	watchdog            *PFCWatchdog            // Config.Watchdog
+	watchdogPorts       map[uint32]*PFCWatchdog // Config.WatchdogPorts
 
 	ecn       *ecnState // marking by depth (Egress.ecn_red, ecn.go)
 	cellBytes int       // Config.CellBytes
@@ -221,17 +228,21 @@ type pfcState struct {
 
 // pfcPort is one switch port's PFC state.
 type pfcPort struct {
-	id        uint32
-	out       sim.Port
-	bps       int64
-	busyUntil int64 // the last frame's serialization ends (loop ns)
-	kickArmed bool
-	kickFn    func()      // pfcService at the end of a frame
-	serveFn   func()      // pfcService when a pause expires
-	ctrl      []ctrlFrame // PFC frames to send, ahead of data, never paused
-	q         [roce.PFCPriorities]egressQueue
-	ing       [roce.PFCPriorities]ingressState
-	ctr       [roce.PFCPriorities]PFCCounters
+	id  uint32
+	out sim.Port
+	bps int64
+	// The port's watchdog (PFCConfig.Watchdog, WatchdogPorts): on, and
+	// its detection and restoration times (ns).
+	watchdog             bool
+	detection, restoring int64
+	busyUntil            int64 // the last frame's serialization ends (loop ns)
+	kickArmed            bool
+	kickFn               func()      // pfcService at the end of a frame
+	serveFn              func()      // pfcService when a pause expires
+	ctrl                 []ctrlFrame // PFC frames to send, ahead of data, never paused
+	q                    [roce.PFCPriorities]egressQueue
+	ing                  [roce.PFCPriorities]ingressState
+	ctr                  [roce.PFCPriorities]PFCCounters
 }
 
 type ctrlFrame struct {
@@ -302,17 +313,33 @@ func newPFC(c *PFCConfig) *pfcState {
 	case c.HeadroomBytes > 0:
 		st.headroom = c.HeadroomBytes
 	}
-	if w := c.Watchdog; w != nil {
-		st.watchdog = true
-		st.detection, st.restoring = int64(w.Detection), int64(w.Restoration)
-		if st.detection <= 0 {
-			st.detection = int64(DefaultWatchdogDetection)
-		}
-		if st.restoring <= 0 {
-			st.restoring = int64(DefaultWatchdogRestoration)
+	st.watchdog = c.Watchdog
+	if c.WatchdogPorts != nil {
+		st.watchdogPorts = make(map[uint32]*PFCWatchdog, len(c.WatchdogPorts))
+		for id, w := range c.WatchdogPorts {
+			st.watchdogPorts[id] = w
 		}
 	}
 	return st
+}
+
+// setWatchdog sets port pp's watchdog from the configuration.
+func (st *pfcState) setWatchdog(pp *pfcPort) {
+	w, listed := st.watchdogPorts[pp.id]
+	if !listed {
+		w = st.watchdog
+	}
+	if w == nil {
+		return
+	}
+	pp.watchdog = true
+	pp.detection, pp.restoring = int64(w.Detection), int64(w.Restoration)
+	if pp.detection <= 0 {
+		pp.detection = int64(DefaultWatchdogDetection)
+	}
+	if pp.restoring <= 0 {
+		pp.restoring = int64(DefaultWatchdogRestoration)
+	}
 }
 
 // cellsOf is the buffer cells frame takes.
@@ -344,6 +371,7 @@ func (s *Switch) pfcAddPort(id uint32, p sim.Port) {
 	if pp.bps <= 0 {
 		pp.bps = DefaultPFCPortBps
 	}
+	st.setWatchdog(pp)
 	pp.kickFn = func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -426,7 +454,7 @@ func (s *Switch) pfcPauseRx(pp *pfcPort, p int, quanta uint16, linkPause bool, a
 		}
 		q.pauseNs += q.pauseUntil - q.pauseFrom
 		q.pauseFrom, q.pauseUntil = at, until
-		if st.watchdog && st.isLossless(p) {
+		if pp.watchdog && st.isLossless(p) {
 			s.pfcArmStall(pp, p, now-at)
 		}
 	}
@@ -451,10 +479,10 @@ func (s *Switch) pfcArmStall(pp *pfcPort, p int, ago int64) {
 	if q.stall != nil {
 		q.stall.Stop()
 	}
-	q.stall = s.loop.AfterFunc(time.Duration(s.pfc.detection-ago), func() {
+	q.stall = s.loop.AfterFunc(time.Duration(pp.detection-ago), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if q.stallGen == gen && !q.storm && q.pauseUntil > q.pauseFrom+s.pfc.detection {
+		if q.stallGen == gen && !q.storm && q.pauseUntil > q.pauseFrom+pp.detection {
 			s.pfcStorm(pp, p)
 		}
 	})
@@ -491,7 +519,7 @@ func (s *Switch) pfcStorm(pp *pfcPort, p int) {
 // the last pause frame.
 func (s *Switch) pfcArmRestore(pp *pfcPort, p int) {
 	q := &pp.q[p]
-	d := q.lastPause + s.pfc.restoring - s.loop.Now()
+	d := q.lastPause + pp.restoring - s.loop.Now()
 	s.loop.AfterFunc(time.Duration(d), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -499,7 +527,7 @@ func (s *Switch) pfcArmRestore(pp *pfcPort, p int) {
 			return
 		}
 		now := s.loop.Now()
-		if now-q.lastPause < s.pfc.restoring {
+		if now-q.lastPause < pp.restoring {
 			s.pfcArmRestore(pp, p)
 			return
 		}
@@ -814,17 +842,18 @@ func (s *Switch) mirrorMAC(port uint32, frame []byte, sent bool, event roce.Even
 	if s.sch == nil {
 		return
 	}
-	sess, seq, ok := s.mirrorSlot(len(frame))
+	sw := s.switchOf(port)
+	sess, seq, ok := s.mirrorSlot(sw, len(frame))
 	if !ok {
 		return
 	}
 	var stamp int64
 	if sent {
-		stamp = s.mirrorStampSent(t, at)
+		stamp = s.mirrorStampSent(sw, t, at)
 	} else {
-		stamp = s.mirrorStamp(t, timed)
+		stamp = s.mirrorStamp(sw, t, timed)
 	}
-	cp := roce.AppendMACMirror(s.scratch[:0], roce.MirrorMeta{Seq: seq, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event},
+	cp := roce.AppendMACMirror(s.scratch[:0], roce.MirrorMeta{Seq: seq, Switch: sw, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event},
 		sent, uint16(port), frame)
 	if sess.truncate > 0 && len(cp) > sess.truncate {
 		cp = cp[:sess.truncate]

@@ -13,14 +13,17 @@ import (
 // (a real p4c assigns its own), the server maps them.
 var (
 	wantTables = map[string][]int{ // key bit widths, in order
-		"Ingress.l2_forward":    {48},
-		"Ingress.arp_proxy":     {32},
-		"Ingress.conn_lookup":   {9, 24},
-		"Ingress.event_table":   {9, 24, 24, 16},
-		"Ingress.wrr_config":    {},
-		"Ingress.mirror_select": {8},
-		"Egress.mirror_rewrite": {},
-		"Egress.ecn_red":        {6},
+		"Ingress.l2_forward":     {48},
+		"Ingress.arp_proxy":      {32},
+		"Ingress.conn_lookup":    {9, 24},
+		"Ingress.event_table":    {9, 24, 24, 16},
+		"Ingress.wrr_config":     {},
+		"Ingress.mirror_select":  {8},
+		"Egress.mirror_rewrite":  {},
+		"Egress.ecn_red":         {6},
+		"Egress.ecn_red_port":    {9, 6},
+		"Ingress.port_switch":    {9},
+		"Ingress.fabric_forward": {5, 48, 48},
 	}
 	wantActions = map[string][]int{ // parameter bit widths, in order
 		"NoAction":                {},
@@ -38,13 +41,14 @@ var (
 		"Ingress.set_mirror":      {10},
 		"Egress.rewrite_mirror":   {16},
 		"Egress.set_red":          {19, 19, 32},
+		"Ingress.set_switch":      {5},
 	}
 	wantRegisters = map[string][2]int{ // bit width, size
 		"Ingress.expected_psn":   {32, 16384},
 		"Ingress.iter_reg":       {16, 16384},
-		"Ingress.wrr_index":      {8, 1},
-		"Ingress.mirror_seq_lo":  {32, 1},
-		"Ingress.mirror_seq_hi":  {8, 1},
+		"Ingress.wrr_index":      {8, MaxSwitches},
+		"Ingress.mirror_seq_lo":  {32, MaxSwitches},
+		"Ingress.mirror_seq_hi":  {8, MaxSwitches},
 		"Ingress.conn_forwarded": {32, 16384},
 	}
 	wantCounters = map[string]int{ // size
@@ -60,14 +64,17 @@ var defaultActions = map[string]struct {
 	action string
 	params []uint64
 }{
-	"Ingress.l2_forward":    {"Ingress.drop_frame", nil},
-	"Ingress.arp_proxy":     {"NoAction", nil},
-	"Ingress.conn_lookup":   {"NoAction", nil},
-	"Ingress.event_table":   {"NoAction", nil},
-	"Ingress.wrr_config":    {"Ingress.set_wrr_size", []uint64{1}},
-	"Ingress.mirror_select": {"NoAction", nil},
-	"Egress.mirror_rewrite": {"Egress.rewrite_mirror", []uint64{9741}},
-	"Egress.ecn_red":        {"NoAction", nil},
+	"Ingress.l2_forward":     {"Ingress.drop_frame", nil},
+	"Ingress.arp_proxy":      {"NoAction", nil},
+	"Ingress.conn_lookup":    {"NoAction", nil},
+	"Ingress.event_table":    {"NoAction", nil},
+	"Ingress.wrr_config":     {"Ingress.set_wrr_size", []uint64{1}},
+	"Ingress.mirror_select":  {"NoAction", nil},
+	"Egress.mirror_rewrite":  {"Egress.rewrite_mirror", []uint64{9741}},
+	"Egress.ecn_red":         {"NoAction", nil},
+	"Egress.ecn_red_port":    {"NoAction", nil},
+	"Ingress.port_switch":    {"Ingress.set_switch", []uint64{0}},
+	"Ingress.fabric_forward": {"NoAction", nil},
 }
 
 type fieldInfo struct {

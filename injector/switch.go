@@ -37,10 +37,13 @@ type Switch struct {
 	undo *undoLog
 
 	// Resolved for the fast path when a pipeline is set.
-	t struct{ l2, arp, conn, event, wrrCfg, mirSel, mirRw, red *table }
+	t struct {
+		l2, arp, conn, event, wrrCfg, mirSel, mirRw, red *table
+		portSw, fabric, redPort                          *table
+	}
 	a struct {
 		noAction, forward, dropFrame, arpReply, setConn, dropEvent, markECN, corrupt, setWRR, setMirror, rewrite uint32
-		delayEvent, reorderEvent, duplicateEvent, setRed                                                         uint32
+		delayEvent, reorderEvent, duplicateEvent, setRed, setSwitch                                              uint32
 	}
 	r struct{ expected, iter, wrrIdx, seqLo, seqHi []uint64 }
 	c struct{ rx, drops, mirrored, tx []counterCell }
@@ -54,7 +57,9 @@ type Switch struct {
 	// (a connection has an entry while it has a hold waiting).
 	reorders map[uint64]*overtakes
 
-	lastStamp int64 // the latest mirror timestamp (loop ns): stamps never decrease
+	// lastStamp is, per logical switch, the latest mirror timestamp (loop
+	// ns): stamps never decrease in a switch's mirror-sequence order.
+	lastStamp [MaxSwitches]int64
 	timing    timingStats
 
 	pfc *pfcState // nil: PFC off (Config.PFC)
@@ -192,11 +197,13 @@ func (s *Switch) install(sch *schema, cookie uint64, devCfg []byte) {
 	tb := func(n string) *table { return s.tables[sch.byName[n]] }
 	s.t.l2, s.t.arp, s.t.conn, s.t.event = tb("Ingress.l2_forward"), tb("Ingress.arp_proxy"), tb("Ingress.conn_lookup"), tb("Ingress.event_table")
 	s.t.wrrCfg, s.t.mirSel, s.t.mirRw, s.t.red = tb("Ingress.wrr_config"), tb("Ingress.mirror_select"), tb("Egress.mirror_rewrite"), tb("Egress.ecn_red")
+	s.t.portSw, s.t.fabric, s.t.redPort = tb("Ingress.port_switch"), tb("Ingress.fabric_forward"), tb("Egress.ecn_red_port")
 	a := func(n string) uint32 { return sch.byName[n] }
 	s.a.noAction, s.a.forward, s.a.dropFrame, s.a.arpReply = a("NoAction"), a("Ingress.forward"), a("Ingress.drop_frame"), a("Ingress.arp_reply")
 	s.a.setConn, s.a.dropEvent, s.a.markECN, s.a.corrupt = a("Ingress.set_conn"), a("Ingress.drop_event"), a("Ingress.mark_ecn"), a("Ingress.corrupt")
 	s.a.setWRR, s.a.setMirror, s.a.rewrite, s.a.setRed = a("Ingress.set_wrr_size"), a("Ingress.set_mirror"), a("Egress.rewrite_mirror"), a("Egress.set_red")
 	s.a.delayEvent, s.a.reorderEvent, s.a.duplicateEvent = a("Ingress.delay_event"), a("Ingress.reorder_event"), a("Ingress.duplicate_event")
+	s.a.setSwitch = a("Ingress.set_switch")
 	s.reorders = map[uint64]*overtakes{}
 	r := func(n string) []uint64 { return s.regs[sch.byName[n]] }
 	s.r.expected, s.r.iter, s.r.wrrIdx, s.r.seqLo, s.r.seqHi = r("Ingress.expected_psn"), r("Ingress.iter_reg"), r("Ingress.wrr_index"), r("Ingress.mirror_seq_lo"), r("Ingress.mirror_seq_hi")
@@ -217,6 +224,41 @@ func (t *table) hit(k [4]uint64) (*entry, bool) {
 }
 
 func mac48(b []byte) uint64 { return roce.MAC(b[:6]).Uint64() }
+
+// MaxSwitches is how many logical switches the ports of one Switch can be
+// partitioned into (lumina.p4's NUM_SWITCHES; ids 0..31, the ids a mirror
+// copy can name: roce.MirrorMeta.Switch).
+const MaxSwitches = roce.MaxSwitches
+
+// switchOf is the logical switch of port (Ingress.port_switch; a port
+// with no entry is in switch 0, the one switch of a test without a
+// fabric). Called with s.mu held and a pipeline set.
+func (s *Switch) switchOf(port uint32) uint8 {
+	if len(s.t.portSw.entries) == 0 && !s.t.portSw.defSet {
+		return 0
+	}
+	if e := s.t.portSw.lookup([4]uint64{uint64(port)}); e.action == s.a.setSwitch {
+		return uint8(e.params[0] % MaxSwitches)
+	}
+	return 0
+}
+
+// route is the forwarding of lumina.p4 for a frame that came in on port
+// in: Ingress.fabric_forward (the ingress port's logical switch, source
+// MAC, destination MAC), and on a miss Ingress.l2_forward (destination
+// MAC). It returns the egress port and whether the frame is forwarded.
+func (s *Switch) route(in uint32, frame []byte) (egress uint32, forward bool) {
+	if len(s.t.fabric.entries) > 0 {
+		k := [4]uint64{uint64(s.switchOf(in)), mac48(frame[6:12]), mac48(frame[0:6])}
+		if e, ok := s.t.fabric.hit(k); ok && e.action == s.a.forward {
+			return uint32(e.params[0]), true
+		}
+	}
+	if e := s.t.l2.lookup([4]uint64{mac48(frame[0:6])}); e.action == s.a.forward {
+		return uint32(e.params[0]), true
+	}
+	return 0, false
+}
 
 // receive is the pipeline (p4src/lumina.p4: Ingress, then Egress) for a
 // frame arriving on port in; timed says whether rxNs is its arrival time
@@ -249,11 +291,7 @@ func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 			return
 		}
 	}
-	fwd := s.t.l2.lookup([4]uint64{mac48(frame[0:6])})
-	egress, forward := uint32(0), false
-	if fwd.action == s.a.forward {
-		egress, forward = uint32(fwd.params[0]), true
-	}
+	egress, forward := s.route(in, frame)
 	var event roce.Event
 	var hold *held            // set by delay and reorder events
 	copies := 0               // set by duplicate events
@@ -536,7 +574,8 @@ func (s *Switch) mirror(in uint32, frame []byte, event roce.Event, rxNs int64, t
 // timed) and mirrorAt (departed true: t is the departure). A copy of a held
 // packet (event.Held) carries its hold, the stamp minus arrived.
 func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, timed, departed bool, arrived, qdepth int64) {
-	sess, seq, ok := s.mirrorSlot(len(frame))
+	sw := s.switchOf(in)
+	sess, seq, ok := s.mirrorSlot(sw, len(frame))
 	if !ok {
 		return
 	}
@@ -550,11 +589,11 @@ func (s *Switch) mirrorCopy(in uint32, frame []byte, event roce.Event, t int64, 
 	}
 	var stamp int64
 	if departed {
-		stamp = s.raiseStamp(t)
+		stamp = s.raiseStamp(sw, t)
 	} else {
-		stamp = s.mirrorStamp(t, timed)
+		stamp = s.mirrorStamp(sw, t, timed)
 	}
-	m := roce.MirrorMeta{Seq: seq, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event, QDepth: qdepth}
+	m := roce.MirrorMeta{Seq: seq, Switch: sw, TimestampNs: uint64(stamp) & roce.MirrorTimeMask, Event: event, QDepth: qdepth}
 	if event.Held() {
 		m.HoldNs = stamp - arrived
 	}
@@ -575,20 +614,20 @@ func (s *Switch) mirrorAt(in uint32, frame []byte, event roce.Event, at, qdepth 
 	s.mirrorCopy(in, frame, event, at, false, true, 0, qdepth)
 }
 
-// mirrorSlot advances the weighted round robin and, if its slot has a
-// clone session, the mirror sequence number and the slot's mirrored
-// counter (a copy of a frame of n bytes); ok is false when the copy
-// disappears for want of a session.
-func (s *Switch) mirrorSlot(n int) (sess *cloneSession, seq uint64, ok bool) {
+// mirrorSlot advances logical switch sw's weighted round robin and, if
+// its slot has a clone session, sw's mirror sequence number and the slot's
+// mirrored counter (a copy of a frame of n bytes); ok is false when the
+// copy disappears for want of a session.
+func (s *Switch) mirrorSlot(sw uint8, n int) (sess *cloneSession, seq uint64, ok bool) {
 	size := uint64(1)
 	if s.t.wrrCfg.def.action == s.a.setWRR {
 		size = max(1, s.t.wrrCfg.def.params[0])
 	}
-	slot := s.r.wrrIdx[0]
+	slot := s.r.wrrIdx[sw]
 	if slot+1 >= size {
-		s.r.wrrIdx[0] = 0
+		s.r.wrrIdx[sw] = 0
 	} else {
-		s.r.wrrIdx[0] = slot + 1
+		s.r.wrrIdx[sw] = slot + 1
 	}
 	ms, hit := s.t.mirSel.hit([4]uint64{slot})
 	if !hit || ms.action != s.a.setMirror {
@@ -598,48 +637,48 @@ func (s *Switch) mirrorSlot(n int) (sess *cloneSession, seq uint64, ok bool) {
 	if sess == nil {
 		return nil, 0, false
 	}
-	s.r.seqLo[0] = (s.r.seqLo[0] + 1) & 0xFFFFFFFF
-	if s.r.seqLo[0] == 0 {
-		s.r.seqHi[0] = (s.r.seqHi[0] + 1) & 0xFF // 40 bits: roce.MirrorSeqMask
+	s.r.seqLo[sw] = (s.r.seqLo[sw] + 1) & 0xFFFFFFFF
+	if s.r.seqLo[sw] == 0 {
+		s.r.seqHi[sw] = (s.r.seqHi[sw] + 1) & 0xFF // 40 bits: roce.MirrorSeqMask
 	}
-	seq = s.r.seqHi[0]<<32 | s.r.seqLo[0]
+	seq = s.r.seqHi[sw]<<32 | s.r.seqLo[sw]
 	s.c.mirrored[slot].packets++
 	s.c.mirrored[slot].bytes += uint64(n)
 	return sess, seq, true
 }
 
-// mirrorStamp returns the timestamp of the next mirror copy: the frame's
-// arrival (rxNs if timed, else the Loop's time), raised to the previous
-// copy's if that is later.
-func (s *Switch) mirrorStamp(rxNs int64, timed bool) int64 {
+// mirrorStamp returns the timestamp of logical switch sw's next mirror
+// copy: the frame's arrival (rxNs if timed, else the Loop's time), raised
+// to sw's previous copy's if that is later.
+func (s *Switch) mirrorStamp(sw uint8, rxNs int64, timed bool) int64 {
 	now := s.loop.Now()
 	arrival := now
 	if timed {
 		arrival = rxNs
 	}
-	stamp := s.raiseStamp(arrival)
+	stamp := s.raiseStamp(sw, arrival)
 	if timed {
 		s.timing.record(rxNs, now, stamp)
 	}
 	return stamp
 }
 
-// mirrorStampSent returns the timestamp of the mirror copy of a frame the
-// switch has written, which left within [from, at]: at, raised to the
-// previous copy's if that is later. The stamp is at or after the
-// departure, by at most stamp − from (Timing.SentMax).
-func (s *Switch) mirrorStampSent(from, at int64) int64 {
-	stamp := s.raiseStamp(at)
+// mirrorStampSent returns the timestamp of logical switch sw's mirror
+// copy of a frame the switch has written, which left within [from, at]:
+// at, raised to sw's previous copy's if that is later. The stamp is at or
+// after the departure, by at most stamp − from (Timing.SentMax).
+func (s *Switch) mirrorStampSent(sw uint8, from, at int64) int64 {
+	stamp := s.raiseStamp(sw, at)
 	s.timing.sentMax = max(s.timing.sentMax, uint64(max(0, stamp-from)))
 	return stamp
 }
 
-// raiseStamp returns t raised to the previous mirror copy's timestamp if
-// that is later, and makes it the previous one: stamps never decrease in
-// mirror-sequence order.
-func (s *Switch) raiseStamp(t int64) int64 {
-	s.lastStamp = max(t, s.lastStamp)
-	return s.lastStamp
+// raiseStamp returns t raised to logical switch sw's previous mirror
+// copy's timestamp if that is later, and makes it sw's previous one:
+// stamps never decrease in a switch's mirror-sequence order.
+func (s *Switch) raiseStamp(sw uint8, t int64) int64 {
+	s.lastStamp[sw] = max(t, s.lastStamp[sw])
+	return s.lastStamp[sw]
 }
 
 func (s *Switch) arpReply(in uint32, frame []byte, l3 int, mac uint64) {

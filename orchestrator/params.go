@@ -13,27 +13,14 @@ import (
 	"github.com/netlumina/lumina/nic"
 )
 
-// Switch port numbers the sim and netns testbeds use (P4 PortId_t): the
-// first two hosts (the two-host form's requester and responder) on 1 and
-// 2, dumper i on portDumper0+i (at most 16 dumpers: 10..25), host i ≥ 2 on
-// portHost2+i-2 (32..93 for 64 hosts).
-const (
-	portRequester = 1
-	portResponder = 2
-	portDumper0   = 10
-	portHost2     = 32
-)
+// Switch port numbers the sim and netns testbeds use (P4 PortId_t):
+// host i on config.HostPort(i) (1, 2, then 32..93 for 64 hosts), dumper
+// i on portDumper0+i (at most 16 dumpers: 10..25), the switch-to-switch
+// links of a fabric on config.FirstLinkPort and up.
+const portDumper0 = 10
 
-// hostPort is the switch port of host i (t.Hosts order).
-func hostPort(i int) uint32 {
-	switch i {
-	case 0:
-		return portRequester
-	case 1:
-		return portResponder
-	}
-	return uint32(portHost2 + i - 2)
-}
+// hostPort is the switch port of host i (t.Hosts order): config.HostPort.
+func hostPort(i int) uint32 { return config.HostPort(i) }
 
 // macHost is the MAC of host i's software RNIC: 02:4c:00:00:00:01 for the
 // first (the requester), 02:4c:00:00:00:02 for the second, and so on.

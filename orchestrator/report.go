@@ -83,6 +83,10 @@ type Report struct {
 	// SwitchPorts (with PFC) names the switch port of each host, for the
 	// pfc analyzer of `lumina analyze RUN_DIR`.
 	SwitchPorts map[string]uint32 `json:"switch_ports,omitempty"`
+	// Fabric is the topology of a test with several switches, for the
+	// analyzers of `lumina analyze RUN_DIR` (model.Meta.Fabric; absent:
+	// one switch).
+	Fabric *model.Fabric `json:"fabric,omitempty"`
 	// SwitchPFC is the software switch's PFC counters and watchdog log.
 	SwitchPFC *SwitchPFCReport `json:"switch_pfc,omitempty"`
 
@@ -272,6 +276,7 @@ func (r *Run) meta() model.Meta {
 			m.RTTNs = int64(2 * sim.DefaultDelay)
 		}
 	}
+	m.Fabric = r.fabricModel()
 	if st := r.SwitchPFC; st != nil {
 		var n uint64
 		for _, cs := range st.Counters {
@@ -300,6 +305,22 @@ func (r *Run) meta() model.Meta {
 		}
 	}
 	return m
+}
+
+// fabricModel is the run's fabric as the run record keeps it (nil: one
+// switch).
+func (r *Run) fabricModel() *model.Fabric {
+	if r.fabric == nil {
+		return nil
+	}
+	var hosts, flows []string
+	for _, h := range r.Test.Hosts {
+		hosts = append(hosts, h.Name)
+	}
+	for _, f := range r.Test.Flows {
+		flows = append(flows, f.Name)
+	}
+	return r.fabric.model(hosts, flows, r.lineGbps())
 }
 
 // switchPorts names the switch port of each host (nil before the
@@ -523,6 +544,7 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 	if run.pfcOn() {
 		r.SwitchPorts = run.switchPorts()
 	}
+	r.Fabric = run.fabricModel()
 	if st := run.SwitchPFC; st != nil {
 		sp := &SwitchPFCReport{Ports: []SwitchPFCPort{}}
 		for _, port := range slices.Sorted(maps.Keys(st.Counters)) {

@@ -115,6 +115,8 @@ const int NUM_CONNS    = 16384;
 const int EVENT_SLOTS  = 65536;
 const int WRR_SLOTS    = 256;
 const int NUM_PORTS    = 512;
+const int NUM_SWITCHES = 32;    // logical switches (Ingress.port_switch)
+const int FABRIC_ROUTES = 16384;
 
 header ethernet_h { mac_addr_t dst_addr; mac_addr_t src_addr; bit<16> ether_type; }
 header vlan_h     { bit<3> pcp; bit<1> cfi; bit<12> vid; bit<16> ether_type; }
@@ -142,7 +144,8 @@ header bth_h {
 header hold_h {
     bit<8>   kind;
     bit<8>   copies;
-    bit<7>   pad;
+    bit<2>   pad;
+    bit<5>   switch_id; // the logical switch of the first pass's ingress port
     PortId_t port;
     bit<16>  conn_idx;
     bit<32>  target;
@@ -188,7 +191,7 @@ struct ig_meta_t {
     bit<8>      wrr_slot;
     bit<8>      wrr_size;
     bit<32>     seq_lo;
-    bit<8>      seq_hi;
+    bit<8>      seq_hi;          // Seq < 2^40: 8 bits above seq_lo
     MirrorId_t  mirror_session;
     bit<1>      fwd;             // l2_forward chose an egress port
     bit<1>      hold_in;         // this pass came from the recirculation port
@@ -200,6 +203,7 @@ struct ig_meta_t {
     bit<32>     fwd_seen;
     bit<1>      release;
     bit<1>      mirror_it;
+    bit<5>      switch_id;       // the logical switch of the ingress port (port_switch)
     mirror_bridge_h mirror;
 }
 
@@ -210,7 +214,7 @@ parser IngressParser(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
-        meta = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
+        meta = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
         /* Only recirculated packets arrive on a recirculation port: they
          * carry a hold_h in front of the Ethernet header. */
         transition select(ig_intr_md.ingress_port) {
@@ -268,6 +272,34 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         actions = { forward; drop_frame; }
         default_action = drop_frame();
         size = 1024;
+    }
+
+    /* ---- logical switches (injector.(*Switch).switchOf, docs/tofino.md) ----
+     * The ports are partitioned into up to NUM_SWITCHES logical switches
+     * (Hawkeye's emulation of a fabric on one Tofino); a link between two
+     * of them is a cable looped between two ports. port_switch names the
+     * logical switch of the ingress port (no entry: switch 0, the one
+     * switch of a test without a fabric). It indexes the mirror sequence
+     * and the WRR slot and keys fabric_forward. */
+    action set_switch(bit<5> id) { meta.switch_id = id; }
+    table port_switch {
+        key = { ig_intr_md.ingress_port : exact; }
+        actions = { set_switch; }
+        default_action = set_switch(0);
+        size = NUM_PORTS;
+    }
+    /* A fabric's routes: at logical switch switch_id, a frame from host
+     * MAC src to host MAC dst leaves by port (the next hop's link port or
+     * the destination host's port). A miss falls through to l2_forward. */
+    table fabric_forward {
+        key = {
+            meta.switch_id        : exact;
+            hdr.ethernet.src_addr : exact;
+            hdr.ethernet.dst_addr : exact;
+        }
+        actions = { forward; NoAction; }
+        default_action = NoAction();
+        size = FABRIC_ROUTES;
     }
 
     action arp_reply(mac_addr_t mac) {
@@ -398,8 +430,8 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
     };
 
     /* ---- mirroring (injector.(*Switch).mirror) ---- */
-    Register<bit<8>, bit<1>>(1) wrr_index;
-    RegisterAction<bit<8>, bit<1>, bit<8>>(wrr_index) wrr_next = {
+    Register<bit<8>, bit<5>>(NUM_SWITCHES) wrr_index;
+    RegisterAction<bit<8>, bit<5>, bit<8>>(wrr_index) wrr_next = {
         void apply(inout bit<8> v, out bit<8> r) {
             r = v;
             if (v + 1 >= meta.wrr_size) { v = 0; } else { v = v + 1; }
@@ -418,15 +450,21 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         default_action = NoAction();
         size = WRR_SLOTS;
     }
-    Register<bit<32>, bit<1>>(1) mirror_seq_lo;
-    Register<bit<8>, bit<1>>(1) mirror_seq_hi;
-    RegisterAction<bit<32>, bit<1>, bit<32>>(mirror_seq_lo) seq_next = {
+    /* One sequence per logical switch (index: meta.switch_id), counting
+     * from 1, 40 bits (seq_hi ++ seq_lo): the copy's 48-bit field carries
+     * switch_id << 41 | seq (roce.MirrorMeta.Switch), so byte 0 is
+     * switch_id << 1, never a multicast address, and switch 0 writes the
+     * field of a one-switch pipeline. The control plane reads the last
+     * sequence of each switch from these registers after a run. */
+    Register<bit<32>, bit<5>>(NUM_SWITCHES) mirror_seq_lo;
+    Register<bit<8>, bit<5>>(NUM_SWITCHES) mirror_seq_hi;
+    RegisterAction<bit<32>, bit<5>, bit<32>>(mirror_seq_lo) seq_next = {
         void apply(inout bit<32> v, out bit<32> r) { v = v + 1; r = v; }
     };
-    RegisterAction<bit<8>, bit<1>, bit<8>>(mirror_seq_hi) seq_hi_bump = {
+    RegisterAction<bit<8>, bit<5>, bit<8>>(mirror_seq_hi) seq_hi_bump = {
         void apply(inout bit<8> v, out bit<8> r) { v = v + 1; r = v; }
     };
-    RegisterAction<bit<8>, bit<1>, bit<8>>(mirror_seq_hi) seq_hi_read = {
+    RegisterAction<bit<8>, bit<5>, bit<8>>(mirror_seq_hi) seq_hi_read = {
         void apply(inout bit<8> v, out bit<8> r) { r = v; }
     };
 
@@ -438,8 +476,12 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         if (hdr.arp.isValid() && hdr.arp.opcode == 1) {
             if (arp_proxy.apply().hit) { exit; }
         }
+        if (!hdr.hold.isValid()) {
+            port_switch.apply();
+        }
         PortId_t recirc_port = (ig_intr_md.ingress_port & DEVPORT_PIPE_MASK) | LUMINA_RECIRC_PORT;
         if (hdr.hold.isValid()) {
+            meta.switch_id = hdr.hold.switch_id;
             /* ---- a held packet or a duplicate's copy, back from recirculation ----
              * Not counted in rx_roce, no ITER, no event table: its first
              * pass did that. */
@@ -468,7 +510,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 }
             }
         } else {
-            l2_forward.apply();
+            if (!fabric_forward.apply().hit) {
+                l2_forward.apply();
+            }
             if (hdr.bth.isValid()) {
                 rx_roce.count(ig_intr_md.ingress_port);
                 conn_lookup.apply();
@@ -508,6 +552,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                     hdr.hold.kind = meta.hold_kind;
                     hdr.hold.copies = 0;
                     hdr.hold.pad = 0;
+                    hdr.hold.switch_id = meta.switch_id;
                     hdr.hold.port = ig_tm_md.ucast_egress_port;
                     hdr.hold.conn_idx = meta.conn_idx;
                     hdr.hold.target = 0;
@@ -530,6 +575,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                             hdr.hold.kind = HOLD_DUPLICATE;
                             hdr.hold.copies = meta.dup_copies - 1;
                             hdr.hold.pad = 0;
+                            hdr.hold.switch_id = meta.switch_id;
                             hdr.hold.port = ig_tm_md.ucast_egress_port;
                             hdr.hold.conn_idx = meta.conn_idx;
                             hdr.hold.target = 0;
@@ -575,15 +621,15 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
 
         if (meta.mirror_it == 1) {
             wrr_config.apply();
-            meta.wrr_slot = wrr_next.execute(0);
+            meta.wrr_slot = wrr_next.execute(meta.switch_id);
             if (mirror_select.apply().hit) {
                 /* The sequence number counts mirrored copies: a gap in the
                  * trace is a copy lost between switch and dumper. */
-                meta.seq_lo = seq_next.execute(0);
+                meta.seq_lo = seq_next.execute(meta.switch_id);
                 if (meta.seq_lo == 0) {
-                    meta.seq_hi = seq_hi_bump.execute(0);
+                    meta.seq_hi = seq_hi_bump.execute(meta.switch_id);
                 } else {
-                    meta.seq_hi = seq_hi_read.execute(0);
+                    meta.seq_hi = seq_hi_read.execute(meta.switch_id);
                 }
                 mirrored.count(meta.wrr_slot);
                 meta.mirror.setValid();
@@ -598,9 +644,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 }
                 meta.mirror.event = meta.event;
                 meta.mirror.timestamp = ig_prsr_md.global_tstamp;
-                // The 48-bit field: switch id in bits 41..45 (0 here), a
-                // 40-bit sequence number below (roce.MirrorSeqField).
-                meta.mirror.seq = 8w0 ++ meta.seq_hi ++ meta.seq_lo;
+                // The 48-bit field: the switch id in bits 41..45, a 40-bit
+                // sequence number below (roce.MirrorSeqField).
+                meta.mirror.seq = 2w0 ++ meta.switch_id ++ 1w0 ++ meta.seq_hi ++ meta.seq_lo;
                 meta.mirror.qdepth = 0;
                 if ((meta.fwd == 1 || meta.hold_in == 1) && meta.event != EVENT_DROP) {
                     /* Forwarded (a released hold leaves towards the port
@@ -714,6 +760,14 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
         default_action = NoAction();
         size = 64;
     }
+    /* Per egress port (each switch of a fabric has its own switch.ecn):
+     * an entry here takes precedence over ecn_red's for the DSCP. */
+    table ecn_red_port {
+        key = { eg_intr_md.egress_port : exact; hdr.ipv4.dscp : exact; }
+        actions = { set_red; NoAction; }
+        default_action = NoAction();
+        size = 8192;
+    }
 
     /* ---- mirror copy rewrite (injector.(*Switch).rewriteMirror, roce.ApplyMirror) ---- */
     action rewrite_mirror(bit<16> dst_port) {
@@ -744,7 +798,15 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
             /* A forwarded RoCE packet in its queue: RED, then its mirror copy
              * with the depth it was enqueued at. */
             bit<19> q = eg_intr_md.enq_qdepth;
-            if ((hdr.ipv4.ecn == 1 || hdr.ipv4.ecn == 2) && ecn_red.apply().hit) {
+            bool red_hit = false;
+            if (hdr.ipv4.ecn == 1 || hdr.ipv4.ecn == 2) {
+                if (ecn_red_port.apply().hit) {
+                    red_hit = true;
+                } else if (ecn_red.apply().hit) {
+                    red_hit = true;
+                }
+            }
+            if (red_hit) {
                 if (q > red_kmax) {
                     hdr.ipv4.ecn = 3;
                 } else if (q > red_kmin) {

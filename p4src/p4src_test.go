@@ -51,7 +51,7 @@ func parseP4(t *testing.T, src string) p4Model {
 		return s
 	}
 	// Field widths: hdr.<header>.<field> and meta.<field>.
-	widths := map[string]int{"ig_intr_md.ingress_port": 9}
+	widths := map[string]int{"ig_intr_md.ingress_port": 9, "eg_intr_md.egress_port": 9}
 	structOf := map[string]string{"ethernet": "ethernet_h", "vlan": "vlan_h", "arp": "arp_h", "ipv4": "ipv4_h", "udp": "udp_h", "bth": "bth_h"}
 	fields := map[string]map[string]int{}
 	for _, m := range reHeader.FindAllStringSubmatch(src, -1) {
@@ -214,8 +214,8 @@ func TestP4SourceMatchesP4Info(t *testing.T) {
 			}
 		}
 	}
-	if len(src.tables) != 8 || len(src.actions) != 15 || len(src.registers) != 6 || len(src.counters) != 4 {
-		t.Errorf("parsed %d tables, %d actions, %d registers, %d counters from lumina.p4; want 8, 15, 6, 4",
+	if len(src.tables) != 11 || len(src.actions) != 16 || len(src.registers) != 6 || len(src.counters) != 4 {
+		t.Errorf("parsed %d tables, %d actions, %d registers, %d counters from lumina.p4; want 11, 16, 6, 4",
 			len(src.tables), len(src.actions), len(src.registers), len(src.counters))
 	}
 }

@@ -380,6 +380,7 @@ type metaDoc struct {
 	NICs      json.RawMessage   `json:"nics,omitempty"`
 	Switch    json.RawMessage   `json:"switch,omitempty"`
 	Dumpers   []rawDumper       `json:"dumpers,omitempty"`
+	Fabric    *Fabric           `json:"fabric,omitempty"`
 }
 
 // analysisDoc is the part of a `lumina run` report.json's "analysis" (the
@@ -499,6 +500,11 @@ func decodeSwitch(b json.RawMessage) (*Switch, error) {
 	if s.Mirrored, err = num("mirrored", "mirror_total"); err != nil {
 		return nil, err
 	}
+	if raw, ok := fields["last_seq"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &s.LastSeq); err != nil {
+			return nil, fmt.Errorf("switch: last_seq: %v", err)
+		}
+	}
 	if raw, ok := fields["dumpers"]; ok {
 		var ds []rawDumper
 		if err := json.Unmarshal(raw, &ds); err != nil {
@@ -528,7 +534,7 @@ func ParseMeta(data []byte) (Meta, error) {
 	if err := json.Unmarshal(data, &d); err != nil {
 		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
 	}
-	m := Meta{Connections: d.Connections, Params: d.Params, Mirror: d.Mirror, Events: d.Events, SwitchPorts: d.Ports}
+	m := Meta{Connections: d.Connections, Params: d.Params, Mirror: d.Mirror, Events: d.Events, SwitchPorts: d.Ports, Fabric: d.Fabric}
 	if d.ParamsObj != nil {
 		m.Params = mergeParams(m.Params, *d.ParamsObj)
 	}
@@ -669,6 +675,9 @@ func (m Meta) Merge(o Meta) Meta {
 		if sw.PFCDrops == nil && m.Switch != nil {
 			sw.PFCDrops = m.Switch.PFCDrops // report.json's, under counters.json's counters
 		}
+		if sw.LastSeq == nil && m.Switch != nil {
+			sw.LastSeq = m.Switch.LastSeq
+		}
 		m.Switch = &sw
 	}
 	if o.Mirror != nil {
@@ -677,8 +686,14 @@ func (m Meta) Merge(o Meta) Meta {
 	if o.Events != nil {
 		m.Events = o.Events
 	}
+	if o.Fabric != nil {
+		m.Fabric = o.Fabric
+	}
 	if o.SwitchPorts != nil {
 		m.SwitchPorts = o.SwitchPorts
+	}
+	if o.Fabric != nil {
+		m.Fabric = o.Fabric
 	}
 	return m
 }

@@ -32,3 +32,24 @@ func TestDecodeSwitch(t *testing.T) {
 		}
 	}
 }
+
+// TestParseMetaFabric: meta.json's fabric and the switch's last_seq are
+// read, and Merge keeps them under a record without them.
+func TestParseMetaFabric(t *testing.T) {
+	m, err := ParseMeta([]byte(`{"fabric": {"switches": ["tor1", "spine"], "ports": [{"port": 200, "switch": "tor1", "peer_switch": "spine", "peer_port": 201}],
+		"observe": {"f1": "tor1"}}, "switch": {"mirrored": 7, "last_seq": [4, 3]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Fabric == nil || len(m.Fabric.Switches) != 2 || m.Fabric.Switches[1] != "spine" || m.Fabric.Observe["f1"] != "tor1" || m.Fabric.Ports[0].PeerPort != 201 {
+		t.Fatalf("ParseMeta fabric = %+v", m.Fabric)
+	}
+	if m.Switch == nil || len(m.Switch.LastSeq) != 2 || m.Switch.LastSeq[0] != 4 || m.Switch.LastSeq[1] != 3 {
+		t.Fatalf("ParseMeta switch = %+v, want last_seq [4 3]", m.Switch)
+	}
+	mirrored := uint64(9)
+	got := m.Merge(Meta{Switch: &Switch{Mirrored: &mirrored}})
+	if got.Fabric != m.Fabric || len(got.Switch.LastSeq) != 2 || *got.Switch.Mirrored != 9 {
+		t.Errorf("Merge = fabric %p switch %+v, want the fabric and last_seq kept, mirrored 9", got.Fabric, got.Switch)
+	}
+}

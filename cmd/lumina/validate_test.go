@@ -39,6 +39,8 @@ func validateCases() []cliCase {
 		// Issue #38: a netns traffic limit of weeks on the wall clock warns.
 		{name: "validate-netns-limit", args: []string{"validate", "$TMP/slow.yaml"},
 			setup: file("slow.yaml", "testbed: netns\nnetns-slowdown: 10000\ntraffic: {num-msgs-per-qp: 9}\n")},
+		// Issue #31: the fabric form's errors, each at its line.
+		{name: "validate-fabric-invalid", args: []string{"validate", "../../examples/fabric/invalid.yaml"}},
 		{name: "validate-testbed-bad", args: []string{"validate", "--testbed", "hw", "../../examples/quickstart.yaml"}},
 		// Issue #35: a pause of a priority no flow uses is valid, with a
 		// warning on stderr (exit 0); a pause to a NIC without nic.pfc is
