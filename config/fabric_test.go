@@ -67,6 +67,7 @@ var fabricErrorTests = []struct {
 	// switches.
 	{"switches a list", fabHosts + "switches: [s1]\n" + fabFlow,
 		`t.yaml:2:11: switches: want a mapping from switch name to switch (1..32 switches), got a list`},
+	{"null switches", fabHosts + "switches:\nlinks:\n- {a: h1, b: h2}\n" + fabFlow, `t.yaml:2:1: switches: want 1..32 switches, got null`},
 	{"no switches", fabHosts + "switches: {}\n" + fabFlow, `t.yaml:2:11: switches: want 1..32 switches, got 0`},
 	{"33 switches", manyLines(fabHosts+"switches:\n", 33, func(i int) string { return fmt.Sprintf("  s%d: {}\n", i) }, fabFlow),
 		`t.yaml:3:3: switches: want 1..32 switches, got 33`},
