@@ -71,7 +71,9 @@ func newFabric(f *model.Fabric, hosts []Host, deadline int64) *fabric {
 	fb.seen = make([][]fseen, len(f.Switches))
 	for _, p := range f.Ports {
 		fb.port[uint16(p.Port)] = p
-		fb.portSw[uint16(p.Port)] = fb.swID[p.Switch]
+		if sw, ok := fb.swID[p.Switch]; ok {
+			fb.portSw[uint16(p.Port)] = sw
+		}
 	}
 	names := map[string]int{}
 	for _, h := range hosts {
@@ -815,7 +817,11 @@ func (a *Analyzer) stormStop(root FabricRoot, re *Episode, lastEnd, grace int64)
 // deadlock is the deadlock verdict: a cycle of switch ports, each sending
 // pauses because its egress is paused by the next, through the window
 // [last RoCE copy, + DeadlockNs] (sonic-mgmt's rule: PFC counters still
-// rising deadlock-ms after the traffic stopped).
+// rising deadlock-ms after the traffic stopped). A trace ending before the
+// window closes (its last copy: nothing was mirrored after it) is
+// inconclusive only if a cycle still paused then: without new traffic a
+// cycle cannot form once none is left, so no cycle at the trace's end
+// passes.
 func (a *Analyzer) deadlock() *Deadlock {
 	fb := a.fab
 	if fb.deadline <= 0 {
