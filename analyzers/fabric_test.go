@@ -184,6 +184,10 @@ func TestFabricReport(t *testing.T) {
 			if n := bytes.Count(page, []byte(`stroke="#d22"`)); n != 1+2+3+4 {
 				t.Errorf("red links over the panels = %d, want 10", n)
 			}
+			// The root, congestion at s4 port 33 (r's link) from 10 µs, in every panel.
+			if n := bytes.Count(page, []byte(`stroke="#e90" stroke-width="3" stroke-dasharray="6 3"><title>s4 – r: never paused; congested (a chain&#39;s root) from 10 µs</title>`)); n != 4 {
+				t.Errorf("congested root links over the panels = %d, want 4", n)
+			}
 			var got, want any
 			if err := json.Unmarshal(d, &got); err != nil {
 				t.Fatalf("checks.deadlock = %s: %v", d, err)

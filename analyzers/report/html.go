@@ -384,7 +384,7 @@ Zoomed out, points that would share a pixel are drawn once; zoomed in, every pac
 </table>{{end}}
 {{end}}{{end}}
 {{with .R.PFC.Fabric}}<h2>Fabric</h2>
-<p>The fabric at {{len $.FabricSVGs}} instants: a link turns red once a PFC pause first crossed it (either way); hover a link for the time.</p>
+<p>The fabric at {{len $.FabricSVGs}} instants: a link turns red once a PFC pause first crossed it (either way), orange dashed while not yet paused but congested (a causality chain's root); hover a link for the times.</p>
 <div class="svg" id="fabric">{{range $.FabricSVGs}}{{.}}{{end}}</div>
 <h3>Causality chains</h3>
 <table id="fabric-chains"><tr><th>chain</th><th>root</th><th>victims</th></tr>
