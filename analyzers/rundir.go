@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/netlumina/lumina/analyzers/integrity"
 	"github.com/netlumina/lumina/analyzers/model"
@@ -229,6 +230,7 @@ func ParamsFromConfig(t *config.Test) model.Params {
 	}
 	f0 := t.Flows[0]
 	p.MTU = f0.MTU
+	p.DeadlockNs = int64(t.DeadlockMs) * int64(time.Millisecond) // 0: no deadlock check
 	if v := f0.MinRetransmitTimeout; v >= 0 && v <= 31 {
 		to := uint8(v)
 		p.Timeout = &to

@@ -356,6 +356,9 @@ func (d *driver) installPlan(ctx context.Context, conns []generator.Connection) 
 	for i, h := range t.Hosts {
 		ports.Hosts = append(ports.Hosts, controlplane.Host{Name: h.Name, Port: pl.hostPorts[i], MAC: [6]byte(d.macs[i]), IPs: run.IPs[h.Name]})
 	}
+	if run.fabric != nil {
+		ports.Fabric = run.fabric.controlplane(pl.dumperPorts)
+	}
 	install := controlplane.Intake(d.cp, run.Intent, ports, func(p *controlplane.Plan) {
 		run.Plan = p
 		if d.hooks.installed != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/controlplane"
 	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/sim"
 )
@@ -30,11 +31,22 @@ type fabric struct {
 	links []switchLink
 	// routes are the routes of the flows' host pairs, both ways, in the
 	// order of the flows that first join each pair.
-	routes []model.Route
+	routes []hostRoute
+	// flows are the flows' names as their connections carry them
+	// (generator.Connection.Flow), t.Flows order.
+	flows []string
 	// observe is each flow's observed switch (by id), t.Flows order.
 	observe []int
 	// watchdogs are the switches' PFC watchdogs by id (nil: none).
 	watchdogs []*injector.PFCWatchdog
+	// ecn is each switch's switch.ecn by id (nil: none).
+	ecn []*config.ECN
+}
+
+// hostRoute is the route from host from to host to (t.Hosts indices).
+type hostRoute struct {
+	from, to int
+	hops     []config.Hop
 }
 
 // hostCable is a host's cable to its switch.
@@ -88,14 +100,18 @@ func newFabric(t *config.Test) *fabric {
 		}
 		seen[[2]int{a, b}] = true
 		for _, d := range [][2]int{{a, b}, {b, a}} {
-			r := model.Route{From: t.Hosts[d[0]].Name, To: t.Hosts[d[1]].Name}
-			for _, h := range t.Route(d[0], d[1]) {
-				r.Hops = append(r.Hops, model.Hop{Switch: fb.switches[h.Switch], In: h.In, Out: h.Out})
-			}
-			fb.routes = append(fb.routes, r)
+			fb.routes = append(fb.routes, hostRoute{from: d[0], to: d[1], hops: t.Route(d[0], d[1])})
 		}
 	}
+	for _, fl := range t.Flows {
+		name := ""
+		if t.HostsForm {
+			name = fl.Name // as globalConns names the connections
+		}
+		fb.flows = append(fb.flows, name)
+	}
 	for i := range fb.switches {
+		fb.ecn = append(fb.ecn, t.SwitchConfig(i).ECN)
 		var w *injector.PFCWatchdog
 		if c := t.SwitchConfig(i).PFCWatchdog; c != nil {
 			w = &injector.PFCWatchdog{Detection: time.Duration(c.DetectionMs) * time.Millisecond, Restoration: time.Duration(c.RestorationMs) * time.Millisecond}
@@ -103,6 +119,52 @@ func newFabric(t *config.Test) *fabric {
 		fb.watchdogs = append(fb.watchdogs, w)
 	}
 	return fb
+}
+
+// controlplane is the fabric as the control plane installs it
+// (controlplane.Ports.Fabric): every host, link and dumper port in its
+// logical switch (the dumpers in switch 0: nothing enters by their
+// ports), the routes by host index, each flow's observed switch by the
+// name its connections carry and each switch's ECN marking.
+func (fb *fabric) controlplane(dumperPorts []uint32) *controlplane.Fabric {
+	f := &controlplane.Fabric{PortSwitch: map[uint32]uint8{}, Observed: map[string]uint8{}, ECN: map[uint8]*config.ECN{}}
+	for _, h := range fb.hosts {
+		f.PortSwitch[h.port] = uint8(h.sw)
+	}
+	for _, l := range fb.links {
+		for end, p := range l.ports {
+			f.PortSwitch[p] = uint8(l.sw[end])
+		}
+	}
+	for _, p := range dumperPorts {
+		f.PortSwitch[p] = 0
+	}
+	for _, r := range fb.routes {
+		cr := controlplane.Route{From: r.from, To: r.to}
+		for _, h := range r.hops {
+			cr.Hops = append(cr.Hops, controlplane.Hop{Switch: uint8(h.Switch), In: h.In, Out: h.Out})
+		}
+		f.Routes = append(f.Routes, cr)
+	}
+	for i, sw := range fb.observe {
+		f.Observed[fb.flows[i]] = uint8(sw)
+	}
+	for i, e := range fb.ecn {
+		if e != nil {
+			f.ECN[uint8(i)] = e
+		}
+	}
+	return f
+}
+
+// ecnOn reports whether a switch of the fabric marks by queue depth.
+func (fb *fabric) ecnOn() bool {
+	for _, e := range fb.ecn {
+		if e != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // linkPort is the global switch port of switch-to-switch link l's end
@@ -164,7 +226,13 @@ func (fb *fabric) model(hostNames, flowNames []string, lineGbps float64) *model.
 	}
 	slices.SortFunc(ports, func(a, b model.FabricPort) int { return cmp.Compare(a.Port, b.Port) })
 	m.Ports = ports
-	m.Routes = fb.routes
+	for _, r := range fb.routes {
+		mr := model.Route{From: hostNames[r.from], To: hostNames[r.to]}
+		for _, h := range r.hops {
+			mr.Hops = append(mr.Hops, model.Hop{Switch: fb.switches[h.Switch], In: h.In, Out: h.Out})
+		}
+		m.Routes = append(m.Routes, mr)
+	}
 	for f, sw := range fb.observe {
 		m.Observe[flowNames[f]] = fb.switches[sw]
 	}

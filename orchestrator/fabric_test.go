@@ -9,6 +9,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/controlplane"
 	"github.com/netlumina/lumina/sim"
 )
 
@@ -27,7 +28,9 @@ func TestFabricModel(t *testing.T) {
 			{sw: [2]int{0, 1}, ports: [2]uint32{200, 201}, cable: cable{gbps: 40, delayNs: 1000}},
 			{sw: [2]int{2, 0}, ports: [2]uint32{202, 203}},
 		},
-		routes: routes, observe: []int{1, 0}}
+		routes: []hostRoute{{from: 0, to: 1, hops: []config.Hop{{Switch: 0, In: 1, Out: 200}, {Switch: 1, In: 201, Out: 2}}},
+			{from: 1, to: 0, hops: []config.Hop{{Switch: 1, In: 2, Out: 201}, {Switch: 0, In: 200, Out: 1}}}},
+		observe: []int{1, 0}, flows: []string{"f1", "f2"}, ecn: []*config.ECN{nil, {Priorities: []int{3}}, nil}}
 	got := fb.model([]string{"a", "b", "c"}, []string{"f1", "f2"}, 100)
 	want := &model.Fabric{Switches: []string{"tor1", "tor2", "spine"},
 		Ports: []model.FabricPort{
@@ -44,6 +47,14 @@ func TestFabricModel(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("model() =\n%+v\nwant\n%+v", got, want)
+	}
+	cp := fb.controlplane([]uint32{10})
+	wantCP := &controlplane.Fabric{PortSwitch: map[uint32]uint8{1: 0, 2: 1, 32: 1, 200: 0, 201: 1, 202: 2, 203: 0, 10: 0},
+		Routes: []controlplane.Route{{From: 0, To: 1, Hops: []controlplane.Hop{{Switch: 0, In: 1, Out: 200}, {Switch: 1, In: 201, Out: 2}}},
+			{From: 1, To: 0, Hops: []controlplane.Hop{{Switch: 1, In: 2, Out: 201}, {Switch: 0, In: 200, Out: 1}}}},
+		Observed: map[string]uint8{"f1": 1, "f2": 0}, ECN: map[uint8]*config.ECN{1: fb.ecn[1]}}
+	if !reflect.DeepEqual(cp, wantCP) {
+		t.Errorf("controlplane() =\n%+v\nwant\n%+v", cp, wantCP)
 	}
 	for _, tc := range []struct {
 		port uint32

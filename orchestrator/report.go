@@ -277,6 +277,9 @@ func (r *Run) meta() model.Meta {
 		}
 	}
 	m.Fabric = r.fabricModel()
+	if m.Fabric != nil && r.Switch != nil {
+		m.Switch = &model.Switch{LastSeq: r.Switch.LastSeq}
+	}
 	if st := r.SwitchPFC; st != nil {
 		var n uint64
 		for _, cs := range st.Counters {
@@ -284,7 +287,10 @@ func (r *Run) meta() model.Meta {
 				n += c.LosslessDrops + c.LossyDrops + c.WatchdogDrops
 			}
 		}
-		m.Switch = &model.Switch{PFCDrops: &n}
+		if m.Switch == nil {
+			m.Switch = &model.Switch{}
+		}
+		m.Switch.PFCDrops = &n
 	}
 	if r.Plan != nil {
 		m.Events = []model.Event{}
@@ -679,6 +685,21 @@ func mergeAndCheck(ctx context.Context, run *Run, also func(trace.Packet)) (inte
 		var rx uint64
 		for _, p := range run.HostPorts {
 			rx += run.Switch.RxRoCE[p]
+		}
+		if fb := run.fabric; fb != nil {
+			// Every switch mirrors what enters it: by a host's port or by
+			// a link from another switch.
+			for _, l := range fb.links {
+				rx += run.Switch.RxRoCE[l.ports[0]] + run.Switch.RxRoCE[l.ports[1]]
+			}
+			for _, name := range fb.switches {
+				c.Switches = append(c.Switches, integrity.SwitchCounters{Name: name})
+			}
+			for id, n := range run.Switch.LastSeq {
+				if id < len(c.Switches) {
+					c.Switches[id].LastSeq = integrity.Known(n)
+				}
+			}
 		}
 		c.SwitchRoCEReceived = integrity.Known(rx)
 		c.SwitchMirrored = integrity.Known(run.Switch.MirrorTotal)

@@ -255,7 +255,12 @@ func newRun(t *config.Test, rep int) (*Run, error) {
 			ECN: t.Switch.ECN},
 		Limit: trafficDeadline(t), NICVersions: map[string]nic.Versions{}, NICs: map[string]map[string]uint64{}}
 	r.fabric, r.deadlock = newFabric(t), time.Duration(t.DeadlockMs)*time.Millisecond
-	if t.Switch.ECN != nil && len(t.Hosts) > 0 {
+	if r.fabric != nil {
+		// Each switch's ECN is on its own ports (controlplane.Fabric.ECN),
+		// none for all.
+		r.Intent.ECN = nil
+	}
+	if (t.Switch.ECN != nil || r.fabric != nil && r.fabric.ecnOn()) && len(t.Hosts) > 0 {
 		// The switch classifies by the first host's DSCP map, as its
 		// software queues do (switchPFC).
 		r.Intent.DSCPToPriority = t.Hosts[0].NIC.DSCPToPriority()

@@ -686,9 +686,6 @@ func (m Meta) Merge(o Meta) Meta {
 	if o.Events != nil {
 		m.Events = o.Events
 	}
-	if o.Fabric != nil {
-		m.Fabric = o.Fabric
-	}
 	if o.SwitchPorts != nil {
 		m.SwitchPorts = o.SwitchPorts
 	}
