@@ -275,7 +275,6 @@ func ParamsFromConfig(t *config.Test) model.Params {
 			p.PFCDetectionNs, p.PFCRestorationNs = int64(w.DetectionMs)*1e6, int64(w.RestorationMs)*1e6
 		}
 	}
-	p.DeadlockNs = int64(t.DeadlockMs) * 1e6
 	if !t.HostsForm {
 		return p
 	}
