@@ -56,6 +56,7 @@ type fcause struct {
 	egress  uint16
 	found   bool  // some flow entered by the port shortly before
 	paused  bool  // the egress was paused then (rxEp: by the received episode)
+	later   bool  // paused only after the episode began (sustained)
 	rxEp    int   // -1: not kept
 	depth   int64 // deepest queue the flows' last packets joined at the egress
 	from    []int // flows (2 × connection + direction) from the port to the egress
@@ -417,6 +418,7 @@ func (a *Analyzer) fabricFinish(r *Result) {
 		}
 		fr.Ports = append(fr.Ports, pp)
 	}
+	a.sustained()
 	// next: the sent episode of the next hop each sent episode waited on.
 	next := map[int]int{}
 	referenced := map[int]bool{}
@@ -454,6 +456,29 @@ func (a *Analyzer) fabricFinish(r *Result) {
 	fr.Storms = a.fabricStorms(fr.Chains)
 	r.Fabric = fr
 	r.Deadlock = a.deadlock()
+}
+
+// sustained traces an episode that began without its egress paused
+// (congestion) but went on while that egress was paused through the
+// pause: the first received episode on the egress that began during it
+// (a storm arriving from the next hop keeps the buffer full).
+func (a *Analyzer) sustained() {
+	for _, e := range a.eps {
+		fc := e.fc
+		if e.Direction != DirSent || fc == nil || !fc.found || fc.paused {
+			continue
+		}
+		x := a.pp[uint32(fc.egress)<<3|uint32(e.Priority)]
+		if x == nil {
+			continue
+		}
+		for _, i := range x.rx.episodes {
+			if r := a.eps[i]; r.StartNs > e.StartNs && r.StartNs <= e.EndNs {
+				fc.paused, fc.rxEp, fc.later = true, i, true
+				break
+			}
+		}
+	}
 }
 
 // nextHop returns the sent episode of the next switch that sent episode e

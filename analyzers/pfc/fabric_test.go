@@ -299,7 +299,7 @@ func clos(t *testing.T, watchdog bool, log []model.WatchdogEvent) Result {
 	if watchdog {
 		spread = 1000000
 	}
-	s.hold("tor1", 2, 20000, spread)
+	s.hold("tor1", 2, 5000, spread) // h2: congestion first, then the stall sustains it
 	s.hold("tor1", 200, 20000, spread)  // → leaf1
 	s.hold("leaf1", 205, 30000, spread) // → tor2
 	s.hold("leaf1", 208, 30000, spread) // → spine
@@ -327,7 +327,10 @@ func TestFabricClosStorm(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := clos(t, tc.watchdog, tc.log)
 			if r.Fabric == nil || len(r.Fabric.Storms) != 1 {
-				t.Fatalf("storms = %+v, want one", r.Fabric)
+				for _, c := range r.Fabric.Chains {
+					t.Log(c.Text)
+				}
+				t.Fatalf("%d storms, want one (chains above)", len(r.Fabric.Storms))
 			}
 			st := r.Fabric.Storms[0]
 			if st.Root.Kind != RootStalledNIC || st.Root.Host != "st" || st.Root.Switch != "tor1" || st.Root.Port != 1 {
@@ -337,7 +340,7 @@ func TestFabricClosStorm(t *testing.T) {
 			for _, x := range st.Reached {
 				got = append(got, fmt.Sprintf("%s:%d(%s)@%d/%d", x.Switch, x.Port, x.Paused, x.FirstNs/1000, x.Hops))
 			}
-			want := "tor1:2(h2)@20/0 tor1:200(leaf1:201)@20/0 leaf1:205(tor2:204)@30/1 leaf1:208(spine:209)@30/1 " +
+			want := "tor1:2(h2)@5/0 tor1:200(leaf1:201)@20/0 leaf1:205(tor2:204)@30/1 leaf1:208(spine:209)@30/1 " +
 				"tor2:32(h3)@40/2 spine:211(leaf2:210)@40/2 leaf2:207(tor2:206)@50/3 tor2:33(h4)@60/4"
 			if g := strings.Join(got, " "); g != want {
 				t.Errorf("reached = %s,\nwant %s", g, want)
