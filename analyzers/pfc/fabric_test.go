@@ -299,7 +299,7 @@ func clos(t *testing.T, watchdog bool, log []model.WatchdogEvent) Result {
 	if watchdog {
 		spread = 1000000
 	}
-	s.hold("tor1", 2, 5000, spread) // h2: congestion first, then the stall sustains it
+	s.hold("tor1", 2, 5000, spread)     // h2: congestion first, then the stall sustains it
 	s.hold("tor1", 200, 20000, spread)  // → leaf1
 	s.hold("leaf1", 205, 30000, spread) // → tor2
 	s.hold("leaf1", 208, 30000, spread) // → spine
