@@ -321,6 +321,9 @@ type FabricChain struct {
 	Hops    []FabricHop   `json:"hops"`
 	Root    FabricRoot    `json:"root"`
 	Text    string        `json:"text"`
+	// Path is Text without the times and queue depth: the same for every
+	// chain along the same ports to the same root.
+	Path    string        `json:"path"`
 	Stalled []StalledFlow `json:"stalled,omitempty"`
 	Victims []StalledFlow `json:"victims,omitempty"`
 }
@@ -648,7 +651,7 @@ func (a *Analyzer) fabricChain(e *Episode, next map[int]int) (FabricChain, []int
 		break
 	}
 	a.stalled(&c, fcs)
-	c.Text = chainText(&c)
+	c.Text, c.Path = chainText(&c, true), chainText(&c, false)
 	return c, ids
 }
 
@@ -692,20 +695,30 @@ func kb(b int64) string {
 
 // chainText is a chain on one line, e.g. "s1 paused h1 (port 1) at 10 µs
 // ← s1 port 201 paused by s2 at 9 µs ← congestion at s2 port 3 (qdepth
-// 30 KB, flows A1, A2)".
-func chainText(c *FabricChain) string {
+// 30 KB, flows A1, A2)"; timed false leaves out the times and the queue
+// depth (FabricChain.Path).
+func chainText(c *FabricChain, timed bool) string {
 	var b strings.Builder
+	at := func(ns int64) string {
+		if !timed {
+			return ""
+		}
+		return " at " + model.FormatMicros(ns)
+	}
 	h0 := c.Hops[0]
-	fmt.Fprintf(&b, "%s paused %s (port %d) at %s", h0.Switch, h0.Paused, h0.Port, model.FormatMicros(h0.StartNs))
+	fmt.Fprintf(&b, "%s paused %s (port %d)%s", h0.Switch, h0.Paused, h0.Port, at(h0.StartNs))
 	for _, h := range c.Hops {
 		if h.PausedAtNs != nil {
-			fmt.Fprintf(&b, " ← %s port %d paused by %s at %s", h.Switch, h.Egress, h.PausedBy, model.FormatMicros(*h.PausedAtNs))
+			fmt.Fprintf(&b, " ← %s port %d paused by %s%s", h.Switch, h.Egress, h.PausedBy, at(*h.PausedAtNs))
 		}
 	}
 	r := c.Root
 	switch r.Kind {
 	case RootCongestion:
-		fmt.Fprintf(&b, " ← congestion at %s port %d (qdepth %s, flows %s)", r.Switch, r.Port, kb(r.QDepthBytes), strings.Join(r.Flows, ", "))
+		fmt.Fprintf(&b, " ← congestion at %s port %d", r.Switch, r.Port)
+		if timed {
+			fmt.Fprintf(&b, " (qdepth %s, flows %s)", kb(r.QDepthBytes), strings.Join(r.Flows, ", "))
+		}
 	case RootSlowReceiver:
 		fmt.Fprintf(&b, " ← slow receiver %s", r.Host)
 	case RootStalledNIC:

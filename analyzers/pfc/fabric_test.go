@@ -244,6 +244,9 @@ func TestFabricHawkeye(t *testing.T) {
 	if c.Text != want {
 		t.Errorf("chain = %q,\nwant %q", c.Text, want)
 	}
+	if p := "s1 paused h1 (port 1) ← s1 port 200 paused by s2 ← s2 port 202 paused by s3 ← s3 port 204 paused by s4 ← congestion at s4 port 33"; c.Path != p {
+		t.Errorf("path = %q,\nwant %q", c.Path, p)
+	}
 	if c.Root.Kind != RootCongestion || c.Root.Switch != "s4" || c.Root.Port != 33 || c.Root.Host != "r" || c.Root.QDepthBytes != 180000 {
 		t.Errorf("root = %+v, want congestion at s4 port 33 (r), 180000 bytes", c.Root)
 	}

@@ -30,9 +30,21 @@ func textFabric(w func(string, ...any), pf *pfc.Result) {
 	f := pf.Fabric
 	if f != nil {
 		w("fabric (%d switches: %s):\n", len(f.Switches), strings.Join(f.Switches, ", "))
-		capped(w, len(f.Chains), "  ... %d more chains\n", func(i int) {
-			c := f.Chains[i]
-			w("  chain: %s\n", c.Text)
+		// One entry per path (chains along the same ports to the same
+		// root), with how many chains took it, the first one's times, and
+		// every victim of its chains.
+		var paths []string
+		byPath := map[string][]int{}
+		for i, c := range f.Chains {
+			if byPath[c.Path] == nil {
+				paths = append(paths, c.Path)
+			}
+			byPath[c.Path] = append(byPath[c.Path], i)
+		}
+		capped(w, len(paths), "  ... %d more chain paths\n", func(i int) {
+			idx := byPath[paths[i]]
+			c := f.Chains[idx[0]]
+			w("  chain (%s): %s\n", plural(len(idx), "time", "times"), c.Text)
 			w("    root: %s: %s\n", c.Root.Kind, c.Root.Detail)
 			var st []string
 			for _, s := range c.Stalled {
@@ -41,9 +53,15 @@ func textFabric(w func(string, ...any), pf *pfc.Result) {
 			if len(st) > 0 {
 				w("    stalled: %s\n", strings.Join(st, ", "))
 			}
-			for _, v := range c.Victims {
-				w("    victim: %s, %d hops from the root (waited at %s port %d; never crosses %s port %d)\n",
-					v.Flow, v.Hops, v.Switch, v.Egress, c.Root.Switch, c.Root.Port)
+			seen := map[string]bool{}
+			for _, k := range idx {
+				for _, v := range f.Chains[k].Victims {
+					if key := fmt.Sprint(v); !seen[key] {
+						seen[key] = true
+						w("    victim: %s, %d hops from the root (waited at %s port %d; never crosses %s port %d)\n",
+							v.Flow, v.Hops, v.Switch, v.Egress, c.Root.Switch, c.Root.Port)
+					}
+				}
 			}
 		})
 		for _, s := range f.Storms {
