@@ -318,9 +318,9 @@ type StalledFlow struct {
 // FabricChain is the provenance of one pause (Hawkeye): from the port
 // paused furthest from the root, hop by hop to the root.
 type FabricChain struct {
-	Hops    []FabricHop   `json:"hops"`
-	Root    FabricRoot    `json:"root"`
-	Text    string        `json:"text"`
+	Hops []FabricHop `json:"hops"`
+	Root FabricRoot  `json:"root"`
+	Text string      `json:"text"`
 	// Path is Text without the times and queue depth: the same for every
 	// chain along the same ports to the same root.
 	Path    string        `json:"path"`
@@ -462,9 +462,10 @@ func (a *Analyzer) fabricFinish(r *Result) {
 }
 
 // sustained traces an episode that began without its egress paused
-// (congestion) but went on while that egress was paused through the
-// pause: the first received episode on the egress that began during it
-// (a storm arriving from the next hop keeps the buffer full).
+// (congestion) but went on while a storm paused that egress through the
+// storm: the first received episode on the egress longer than the
+// detection time that began during it (the storm arriving from the next
+// hop kept the buffer full). A shorter pause leaves the cause congestion.
 func (a *Analyzer) sustained() {
 	for _, e := range a.eps {
 		fc := e.fc
@@ -476,7 +477,7 @@ func (a *Analyzer) sustained() {
 			continue
 		}
 		for _, i := range x.rx.episodes {
-			if r := a.eps[i]; r.StartNs > e.StartNs && r.StartNs <= e.EndNs {
+			if r := a.eps[i]; r.Storm && r.StartNs > e.StartNs && r.StartNs <= e.EndNs {
 				fc.paused, fc.rxEp, fc.later = true, i, true
 				break
 			}
