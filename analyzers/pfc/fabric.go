@@ -462,10 +462,12 @@ func (a *Analyzer) fabricFinish(r *Result) {
 }
 
 // sustained traces an episode that began without its egress paused
-// (congestion) but went on while a storm paused that egress through the
-// storm: the first received episode on the egress longer than the
-// detection time that began during it (the storm arriving from the next
-// hop kept the buffer full). A shorter pause leaves the cause congestion.
+// (congestion) but then went on through a storm through the pause of its
+// egress that began during it: the first such received episode if the
+// episode is a storm itself (longer than the detection time: the brief
+// congestion at its start does not explain it), else the first such
+// received episode that is a storm. Short pauses of short episodes leave
+// the cause congestion.
 func (a *Analyzer) sustained() {
 	for _, e := range a.eps {
 		fc := e.fc
@@ -477,7 +479,7 @@ func (a *Analyzer) sustained() {
 			continue
 		}
 		for _, i := range x.rx.episodes {
-			if r := a.eps[i]; r.Storm && r.StartNs > e.StartNs && r.StartNs <= e.EndNs {
+			if r := a.eps[i]; (e.Storm || r.Storm) && r.StartNs > e.StartNs && r.StartNs <= e.EndNs {
 				fc.paused, fc.rxEp, fc.later = true, i, true
 				break
 			}
