@@ -462,7 +462,7 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 		if a.opt.Checked != nil {
 			v = *a.opt.Checked
 		} else {
-			v = a.integ.Finish(integrityCounters(meta.Switch))
+			v = a.integ.Finish(integrityCounters(meta.Switch, meta.Fabric))
 		}
 		switch {
 		case !a.integOK:
@@ -524,6 +524,15 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 func pfcOptions(meta model.Meta, t *model.Table, params model.Params) pfc.Options {
 	o := pfc.Options{LinkBps: int64(params.LinkGbps * 1e9), UncertaintyNs: params.TimestampUncertaintyNs, RTTNs: params.RTTNs,
 		LatenessNs: params.PauseLatenessNs, SentUncertaintyNs: params.SentUncertaintyNs, DetectionNs: params.PFCDetectionNs, RestorationNs: params.PFCRestorationNs, Hosts: pfcHosts(meta, t)}
+	if f := meta.Fabric; f != nil {
+		o.Fabric, o.FabricHosts, o.DeadlockNs = f, fabricHosts(meta, t), params.DeadlockNs
+		if meta.Switch != nil {
+			o.SwitchWatchdog = meta.Switch.Watchdog
+		}
+		if len(o.Hosts) == 0 {
+			o.Hosts = o.FabricHosts
+		}
+	}
 	if len(params.PrioDSCPMap) > 0 {
 		var m [64]uint8
 		for d := range m {
@@ -582,6 +591,18 @@ func pfcHosts(meta model.Meta, t *model.Table) []pfc.Host {
 	return hs
 }
 
+// fabricHosts are the hosts cabled to the switches of Meta.Fabric, by
+// port, with their addresses resolved as pfcHosts resolves them.
+func fabricHosts(meta model.Meta, t *model.Table) []pfc.Host {
+	m := model.Meta{Params: meta.Params, NICs: meta.NICs, SwitchPorts: map[string]uint32{}}
+	for _, p := range meta.Fabric.Ports {
+		if p.Host != "" {
+			m.SwitchPorts[p.Host] = p.Port
+		}
+	}
+	return pfcHosts(m, t)
+}
+
 // flowsHosts are the hosts of the flows analysis: pfcHosts, then the
 // hosts of Params.Hosts the switch ports do not name (port 0: unknown).
 func flowsHosts(meta model.Meta, t *model.Table) []pfc.Host {
@@ -594,10 +615,24 @@ func flowsHosts(meta model.Meta, t *model.Table) []pfc.Host {
 	return hs
 }
 
-func integrityCounters(s *model.Switch) integrity.Counters {
+// integrityCounters are the integrity check's counters from the run
+// record: the switch's and dumpers' counters and, in a fabric, each
+// logical switch's name and last sequence number.
+func integrityCounters(s *model.Switch, f *model.Fabric) integrity.Counters {
 	var c integrity.Counters
+	if f != nil {
+		for _, name := range f.Switches {
+			c.Switches = append(c.Switches, integrity.SwitchCounters{Name: name})
+		}
+	}
 	if s == nil {
 		return c
+	}
+	for id, n := range s.LastSeq {
+		for len(c.Switches) <= id {
+			c.Switches = append(c.Switches, integrity.SwitchCounters{})
+		}
+		c.Switches[id].LastSeq = integrity.Known(n)
 	}
 	if s.RoCEReceived != nil {
 		c.SwitchRoCEReceived = integrity.Known(*s.RoCEReceived)

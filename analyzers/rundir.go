@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/netlumina/lumina/analyzers/integrity"
 	"github.com/netlumina/lumina/analyzers/model"
@@ -229,6 +230,7 @@ func ParamsFromConfig(t *config.Test) model.Params {
 	}
 	f0 := t.Flows[0]
 	p.MTU = f0.MTU
+	p.DeadlockNs = int64(t.DeadlockMs) * int64(time.Millisecond) // 0: no deadlock check
 	if v := f0.MinRetransmitTimeout; v >= 0 && v <= 31 {
 		to := uint8(v)
 		p.Timeout = &to
@@ -265,6 +267,13 @@ func ParamsFromConfig(t *config.Test) model.Params {
 	}
 	if w := t.Switch.PFCWatchdog; w != nil {
 		p.PFCDetectionNs, p.PFCRestorationNs = int64(w.DetectionMs)*1e6, int64(w.RestorationMs)*1e6
+	}
+	// A fabric: the shortest detection time of its switches' watchdogs
+	// (one pair of times for the trace's inferred firings).
+	for _, s := range t.Switches {
+		if w := s.Switch.PFCWatchdog; w != nil && (p.PFCDetectionNs == 0 || int64(w.DetectionMs)*1e6 < p.PFCDetectionNs) {
+			p.PFCDetectionNs, p.PFCRestorationNs = int64(w.DetectionMs)*1e6, int64(w.RestorationMs)*1e6
+		}
 	}
 	if !t.HostsForm {
 		return p

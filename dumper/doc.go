@@ -70,8 +70,9 @@
 // the spools and makes them OutPath. Arrival order is sequence order in
 // the common case (one queue keeps the switch's order): one worker's sorted
 // file is renamed into place, with no copy. Otherwise each spool is a list
-// of sorted runs (a new run starts where a sequence number goes back),
-// and the runs of every worker are k-way merged by sequence number, at most
+// of sorted runs (a new run starts where a switch's sequence number goes
+// back), and the runs of every worker are merged by trace.Merge (by
+// sequence number; by timestamp across switches), at most
 // 256 at a time through intermediate files, so memory stays bounded
 // however disordered the capture. Frames that are not mirror copies are
 // counted as Foreign and not written. The file appears atomically (temp
@@ -132,8 +133,9 @@
 //     testpmd, touching no packet data, does not spend.
 //     A source that never runs dry (net_null) ends the stop drain after
 //     500 ms.
-//   - Sequence numbers are 48-bit (lumina's injector); runs and the merge
-//     compare them in 48-bit serial arithmetic.
+//   - Sequence numbers are 40-bit, one sequence per logical switch (the
+//     copy's sequence field names its switch: roce.MirrorSeqField); runs
+//     and the merge compare them per switch in 40-bit serial arithmetic.
 //
 // # Concurrency
 //

@@ -83,12 +83,13 @@ type spool struct {
 	port   uint16
 	limit  uint64 // frames it may hold; 0: no limit
 
-	off  int64       // file offset of the next record
-	n    uint64      // frames written
-	runs []sortedRun // sorted runs, in file order
-	last uint64      // sequence number of the last frame written
-	err  error       // first write error; frames after it are dropped
-	full bool        // a frame was dropped because limit was reached
+	off  int64                    // file offset of the next record
+	n    uint64                   // frames written
+	runs []sortedRun              // sorted runs, in file order
+	last [roce.MaxSwitches]uint64 // per switch: sequence number of its last frame written
+	seen uint32                   // per switch (bit): a frame of it was written
+	err  error                    // first write error; frames after it are dropped
+	full bool                     // a frame was dropped because limit was reached
 }
 
 // sortedRun is a sorted stretch of a spool file: n records from offset off.
@@ -216,20 +217,23 @@ func (s *spool) put(c *batch, frame []byte, origLen int) {
 		}
 		origLen = max(origLen, ipFrameLen(data))
 	}
-	seq, ts, _ := trace.MirrorFields(data)
+	sw, seq, ts, _ := trace.MirrorSwitchSeq(data)
 	le := binary.LittleEndian
 	le.PutUint32(rec[0:], uint32(ts/1e9))
 	le.PutUint32(rec[4:], uint32(ts%1e9))
 	le.PutUint32(rec[8:], uint32(capLen))
 	le.PutUint32(rec[12:], uint32(max(origLen, capLen)))
-	if s.n == 0 || seqDiff(seq, s.last) < 0 {
+	// A run is sorted per switch: it ends where a switch's sequence
+	// number goes back (copies of several switches interleave).
+	if s.n == 0 || s.seen&(1<<sw) != 0 && seqDiff(seq, s.last[sw]) < 0 {
 		s.runs = append(s.runs, sortedRun{off: s.off})
 	}
 	s.pos += need
 	s.runs[len(s.runs)-1].n++
 	s.off += int64(need)
 	s.n++
-	s.last = seq
+	s.last[sw] = seq
+	s.seen |= 1 << sw
 }
 
 // writeChunk writes the first spoolBufSize bytes of the buffer and moves
@@ -283,6 +287,6 @@ func (s *spool) remove() {
 	os.Remove(s.path)
 }
 
-// seqDiff is a-b in 48-bit serial arithmetic (trace.SeqSpace48.Diff,
+// seqDiff is a-b in 40-bit serial arithmetic (trace.SeqSpace40.Diff,
 // inlined for the write path).
-func seqDiff(a, b uint64) int64 { return int64((a-b)<<16) >> 16 }
+func seqDiff(a, b uint64) int64 { return int64((a-b)<<24) >> 24 }

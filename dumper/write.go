@@ -124,7 +124,9 @@ func mergeRuns(f *os.File, snaplen int, srcs []runSource) (int64, error) {
 		return 0, err
 	}
 	n := int64(pcapHeaderLen)
-	if _, err := trace.Merge(func(_ int, p trace.Packet) error {
+	// Copies of several switches are split into per-switch temporary
+	// files next to the output first (trace.Merge).
+	if _, err := (trace.MergeOptions{TempDir: filepath.Dir(f.Name())}).Merge(func(_ int, p trace.Packet) error {
 		n += int64(pcapRecordLen + len(p.Data))
 		return pw.WritePacket(p.TimeNs, p.Data, p.OrigLen)
 	}, ms...); err != nil {

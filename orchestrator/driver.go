@@ -356,6 +356,9 @@ func (d *driver) installPlan(ctx context.Context, conns []generator.Connection) 
 	for i, h := range t.Hosts {
 		ports.Hosts = append(ports.Hosts, controlplane.Host{Name: h.Name, Port: pl.hostPorts[i], MAC: [6]byte(d.macs[i]), IPs: run.IPs[h.Name]})
 	}
+	if run.fabric != nil {
+		ports.Fabric = run.fabric.controlplane(pl.dumperPorts)
+	}
 	install := controlplane.Intake(d.cp, run.Intent, ports, func(p *controlplane.Plan) {
 		run.Plan = p
 		if d.hooks.installed != nil {
@@ -509,7 +512,18 @@ func (d *driver) runFlow(ctx context.Context, f int) error {
 // must include them, so the driver waits for the longer of the two once.
 // (On sim the loop runs them before traffic returns.)
 func (d *driver) settle(ctx context.Context) error {
-	if wait := settleTime(d.run, d.run.slowdown()); d.pl.realTime && wait > 0 {
+	if !d.pl.realTime {
+		return nil
+	}
+	wait := settleTime(d.run, d.run.slowdown())
+	if w := d.run.deadlockWindow(); w > 0 {
+		// The deadlock window: the switches keep running deadlock-ms (on
+		// the testbed's clock) after the last flow ended; the pfc
+		// analysis looks for pauses still going round a cycle then.
+		wait += agent.WallTime(w, d.run.slowdown())
+		d.progress(fmt.Sprintf("traffic: the switches run on for the deadlock window, %v of the testbed's clock", w))
+	}
+	if wait > 0 {
 		d.progress(fmt.Sprintf("traffic: waiting %v for held packets and PFC frames", wait))
 		select {
 		case <-time.After(wait):

@@ -269,6 +269,18 @@ func (b *netnsBed) place(ctx context.Context, run *Run, progress func(string)) (
 		pl.hostPorts = append(pl.hostPorts, hostPort(i))
 		pl.hostIfaces = append(pl.hostIfaces, "eth0")
 	}
+	if fb := run.fabric; fb != nil {
+		// Each switch-to-switch link is a veth pair with both ends in the
+		// switch's namespace, two ports of the one software switch.
+		for l, sl := range fb.links {
+			if err := b.veth("switch", linkIface(l, 0), "switch", linkIface(l, 1), "", ""); err != nil {
+				return nil, err
+			}
+			for end := range 2 {
+				pl.switchIfaces[sl.ports[end]] = linkIface(l, end)
+			}
+		}
+	}
 	// The generators' control connections: a veth between the two hosts
 	// of each flow (one per pair of hosts), pair k with 10.255.x.y/30
 	// (the first pair's 10.255.0.1 on its first flow's from host, .2 on

@@ -21,6 +21,13 @@ func (r *Run) pfcOn() bool {
 			return true
 		}
 	}
+	if r.fabric != nil {
+		for _, w := range r.fabric.watchdogs {
+			if w != nil {
+				return true
+			}
+		}
+	}
 	return t.Switch.PFCWatchdog != nil || len(t.PFCEvents) > 0
 }
 
@@ -31,7 +38,7 @@ func (r *Run) pfcOn() bool {
 // switch's egress queues (lossy priorities tail-drop at
 // injector.LossyQueueBytes).
 func (r *Run) queuesOn() bool {
-	return r.Test.Switch.ECN != nil || len(r.Test.Hosts) > 2
+	return r.Test.Switch.ECN != nil || len(r.Test.Hosts) > 2 || r.fabric != nil
 }
 
 // nicPFC is host i's software-RNIC PFC configuration (nil: off).
@@ -63,6 +70,14 @@ func (r *Run) switchPFC(pl *placement) *injector.PFCConfig {
 	for _, p := range pl.dumperPorts {
 		c.PortBps[p] = 400e9
 	}
+	if fb := r.fabric; fb != nil {
+		// A switch-to-switch link's two ports run at its speed.
+		for _, l := range fb.links {
+			for _, p := range l.ports {
+				c.PortBps[p] = l.bps(r.lineGbps())
+			}
+		}
+	}
 	for port, bps := range c.PortBps {
 		if bps <= 0 {
 			delete(c.PortBps, port)
@@ -70,6 +85,19 @@ func (r *Run) switchPFC(pl *placement) *injector.PFCConfig {
 	}
 	if pl.realTime {
 		c.HeadroomBytes = realTimeHeadroomBytes // see realTimeHeadroomBytes
+	}
+	if fb := r.fabric; fb != nil {
+		// Each logical switch's watchdog on its own ports (nil: none).
+		c.WatchdogPorts = map[uint32]*injector.PFCWatchdog{}
+		for _, h := range fb.hosts {
+			c.WatchdogPorts[h.port] = fb.watchdogs[h.sw]
+		}
+		for _, l := range fb.links {
+			for end, p := range l.ports {
+				c.WatchdogPorts[p] = fb.watchdogs[l.sw[end]]
+			}
+		}
+		return c
 	}
 	if w := t.Switch.PFCWatchdog; w != nil {
 		c.Watchdog = &injector.PFCWatchdog{Detection: time.Duration(w.DetectionMs) * time.Millisecond,

@@ -83,6 +83,10 @@ type Report struct {
 	// SwitchPorts (with PFC) names the switch port of each host, for the
 	// pfc analyzer of `lumina analyze RUN_DIR`.
 	SwitchPorts map[string]uint32 `json:"switch_ports,omitempty"`
+	// Fabric is the topology of a test with several switches, for the
+	// analyzers of `lumina analyze RUN_DIR` (model.Meta.Fabric; absent:
+	// one switch).
+	Fabric *model.Fabric `json:"fabric,omitempty"`
 	// SwitchPFC is the software switch's PFC counters and watchdog log.
 	SwitchPFC *SwitchPFCReport `json:"switch_pfc,omitempty"`
 
@@ -272,6 +276,10 @@ func (r *Run) meta() model.Meta {
 			m.RTTNs = int64(2 * sim.DefaultDelay)
 		}
 	}
+	m.Fabric = r.fabricModel()
+	if m.Fabric != nil && r.Switch != nil {
+		m.Switch = &model.Switch{LastSeq: r.Switch.LastSeq}
+	}
 	if st := r.SwitchPFC; st != nil {
 		var n uint64
 		for _, cs := range st.Counters {
@@ -279,7 +287,10 @@ func (r *Run) meta() model.Meta {
 				n += c.LosslessDrops + c.LossyDrops + c.WatchdogDrops
 			}
 		}
-		m.Switch = &model.Switch{PFCDrops: &n}
+		if m.Switch == nil {
+			m.Switch = &model.Switch{}
+		}
+		m.Switch.PFCDrops = &n
 	}
 	if r.Plan != nil {
 		m.Events = []model.Event{}
@@ -300,6 +311,22 @@ func (r *Run) meta() model.Meta {
 		}
 	}
 	return m
+}
+
+// fabricModel is the run's fabric as the run record keeps it (nil: one
+// switch).
+func (r *Run) fabricModel() *model.Fabric {
+	if r.fabric == nil {
+		return nil
+	}
+	var hosts, flows []string
+	for _, h := range r.Test.Hosts {
+		hosts = append(hosts, h.Name)
+	}
+	for _, f := range r.Test.Flows {
+		flows = append(flows, f.Name)
+	}
+	return r.fabric.model(hosts, flows, r.lineGbps())
 }
 
 // switchPorts names the switch port of each host (nil before the
@@ -523,6 +550,7 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 	if run.pfcOn() {
 		r.SwitchPorts = run.switchPorts()
 	}
+	r.Fabric = run.fabricModel()
 	if st := run.SwitchPFC; st != nil {
 		sp := &SwitchPFCReport{Ports: []SwitchPFCPort{}}
 		for _, port := range slices.Sorted(maps.Keys(st.Counters)) {
@@ -657,6 +685,21 @@ func mergeAndCheck(ctx context.Context, run *Run, also func(trace.Packet)) (inte
 		var rx uint64
 		for _, p := range run.HostPorts {
 			rx += run.Switch.RxRoCE[p]
+		}
+		if fb := run.fabric; fb != nil {
+			// Every switch mirrors what enters it: by a host's port or by
+			// a link from another switch.
+			for _, l := range fb.links {
+				rx += run.Switch.RxRoCE[l.ports[0]] + run.Switch.RxRoCE[l.ports[1]]
+			}
+			for _, name := range fb.switches {
+				c.Switches = append(c.Switches, integrity.SwitchCounters{Name: name})
+			}
+			for id, n := range run.Switch.LastSeq {
+				if id < len(c.Switches) {
+					c.Switches[id].LastSeq = integrity.Known(n)
+				}
+			}
 		}
 		c.SwitchRoCEReceived = integrity.Known(rx)
 		c.SwitchMirrored = integrity.Known(run.Switch.MirrorTotal)

@@ -194,6 +194,12 @@ type Run struct {
 	Intent controlplane.Intent
 	Limit  time.Duration
 
+	// fabric is the test's switches, cables and routes (nil: one switch);
+	// deadlock its deadlock window (deadlock-ms; 0: none), how long the
+	// switches keep running after the last flow ended.
+	fabric   *fabric
+	deadlock time.Duration
+
 	// Filled by the driver.
 	HostPorts   []uint32 // switch ports of the traffic hosts, t.Hosts order
 	NICVersions map[string]nic.Versions
@@ -248,7 +254,13 @@ func newRun(t *config.Test, rep int) (*Run, error) {
 		Intent: controlplane.Intent{Events: t.ExpandEvents(), IterScope: t.IterScope, MirrorPort: uint16(t.RewriteUDPDstPort),
 			ECN: t.Switch.ECN},
 		Limit: trafficDeadline(t), NICVersions: map[string]nic.Versions{}, NICs: map[string]map[string]uint64{}}
-	if t.Switch.ECN != nil && len(t.Hosts) > 0 {
+	r.fabric, r.deadlock = newFabric(t), time.Duration(t.DeadlockMs)*time.Millisecond
+	if r.fabric != nil {
+		// Each switch's ECN is on its own ports (controlplane.Fabric.ECN),
+		// none for all.
+		r.Intent.ECN = nil
+	}
+	if (t.Switch.ECN != nil || r.fabric != nil && r.fabric.ecnOn()) && len(t.Hosts) > 0 {
 		// The switch classifies by the first host's DSCP map, as its
 		// software queues do (switchPFC).
 		r.Intent.DSCPToPriority = t.Hosts[0].NIC.DSCPToPriority()
@@ -341,6 +353,20 @@ func combineResults(t *config.Test, flows []FlowRun, conns []generator.Connectio
 	g.Connections = conns
 	return g
 }
+
+// lineGbps is the hosts' line rate, the default speed of a fabric's
+// links: the fastest host's.
+func (r *Run) lineGbps() float64 {
+	var g float64
+	for _, p := range r.Personality {
+		g = max(g, p.LineRateGbps)
+	}
+	return g
+}
+
+// deadlockWindow is how long the switches keep running after the last
+// flow ended: the test's deadlock-ms (0: none).
+func (r *Run) deadlockWindow() time.Duration { return r.deadlock }
 
 // slowdown is how many times slower than the wall clock the testbed's
 // software components run: netns-slowdown on netns, else 1.
@@ -475,6 +501,9 @@ func newTestbed(t *config.Test, o Options) (testbed, error) {
 	case config.TestbedNetns:
 		return newNetnsBed()
 	case config.TestbedRemote:
+		if t.Fabric() {
+			return nil, errFabricRemote // before anything starts
+		}
 		return newRemoteBed(o.Remote)
 	}
 	return nil, fmt.Errorf("%w: %v", ErrTestbed, t.Testbed)

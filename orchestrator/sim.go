@@ -68,16 +68,34 @@ func (b *simBed) place(ctx context.Context, run *Run, progress func(string)) (*p
 	link := func(name string, gbps float64) (host, sw sim.Port) {
 		return network.NewLink(sim.LinkConfig{Name: name, BandwidthBps: int64(gbps * 1e9)})
 	}
+	fb := run.fabric
 	pl := &placement{switchIfaces: map[uint32]string{}, p4rtListen: "p4runtime", rnic: "softrnic"}
 	// A sim link and an agent per host: the link named after the host,
 	// the switch's interface p<i+1>.
 	swPorts := map[string]sim.Port{}
 	hostEnds := make([]sim.Port, len(t.Hosts))
 	for i, h := range t.Hosts {
-		host, sw := link(h.Name, run.Personality[h.Name].LineRateGbps)
+		rate := run.Personality[h.Name].LineRateGbps
+		host, sw := link(h.Name, rate)
+		if fb != nil {
+			// A fabric's host cable takes its links entry's gbps and delay-ns.
+			host, sw = network.NewLink(fb.hosts[i].simLink(h.Name, rate))
+		}
 		p := "p" + strconv.Itoa(i+1)
 		swPorts[p], hostEnds[i] = sw, host
 		pl.switchIfaces[hostPort(i)] = p
+	}
+	if fb != nil {
+		// Each switch-to-switch link is a sim link between two ports of
+		// the one software switch (its logical switches' ports).
+		for l, sl := range fb.links {
+			a, z := network.NewLink(sl.simLink(fb.switches[sl.sw[0]]+"-"+fb.switches[sl.sw[1]]+"-"+strconv.Itoa(l), run.lineGbps()))
+			for end, p := range []sim.Port{a, z} {
+				swPorts[linkIface(l, end)] = p
+				pl.switchIfaces[sl.ports[end]] = linkIface(l, end)
+			}
+		}
+		b.flows.Linger(run.deadlockWindow())
 	}
 	for i := range t.Hosts {
 		c, err := b.start(agentName(t, i), map[string]sim.Port{"eth0": hostEnds[i]})

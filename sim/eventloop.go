@@ -173,6 +173,11 @@ func (l *EventLoop) RunFor(d time.Duration) {
 // whether there was one.
 func (l *EventLoop) Step() bool { return l.step(math.MaxInt64) }
 
+// StepUntil runs the next event if it is due at or before t, advancing
+// the clock to its time, and reports whether there was one. The clock
+// does not move otherwise.
+func (l *EventLoop) StepUntil(t int64) bool { return l.step(t) }
+
 // step runs the earliest event if it is due at or before limit.
 func (l *EventLoop) step(limit int64) bool {
 	l.mu.Lock()

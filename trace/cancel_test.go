@@ -15,7 +15,7 @@ import (
 // emits nothing.
 func TestMergeCancel(t *testing.T) {
 	const n = 100_000
-	seqs := run(trace.SeqSpace48, 1, n)
+	seqs := run(trace.SeqSpace40, 1, n)
 	files := filesOf(t, seqs[:n/2], seqs[n/2:])
 	for _, cancelAt := range []int{0, 1, 5000, 77777} {
 		t.Run(fmt.Sprint(cancelAt), func(t *testing.T) {

@@ -31,12 +31,13 @@ var ErrNotMirrorCopy = errors.New("not a mirror copy")
 // number).
 const MirrorHeaderLen = 12
 
-// MirrorSeqMax is the largest mirror sequence number (and timestamp) the
-// 48-bit MAC fields hold: 2^48-1. It equals roce.MirrorSeqMask.
-const MirrorSeqMax = 1<<48 - 1
+// MirrorSeqMax is the largest mirror sequence number of a switch: 2^40-1
+// (roce.MirrorSeqMask). The 48-bit sequence field (source MAC) holds the
+// switch id above it (roce.MirrorSeqField).
+const MirrorSeqMax = roce.MirrorSeqMask
 
-// MirrorFields returns the mirror sequence number (bytes 6..11, the source
-// MAC, big-endian) and switch timestamp in nanoseconds (bytes 0..5, the
+// MirrorFields returns the mirror sequence field (bytes 6..11, the source
+// MAC, big-endian: the switch id and sequence number, see MirrorSwitchSeq) and switch timestamp in nanoseconds (bytes 0..5, the
 // destination MAC, big-endian) of a mirror copy, RoCE or wrapped (the
 // wrapper of IsMACMirror puts them at the same offsets). ok is false if
 // frame is shorter than MirrorHeaderLen. It does not allocate.
@@ -78,19 +79,21 @@ func (p *Packet) IsMACMirror() bool {
 // integrity check) is modular over this cycle of Len() = Max-Min+1 values.
 //
 // A bit mask is not enough to describe every counter: lumina's injector
-// counts 0, 1, …, 2^48-1, 0 (a mask of 2^48-1 would do), but the public
+// counts 0, 1, …, 2^40-1, 0 per switch (a mask of 2^40-1 would do), but the public
 // Lumina P4 program's 31-bit register goes from 0x7FFFFFFF back to 1, never
 // to 0, so its cycle has 2^31-1 values, not 2^31. With a mask of 2^31-1 the
 // step 0x7FFFFFFF → 1 would look like a one-packet gap. Hence the explicit
-// range; see SeqSpace48 and SeqSpaceLumina31.
+// range; see SeqSpace40 and SeqSpaceLumina31. A space numbers the copies
+// of one switch: the merge and the integrity check apply it to each
+// switch's sequence numbers (MirrorSwitchSeq).
 //
-// The zero value means SeqSpace48. Max == 0 means MirrorSeqMax. A valid space
+// The zero value means SeqSpace40. Max == 0 means MirrorSeqMax. A valid space
 // has Min < Max <= MirrorSeqMax.
 //
 // Two sequence numbers compare by their signed distance along the cycle
 // (serial-number arithmetic, RFC 1982): b is after a when it is less than
 // half a cycle ahead. This is right as long as the packets being compared
-// are less than Len()/2 sequence numbers apart, which for 48 bits is always
+// are less than Len()/2 sequence numbers apart, which for 40 bits is always
 // and for 31 bits is about 10^9 packets.
 //
 // Values outside [Min, Max] (a corrupt frame, or 0 with SeqSpaceLumina31)
@@ -103,9 +106,9 @@ type SeqSpace struct {
 
 // Sequence spaces of the counters lumina knows.
 var (
-	// SeqSpace48 is lumina's injector counter: 48 bits, 2^48-1 wraps to 0.
-	// It is what the zero SeqSpace means.
-	SeqSpace48 = SeqSpace{Min: 0, Max: MirrorSeqMax}
+	// SeqSpace40 is lumina's injector counter, one per logical switch: 40
+	// bits, 2^40-1 wraps to 0. It is what the zero SeqSpace means.
+	SeqSpace40 = SeqSpace{Min: 0, Max: MirrorSeqMax}
 
 	// SeqSpaceLumina31 is the public Lumina tool's sequence_reg: 31 bits,
 	// incremented before use so the first packet gets 1, and 0x7FFFFFFF
@@ -164,7 +167,7 @@ func (s SeqSpace) pos(v uint64) uint64 {
 func (s SeqSpace) Add(v, k uint64) uint64 {
 	s = s.norm()
 	n := s.Max - s.Min + 1
-	p := s.pos(v) + k%n // < 2n <= 2^49: no overflow
+	p := s.pos(v) + k%n // < 2n <= 2^41: no overflow
 	if p >= n {
 		p -= n
 	}
@@ -223,11 +226,16 @@ type MergeStats struct {
 }
 
 // MergeOptions configure Merge and MergeFiles. The zero value is the
-// default: 48-bit sequence numbers.
+// default: 40-bit sequence numbers per switch.
 type MergeOptions struct {
-	// Seq is the sequence counter's range and wrap. Default (zero)
-	// SeqSpace48; use SeqSpaceLumina31 for traces of the public Lumina tool.
+	// Seq is the sequence counter's range and wrap (of each switch).
+	// Default (zero) SeqSpace40; use SeqSpaceLumina31 for traces of the
+	// public Lumina tool.
 	Seq SeqSpace
+	// TempDir is where Merge keeps its per-switch temporary files (see
+	// Merge). Default "": os.TempDir() for Merge, the output's directory
+	// for MergeFiles.
+	TempDir string
 	// Observe, if set, also sees every packet MergeFiles writes, with its
 	// source index (e.g. an integrity checker's Observe), so writing and
 	// checking the merged trace take one pass over the inputs.
@@ -242,7 +250,7 @@ type MergeOptions struct {
 // MergeOptions.Context: a cancelled merge emits at most that many more.
 const MergeCheckEvery = 1024
 
-// Merge is MergeOptions{}.Merge: a merge of 48-bit sequence numbers.
+// Merge is MergeOptions{}.Merge: a merge of 40-bit sequence numbers.
 func Merge(out func(src int, p Packet) error, srcs ...MergeSource) (MergeStats, error) {
 	return MergeOptions{}.Merge(out, srcs...)
 }
@@ -260,37 +268,52 @@ type mergeHead struct {
 }
 
 // Merge reads every source to its end and calls out once per packet, in
-// mirror sequence order, with the source's position in srcs and the packet
-// as that source's Reader returned it (Index is the packet's index within
-// its source; Data is valid only during the call). Pass a closure around a
-// PcapWriter to write the merged trace, or an integrity checker, or both.
+// the order of the switches' timestamps and sequence numbers, with the
+// source's position in srcs and the packet as that source's Reader returned
+// it (Index is the packet's index within its source; Data is valid only
+// during the call). Pass a closure around a PcapWriter to write the merged
+// trace, or an integrity checker, or both.
 //
-// Memory is bounded by the number of sources, not by the trace length: Merge
-// holds one pending packet per source. The pending packet's Data is not
-// copied: it stays valid because Merge calls a source's Reader.Next only
-// after its pending packet has been emitted. Per packet, Merge does O(k)
-// comparisons for k sources and allocates nothing.
+// Switches. Each copy names its logical switch (MirrorSwitchSeq), and each
+// switch numbers its copies in its own sequence. A source (a dumper file)
+// holds the copies of every switch interleaved in arrival order, each
+// switch's copies in its sequence order. Merge first splits every source
+// into one temporary file per switch (in o.TempDir, removed before it
+// returns), then merges each switch's files by sequence number as below,
+// and those per-switch streams by (timestamp, switch id): a switch's
+// stamps never decrease in its sequence order. With copies of one switch
+// only, the result is the sequence order below. MergeFiles skips the split
+// when every copy is of switch 0.
 //
-// Order. The next packet emitted is the pending one whose sequence number is
-// nearest after the last emitted one, by signed distance along the cycle of
-// o.Seq (see SeqSpace), so a trace that crosses the counter's wrap
-// (…, 2^48-1, 0, 1, … or, for the public tool, …, 0x7FFFFFFF, 1, …) merges
-// in the order the switch counted. The first packet emitted is the earliest
-// of the sources' first packets in the same serial order. Ties (the same
-// number in two sources) go to the lower source position.
+// Memory is bounded by the number of sources and switches, not by the
+// trace length: one pending packet and one read buffer per source and
+// switch. The pending packet's Data is not copied: it stays valid because
+// Merge reads a source only after its pending packet has been emitted. Per
+// packet, Merge does O(k+s) comparisons for k sources and s switches and
+// allocates nothing.
 //
-// Merge does not sort within a source: it assumes each source is in
-// sequence order, as a dumper writes it, and does not check it. If a source
-// is not (a corrupt file), a packet whose number is before the last emitted
-// one is emitted as soon as it is a source's pending packet, and counted in
-// MergeStats.OutOfOrder; the result is not sorted, and the integrity check
-// (package analyzers/integrity) names the offending packet. Duplicates are
-// emitted as they are.
+// Order within a switch. The next packet of a switch is the pending one
+// whose sequence number is nearest after the last emitted one, by signed
+// distance along the cycle of o.Seq (see SeqSpace), so a trace that crosses
+// the counter's wrap (…, 2^40-1, 0, 1, … or, for the public tool, …,
+// 0x7FFFFFFF, 1, …) merges in the order the switch counted. The first is
+// the earliest of the sources' first packets in the same serial order.
+// Ties (the same number in two sources) go to the lower source position.
+//
+// Merge does not sort within a source: it assumes each source's copies of
+// a switch are in sequence order, as a dumper writes them, and does not
+// check it. If a source is not (a corrupt file), a packet whose number is
+// before the last emitted one of its switch is emitted as soon as it is a
+// source's pending packet, and counted in MergeStats.OutOfOrder; the
+// result is not sorted, and the integrity check (package
+// analyzers/integrity) names the offending packet. Duplicates are emitted
+// as they are.
 //
 // Errors. A read error from a source (ErrTruncated, ErrCorrupt, I/O) stops
 // the merge with an error naming the source and wrapping the Reader's error;
 // all packets ordered before the failing source's next packet have been
-// emitted. A packet that is not an Ethernet frame of at least
+// emitted (with several switches: once every packet read from that source
+// has been emitted). A packet that is not an Ethernet frame of at least
 // MirrorHeaderLen bytes stops it with ErrNotMirrorCopy, naming the source
 // and the packet's index. An error from out stops the merge and is returned
 // as is. An invalid o.Seq or a nil Reader returns ErrInvalid before anything
@@ -302,33 +325,43 @@ func (o MergeOptions) Merge(out func(src int, p Packet) error, srcs ...MergeSour
 	if err := o.Seq.Validate(); err != nil {
 		return stats, fmt.Errorf("trace: merge: %w", err)
 	}
-	sp := o.Seq.norm()
-	n := sp.Max - sp.Min + 1
 	for i := range srcs {
 		if srcs[i].Reader == nil {
 			return stats, fmt.Errorf("trace: merge: %s: %w (nil Reader)", sourceName(srcs, i), ErrInvalid)
 		}
 	}
-	heads := make([]mergeHead, len(srcs))
-	for i := range heads {
-		if err := heads[i].advance(srcs, i, sp); err != nil {
-			return stats, err
-		}
-	}
+	return o.mergeSwitches(out, &stats, srcs)
+}
 
-	// The first packet: the earliest pending one in serial order.
-	best := -1
-	for i := range heads {
-		if heads[i].ok && (best < 0 || diffPos(heads[i].pos, heads[best].pos, n) < 0) {
-			best = i
-		}
+// mergeDirect is the merge of sources that hold the copies of one switch
+// (switch 0): one k-way merge by sequence number, reading the sources
+// directly.
+func (o MergeOptions) mergeDirect(out func(src int, p Packet) error, srcs []MergeSource) (MergeStats, error) {
+	stats := MergeStats{PerSource: make([]int, len(srcs))}
+	in := make([]packetSource, len(srcs))
+	ids := make([]int, len(srcs))
+	for i := range srcs {
+		in[i], ids[i] = srcs[i].Reader, i
 	}
-	var last uint64
+	m := newSeqMerge(o.Seq.norm(), in, ids, func(i int) string { return sourceName(srcs, i) })
+	if err := m.init(); err != nil {
+		return stats, err
+	}
 	var done <-chan struct{}
 	if o.Context != nil {
 		done = o.Context.Done()
 	}
-	for best >= 0 {
+	for {
+		j, ooo, ok, err := m.next()
+		if err != nil {
+			return stats, err
+		}
+		if !ok {
+			return stats, nil
+		}
+		if ooo {
+			stats.OutOfOrder++
+		}
 		if done != nil && stats.Packets%MergeCheckEvery == 0 {
 			select {
 			case <-done:
@@ -336,38 +369,89 @@ func (o MergeOptions) Merge(out func(src int, p Packet) error, srcs ...MergeSour
 			default:
 			}
 		}
-		h := &heads[best]
-		if err := out(best, h.p); err != nil {
+		src := m.ids[j]
+		if err := out(src, m.heads[j].p); err != nil {
 			return stats, err
 		}
 		stats.Packets++
-		stats.PerSource[best]++
-		last = h.pos
-		if err := h.advance(srcs, best, sp); err != nil {
-			return stats, err
-		}
-
-		// The pending packet nearest after last (or furthest before it).
-		best = -1
-		var bestD int64
-		for i := range heads {
-			if !heads[i].ok {
-				continue
-			}
-			if d := diffPos(heads[i].pos, last, n); best < 0 || d < bestD {
-				best, bestD = i, d
-			}
-		}
-		if best >= 0 && bestD < 0 {
-			stats.OutOfOrder++
-		}
+		stats.PerSource[src]++
 	}
-	return stats, nil
 }
 
-// advance reads source i's next packet into h.
-func (h *mergeHead) advance(srcs []MergeSource, i int, sp SeqSpace) error {
-	p, err := srcs[i].Reader.Next()
+// packetSource is what a merge reads: a Reader, or a spill file of the
+// merge of several switches.
+type packetSource interface {
+	Next() (Packet, error)
+}
+
+// seqMerge is the k-way merge by sequence number of its inputs, pulled one
+// packet at a time (next). The packet next returns stays valid until the
+// following call, which is when its input is advanced.
+type seqMerge struct {
+	sp      SeqSpace // normalized
+	n       uint64   // sp.Len()
+	in      []packetSource
+	ids     []int // the MergeSource index of each input
+	name    func(src int) string
+	heads   []mergeHead
+	last    uint64 // cycle position of the last packet returned
+	emitted int    // the head returned last, -1 before the first
+}
+
+func newSeqMerge(sp SeqSpace, in []packetSource, ids []int, name func(int) string) *seqMerge {
+	return &seqMerge{sp: sp, n: sp.Max - sp.Min + 1, in: in, ids: ids, name: name, heads: make([]mergeHead, len(in)), emitted: -1}
+}
+
+// init reads every input's first packet.
+func (m *seqMerge) init() error {
+	for j := range m.heads {
+		if err := m.heads[j].advance(m.in[j], m.name(m.ids[j]), m.sp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// next advances the input of the packet returned last and returns the
+// head to emit: the first time, the earliest pending packet in serial
+// order; then the pending packet nearest after the last one returned (or
+// furthest before it: ooo, a source out of sequence order). Ties go to the
+// lower input. ok is false once every input is exhausted.
+func (m *seqMerge) next() (j int, ooo, ok bool, err error) {
+	if m.emitted >= 0 {
+		e := m.emitted
+		if err := m.heads[e].advance(m.in[e], m.name(m.ids[e]), m.sp); err != nil {
+			return 0, false, false, err
+		}
+	}
+	best := -1
+	var bestD int64
+	for i := range m.heads {
+		h := &m.heads[i]
+		if !h.ok {
+			continue
+		}
+		if m.emitted < 0 {
+			if best < 0 || diffPos(h.pos, m.heads[best].pos, m.n) < 0 {
+				best = i
+			}
+			continue
+		}
+		if d := diffPos(h.pos, m.last, m.n); best < 0 || d < bestD {
+			best, bestD = i, d
+		}
+	}
+	if best < 0 {
+		return 0, false, false, nil
+	}
+	ooo = m.emitted >= 0 && bestD < 0
+	m.last, m.emitted = m.heads[best].pos, best
+	return best, ooo, true, nil
+}
+
+// advance reads the next packet of in (source name) into h.
+func (h *mergeHead) advance(in packetSource, name string, sp SeqSpace) error {
+	p, err := in.Next()
 	if err == io.EOF {
 		h.ok = false
 		h.p = Packet{}
@@ -375,20 +459,29 @@ func (h *mergeHead) advance(srcs []MergeSource, i int, sp SeqSpace) error {
 	}
 	if err != nil {
 		h.ok = false
-		return fmt.Errorf("trace: merge: %s: %w", sourceName(srcs, i), err)
+		return fmt.Errorf("trace: merge: %s: %w", name, err)
 	}
-	if p.LinkType != LinkTypeEthernet {
+	if err := checkMirrorCopy(p, name); err != nil {
 		h.ok = false
-		return fmt.Errorf("trace: merge: %s: packet %d: %w (link type %v, want %v)",
-			sourceName(srcs, i), p.Index, ErrNotMirrorCopy, p.LinkType, LinkTypeEthernet)
+		return err
 	}
-	seq, _, ok := MirrorFields(p.Data)
-	if !ok {
-		h.ok = false
-		return fmt.Errorf("trace: merge: %s: packet %d: %w (frame of %d bytes, want at least %d)",
-			sourceName(srcs, i), p.Index, ErrNotMirrorCopy, len(p.Data), MirrorHeaderLen)
-	}
+	field, _, _ := MirrorFields(p.Data)
+	_, seq := roce.SplitMirrorSeq(field)
 	h.p, h.pos, h.ok = p, sp.pos(seq), true
+	return nil
+}
+
+// checkMirrorCopy returns ErrNotMirrorCopy, naming the source and the
+// packet, if p is not an Ethernet frame of at least MirrorHeaderLen bytes.
+func checkMirrorCopy(p Packet, name string) error {
+	if p.LinkType != LinkTypeEthernet {
+		return fmt.Errorf("trace: merge: %s: packet %d: %w (link type %v, want %v)",
+			name, p.Index, ErrNotMirrorCopy, p.LinkType, LinkTypeEthernet)
+	}
+	if len(p.Data) < MirrorHeaderLen {
+		return fmt.Errorf("trace: merge: %s: packet %d: %w (frame of %d bytes, want at least %d)",
+			name, p.Index, ErrNotMirrorCopy, len(p.Data), MirrorHeaderLen)
+	}
 	return nil
 }
 
@@ -400,7 +493,9 @@ func sourceName(srcs []MergeSource, i int) string {
 }
 
 // MergeFiles merges the pcap or pcapng files at inPaths (see Merge; each
-// source is named by its path) into a pcap file with nanosecond timestamps
+// source is named by its path; a first read of the files tells whether
+// they hold copies of several switches, and without them the files are
+// merged directly, without temporary files) into a pcap file with nanosecond timestamps
 // at outPath. Each packet keeps its record timestamp (the switch timestamp,
 // as the dumpers write it), its captured bytes and its original length.
 //
@@ -444,7 +539,16 @@ func (o MergeOptions) MergeFiles(outPath string, snaplen int, inPaths ...string)
 	if err != nil {
 		return MergeStats{PerSource: make([]int, len(inPaths))}, fmt.Errorf("trace: merge: %s: %w", outPath, err)
 	}
-	stats, err = o.Merge(func(src int, p Packet) error {
+	if o.TempDir == "" {
+		o.TempDir = filepath.Dir(outPath)
+	}
+	merge := o.Merge
+	if onlySwitchZero(inPaths) {
+		merge = func(out func(int, Packet) error, srcs ...MergeSource) (MergeStats, error) {
+			return o.mergeDirect(out, srcs)
+		}
+	}
+	stats, err = merge(func(src int, p Packet) error {
 		if o.Observe != nil {
 			if err := o.Observe(src, p); err != nil {
 				return err

@@ -155,7 +155,7 @@ func run(sp trace.SeqSpace, first uint64, n int) []uint64 {
 }
 
 func TestMerge(t *testing.T) {
-	const top48 = 1<<48 - 1
+	const top40 = 1<<40 - 1
 	tests := []struct {
 		name    string
 		opt     trace.MergeOptions
@@ -164,19 +164,19 @@ func TestMerge(t *testing.T) {
 		pattern []int
 		want    []uint64 // nil: seqs
 	}{
-		{name: "wrr-1:2:3", seqs: run(trace.SeqSpace48, 1, 600), dumpers: 3, pattern: []int{0, 1, 1, 2, 2, 2}},
-		{name: "alternate", seqs: run(trace.SeqSpace48, 1, 101), dumpers: 2, pattern: []int{1, 0}},
-		{name: "one-source", seqs: run(trace.SeqSpace48, 1, 50), dumpers: 1, pattern: []int{0}},
-		{name: "starts-anywhere", seqs: run(trace.SeqSpace48, 123456789, 50), dumpers: 3, pattern: []int{2, 0, 1}},
-		{name: "one-source-of-three-empty", seqs: run(trace.SeqSpace48, 1, 60), dumpers: 3, pattern: []int{0, 2, 2}},
+		{name: "wrr-1:2:3", seqs: run(trace.SeqSpace40, 1, 600), dumpers: 3, pattern: []int{0, 1, 1, 2, 2, 2}},
+		{name: "alternate", seqs: run(trace.SeqSpace40, 1, 101), dumpers: 2, pattern: []int{1, 0}},
+		{name: "one-source", seqs: run(trace.SeqSpace40, 1, 50), dumpers: 1, pattern: []int{0}},
+		{name: "starts-anywhere", seqs: run(trace.SeqSpace40, 123456789, 50), dumpers: 3, pattern: []int{2, 0, 1}},
+		{name: "one-source-of-three-empty", seqs: run(trace.SeqSpace40, 1, 60), dumpers: 3, pattern: []int{0, 2, 2}},
 		{name: "all-empty", seqs: nil, dumpers: 3, pattern: []int{0}},
 		{name: "no-sources", seqs: nil, dumpers: 0, pattern: []int{0}},
 		{
-			name: "wrap48", seqs: run(trace.SeqSpace48, top48-2, 7), dumpers: 3, pattern: []int{0, 1, 1, 2, 2, 2},
-			want: []uint64{top48 - 2, top48 - 1, top48, 0, 1, 2, 3},
+			name: "wrap40", seqs: run(trace.SeqSpace40, top40-2, 7), dumpers: 3, pattern: []int{0, 1, 1, 2, 2, 2},
+			want: []uint64{top40 - 2, top40 - 1, top40, 0, 1, 2, 3},
 		},
 		{
-			name: "wrap48-long", seqs: run(trace.SeqSpace48, top48-300, 600), dumpers: 4, pattern: []int{3, 0, 1, 2, 1},
+			name: "wrap40-long", seqs: run(trace.SeqSpace40, top40-300, 600), dumpers: 4, pattern: []int{3, 0, 1, 2, 1},
 		},
 		{
 			name: "wrap31", opt: trace.MergeOptions{Seq: trace.SeqSpaceLumina31},
@@ -265,7 +265,7 @@ func filesOf(tb testing.TB, lists ...[]uint64) [][]byte {
 // TestMergeOrder covers hand-written source contents: explicit wraps, the
 // wrong sequence space, sources out of order, duplicates.
 func TestMergeOrder(t *testing.T) {
-	const top48 = 1<<48 - 1
+	const top40 = 1<<40 - 1
 	tests := []struct {
 		name      string
 		opt       trace.MergeOptions
@@ -276,15 +276,15 @@ func TestMergeOrder(t *testing.T) {
 		wantCount []int
 	}{
 		{
-			name:    "wrap48",
-			sources: [][]uint64{{top48 - 2, 0, 3}, {top48 - 1, 1}, {top48, 2}},
-			want:    []uint64{top48 - 2, top48 - 1, top48, 0, 1, 2, 3},
+			name:    "wrap40",
+			sources: [][]uint64{{top40 - 2, 0, 3}, {top40 - 1, 1}, {top40, 2}},
+			want:    []uint64{top40 - 2, top40 - 1, top40, 0, 1, 2, 3},
 			wantSrc: []int{0, 1, 2, 0, 1, 2, 0},
 		},
 		{
-			name:    "wrap48-first-packet-after-wrap-in-source-0",
-			sources: [][]uint64{{0, 2}, {top48, 1}},
-			want:    []uint64{top48, 0, 1, 2},
+			name:    "wrap40-first-packet-after-wrap-in-source-0",
+			sources: [][]uint64{{0, 2}, {top40, 1}},
+			want:    []uint64{top40, 0, 1, 2},
 			wantSrc: []int{1, 0, 1, 0},
 		},
 		{
@@ -360,9 +360,9 @@ func TestMergeOrder(t *testing.T) {
 }
 
 func TestSeqSpace(t *testing.T) {
-	s48, s31 := trace.SeqSpace48, trace.SeqSpaceLumina31
+	s40, s31 := trace.SeqSpace40, trace.SeqSpaceLumina31
 	mask31 := trace.SeqSpace{Max: 1<<31 - 1}
-	const top48 = 1<<48 - 1
+	const top40 = 1<<40 - 1
 	t.Run("Next", func(t *testing.T) {
 		for _, tt := range []struct {
 			name string
@@ -370,9 +370,9 @@ func TestSeqSpace(t *testing.T) {
 			v    uint64
 			want uint64
 		}{
-			{"48/1", s48, 1, 2},
-			{"48/top", s48, top48, 0},
-			{"zero-value/top", trace.SeqSpace{}, top48, 0},
+			{"40/1", s40, 1, 2},
+			{"40/top", s40, top40, 0},
+			{"zero-value/top", trace.SeqSpace{}, top40, 0},
 			{"31/top", s31, 0x7FFFFFFF, 1},
 			{"31/1", s31, 1, 2},
 			{"31/out-of-range-0", s31, 0, 1},
@@ -390,13 +390,13 @@ func TestSeqSpace(t *testing.T) {
 			a, b uint64
 			want int64
 		}{
-			{"48/equal", s48, 5, 5, 0},
-			{"48/next", s48, 6, 5, 1},
-			{"48/prev", s48, 5, 6, -1},
-			{"48/across-wrap", s48, 1, top48, 2},
-			{"48/across-wrap-back", s48, top48, 1, -2},
-			{"48/half", s48, 1 << 47, 0, 1 << 47},
-			{"48/over-half", s48, 1<<47 + 1, 0, -(1<<47 - 1)},
+			{"40/equal", s40, 5, 5, 0},
+			{"40/next", s40, 6, 5, 1},
+			{"40/prev", s40, 5, 6, -1},
+			{"40/across-wrap", s40, 1, top40, 2},
+			{"40/across-wrap-back", s40, top40, 1, -2},
+			{"40/half", s40, 1 << 39, 0, 1 << 39},
+			{"40/over-half", s40, 1<<39 + 1, 0, -(1<<39 - 1)},
 			{"31/across-wrap", s31, 1, 0x7FFFFFFF, 1},
 			{"31/across-wrap-2", s31, 3, 0x7FFFFFFE, 4},
 			{"31/back", s31, 0x7FFFFFFF, 2, -2},
@@ -413,17 +413,17 @@ func TestSeqSpace(t *testing.T) {
 		if got := s31.Add(0x7FFFFFFE, 3); got != 2 {
 			t.Errorf("Lumina31.Add(0x7FFFFFFE, 3) = %d, want 2", got)
 		}
-		if got := s48.Add(top48, 1<<48+2); got != 1 {
-			t.Errorf("48.Add(top, 2^48+2) = %d, want 1", got)
+		if got := s40.Add(top40, 1<<40+2); got != 1 {
+			t.Errorf("40.Add(top, 2^40+2) = %d, want 1", got)
 		}
 	})
 	t.Run("Validate", func(t *testing.T) {
-		for _, sp := range []trace.SeqSpace{{Min: 5, Max: 5}, {Min: 6, Max: 5}, {Max: 1 << 48}} {
+		for _, sp := range []trace.SeqSpace{{Min: 5, Max: 5}, {Min: 6, Max: 5}, {Max: 1 << 40}} {
 			if err := sp.Validate(); !errors.Is(err, trace.ErrInvalid) {
 				t.Errorf("%+v.Validate() = %v, want ErrInvalid", sp, err)
 			}
 		}
-		for _, sp := range []trace.SeqSpace{{}, s48, s31, {Min: 0, Max: 1}} {
+		for _, sp := range []trace.SeqSpace{{}, s40, s31, {Min: 0, Max: 1}} {
 			if err := sp.Validate(); err != nil {
 				t.Errorf("%+v.Validate() = %v, want nil", sp, err)
 			}
@@ -431,17 +431,21 @@ func TestSeqSpace(t *testing.T) {
 		if got := s31.Len(); got != 1<<31-1 {
 			t.Errorf("Lumina31.Len() = %d, want %d", got, 1<<31-1)
 		}
-		if s31.Contains(0) || !s31.Contains(1) || s48.Contains(1<<48) {
+		if s31.Contains(0) || !s31.Contains(1) || s40.Contains(1<<40) {
 			t.Error("Contains wrong at the edges")
 		}
 	})
 }
 
 func TestMirrorFields(t *testing.T) {
-	f := mirrorFrame(t, 0x0102030405AB, 0xA0B0C0D0E0F0)
+	f := mirrorFrame(t, 0x02030405AB, 0xA0B0C0D0E0F0)
+	putMAC48(f[6:], roce.MirrorSeqField(3, 0x02030405AB))
 	seq, ts, ok := trace.MirrorFields(f)
-	if !ok || seq != 0x0102030405AB || ts != 0xA0B0C0D0E0F0 {
-		t.Errorf("MirrorFields() = %#x, %#x, %v, want 0x0102030405ab, 0xa0b0c0d0e0f0, true", seq, ts, ok)
+	if !ok || seq != 0x0602030405AB || ts != 0xA0B0C0D0E0F0 {
+		t.Errorf("MirrorFields() = %#x, %#x, %v, want 0x0602030405ab, 0xa0b0c0d0e0f0, true", seq, ts, ok)
+	}
+	if sw, seq, ts, ok := trace.MirrorSwitchSeq(f); !ok || sw != 3 || seq != 0x02030405AB || ts != 0xA0B0C0D0E0F0 {
+		t.Errorf("MirrorSwitchSeq() = %d, %#x, %#x, %v, want 3, 0x2030405ab, 0xa0b0c0d0e0f0, true", sw, seq, ts, ok)
 	}
 	if _, _, ok := trace.MirrorFields(f[:11]); ok {
 		t.Error("MirrorFields(11 bytes) ok = true, want false")
@@ -574,7 +578,7 @@ func dirNames(t *testing.T, dir string) []string {
 }
 
 func TestMergeFiles(t *testing.T) {
-	merged, per := distribute(t, run(trace.SeqSpace48, 1<<48-100, 300), 3, []int{0, 1, 1, 2, 2, 2})
+	merged, per := distribute(t, run(trace.SeqSpace40, 1<<40-100, 300), 3, []int{0, 1, 1, 2, 2, 2})
 	files := [][]byte{pcapFile(t, per[0]), pcapFile(t, per[1]), pcapFile(t, per[2])}
 
 	t.Run("ok", func(t *testing.T) {
@@ -733,7 +737,7 @@ func putMAC48(b []byte, v uint64) {
 // numbers (some across a wrap) to random numbers of sources.
 func TestMergeRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	spaces := []trace.SeqSpace{trace.SeqSpace48, trace.SeqSpaceLumina31, {Min: 10, Max: 99}}
+	spaces := []trace.SeqSpace{trace.SeqSpace40, trace.SeqSpaceLumina31, {Min: 10, Max: 99}}
 	for iter := range 40 {
 		sp := spaces[iter%len(spaces)]
 		n := rng.IntN(int(min(300, sp.Len()/2))) // serial order holds within half a cycle

@@ -6,7 +6,8 @@
 // # Inputs
 //
 // The injector mirrors every RoCE packet at ingress, before its own drops,
-// and writes into each copy a mirror sequence number (source MAC, 48 bits),
+// and writes into each copy its switch and mirror sequence number (source
+// MAC: a 40-bit number below the switch id, roce.MirrorSeqField),
 // its ingress timestamp in ns (destination MAC, 48 bits) and the event
 // (IPv4 TTL). It also mirrors the PFC and PAUSE frames it receives from or
 // sends to the hosts, as wrapped copies (EtherType 0x88B5,
@@ -25,7 +26,10 @@
 // has the outcome of each, "pass", "fail" or "skipped".
 //
 //  1. seq: the sequence numbers are consecutive (modulo the counter's
-//     wrap, see Options.Seq). A missing number is a packet lost between
+//     wrap, see Options.Seq), each switch's separately: in a fabric every
+//     logical switch counts its own copies from 1 (AddSwitch; AddFrame
+//     reads the switch from the copy), and a reason then starts with the
+//     switch's name (Counters.Switches) or id: "switch tor2: gap: …". A missing number is a packet lost between
 //     the switch and the disk: in the mirror path, in a dumper's NIC or
 //     kernel, in its buffers. A duplicate or a step backwards means a
 //     corrupt dumper file or a broken merge. With Options.ExpectFirstSeq,
@@ -37,7 +41,10 @@
 //     analysis would be wrong.
 //  3. mirrored: the number of packets equals the number of copies the
 //     switch mirrored to the dumpers. Condition 1 cannot see packets lost
-//     after the last captured one; this can.
+//     after the last captured one; this can. With Counters.Switches, each
+//     switch's copies in the trace also equal the last sequence number it
+//     assigned ("count: trace has 41 copies of switch tor2, its last seq
+//     is 42").
 //  4. received: the number of packets, less the duplicate copies, equals
 //     the number of RoCE packets the switch received from the generators.
 //     A difference means the switch did not mirror every packet (a

@@ -13,7 +13,7 @@ import (
 // One pass over the dumpers' files writes the merged trace and checks it.
 func Example_mergeAndCheck() {
 	// Three dumpers' files, dealt 1:2:3, with seq 43 lost by dumper-0.
-	per := remove(deal(trace.SeqSpace48, 1, 600, 1_000_000, wrr), 43)
+	per := remove(deal(trace.SeqSpace40, 1, 600, 1_000_000, wrr), 43)
 	srcs := sourcesOf(nopTB{}, per)
 
 	names := []string{"dumper-0", "dumper-1", "dumper-2"}

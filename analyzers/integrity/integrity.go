@@ -23,7 +23,7 @@ const DefaultTimeMask = 1<<48 - 1
 // trace fails.
 type Options struct {
 	// Seq is the sequence counter's cycle. Default (zero)
-	// trace.SeqSpace48; trace.SeqSpaceLumina31 for the public tool, whose
+	// trace.SeqSpace40; trace.SeqSpaceLumina31 for the public tool, whose
 	// counter goes from 0x7FFFFFFF to 1. Use the same space as the merge.
 	Seq trace.SeqSpace
 
@@ -86,6 +86,25 @@ type Counters struct {
 	// Dumpers are the dumpers' own counters, in the order of the trace's
 	// sources (the MergeSource order): Dumpers[i] describes source i.
 	Dumpers []DumperCounters
+
+	// Switches describe the logical switches of a fabric, indexed by the
+	// switch id their copies carry (roce.MirrorMeta.Switch): names for the
+	// reasons and each switch's own sequence counter. Nil: one switch, or
+	// unknown (reasons say "switch 3").
+	Switches []SwitchCounters
+}
+
+// SwitchCounters are what is known of one logical switch.
+type SwitchCounters struct {
+	// Name names the switch in reasons ("switch tor1: gap: …"). Default
+	// "switch N" with N its id.
+	Name string
+
+	// LastSeq is the last mirror sequence number the switch assigned, read
+	// from it after the test: its sequence counts from 1, so the trace must
+	// hold LastSeq copies of it (condition mirrored). Unknown skips that
+	// switch's count.
+	LastSeq Count
 }
 
 // DumperCounters are what one dumper reports.
@@ -237,6 +256,7 @@ const (
 // is formatted by Finish.
 type seqViolation struct {
 	kind      int
+	sw        uint8  // the switch whose sequence it is
 	seq, prev uint64 // the offending packet's number and the previous one's
 	missing   uint64 // gap size
 	at, prevW where
@@ -263,15 +283,23 @@ type Checker struct {
 	sources []string
 
 	n                int
-	hi               uint64 // highest sequence number so far (serial order)
 	prevTs           uint64
-	prev             where
 	seqBad           seqViolation
 	ts               tsViolation
 	stats            Stats
 	perSource        []int
 	expectFirst      uint64
 	haveFirstInRange bool
+	sw               [roce.MaxSwitches]switchSeq
+	switches         uint32 // bit i: a copy of switch i was added
+}
+
+// switchSeq is one switch's sequence as the trace shows it.
+type switchSeq struct {
+	hi   uint64 // highest sequence number so far (serial order)
+	have bool   // an in-range number was seen
+	n    int    // copies in the trace
+	prev where  // its previous copy
 }
 
 // NewChecker returns a Checker for a trace whose packets come from the named
@@ -318,61 +346,76 @@ func (c *Checker) Reset() {
 	}
 }
 
-// Add adds the next packet of the merged trace: its mirror sequence number
-// and timestamp (ns; only the bits of Options.TimeMask count), its source
-// (an index into the names given to NewChecker, or -1 if unknown) and its
-// index within that source. It panics if src is not -1 and not a valid
-// index. Add does not allocate.
+// Add adds the next packet of the merged trace, a copy of switch 0: its
+// mirror sequence number and timestamp (ns; only the bits of
+// Options.TimeMask count), its source (an index into the names given to
+// NewChecker, or -1 if unknown) and its index within that source. It panics
+// if src is not -1 and not a valid index. Add does not allocate.
 func (c *Checker) Add(seq, tsNs uint64, src, srcIndex int) {
+	c.AddSwitch(0, seq, tsNs, src, srcIndex)
+}
+
+// AddSwitch is Add for a copy of switch sw (roce.MirrorMeta.Switch, below
+// roce.MaxSwitches): condition seq follows each switch's sequence
+// separately; the timestamps are those of the merged trace.
+func (c *Checker) AddSwitch(sw uint8, seq, tsNs uint64, src, srcIndex int) {
 	at := where{index: c.n, src: src, idx: srcIndex}
 	if src >= 0 {
 		c.perSource[src]++
 	}
 	tsNs &= c.tsMask
 	c.n++
+	sw %= roce.MaxSwitches
+	c.switches |= 1 << sw
+	ss := &c.sw[sw]
+	ss.n++
 
 	if !c.sp.Contains(seq) {
 		c.stats.OutOfRange++
 		if c.seqBad.kind == seqOK {
-			c.seqBad = seqViolation{kind: seqRange, seq: seq, at: at}
+			c.seqBad = seqViolation{kind: seqRange, sw: sw, seq: seq, at: at}
 		}
-	} else if !c.haveFirstInRange {
-		c.haveFirstInRange = true
-		c.hi = seq
-		c.stats.FirstSeq = seq
+	} else if !ss.have {
+		ss.have = true
+		ss.hi = seq
+		if !c.haveFirstInRange {
+			c.haveFirstInRange = true
+			c.stats.FirstSeq = seq
+		}
 		if c.opt.ExpectFirstSeq && seq != c.expectFirst && c.seqBad.kind == seqOK {
-			c.seqBad = seqViolation{kind: seqStart, seq: seq, at: at}
+			c.seqBad = seqViolation{kind: seqStart, sw: sw, seq: seq, at: at}
 		}
 	} else {
-		switch d := c.sp.Diff(seq, c.hi); {
+		switch d := c.sp.Diff(seq, ss.hi); {
 		case d == 1:
-			if seq < c.hi {
+			if seq < ss.hi {
 				c.stats.SeqWraps++
 			}
-			c.hi = seq
+			ss.hi = seq
 		case d > 1:
-			if seq < c.hi {
+			if seq < ss.hi {
 				c.stats.SeqWraps++
 			}
 			c.stats.Gaps++
 			c.stats.Missing += uint64(d - 1)
 			if c.seqBad.kind == seqOK {
-				c.seqBad = seqViolation{kind: seqGap, seq: seq, prev: c.hi, missing: uint64(d - 1), at: at, prevW: c.prev}
+				c.seqBad = seqViolation{kind: seqGap, sw: sw, seq: seq, prev: ss.hi, missing: uint64(d - 1), at: at, prevW: ss.prev}
 			}
-			c.hi = seq
+			ss.hi = seq
 		case d == 0:
 			c.stats.Duplicates++
 			if c.seqBad.kind == seqOK {
-				c.seqBad = seqViolation{kind: seqDup, seq: seq, at: at, prevW: c.prev}
+				c.seqBad = seqViolation{kind: seqDup, sw: sw, seq: seq, at: at, prevW: ss.prev}
 			}
 		default:
 			c.stats.OutOfOrder++
 			if c.seqBad.kind == seqOK {
-				c.seqBad = seqViolation{kind: seqBack, seq: seq, prev: c.hi, at: at, prevW: c.prev}
+				c.seqBad = seqViolation{kind: seqBack, sw: sw, seq: seq, prev: ss.hi, at: at, prevW: ss.prev}
 			}
 		}
 	}
 	c.stats.LastSeq = seq
+	ss.prev = at
 
 	if at.index > 0 {
 		// Forward (or equal) when less than half the counter ahead;
@@ -389,7 +432,6 @@ func (c *Checker) Add(seq, tsNs uint64, src, srcIndex int) {
 		}
 	}
 	c.prevTs = tsNs
-	c.prev = at
 }
 
 // AddEvent is Add for a packet whose mirror copy reports event ev. A
@@ -399,10 +441,14 @@ func (c *Checker) Add(seq, tsNs uint64, src, srcIndex int) {
 // events, and invalid ones, count as received packets. It does not
 // allocate.
 func (c *Checker) AddEvent(seq, tsNs uint64, ev roce.Event, src, srcIndex int) {
+	c.addEvent(0, seq, tsNs, ev, src, srcIndex)
+}
+
+func (c *Checker) addEvent(sw uint8, seq, tsNs uint64, ev roce.Event, src, srcIndex int) {
 	if ev == roce.EventDuplicate {
 		c.stats.Copies++
 	}
-	c.Add(seq, tsNs, src, srcIndex)
+	c.AddSwitch(sw, seq, tsNs, src, srcIndex)
 }
 
 // AddMAC is Add for a wrapped mirror copy (trace.IsMACMirror): the copy of
@@ -411,25 +457,30 @@ func (c *Checker) AddEvent(seq, tsNs uint64, ev roce.Event, src, srcIndex int) {
 // packet, so condition received does not count it, whatever its event. It
 // does not allocate.
 func (c *Checker) AddMAC(seq, tsNs uint64, src, srcIndex int) {
-	c.stats.MACCopies++
-	c.Add(seq, tsNs, src, srcIndex)
+	c.addMAC(0, seq, tsNs, src, srcIndex)
 }
 
-// AddFrame adds a mirror copy: it reads the sequence number and timestamp
-// from the frame's first 12 bytes (trace.MirrorFields), then calls AddMAC
-// for a wrapped copy (trace.IsMACMirror), else AddEvent with the event of
-// the IPv4 TTL or IPv6 hop limit. It reports false, adding nothing, if the
-// frame is too short to be a mirror copy. It does not allocate.
+func (c *Checker) addMAC(sw uint8, seq, tsNs uint64, src, srcIndex int) {
+	c.stats.MACCopies++
+	c.AddSwitch(sw, seq, tsNs, src, srcIndex)
+}
+
+// AddFrame adds a mirror copy: it reads the switch, sequence number and
+// timestamp from the frame's first 12 bytes (trace.MirrorSwitchSeq), then
+// adds it as AddMAC does for a wrapped copy (trace.IsMACMirror), else as
+// AddEvent does with the event of the IPv4 TTL or IPv6 hop limit. It
+// reports false, adding nothing, if the frame is too short to be a mirror
+// copy. It does not allocate.
 func (c *Checker) AddFrame(frame []byte, src, srcIndex int) bool {
-	seq, ts, ok := trace.MirrorFields(frame)
+	sw, seq, ts, ok := trace.MirrorSwitchSeq(frame)
 	if !ok {
 		return false
 	}
 	if trace.IsMACMirror(frame) {
-		c.AddMAC(seq, ts, src, srcIndex)
+		c.addMAC(sw, seq, ts, src, srcIndex)
 		return true
 	}
-	c.AddEvent(seq, ts, frameEvent(frame), src, srcIndex)
+	c.addEvent(sw, seq, ts, frameEvent(frame), src, srcIndex)
 	return true
 }
 
@@ -489,9 +540,9 @@ func (c *Checker) Finish(cnt Counters) Verdict {
 		v.Stats.PerSource = append([]int(nil), c.perSource...)
 	}
 	v.Checks = []Result{
-		c.seqResult(),
+		c.seqResult(cnt.Switches),
 		c.tsResult(),
-		countResult(CheckMirrored, c.n, cnt.SwitchMirrored, "switch mirrored %d", "switch mirrored count unknown"),
+		c.mirroredResult(cnt),
 		c.receivedResult(cnt.SwitchRoCEReceived),
 		c.dumperResult(cnt.Dumpers),
 	}
@@ -545,7 +596,27 @@ func (c *Checker) srcSuffix(w where) string {
 	return " (" + c.loc(w) + ")"
 }
 
-func (c *Checker) seqResult() Result {
+// fabric reports whether the trace holds copies of a switch other than 0:
+// then reasons name the switch.
+func (c *Checker) fabric() bool { return c.switches&^1 != 0 }
+
+// switchName names switch sw: its Counters name, else "switch N".
+func switchName(sws []SwitchCounters, sw uint8) string {
+	if int(sw) < len(sws) && sws[sw].Name != "" {
+		return "switch " + sws[sw].Name
+	}
+	return "switch " + strconv.Itoa(int(sw))
+}
+
+func (c *Checker) seqResult(sws []SwitchCounters) Result {
+	r := c.seqResult1()
+	if r.Status == Failed && c.fabric() && c.n > 0 {
+		r.Reason = switchName(sws, c.seqBad.sw) + ": " + r.Reason
+	}
+	return r
+}
+
+func (c *Checker) seqResult1() Result {
 	if c.n == 0 {
 		if c.opt.AllowEmpty {
 			return pass(CheckSeq)
@@ -588,6 +659,34 @@ func (c *Checker) tsResult() Result {
 	}
 	return fail(CheckTimestamp, t.at.index, "timestamp: trace index %d (%s) at %d ns is before index %d at %d ns",
 		t.at.index, detail, t.ts, t.prevIdx, t.prev)
+}
+
+// mirroredResult is condition mirrored: the trace's packets against the
+// switch's mirror counter and, for each switch whose last sequence number
+// is known (Counters.Switches), its copies against that number (its
+// sequence counts from 1: as many copies as its last number).
+func (c *Checker) mirroredResult(cnt Counters) Result {
+	r := countResult(CheckMirrored, c.n, cnt.SwitchMirrored, "switch mirrored %d", "switch mirrored count unknown")
+	if r.Status == Failed {
+		return r
+	}
+	checked := r.Status == Passed
+	for id, s := range cnt.Switches {
+		if id >= roce.MaxSwitches {
+			break
+		}
+		if !s.LastSeq.Known {
+			continue
+		}
+		checked = true
+		if n := uint64(c.sw[id].n); n != s.LastSeq.N {
+			return fail(CheckMirrored, -1, "count: trace has %d copies of %s, its last seq is %d", n, switchName(cnt.Switches, uint8(id)), s.LastSeq.N)
+		}
+	}
+	if !checked {
+		return r
+	}
+	return pass(CheckMirrored)
 }
 
 // countResult compares the trace's packet count with a counter; what is

@@ -41,7 +41,7 @@ func deal(sp trace.SeqSpace, first uint64, n int, ts0 uint64, pattern []int) [][
 // clean is the default scenario: 600 packets, seq 1..600, timestamps from
 // 1 000 000 ns, dealt 1:2:3. Packet seq s (trace index s-1) goes to
 // dumper pattern[(s-1)%6].
-func clean() [][]pkt { return deal(trace.SeqSpace48, 1, 600, 1_000_000, wrr) }
+func clean() [][]pkt { return deal(trace.SeqSpace40, 1, 600, 1_000_000, wrr) }
 
 // counters returns counters that match per exactly.
 func counters(per [][]pkt) integrity.Counters {
@@ -258,10 +258,10 @@ func TestCheckSources(t *testing.T) {
 			want: res{"seq", "gap: seq 500 missing (between dumper-0 #83 and dumper-1 #166)", 499},
 		},
 		{
-			name: "wrap48", per: deal(trace.SeqSpace48, 1<<48-300, 600, 1<<48-30_000, wrr),
+			name: "wrap40", per: deal(trace.SeqSpace40, 1<<40-300, 600, 1<<48-30_000, wrr),
 		},
 		{
-			name: "wrap31", per: deal(trace.SeqSpaceLumina31, 0x7FFFFFFF-300, 600, 1<<48-30_000, wrr),
+			name: "wrap31", per: deal(trace.SeqSpaceLumina31, 0x7FFFFFFF-300, 600, 1<<40-30_000, wrr),
 			opt: integrity.Options{Seq: trace.SeqSpaceLumina31},
 		},
 		{
@@ -388,7 +388,7 @@ func TestVerdictChecks(t *testing.T) {
 		}
 	})
 	t.Run("stats-wraps", func(t *testing.T) {
-		per := deal(trace.SeqSpace48, 1<<48-300, 600, 1<<48-30_000, wrr)
+		per := deal(trace.SeqSpace40, 1<<40-300, 600, 1<<48-30_000, wrr)
 		v, err := integrity.CheckSources(counters(per), integrity.Options{}, sourcesOf(t, per)...)
 		if err != nil {
 			t.Fatal(err)

@@ -161,6 +161,11 @@ type Params struct {
 	// lossless mode comes back this long after the last pause frame.
 	// Default 0: 200 ms.
 	PFCRestorationNs int64 `json:"pfc_restoration_ns,omitempty"`
+	// DeadlockNs is the test's deadlock-ms in ns (a run with several
+	// switches): the pfc analysis says deadlock fail when a cycle of switch
+	// ports keeps sending PFC frames through [last RoCE copy, + DeadlockNs]
+	// (sonic-mgmt's rule). Default 0: the deadlock check is skipped.
+	DeadlockNs int64 `json:"deadlock_ns,omitempty"`
 
 	// Hosts are the facts of each traffic host of a many-host test (the
 	// hosts form), keyed by name and addresses: the checks take a
@@ -281,6 +286,28 @@ type Switch struct {
 	// mirroring them (watchdog, lossless beyond headroom, lossy queue
 	// full): the trace shows them as forwarded. Nil: unknown or none.
 	PFCDrops *uint64 `json:"pfc_drops,omitempty"`
+	// LastSeq is, by logical switch id (Fabric.Switches), the last mirror
+	// sequence number each switch assigned, read from the switch after the
+	// test: each switch numbers its copies from 1, so the trace holds
+	// LastSeq[id] copies of switch id (the integrity check's mirrored
+	// condition). Nil: unknown.
+	LastSeq []uint64 `json:"last_seq,omitempty"`
+	// Watchdog is the switch's PFC watchdog log (a lumina run's
+	// switch_pfc.watchdog): when it turned lossless mode off (storm) and
+	// back on (restore) on a port and priority, on the switch clock. The
+	// fabric analysis says a storm's spread stopped at the switch whose
+	// watchdog fired on the root port. Nil: unknown (inferred from the
+	// trace).
+	Watchdog []WatchdogEvent `json:"watchdog,omitempty"`
+}
+
+// WatchdogEvent is one entry of a switch's PFC watchdog log.
+type WatchdogEvent struct {
+	AtNs     int64  `json:"at_ns"`
+	Port     uint32 `json:"port"`
+	Priority int    `json:"priority"`
+	// Kind is "storm" (lossless mode off) or "restore".
+	Kind string `json:"kind"`
 }
 
 // Dumper is one dumper's own counters.
@@ -353,6 +380,7 @@ type metaDoc struct {
 	NICs      json.RawMessage   `json:"nics,omitempty"`
 	Switch    json.RawMessage   `json:"switch,omitempty"`
 	Dumpers   []rawDumper       `json:"dumpers,omitempty"`
+	Fabric    *Fabric           `json:"fabric,omitempty"`
 }
 
 // analysisDoc is the part of a `lumina run` report.json's "analysis" (the
@@ -370,6 +398,7 @@ type analysisDoc struct {
 		SentUncertaintyNs      *int64  `json:"sent_uncertainty_ns"`
 		LinkGbps               float64 `json:"link_gbps"`
 		RTTNs                  int64   `json:"rtt_ns"`
+		DeadlockNs             int64   `json:"deadlock_ns"`
 		// The run's facts of its hosts, as it resolved them (personality
 		// files the run directory may lack).
 		NAKTriggersCNP bool         `json:"nak_triggers_cnp"`
@@ -385,6 +414,7 @@ type rawSwitchPFC struct {
 		LossyDrops    uint64 `json:"lossy_drops"`
 		WatchdogDrops uint64 `json:"watchdog_drops"`
 	} `json:"ports"`
+	Watchdog []WatchdogEvent `json:"watchdog"`
 }
 
 // rawDumper accepts our Dumper and the orchestrator's dumper report
@@ -470,6 +500,11 @@ func decodeSwitch(b json.RawMessage) (*Switch, error) {
 	if s.Mirrored, err = num("mirrored", "mirror_total"); err != nil {
 		return nil, err
 	}
+	if raw, ok := fields["last_seq"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &s.LastSeq); err != nil {
+			return nil, fmt.Errorf("switch: last_seq: %v", err)
+		}
+	}
 	if raw, ok := fields["dumpers"]; ok {
 		var ds []rawDumper
 		if err := json.Unmarshal(raw, &ds); err != nil {
@@ -499,7 +534,7 @@ func ParseMeta(data []byte) (Meta, error) {
 	if err := json.Unmarshal(data, &d); err != nil {
 		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
 	}
-	m := Meta{Connections: d.Connections, Params: d.Params, Mirror: d.Mirror, Events: d.Events, SwitchPorts: d.Ports}
+	m := Meta{Connections: d.Connections, Params: d.Params, Mirror: d.Mirror, Events: d.Events, SwitchPorts: d.Ports, Fabric: d.Fabric}
 	if d.ParamsObj != nil {
 		m.Params = mergeParams(m.Params, *d.ParamsObj)
 	}
@@ -517,6 +552,9 @@ func ParseMeta(data []byte) (Meta, error) {
 	}
 	if d.Analysis != nil && m.SentUncertaintyNs == nil && d.Analysis.Params.SentUncertaintyNs != nil {
 		m.SentUncertaintyNs = d.Analysis.Params.SentUncertaintyNs
+	}
+	if d.Analysis != nil && m.DeadlockNs == 0 && d.Analysis.Params.DeadlockNs > 0 {
+		m.DeadlockNs = d.Analysis.Params.DeadlockNs
 	}
 	if d.Analysis != nil && m.LinkGbps == 0 && d.Analysis.Params.LinkGbps > 0 {
 		m.LinkGbps = d.Analysis.Params.LinkGbps
@@ -546,6 +584,7 @@ func ParseMeta(data []byte) (Meta, error) {
 			m.Switch = &Switch{}
 		}
 		m.Switch.PFCDrops = &n
+		m.Switch.Watchdog = d.SwitchPFC.Watchdog
 	}
 	if len(d.Dumpers) > 0 {
 		if m.Switch == nil {
@@ -636,6 +675,9 @@ func (m Meta) Merge(o Meta) Meta {
 		if sw.PFCDrops == nil && m.Switch != nil {
 			sw.PFCDrops = m.Switch.PFCDrops // report.json's, under counters.json's counters
 		}
+		if sw.LastSeq == nil && m.Switch != nil {
+			sw.LastSeq = m.Switch.LastSeq
+		}
 		m.Switch = &sw
 	}
 	if o.Mirror != nil {
@@ -646,6 +688,9 @@ func (m Meta) Merge(o Meta) Meta {
 	}
 	if o.SwitchPorts != nil {
 		m.SwitchPorts = o.SwitchPorts
+	}
+	if o.Fabric != nil {
+		m.Fabric = o.Fabric
 	}
 	return m
 }
@@ -698,6 +743,9 @@ func mergeParams(a, b Params) Params {
 	}
 	if b.PFCRestorationNs != 0 {
 		a.PFCRestorationNs = b.PFCRestorationNs
+	}
+	if b.DeadlockNs != 0 {
+		a.DeadlockNs = b.DeadlockNs
 	}
 	if b.Hosts != nil {
 		a.Hosts = b.Hosts
@@ -777,6 +825,9 @@ func (m *Meta) Validate() error {
 	}
 	if p.PFCDetectionNs < 0 || p.PFCRestorationNs < 0 {
 		return bad("pfc_detection_ns and pfc_restoration_ns must not be negative")
+	}
+	if p.DeadlockNs < 0 {
+		return bad("deadlock_ns %d must not be negative", p.DeadlockNs)
 	}
 	for _, h := range p.Hosts {
 		if h.MinTimeBetweenCNPsUs != nil && *h.MinTimeBetweenCNPsUs < 0 {

@@ -267,3 +267,22 @@ func TestParseMetaRunHosts(t *testing.T) {
 		t.Error("ParseMeta accepted a negative host min_time_between_cnps_us")
 	}
 }
+
+// TestParseMetaFabricPFC: a run's report.json gives the fabric analysis
+// the switches' watchdog log (switch_pfc.watchdog) and the deadlock
+// window its analysis used (analysis.params.deadlock_ns).
+func TestParseMetaFabricPFC(t *testing.T) {
+	m, err := ParseMeta([]byte(`{"switch_pfc": {"ports": [{"port": 1, "priority": 3, "watchdog_drops": 4}],
+		"watchdog": [{"at_ns": 1005000, "port": 1, "priority": 3, "kind": "storm"}, {"at_ns": 2000000, "port": 1, "priority": 3, "kind": "restore"}]},
+		"analysis": {"params": {"deadlock_ns": 5000000}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []WatchdogEvent{{AtNs: 1005000, Port: 1, Priority: 3, Kind: "storm"}, {AtNs: 2000000, Port: 1, Priority: 3, Kind: "restore"}}
+	if m.Switch == nil || !reflect.DeepEqual(m.Switch.Watchdog, want) || *m.Switch.PFCDrops != 4 {
+		t.Errorf("Switch = %+v, want watchdog %+v and 4 PFC drops", m.Switch, want)
+	}
+	if m.DeadlockNs != 5000000 {
+		t.Errorf("DeadlockNs = %d, want 5000000", m.DeadlockNs)
+	}
+}

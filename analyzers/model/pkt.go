@@ -104,6 +104,10 @@ type Pkt struct {
 	// (the capture's original length; the mirror copy keeps it): its
 	// serialization time on the egress link.
 	FrameLen int
+	// Switch is the logical switch whose copy this is
+	// (roce.MirrorMeta.Switch; Fabric.Switches[Switch] names it): 0 in a
+	// one-switch run and when the trace is not a mirror trace.
+	Switch uint8
 }
 
 // ArrivalNs returns when p reached the switch: TimeNs less the hold of a
@@ -147,9 +151,14 @@ type Decoder struct {
 // Decode fills p from tp and reports whether tp is an RC RoCE packet (or a
 // CNP). Connections are assigned when d.Table is set. A wrapped mirror copy
 // (a PFC or PAUSE frame, trace.IsMACMirror) is no RoCE packet: Decode
-// reports false, so the analyzers never see it.
+// reports false, so the analyzers never see it; it still sets p.Index and
+// p.Switch (the copy's switch, when d.Mirror).
 func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 	if tp.IsMACMirror() {
+		*p = Pkt{Index: tp.Index, Conn: -1}
+		if d.Mirror {
+			p.Switch, _, _, _ = trace.MirrorSwitchSeq(tp.Data)
+		}
 		return false
 	}
 	if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
@@ -166,6 +175,7 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 	if d.Mirror {
 		m := pk.Mirror()
 		p.TimeNs = d.unwrap(m.TimestampNs)
+		p.Switch = m.Switch
 		p.Event = m.Event
 		if !m.Event.Valid() {
 			p.Event = roce.EventNone

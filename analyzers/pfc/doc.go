@@ -77,6 +77,26 @@
 // the reason, any paused priority that was not checked). A trace
 // without wrapped copies gives the zero Result, omitted from the report.
 //
+// Fabric (Options.Fabric, a run with several switches; docs/analyze.md):
+// ports are global, so the per-port analysis above runs unchanged, reading
+// a host's RoCE frames at its own switch. In place of the one-switch
+// chains, every episode a switch sent on port p is traced (Hawkeye, Fig.
+// 1): when it opens, of the egress ports the flows whose last copy at that
+// switch entered by p within FlowActiveNs leave by (Fabric.Routes), the
+// one then paused by pauses received on it (most such flows), else the
+// deepest queue; a paused egress cabled to another switch leads to that
+// switch's episode sent on the link's other port, one cabled to a host
+// ends the chain at the host (stalled-nic beyond the detection time, else
+// slow-receiver: from the pause pattern), an unpaused one at congestion
+// unless a pause of that egress began while the episode went on and
+// either is a storm (longer than the detection time) or the episode is
+// (then that pause sustained it).
+// Victims: flows that waited in a paused queue of a chain and never cross
+// its root port. Storms group the chains by root. Deadlock: from the last
+// RoCE copy's stamp L, a cycle of switch ports, each sending pauses at
+// min(L + DeadlockNs, trace end) because flows that entered by it leave by
+// an egress the next one pauses, with frames sent in [L, L + DeadlockNs].
+//
 // Bounds: MaxEpisodes episodes, MaxViolations violations and MaxCauses
 // chains are kept; beyond them only counts.
 package pfc

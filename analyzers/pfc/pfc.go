@@ -64,6 +64,22 @@ type Options struct {
 	DSCPToPriority *[64]uint8
 	// Hosts maps ports to hosts. Default nil: ports only.
 	Hosts []Host
+	// Fabric is the topology of a run with several switches
+	// (model.Meta.Fabric): the analysis then also builds the fabric-wide
+	// wait-for graph (Result.Fabric) and the deadlock check
+	// (Result.Deadlock). Default nil: one switch.
+	Fabric *model.Fabric
+	// FabricHosts are the hosts of the fabric with their addresses (their
+	// ports in Fabric.Ports): the routes name them.
+	FabricHosts []Host
+	// SwitchWatchdog is the switches' PFC watchdog log
+	// (model.Switch.Watchdog): with a fabric, a storm stopped at the switch
+	// whose logged watchdog storm fired on its root port. Nil: firings are
+	// inferred from the trace.
+	SwitchWatchdog []model.WatchdogEvent
+	// DeadlockNs is the deadlock window after the last RoCE copy
+	// (model.Params.DeadlockNs); 0: the deadlock check is skipped.
+	DeadlockNs int64
 }
 
 // reactionQuanta is the 802.3 Annex 31B maximum reaction time in pause
@@ -174,6 +190,7 @@ type Analyzer struct {
 	mm      roce.MACMirror
 	mf      roce.MACControlFrame
 	wd      []Watchdog
+	fab     *fabric // nil: one switch
 }
 
 // New returns an Analyzer for the connections of t.
@@ -204,6 +221,9 @@ func New(t *model.Table, opt Options) *Analyzer {
 	}
 	if t != nil {
 		a.flows = make([]flowSeen, 2*len(t.Conns))
+	}
+	if opt.Fabric != nil {
+		a.fab = newFabric(opt.Fabric, opt.FabricHosts, opt.DeadlockNs)
 	}
 	return a
 }
@@ -291,6 +311,9 @@ func (a *Analyzer) MAC(frame []byte, index int) {
 		dir := DirReceived
 		if a.mm.Sent {
 			d, dir = &x.tx, DirSent
+			if a.fab != nil {
+				a.fabricFrame(a.mm.Port, p, now)
+			}
 		}
 		a.frame(x, d, dir, now, index, q, pause, inj)
 	}
@@ -375,6 +398,9 @@ func (a *Analyzer) open(x *portPrio, d *dirState, dir string, now int64, index i
 	d.epIdx = len(a.eps) - 1
 	d.episodes = append(d.episodes, d.epIdx)
 	d.ep = a.eps[d.epIdx]
+	if dir == DirSent && a.fab != nil {
+		d.ep.fc = a.fabricCause(x, now)
+	}
 	if dir == DirSent && x.host >= 0 && a.table != nil {
 		// Flows of the host active just before the pause: candidates for
 		// a stall.
@@ -447,7 +473,15 @@ func (a *Analyzer) restore(x *portPrio, d *dirState, at int64) {
 // length on the wire.
 func (a *Analyzer) Observe(p *model.Pkt, frame []byte, origLen int) {
 	prio := a.priority(frame)
-	if p.Conn >= 0 && p.Dir != model.DirNone && !p.Late() && !p.Copy() {
+	atSrc, atDst := true, true
+	if a.fab != nil {
+		// Every switch copies the packet: the one-switch analysis reads
+		// a host's packets at its own switch.
+		sw := int(p.Switch)
+		a.fabricObserve(p, sw, prio)
+		atSrc, atDst = a.atHostSwitch(p.SrcIP, sw), a.atHostSwitch(p.DstIP, sw)
+	}
+	if atSrc && p.Conn >= 0 && p.Dir != model.DirNone && !p.Late() && !p.Copy() {
 		fi := 2 * p.Conn
 		if p.Dir == model.ToRequester {
 			fi++
@@ -463,12 +497,12 @@ func (a *Analyzer) Observe(p *model.Pkt, frame []byte, origLen int) {
 	if p.Late() || p.Copy() {
 		return
 	}
-	if h, ok := a.hostOf[p.SrcIP]; ok {
+	if h, ok := a.hostOf[p.SrcIP]; ok && atSrc {
 		if x := a.pp[uint32(a.hosts[h].Port)<<3|uint32(prio)]; x != nil {
 			a.fromHost(x, p, origLen)
 		}
 	}
-	if h, ok := a.hostOf[p.DstIP]; ok {
+	if h, ok := a.hostOf[p.DstIP]; ok && atDst {
 		if x := a.pp[uint32(a.hosts[h].Port)<<3|uint32(prio)]; x != nil {
 			x.bytesTo += int64(origLen)
 			a.settle(x, &x.rx, DirReceived, p.TimeNs)
@@ -582,6 +616,9 @@ func (a *Analyzer) priority(b []byte) int {
 // wrapped MAC Control copies.
 func (a *Analyzer) Finish() Result {
 	if a.frames == 0 {
+		if a.fab != nil {
+			return Result{Deadlock: a.deadlock()}
+		}
 		return Result{}
 	}
 	end := a.last
@@ -637,7 +674,9 @@ func (a *Analyzer) Finish() Result {
 		}
 		r.Ports = append(r.Ports, ps)
 	}
-	r.Causality = a.causality()
+	if a.fab == nil {
+		r.Causality = a.causality()
+	}
 	r.Episodes = make([]Episode, len(a.eps))
 	for i, e := range a.eps {
 		if e.hasReaction {
@@ -651,6 +690,9 @@ func (a *Analyzer) Finish() Result {
 	}
 	sort.SliceStable(a.wd, func(i, j int) bool { return a.wd[i].AtNs < a.wd[j].AtNs })
 	r.Watchdogs = a.wd
+	if a.fab != nil {
+		a.fabricFinish(&r)
+	}
 	fails, inc := a.nfail, a.ninc
 	paused, unchecked := a.unchecked()
 	switch {

@@ -132,6 +132,7 @@ type Episode struct {
 	hasReaction     bool
 	lastPauseNs     int64
 	lastPauseQuanta uint16
+	fc              *fcause // sent, with a fabric: what it waited on
 }
 
 // Violation is a frame of a paused priority the host sent later than the
@@ -246,6 +247,12 @@ type Result struct {
 	Watchdogs       []Watchdog     `json:"watchdogs,omitempty"`
 	Causality       []Cause        `json:"causality,omitempty"`
 	Warnings        []string       `json:"warnings,omitempty"`
+	// Fabric is the fabric-wide analysis of a run with several switches
+	// (Options.Fabric; nil with one switch): then Causality is empty.
+	Fabric *FabricResult `json:"fabric,omitempty"`
+	// Deadlock is the deadlock check of a run with several switches
+	// (nil with one switch). In report.json it is checks.deadlock.
+	Deadlock *Deadlock `json:"-"`
 }
 
 // Port returns the statistics of (port, prio), or nil.

@@ -179,6 +179,9 @@ type htmlData struct {
 	HasLoss  bool
 	TOSVG    template.HTML
 	HasTO    bool
+	// FabricSVGs are the fabric drawn at successive instants (a run with
+	// several switches; fabricSVG).
+	FabricSVGs []template.HTML
 	// FlowSVG and DepthSVG are the flows analysis's plots (per-flow
 	// rates, queue depth per port); empty without it.
 	FlowSVG  template.HTML
@@ -281,6 +284,7 @@ func HTMLRun(r *Report, run *RunInfo) ([]byte, error) {
 	if d.TOSVG, d.HasTO, err = timeoutPlot(r); err != nil {
 		return nil, fmt.Errorf("report: timeout plot: %w", err)
 	}
+	d.FabricSVGs = fabricSVGs(r.PFC.Fabric)
 	if d.FlowSVG, d.DepthSVG, err = flowsPlots(&r.Flows); err != nil {
 		return nil, fmt.Errorf("report: flows plots: %w", err)
 	}
@@ -379,7 +383,20 @@ Zoomed out, points that would share a pixel are drawn once; zoomed in, every pac
 {{range $i, $c := .}}{{if lt $i $.MaxRows}}<tr><td>{{$c.Episode}}</td><td>{{range $c.Chain}}{{.Direction}} #{{.Episode}} {{ns .StartNs}}: {{.Why}}{{range .Flows}}; conn {{.Conn}} {{.Direction}} {{.During}} during{{end}}<br>{{end}}</td><td>{{$c.Origin.Kind}}: {{$c.Origin.Detail}}</td></tr>{{end}}{{end}}
 </table>{{end}}
 {{end}}{{end}}
-{{with .R.Flows.Verdict}}{{with $.R.Flows}}<h2>Flows</h2>
+{{with .R.PFC.Fabric}}<h2>Fabric</h2>
+<p>The fabric at {{len $.FabricSVGs}} instants: a link turns red once a PFC pause first crossed it (either way), orange dashed while not yet paused but congested (a causality chain's root); hover a link for the times.</p>
+<div class="svg" id="fabric">{{range $.FabricSVGs}}{{.}}{{end}}</div>
+<h3>Causality chains</h3>
+<table id="fabric-chains"><tr><th>chain</th><th>root</th><th>victims</th></tr>
+{{range $i, $c := .Chains}}{{if lt $i $.MaxRows}}<tr><td>{{$c.Text}}</td><td>{{$c.Root.Kind}}: {{$c.Root.Detail}}</td><td>{{range $k, $v := $c.Victims}}{{if $k}}, {{end}}{{$v.Flow}} ({{$v.Hops}} hops){{end}}</td></tr>{{end}}{{end}}
+</table>
+{{with .Storms}}<h3>Storms</h3>
+<table id="fabric-storms"><tr><th>root</th><th>from</th><th>duration</th><th>hops</th><th>ports reached</th><th>switches</th><th>stopped</th></tr>
+{{range .}}<tr><td>{{.Root.Kind}} {{.Root.Host}} ({{.Root.Switch}} port {{.Root.Port}})</td><td>{{ns .StartNs}}</td><td>{{ns .DurationNs}}</td><td>{{.Hops}}</td><td>{{range $k, $r := .Reached}}{{if $k}}, {{end}}{{$r.Switch}}:{{$r.Port}} ({{$r.Paused}}, {{$r.Hops}} hops){{end}}</td><td>{{range $k, $s := .Switches}}{{if $k}}, {{end}}{{$s}}{{end}}</td><td>{{.Stopped}}</td></tr>{{end}}
+</table>{{end}}
+{{end}}{{with .R.PFC.Deadlock}}<h3>Deadlock</h3>
+<p id="deadlock">Verdict <span class="{{.Verdict}}">{{.Verdict}}</span> {{.Reason}}</p>
+{{end}}{{with .R.Flows.Verdict}}{{with $.R.Flows}}<h2>Flows</h2>
 <p>Verdict <span class="{{.Verdict}}">{{.Verdict}}</span> {{.Reason}}. {{.Bins}} bins of {{ns .BinNs}}{{with .Bottleneck}}; bottleneck: the queue to {{.}}{{end}}.</p>
 <table id="flows"><tr><th>flow</th><th>from</th><th>to</th><th>bytes</th><th>packets</th><th>goodput</th><th>CNPs</th><th>sender rate cuts</th><th>victim</th></tr>
 {{range $i, $f := .Flows}}{{if lt $i $.MaxRows}}<tr><td>{{$f.Name}}</td><td>{{$f.From}}</td><td>{{$f.To}}</td><td>{{$f.Bytes}}</td><td>{{$f.Packets}}</td><td>{{printf "%.3f" $f.GoodputGbps}} Gb/s</td><td>{{$f.CNPs}}</td><td>{{with $f.SenderRateCuts}}{{.}}{{else}}-{{end}}</td><td>{{if $f.Victim}}<span class="fail">yes</span>{{end}}</td></tr>{{end}}{{end}}

@@ -129,6 +129,9 @@ func checkRows(r *Report, run *RunInfo) []checkRow {
 			plural(pf.Frames, "PFC frame", "PFC frames"), plural(len(pf.Episodes)+pf.EpisodesDropped, "episode", "episodes"),
 			plural(storms, "storm", "storms"), plural(len(pf.Violations), "violation", "violations"), plural(len(pf.Watchdogs), "watchdog firing", "watchdog firings")), pf.Reason})
 	}
+	if d := r.PFC.Deadlock; d != nil {
+		ana = append(ana, checkRow{CheckDeadlock, d.Verdict, deadlockSummary(d), d.Reason})
+	}
 	if fl := &r.Flows; fl.Verdict != "" {
 		ana = append(ana, checkRow{CheckFlows, fl.Verdict, flowsSummary(fl), fl.Reason})
 	}

@@ -31,6 +31,10 @@ const (
 	CheckEvents = "events"
 	// CheckPFC names the pfc section (not selectable either).
 	CheckPFC = "pfc"
+	// CheckDeadlock names the pfc analysis's deadlock check of a run with
+	// several switches (pfc.Result.Deadlock; not selectable, absent with
+	// one switch).
+	CheckDeadlock = "deadlock"
 	// CheckFlows names the flows analysis's check (not selectable):
 	// every flow made progress (package flows).
 	CheckFlows = "flows"
@@ -169,6 +173,9 @@ func (r *Report) Inconclusive() []string {
 	}
 	if r.PFC.Verdict == model.Inconclusive {
 		out = append(out, CheckPFC)
+	}
+	if d := r.PFC.Deadlock; d != nil && d.Verdict == model.Inconclusive {
+		out = append(out, CheckDeadlock)
 	}
 	return out
 }

@@ -22,7 +22,7 @@ const (
 // CheckOrder lists every check's name in report order: the run's own,
 // the selectable analyzers (AllChecks), then events and pfc.
 var CheckOrder = []string{CheckIntegrity, CheckSwitchState, CheckEventsApplied, CheckGenerator,
-	CheckGBN, CheckRetransmission, CheckTimeout, CheckCNP, CheckCounters, CheckEvents, CheckPFC, CheckFlows}
+	CheckGBN, CheckRetransmission, CheckTimeout, CheckCNP, CheckCounters, CheckEvents, CheckPFC, CheckDeadlock, CheckFlows}
 
 // SwitchState is the switch_state check: whether the switch did only what
 // the test asked. It fails, and the run is invalid, when a mirror copy
@@ -111,6 +111,10 @@ func (r *Report) Verdict(name string) model.Verdict {
 		return c.Events.Verdict
 	case CheckPFC:
 		return r.PFC.Verdict
+	case CheckDeadlock:
+		if d := r.PFC.Deadlock; d != nil {
+			return d.Verdict
+		}
 	case CheckFlows:
 		return r.Flows.Verdict
 	default:
@@ -144,8 +148,10 @@ func (r *Report) Failed() []string {
 // verdict (Report.Flows) last.
 type checksJSON struct {
 	*Checks
-	PFC   *pfc.Result `json:"pfc,omitempty"`
-	Flows *flowsCheck `json:"flows,omitempty"`
+	PFC *pfc.Result `json:"pfc,omitempty"`
+	// Deadlock is pfc.Result.Deadlock (a run with several switches).
+	Deadlock *pfc.Deadlock `json:"deadlock,omitempty"`
+	Flows    *flowsCheck   `json:"flows,omitempty"`
 }
 
 // flowsCheck is the flows check in checks: the verdict and reason of
@@ -172,6 +178,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	if r.PFC.Verdict != "" {
 		c.PFC = &r.PFC
 	}
+	c.Deadlock = r.PFC.Deadlock
 	if r.Flows.Verdict != "" {
 		c.Flows = &flowsCheck{r.Flows.Verdict, r.Flows.Reason}
 	}
@@ -196,6 +203,9 @@ func (r *Report) UnmarshalJSON(b []byte) error {
 		r.PFC = *v.Checks.PFC
 	case v.OldPFC != nil:
 		r.PFC = *v.OldPFC
+	}
+	if v.Checks.Deadlock != nil {
+		r.PFC.Deadlock = v.Checks.Deadlock
 	}
 	return nil
 }

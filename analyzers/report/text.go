@@ -164,6 +164,9 @@ func TextRun(r *Report, run *RunInfo) string {
 		line(CheckPFC, pf.Verdict, fmt.Sprintf("%d PFC frames, %d episodes (%d storms), %d violations, %d watchdog firings",
 			pf.Frames, len(pf.Episodes)+pf.EpisodesDropped, storms, len(pf.Violations), len(pf.Watchdogs)), pf.Reason)
 	}
+	if d := r.PFC.Deadlock; d != nil {
+		line(CheckDeadlock, d.Verdict, deadlockSummary(d), d.Reason)
+	}
 	if fl := &r.Flows; fl.Verdict != "" {
 		line(CheckFlows, fl.Verdict, flowsSummary(fl), fl.Reason)
 	}
@@ -260,6 +263,9 @@ func TextRun(r *Report, run *RunInfo) string {
 	}
 	if r.PFC.Verdict != "" {
 		textPFC(w, &r.PFC)
+	}
+	if r.PFC.Fabric != nil || r.PFC.Deadlock != nil {
+		textFabric(w, &r.PFC)
 	}
 	if r.Flows.Verdict != "" {
 		textFlows(w, &r.Flows)

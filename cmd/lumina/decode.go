@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
 
+	"github.com/netlumina/lumina/analyzers"
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/trace"
 )
@@ -74,6 +76,10 @@ type decoder struct {
 	// frame it wraps.
 	mm      roce.MACMirror
 	wrapped bool
+	// switches names the logical switches of a fabric by id (the run
+	// record's fabric, when the trace is its run's); nil: copies of a
+	// switch other than 0 print its id.
+	switches []string
 }
 
 func (d *decoder) file(ctx context.Context, w *bufio.Writer, path string) error {
@@ -90,6 +96,7 @@ func (d *decoder) file(ctx context.Context, w *bufio.Writer, path string) error 
 		return fmt.Errorf("decode %s: link type %v not supported (Ethernet only)", path, lt)
 	}
 	d.mirrored = 0
+	d.switches = runSwitchNames(path)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -249,7 +256,7 @@ func (d *decoder) appendJSON(b []byte, tp trace.Packet, perr error, mirror bool)
 	}
 	if mirror {
 		m := p.Mirror()
-		b = appendMirrorJSONHead(b, m.Seq, m.TimestampNs)
+		b = d.appendMirrorJSONHead(b, m.Switch, m.Seq, m.TimestampNs)
 		b = append(b, m.Event.String()...)
 		b = append(b, '"')
 		if m.Event.Held() && p.HoldCode() != 0 {
@@ -354,7 +361,9 @@ func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool)
 	b = append(b, p.ICRC.String()...)
 	if mirror {
 		m := p.Mirror()
-		b = append(b, " [mirror seq="...)
+		b = append(b, " [mirror"...)
+		b = d.appendSwitch(b, m.Switch)
+		b = append(b, " seq="...)
 		b = strconv.AppendUint(b, m.Seq, 10)
 		b = append(b, " ts="...)
 		b = strconv.AppendUint(b, m.TimestampNs, 10)
@@ -390,7 +399,9 @@ func (d *decoder) appendWrappedText(b []byte) []byte {
 		return b
 	}
 	m := &d.mm
-	b = append(b, " [mirror seq="...)
+	b = append(b, " [mirror"...)
+	b = d.appendSwitch(b, m.Switch)
+	b = append(b, " seq="...)
 	b = strconv.AppendUint(b, m.Seq, 10)
 	b = append(b, " ts="...)
 	b = strconv.AppendUint(b, m.TimestampNs, 10)
@@ -405,11 +416,37 @@ func (d *decoder) appendWrappedText(b []byte) []byte {
 	return append(b, ']')
 }
 
+// appendSwitch appends " sw=NAME" (the run record's name) or " sw=N" for
+// a copy of switch sw other than 0; nothing for switch 0, so one-switch
+// traces print as before fabrics.
+func (d *decoder) appendSwitch(b []byte, sw uint8) []byte {
+	if sw == 0 {
+		return b
+	}
+	b = append(b, " sw="...)
+	if int(sw) < len(d.switches) && d.switches[sw] != "" {
+		return append(b, d.switches[sw]...)
+	}
+	return strconv.AppendUint(b, uint64(sw), 10)
+}
+
 // appendMirrorJSONHead appends the "mirror" key of both kinds of mirror
-// copies up to its event's value: "mirror":{"seq":N,"ts_ns":N,"event":".
-func appendMirrorJSONHead(b []byte, seq, tsNs uint64) []byte {
+// copies up to its event's value: "mirror":{"seq":N,"ts_ns":N,"event":",
+// with "switch":N (and "switch_name":"NAME" from the run record) after
+// "mirror":{ for a copy of a switch other than 0.
+func (d *decoder) appendMirrorJSONHead(b []byte, sw uint8, seq, tsNs uint64) []byte {
 	b = appendKey(b, "mirror")
-	b = append(b, `{"seq":`...)
+	b = append(b, '{')
+	if sw != 0 {
+		b = append(b, `"switch":`...)
+		b = strconv.AppendUint(b, uint64(sw), 10)
+		if int(sw) < len(d.switches) && d.switches[sw] != "" {
+			b = append(b, `,"switch_name":`...)
+			b = strconv.AppendQuote(b, d.switches[sw])
+		}
+		b = append(b, ',')
+	}
+	b = append(b, `"seq":`...)
 	b = strconv.AppendUint(b, seq, 10)
 	b = append(b, `,"ts_ns":`...)
 	b = strconv.AppendUint(b, tsNs, 10)
@@ -420,7 +457,7 @@ func appendMirrorJSONHead(b []byte, seq, tsNs uint64) []byte {
 // {"seq":N,"ts_ns":N,"event":"E","sent":B,"port":N}.
 func (d *decoder) appendWrappedJSON(b []byte) []byte {
 	m := &d.mm
-	b = appendMirrorJSONHead(b, m.Seq, m.TimestampNs)
+	b = d.appendMirrorJSONHead(b, m.Switch, m.Seq, m.TimestampNs)
 	b = appendEvent(b, m.Event)
 	b = append(b, `","sent":`...)
 	b = appendBool(b, m.Sent)
@@ -504,4 +541,19 @@ func appendSeconds(b []byte, ns int64) []byte {
 		b = append(b, byte('0'+frac/div%10))
 	}
 	return b
+}
+
+// runSwitchNames returns the switch names of the fabric of the lumina run
+// whose trace is at path (analyzers.ReadInputs: the trace of the run
+// directory holding it), or nil: not a run's trace, one switch, or a run
+// record that cannot be read (decode prints switch ids then).
+func runSwitchNames(path string) []string {
+	if !analyzers.IsRunDir(filepath.Dir(path)) {
+		return nil
+	}
+	in, err := analyzers.ReadInputs(path, "")
+	if err != nil || in.RunDir == "" || in.Meta.Fabric == nil {
+		return nil
+	}
+	return in.Meta.Fabric.Switches
 }

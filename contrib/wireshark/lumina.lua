@@ -5,8 +5,10 @@
 -- traces:
 --
 --   * The mirror metadata of RoCE mirror copies (docs/decode.md, roce/doc.go):
---     destination MAC = 48-bit switch timestamp (ns), source MAC = 48-bit
---     mirror sequence number, IP TTL / IPv6 hop limit bits 0..2 = the
+--     destination MAC = 48-bit switch timestamp (ns), source MAC = the
+--     logical switch that made the copy (bits 41..45, so its first byte is
+--     switch << 1; 0 in a one-switch run) above its 40-bit mirror sequence
+--     number (bits 0..39), IP TTL / IPv6 hop limit bits 0..2 = the
 --     injected event. The depth of the egress queue the packet joined
 --     (roce.DepthCode, 11 bits) is in the TTL bits 3..7 (its top 5 bits) and
 --     the BTH's resv6, byte 4 bits 0..5 (its low 6 bits): e = code >> 8,
@@ -21,7 +23,8 @@
 --     above; code 0 means no hold recorded (traces from before holds).
 --   * The wrapped mirror copies of PFC/PAUSE frames, EtherType 0x88B5
 --     (IEEE 802 local experimental EtherType 1):
---       0..5 timestamp, 6..11 sequence number, 12..13 0x88B5, 14 event,
+--       0..5 timestamp, 6..11 switch and sequence number (as a RoCE
+--       copy's source MAC), 12..13 0x88B5, 14 event,
 --       15 flags (0x01: the switch sent the frame, else it received it),
 --       16..17 switch port, 18.. the original frame (no FCS),
 --     which is handed to Wireshark's Ethernet dissector.
@@ -43,6 +46,7 @@ local EVENT_DELAY, EVENT_REORDER = 4, 5
 
 local f = {
     seq = ProtoField.uint64("lumina.seq", "Sequence number", base.DEC),
+    switch = ProtoField.uint8("lumina.switch", "Switch", base.DEC),
     ts = ProtoField.uint64("lumina.ts", "Switch timestamp (ns)", base.DEC),
     event = ProtoField.uint8("lumina.event", "Event", base.DEC, events),
     hold = ProtoField.uint64("lumina.hold", "Hold (ns, floor)", base.DEC),
@@ -59,7 +63,7 @@ local f = {
     caplen = ProtoField.uint32("lumina.caplen", "Captured RoCE bytes", base.DEC),
     len = ProtoField.uint32("lumina.len", "RoCE bytes on the wire", base.DEC),
 }
-lumina.fields = { f.seq, f.ts, f.event, f.hold, f.hold_code, f.hold_unit,
+lumina.fields = { f.seq, f.switch, f.ts, f.event, f.hold, f.hold_code, f.hold_unit,
     f.qdepth, f.qdepth_code, f.qdepth_unit,
     f.sent, f.flags, f.port, f.udp_src, f.caplen, f.len }
 
@@ -70,9 +74,9 @@ lumina.experts = { ex_truncated }
 -- "auto" (default) reads a RoCE frame as a mirror copy when its TTL (hop
 -- limit) and BTH resv6 read as an event and a queue depth (a TTL below 8,
 -- or a canonical depth code: exponent 0 or mantissa >= 32, so a host's TTL
--- 64 with resv6 0 is none) and the first two bytes of its source MAC are
--- zero, as a sequence number below 2^32 has them; real hosts have an OUI
--- there. This is decided frame by frame (lumina decode --mirror auto
+-- 64 with resv6 0 is none), the first byte of its source MAC is a switch
+-- id shifted left by one (0..62, even) and the second is zero, as a
+-- sequence number below 2^32 has it; real hosts have an OUI there. This is decided frame by frame (lumina decode --mirror auto
 -- lets the first RoCE frame of a file decide).
 local MIRROR_AUTO, MIRROR_ON, MIRROR_OFF = 0, 1, 2
 lumina.prefs.mirror = Pref.enum("Mirror metadata",
@@ -167,14 +171,21 @@ local function hold(code)
     return m * unit, unit
 end
 
--- add_meta adds the timestamp and sequence number (the MACs) and the event
--- to tree and returns the Info suffix.
+-- add_meta adds the switch, sequence number and timestamp (the MACs) and
+-- the event to tree and returns the Info suffix: "sw=N " first for a copy
+-- of a switch other than 0, as lumina decode prints it.
 local function add_meta(tree, dst, src, event, event_range)
-    local ts, seq = dst.range:uint64(), src.range:uint64()
+    local ts, seq = dst.range:uint64(), src.range(1, 5):uint64()
+    local sw = math.floor(src.range(0, 1):uint() / 2) % 32
+    tree:add(f.switch, src.range(0, 1), sw)
     tree:add(f.seq, src.range, seq)
     tree:add(f.ts, dst.range, ts)
     tree:add(f.event, event_range, event)
-    return string.format("seq=%s ts=%s event=%s", tostring(seq), tostring(ts),
+    local prefix = ""
+    if sw ~= 0 then
+        prefix = string.format("sw=%d ", sw)
+    end
+    return string.format("%sseq=%s ts=%s event=%s", prefix, tostring(seq), tostring(ts),
         events[event] or string.format("event(%d)", event))
 end
 
@@ -293,7 +304,8 @@ function lumina.dissector(tvb, pinfo, tree)
     local mirror = mode == MIRROR_ON
     if mode == MIRROR_AUTO then
         local src, ttl = first(fx.eth_src), first(fx.ip_ttl) or first(fx.ip6_hlim)
-        mirror = src ~= nil and ttl ~= nil and src.range(0, 2):uint() == 0 and
+        local b0 = src and src.range(0, 1):uint()
+        mirror = src ~= nil and ttl ~= nil and b0 % 2 == 0 and b0 < 64 and src.range(1, 1):uint() == 0 and
             (ttl.value <= 7 or canonical_depth(depth_code(ttl.value, tvb)))
     end
     return dissect_roce(tvb, pinfo, tree, mirror, false)

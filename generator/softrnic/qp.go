@@ -649,6 +649,12 @@ func (qp *QP) goBack(psn roce.PSN) {
 			qp.sendIdx, qp.sendOff = i, psn.Sub(w.firstPSN)
 			qp.pktsNoAck = 0
 			qp.lastSend = qp.nic.loop.Now()
+			// The timer counts from the go-back, whether or not the
+			// retransmission can leave: a QP whose port stays paused (a
+			// PFC deadlock or storm) times out again and ends by its
+			// retry limit, as the transport timer of a NIC whose queue
+			// holds the request.
+			qp.armTimer()
 			qp.nic.kick()
 			return
 		}

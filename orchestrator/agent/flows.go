@@ -62,6 +62,7 @@ type SimFlows struct {
 	exec generator.Exec // serializes with every other use of the loop
 
 	mu      sync.Mutex
+	linger  time.Duration // how long the clock runs on after the last flow ended
 	run     *simRun       // the current run
 	changed chan struct{} // closed and replaced when a run's turn or state changes
 }
@@ -104,6 +105,18 @@ func (s *SimFlows) Expect(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.run = newSimRun(max(n, 1))
+}
+
+// Linger makes the clock of the next runs go on for d after the last
+// flow's requester is done (or its limit passed), whatever is pending:
+// the switches keep running, their PFC refreshes and watchdogs firing,
+// for a test's deadlock window (deadlock-ms). 0 (the default): the clock
+// stops when nothing is left to do or every flow's limit has passed, as
+// it always did.
+func (s *SimFlows) Linger(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.linger = max(d, 0)
 }
 
 // notifyLocked wakes the waiters of SetUp and Traffic.
@@ -226,6 +239,7 @@ func (s *SimFlows) drive(run *simRun) {
 			flows = append(flows, &run.state[i])
 		}
 	}
+	linger := s.linger
 	s.mu.Unlock()
 	l := s.loop
 	s.exec(func() {
@@ -240,6 +254,19 @@ func (s *SimFlows) drive(run *simRun) {
 		}
 		byEnd := slices.Clone(flows)
 		slices.SortStableFunc(byEnd, func(a, b *flowState) int { return cmp.Compare(a.end, b.end) })
+		if linger > 0 {
+			if !runDone(l, byEnd, flows) {
+				return
+			}
+			// The window counts from the instant the last flow ended.
+			for end := addSat(l.Now(), int64(linger), 0); l.Now() < end; {
+				if interrupted(flows) {
+					return
+				}
+				l.RunUntil(min(l.Now()+runStep, end))
+			}
+			return
+		}
 		for _, st := range byEnd {
 			for l.Pending() > 0 && l.Now() < st.end {
 				if interrupted(flows) {
@@ -260,6 +287,44 @@ func (s *SimFlows) drive(run *simRun) {
 	close(run.ran)
 	if s.run == run {
 		s.run = newSimRun(run.n)
+	}
+}
+
+// runDone runs the clock event by event until every flow has ended: its
+// requester is done (checked at the event that made it so) or its limit
+// has passed. byEnd are the flows by deadline. It notes each flow's
+// verdict as drive does and returns false if a flow's context ended
+// first.
+func runDone(l *sim.EventLoop, byEnd, flows []*flowState) bool {
+	isDone := func(st *flowState) bool {
+		select {
+		case <-st.f.Done:
+			return true
+		default:
+			return false
+		}
+	}
+	next := 0 // flows before it (in byEnd) have ended
+	for n := 0; ; n++ {
+		for next < len(byEnd) {
+			st := byEnd[next]
+			if done := isDone(st); done || l.Now() >= st.end {
+				st.checked, st.inTime = true, done
+				next++
+				continue
+			}
+			break
+		}
+		if next == len(byEnd) {
+			return true
+		}
+		if n%4096 == 0 && interrupted(flows) {
+			return false
+		}
+		if !l.StepUntil(byEnd[next].end) {
+			// Nothing due before its deadline: the clock jumps there.
+			l.RunUntil(byEnd[next].end)
+		}
 	}
 }
 

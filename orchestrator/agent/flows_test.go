@@ -364,3 +364,62 @@ func TestSimFlowsAbandon(t *testing.T) {
 		t.Errorf("after the run, traffic of flow 0 without a new set-up: %q", got)
 	}
 }
+
+// TestSimFlowsLinger: with Linger the clock stops exactly the linger after
+// the last flow's requester is done, events (a switch's PFC refreshes)
+// firing all along, and each flow's verdict is as without it (one done in
+// time, one past its limit); without Linger the same run goes on until the
+// last limit, as before.
+func TestSimFlowsLinger(t *testing.T) {
+	const (
+		tick   = 10 * time.Microsecond // a timer that never stops firing
+		doneAt = 1234 * time.Microsecond
+		limit  = 50 * time.Millisecond
+		slow   = 3 * time.Millisecond // the second flow's limit: it never ends
+	)
+	for _, tc := range []struct {
+		name   string
+		linger time.Duration
+		// wantNow is the clock when the run ends; wantLast the last tick.
+		wantNow, wantLast int64
+	}{
+		{"linger 5 ms", 5 * time.Millisecond, int64(slow + 5*time.Millisecond), int64(slow + 5*time.Millisecond)},
+		{"no linger", 0, int64(limit), int64(limit)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			loop := sim.NewEventLoop()
+			s := NewSimFlows(loop, func(fn func()) { mu.Lock(); defer mu.Unlock(); fn() })
+			s.Expect(2)
+			s.Linger(tc.linger)
+			var last int64
+			var refresh func()
+			refresh = func() { last = loop.Now(); loop.AfterFunc(tick, refresh) }
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			done0, never := make(chan struct{}), make(chan struct{})
+			res := make(chan string, 1)
+			go func() {
+				if err := s.SetUp(ctx, 1); err != nil {
+					res <- err.Error()
+					return
+				}
+				res <- s.Traffic(ctx, Flow{Index: 1, Start: func() {}, Done: never, Limit: slow})
+			}()
+			if err := s.SetUp(ctx, 0); err != nil {
+				t.Fatal(err)
+			}
+			got0 := s.Traffic(ctx, Flow{Index: 0, Limit: limit, Done: done0, Start: func() {
+				refresh()
+				loop.AfterFunc(doneAt, func() { close(done0) })
+			}})
+			got1 := <-res
+			if got0 != "" || got1 != "traffic did not complete within 3ms of virtual time" {
+				t.Errorf("verdicts %q, %q; want \"\" and the second flow's limit", got0, got1)
+			}
+			if now := loop.Now(); now != tc.wantNow || last != tc.wantLast {
+				t.Errorf("clock %d ns, last tick %d ns; want %d and %d", now, last, tc.wantNow, tc.wantLast)
+			}
+		})
+	}
+}

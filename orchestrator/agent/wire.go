@@ -913,6 +913,16 @@ func SwitchPFCToProto(c *injector.PFCConfig) *luminav1.SwitchPFC {
 	if w := c.Watchdog; w != nil {
 		m.Watchdog, m.WatchdogDetectionNs, m.WatchdogRestorationNs = true, int64(w.Detection), int64(w.Restoration)
 	}
+	if len(c.WatchdogPorts) > 0 {
+		m.WatchdogPorts = map[uint32]*luminav1.PortWatchdog{}
+		for port, w := range c.WatchdogPorts {
+			pw := &luminav1.PortWatchdog{}
+			if w != nil {
+				pw.Watchdog, pw.DetectionNs, pw.RestorationNs = true, int64(w.Detection), int64(w.Restoration)
+			}
+			m.WatchdogPorts[port] = pw
+		}
+	}
 	return m
 }
 
@@ -955,6 +965,18 @@ func SwitchPFCFromProto(m *luminav1.SwitchPFC) (*injector.PFCConfig, error) {
 			return nil, fmt.Errorf("%w: SwitchPFC: negative watchdog time", ErrWire)
 		}
 		c.Watchdog = &injector.PFCWatchdog{Detection: time.Duration(m.GetWatchdogDetectionNs()), Restoration: time.Duration(m.GetWatchdogRestorationNs())}
+	}
+	for port, pw := range m.GetWatchdogPorts() {
+		if port > 511 || pw.GetDetectionNs() < 0 || pw.GetRestorationNs() < 0 {
+			return nil, fmt.Errorf("%w: SwitchPFC.watchdog_ports[%d]: port above 511 or a negative time", ErrWire, port)
+		}
+		if c.WatchdogPorts == nil {
+			c.WatchdogPorts = map[uint32]*injector.PFCWatchdog{}
+		}
+		c.WatchdogPorts[port] = nil
+		if pw.GetWatchdog() {
+			c.WatchdogPorts[port] = &injector.PFCWatchdog{Detection: time.Duration(pw.GetDetectionNs()), Restoration: time.Duration(pw.GetRestorationNs())}
+		}
 	}
 	return c, nil
 }

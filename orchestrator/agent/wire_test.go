@@ -547,3 +547,22 @@ func TestWireInjectorPFCRoundTrip(t *testing.T) {
 		t.Errorf("priority 8: %v, want ErrWire", err)
 	}
 }
+
+// TestSwitchPFCWatchdogPorts: a fabric's per-port watchdogs cross the wire
+// as they are, a port without one (nil) included; a negative time or a
+// port past 9 bits is refused.
+func TestSwitchPFCWatchdogPorts(t *testing.T) {
+	w := &injector.PFCWatchdog{Detection: 100 * time.Millisecond, Restoration: 200 * time.Millisecond}
+	in := &injector.PFCConfig{Lossless: 1 << 3, PortBps: map[uint32]int64{200: 100e9}, WatchdogPorts: map[uint32]*injector.PFCWatchdog{1: w, 200: w, 201: nil}}
+	got, err := SwitchPFCFromProto(SwitchPFCToProto(in))
+	if err != nil || !reflect.DeepEqual(got, in) {
+		t.Errorf("round trip = %+v, %v; want %+v", got, err, in)
+	}
+	for _, bad := range []map[uint32]*luminav1.PortWatchdog{{512: {}}, {3: {Watchdog: true, DetectionNs: -1}}} {
+		m := SwitchPFCToProto(&injector.PFCConfig{})
+		m.WatchdogPorts = bad
+		if _, err := SwitchPFCFromProto(m); !errors.Is(err, ErrWire) {
+			t.Errorf("watchdog_ports %v: error %v, want ErrWire", bad, err)
+		}
+	}
+}

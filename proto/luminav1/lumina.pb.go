@@ -2758,8 +2758,12 @@ type SwitchPFC struct {
 	WatchdogDetectionNs   int64  `protobuf:"varint,8,opt,name=watchdog_detection_ns,json=watchdogDetectionNs,proto3" json:"watchdog_detection_ns,omitempty"`
 	WatchdogRestorationNs int64  `protobuf:"varint,9,opt,name=watchdog_restoration_ns,json=watchdogRestorationNs,proto3" json:"watchdog_restoration_ns,omitempty"`
 	Mac                   []byte `protobuf:"bytes,10,opt,name=mac,proto3" json:"mac,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// Per-port watchdogs over the one above (injector.PFCConfig.WatchdogPorts:
+	// a fabric's logical switches each have their own); an entry with
+	// watchdog false is no watchdog on that port.
+	WatchdogPorts map[uint32]*PortWatchdog `protobuf:"bytes,11,rep,name=watchdog_ports,json=watchdogPorts,proto3" json:"watchdog_ports,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SwitchPFC) Reset() {
@@ -2862,6 +2866,74 @@ func (x *SwitchPFC) GetMac() []byte {
 	return nil
 }
 
+func (x *SwitchPFC) GetWatchdogPorts() map[uint32]*PortWatchdog {
+	if x != nil {
+		return x.WatchdogPorts
+	}
+	return nil
+}
+
+// PortWatchdog is one port's injector.PFCWatchdog (watchdog false: none).
+type PortWatchdog struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Watchdog      bool                   `protobuf:"varint,1,opt,name=watchdog,proto3" json:"watchdog,omitempty"`
+	DetectionNs   int64                  `protobuf:"varint,2,opt,name=detection_ns,json=detectionNs,proto3" json:"detection_ns,omitempty"`
+	RestorationNs int64                  `protobuf:"varint,3,opt,name=restoration_ns,json=restorationNs,proto3" json:"restoration_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortWatchdog) Reset() {
+	*x = PortWatchdog{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortWatchdog) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortWatchdog) ProtoMessage() {}
+
+func (x *PortWatchdog) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortWatchdog.ProtoReflect.Descriptor instead.
+func (*PortWatchdog) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *PortWatchdog) GetWatchdog() bool {
+	if x != nil {
+		return x.Watchdog
+	}
+	return false
+}
+
+func (x *PortWatchdog) GetDetectionNs() int64 {
+	if x != nil {
+		return x.DetectionNs
+	}
+	return 0
+}
+
+func (x *PortWatchdog) GetRestorationNs() int64 {
+	if x != nil {
+		return x.RestorationNs
+	}
+	return 0
+}
+
 type SchedulePausesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Pauses        []*PauseInjection      `protobuf:"bytes,1,rep,name=pauses,proto3" json:"pauses,omitempty"`
@@ -2871,7 +2943,7 @@ type SchedulePausesRequest struct {
 
 func (x *SchedulePausesRequest) Reset() {
 	*x = SchedulePausesRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2883,7 +2955,7 @@ func (x *SchedulePausesRequest) String() string {
 func (*SchedulePausesRequest) ProtoMessage() {}
 
 func (x *SchedulePausesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2896,7 +2968,7 @@ func (x *SchedulePausesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchedulePausesRequest.ProtoReflect.Descriptor instead.
 func (*SchedulePausesRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{36}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SchedulePausesRequest) GetPauses() []*PauseInjection {
@@ -2927,7 +2999,7 @@ type PauseInjection struct {
 
 func (x *PauseInjection) Reset() {
 	*x = PauseInjection{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2939,7 +3011,7 @@ func (x *PauseInjection) String() string {
 func (*PauseInjection) ProtoMessage() {}
 
 func (x *PauseInjection) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2952,7 +3024,7 @@ func (x *PauseInjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseInjection.ProtoReflect.Descriptor instead.
 func (*PauseInjection) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{37}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PauseInjection) GetPort() uint32 {
@@ -3040,7 +3112,7 @@ type SchedulePausesResponse struct {
 
 func (x *SchedulePausesResponse) Reset() {
 	*x = SchedulePausesResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3052,7 +3124,7 @@ func (x *SchedulePausesResponse) String() string {
 func (*SchedulePausesResponse) ProtoMessage() {}
 
 func (x *SchedulePausesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3065,7 +3137,7 @@ func (x *SchedulePausesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchedulePausesResponse.ProtoReflect.Descriptor instead.
 func (*SchedulePausesResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{38}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{39}
 }
 
 type InjectorPFCRequest struct {
@@ -3076,7 +3148,7 @@ type InjectorPFCRequest struct {
 
 func (x *InjectorPFCRequest) Reset() {
 	*x = InjectorPFCRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3088,7 +3160,7 @@ func (x *InjectorPFCRequest) String() string {
 func (*InjectorPFCRequest) ProtoMessage() {}
 
 func (x *InjectorPFCRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3101,7 +3173,7 @@ func (x *InjectorPFCRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorPFCRequest.ProtoReflect.Descriptor instead.
 func (*InjectorPFCRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{39}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{40}
 }
 
 type InjectorPFCResponse struct {
@@ -3114,7 +3186,7 @@ type InjectorPFCResponse struct {
 
 func (x *InjectorPFCResponse) Reset() {
 	*x = InjectorPFCResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3126,7 +3198,7 @@ func (x *InjectorPFCResponse) String() string {
 func (*InjectorPFCResponse) ProtoMessage() {}
 
 func (x *InjectorPFCResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3139,7 +3211,7 @@ func (x *InjectorPFCResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorPFCResponse.ProtoReflect.Descriptor instead.
 func (*InjectorPFCResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{40}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *InjectorPFCResponse) GetPorts() []*PortPFC {
@@ -3177,7 +3249,7 @@ type PortPFC struct {
 
 func (x *PortPFC) Reset() {
 	*x = PortPFC{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3189,7 +3261,7 @@ func (x *PortPFC) String() string {
 func (*PortPFC) ProtoMessage() {}
 
 func (x *PortPFC) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3202,7 +3274,7 @@ func (x *PortPFC) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortPFC.ProtoReflect.Descriptor instead.
 func (*PortPFC) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{41}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PortPFC) GetPort() uint32 {
@@ -3302,7 +3374,7 @@ type PFCLogEvent struct {
 
 func (x *PFCLogEvent) Reset() {
 	*x = PFCLogEvent{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3314,7 +3386,7 @@ func (x *PFCLogEvent) String() string {
 func (*PFCLogEvent) ProtoMessage() {}
 
 func (x *PFCLogEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3327,7 +3399,7 @@ func (x *PFCLogEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PFCLogEvent.ProtoReflect.Descriptor instead.
 func (*PFCLogEvent) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{42}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *PFCLogEvent) GetAtNs() int64 {
@@ -3367,7 +3439,7 @@ type InjectorStartResponse struct {
 
 func (x *InjectorStartResponse) Reset() {
 	*x = InjectorStartResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3379,7 +3451,7 @@ func (x *InjectorStartResponse) String() string {
 func (*InjectorStartResponse) ProtoMessage() {}
 
 func (x *InjectorStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3392,7 +3464,7 @@ func (x *InjectorStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorStartResponse.ProtoReflect.Descriptor instead.
 func (*InjectorStartResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{43}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *InjectorStartResponse) GetP4RuntimeAddr() string {
@@ -3410,7 +3482,7 @@ type InjectorTimingRequest struct {
 
 func (x *InjectorTimingRequest) Reset() {
 	*x = InjectorTimingRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3422,7 +3494,7 @@ func (x *InjectorTimingRequest) String() string {
 func (*InjectorTimingRequest) ProtoMessage() {}
 
 func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3435,7 +3507,7 @@ func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorTimingRequest.ProtoReflect.Descriptor instead.
 func (*InjectorTimingRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{44}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{45}
 }
 
 // InjectorTimingResponse is an injector.Timing: how the switch's mirror
@@ -3473,7 +3545,7 @@ type InjectorTimingResponse struct {
 
 func (x *InjectorTimingResponse) Reset() {
 	*x = InjectorTimingResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3485,7 +3557,7 @@ func (x *InjectorTimingResponse) String() string {
 func (*InjectorTimingResponse) ProtoMessage() {}
 
 func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3498,7 +3570,7 @@ func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorTimingResponse.ProtoReflect.Descriptor instead.
 func (*InjectorTimingResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{45}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *InjectorTimingResponse) GetFrames() uint64 {
@@ -3780,7 +3852,7 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\n" +
 	"PortsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\rR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x06\x10\aR\x03ecn\"\xc8\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x06\x10\aR\x03ecn\"\xf3\x04\n" +
 	"\tSwitchPFC\x12\x1a\n" +
 	"\blossless\x18\x01 \x01(\rR\blossless\x12(\n" +
 	"\x10dscp_to_priority\x18\x02 \x01(\fR\x0edscpToPriority\x12<\n" +
@@ -3793,10 +3865,18 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x15watchdog_detection_ns\x18\b \x01(\x03R\x13watchdogDetectionNs\x126\n" +
 	"\x17watchdog_restoration_ns\x18\t \x01(\x03R\x15watchdogRestorationNs\x12\x10\n" +
 	"\x03mac\x18\n" +
-	" \x01(\fR\x03mac\x1a:\n" +
+	" \x01(\fR\x03mac\x12N\n" +
+	"\x0ewatchdog_ports\x18\v \x03(\v2'.lumina.v1.SwitchPFC.WatchdogPortsEntryR\rwatchdogPorts\x1a:\n" +
 	"\fPortBpsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\rR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"J\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1aY\n" +
+	"\x12WatchdogPortsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\rR\x03key\x12-\n" +
+	"\x05value\x18\x02 \x01(\v2\x17.lumina.v1.PortWatchdogR\x05value:\x028\x01\"t\n" +
+	"\fPortWatchdog\x12\x1a\n" +
+	"\bwatchdog\x18\x01 \x01(\bR\bwatchdog\x12!\n" +
+	"\fdetection_ns\x18\x02 \x01(\x03R\vdetectionNs\x12%\n" +
+	"\x0erestoration_ns\x18\x03 \x01(\x03R\rrestorationNs\"J\n" +
 	"\x15SchedulePausesRequest\x121\n" +
 	"\x06pauses\x18\x01 \x03(\v2\x19.lumina.v1.PauseInjectionR\x06pauses\"\xe5\x02\n" +
 	"\x0ePauseInjection\x12\x12\n" +
@@ -3893,7 +3973,7 @@ func file_lumina_v1_lumina_proto_rawDescGZIP() []byte {
 }
 
 var file_lumina_v1_lumina_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_lumina_v1_lumina_proto_goTypes = []any{
 	(NICVendor)(0),                 // 0: lumina.v1.NICVendor
 	(CNPScope)(0),                  // 1: lumina.v1.CNPScope
@@ -3933,22 +4013,24 @@ var file_lumina_v1_lumina_proto_goTypes = []any{
 	(*InstallResponse)(nil),        // 35: lumina.v1.InstallResponse
 	(*InjectorStartRequest)(nil),   // 36: lumina.v1.InjectorStartRequest
 	(*SwitchPFC)(nil),              // 37: lumina.v1.SwitchPFC
-	(*SchedulePausesRequest)(nil),  // 38: lumina.v1.SchedulePausesRequest
-	(*PauseInjection)(nil),         // 39: lumina.v1.PauseInjection
-	(*SchedulePausesResponse)(nil), // 40: lumina.v1.SchedulePausesResponse
-	(*InjectorPFCRequest)(nil),     // 41: lumina.v1.InjectorPFCRequest
-	(*InjectorPFCResponse)(nil),    // 42: lumina.v1.InjectorPFCResponse
-	(*PortPFC)(nil),                // 43: lumina.v1.PortPFC
-	(*PFCLogEvent)(nil),            // 44: lumina.v1.PFCLogEvent
-	(*InjectorStartResponse)(nil),  // 45: lumina.v1.InjectorStartResponse
-	(*InjectorTimingRequest)(nil),  // 46: lumina.v1.InjectorTimingRequest
-	(*InjectorTimingResponse)(nil), // 47: lumina.v1.InjectorTimingResponse
-	nil,                            // 48: lumina.v1.NICParams.Dscp2prioEntry
-	nil,                            // 49: lumina.v1.Result.CountersEntry
-	nil,                            // 50: lumina.v1.ResponderStats.CountersEntry
-	nil,                            // 51: lumina.v1.CountersResponse.CountersEntry
-	nil,                            // 52: lumina.v1.InjectorStartRequest.PortsEntry
-	nil,                            // 53: lumina.v1.SwitchPFC.PortBpsEntry
+	(*PortWatchdog)(nil),           // 38: lumina.v1.PortWatchdog
+	(*SchedulePausesRequest)(nil),  // 39: lumina.v1.SchedulePausesRequest
+	(*PauseInjection)(nil),         // 40: lumina.v1.PauseInjection
+	(*SchedulePausesResponse)(nil), // 41: lumina.v1.SchedulePausesResponse
+	(*InjectorPFCRequest)(nil),     // 42: lumina.v1.InjectorPFCRequest
+	(*InjectorPFCResponse)(nil),    // 43: lumina.v1.InjectorPFCResponse
+	(*PortPFC)(nil),                // 44: lumina.v1.PortPFC
+	(*PFCLogEvent)(nil),            // 45: lumina.v1.PFCLogEvent
+	(*InjectorStartResponse)(nil),  // 46: lumina.v1.InjectorStartResponse
+	(*InjectorTimingRequest)(nil),  // 47: lumina.v1.InjectorTimingRequest
+	(*InjectorTimingResponse)(nil), // 48: lumina.v1.InjectorTimingResponse
+	nil,                            // 49: lumina.v1.NICParams.Dscp2prioEntry
+	nil,                            // 50: lumina.v1.Result.CountersEntry
+	nil,                            // 51: lumina.v1.ResponderStats.CountersEntry
+	nil,                            // 52: lumina.v1.CountersResponse.CountersEntry
+	nil,                            // 53: lumina.v1.InjectorStartRequest.PortsEntry
+	nil,                            // 54: lumina.v1.SwitchPFC.PortBpsEntry
+	nil,                            // 55: lumina.v1.SwitchPFC.WatchdogPortsEntry
 }
 var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	6,  // 0: lumina.v1.DumperStartRequest.config:type_name -> lumina.v1.DumperConfig
@@ -3961,7 +4043,7 @@ var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	18, // 7: lumina.v1.NICSpec.configure:type_name -> lumina.v1.NICParams
 	20, // 8: lumina.v1.NICSpec.rnic:type_name -> lumina.v1.RNICConfig
 	0,  // 9: lumina.v1.NICDevice.vendor:type_name -> lumina.v1.NICVendor
-	48, // 10: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
+	49, // 10: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
 	1,  // 11: lumina.v1.RNICConfig.cnp_scope:type_name -> lumina.v1.CNPScope
 	21, // 12: lumina.v1.RNICConfig.pfc:type_name -> lumina.v1.RNICPFC
 	26, // 13: lumina.v1.RunRequest.traffic:type_name -> lumina.v1.Traffic
@@ -3969,49 +4051,51 @@ var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	28, // 15: lumina.v1.Result.qps:type_name -> lumina.v1.QPResult
 	29, // 16: lumina.v1.Result.responder:type_name -> lumina.v1.ResponderStats
 	30, // 17: lumina.v1.Result.connections:type_name -> lumina.v1.Connection
-	49, // 18: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
-	50, // 19: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
+	50, // 18: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
+	51, // 19: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
 	31, // 20: lumina.v1.Connection.requester:type_name -> lumina.v1.Endpoint
 	31, // 21: lumina.v1.Connection.responder:type_name -> lumina.v1.Endpoint
-	51, // 22: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
+	52, // 22: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
 	30, // 23: lumina.v1.InstallRequest.connections:type_name -> lumina.v1.Connection
-	52, // 24: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
+	53, // 24: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
 	37, // 25: lumina.v1.InjectorStartRequest.pfc:type_name -> lumina.v1.SwitchPFC
-	53, // 26: lumina.v1.SwitchPFC.port_bps:type_name -> lumina.v1.SwitchPFC.PortBpsEntry
-	39, // 27: lumina.v1.SchedulePausesRequest.pauses:type_name -> lumina.v1.PauseInjection
-	43, // 28: lumina.v1.InjectorPFCResponse.ports:type_name -> lumina.v1.PortPFC
-	44, // 29: lumina.v1.InjectorPFCResponse.log:type_name -> lumina.v1.PFCLogEvent
-	2,  // 30: lumina.v1.Dumper.Start:input_type -> lumina.v1.DumperStartRequest
-	4,  // 31: lumina.v1.Dumper.Stop:input_type -> lumina.v1.DumperStopRequest
-	9,  // 32: lumina.v1.Dumper.Fetch:input_type -> lumina.v1.FetchRequest
-	14, // 33: lumina.v1.Generator.StartNIC:input_type -> lumina.v1.StartNICRequest
-	22, // 34: lumina.v1.Generator.Serve:input_type -> lumina.v1.ServeRequest
-	24, // 35: lumina.v1.Generator.Run:input_type -> lumina.v1.RunRequest
-	32, // 36: lumina.v1.Generator.Counters:input_type -> lumina.v1.CountersRequest
-	11, // 37: lumina.v1.Generator.StallRx:input_type -> lumina.v1.StallRxRequest
-	34, // 38: lumina.v1.Intake.Install:input_type -> lumina.v1.InstallRequest
-	36, // 39: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
-	46, // 40: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
-	38, // 41: lumina.v1.Injector.SchedulePauses:input_type -> lumina.v1.SchedulePausesRequest
-	41, // 42: lumina.v1.Injector.PFC:input_type -> lumina.v1.InjectorPFCRequest
-	3,  // 43: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
-	5,  // 44: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
-	10, // 45: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
-	15, // 46: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
-	23, // 47: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
-	25, // 48: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
-	33, // 49: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
-	13, // 50: lumina.v1.Generator.StallRx:output_type -> lumina.v1.StallRxResponse
-	35, // 51: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
-	45, // 52: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
-	47, // 53: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
-	40, // 54: lumina.v1.Injector.SchedulePauses:output_type -> lumina.v1.SchedulePausesResponse
-	42, // 55: lumina.v1.Injector.PFC:output_type -> lumina.v1.InjectorPFCResponse
-	43, // [43:56] is the sub-list for method output_type
-	30, // [30:43] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	54, // 26: lumina.v1.SwitchPFC.port_bps:type_name -> lumina.v1.SwitchPFC.PortBpsEntry
+	55, // 27: lumina.v1.SwitchPFC.watchdog_ports:type_name -> lumina.v1.SwitchPFC.WatchdogPortsEntry
+	40, // 28: lumina.v1.SchedulePausesRequest.pauses:type_name -> lumina.v1.PauseInjection
+	44, // 29: lumina.v1.InjectorPFCResponse.ports:type_name -> lumina.v1.PortPFC
+	45, // 30: lumina.v1.InjectorPFCResponse.log:type_name -> lumina.v1.PFCLogEvent
+	38, // 31: lumina.v1.SwitchPFC.WatchdogPortsEntry.value:type_name -> lumina.v1.PortWatchdog
+	2,  // 32: lumina.v1.Dumper.Start:input_type -> lumina.v1.DumperStartRequest
+	4,  // 33: lumina.v1.Dumper.Stop:input_type -> lumina.v1.DumperStopRequest
+	9,  // 34: lumina.v1.Dumper.Fetch:input_type -> lumina.v1.FetchRequest
+	14, // 35: lumina.v1.Generator.StartNIC:input_type -> lumina.v1.StartNICRequest
+	22, // 36: lumina.v1.Generator.Serve:input_type -> lumina.v1.ServeRequest
+	24, // 37: lumina.v1.Generator.Run:input_type -> lumina.v1.RunRequest
+	32, // 38: lumina.v1.Generator.Counters:input_type -> lumina.v1.CountersRequest
+	11, // 39: lumina.v1.Generator.StallRx:input_type -> lumina.v1.StallRxRequest
+	34, // 40: lumina.v1.Intake.Install:input_type -> lumina.v1.InstallRequest
+	36, // 41: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
+	47, // 42: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
+	39, // 43: lumina.v1.Injector.SchedulePauses:input_type -> lumina.v1.SchedulePausesRequest
+	42, // 44: lumina.v1.Injector.PFC:input_type -> lumina.v1.InjectorPFCRequest
+	3,  // 45: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
+	5,  // 46: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
+	10, // 47: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
+	15, // 48: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
+	23, // 49: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
+	25, // 50: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
+	33, // 51: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
+	13, // 52: lumina.v1.Generator.StallRx:output_type -> lumina.v1.StallRxResponse
+	35, // 53: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
+	46, // 54: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
+	48, // 55: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
+	41, // 56: lumina.v1.Injector.SchedulePauses:output_type -> lumina.v1.SchedulePausesResponse
+	43, // 57: lumina.v1.Injector.PFC:output_type -> lumina.v1.InjectorPFCResponse
+	45, // [45:58] is the sub-list for method output_type
+	32, // [32:45] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_lumina_v1_lumina_proto_init() }
@@ -4025,7 +4109,7 @@ func file_lumina_v1_lumina_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lumina_v1_lumina_proto_rawDesc), len(file_lumina_v1_lumina_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   52,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -50,6 +50,9 @@ type Frame struct {
 	Wrapped bool
 	Port    uint16
 	Sent    bool
+	// Switch is the logical switch that made the copy (a fabric; each
+	// switch numbers its copies from 1).
+	Switch uint8
 }
 
 // Frames builds the frames of script.
@@ -192,23 +195,24 @@ func Pcap(frames []Frame, opt Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	seq := uint64(0)
+	var seqs [roce.MaxSwitches]uint64
 	for _, f := range frames {
 		b := f.Data
+		seq := &seqs[f.Switch%roce.MaxSwitches]
 		switch {
 		case f.Wrapped && opt.Foreign:
 			continue
 		case f.Wrapped:
-			seq++
-			b = roce.AppendMACMirror(nil, roce.MirrorMeta{Seq: seq, TimestampNs: uint64(f.TimeNs), Event: f.Event}, f.Sent, f.Port, f.Data)
+			*seq++
+			b = roce.AppendMACMirror(nil, roce.MirrorMeta{Seq: *seq, Switch: f.Switch, TimestampNs: uint64(f.TimeNs), Event: f.Event}, f.Sent, f.Port, f.Data)
 		case opt.Foreign:
 			if f.Event == roce.EventDrop {
 				continue
 			}
 		default:
 			b = bytes.Clone(b)
-			seq++
-			if !roce.ApplyMirror(b, roce.MirrorMeta{Seq: seq, TimestampNs: uint64(f.TimeNs), Event: f.Event, QDepth: f.QDepth}, roce.DefaultMirrorPort, 0x1234) ||
+			*seq++
+			if !roce.ApplyMirror(b, roce.MirrorMeta{Seq: *seq, Switch: f.Switch, TimestampNs: uint64(f.TimeNs), Event: f.Event, QDepth: f.QDepth}, roce.DefaultMirrorPort, 0x1234) ||
 				!roce.RestoreMirror(b, roce.DefaultMirrorPort) {
 				return nil, fmt.Errorf("mirror codec failed")
 			}

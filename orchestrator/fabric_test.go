@@ -1,0 +1,110 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/controlplane"
+	"github.com/netlumina/lumina/sim"
+)
+
+// TestFabricModel: a two-switch fabric as the run record keeps it: every
+// port in port order with its host or its peer, the link's gbps and
+// delay-ns (the hosts' line rate and the sim default delay when the test
+// gives none), the routes and each flow's observed switch by name.
+func TestFabricModel(t *testing.T) {
+	routes := []model.Route{
+		{From: "a", To: "b", Hops: []model.Hop{{Switch: "tor1", In: 1, Out: 200}, {Switch: "tor2", In: 201, Out: 2}}},
+		{From: "b", To: "a", Hops: []model.Hop{{Switch: "tor2", In: 2, Out: 201}, {Switch: "tor1", In: 200, Out: 1}}},
+	}
+	fb := &fabric{switches: []string{"tor1", "tor2", "spine"},
+		hosts: []hostCable{{sw: 0, port: 1}, {sw: 1, port: 2}, {sw: 1, port: 32}},
+		links: []switchLink{
+			{sw: [2]int{0, 1}, ports: [2]uint32{200, 201}, cable: cable{gbps: 40, delayNs: 1000}},
+			{sw: [2]int{2, 0}, ports: [2]uint32{202, 203}},
+		},
+		routes: []hostRoute{{from: 0, to: 1, hops: []config.Hop{{Switch: 0, In: 1, Out: 200}, {Switch: 1, In: 201, Out: 2}}},
+			{from: 1, to: 0, hops: []config.Hop{{Switch: 1, In: 2, Out: 201}, {Switch: 0, In: 200, Out: 1}}}},
+		observe: []int{1, 0}, flows: []string{"f1", "f2"}, ecn: []*config.ECN{nil, {Priorities: []int{3}}, nil}}
+	got := fb.model([]string{"a", "b", "c"}, []string{"f1", "f2"}, 100)
+	want := &model.Fabric{Switches: []string{"tor1", "tor2", "spine"},
+		Ports: []model.FabricPort{
+			{Port: 1, Switch: "tor1", Host: "a", Gbps: 100, DelayNs: 500},
+			{Port: 2, Switch: "tor2", Host: "b", Gbps: 100, DelayNs: 500},
+			{Port: 32, Switch: "tor2", Host: "c", Gbps: 100, DelayNs: 500},
+			{Port: 200, Switch: "tor1", PeerSwitch: "tor2", PeerPort: 201, Gbps: 40, DelayNs: 1000},
+			{Port: 201, Switch: "tor2", PeerSwitch: "tor1", PeerPort: 200, Gbps: 40, DelayNs: 1000},
+			{Port: 202, Switch: "spine", PeerSwitch: "tor1", PeerPort: 203, Gbps: 100, DelayNs: 500},
+			{Port: 203, Switch: "tor1", PeerSwitch: "spine", PeerPort: 202, Gbps: 100, DelayNs: 500},
+		},
+		Routes:  routes,
+		Observe: map[string]string{"f1": "tor2", "f2": "tor1"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("model() =\n%+v\nwant\n%+v", got, want)
+	}
+	cp := fb.controlplane([]uint32{10})
+	wantCP := &controlplane.Fabric{PortSwitch: map[uint32]uint8{1: 0, 2: 1, 32: 1, 200: 0, 201: 1, 202: 2, 203: 0, 10: 0},
+		Routes: []controlplane.Route{{From: 0, To: 1, Hops: []controlplane.Hop{{Switch: 0, In: 1, Out: 200}, {Switch: 1, In: 201, Out: 2}}},
+			{From: 1, To: 0, Hops: []controlplane.Hop{{Switch: 1, In: 2, Out: 201}, {Switch: 0, In: 200, Out: 1}}}},
+		Observed: map[string]uint8{"f1": 1, "f2": 0}, ECN: map[uint8]*config.ECN{1: fb.ecn[1]}}
+	if !reflect.DeepEqual(cp, wantCP) {
+		t.Errorf("controlplane() =\n%+v\nwant\n%+v", cp, wantCP)
+	}
+	for _, tc := range []struct {
+		port uint32
+		sw   int
+	}{{1, 0}, {32, 1}, {200, 0}, {201, 1}, {202, 2}, {203, 0}, {204, -1}, {10, -1}} {
+		if got := fb.switchOf(tc.port); got != tc.sw {
+			t.Errorf("switchOf(%d) = %d, want %d", tc.port, got, tc.sw)
+		}
+	}
+}
+
+// TestFabricSimLink: a cable's sim link runs at its gbps (else the hosts'
+// line rate) with its delay-ns (else the sim default).
+func TestFabricSimLink(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    cable
+		want sim.LinkConfig
+	}{
+		{"defaults", cable{}, sim.LinkConfig{Name: "x", BandwidthBps: 25e9}},
+		{"gbps and delay", cable{gbps: 100, delayNs: 1000}, sim.LinkConfig{Name: "x", BandwidthBps: 100e9, Delay: 1000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.c.simLink("x", 25); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("simLink = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	if got, want := []string{linkIface(0, 0), linkIface(3, 1)}, []string{"l0a", "l3b"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("linkIface = %q, want %q", got, want)
+	}
+}
+
+// TestFabricRemoteRefused: a test with switches on the remote testbed is
+// refused before anything starts (no agent dialed: no remote options are
+// given), with the reason.
+func TestFabricRemoteRefused(t *testing.T) {
+	tc, err := config.Parse("fab.yaml", []byte(`name: fab
+switches: {tor1: {}, tor2: {}}
+links: [{a: h1, b: tor1}, {a: h2, b: tor2}, {a: tor1, b: tor2}]
+hosts:
+  h1: {nic: {ip-list: [10.0.0.1/24]}}
+  h2: {nic: {ip-list: [10.0.0.2/24]}}
+flows: [{name: f, from: h1, to: h2}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Testbed: "remote"})
+	if !errors.Is(res.Err, ErrTestbed) || !strings.Contains(res.Err.Error(), "does not run on the remote testbed in this version") {
+		t.Errorf("RunTest on remote: %v, want ErrTestbed refusing the fabric", res.Err)
+	}
+}
