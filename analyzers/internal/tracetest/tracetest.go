@@ -50,8 +50,8 @@ type Frame struct {
 	Wrapped bool
 	Port    uint16
 	Sent    bool
-	// Switch is the logical switch whose copy this is (a fabric's
-	// roce.MirrorMeta.Switch); each switch numbers its copies from 1.
+	// Switch is the logical switch that made the copy (a fabric; each
+	// switch numbers its copies from 1).
 	Switch uint8
 }
 
@@ -188,7 +188,7 @@ func Frames(conns []model.Connection, script string, opt Options) ([]Frame, erro
 }
 
 // Pcap writes frames as a trace: mirror copies (sequence numbers from 1,
-// per switch, switch timestamps, events in the TTL) unless opt.Foreign.
+// switch timestamps, events in the TTL) unless opt.Foreign.
 func Pcap(frames []Frame, opt Options) ([]byte, error) {
 	var buf bytes.Buffer
 	w, err := trace.NewPcapWriter(&buf, 128, trace.LinkTypeEthernet)
@@ -197,14 +197,14 @@ func Pcap(frames []Frame, opt Options) ([]byte, error) {
 	}
 	var seqs [roce.MaxSwitches]uint64
 	for _, f := range frames {
-		seq := &seqs[f.Switch%roce.MaxSwitches]
 		b := f.Data
+		seq := &seqs[f.Switch%roce.MaxSwitches]
 		switch {
 		case f.Wrapped && opt.Foreign:
 			continue
 		case f.Wrapped:
 			*seq++
-			b = roce.AppendMACMirror(nil, roce.MirrorMeta{Switch: f.Switch, Seq: *seq, TimestampNs: uint64(f.TimeNs), Event: f.Event}, f.Sent, f.Port, f.Data)
+			b = roce.AppendMACMirror(nil, roce.MirrorMeta{Seq: *seq, Switch: f.Switch, TimestampNs: uint64(f.TimeNs), Event: f.Event}, f.Sent, f.Port, f.Data)
 		case opt.Foreign:
 			if f.Event == roce.EventDrop {
 				continue
@@ -212,7 +212,7 @@ func Pcap(frames []Frame, opt Options) ([]byte, error) {
 		default:
 			b = bytes.Clone(b)
 			*seq++
-			if !roce.ApplyMirror(b, roce.MirrorMeta{Switch: f.Switch, Seq: *seq, TimestampNs: uint64(f.TimeNs), Event: f.Event, QDepth: f.QDepth}, roce.DefaultMirrorPort, 0x1234) ||
+			if !roce.ApplyMirror(b, roce.MirrorMeta{Seq: *seq, Switch: f.Switch, TimestampNs: uint64(f.TimeNs), Event: f.Event, QDepth: f.QDepth}, roce.DefaultMirrorPort, 0x1234) ||
 				!roce.RestoreMirror(b, roce.DefaultMirrorPort) {
 				return nil, fmt.Errorf("mirror codec failed")
 			}

@@ -26,12 +26,12 @@ const (
 	respHopNs         = 550
 )
 
-var fabricHosts = []tracetest.Host{{Name: "h1", IP: netip.MustParseAddr("10.0.0.1"), Port: 1}, {Name: "h2", IP: netip.MustParseAddr("10.0.0.2"), Port: 2}}
+var obsHosts = []tracetest.Host{{Name: "h1", IP: netip.MustParseAddr("10.0.0.1"), Port: 1}, {Name: "h2", IP: netip.MustParseAddr("10.0.0.2"), Port: 2}}
 
 func fabricMeta(conns []model.Connection) model.Meta {
 	us := 4.0
 	m := model.Meta{Connections: conns, Params: model.Params{MTU: 1024, MinTimeBetweenCNPsUs: &us}}
-	for _, h := range fabricHosts {
+	for _, h := range obsHosts {
 		m.Hosts = append(m.Hosts, model.HostParams{Name: h.Name, IPs: []netip.Addr{h.IP}, MinTimeBetweenCNPsUs: &us})
 	}
 	m.Fabric = &model.Fabric{
@@ -148,7 +148,7 @@ func hop(dir, from, to string, n, minNs, med, p99, maxNs int64) flows.HopLatency
 // checks read tor1's copies only, and decide exactly as on the one-switch
 // trace of those copies; the flows analysis reports each hop's latency.
 func TestFabricObservedSwitch(t *testing.T) {
-	conns := tracetest.FlowConns(fabricHosts, []tracetest.Flow{{Name: "a", From: "h1", To: "h2", QPs: 1}})
+	conns := tracetest.FlowConns(obsHosts, []tracetest.Flow{{Name: "a", From: "h1", To: "h2", QPs: 1}})
 	fabric, alone, _ := fabricTrace(t, conns, "0 1 2 3a @3000 A3", map[int]int64{0: 600, 1: 610, 2: 620, 3: 700}, nil)
 	fab, one := analyzeFabric(t, conns, fabric, alone)
 	if g, w := jsonOf(t, fab.Checks), jsonOf(t, one.Checks); g != w {
@@ -189,7 +189,7 @@ const dropScript = "0 1 2 3a @3000 N2 @3000 2 3a @3000 A3"
 // tor1 cannot see: the loss-dependent checks are inconclusive, naming the
 // switch and the count.
 func TestFabricLossElsewhere(t *testing.T) {
-	conns := tracetest.FlowConns(fabricHosts, []tracetest.Flow{{Name: "a", From: "h1", To: "h2", QPs: 1}})
+	conns := tracetest.FlowConns(obsHosts, []tracetest.Flow{{Name: "a", From: "h1", To: "h2", QPs: 1}})
 	lat := map[int]int64{0: 600, 1: 610, 2: 620, 3: 700, 5: 600, 6: 600}
 	for _, tt := range []struct {
 		name  string
@@ -277,7 +277,7 @@ func TestFabricLossElsewhere(t *testing.T) {
 // tor1 forwarded unmarked: the cnp check cannot tell whether a CNP was
 // due, and says so; the loss checks keep their verdicts.
 func TestFabricMarkElsewhere(t *testing.T) {
-	conns := tracetest.FlowConns(fabricHosts, []tracetest.Flow{{Name: "a", From: "h1", To: "h2", QPs: 1}})
+	conns := tracetest.FlowConns(obsHosts, []tracetest.Flow{{Name: "a", From: "h1", To: "h2", QPs: 1}})
 	fabric, alone, _ := fabricTrace(t, conns, "0 1 2 3a @3000 A3", nil, func(i int, cs []*tracetest.Frame) {
 		if i == 1 {
 			cs[1].Event = roce.EventECN // the spine marks it
