@@ -15,7 +15,8 @@ package analyzers
 //
 // What the observed switch cannot see: a packet dropped (a drop event, or
 // a buffer drop, which shows as copies that stop matching between two
-// switches) or CE-marked at another switch. The checks that depend on
+// switches; copies that never reach the next switch, as in a PFC
+// deadlock, count too) or CE-marked at another switch. The checks that depend on
 // losses (gbn, retransmission, timeout, cnp, counters) or on marks (cnp,
 // counters) then say inconclusive, naming the switch and the count,
 // instead of a false verdict.
@@ -163,7 +164,11 @@ func (v *fabricView) finish(r *report.Report, t *model.Table) {
 			}
 		}
 		if s, ok := v.hops.Lost(c); ok {
-			why = append(why, fmt.Sprintf("%s: copies stop matching between %s and %s (%s): a packet lost between them", label, s.From, s.To, s.Detail))
+			what := "a packet lost between them"
+			if s.Index < 0 { // at the end of the trace
+				what = "packets lost or still queued between them"
+			}
+			why = append(why, fmt.Sprintf("%s: copies stop matching between %s and %s (%s): %s", label, s.From, s.To, s.Detail, what))
 		}
 		lost = append(lost, why...)
 		// Marks only add up along a path: the switch with the most CE

@@ -317,3 +317,32 @@ func verdictReason(r *Report, check string) (model.Verdict, string) {
 	}
 	return "", ""
 }
+
+// TestFabricStuckAtEnd: copies that never reach the next switch by the
+// end of the trace (held in a queue, as in a PFC deadlock, or lost) make
+// the loss checks inconclusive too.
+func TestFabricStuckAtEnd(t *testing.T) {
+	conns := tracetest.FlowConns(obsHosts, []tracetest.Flow{{Name: "a", From: "h1", To: "h2", QPs: 1}})
+	fabric, alone, _ := fabricTrace(t, conns, "0 1 2 3a", nil, func(i int, cs []*tracetest.Frame) {
+		if i >= 2 {
+			cs[2] = nil // PSN 2 and 3 stay at the spine
+		}
+	})
+	fab, one := analyzeFabric(t, conns, fabric, alone)
+	why := "connection 0 (flow a): copies stop matching between spine and tor2 (2 copies at spine never reached tor2, from PSN 2 (RC_RDMA_WRITE_MIDDLE)): packets lost or still queued between them"
+	for _, c := range []string{report.CheckGBN, report.CheckRetransmission, report.CheckTimeout} {
+		v1, r1 := verdictReason(one, c)
+		want := why
+		if r1 != "" {
+			want += "; " + r1
+		}
+		if v, r := verdictReason(fab, c); v1 == model.Skip || v != model.Inconclusive || r != want {
+			t.Errorf("%s = %s %q (tor1 alone: %s)\nwant inconclusive %q", c, v, r, v1, want)
+		}
+	}
+	stops := []flows.HopStop{{Conn: 0, Flow: "a", Direction: "to-responder", From: "spine", To: "tor2", Index: -1,
+		Detail: "2 copies at spine never reached tor2, from PSN 2 (RC_RDMA_WRITE_MIDDLE)"}}
+	if !reflect.DeepEqual(fab.Flows.HopStops, stops) {
+		t.Errorf("hop stops = %+v\nwant %+v", fab.Flows.HopStops, stops)
+	}
+}
