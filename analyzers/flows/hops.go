@@ -11,7 +11,9 @@ package flows
 // 1:1 in order, and the stamp difference is the time from entering the
 // first switch to entering the next: queueing and serialization at the
 // first switch's egress plus the link. A copy tagged drop never left its
-// switch: it has no counterpart at the next one.
+// switch: it has no counterpart at the next one. CNPs are left out: they
+// travel on their own priority (another queue), so they may pass the
+// connection's other packets.
 
 import (
 	"fmt"
@@ -61,6 +63,12 @@ type HopStop struct {
 
 // HopExactNs is the greatest latency the percentiles keep exactly.
 const HopExactNs = 1<<13 - 1
+
+// MaxHopPending bounds the copies of one connection, direction and hop
+// awaiting their counterpart at the next switch: beyond it the connection
+// stops matching (copies that never arrive, e.g. routes that are not the
+// packets'), so memory stays bounded.
+const MaxHopPending = 1 << 16
 
 // hopBucket maps a latency to its histogram bucket: itself up to
 // HopExactNs, else its exponent and top 7 bits.
@@ -178,7 +186,7 @@ func (h *HopTracker) SetRoute(conn int, flow string, dir model.Dir, route []uint
 
 // Observe takes the next copy of the merged trace (any switch).
 func (h *HopTracker) Observe(p *model.Pkt) {
-	if p.Conn < 0 || (p.Dir != model.ToResponder && p.Dir != model.ToRequester) {
+	if p.Conn < 0 || (p.Dir != model.ToResponder && p.Dir != model.ToRequester) || p.Kind == model.KindCNP {
 		return
 	}
 	paths := h.conns[p.Conn]
@@ -216,6 +224,10 @@ func (h *HopTracker) Observe(p *model.Pkt) {
 		r.series[k-1].add(p.TimeNs - c.ts)
 	}
 	if k < len(r.route)-1 && p.Event != roce.EventDrop {
+		if len(r.fifo[k])-r.head[k] >= MaxHopPending {
+			h.stop(p.Conn, p.Dir, r, k, p.Index, fmt.Sprintf("over %d copies at %s with none at %s", MaxHopPending, h.name(r.route[k]), h.name(r.route[k+1])))
+			return
+		}
 		r.fifo[k] = append(r.fifo[k], pendingCopy{ts: p.TimeNs, psn: p.PSN, op: p.Op})
 	}
 }

@@ -57,3 +57,35 @@ func TestHopTracker(t *testing.T) {
 		t.Errorf("Lost(0) = %+v, %v; want b -> c", s, ok)
 	}
 }
+
+// TestHopTrackerCNPAndBound: CNPs are not matched (another priority may
+// pass the connection's packets); copies that never reach the next switch
+// stop the connection at MaxHopPending.
+func TestHopTrackerCNPAndBound(t *testing.T) {
+	h := NewHopTracker([]string{"a", "b"})
+	h.SetRoute(0, "f", model.ToRequester, []uint8{0, 1})
+	ack := func(sw uint8, ts int64, psn roce.PSN) *model.Pkt {
+		return &model.Pkt{Conn: 0, Dir: model.ToRequester, Switch: sw, TimeNs: ts, PSN: psn, Op: roce.RCAcknowledge, Kind: model.KindAck}
+	}
+	cnp := &model.Pkt{Conn: 0, Dir: model.ToRequester, Switch: 0, TimeNs: 5, Op: roce.CNP, Kind: model.KindCNP}
+	h.Observe(ack(0, 0, 1))
+	h.Observe(cnp)
+	cnp2 := *cnp
+	cnp2.Switch, cnp2.TimeNs = 1, 100 // overtakes the ACK at b
+	h.Observe(&cnp2)
+	h.Observe(ack(1, 500, 1))
+	hops, stops := h.Finish()
+	if len(hops) != 1 || hops[0].Samples != 1 || hops[0].MinNs != 500 || stops != nil {
+		t.Errorf("Finish() = %+v, %+v; want one ACK sample of 500 ns, no stop", hops, stops)
+	}
+
+	h = NewHopTracker([]string{"a", "b"})
+	h.SetRoute(0, "f", model.ToRequester, []uint8{0, 1})
+	for i := range MaxHopPending + 1 {
+		h.Observe(ack(0, int64(i), roce.PSN(i)))
+	}
+	_, stops = h.Finish()
+	if len(stops) != 1 || stops[0].Detail != "over 65536 copies at a with none at b" || stops[0].Index != 0 {
+		t.Errorf("Finish() stops = %+v, want the bound", stops)
+	}
+}
