@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/netlumina/lumina/analyzers/flows"
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/retransmission"
 )
@@ -187,6 +188,9 @@ type htmlData struct {
 	FlowSVG  template.HTML
 	DepthSVG template.HTML
 	MaxRows  int
+	// HopExactNs is the greatest hop latency whose percentiles are exact
+	// (flows.HopExactNs).
+	HopExactNs int64
 	// Checks are every check of the page (checkRows); Timing the timing
 	// line (timingLine); Events the events analyzer's entries.
 	Checks []checkRow
@@ -261,7 +265,7 @@ func HTML(r *Report) ([]byte, error) { return HTMLRun(r, nil) }
 // run's verdict), and the page names the test, seed, repeat and NICs. A
 // nil run is HTML.
 func HTMLRun(r *Report, run *RunInfo) ([]byte, error) {
-	d := htmlData{R: r, Text: Text(r), MaxRows: maxHTMLRows, UncertaintyNs: r.Params.TimestampUncertaintyNs, Result: r.Result(), Run: run}
+	d := htmlData{R: r, Text: Text(r), MaxRows: maxHTMLRows, HopExactNs: flows.HopExactNs, UncertaintyNs: r.Params.TimestampUncertaintyNs, Result: r.Result(), Run: run}
 	if run != nil && run.Result != "" {
 		d.Result = run.Result
 	}
@@ -407,7 +411,18 @@ Zoomed out, points that would share a pixel are drawn once; zoomed in, every pac
 {{with .Victims}}<h3>Victim flows</h3>
 <table id="victims"><tr><th>flow</th><th>paused host</th><th>port</th><th>prio</th><th>episodes</th><th>paused</th><th>its queue (max)</th><th>congested</th><th>port</th><th>depth</th><th>congesting flows</th><th>origin</th></tr>
 {{range $i, $v := .}}{{if lt $i $.MaxRows}}<tr><td>{{$v.Flow}}</td><td>{{$v.Host}}</td><td>{{$v.Port}}</td><td>{{$v.Priority}}</td><td>{{$v.Episodes}}</td><td>{{ns $v.PausedNs}}</td><td>{{$v.Dest}} ({{$v.DestMaxDepth}} B)</td><td>{{$v.Congested}}</td><td>{{$v.CongestedPort}}</td><td>{{$v.CongestedMaxDepth}} B</td><td>{{range $k, $n := $v.CongestingFlows}}{{if $k}}, {{end}}{{$n}}{{end}}</td><td>{{$v.Origin}}</td></tr>{{end}}{{end}}
-</table>{{end}}
+</table>{{end}}{{with .Hops}}
+<h3>Per-hop latency</h3>
+<p class="help">Each hop of each flow's route, per direction: the time from a packet's entering one switch to its entering the next (switch timestamps), over the copies matched at both, in order.
+Median and p99 are exact up to {{ns $.HopExactNs}}, above it rounded down by less than 1/128; min and max are exact.</p>
+<table id="hops"><tr><th>flow</th><th>direction</th><th>hop</th><th>matched copies</th><th>min</th><th>median</th><th>p99</th><th>max</th></tr>
+{{range $i, $h := .}}{{if lt $i $.MaxRows}}<tr><td>{{$h.Flow}}</td><td>{{$h.Direction}}</td><td>{{$h.From}} → {{$h.To}}</td><td>{{$h.Samples}}</td><td>{{ns $h.MinNs}}</td><td>{{ns $h.MedianNs}}</td><td>{{ns $h.P99Ns}}</td><td>{{ns $h.MaxNs}}</td></tr>{{end}}{{end}}
+</table>{{with more (len .) $.MaxRows}}<p>{{.}} more not shown (the JSON report lists them all).</p>{{end}}{{end}}{{with .HopStops}}
+<h3>Hop stops</h3>
+<p class="help">Connections whose copies stopped matching between two switches (a packet lost between them, or one on another path): their hops are not matched further.</p>
+<table id="hop-stops"><tr><th>conn</th><th>flow</th><th>direction</th><th>hop</th><th>frame</th><th>reason</th></tr>
+{{range $i, $s := .}}{{if lt $i $.MaxRows}}<tr><td>{{$s.Conn}}</td><td>{{$s.Flow}}</td><td>{{$s.Direction}}</td><td>{{$s.From}} → {{$s.To}}</td><td>{{if lt $s.Index 0}}end of trace{{else}}{{$s.Index}}{{end}}</td><td>{{$s.Detail}}</td></tr>{{end}}{{end}}
+</table>{{with more (len .) $.MaxRows}}<p>{{.}} more not shown (the JSON report lists them all).</p>{{end}}{{end}}
 {{with $.FlowSVG}}<div class="svg">{{.}}</div>{{end}}
 {{with $.DepthSVG}}<div class="svg">{{.}}</div>{{end}}
 {{end}}{{end}}
