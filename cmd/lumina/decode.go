@@ -417,10 +417,11 @@ func (d *decoder) appendWrappedText(b []byte) []byte {
 }
 
 // appendSwitch appends " sw=NAME" (the run record's name) or " sw=N" for
-// a copy of switch sw other than 0; nothing for switch 0, so one-switch
-// traces print as before fabrics.
+// a copy of switch sw other than 0, and " sw=NAME" for switch 0 of a run
+// whose record names its fabric's switches; nothing for switch 0
+// otherwise, so one-switch traces print as before fabrics.
 func (d *decoder) appendSwitch(b []byte, sw uint8) []byte {
-	if sw == 0 {
+	if sw == 0 && len(d.switches) == 0 {
 		return b
 	}
 	b = append(b, " sw="...)
@@ -433,11 +434,12 @@ func (d *decoder) appendSwitch(b []byte, sw uint8) []byte {
 // appendMirrorJSONHead appends the "mirror" key of both kinds of mirror
 // copies up to its event's value: "mirror":{"seq":N,"ts_ns":N,"event":",
 // with "switch":N (and "switch_name":"NAME" from the run record) after
-// "mirror":{ for a copy of a switch other than 0.
+// "mirror":{ for a copy of a switch other than 0, or of any switch of a
+// run whose record names its fabric's switches.
 func (d *decoder) appendMirrorJSONHead(b []byte, sw uint8, seq, tsNs uint64) []byte {
 	b = appendKey(b, "mirror")
 	b = append(b, '{')
-	if sw != 0 {
+	if sw != 0 || len(d.switches) > 0 {
 		b = append(b, `"switch":`...)
 		b = strconv.AppendUint(b, uint64(sw), 10)
 		if int(sw) < len(d.switches) && d.switches[sw] != "" {

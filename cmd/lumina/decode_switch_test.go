@@ -57,7 +57,8 @@ func writeFabricTrace(t *testing.T, path string) {
 
 // TestDecodeSwitch: copies of a switch other than 0 print " sw=" with the
 // switch's id, or its name from the run record of the run whose trace it
-// is; switch 0's copies print as before fabrics.
+// is; switch 0's copies print as before fabrics, except in a run whose
+// record names the fabric's switches: then switch 0 is named too.
 func TestDecodeSwitch(t *testing.T) {
 	run := t.TempDir()
 	for name, data := range map[string]string{
@@ -88,12 +89,12 @@ func TestDecodeSwitch(t *testing.T) {
 			"2 0.000003000 PFC 02:00:00:00:00:01 > 01:80:c2:00:00:01 enable=0x08 p3=65535 [mirror sw=2 seq=7 ts=3000 event=none sent port 201]",
 		}},
 		{"names", []string{"decode", inRun}, []string{
-			line0,
+			strings.Replace(line0, "[mirror seq=1", "[mirror sw=tor1 seq=1", 1),
 			"1 0.000002500 10.0.0.1:49443 > 10.0.0.2:4791 RC_SEND_ONLY qp=0x000011 psn=1 len=4 icrc=ok [mirror sw=leaf seq=1 ts=2500 event=none]",
 			"2 0.000003000 PFC 02:00:00:00:00:01 > 01:80:c2:00:00:01 enable=0x08 p3=65535 [mirror sw=spine seq=7 ts=3000 event=none sent port 201]",
 		}},
 		{"jsonl-names", []string{"decode", "--format", "jsonl", inRun}, []string{
-			json0,
+			strings.Replace(json0, `"mirror":{"seq":1`, `"mirror":{"switch":0,"switch_name":"tor1","seq":1`, 1),
 			`{"index":1,"time_ns":2500,"frame_len":62,"src_ip":"10.0.0.1","dst_ip":"10.0.0.2","udp_src":49443,"udp_dst":4791,"ecn":0,"opcode":"RC_SEND_ONLY","opcode_num":4,"dest_qp":17,"psn":1,"ack_req":false,"becn":false,"pad":0,"icrc":"ok","mirror":{"switch":3,"switch_name":"leaf","seq":1,"ts_ns":2500,"event":"none"},"payload_len":4}`,
 			`{"index":2,"time_ns":3000,"frame_len":78,"src_ip":null,"dst_ip":null,"opcode":null,"error":"roce: not a RoCEv2 frame","mirror":{"switch":2,"switch_name":"spine","seq":7,"ts_ns":3000,"event":"none","sent":true,"port":201},"mac_control":{"opcode":"PFC","opcode_num":257,"src_mac":"02:00:00:00:00:01","dst_mac":"01:80:c2:00:00:01","vlans":0,"enable_vector":8,"time":[0,0,0,65535,0,0,0,0]}}`,
 		}},
