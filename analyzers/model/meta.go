@@ -385,8 +385,9 @@ type metaDoc struct {
 
 // analysisDoc is the part of a `lumina run` report.json's "analysis" (the
 // analyzers' report of the run) that ParseMeta reads: the timestamp
-// uncertainty and latenesses the run was analyzed with, which the run's
-// config.yaml does not hold, and the hosts' facts as the run resolved
+// uncertainty and latenesses the run was analyzed with and whether its
+// switch wrote holds into the copies, which the run's config.yaml does
+// not hold, and the hosts' facts as the run resolved
 // them (NAK triggers from personality files; Params.Hosts). The others
 // come from config.yaml.
 type analysisDoc struct {
@@ -399,6 +400,7 @@ type analysisDoc struct {
 		LinkGbps               float64 `json:"link_gbps"`
 		RTTNs                  int64   `json:"rtt_ns"`
 		DeadlockNs             int64   `json:"deadlock_ns"`
+		MirrorHolds            bool    `json:"mirror_holds"`
 		// The run's facts of its hosts, as it resolved them (personality
 		// files the run directory may lack).
 		NAKTriggersCNP bool         `json:"nak_triggers_cnp"`
@@ -563,6 +565,9 @@ func ParseMeta(data []byte) (Meta, error) {
 		m.RTTNs = d.Analysis.Params.RTTNs
 	}
 	if d.Analysis != nil {
+		// The run's switch wrote holds into its copies (a lumina run's
+		// analysis.params.mirror_holds): read them as the run did.
+		m.MirrorHolds = m.MirrorHolds || d.Analysis.Params.MirrorHolds
 		m.NAKTriggersCNP = m.NAKTriggersCNP || d.Analysis.Params.NAKTriggersCNP
 		if m.Hosts == nil {
 			m.Hosts = d.Analysis.Params.Hosts

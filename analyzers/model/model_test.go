@@ -268,6 +268,32 @@ func TestParseMetaRunHosts(t *testing.T) {
 	}
 }
 
+// TestParseMetaMirrorHolds: a run's report.json says its switch wrote
+// holds into the copies (analysis.params.mirror_holds), so lumina analyze
+// of the run reads them as the run's analysis did; a record without it
+// leaves them unread.
+func TestParseMetaMirrorHolds(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		want bool
+	}{
+		{`{"schema": "lumina.report/v1", "analysis": {"params": {"mirror_holds": true}}}`, true},
+		{`{"schema": "lumina.report/v1", "analysis": {"params": {"mtu": 1024}}}`, false},
+		{`{"mirror_holds": true}`, true},
+		{`{}`, false},
+	} {
+		t.Run(tc.doc, func(t *testing.T) {
+			m, err := ParseMeta([]byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.MirrorHolds != tc.want {
+				t.Errorf("ParseMeta(%s).MirrorHolds = %v, want %v", tc.doc, m.MirrorHolds, tc.want)
+			}
+		})
+	}
+}
+
 // TestParseMetaFabricPFC: a run's report.json gives the fabric analysis
 // the switches' watchdog log (switch_pfc.watchdog) and the deadlock
 // window its analysis used (analysis.params.deadlock_ns).
