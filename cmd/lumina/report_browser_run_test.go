@@ -87,10 +87,11 @@ func openRunPage(t *testing.T, chromium, run string) (*browser, runReport) {
 }
 
 // TestReportBrowserRun opens the report.html of sim runs of
-// examples/pfc-storm.yaml and examples/delay-timeout.yaml: every check in
-// the Checks table, the loading indicator hidden once drawn, the pfc
-// analyzer's watchdog firings drawn on the graph (and their tooltip),
-// the events tables.
+// examples/pfc-storm.yaml, examples/delay-timeout.yaml and
+// examples/fabric/pfc-deadlock-fixed.yaml: every check in the Checks
+// table, the loading indicator hidden once drawn, the pfc analyzer's
+// watchdog firings drawn on the graph (and their tooltip), the events
+// tables, the fabric's per-hop latency table (report.json's flows.hops).
 func TestReportBrowserRun(t *testing.T) {
 	chromium := requireChromium(t)
 	dir := t.TempDir()
@@ -155,6 +156,48 @@ func TestReportBrowserRun(t *testing.T) {
 		applied := evalJS[[]string](t, b, `[...document.querySelectorAll("#configured-events tr")].slice(1).map(tr => tr.cells[9].textContent)`)
 		if len(applied) != len(rep.Events) || slices.Contains(applied, "no") {
 			t.Errorf("configured events applied = %q, want yes for each of the %d events", applied, len(rep.Events))
+		}
+		if errs := b.errors(); len(errs) > 0 {
+			t.Errorf("console errors: %v", errs)
+		}
+	})
+	t.Run("fabric", func(t *testing.T) {
+		test := filepath.Join("..", "..", "examples", "fabric", "pfc-deadlock-fixed.yaml")
+		if code, stdout, stderr := runCLI("run", "-q", "--testbed", "sim", "-o", filepath.Join(dir, "fabric"), test); code != 0 {
+			t.Fatalf("lumina run %s: exit %d\n%s%s", test, code, stdout, stderr)
+		}
+		run := filepath.Join(dir, "fabric", "pfc-deadlock-fixed", "0")
+		b, _ := openRunPage(t, chromium, run)
+		raw, err := os.ReadFile(filepath.Join(run, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Analysis struct {
+				Flows struct {
+					Hops []struct {
+						Flow      string `json:"flow"`
+						Direction string `json:"direction"`
+						From      string `json:"from"`
+						To        string `json:"to"`
+						Samples   int64  `json:"samples"`
+					} `json:"hops"`
+				} `json:"flows"`
+			} `json:"analysis"`
+		}
+		if err := json.Unmarshal(raw, &rep); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, h := range rep.Analysis.Flows.Hops {
+			want = append(want, fmt.Sprintf("%s %s %s → %s %d", h.Flow, h.Direction, h.From, h.To, h.Samples))
+		}
+		if len(want) == 0 {
+			t.Fatal("pfc-deadlock-fixed: no hops in report.json's flows")
+		}
+		got := evalJS[[]string](t, b, `[...document.querySelectorAll("#hops tr")].slice(1).filter(tr => tr.offsetHeight > 0).map(tr => [0, 1, 2, 3].map(i => tr.cells[i].textContent).join(" "))`)
+		if !slices.Equal(got, want) {
+			t.Errorf("rendered hops table = %q, want %q", got, want)
 		}
 		if errs := b.errors(); len(errs) > 0 {
 			t.Errorf("console errors: %v", errs)
