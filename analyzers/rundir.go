@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,6 +157,7 @@ func sameFile(a, b string) bool {
 // runDirInputs reads a lumina run directory (see RunInputs).
 func runDirInputs(dir string) (string, model.Meta, error) {
 	var meta model.Meta
+	var hosts []string // the test's hosts, in file order
 	names := []string{"trace.pcap", "trace.pcapng"}
 	if p := filepath.Join(dir, "config.yaml"); fileExists(p) {
 		if err := checkResultFile(p); err != nil {
@@ -166,6 +168,9 @@ func runDirInputs(dir string) (string, model.Meta, error) {
 			return "", meta, err
 		}
 		meta.Params = ParamsFromConfig(t)
+		for _, h := range t.Hosts {
+			hosts = append(hosts, h.Name)
+		}
 		if n := t.AggregatePcapFilename; n != "" && n != names[0] {
 			names = append([]string{n}, names...)
 		}
@@ -206,7 +211,20 @@ func runDirInputs(dir string) (string, model.Meta, error) {
 		}
 		meta = meta.Merge(c)
 	}
+	orderNICs(meta.NICs, hosts)
 	return tracePath, meta, nil
+}
+
+// orderNICs puts nics in the order of the test's hosts, as lumina run
+// lists them (counters.json keeps them by name); NICs of no host last.
+func orderNICs(nics []model.NIC, hosts []string) {
+	rank := func(n model.NIC) int {
+		if i := slices.Index(hosts, n.Name); i >= 0 {
+			return i
+		}
+		return len(hosts)
+	}
+	slices.SortStableFunc(nics, func(a, b model.NIC) int { return rank(a) - rank(b) })
 }
 
 // ParamsFromConfig reads the analyzers' parameters from a run's resolved

@@ -93,6 +93,7 @@ func TestAnalyzeFabricRun(t *testing.T) {
 	if !reflect.DeepEqual(ana.Flows, run.Flows) {
 		t.Errorf("lumina analyze's hops = %+v, stops %+v,\nthe run's %+v, stops %+v", ana.Flows.Hops, ana.Flows.HopStops, run.Flows.Hops, run.Flows.HopStops)
 	}
+	sameAnalysis(t, b, []byte(stdout))
 
 	// lumina decode names the switch of every mirror copy.
 	code, stdout, stderr = runCLI("decode", filepath.Join(dir, "trace.pcap"))
@@ -116,5 +117,82 @@ func TestAnalyzeFabricRun(t *testing.T) {
 	}
 	if len(count) != 4 {
 		t.Errorf("lumina decode: switches %v, want s1..s4", count)
+	}
+}
+
+// sameAnalysis compares report.json's analysis (rec) with lumina analyze
+// --format json's (ana): every key but those only lumina analyze has
+// (inputs, integrity: the run's is report.json's own) and the trace (its
+// path).
+func sameAnalysis(t *testing.T, rec, ana []byte) {
+	t.Helper()
+	var r struct {
+		Analysis map[string]json.RawMessage `json:"analysis"`
+	}
+	var a map[string]json.RawMessage
+	if err := json.Unmarshal(rec, &r); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(ana, &a); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"inputs", "integrity", "trace"} {
+		delete(r.Analysis, k)
+		delete(a, k)
+	}
+	if len(r.Analysis) == 0 {
+		t.Fatal("report.json has no analysis")
+	}
+	keys := map[string]bool{}
+	for k := range r.Analysis {
+		keys[k] = true
+	}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range keys {
+		var x, y any
+		if raw, ok := r.Analysis[k]; ok {
+			if err := json.Unmarshal(raw, &x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if raw, ok := a[k]; ok {
+			if err := json.Unmarshal(raw, &y); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !reflect.DeepEqual(x, y) {
+			t.Errorf("lumina analyze's %s = %.600s,\nthe run's %.600s", k, a[k], r.Analysis[k])
+		}
+	}
+}
+
+// TestAnalyzeFabricRunRecord: lumina analyze of the run directory of
+// every fabric example but pfc-deadlock-fixed (TestAnalyzeFabricRun) gives
+// the run's analysis: every check with all its numbers, the flows and per-hop
+// latencies, the fabric's chains, storms and deadlock, the parameters
+// (mirror_holds too), the counters in the order of the test's hosts.
+func TestAnalyzeFabricRunRecord(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		code int
+	}{{"hawkeye-fig1", 0}, {"pfc-storm-clos", 0}, {"pfc-deadlock", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			test, err := filepath.Abs(filepath.Join("..", "..", "examples", "fabric", tc.name+".yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := luminaRun(t, t.TempDir(), test, tc.name, tc.code)
+			rec, err := os.ReadFile(filepath.Join(dir, "report.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := runCLI("analyze", "--format", "json", dir)
+			if code != tc.code {
+				t.Fatalf("lumina analyze --format json %s: exit %d, want %d\n%s", dir, code, tc.code, stderr)
+			}
+			sameAnalysis(t, rec, []byte(stdout))
+		})
 	}
 }
