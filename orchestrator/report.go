@@ -148,6 +148,9 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 	if a.PFC.Verdict != "" { // the trace holds PFC frames
 		r.Checks[areport.CheckPFC] = CheckEntry{a.PFC.Verdict, a.PFC.Reason}
 	}
+	if d := a.PFC.Deadlock; d != nil { // a fabric's deadlock check
+		r.Checks[areport.CheckDeadlock] = CheckEntry{d.Verdict, d.Reason}
+	}
 	if a.Flows.Verdict != "" { // the connections name their flows (hosts form)
 		r.Checks[areport.CheckFlows] = CheckEntry{a.Flows.Verdict, a.Flows.Reason}
 	}
