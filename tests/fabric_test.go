@@ -1,15 +1,60 @@
 package tests
 
 import (
+	"fmt"
 	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/orchestrator"
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/trace"
 )
 
 // The fabric examples on sim (docs/fabric.md): exact facts of their
-// traces and reports.
+// traces and reports that the run driver and the software switch decide:
+// the switch ports, the copies each switch mirrors, the integrity of each
+// switch's sequence, the traffic's end and the deadlock window, where
+// pauses go.
+
+// fabricRuns holds the fabric examples' runs on sim, made once per test
+// binary (read-only for tests).
+var fabricRuns struct {
+	sync.Mutex
+	dirs map[string]string
+	errs map[string]error
+}
+
+// fabricRun returns the repeat 0 directory of examples/fabric/NAME.yaml's
+// run on sim with its own seed, running it on first use. The run must be
+// valid; which analyzer checks fail is the test's to say.
+func fabricRun(t *testing.T, name string) string {
+	t.Helper()
+	fabricRuns.Lock()
+	defer fabricRuns.Unlock()
+	if fabricRuns.dirs == nil {
+		fabricRuns.dirs, fabricRuns.errs = map[string]string{}, map[string]error{}
+	}
+	dir, ok := fabricRuns.dirs[name]
+	err := fabricRuns.errs[name]
+	if !ok {
+		out := filepath.Join(workDir, "fabric")
+		var r cliResult
+		r, err = invoke("run", "-q", "-o", out, filepath.Join("..", "examples", "fabric", name+".yaml"))
+		dir = filepath.Join(out, name, "0")
+		if err == nil && (r.code > 1 || !strings.HasPrefix(r.stdout, name+" repeat 0: valid, ") || r.stderr != "") {
+			err = fmt.Errorf("lumina run %s: exit %d, stdout %q, stderr %q; want a valid run", name, r.code, r.stdout, r.stderr)
+		}
+		fabricRuns.dirs[name], fabricRuns.errs[name] = dir, err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
 
 // fabricWrites counts, per switch id, the mirror copies of WRITE packets
 // in a run's trace.
@@ -28,4 +73,163 @@ func fabricWrites(t *testing.T, dir string) map[uint8]int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// checkVerdict fails unless report.json's check name has verdict want
+// and, if detail is not empty, exactly that detail.
+func checkVerdict(t *testing.T, rep *orchestrator.Report, name string, want model.Verdict, detail string) {
+	t.Helper()
+	c, ok := rep.Checks[name]
+	if !ok || c.Verdict != want || detail != "" && c.Detail != detail {
+		t.Errorf("checks.%s = %q (%s), want %s %s", name, c.Verdict, c.Detail, want, detail)
+	}
+}
+
+// integrityAll is the integrity verdict of a complete trace: every switch's
+// sequence from 1 without a gap, each switch's copies as many as its last
+// sequence number, every RoCE packet that entered a switch mirrored.
+var integrityAll = []string{"seq: pass", "timestamp: pass", "mirrored: pass", "received: pass", "dumpers: pass"}
+
+// TestFabricDeadlock: pfc-deadlock.yaml's four flows, each over two links
+// of the ring s1→s2→s3→s4→s1, fill each other's buffers: the switches
+// keep pausing round the cycle of the ring's ports. The QPs, paused for
+// good, end by their retry limit (RETRY_EXC_ERR), the switches run on for
+// deadlock-ms (200 ms) and the deadlock check fails naming the cycle; the
+// run is valid (a deadlock is a verdict): every switch's copies are
+// complete.
+func TestFabricDeadlock(t *testing.T) {
+	dir := fabricRun(t, "pfc-deadlock")
+	rep := readReport(t, dir)
+	if !rep.Valid || rep.Integrity.Verdict != model.Pass || !reflect.DeepEqual(rep.Integrity.Checks, integrityAll) {
+		t.Errorf("valid %v, integrity %+v; want valid, %v", rep.Valid, rep.Integrity, integrityAll)
+	}
+	checkVerdict(t, rep, "deadlock", model.Fail, "s2:201 → s3:203 → s4:205 → s1:207 → s2 kept pausing each other through 26.323 µs .. 200026.323 µs "+
+		"(frames in the window: s2:201 1192, s3:203 1192, s4:205 1192, s1:207 1192)")
+	checkVerdict(t, rep, "generator", model.Fail, "flow a: QP 0: completion RETRY_EXC_ERR; flow b: QP 0: completion RETRY_EXC_ERR; "+
+		"flow c: QP 0: completion RETRY_EXC_ERR; flow d: QP 0: completion RETRY_EXC_ERR")
+	// The ring's ports and the hosts', each with its peer.
+	var got []string
+	for _, p := range rep.Fabric.Ports {
+		got = append(got, fmt.Sprintf("%d %s %s%s:%d %.0f %d", p.Port, p.Switch, p.Host, p.PeerSwitch, p.PeerPort, p.Gbps, p.DelayNs))
+	}
+	want := []string{"1 s1 h1:0 100 500", "2 s2 h2:0 100 500", "32 s3 h3:0 100 500", "33 s4 h4:0 100 500",
+		"34 s1 r1:0 100 500", "35 s2 r2:0 100 500", "36 s3 r3:0 100 500", "37 s4 r4:0 100 500",
+		"200 s1 s2:201 100 500", "201 s2 s1:200 100 500", "202 s2 s3:203 100 500", "203 s3 s2:202 100 500",
+		"204 s3 s4:205 100 500", "205 s4 s3:204 100 500", "206 s4 s1:207 100 500", "207 s1 s4:206 100 500"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("fabric ports = %q, want %q", got, want)
+	}
+	// Every ring port the cycle names kept sending pauses to its peer.
+	sent := map[uint32]uint64{}
+	for _, c := range rep.SwitchPFC.Ports {
+		sent[c.Port] += c.TxPause
+	}
+	for _, p := range []uint32{201, 203, 205, 207} {
+		if sent[p] == 0 {
+			t.Errorf("switch port %d sent no pause, want the cycle's pauses", p)
+		}
+	}
+}
+
+// TestFabricDeadlockFixed: pfc-deadlock-fixed.yaml routes c and d the
+// other way round: no cycle, every flow completes, the deadlock check
+// passes over the 200 ms window; each switch mirrors each WRITE of the
+// flows that cross it (2,048 per flow: s1 a and c, s2 and s3 all four, s4
+// b and d), its sequence complete.
+func TestFabricDeadlockFixed(t *testing.T) {
+	dir := fabricRun(t, "pfc-deadlock-fixed")
+	rep := readReport(t, dir)
+	if !rep.Valid || !reflect.DeepEqual(rep.Integrity.Checks, integrityAll) {
+		t.Errorf("valid %v, integrity %+v; want valid, %v", rep.Valid, rep.Integrity, integrityAll)
+	}
+	checkVerdict(t, rep, "deadlock", model.Pass, "no cycle of switch ports pausing each other through 517.394 µs .. 200517.394 µs")
+	checkVerdict(t, rep, "generator", model.Pass, "")
+	if got, want := fabricWrites(t, dir), map[uint8]int{0: 4096, 1: 8192, 2: 8192, 3: 4096}; !reflect.DeepEqual(got, want) {
+		t.Errorf("WRITE copies by switch = %v, want %v", got, want)
+	}
+	want := []model.Route{
+		{From: "h1", To: "r3", Hops: []model.Hop{{Switch: "s1", In: 1, Out: 200}, {Switch: "s2", In: 201, Out: 202}, {Switch: "s3", In: 203, Out: 36}}},
+		{From: "r3", To: "h1", Hops: []model.Hop{{Switch: "s3", In: 36, Out: 203}, {Switch: "s2", In: 202, Out: 201}, {Switch: "s1", In: 200, Out: 1}}},
+	}
+	if rep.Fabric == nil || len(rep.Fabric.Routes) != 8 || !reflect.DeepEqual(rep.Fabric.Routes[:2], want) {
+		t.Errorf("fabric routes = %+v, want 8 starting with %+v", rep.Fabric, want)
+	}
+	if want := map[string]string{"a": "s1", "b": "s2", "c": "s3", "d": "s4"}; !reflect.DeepEqual(rep.Fabric.Observe, want) {
+		t.Errorf("fabric observe = %v, want %v", rep.Fabric.Observe, want)
+	}
+}
+
+// txPauses returns the switch ports that sent pauses, from report.json's
+// switch_pfc.
+func txPauses(rep *orchestrator.Report) map[uint32]bool {
+	out := map[uint32]bool{}
+	for _, c := range rep.SwitchPFC.Ports {
+		if c.TxPause > 0 {
+			out[c.Port] = true
+		}
+	}
+	return out
+}
+
+// TestFabricStormClos: pfc-storm-clos.yaml (RDMA at scale, Fig. 5): h5's
+// stalled NIC pauses tor2 for 150 ms. With the ToRs' watchdogs, tor2's
+// fires on h5's port (34) after 50 ms, before the flows between the ToRs
+// start, and no pause leaves tor2: its link ports (204, 206) send none,
+// and neither do the leaves or the spine. Without them
+// (pfc-storm-clos-nowatchdog.yaml) tor2 pauses leaf1 (204), leaf1 pauses
+// tor1 (201) and every host but h5 is paused.
+func TestFabricStormClos(t *testing.T) {
+	hostPorts := []uint32{1, 2, 32, 33, 35, 36, 37}
+	t.Run("watchdogs", func(t *testing.T) {
+		rep := readReport(t, fabricRun(t, "pfc-storm-clos"))
+		if !rep.Valid || !reflect.DeepEqual(rep.Integrity.Checks, integrityAll) {
+			t.Errorf("valid %v, integrity %+v; want valid, %v", rep.Valid, rep.Integrity, integrityAll)
+		}
+		checkVerdict(t, rep, "generator", model.Pass, "")
+		tx := txPauses(rep)
+		for p := range tx {
+			if p >= 200 {
+				t.Errorf("switch port %d sent pauses; want none from a link port", p)
+			}
+		}
+		var log []string
+		for _, e := range rep.SwitchPFC.Watchdog {
+			log = append(log, fmt.Sprintf("%s port %d prio %d", e.Kind, e.Port, e.Priority))
+		}
+		if want := []string{"storm port 34 prio 3", "restore port 34 prio 3"}; !reflect.DeepEqual(log, want) {
+			t.Errorf("watchdog log = %q, want %q", log, want)
+		}
+	})
+	t.Run("no watchdog", func(t *testing.T) {
+		rep := readReport(t, fabricRun(t, "pfc-storm-clos-nowatchdog"))
+		if !rep.Valid || !reflect.DeepEqual(rep.Integrity.Checks, integrityAll) {
+			t.Errorf("valid %v, integrity %+v; want valid, %v", rep.Valid, rep.Integrity, integrityAll)
+		}
+		checkVerdict(t, rep, "generator", model.Pass, "")
+		tx := txPauses(rep)
+		for _, p := range append(hostPorts, 201, 204) {
+			if !tx[p] {
+				t.Errorf("switch port %d sent no pause, want the storm's spread", p)
+			}
+		}
+		if len(rep.SwitchPFC.Watchdog) != 0 {
+			t.Errorf("watchdog log %+v, want none", rep.SwitchPFC.Watchdog)
+		}
+	})
+}
+
+// TestFabricHawkeye: hawkeye-fig1.yaml's four switches each mirror the
+// WRITEs that cross them, their sequences complete; without deadlock-ms
+// the deadlock check is skip, saying why.
+func TestFabricHawkeye(t *testing.T) {
+	dir := fabricRun(t, "hawkeye-fig1")
+	rep := readReport(t, dir)
+	if !rep.Valid || !reflect.DeepEqual(rep.Integrity.Checks, integrityAll) {
+		t.Errorf("valid %v, integrity %+v; want valid, %v", rep.Valid, rep.Integrity, integrityAll)
+	}
+	checkVerdict(t, rep, "deadlock", model.Skip, "the test sets no deadlock-ms")
+	checkVerdict(t, rep, "generator", model.Pass, "")
+	if got, want := fabricWrites(t, dir), map[uint8]int{0: 2048, 1: 2048, 2: 1024, 3: 5120}; !reflect.DeepEqual(got, want) {
+		t.Errorf("WRITE copies by switch = %v, want %v", got, want)
+	}
 }
