@@ -233,3 +233,80 @@ func TestFabricHawkeye(t *testing.T) {
 		t.Errorf("WRITE copies by switch = %v, want %v", got, want)
 	}
 }
+
+// fabricPauses is a two-switch fabric (h1 on tor1, h2 on tor2) with a
+// pause injected to h2 at 5 µs, one to h1 triggered by flow f's PSN 10 as
+// tor2 sees it, and h2's NIC stalled 20..40 µs.
+const fabricPauses = `name: fabric-pauses
+seed: 1
+switches: {tor1: {}, tor2: {}}
+links: [{a: h1, b: tor1}, {a: h2, b: tor2}, {a: tor1, b: tor2}]
+hosts:
+  h1: {nic: {personality: cx5, ip-list: [10.0.0.1/24], pfc: {priorities: [3]}}}
+  h2: {nic: {personality: cx5, ip-list: [10.0.0.2/24], pfc: {priorities: [3]}}}
+flows:
+  - {name: f, from: h1, to: h2, rdma-verb: write, num-qps: 1, message-size: 262144, num-msgs-per-qp: 2, mtu: 1024, dscp-list: [26]}
+pfc-events:
+  - {type: pause, to: h2, priority: 3, quanta: 100, start-us: 5}
+  - {type: pause, to: h1, priority: 3, quanta: 100, start: {flow: f, qpn: 0, psn: 10}, at: tor2}
+  - {type: rx-stall, host: h2, start-us: 20, duration-us: 20}
+`
+
+// TestFabricPauses: pfc-events on a fabric. The pause to h2 leaves by h2's
+// port (2) on tor2 at 5 µs; the pause triggered at tor2 leaves by h1's
+// port (1) on tor1 the instant tor2 stamps PSN 10 (its copy at tor2, not
+// tor1's earlier one); h2's stalled NIC pauses tor2, which pauses tor1 by
+// the link (201 → 200), which pauses h1.
+func TestFabricPauses(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "fabric-pauses.yaml")
+	writeFile(t, file, fabricPauses)
+	if _, err := invoke("run", "-q", "-o", dir, file); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "fabric-pauses", "0")
+	if rep := readReport(t, run); !rep.Valid || !reflect.DeepEqual(rep.Integrity.Checks, integrityAll) {
+		t.Fatalf("valid %v, integrity %+v; want valid, %v", rep.Valid, rep.Integrity, integrityAll)
+	}
+	var got []string
+	var psn10 [2]uint64 // PSN 10's stamps at tor1, tor2
+	var first roce.PSN
+	var mm roce.MACMirror
+	var mc roce.MACControlFrame
+	var p roce.Packet
+	err := trace.ReadFile(filepath.Join(run, "trace.pcap"), func(tp trace.Packet) error {
+		if roce.ParseMACMirror(tp.Data, &mm) == nil {
+			if roce.ParseMACControl(mm.Frame, &mc) == nil && len(got) < 6 {
+				dir := "recv"
+				if mm.Sent {
+					dir = "sent"
+				}
+				got = append(got, fmt.Sprintf("sw %d %s port %d at %d ns: %s p3=%d", mm.Switch, dir, mm.Port, mm.TimestampNs, mm.Event, mc.Time[3]))
+			}
+			return nil
+		}
+		if (&roce.Parser{}).Parse(tp.Data, tp.OrigLen, &p) == nil && p.Opcode.IsWrite() {
+			if p.Opcode == roce.RCWriteFirst && first == 0 {
+				first = p.BTH.PSN()
+			}
+			if m := p.Mirror(); p.BTH.PSN() == first.Add(10) && psn10[m.Switch] == 0 {
+				psn10[m.Switch] = m.TimestampNs
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"sw 1 sent port 2 at 5000 ns: pause p3=100",
+		fmt.Sprintf("sw 0 sent port 1 at %d ns: pause p3=100", psn10[1]),
+		"sw 1 recv port 2 at 21523 ns: none p3=65535",
+		"sw 1 sent port 201 at 24567 ns: none p3=65535",
+		"sw 0 recv port 200 at 25072 ns: none p3=65535",
+		"sw 0 sent port 1 at 28116 ns: none p3=65535",
+	}
+	if !reflect.DeepEqual(got, want) || psn10[1] != 10591 || psn10[0] >= psn10[1] {
+		t.Errorf("PFC copies:\n%s\nwant\n%s\n(PSN 10 at tor1 %d ns, at tor2 %d ns; want tor2's at 10591 ns, after tor1's)", strings.Join(got, "\n"), strings.Join(want, "\n"), psn10[0], psn10[1])
+	}
+}
