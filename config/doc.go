@@ -65,6 +65,22 @@
 // identical from and to, an address on two hosts, duplicate names, and
 // the QPs of all flows within what the switch tracks (MaxTotalQPs).
 //
+// # Fabric
+//
+// Either form may put its hosts on several switches (fabric.go,
+// docs/fabric.md): switches (named, each with switch's keys; file order
+// is the switch id), links (each host to one switch, switches to each
+// other), routing, a flow's path, an event's at, deadlock-ms. Without
+// switches the test has one switch, Test.Switch. Test.Topology resolves
+// the switches' ports (global numbers: HostPort for hosts, FirstLinkPort
+// and up for switch-to-switch links), Test.Route a host pair's switches
+// with their in and out ports (per host pair, symmetric; a flow's path
+// overrides the pair's shortest path, else a seeded hash picks among the
+// equal-cost ones), Test.ObservedSwitch the one switch where a flow's
+// events apply. They are computed from the Test's fields on each call,
+// so a hand-built Test gets them too; Parse has checked that every host
+// is on a switch, every flow has a route and every path and at is sound.
+//
 // # Errors
 //
 // Parsing walks the yaml.Node tree itself, so every problem carries the

@@ -646,6 +646,10 @@ func (d *decoder) validateFabric(t *Test) {
 		sk := d.keys["switches"]
 		d.errorf(sk, "switches (line %d) and switch (line %d): give switches for a fabric (each switch takes switch's keys), or switch for one switch", sk.Line, kn.Line)
 	}
+	if !d.given("switches") && !d.bad["switches"] {
+		d.errorf(d.keys["switches"], "switches: want 1..%d switches, got null", MaxSwitches)
+		return
+	}
 	if d.bad["switches"] || len(t.Switches) == 0 {
 		return
 	}

@@ -67,6 +67,7 @@ var fabricErrorTests = []struct {
 	// switches.
 	{"switches a list", fabHosts + "switches: [s1]\n" + fabFlow,
 		`t.yaml:2:11: switches: want a mapping from switch name to switch (1..32 switches), got a list`},
+	{"null switches", fabHosts + "switches:\nlinks:\n- {a: h1, b: h2}\n" + fabFlow, `t.yaml:2:1: switches: want 1..32 switches, got null`},
 	{"no switches", fabHosts + "switches: {}\n" + fabFlow, `t.yaml:2:11: switches: want 1..32 switches, got 0`},
 	{"33 switches", manyLines(fabHosts+"switches:\n", 33, func(i int) string { return fmt.Sprintf("  s%d: {}\n", i) }, fabFlow),
 		`t.yaml:3:3: switches: want 1..32 switches, got 33`},
@@ -486,6 +487,51 @@ func TestFabricDocExample(t *testing.T) {
 		}
 		if !cfg.Fabric() || cfg.DeadlockMs != 200 {
 			t.Errorf("example %d: Fabric() = %v, DeadlockMs = %d; want true, 200", i, cfg.Fabric(), cfg.DeadlockMs)
+		}
+	}
+}
+
+// TestFabricExamples loads the fabric examples and checks the routes the
+// deadlock examples are built on: in pfc-deadlock.yaml the four flows go
+// two hops clockwise round the ring (ports 200..207: s1-s2, s2-s3, s3-s4,
+// s4-s1), in pfc-deadlock-fixed.yaml c and d go the other way.
+func TestFabricExamples(t *testing.T) {
+	for _, name := range []string{"hawkeye-fig1", "pfc-storm-clos", "pfc-storm-clos-nowatchdog", "pfc-deadlock", "pfc-deadlock-fixed"} {
+		if _, err := Load("../examples/fabric/" + name + ".yaml"); err != nil {
+			t.Errorf("Load(%s) error = %v", name, err)
+		}
+	}
+	// Hosts h1..h4 are 0..3 (ports 1, 2, 32, 33), r1..r4 4..7 (34..37).
+	tests := []struct {
+		file string
+		want [][]Hop // per flow a, b, c, d
+	}{
+		{"pfc-deadlock", [][]Hop{
+			{{0, 1, 200}, {1, 201, 202}, {2, 203, 36}},  // a h1→r3 via s1, s2, s3
+			{{1, 2, 202}, {2, 203, 204}, {3, 205, 37}},  // b h2→r4 via s2, s3, s4
+			{{2, 32, 204}, {3, 205, 206}, {0, 207, 34}}, // c h3→r1 via s3, s4, s1
+			{{3, 33, 206}, {0, 207, 200}, {1, 201, 35}}, // d h4→r2 via s4, s1, s2
+		}},
+		{"pfc-deadlock-fixed", [][]Hop{
+			{{0, 1, 200}, {1, 201, 202}, {2, 203, 36}},
+			{{1, 2, 202}, {2, 203, 204}, {3, 205, 37}},
+			{{2, 32, 203}, {1, 202, 201}, {0, 200, 34}}, // c h3→r1 via s3, s2, s1
+			{{3, 33, 205}, {2, 204, 203}, {1, 202, 35}}, // d h4→r2 via s4, s3, s2
+		}},
+	}
+	for _, tt := range tests {
+		cfg, err := Load("../examples/fabric/" + tt.file + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for f, want := range tt.want {
+			fl := cfg.Flows[f]
+			if got := cfg.Route(cfg.HostIndex(fl.From), cfg.HostIndex(fl.To)); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: flow %s: Route = %v, want %v", tt.file, fl.Name, got, want)
+			}
+		}
+		if cfg.DeadlockMs != 200 {
+			t.Errorf("%s: DeadlockMs = %d, want 200", tt.file, cfg.DeadlockMs)
 		}
 	}
 }
