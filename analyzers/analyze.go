@@ -383,6 +383,9 @@ func (m *mainPass) packet(tp *trace.Packet) {
 	if m.p.Conn < 0 && m.p.Kind != model.KindCNP {
 		r.Trace.Unattributed++
 	}
+	if m.a.fab != nil && !m.a.fab.copyOf(&m.p) {
+		return // a copy at another switch than the observed one: fabric analyses only
+	}
 	m.a.observe(&m.p)
 	if m.a.seq != nil { // after the analyzers: p.Retx is set
 		m.a.seq.Add(tp, &m.p, m.dec.Mirror)
@@ -402,8 +405,11 @@ type pipeline struct {
 	flows   *flows.Analyzer
 	tally   *counters.Tally
 	seq     *report.SeqCollector
-	params  model.Params
-	opt     Options
+	// fab, in a fabric (model.Fabric), picks the copies the
+	// per-connection checks read; nil with one switch.
+	fab    *fabricView
+	params model.Params
+	opt    Options
 	// skipCounters, when set, is why the counters check is skipped
 	// (Options.QP on a trace with other connections).
 	skipCounters string
@@ -438,6 +444,7 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 	a.ev = events.New(t, events.Options{Events: meta.Events, UncertaintyNs: params.TimestampUncertaintyNs, Holds: params.MirrorHolds})
 	a.pfc = pfc.New(t, pfcOptions(meta, t, params))
 	a.flows = flows.New(t, flows.Options{Hosts: flowsHosts(meta, t)})
+	a.fab = newFabricView(meta, t)
 	if !opt.NoPlots {
 		a.seq = report.NewSeqCollector(t, mirrorPort(opt.MirrorPort))
 	}
@@ -505,6 +512,9 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 		PFC: &pf, PFCHosts: pfcHosts(meta, a.table), SwitchDrops: switchPFCDrops(meta)})
 	r.Checks = report.Checks{Integrity: &integ, GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct, Events: a.ev.Finish()}
 	r.PFC = pf
+	if a.fab != nil {
+		a.fab.finish(r, a.table)
+	}
 	for _, c := range report.AllChecks {
 		if !selected[c] {
 			r.Checks.Skip(c, report.NotSelected)

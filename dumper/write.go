@@ -46,6 +46,12 @@ func finish(path string, snaplen int, spools []*spool) (err error) {
 		syncDir(dir)
 		return nil
 	}
+	// One switch (every copy of switch 0, as in a one-switch run): the
+	// runs merge directly, without trace.Merge's per-switch split.
+	oneSwitch := true
+	for _, s := range spools {
+		oneSwitch = oneSwitch && s.seen&^1 == 0
+	}
 	var srcs []runSource
 	for _, s := range spools {
 		for i, r := range s.runs {
@@ -72,7 +78,7 @@ func finish(path string, snaplen int, spools []*spool) (err error) {
 				return fmt.Errorf("write pcap: %w", err)
 			}
 			tmps = append(tmps, f)
-			end, err := mergeRuns(f, snaplen, group)
+			end, err := mergeRuns(f, snaplen, group, oneSwitch)
 			if err != nil {
 				return fmt.Errorf("write pcap: %w", err)
 			}
@@ -84,7 +90,7 @@ func finish(path string, snaplen int, spools []*spool) (err error) {
 	if err != nil {
 		return fmt.Errorf("write pcap: %w", err)
 	}
-	if _, err := mergeRuns(f, snaplen, srcs); err != nil {
+	if _, err := mergeRuns(f, snaplen, srcs, oneSwitch); err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return fmt.Errorf("write pcap: %w", err)
@@ -104,7 +110,7 @@ type runSource struct {
 
 // mergeRuns writes a pcap header and the records of srcs, merged by
 // sequence number, to f; it returns the file's length.
-func mergeRuns(f *os.File, snaplen int, srcs []runSource) (int64, error) {
+func mergeRuns(f *os.File, snaplen int, srcs []runSource, oneSwitch bool) (int64, error) {
 	var hdr bytes.Buffer
 	if _, err := trace.NewPcapWriter(&hdr, snaplen, trace.LinkTypeEthernet); err != nil {
 		return 0, err
@@ -126,7 +132,7 @@ func mergeRuns(f *os.File, snaplen int, srcs []runSource) (int64, error) {
 	n := int64(pcapHeaderLen)
 	// Copies of several switches are split into per-switch temporary
 	// files next to the output first (trace.Merge).
-	if _, err := (trace.MergeOptions{TempDir: filepath.Dir(f.Name())}).Merge(func(_ int, p trace.Packet) error {
+	if _, err := (trace.MergeOptions{TempDir: filepath.Dir(f.Name()), OneSwitch: oneSwitch}).Merge(func(_ int, p trace.Packet) error {
 		n += int64(pcapRecordLen + len(p.Data))
 		return pw.WritePacket(p.TimeNs, p.Data, p.OrigLen)
 	}, ms...); err != nil {

@@ -75,10 +75,14 @@
 //
 // Merge and MergeFiles combine the dumpers' files into one trace ordered by
 // the mirror sequence number the injector writes into each copy's source MAC
-// (MirrorFields). The merge streams: it holds one pending packet per source,
-// never the trace. Sequence numbers wrap; SeqSpace describes the counter's
-// range (48 bits by default; SeqSpaceLumina31 for the public tool's 1..2^31-1
-// counter) and all comparisons are modular. Merge never reorders packets
+// (MirrorFields). In a fabric each logical switch numbers its own copies
+// and names itself in the same field (MirrorSwitchSeq); the merged trace is
+// then ordered by (timestamp, switch id, sequence number), through
+// per-switch temporary files (see Merge). The merge streams: it holds one
+// pending packet per source and switch, never the trace. Sequence numbers
+// wrap; SeqSpace describes the counter's range (40 bits per switch by
+// default; SeqSpaceLumina31 for the public tool's 1..2^31-1 counter) and
+// all comparisons are modular. Merge never reorders packets
 // within one source: a corrupt source's out-of-order packet is emitted as is,
 // counted in MergeStats.OutOfOrder, and left for the integrity check
 // (analyzers/integrity) to report.

@@ -236,6 +236,12 @@ type MergeOptions struct {
 	// Merge). Default "": os.TempDir() for Merge, the output's directory
 	// for MergeFiles.
 	TempDir string
+	// OneSwitch says the caller knows every copy is switch 0's (a
+	// one-switch run; a dumper that saw no other switch): Merge then
+	// merges the sources directly, without the split into temporary
+	// files, and a copy of another switch stops it with ErrInvalid.
+	// MergeFiles finds it out itself. Default false.
+	OneSwitch bool
 	// Observe, if set, also sees every packet MergeFiles writes, with its
 	// source index (e.g. an integrity checker's Observe), so writing and
 	// checking the merged trace take one pass over the inputs.
@@ -283,7 +289,7 @@ type mergeHead struct {
 // and those per-switch streams by (timestamp, switch id): a switch's
 // stamps never decrease in its sequence order. With copies of one switch
 // only, the result is the sequence order below. MergeFiles skips the split
-// when every copy is of switch 0.
+// when every copy is of switch 0, and so does Merge with o.OneSwitch.
 //
 // Memory is bounded by the number of sources and switches, not by the
 // trace length: one pending packet and one read buffer per source and
@@ -330,6 +336,9 @@ func (o MergeOptions) Merge(out func(src int, p Packet) error, srcs ...MergeSour
 			return stats, fmt.Errorf("trace: merge: %s: %w (nil Reader)", sourceName(srcs, i), ErrInvalid)
 		}
 	}
+	if o.OneSwitch {
+		return o.mergeDirect(out, srcs)
+	}
 	return o.mergeSwitches(out, &stats, srcs)
 }
 
@@ -344,6 +353,7 @@ func (o MergeOptions) mergeDirect(out func(src int, p Packet) error, srcs []Merg
 		in[i], ids[i] = srcs[i].Reader, i
 	}
 	m := newSeqMerge(o.Seq.norm(), in, ids, func(i int) string { return sourceName(srcs, i) })
+	m.oneSwitch = true
 	if err := m.init(); err != nil {
 		return stats, err
 	}
@@ -396,6 +406,9 @@ type seqMerge struct {
 	heads   []mergeHead
 	last    uint64 // cycle position of the last packet returned
 	emitted int    // the head returned last, -1 before the first
+	// oneSwitch: the inputs are sources that must hold copies of switch 0
+	// only (a direct merge).
+	oneSwitch bool
 }
 
 func newSeqMerge(sp SeqSpace, in []packetSource, ids []int, name func(int) string) *seqMerge {
@@ -405,8 +418,24 @@ func newSeqMerge(sp SeqSpace, in []packetSource, ids []int, name func(int) strin
 // init reads every input's first packet.
 func (m *seqMerge) init() error {
 	for j := range m.heads {
-		if err := m.heads[j].advance(m.in[j], m.name(m.ids[j]), m.sp); err != nil {
+		if err := m.advance(j); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// advance reads input j's next packet into its head.
+func (m *seqMerge) advance(j int) error {
+	h := &m.heads[j]
+	if err := h.advance(m.in[j], m.name(m.ids[j]), m.sp); err != nil {
+		return err
+	}
+	if m.oneSwitch && h.ok {
+		if sw := switchOf(h.p.Data); sw != 0 {
+			h.ok = false
+			return fmt.Errorf("trace: merge: %s: packet %d: a copy of switch %d: %w (a merge of switch 0's copies only: MergeOptions.OneSwitch)",
+				m.name(m.ids[j]), h.p.Index, sw, ErrInvalid)
 		}
 	}
 	return nil
@@ -419,8 +448,7 @@ func (m *seqMerge) init() error {
 // lower input. ok is false once every input is exhausted.
 func (m *seqMerge) next() (j int, ooo, ok bool, err error) {
 	if m.emitted >= 0 {
-		e := m.emitted
-		if err := m.heads[e].advance(m.in[e], m.name(m.ids[e]), m.sp); err != nil {
+		if err := m.advance(m.emitted); err != nil {
 			return 0, false, false, err
 		}
 	}
@@ -543,7 +571,7 @@ func (o MergeOptions) MergeFiles(outPath string, snaplen int, inPaths ...string)
 		o.TempDir = filepath.Dir(outPath)
 	}
 	merge := o.Merge
-	if onlySwitchZero(inPaths) {
+	if o.OneSwitch || OnlySwitchZero(inPaths...) {
 		merge = func(out func(int, Packet) error, srcs ...MergeSource) (MergeStats, error) {
 			return o.mergeDirect(out, srcs)
 		}

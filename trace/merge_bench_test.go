@@ -55,10 +55,13 @@ var benchFiles = sync.OnceValue(func() [][]byte {
 })
 
 // BenchmarkMerge merges 4 in-memory dumper files of 1.25 M 128-byte packets
-// each (5 M packets per op): "callback" into a callback that only counts,
-// "pcap" into a PcapWriter over a bufio.Writer to io.Discard. The few
-// allocations per op are the Readers (a 256 KiB buffer each), the heads and
-// the stats; none is per packet.
+// each (5 M packets per op) of one switch, directly (MergeOptions.OneSwitch):
+// "callback" into a callback that only counts, "pcap" into a PcapWriter
+// over a bufio.Writer to io.Discard; "split-callback" is "callback" without
+// the option, through the per-switch temporary files a merge of unknown
+// sources writes first. The few allocations per op are the Readers (a 256
+// KiB buffer each), the heads and the stats (and the temporary files);
+// none is per packet.
 func BenchmarkMerge(b *testing.B) {
 	files := benchFiles()
 	readers := make([]*bytes.Reader, benchSources)
@@ -73,11 +76,13 @@ func BenchmarkMerge(b *testing.B) {
 	}
 	var count int
 	for _, bc := range []struct {
-		name string
-		out  func(int, trace.Packet) error
+		name  string
+		out   func(int, trace.Packet) error
+		split bool
 	}{
-		{"callback", func(int, trace.Packet) error { count++; return nil }},
-		{"pcap", func(_ int, p trace.Packet) error { return pw.WritePacket(p.TimeNs, p.Data, p.OrigLen) }},
+		{"callback", func(int, trace.Packet) error { count++; return nil }, false},
+		{"pcap", func(_ int, p trace.Packet) error { return pw.WritePacket(p.TimeNs, p.Data, p.OrigLen) }, false},
+		{"split-callback", func(int, trace.Packet) error { count++; return nil }, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -91,7 +96,7 @@ func BenchmarkMerge(b *testing.B) {
 					}
 					srcs[i] = trace.MergeSource{Name: "dumper", Reader: r}
 				}
-				stats, err := trace.Merge(bc.out, srcs...)
+				stats, err := trace.MergeOptions{OneSwitch: !bc.split, TempDir: b.TempDir()}.Merge(bc.out, srcs...)
 				if err != nil || stats.Packets != benchTotal || stats.OutOfOrder != 0 {
 					b.Fatalf("Merge() = %+v, %v, want %d packets in order", stats, err, benchTotal)
 				}

@@ -328,10 +328,11 @@ func unspill(err error) error {
 // stampDiff is a-b in 48-bit serial arithmetic (mirror timestamps wrap).
 func stampDiff(a, b uint64) int64 { return int64((a-b)<<16) >> 16 }
 
-// onlySwitchZero reports whether every mirror copy in the files at paths
-// is a copy of switch 0 (a one-switch run), reading them once; a file it
-// cannot read is left to the merge, which reports why.
-func onlySwitchZero(paths []string) bool {
+// OnlySwitchZero reports whether every mirror copy in the files at paths
+// is a copy of switch 0 (a one-switch run: MergeOptions.OneSwitch),
+// reading them once; a file or packet it cannot read is left to the merge,
+// which reports why.
+func OnlySwitchZero(paths ...string) bool {
 	for _, path := range paths {
 		f, err := os.Open(path)
 		if err != nil {

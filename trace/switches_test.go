@@ -211,3 +211,25 @@ func TestMergeFilesOneSwitchNoTemp(t *testing.T) {
 		t.Errorf("output is not a nanosecond pcap")
 	}
 }
+
+// TestMergeOneSwitchOption: MergeOptions.OneSwitch merges switch 0's
+// copies directly (the same order as the split), and refuses a copy of
+// another switch.
+func TestMergeOneSwitchOption(t *testing.T) {
+	files := filesOf(t, []uint64{1, 3, 5, 6}, []uint64{2, 4, 7})
+	for _, opt := range []trace.MergeOptions{{OneSwitch: true}, {TempDir: t.TempDir()}} {
+		out, stats, err := collect(t, opt, files)
+		var srcs []int
+		for _, g := range out {
+			srcs = append(srcs, g.src)
+		}
+		if err != nil || !slices.Equal(seqsOf(recsOf(out)), []uint64{1, 2, 3, 4, 5, 6, 7}) || !slices.Equal(srcs, []int{0, 1, 0, 1, 0, 0, 1}) || stats.Packets != 7 {
+			t.Errorf("Merge(OneSwitch %v) = %v from %v, %v, want 1..7 from [0 1 0 1 0 0 1]", opt.OneSwitch, seqsOf(recsOf(out)), srcs, err)
+		}
+	}
+	fab := fabricFiles(t, 2, []swCopy{{sw: 0, seq: 1, ts: 100, wantSrc: 0}, {sw: 3, seq: 1, ts: 150, wantSrc: 1}})
+	_, err := trace.MergeOptions{OneSwitch: true}.Merge(func(int, trace.Packet) error { return nil }, sources(t, fab)...)
+	if want := "trace: merge: dumper-1: packet 0: a copy of switch 3: invalid argument (a merge of switch 0's copies only: MergeOptions.OneSwitch)"; !errors.Is(err, trace.ErrInvalid) || err.Error() != want {
+		t.Errorf("Merge(OneSwitch) of a copy of switch 3: %v, want %q", err, want)
+	}
+}

@@ -35,6 +35,12 @@ type Result struct {
 	Victims        []Victim `json:"victims,omitempty"`
 	VictimsDropped int      `json:"victims_dropped,omitempty"`
 	Notes          []string `json:"notes,omitempty"`
+	// Hops are, in a fabric (model.Fabric), the latency of each hop of
+	// each flow's route, per direction (see HopLatency); HopStops the
+	// connections whose copies stopped matching between two switches.
+	// Absent with one switch.
+	Hops     []HopLatency `json:"hops,omitempty"`
+	HopStops []HopStop    `json:"hop_stops,omitempty"`
 }
 
 // Flow is one flow of the test: its connections' data.

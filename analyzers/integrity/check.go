@@ -62,6 +62,12 @@ func CheckFile(path string, c Counters, opt Options) (Verdict, error) {
 // packet indices ("dumper-2 #517"), and Counters.Dumpers[i] is compared with
 // the packets from srcs[i]. Merge errors are returned as errors.
 func CheckSources(c Counters, opt Options, srcs ...trace.MergeSource) (Verdict, error) {
+	return checkSources(c, opt, false, srcs...)
+}
+
+// checkSources is CheckSources; oneSwitch skips the merge's per-switch
+// split (trace.MergeOptions.OneSwitch).
+func checkSources(c Counters, opt Options, oneSwitch bool, srcs ...trace.MergeSource) (Verdict, error) {
 	names := make([]string, len(srcs))
 	for i, s := range srcs {
 		names[i] = s.Name
@@ -70,14 +76,16 @@ func CheckSources(c Counters, opt Options, srcs ...trace.MergeSource) (Verdict, 
 	if err != nil {
 		return Verdict{}, err
 	}
-	if _, err := (trace.MergeOptions{Seq: opt.Seq}).Merge(chk.Observe, srcs...); err != nil {
+	if _, err := (trace.MergeOptions{Seq: opt.Seq, OneSwitch: oneSwitch}).Merge(chk.Observe, srcs...); err != nil {
 		return Verdict{}, fmt.Errorf("integrity: %w", err)
 	}
 	return chk.Finish(c), nil
 }
 
 // CheckFiles is CheckSources on the dumper files at paths. Source i is named
-// c.Dumpers[i].Name if set, else by its file name.
+// c.Dumpers[i].Name if set, else by its file name. Files that hold copies of
+// switch 0 only (trace.OnlySwitchZero) are merged without the per-switch
+// split.
 func CheckFiles(c Counters, opt Options, paths ...string) (Verdict, error) {
 	srcs := make([]trace.MergeSource, len(paths))
 	for i, path := range paths {
@@ -96,5 +104,5 @@ func CheckFiles(c Counters, opt Options, paths ...string) (Verdict, error) {
 		}
 		srcs[i] = trace.MergeSource{Name: name, Reader: r}
 	}
-	return CheckSources(c, opt, srcs...)
+	return checkSources(c, opt, trace.OnlySwitchZero(paths...), srcs...)
 }

@@ -97,6 +97,9 @@
 //	dumper-1 captured 500 packets, trace has 499 from it
 //	dumpers captured 1000 packets in total, trace has 999
 //	dumpers: counters for 2 dumpers, trace has 3 sources
+//	switch tor2: gap: seq 2 missing (between dumper-0 #1 and dumper-1 #4)
+//	switch 1: duplicate: seq 3 appears twice (dumper-0 #3 and dumper-1 #3)
+//	count: trace has 2 copies of switch spine, its last seq is 3
 //
 // The first received reason is used when the trace holds neither
 // duplicate nor wrapped copies; the others name what it holds. Without sources, the parenthesized "(dumper-1 #305)" of "range" and "out

@@ -87,6 +87,15 @@ func textFlows(w func(string, ...any), f *flows.Result) {
 		}
 		w("\n")
 	})
+	capped(w, len(f.Hops), "  ... %d more hops\n", func(i int) {
+		h := f.Hops[i]
+		w("  hop %s %s %s -> %s: %d samples, min %d ns, median %d ns, p99 %d ns, max %d ns\n", h.Flow, h.Direction, h.From, h.To,
+			h.Samples, h.MinNs, h.MedianNs, h.P99Ns, h.MaxNs)
+	})
+	capped(w, len(f.HopStops), "  ... %d more hop stops\n", func(i int) {
+		s := f.HopStops[i]
+		w("  hop stop: connection %d %s %s -> %s: %s\n", s.Conn, s.Direction, s.From, s.To, s.Detail)
+	})
 	for _, n := range f.Notes {
 		w("  note: %s\n", n)
 	}
