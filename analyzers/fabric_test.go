@@ -184,6 +184,10 @@ func TestFabricReport(t *testing.T) {
 			if n := bytes.Count(page, []byte(`stroke="#d22"`)); n != 1+2+3+4 {
 				t.Errorf("red links over the panels = %d, want 10", n)
 			}
+			// The root, congestion at s4 port 33 (r's link) from 10 µs, in every panel.
+			if n := bytes.Count(page, []byte(`stroke="#e90" stroke-width="3" stroke-dasharray="6 3"><title>s4 – r: never paused; congested (a chain&#39;s root) from 10 µs</title>`)); n != 4 {
+				t.Errorf("congested root links over the panels = %d, want 4", n)
+			}
 			var got, want any
 			if err := json.Unmarshal(d, &got); err != nil {
 				t.Fatalf("checks.deadlock = %s: %v", d, err)
@@ -196,7 +200,7 @@ func TestFabricReport(t *testing.T) {
 			}
 			txt := report.Text(r)
 			for _, w := range []string{
-				"  chain: s1 paused h1 (port 1) at 16 µs ← s1 port 200 paused by s2 at 14.5 µs ← s2 port 202 paused by s3 at 12.5 µs ← s3 port 204 paused by s4 at 10.5 µs ← congestion at s4 port 33 (qdepth 176.128 KB, flows F2, A1, A2)\n", // 180000 bytes as the copy encodes it
+				"  chain (1 time): s1 paused h1 (port 1) at 16 µs ← s1 port 200 paused by s2 at 14.5 µs ← s2 port 202 paused by s3 at 12.5 µs ← s3 port 204 paused by s4 at 10.5 µs ← congestion at s4 port 33 (qdepth 176.128 KB, flows F2, A1, A2)\n", // 180000 bytes as the copy encodes it
 				"    victim: F1, 2 hops from the root (waited at s2 port 202; never crosses s4 port 33)\n",
 			} {
 				if !strings.Contains(txt, w) {

@@ -94,3 +94,29 @@ func TestNAKTriggersCNP(t *testing.T) {
 		})
 	}
 }
+
+// TestParamsFromConfigFabric: a fabric's deadlock-ms is Params.DeadlockNs;
+// the storm detection and restoration times are those of its switch
+// watchdog with the shortest detection.
+func TestParamsFromConfigFabric(t *testing.T) {
+	for _, tc := range []struct {
+		file                      string
+		deadlock, detect, restore int64
+	}{
+		{"../examples/fabric/pfc-deadlock.yaml", 200e6, 0, 0},
+		{"../examples/fabric/pfc-storm-clos.yaml", 0, 50e6, 100e6},
+		{"../examples/fabric/hawkeye-fig1.yaml", 0, 0, 0},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			tt, err := config.Load(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := ParamsFromConfig(tt)
+			want := tc.deadlock
+			if p.DeadlockNs != want || p.PFCDetectionNs != tc.detect || p.PFCRestorationNs != tc.restore {
+				t.Errorf("deadlock %d, detection %d, restoration %d; want %d, %d, %d", p.DeadlockNs, p.PFCDetectionNs, p.PFCRestorationNs, want, tc.detect, tc.restore)
+			}
+		})
+	}
+}

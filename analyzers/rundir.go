@@ -268,6 +268,13 @@ func ParamsFromConfig(t *config.Test) model.Params {
 	if w := t.Switch.PFCWatchdog; w != nil {
 		p.PFCDetectionNs, p.PFCRestorationNs = int64(w.DetectionMs)*1e6, int64(w.RestorationMs)*1e6
 	}
+	// A fabric: the shortest detection time of its switches' watchdogs
+	// (one pair of times for the trace's inferred firings).
+	for _, s := range t.Switches {
+		if w := s.Switch.PFCWatchdog; w != nil && (p.PFCDetectionNs == 0 || int64(w.DetectionMs)*1e6 < p.PFCDetectionNs) {
+			p.PFCDetectionNs, p.PFCRestorationNs = int64(w.DetectionMs)*1e6, int64(w.RestorationMs)*1e6
+		}
+	}
 	if !t.HostsForm {
 		return p
 	}

@@ -87,7 +87,10 @@
 // deepest queue; a paused egress cabled to another switch leads to that
 // switch's episode sent on the link's other port, one cabled to a host
 // ends the chain at the host (stalled-nic beyond the detection time, else
-// slow-receiver: from the pause pattern), an unpaused one at congestion.
+// slow-receiver: from the pause pattern), an unpaused one at congestion
+// unless a pause of that egress began while the episode went on and
+// either is a storm (longer than the detection time) or the episode is
+// (then that pause sustained it).
 // Victims: flows that waited in a paused queue of a chain and never cross
 // its root port. Storms group the chains by root. Deadlock: from the last
 // RoCE copy's stamp L, a cycle of switch ports, each sending pauses at

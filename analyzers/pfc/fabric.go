@@ -56,6 +56,7 @@ type fcause struct {
 	egress  uint16
 	found   bool  // some flow entered by the port shortly before
 	paused  bool  // the egress was paused then (rxEp: by the received episode)
+	later   bool  // paused only after the episode began (sustained)
 	rxEp    int   // -1: not kept
 	depth   int64 // deepest queue the flows' last packets joined at the egress
 	from    []int // flows (2 × connection + direction) from the port to the egress
@@ -71,7 +72,9 @@ func newFabric(f *model.Fabric, hosts []Host, deadline int64) *fabric {
 	fb.seen = make([][]fseen, len(f.Switches))
 	for _, p := range f.Ports {
 		fb.port[uint16(p.Port)] = p
-		fb.portSw[uint16(p.Port)] = fb.swID[p.Switch]
+		if sw, ok := fb.swID[p.Switch]; ok {
+			fb.portSw[uint16(p.Port)] = sw
+		}
 	}
 	names := map[string]int{}
 	for _, h := range hosts {
@@ -315,9 +318,12 @@ type StalledFlow struct {
 // FabricChain is the provenance of one pause (Hawkeye): from the port
 // paused furthest from the root, hop by hop to the root.
 type FabricChain struct {
-	Hops    []FabricHop   `json:"hops"`
-	Root    FabricRoot    `json:"root"`
-	Text    string        `json:"text"`
+	Hops []FabricHop `json:"hops"`
+	Root FabricRoot  `json:"root"`
+	Text string      `json:"text"`
+	// Path is Text without the times and queue depth: the same for every
+	// chain along the same ports to the same root.
+	Path    string        `json:"path"`
 	Stalled []StalledFlow `json:"stalled,omitempty"`
 	Victims []StalledFlow `json:"victims,omitempty"`
 }
@@ -415,6 +421,7 @@ func (a *Analyzer) fabricFinish(r *Result) {
 		}
 		fr.Ports = append(fr.Ports, pp)
 	}
+	a.sustained()
 	// next: the sent episode of the next hop each sent episode waited on.
 	next := map[int]int{}
 	referenced := map[int]bool{}
@@ -452,6 +459,32 @@ func (a *Analyzer) fabricFinish(r *Result) {
 	fr.Storms = a.fabricStorms(fr.Chains)
 	r.Fabric = fr
 	r.Deadlock = a.deadlock()
+}
+
+// sustained traces an episode that began without its egress paused
+// (congestion) but then went on through a storm through the pause of its
+// egress that began during it: the first such received episode if the
+// episode is a storm itself (longer than the detection time: the brief
+// congestion at its start does not explain it), else the first such
+// received episode that is a storm. Short pauses of short episodes leave
+// the cause congestion.
+func (a *Analyzer) sustained() {
+	for _, e := range a.eps {
+		fc := e.fc
+		if e.Direction != DirSent || fc == nil || !fc.found || fc.paused {
+			continue
+		}
+		x := a.pp[uint32(fc.egress)<<3|uint32(e.Priority)]
+		if x == nil {
+			continue
+		}
+		for _, i := range x.rx.episodes {
+			if r := a.eps[i]; (e.Storm || r.Storm) && r.StartNs > e.StartNs && r.StartNs <= e.EndNs {
+				fc.paused, fc.rxEp, fc.later = true, i, true
+				break
+			}
+		}
+	}
 }
 
 // nextHop returns the sent episode of the next switch that sent episode e
@@ -559,6 +592,9 @@ func (a *Analyzer) fabricChain(e *Episode, next map[int]int) (FabricChain, []int
 		in[e.ID] = true
 		ids = append(ids, e.ID)
 		fc := e.fc
+		if fc == nil { // a port the fabric does not list
+			fc = &fcause{sw: -1, rxEp: -1}
+		}
 		fcs = append(fcs, fc)
 		h := FabricHop{Switch: fb.switchName(fc.sw), Port: e.Port, Paused: fb.paused(e.Port), Priority: e.Priority, Episode: e.ID,
 			StartNs: e.StartNs, EndNs: e.EndNs}
@@ -618,7 +654,7 @@ func (a *Analyzer) fabricChain(e *Episode, next map[int]int) (FabricChain, []int
 		break
 	}
 	a.stalled(&c, fcs)
-	c.Text = chainText(&c)
+	c.Text, c.Path = chainText(&c, true), chainText(&c, false)
 	return c, ids
 }
 
@@ -662,20 +698,30 @@ func kb(b int64) string {
 
 // chainText is a chain on one line, e.g. "s1 paused h1 (port 1) at 10 µs
 // ← s1 port 201 paused by s2 at 9 µs ← congestion at s2 port 3 (qdepth
-// 30 KB, flows A1, A2)".
-func chainText(c *FabricChain) string {
+// 30 KB, flows A1, A2)"; timed false leaves out the times and the queue
+// depth (FabricChain.Path).
+func chainText(c *FabricChain, timed bool) string {
 	var b strings.Builder
+	at := func(ns int64) string {
+		if !timed {
+			return ""
+		}
+		return " at " + model.FormatMicros(ns)
+	}
 	h0 := c.Hops[0]
-	fmt.Fprintf(&b, "%s paused %s (port %d) at %s", h0.Switch, h0.Paused, h0.Port, model.FormatMicros(h0.StartNs))
+	fmt.Fprintf(&b, "%s paused %s (port %d)%s", h0.Switch, h0.Paused, h0.Port, at(h0.StartNs))
 	for _, h := range c.Hops {
 		if h.PausedAtNs != nil {
-			fmt.Fprintf(&b, " ← %s port %d paused by %s at %s", h.Switch, h.Egress, h.PausedBy, model.FormatMicros(*h.PausedAtNs))
+			fmt.Fprintf(&b, " ← %s port %d paused by %s%s", h.Switch, h.Egress, h.PausedBy, at(*h.PausedAtNs))
 		}
 	}
 	r := c.Root
 	switch r.Kind {
 	case RootCongestion:
-		fmt.Fprintf(&b, " ← congestion at %s port %d (qdepth %s, flows %s)", r.Switch, r.Port, kb(r.QDepthBytes), strings.Join(r.Flows, ", "))
+		fmt.Fprintf(&b, " ← congestion at %s port %d", r.Switch, r.Port)
+		if timed {
+			fmt.Fprintf(&b, " (qdepth %s, flows %s)", kb(r.QDepthBytes), strings.Join(r.Flows, ", "))
+		}
 	case RootSlowReceiver:
 		fmt.Fprintf(&b, " ← slow receiver %s", r.Host)
 	case RootStalledNIC:
@@ -812,7 +858,11 @@ func (a *Analyzer) stormStop(root FabricRoot, re *Episode, lastEnd, grace int64)
 // deadlock is the deadlock verdict: a cycle of switch ports, each sending
 // pauses because its egress is paused by the next, through the window
 // [last RoCE copy, + DeadlockNs] (sonic-mgmt's rule: PFC counters still
-// rising deadlock-ms after the traffic stopped).
+// rising deadlock-ms after the traffic stopped). A trace ending before the
+// window closes (its last copy: nothing was mirrored after it) is
+// inconclusive only if a cycle still paused then: without new traffic a
+// cycle cannot form once none is left, so no cycle at the trace's end
+// passes.
 func (a *Analyzer) deadlock() *Deadlock {
 	fb := a.fab
 	if fb.deadline <= 0 {

@@ -185,7 +185,11 @@ func (s *fabScen) send(ts int64, conn int, depth int64) {
 // (s4), bursts A1, A2 from a1, a2 (s4) to r congest s4's port toward r;
 // F1 from h2 (s2) to h5 (s3) shares s2's egress toward s3 with F2. s4
 // pauses s3, s3 pauses s2, s2 pauses s1, s1 pauses h1.
-func hawkeye(t *testing.T) *fabScen {
+func hawkeye(t *testing.T) *fabScen { return hawkeyeRoot(t, false) }
+
+// hawkeyeRoot is hawkeye; slow: r pauses s4 from 9 to 28 µs (a slow
+// receiver), so the root is r, not congestion.
+func hawkeyeRoot(t *testing.T, slow bool) *fabScen {
 	s := newFabScen(t, []string{"s1", "s2", "s3", "s4"}, [][2]string{{"s1", "s2"}, {"s2", "s3"}, {"s3", "s4"}})
 	s.host("h1", "s1", 1)
 	s.host("h2", "s2", 2)
@@ -204,6 +208,10 @@ func hawkeye(t *testing.T) *fabScen {
 		s.send(t0+100, 1, 0)
 		s.send(t0+200, 2, 180000)
 		s.send(t0+300, 3, 170000)
+	}
+	if slow {
+		s.pause(9000, "s4", false, 33, 0xFFFF) // r → s4
+		s.pause(28000, "s4", false, 33, 0)
 	}
 	s.link(10000, "s4", 205, 0xFFFF) // s4 → s3
 	s.link(12000, "s3", 203, 0xFFFF) // s3 → s2
@@ -235,6 +243,9 @@ func TestFabricHawkeye(t *testing.T) {
 		" ← s3 port 204 paused by s4 at 10.5 µs ← congestion at s4 port 33 (qdepth 180 KB, flows F2, A1, A2)"
 	if c.Text != want {
 		t.Errorf("chain = %q,\nwant %q", c.Text, want)
+	}
+	if p := "s1 paused h1 (port 1) ← s1 port 200 paused by s2 ← s2 port 202 paused by s3 ← s3 port 204 paused by s4 ← congestion at s4 port 33"; c.Path != p {
+		t.Errorf("path = %q,\nwant %q", c.Path, p)
 	}
 	if c.Root.Kind != RootCongestion || c.Root.Switch != "s4" || c.Root.Port != 33 || c.Root.Host != "r" || c.Root.QDepthBytes != 180000 {
 		t.Errorf("root = %+v, want congestion at s4 port 33 (r), 180000 bytes", c.Root)
@@ -291,7 +302,7 @@ func clos(t *testing.T, watchdog bool, log []model.WatchdogEvent) Result {
 	if watchdog {
 		spread = 1000000
 	}
-	s.hold("tor1", 2, 20000, spread)
+	s.hold("tor1", 2, 5000, spread)     // h2: congestion first, then the stall sustains it
 	s.hold("tor1", 200, 20000, spread)  // → leaf1
 	s.hold("leaf1", 205, 30000, spread) // → tor2
 	s.hold("leaf1", 208, 30000, spread) // → spine
@@ -319,7 +330,10 @@ func TestFabricClosStorm(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := clos(t, tc.watchdog, tc.log)
 			if r.Fabric == nil || len(r.Fabric.Storms) != 1 {
-				t.Fatalf("storms = %+v, want one", r.Fabric)
+				for _, c := range r.Fabric.Chains {
+					t.Log(c.Text)
+				}
+				t.Fatalf("%d storms, want one (chains above)", len(r.Fabric.Storms))
 			}
 			st := r.Fabric.Storms[0]
 			if st.Root.Kind != RootStalledNIC || st.Root.Host != "st" || st.Root.Switch != "tor1" || st.Root.Port != 1 {
@@ -329,7 +343,7 @@ func TestFabricClosStorm(t *testing.T) {
 			for _, x := range st.Reached {
 				got = append(got, fmt.Sprintf("%s:%d(%s)@%d/%d", x.Switch, x.Port, x.Paused, x.FirstNs/1000, x.Hops))
 			}
-			want := "tor1:2(h2)@20/0 tor1:200(leaf1:201)@20/0 leaf1:205(tor2:204)@30/1 leaf1:208(spine:209)@30/1 " +
+			want := "tor1:2(h2)@5/0 tor1:200(leaf1:201)@20/0 leaf1:205(tor2:204)@30/1 leaf1:208(spine:209)@30/1 " +
 				"tor2:32(h3)@40/2 spine:211(leaf2:210)@40/2 leaf2:207(tor2:206)@50/3 tor2:33(h4)@60/4"
 			if g := strings.Join(got, " "); g != want {
 				t.Errorf("reached = %s,\nwant %s", g, want)
@@ -420,5 +434,29 @@ func TestFabricDeadlock(t *testing.T) {
 				t.Errorf("deadlock = %v %q %v,\nwant %v %q %v", d.Verdict, d.Reason, cyc, tc.verdict, tc.reason, tc.cyc)
 			}
 		})
+	}
+}
+
+// TestFabricSlowReceiver: the chain of Hawkeye's line ends at a host that
+// paused its switch and drained (XON): a slow receiver.
+func TestFabricSlowReceiver(t *testing.T) {
+	r := hawkeyeRoot(t, true).run()
+	if len(r.Fabric.Chains) != 1 {
+		t.Fatalf("chains = %+v, want one", r.Fabric.Chains)
+	}
+	c := r.Fabric.Chains[0]
+	want := "s1 paused h1 (port 1) at 16 µs ← s1 port 200 paused by s2 at 14.5 µs ← s2 port 202 paused by s3 at 12.5 µs" +
+		" ← s3 port 204 paused by s4 at 10.5 µs ← s4 port 33 paused by r at 9 µs ← slow receiver r"
+	if c.Text != want {
+		t.Errorf("chain = %q,\nwant %q", c.Text, want)
+	}
+	wantRoot := FabricRoot{Kind: RootSlowReceiver, Switch: "s4", Port: 33, Host: "r", Priority: 3, Episode: 0, Flows: []string{"F2", "A1", "A2"},
+		Detail: "r paused after data arrived, for 19 µs (from 9 µs, ended by xon) (from the pause pattern)"}
+	if !reflect.DeepEqual(c.Root, wantRoot) {
+		t.Errorf("root = %+v,\nwant %+v", c.Root, wantRoot)
+	}
+	wantV := []StalledFlow{{Flow: "F1", Conn: 1, Direction: "to-responder", Switch: "s2", Egress: 202, Hops: 2}}
+	if !reflect.DeepEqual(c.Victims, wantV) {
+		t.Errorf("victims = %+v, want %+v", c.Victims, wantV)
 	}
 }

@@ -30,9 +30,21 @@ func textFabric(w func(string, ...any), pf *pfc.Result) {
 	f := pf.Fabric
 	if f != nil {
 		w("fabric (%d switches: %s):\n", len(f.Switches), strings.Join(f.Switches, ", "))
-		capped(w, len(f.Chains), "  ... %d more chains\n", func(i int) {
-			c := f.Chains[i]
-			w("  chain: %s\n", c.Text)
+		// One entry per path (chains along the same ports to the same
+		// root), with how many chains took it, the first one's times, and
+		// every victim of its chains.
+		var paths []string
+		byPath := map[string][]int{}
+		for i, c := range f.Chains {
+			if byPath[c.Path] == nil {
+				paths = append(paths, c.Path)
+			}
+			byPath[c.Path] = append(byPath[c.Path], i)
+		}
+		capped(w, len(paths), "  ... %d more chain paths\n", func(i int) {
+			idx := byPath[paths[i]]
+			c := f.Chains[idx[0]]
+			w("  chain (%s): %s\n", plural(len(idx), "time", "times"), c.Text)
 			w("    root: %s: %s\n", c.Root.Kind, c.Root.Detail)
 			var st []string
 			for _, s := range c.Stalled {
@@ -41,9 +53,15 @@ func textFabric(w func(string, ...any), pf *pfc.Result) {
 			if len(st) > 0 {
 				w("    stalled: %s\n", strings.Join(st, ", "))
 			}
-			for _, v := range c.Victims {
-				w("    victim: %s, %d hops from the root (waited at %s port %d; never crosses %s port %d)\n",
-					v.Flow, v.Hops, v.Switch, v.Egress, c.Root.Switch, c.Root.Port)
+			seen := map[string]bool{}
+			for _, k := range idx {
+				for _, v := range f.Chains[k].Victims {
+					if key := fmt.Sprint(v); !seen[key] {
+						seen[key] = true
+						w("    victim: %s, %d hops from the root (waited at %s port %d; never crosses %s port %d)\n",
+							v.Flow, v.Hops, v.Switch, v.Egress, c.Root.Switch, c.Root.Port)
+					}
+				}
 			}
 		})
 		for _, s := range f.Storms {
@@ -83,6 +101,10 @@ type fabricLink struct {
 	a, b     string // switch names; b "" for a host link
 	host     string
 	pausedNs int64
+	// congestedNs: from when a chain's root was congestion at one of its
+	// ports (the first such chain's last hop), -1 never.
+	congestedNs int64
+	ports       [2]uint16
 }
 
 // fabricSVG draws the fabric as small multiples: the switches (boxes) by
@@ -118,7 +140,8 @@ func fabricSVGs(f *pfc.FabricResult) []template.HTML {
 		case p.Host != "":
 			if nHosts < fabricMaxHosts {
 				hosts[p.Switch] = append(hosts[p.Switch], p.Host)
-				links = append(links, fabricLink{a: p.Switch, host: p.Host, pausedNs: first(p.FirstSentNs, p.FirstReceivedNs)})
+				links = append(links, fabricLink{a: p.Switch, host: p.Host, pausedNs: first(p.FirstSentNs, p.FirstReceivedNs),
+					congestedNs: -1, ports: [2]uint16{p.Port, p.Port}})
 			}
 			nHosts++
 			level[p.Switch] = 0
@@ -126,7 +149,19 @@ func fabricSVGs(f *pfc.FabricResult) []template.HTML {
 			q := byPort[p.PeerPort]
 			adj[p.Switch] = append(adj[p.Switch], p.PeerSwitch)
 			adj[p.PeerSwitch] = append(adj[p.PeerSwitch], p.Switch)
-			links = append(links, fabricLink{a: p.Switch, b: p.PeerSwitch, pausedNs: first(p.FirstSentNs, q.FirstSentNs)})
+			links = append(links, fabricLink{a: p.Switch, b: p.PeerSwitch, pausedNs: first(p.FirstSentNs, q.FirstSentNs),
+				congestedNs: -1, ports: [2]uint16{p.Port, p.PeerPort}})
+		}
+	}
+	for _, c := range f.Chains {
+		if c.Root.Kind != pfc.RootCongestion || len(c.Hops) == 0 {
+			continue
+		}
+		at := c.Hops[len(c.Hops)-1].StartNs
+		for i := range links {
+			if l := &links[i]; (l.ports[0] == c.Root.Port || l.ports[1] == c.Root.Port) && (l.congestedNs < 0 || at < l.congestedNs) {
+				l.congestedNs = at
+			}
 		}
 	}
 	// Levels: breadth first from the switches with hosts.
@@ -161,11 +196,11 @@ func fabricSVGs(f *pfc.FabricResult) []template.HTML {
 	pos := map[string]pt{}
 	hpos := map[string]pt{}
 	var hostOrder []string
-	h := float64((top+1)*fabricRowH + 90)
+	h := float64((top+1)*fabricRowH + 110)
 	for l, row := range rows {
 		for i, s := range row {
 			x := float64(fabricPanelW) * (float64(i) + 0.5) / float64(len(row))
-			pos[s] = pt{x, 40 + float64(top-l)*fabricRowH}
+			pos[s] = pt{x, 60 + float64(top-l)*fabricRowH} // room above for links bowed along a row
 			hs := hosts[s]
 			for j, n := range hs {
 				span := float64(fabricPanelW) / float64(len(row)) * 0.8
@@ -217,15 +252,18 @@ func fabricSVGs(f *pfc.FabricResult) []template.HTML {
 		}
 		fmt.Fprintf(&b, `<text x="4" y="14" font-size="12">%s</text>`, esc(title))
 		for _, l := range links {
-			c, w := "#bbb", 1.5
-			if l.pausedNs >= 0 && l.pausedNs <= t {
+			c, w, dash := "#bbb", 1.5, ""
+			switch {
+			case l.pausedNs >= 0 && l.pausedNs <= t:
 				c, w = "#d22", 3
+			case l.congestedNs >= 0 && l.congestedNs <= t:
+				c, w, dash = "#e90", 3, ` stroke-dasharray="6 3"`
 			}
 			p := pos[l.a]
 			if l.host != "" {
 				q := hpos[l.host]
-				fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%g"><title>%s</title></line>`,
-					p.x, p.y, q.x, q.y, c, w, esc(l.a+" – "+l.host+pausedTitle(l.pausedNs)))
+				fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%g"%s><title>%s</title></line>`,
+					p.x, p.y, q.x, q.y, c, w, dash, esc(l.a+" – "+l.host+pausedTitle(l.pausedNs)+congestedTitle(l.congestedNs)))
 				continue
 			}
 			q := pos[l.b]
@@ -234,8 +272,8 @@ func fabricSVGs(f *pfc.FabricResult) []template.HTML {
 			if p.y == q.y {
 				my -= 18 + 0.12*absf(q.x-p.x)
 			}
-			fmt.Fprintf(&b, `<path d="M%.1f %.1f Q%.1f %.1f %.1f %.1f" fill="none" stroke="%s" stroke-width="%g"><title>%s</title></path>`,
-				p.x, p.y, mx, my, q.x, q.y, c, w, esc(l.a+" – "+l.b+pausedTitle(l.pausedNs)))
+			fmt.Fprintf(&b, `<path d="M%.1f %.1f Q%.1f %.1f %.1f %.1f" fill="none" stroke="%s" stroke-width="%g"%s><title>%s</title></path>`,
+				p.x, p.y, mx, my, q.x, q.y, c, w, dash, esc(l.a+" – "+l.b+pausedTitle(l.pausedNs)+congestedTitle(l.congestedNs)))
 		}
 		for _, s := range f.Switches {
 			p := pos[s]
@@ -261,6 +299,13 @@ func pausedTitle(ns int64) string {
 		return ": never paused"
 	}
 	return ": first paused at " + model.FormatMicros(ns)
+}
+
+func congestedTitle(ns int64) string {
+	if ns < 0 {
+		return ""
+	}
+	return "; congested (a chain's root) from " + model.FormatMicros(ns)
 }
 
 func absf(x float64) float64 {

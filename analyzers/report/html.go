@@ -384,7 +384,7 @@ Zoomed out, points that would share a pixel are drawn once; zoomed in, every pac
 </table>{{end}}
 {{end}}{{end}}
 {{with .R.PFC.Fabric}}<h2>Fabric</h2>
-<p>The fabric at {{len $.FabricSVGs}} instants: a link turns red once a PFC pause first crossed it (either way); hover a link for the time.</p>
+<p>The fabric at {{len $.FabricSVGs}} instants: a link turns red once a PFC pause first crossed it (either way), orange dashed while not yet paused but congested (a causality chain's root); hover a link for the times.</p>
 <div class="svg" id="fabric">{{range $.FabricSVGs}}{{.}}{{end}}</div>
 <h3>Causality chains</h3>
 <table id="fabric-chains"><tr><th>chain</th><th>root</th><th>victims</th></tr>
@@ -393,10 +393,10 @@ Zoomed out, points that would share a pixel are drawn once; zoomed in, every pac
 {{with .Storms}}<h3>Storms</h3>
 <table id="fabric-storms"><tr><th>root</th><th>from</th><th>duration</th><th>hops</th><th>ports reached</th><th>switches</th><th>stopped</th></tr>
 {{range .}}<tr><td>{{.Root.Kind}} {{.Root.Host}} ({{.Root.Switch}} port {{.Root.Port}})</td><td>{{ns .StartNs}}</td><td>{{ns .DurationNs}}</td><td>{{.Hops}}</td><td>{{range $k, $r := .Reached}}{{if $k}}, {{end}}{{$r.Switch}}:{{$r.Port}} ({{$r.Paused}}, {{$r.Hops}} hops){{end}}</td><td>{{range $k, $s := .Switches}}{{if $k}}, {{end}}{{$s}}{{end}}</td><td>{{.Stopped}}</td></tr>{{end}}
-</table>{{end}}{{end}}
-{{with .R.PFC.Deadlock}}<h3>Deadlock</h3>
-<p id="deadlock">Verdict <span class="{{.Verdict}}">{{.Verdict}}</span> {{.Reason}}</p>{{end}}
-{{with .R.Flows.Verdict}}{{with $.R.Flows}}<h2>Flows</h2>
+</table>{{end}}
+{{end}}{{with .R.PFC.Deadlock}}<h3>Deadlock</h3>
+<p id="deadlock">Verdict <span class="{{.Verdict}}">{{.Verdict}}</span> {{.Reason}}</p>
+{{end}}{{with .R.Flows.Verdict}}{{with $.R.Flows}}<h2>Flows</h2>
 <p>Verdict <span class="{{.Verdict}}">{{.Verdict}}</span> {{.Reason}}. {{.Bins}} bins of {{ns .BinNs}}{{with .Bottleneck}}; bottleneck: the queue to {{.}}{{end}}.</p>
 <table id="flows"><tr><th>flow</th><th>from</th><th>to</th><th>bytes</th><th>packets</th><th>goodput</th><th>CNPs</th><th>sender rate cuts</th><th>victim</th></tr>
 {{range $i, $f := .Flows}}{{if lt $i $.MaxRows}}<tr><td>{{$f.Name}}</td><td>{{$f.From}}</td><td>{{$f.To}}</td><td>{{$f.Bytes}}</td><td>{{$f.Packets}}</td><td>{{printf "%.3f" $f.GoodputGbps}} Gb/s</td><td>{{$f.CNPs}}</td><td>{{with $f.SenderRateCuts}}{{.}}{{else}}-{{end}}</td><td>{{if $f.Victim}}<span class="fail">yes</span>{{end}}</td></tr>{{end}}{{end}}
