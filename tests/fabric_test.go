@@ -327,3 +327,67 @@ func TestFabricPauses(t *testing.T) {
 		t.Errorf("PFC copies:\n%s\nwant\n%s\n(PSN 10 at tor1 %d ns, at tor2 %d ns; want tor2's at 10591 ns, after tor1's)", strings.Join(got, "\n"), strings.Join(want, "\n"), psn10[0], psn10[1])
 	}
 }
+
+// fabricECN is two flows h2 → h1 and h3 → h1 from tor2 into tor1 over
+// one link: tor2's egress toward tor1 is where their queue grows. The
+// switch named marks by queue depth (switch.ecn), the other does not.
+func fabricECN(marking string) string {
+	sw := map[string]string{"tor1": "{}", "tor2": "{}"}
+	sw[marking] = "{ecn: {priorities: [3], kmin-kb: 10, kmax-kb: 100, pmax: 0.2}}"
+	return fmt.Sprintf(`name: fabric-ecn-%s
+seed: 1
+switches:
+  tor1: %s
+  tor2: %s
+links: [{a: h1, b: tor1}, {a: h2, b: tor2}, {a: h3, b: tor2}, {a: tor1, b: tor2}]
+hosts:
+  h1: {nic: {personality: cx5, ip-list: [10.0.0.1/24]}}
+  h2: {nic: {personality: cx5, ip-list: [10.0.0.2/24]}}
+  h3: {nic: {personality: cx5, ip-list: [10.0.0.3/24]}}
+flows:
+  - {name: a, from: h2, to: h1, rdma-verb: write, num-qps: 1, message-size: 262144, num-msgs-per-qp: 2, mtu: 1024, dscp-list: [26]}
+  - {name: b, from: h3, to: h1, rdma-verb: write, num-qps: 1, message-size: 262144, num-msgs-per-qp: 2, mtu: 1024, dscp-list: [26]}
+`, marking, sw["tor1"], sw["tor2"])
+}
+
+// TestFabricECN: ECN is per switch. With tor2's ecn, tor2 marks 280 of
+// the WRITEs at its congested egress toward tor1 (its copies carry the
+// mark), and tor1's copies of the same packets arrive marked; with
+// tor1's ecn only, nothing is marked: tor1's egress toward h1 never
+// queues (the link already paces the flows to its rate).
+func TestFabricECN(t *testing.T) {
+	for _, tc := range []struct {
+		marking string
+		want    map[uint8]int
+	}{
+		{"tor2", map[uint8]int{0: 280, 1: 280}},
+		{"tor1", map[uint8]int{}},
+	} {
+		t.Run(tc.marking, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "fabric-ecn.yaml")
+			writeFile(t, file, fabricECN(tc.marking))
+			if _, err := invoke("run", "-q", "-o", dir, file); err != nil {
+				t.Fatal(err)
+			}
+			run := filepath.Join(dir, "fabric-ecn-"+tc.marking, "0")
+			if rep := readReport(t, run); !rep.Valid {
+				t.Fatalf("valid = false (%s)", rep.Error)
+			}
+			ce := map[uint8]int{}
+			var p roce.Packet
+			err := trace.ReadFile(filepath.Join(run, "trace.pcap"), func(tp trace.Packet) error {
+				if !tp.IsMACMirror() && (&roce.Parser{}).Parse(tp.Data, tp.OrigLen, &p) == nil && p.Opcode.IsWrite() && p.ECN() == 3 {
+					ce[p.Mirror().Switch]++
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(ce, tc.want) {
+				t.Errorf("CE-marked WRITE copies by switch = %v, want %v", ce, tc.want)
+			}
+		})
+	}
+}
