@@ -152,6 +152,15 @@ func TestFabricDeadlock(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("fabric ports = %q, want %q", got, want)
 	}
+	// lumina analyze of the run directory reads the fabric and each
+	// switch's last sequence from the run record: the same verdicts.
+	a, err := invokeExit(1, "analyze", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(a.stdout, "\nintegrity: pass\n") || !strings.Contains(a.stdout, "\nresult: FAIL (generator, deadlock)\n") {
+		t.Errorf("lumina analyze %s:\n%s\nwant integrity: pass and result: FAIL (generator, deadlock)", dir, a.stdout)
+	}
 	// Every ring port the cycle names kept sending pauses to its peer.
 	sent := map[uint32]uint64{}
 	for _, c := range rep.SwitchPFC.Ports {
