@@ -17,12 +17,13 @@ import (
 // valid with every switch's sequence complete and no check failing but
 // pfc-deadlock's deadlock and generator (others may be inconclusive within
 // the real-time testbed's timestamp uncertainty); what the software's timing
-// does not decide is asserted as on sim: hawkeye-fig1's flows complete,
-// pfc-storm-clos's watchdog fires on h5's port, pfc-deadlock's QPs end by
-// their retry limit and the deadlock check fails on the ring's four ports
-// (the switch halted after the window: its counters and the trace end at
-// the same frame). Which other pauses happen depends on the machine's
-// timing (the flows' bursts through the software switch), so, as in
+// does not decide is asserted as on sim: hawkeye-fig1's and
+// pfc-storm-clos's flows complete, pfc-deadlock's QPs end by their retry
+// limit and the deadlock check fails on the ring's four ports (the switch
+// halted after the window: its counters and the trace end at the same
+// frame). Which pauses happen and whether a watchdog sees 50 ms of
+// uninterrupted pause depend on the machine's timing (the software NIC's
+// refreshes, the flows' bursts through the software switch), so, as in
 // TestNetnsTopology, they are asserted on sim only (TestFabricStormClos).
 func TestNetnsFabric(t *testing.T) {
 	testutil.RequireNetns(t)
@@ -53,9 +54,6 @@ func TestNetnsFabric(t *testing.T) {
 				checkVerdict(t, rep, "generator", model.Pass, "")
 			case "pfc-storm-clos":
 				checkVerdict(t, rep, "generator", model.Pass, "")
-				if w := rep.SwitchPFC.Watchdog; len(w) == 0 || w[0].Kind != "storm" || w[0].Port != 34 {
-					t.Errorf("watchdog log %+v, want a storm on port 34 first", w)
-				}
 			case "pfc-deadlock":
 				checkVerdict(t, rep, "generator", model.Fail, "flow a: QP 0: completion RETRY_EXC_ERR; flow b: QP 0: completion RETRY_EXC_ERR; "+
 					"flow c: QP 0: completion RETRY_EXC_ERR; flow d: QP 0: completion RETRY_EXC_ERR")
