@@ -103,7 +103,7 @@ func TestParamsFromConfigFabric(t *testing.T) {
 		file                      string
 		deadlock, detect, restore int64
 	}{
-		{"../examples/fabric/pfc-deadlock.yaml", 200e6, 0, 0},
+		{"../examples/fabric/pfc-deadlock.yaml", 20e6, 0, 0},
 		{"../examples/fabric/pfc-storm-clos.yaml", 0, 50e6, 100e6},
 		{"../examples/fabric/hawkeye-fig1.yaml", 0, 0, 0},
 	} {

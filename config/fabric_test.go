@@ -530,8 +530,8 @@ func TestFabricExamples(t *testing.T) {
 				t.Errorf("%s: flow %s: Route = %v, want %v", tt.file, fl.Name, got, want)
 			}
 		}
-		if cfg.DeadlockMs != 200 {
-			t.Errorf("%s: DeadlockMs = %d, want 200", tt.file, cfg.DeadlockMs)
+		if cfg.DeadlockMs != 20 {
+			t.Errorf("%s: DeadlockMs = %d, want 20", tt.file, cfg.DeadlockMs)
 		}
 	}
 }

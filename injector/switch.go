@@ -48,6 +48,9 @@ type Switch struct {
 	r struct{ expected, iter, wrrIdx, seqLo, seqHi []uint64 }
 	c struct{ rx, drops, mirrored, tx []counterCell }
 
+	// halted: Halt stopped the pipeline (guarded by mu).
+	halted bool
+
 	parser  roce.Parser
 	pkt     roce.Packet
 	scratch []byte
@@ -260,12 +263,28 @@ func (s *Switch) route(in uint32, frame []byte) (egress uint32, forward bool) {
 	return 0, false
 }
 
+// Halt stops the pipeline for good: every frame the switch receives from
+// now on is dropped before its counters, tables and mirroring, and nothing
+// it sends (frames already queued, its PFC frames) is mirrored any more.
+// The counters and the mirror copies stay as they are: the run driver
+// halts a switch whose fabric may still be deadlocked (pausing forever) on
+// a real-time testbed after the deadlock window, before it reads the
+// counters, so that they and the trace describe the same frames.
+func (s *Switch) Halt() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.halted = true
+}
+
 // receive is the pipeline (p4src/lumina.p4: Ingress, then Egress) for a
 // frame arriving on port in; timed says whether rxNs is its arrival time
 // (from a sim.TimedPort).
 func (s *Switch) receive(in uint32, frame []byte, rxNs int64, timed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.halted {
+		return
+	}
 	s.stats.Frames++
 	if s.sch == nil {
 		s.stats.NoPipeline++
@@ -619,6 +638,9 @@ func (s *Switch) mirrorAt(in uint32, frame []byte, event roce.Event, at, qdepth 
 // mirrored counter (a copy of a frame of n bytes); ok is false when the
 // copy disappears for want of a session.
 func (s *Switch) mirrorSlot(sw uint8, n int) (sess *cloneSession, seq uint64, ok bool) {
+	if s.halted {
+		return nil, 0, false
+	}
 	size := uint64(1)
 	if s.t.wrrCfg.def.action == s.a.setWRR {
 		size = max(1, s.t.wrrCfg.def.params[0])

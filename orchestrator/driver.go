@@ -531,6 +531,15 @@ func (d *driver) settle(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	if d.run.deadlockWindow() > 0 && d.pl.injector != nil {
+		// A deadlocked fabric keeps pausing for good: the window is over,
+		// so the switch stops, and its counters and the trace end at the
+		// same frame.
+		d.progress("traffic: the deadlock window is over: halt the switch")
+		if _, err := luminav1.NewInjectorClient(d.pl.injector).Halt(ctx, &luminav1.InjectorHaltRequest{}); err != nil {
+			return fmt.Errorf("injector halt: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -167,10 +167,6 @@ func (fb *fabric) ecnOn() bool {
 	return false
 }
 
-// linkPort is the global switch port of switch-to-switch link l's end
-// (0: its a end, 200+2l; 1: its b end, 201+2l).
-func linkPort(l, end int) uint32 { return uint32(200 + 2*l + end) }
-
 // simLink is the sim.LinkConfig of a cable named name whose default speed
 // is lineGbps: the cable's gbps and delay-ns when the test gives them, the
 // sim defaults otherwise.

@@ -6,10 +6,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/controlplane"
+	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/sim"
 )
 
@@ -106,5 +108,45 @@ flows: [{name: f, from: h1, to: h2}]
 	res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Testbed: "remote"})
 	if !errors.Is(res.Err, ErrTestbed) || !strings.Contains(res.Err.Error(), "does not run on the remote testbed in this version") {
 		t.Errorf("RunTest on remote: %v, want ErrTestbed refusing the fabric", res.Err)
+	}
+}
+
+// TestFabricSwitchPFC: a fabric's switch PFC config: each link's two ports
+// at its gbps (or the hosts' line rate), the hosts' ports at their line
+// rate, and each logical switch's watchdog on its own ports (tor2 has
+// none: nil entries), no switch-wide watchdog; the queue model is on.
+func TestFabricSwitchPFC(t *testing.T) {
+	tc, err := config.Parse("fab.yaml", []byte(`name: fab
+switches:
+  tor1: {pfc-watchdog: {detection-ms: 50, restoration-ms: 100}}
+  tor2: {}
+  spine: {pfc-watchdog: {detection-ms: 10, restoration-ms: 20}}
+links: [{a: h1, b: tor1}, {a: h2, b: tor2}, {a: tor1, b: spine, gbps: 40}, {a: spine, b: tor2}]
+hosts:
+  h1: {nic: {personality: cx4, ip-list: [10.0.0.1/24], pfc: {priorities: [3]}}}
+  h2: {nic: {personality: cx5, ip-list: [10.0.0.2/24], pfc: {priorities: [3]}}}
+flows: [{name: f, from: h1, to: h2}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := newRun(tc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.pfcOn() || !run.queuesOn() {
+		t.Errorf("pfcOn %v, queuesOn %v; want both", run.pfcOn(), run.queuesOn())
+	}
+	c := run.switchPFC(&placement{hostPorts: []uint32{1, 2}})
+	if want := map[uint32]int64{1: 40e9, 2: 100e9, 200: 40e9, 201: 40e9, 202: 100e9, 203: 100e9}; !reflect.DeepEqual(c.PortBps, want) {
+		t.Errorf("PortBps = %v, want %v", c.PortBps, want)
+	}
+	w1 := &injector.PFCWatchdog{Detection: 50 * time.Millisecond, Restoration: 100 * time.Millisecond}
+	ws := &injector.PFCWatchdog{Detection: 10 * time.Millisecond, Restoration: 20 * time.Millisecond}
+	if want := map[uint32]*injector.PFCWatchdog{1: w1, 2: nil, 200: w1, 201: ws, 202: ws, 203: nil}; c.Watchdog != nil || !reflect.DeepEqual(c.WatchdogPorts, want) {
+		t.Errorf("Watchdog %+v, WatchdogPorts %+v; want none and %+v", c.Watchdog, c.WatchdogPorts, want)
+	}
+	if c.Lossless != 1<<3 {
+		t.Errorf("Lossless = %#x, want priority 3", c.Lossless)
 	}
 }

@@ -322,14 +322,13 @@ func (r *Run) fabricModel() *model.Fabric {
 	if r.fabric == nil {
 		return nil
 	}
-	var hosts, flows []string
+	var hosts []string
 	for _, h := range r.Test.Hosts {
 		hosts = append(hosts, h.Name)
 	}
-	for _, f := range r.Test.Flows {
-		flows = append(flows, f.Name)
-	}
-	return r.fabric.model(hosts, flows, r.lineGbps())
+	// Observe is keyed as the connections name their flow (model.Connection.Flow:
+	// "" for the two-host form's one flow), which the analyzers look up.
+	return r.fabric.model(hosts, r.fabric.flows, r.lineGbps())
 }
 
 // switchPorts names the switch port of each host (nil before the

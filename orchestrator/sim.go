@@ -95,8 +95,9 @@ func (b *simBed) place(ctx context.Context, run *Run, progress func(string)) (*p
 				pl.switchIfaces[sl.ports[end]] = linkIface(l, end)
 			}
 		}
-		b.flows.Linger(run.deadlockWindow())
 	}
+	// deadlock-ms: the switches run on that long after the last flow.
+	b.flows.Linger(run.deadlockWindow())
 	for i := range t.Hosts {
 		c, err := b.start(agentName(t, i), map[string]sim.Port{"eth0": hostEnds[i]})
 		if err != nil {

@@ -5,9 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/netlumina/lumina/analyzers/model"
 )
 
 // clos16 is a 2-ToR, 2-leaf, 1-spine fabric of 16 hosts (RDMA at scale,
@@ -32,7 +35,8 @@ func clos16() string {
 }
 
 // TestFabricClos16Memory: the 16-host, five-switch fabric on sim runs
-// valid, every switch mirrors every data packet (8 flows × 4 MiB / 1 KiB
+// valid with every check passing, every switch's sequence complete, and
+// every switch mirrors every data packet (8 flows × 4 MiB / 1 KiB
 // = 32,768 WRITE packets at each of the five), and lumina run's peak
 // resident set stays under 1 GB (the bound), measured as the
 // process's own maximum RSS (getrusage).
@@ -51,6 +55,10 @@ func TestFabricClos16Memory(t *testing.T) {
 	run := filepath.Join(out, "clos-16", "0")
 	if want := "clos-16 repeat 0: valid, all checks pass → " + run + "\n"; string(b) != want {
 		t.Errorf("lumina run: %q, want %q", b, want)
+	}
+	rep := readReport(t, run)
+	if !reflect.DeepEqual(rep.Integrity.Checks, integrityAll) || rep.Checks["generator"].Verdict != model.Pass {
+		t.Errorf("integrity %+v, generator %+v; want %v and pass", rep.Integrity, rep.Checks["generator"], integrityAll)
 	}
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {

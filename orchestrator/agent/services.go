@@ -137,6 +137,18 @@ func (s injectorSvc) PFC(context.Context, *luminav1.InjectorPFCRequest) (*lumina
 	return InjectorPFCToProto(sw.PFCCounters(), sw.PFCLog()), nil
 }
 
+// Halt (Injector) stops the switch's pipeline (injector.Switch.Halt).
+func (s injectorSvc) Halt(context.Context, *luminav1.InjectorHaltRequest) (*luminav1.InjectorHaltResponse, error) {
+	s.mu.Lock()
+	sw := s.sw
+	s.mu.Unlock()
+	if sw == nil {
+		return nil, status.Error(codes.FailedPrecondition, "no switch running: call Injector.Start first")
+	}
+	sw.Halt()
+	return &luminav1.InjectorHaltResponse{}, nil
+}
+
 // Close releases everything the agent started.
 func (a *Agent) Close() {
 	a.mu.Lock()

@@ -2659,6 +2659,78 @@ func (*InstallResponse) Descriptor() ([]byte, []int) {
 	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{33}
 }
 
+type InjectorHaltRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InjectorHaltRequest) Reset() {
+	*x = InjectorHaltRequest{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InjectorHaltRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InjectorHaltRequest) ProtoMessage() {}
+
+func (x *InjectorHaltRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InjectorHaltRequest.ProtoReflect.Descriptor instead.
+func (*InjectorHaltRequest) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{34}
+}
+
+type InjectorHaltResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InjectorHaltResponse) Reset() {
+	*x = InjectorHaltResponse{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InjectorHaltResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InjectorHaltResponse) ProtoMessage() {}
+
+func (x *InjectorHaltResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InjectorHaltResponse.ProtoReflect.Descriptor instead.
+func (*InjectorHaltResponse) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{35}
+}
+
 type InjectorStartRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ports         map[uint32]string      `protobuf:"bytes,1,rep,name=ports,proto3" json:"ports,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -2680,7 +2752,7 @@ type InjectorStartRequest struct {
 
 func (x *InjectorStartRequest) Reset() {
 	*x = InjectorStartRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2692,7 +2764,7 @@ func (x *InjectorStartRequest) String() string {
 func (*InjectorStartRequest) ProtoMessage() {}
 
 func (x *InjectorStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2705,7 +2777,7 @@ func (x *InjectorStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorStartRequest.ProtoReflect.Descriptor instead.
 func (*InjectorStartRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{34}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *InjectorStartRequest) GetPorts() map[uint32]string {
@@ -2768,7 +2840,7 @@ type SwitchPFC struct {
 
 func (x *SwitchPFC) Reset() {
 	*x = SwitchPFC{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2780,7 +2852,7 @@ func (x *SwitchPFC) String() string {
 func (*SwitchPFC) ProtoMessage() {}
 
 func (x *SwitchPFC) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2793,7 +2865,7 @@ func (x *SwitchPFC) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SwitchPFC.ProtoReflect.Descriptor instead.
 func (*SwitchPFC) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{35}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SwitchPFC) GetLossless() uint32 {
@@ -2885,7 +2957,7 @@ type PortWatchdog struct {
 
 func (x *PortWatchdog) Reset() {
 	*x = PortWatchdog{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2897,7 +2969,7 @@ func (x *PortWatchdog) String() string {
 func (*PortWatchdog) ProtoMessage() {}
 
 func (x *PortWatchdog) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2910,7 +2982,7 @@ func (x *PortWatchdog) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortWatchdog.ProtoReflect.Descriptor instead.
 func (*PortWatchdog) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{36}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PortWatchdog) GetWatchdog() bool {
@@ -2943,7 +3015,7 @@ type SchedulePausesRequest struct {
 
 func (x *SchedulePausesRequest) Reset() {
 	*x = SchedulePausesRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2955,7 +3027,7 @@ func (x *SchedulePausesRequest) String() string {
 func (*SchedulePausesRequest) ProtoMessage() {}
 
 func (x *SchedulePausesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2968,7 +3040,7 @@ func (x *SchedulePausesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchedulePausesRequest.ProtoReflect.Descriptor instead.
 func (*SchedulePausesRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{37}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SchedulePausesRequest) GetPauses() []*PauseInjection {
@@ -2999,7 +3071,7 @@ type PauseInjection struct {
 
 func (x *PauseInjection) Reset() {
 	*x = PauseInjection{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3011,7 +3083,7 @@ func (x *PauseInjection) String() string {
 func (*PauseInjection) ProtoMessage() {}
 
 func (x *PauseInjection) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3024,7 +3096,7 @@ func (x *PauseInjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseInjection.ProtoReflect.Descriptor instead.
 func (*PauseInjection) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{38}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PauseInjection) GetPort() uint32 {
@@ -3112,7 +3184,7 @@ type SchedulePausesResponse struct {
 
 func (x *SchedulePausesResponse) Reset() {
 	*x = SchedulePausesResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3124,7 +3196,7 @@ func (x *SchedulePausesResponse) String() string {
 func (*SchedulePausesResponse) ProtoMessage() {}
 
 func (x *SchedulePausesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3137,7 +3209,7 @@ func (x *SchedulePausesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchedulePausesResponse.ProtoReflect.Descriptor instead.
 func (*SchedulePausesResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{39}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{41}
 }
 
 type InjectorPFCRequest struct {
@@ -3148,7 +3220,7 @@ type InjectorPFCRequest struct {
 
 func (x *InjectorPFCRequest) Reset() {
 	*x = InjectorPFCRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3160,7 +3232,7 @@ func (x *InjectorPFCRequest) String() string {
 func (*InjectorPFCRequest) ProtoMessage() {}
 
 func (x *InjectorPFCRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3173,7 +3245,7 @@ func (x *InjectorPFCRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorPFCRequest.ProtoReflect.Descriptor instead.
 func (*InjectorPFCRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{40}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{42}
 }
 
 type InjectorPFCResponse struct {
@@ -3186,7 +3258,7 @@ type InjectorPFCResponse struct {
 
 func (x *InjectorPFCResponse) Reset() {
 	*x = InjectorPFCResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3198,7 +3270,7 @@ func (x *InjectorPFCResponse) String() string {
 func (*InjectorPFCResponse) ProtoMessage() {}
 
 func (x *InjectorPFCResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3211,7 +3283,7 @@ func (x *InjectorPFCResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorPFCResponse.ProtoReflect.Descriptor instead.
 func (*InjectorPFCResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{41}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *InjectorPFCResponse) GetPorts() []*PortPFC {
@@ -3249,7 +3321,7 @@ type PortPFC struct {
 
 func (x *PortPFC) Reset() {
 	*x = PortPFC{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3261,7 +3333,7 @@ func (x *PortPFC) String() string {
 func (*PortPFC) ProtoMessage() {}
 
 func (x *PortPFC) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3274,7 +3346,7 @@ func (x *PortPFC) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortPFC.ProtoReflect.Descriptor instead.
 func (*PortPFC) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{42}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PortPFC) GetPort() uint32 {
@@ -3374,7 +3446,7 @@ type PFCLogEvent struct {
 
 func (x *PFCLogEvent) Reset() {
 	*x = PFCLogEvent{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3386,7 +3458,7 @@ func (x *PFCLogEvent) String() string {
 func (*PFCLogEvent) ProtoMessage() {}
 
 func (x *PFCLogEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3399,7 +3471,7 @@ func (x *PFCLogEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PFCLogEvent.ProtoReflect.Descriptor instead.
 func (*PFCLogEvent) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{43}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *PFCLogEvent) GetAtNs() int64 {
@@ -3439,7 +3511,7 @@ type InjectorStartResponse struct {
 
 func (x *InjectorStartResponse) Reset() {
 	*x = InjectorStartResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3451,7 +3523,7 @@ func (x *InjectorStartResponse) String() string {
 func (*InjectorStartResponse) ProtoMessage() {}
 
 func (x *InjectorStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3464,7 +3536,7 @@ func (x *InjectorStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorStartResponse.ProtoReflect.Descriptor instead.
 func (*InjectorStartResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{44}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *InjectorStartResponse) GetP4RuntimeAddr() string {
@@ -3482,7 +3554,7 @@ type InjectorTimingRequest struct {
 
 func (x *InjectorTimingRequest) Reset() {
 	*x = InjectorTimingRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3494,7 +3566,7 @@ func (x *InjectorTimingRequest) String() string {
 func (*InjectorTimingRequest) ProtoMessage() {}
 
 func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3507,7 +3579,7 @@ func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorTimingRequest.ProtoReflect.Descriptor instead.
 func (*InjectorTimingRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{45}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{47}
 }
 
 // InjectorTimingResponse is an injector.Timing: how the switch's mirror
@@ -3545,7 +3617,7 @@ type InjectorTimingResponse struct {
 
 func (x *InjectorTimingResponse) Reset() {
 	*x = InjectorTimingResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[46]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3557,7 +3629,7 @@ func (x *InjectorTimingResponse) String() string {
 func (*InjectorTimingResponse) ProtoMessage() {}
 
 func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[46]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3570,7 +3642,7 @@ func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorTimingResponse.ProtoReflect.Descriptor instead.
 func (*InjectorTimingResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{46}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *InjectorTimingResponse) GetFrames() uint64 {
@@ -3842,7 +3914,9 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x0eInstallRequest\x127\n" +
 	"\vconnections\x18\x02 \x03(\v2\x15.lumina.v1.ConnectionR\vconnections\x12\x12\n" +
 	"\x04flow\x18\x03 \x01(\rR\x04flowJ\x04\b\x01\x10\x02\"\x11\n" +
-	"\x0fInstallResponse\"\x9c\x02\n" +
+	"\x0fInstallResponse\"\x15\n" +
+	"\x13InjectorHaltRequest\"\x16\n" +
+	"\x14InjectorHaltResponse\"\x9c\x02\n" +
 	"\x14InjectorStartRequest\x12@\n" +
 	"\x05ports\x18\x01 \x03(\v2*.lumina.v1.InjectorStartRequest.PortsEntryR\x05ports\x12%\n" +
 	"\x0ep4runtime_addr\x18\x02 \x01(\tR\rp4runtimeAddr\x12\x12\n" +
@@ -3953,12 +4027,13 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\bCounters\x12\x1a.lumina.v1.CountersRequest\x1a\x1b.lumina.v1.CountersResponse\x12@\n" +
 	"\aStallRx\x12\x19.lumina.v1.StallRxRequest\x1a\x1a.lumina.v1.StallRxResponse2J\n" +
 	"\x06Intake\x12@\n" +
-	"\aInstall\x12\x19.lumina.v1.InstallRequest\x1a\x1a.lumina.v1.InstallResponse2\xc2\x02\n" +
+	"\aInstall\x12\x19.lumina.v1.InstallRequest\x1a\x1a.lumina.v1.InstallResponse2\x8b\x03\n" +
 	"\bInjector\x12J\n" +
 	"\x05Start\x12\x1f.lumina.v1.InjectorStartRequest\x1a .lumina.v1.InjectorStartResponse\x12M\n" +
 	"\x06Timing\x12 .lumina.v1.InjectorTimingRequest\x1a!.lumina.v1.InjectorTimingResponse\x12U\n" +
 	"\x0eSchedulePauses\x12 .lumina.v1.SchedulePausesRequest\x1a!.lumina.v1.SchedulePausesResponse\x12D\n" +
-	"\x03PFC\x12\x1d.lumina.v1.InjectorPFCRequest\x1a\x1e.lumina.v1.InjectorPFCResponseB5Z3github.com/netlumina/lumina/proto/luminav1;luminav1b\x06proto3"
+	"\x03PFC\x12\x1d.lumina.v1.InjectorPFCRequest\x1a\x1e.lumina.v1.InjectorPFCResponse\x12G\n" +
+	"\x04Halt\x12\x1e.lumina.v1.InjectorHaltRequest\x1a\x1f.lumina.v1.InjectorHaltResponseB5Z3github.com/netlumina/lumina/proto/luminav1;luminav1b\x06proto3"
 
 var (
 	file_lumina_v1_lumina_proto_rawDescOnce sync.Once
@@ -3973,7 +4048,7 @@ func file_lumina_v1_lumina_proto_rawDescGZIP() []byte {
 }
 
 var file_lumina_v1_lumina_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_lumina_v1_lumina_proto_goTypes = []any{
 	(NICVendor)(0),                 // 0: lumina.v1.NICVendor
 	(CNPScope)(0),                  // 1: lumina.v1.CNPScope
@@ -4011,26 +4086,28 @@ var file_lumina_v1_lumina_proto_goTypes = []any{
 	(*CountersResponse)(nil),       // 33: lumina.v1.CountersResponse
 	(*InstallRequest)(nil),         // 34: lumina.v1.InstallRequest
 	(*InstallResponse)(nil),        // 35: lumina.v1.InstallResponse
-	(*InjectorStartRequest)(nil),   // 36: lumina.v1.InjectorStartRequest
-	(*SwitchPFC)(nil),              // 37: lumina.v1.SwitchPFC
-	(*PortWatchdog)(nil),           // 38: lumina.v1.PortWatchdog
-	(*SchedulePausesRequest)(nil),  // 39: lumina.v1.SchedulePausesRequest
-	(*PauseInjection)(nil),         // 40: lumina.v1.PauseInjection
-	(*SchedulePausesResponse)(nil), // 41: lumina.v1.SchedulePausesResponse
-	(*InjectorPFCRequest)(nil),     // 42: lumina.v1.InjectorPFCRequest
-	(*InjectorPFCResponse)(nil),    // 43: lumina.v1.InjectorPFCResponse
-	(*PortPFC)(nil),                // 44: lumina.v1.PortPFC
-	(*PFCLogEvent)(nil),            // 45: lumina.v1.PFCLogEvent
-	(*InjectorStartResponse)(nil),  // 46: lumina.v1.InjectorStartResponse
-	(*InjectorTimingRequest)(nil),  // 47: lumina.v1.InjectorTimingRequest
-	(*InjectorTimingResponse)(nil), // 48: lumina.v1.InjectorTimingResponse
-	nil,                            // 49: lumina.v1.NICParams.Dscp2prioEntry
-	nil,                            // 50: lumina.v1.Result.CountersEntry
-	nil,                            // 51: lumina.v1.ResponderStats.CountersEntry
-	nil,                            // 52: lumina.v1.CountersResponse.CountersEntry
-	nil,                            // 53: lumina.v1.InjectorStartRequest.PortsEntry
-	nil,                            // 54: lumina.v1.SwitchPFC.PortBpsEntry
-	nil,                            // 55: lumina.v1.SwitchPFC.WatchdogPortsEntry
+	(*InjectorHaltRequest)(nil),    // 36: lumina.v1.InjectorHaltRequest
+	(*InjectorHaltResponse)(nil),   // 37: lumina.v1.InjectorHaltResponse
+	(*InjectorStartRequest)(nil),   // 38: lumina.v1.InjectorStartRequest
+	(*SwitchPFC)(nil),              // 39: lumina.v1.SwitchPFC
+	(*PortWatchdog)(nil),           // 40: lumina.v1.PortWatchdog
+	(*SchedulePausesRequest)(nil),  // 41: lumina.v1.SchedulePausesRequest
+	(*PauseInjection)(nil),         // 42: lumina.v1.PauseInjection
+	(*SchedulePausesResponse)(nil), // 43: lumina.v1.SchedulePausesResponse
+	(*InjectorPFCRequest)(nil),     // 44: lumina.v1.InjectorPFCRequest
+	(*InjectorPFCResponse)(nil),    // 45: lumina.v1.InjectorPFCResponse
+	(*PortPFC)(nil),                // 46: lumina.v1.PortPFC
+	(*PFCLogEvent)(nil),            // 47: lumina.v1.PFCLogEvent
+	(*InjectorStartResponse)(nil),  // 48: lumina.v1.InjectorStartResponse
+	(*InjectorTimingRequest)(nil),  // 49: lumina.v1.InjectorTimingRequest
+	(*InjectorTimingResponse)(nil), // 50: lumina.v1.InjectorTimingResponse
+	nil,                            // 51: lumina.v1.NICParams.Dscp2prioEntry
+	nil,                            // 52: lumina.v1.Result.CountersEntry
+	nil,                            // 53: lumina.v1.ResponderStats.CountersEntry
+	nil,                            // 54: lumina.v1.CountersResponse.CountersEntry
+	nil,                            // 55: lumina.v1.InjectorStartRequest.PortsEntry
+	nil,                            // 56: lumina.v1.SwitchPFC.PortBpsEntry
+	nil,                            // 57: lumina.v1.SwitchPFC.WatchdogPortsEntry
 }
 var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	6,  // 0: lumina.v1.DumperStartRequest.config:type_name -> lumina.v1.DumperConfig
@@ -4043,7 +4120,7 @@ var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	18, // 7: lumina.v1.NICSpec.configure:type_name -> lumina.v1.NICParams
 	20, // 8: lumina.v1.NICSpec.rnic:type_name -> lumina.v1.RNICConfig
 	0,  // 9: lumina.v1.NICDevice.vendor:type_name -> lumina.v1.NICVendor
-	49, // 10: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
+	51, // 10: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
 	1,  // 11: lumina.v1.RNICConfig.cnp_scope:type_name -> lumina.v1.CNPScope
 	21, // 12: lumina.v1.RNICConfig.pfc:type_name -> lumina.v1.RNICPFC
 	26, // 13: lumina.v1.RunRequest.traffic:type_name -> lumina.v1.Traffic
@@ -4051,20 +4128,20 @@ var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	28, // 15: lumina.v1.Result.qps:type_name -> lumina.v1.QPResult
 	29, // 16: lumina.v1.Result.responder:type_name -> lumina.v1.ResponderStats
 	30, // 17: lumina.v1.Result.connections:type_name -> lumina.v1.Connection
-	50, // 18: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
-	51, // 19: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
+	52, // 18: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
+	53, // 19: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
 	31, // 20: lumina.v1.Connection.requester:type_name -> lumina.v1.Endpoint
 	31, // 21: lumina.v1.Connection.responder:type_name -> lumina.v1.Endpoint
-	52, // 22: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
+	54, // 22: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
 	30, // 23: lumina.v1.InstallRequest.connections:type_name -> lumina.v1.Connection
-	53, // 24: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
-	37, // 25: lumina.v1.InjectorStartRequest.pfc:type_name -> lumina.v1.SwitchPFC
-	54, // 26: lumina.v1.SwitchPFC.port_bps:type_name -> lumina.v1.SwitchPFC.PortBpsEntry
-	55, // 27: lumina.v1.SwitchPFC.watchdog_ports:type_name -> lumina.v1.SwitchPFC.WatchdogPortsEntry
-	40, // 28: lumina.v1.SchedulePausesRequest.pauses:type_name -> lumina.v1.PauseInjection
-	44, // 29: lumina.v1.InjectorPFCResponse.ports:type_name -> lumina.v1.PortPFC
-	45, // 30: lumina.v1.InjectorPFCResponse.log:type_name -> lumina.v1.PFCLogEvent
-	38, // 31: lumina.v1.SwitchPFC.WatchdogPortsEntry.value:type_name -> lumina.v1.PortWatchdog
+	55, // 24: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
+	39, // 25: lumina.v1.InjectorStartRequest.pfc:type_name -> lumina.v1.SwitchPFC
+	56, // 26: lumina.v1.SwitchPFC.port_bps:type_name -> lumina.v1.SwitchPFC.PortBpsEntry
+	57, // 27: lumina.v1.SwitchPFC.watchdog_ports:type_name -> lumina.v1.SwitchPFC.WatchdogPortsEntry
+	42, // 28: lumina.v1.SchedulePausesRequest.pauses:type_name -> lumina.v1.PauseInjection
+	46, // 29: lumina.v1.InjectorPFCResponse.ports:type_name -> lumina.v1.PortPFC
+	47, // 30: lumina.v1.InjectorPFCResponse.log:type_name -> lumina.v1.PFCLogEvent
+	40, // 31: lumina.v1.SwitchPFC.WatchdogPortsEntry.value:type_name -> lumina.v1.PortWatchdog
 	2,  // 32: lumina.v1.Dumper.Start:input_type -> lumina.v1.DumperStartRequest
 	4,  // 33: lumina.v1.Dumper.Stop:input_type -> lumina.v1.DumperStopRequest
 	9,  // 34: lumina.v1.Dumper.Fetch:input_type -> lumina.v1.FetchRequest
@@ -4074,25 +4151,27 @@ var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	32, // 38: lumina.v1.Generator.Counters:input_type -> lumina.v1.CountersRequest
 	11, // 39: lumina.v1.Generator.StallRx:input_type -> lumina.v1.StallRxRequest
 	34, // 40: lumina.v1.Intake.Install:input_type -> lumina.v1.InstallRequest
-	36, // 41: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
-	47, // 42: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
-	39, // 43: lumina.v1.Injector.SchedulePauses:input_type -> lumina.v1.SchedulePausesRequest
-	42, // 44: lumina.v1.Injector.PFC:input_type -> lumina.v1.InjectorPFCRequest
-	3,  // 45: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
-	5,  // 46: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
-	10, // 47: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
-	15, // 48: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
-	23, // 49: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
-	25, // 50: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
-	33, // 51: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
-	13, // 52: lumina.v1.Generator.StallRx:output_type -> lumina.v1.StallRxResponse
-	35, // 53: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
-	46, // 54: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
-	48, // 55: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
-	41, // 56: lumina.v1.Injector.SchedulePauses:output_type -> lumina.v1.SchedulePausesResponse
-	43, // 57: lumina.v1.Injector.PFC:output_type -> lumina.v1.InjectorPFCResponse
-	45, // [45:58] is the sub-list for method output_type
-	32, // [32:45] is the sub-list for method input_type
+	38, // 41: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
+	49, // 42: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
+	41, // 43: lumina.v1.Injector.SchedulePauses:input_type -> lumina.v1.SchedulePausesRequest
+	44, // 44: lumina.v1.Injector.PFC:input_type -> lumina.v1.InjectorPFCRequest
+	36, // 45: lumina.v1.Injector.Halt:input_type -> lumina.v1.InjectorHaltRequest
+	3,  // 46: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
+	5,  // 47: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
+	10, // 48: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
+	15, // 49: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
+	23, // 50: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
+	25, // 51: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
+	33, // 52: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
+	13, // 53: lumina.v1.Generator.StallRx:output_type -> lumina.v1.StallRxResponse
+	35, // 54: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
+	48, // 55: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
+	50, // 56: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
+	43, // 57: lumina.v1.Injector.SchedulePauses:output_type -> lumina.v1.SchedulePausesResponse
+	45, // 58: lumina.v1.Injector.PFC:output_type -> lumina.v1.InjectorPFCResponse
+	37, // 59: lumina.v1.Injector.Halt:output_type -> lumina.v1.InjectorHaltResponse
+	46, // [46:60] is the sub-list for method output_type
+	32, // [32:46] is the sub-list for method input_type
 	32, // [32:32] is the sub-list for extension type_name
 	32, // [32:32] is the sub-list for extension extendee
 	0,  // [0:32] is the sub-list for field type_name
@@ -4109,7 +4188,7 @@ func file_lumina_v1_lumina_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lumina_v1_lumina_proto_rawDesc), len(file_lumina_v1_lumina_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   54,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -636,6 +636,7 @@ const (
 	Injector_Timing_FullMethodName         = "/lumina.v1.Injector/Timing"
 	Injector_SchedulePauses_FullMethodName = "/lumina.v1.Injector/SchedulePauses"
 	Injector_PFC_FullMethodName            = "/lumina.v1.Injector/PFC"
+	Injector_Halt_FullMethodName           = "/lumina.v1.Injector/Halt"
 )
 
 // InjectorClient is the client API for Injector service.
@@ -657,6 +658,13 @@ type InjectorClient interface {
 	SchedulePauses(ctx context.Context, in *SchedulePausesRequest, opts ...grpc.CallOption) (*SchedulePausesResponse, error)
 	// PFC returns the switch's PFC counters and watchdog log.
 	PFC(ctx context.Context, in *InjectorPFCRequest, opts ...grpc.CallOption) (*InjectorPFCResponse, error)
+	// Halt stops the switch's pipeline for the rest of the run
+	// (injector.Switch.Halt): every frame it then receives is dropped,
+	// neither counted nor mirrored, and it makes no more copies, so its
+	// counters and the trace stay as they are (a deadlocked fabric keeps
+	// pausing forever on a real-time testbed). FAILED_PRECONDITION if this
+	// agent has not started a switch.
+	Halt(ctx context.Context, in *InjectorHaltRequest, opts ...grpc.CallOption) (*InjectorHaltResponse, error)
 }
 
 type injectorClient struct {
@@ -707,6 +715,16 @@ func (c *injectorClient) PFC(ctx context.Context, in *InjectorPFCRequest, opts .
 	return out, nil
 }
 
+func (c *injectorClient) Halt(ctx context.Context, in *InjectorHaltRequest, opts ...grpc.CallOption) (*InjectorHaltResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InjectorHaltResponse)
+	err := c.cc.Invoke(ctx, Injector_Halt_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // InjectorServer is the server API for Injector service.
 // All implementations must embed UnimplementedInjectorServer
 // for forward compatibility.
@@ -726,6 +744,13 @@ type InjectorServer interface {
 	SchedulePauses(context.Context, *SchedulePausesRequest) (*SchedulePausesResponse, error)
 	// PFC returns the switch's PFC counters and watchdog log.
 	PFC(context.Context, *InjectorPFCRequest) (*InjectorPFCResponse, error)
+	// Halt stops the switch's pipeline for the rest of the run
+	// (injector.Switch.Halt): every frame it then receives is dropped,
+	// neither counted nor mirrored, and it makes no more copies, so its
+	// counters and the trace stay as they are (a deadlocked fabric keeps
+	// pausing forever on a real-time testbed). FAILED_PRECONDITION if this
+	// agent has not started a switch.
+	Halt(context.Context, *InjectorHaltRequest) (*InjectorHaltResponse, error)
 	mustEmbedUnimplementedInjectorServer()
 }
 
@@ -747,6 +772,9 @@ func (UnimplementedInjectorServer) SchedulePauses(context.Context, *SchedulePaus
 }
 func (UnimplementedInjectorServer) PFC(context.Context, *InjectorPFCRequest) (*InjectorPFCResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method PFC not implemented")
+}
+func (UnimplementedInjectorServer) Halt(context.Context, *InjectorHaltRequest) (*InjectorHaltResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Halt not implemented")
 }
 func (UnimplementedInjectorServer) mustEmbedUnimplementedInjectorServer() {}
 func (UnimplementedInjectorServer) testEmbeddedByValue()                  {}
@@ -841,6 +869,24 @@ func _Injector_PFC_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Injector_Halt_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InjectorHaltRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InjectorServer).Halt(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Injector_Halt_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InjectorServer).Halt(ctx, req.(*InjectorHaltRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Injector_ServiceDesc is the grpc.ServiceDesc for Injector service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -863,6 +909,10 @@ var Injector_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PFC",
 			Handler:    _Injector_PFC_Handler,
+		},
+		{
+			MethodName: "Halt",
+			Handler:    _Injector_Halt_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
