@@ -632,6 +632,11 @@ func (d *decoder) validateFabric(t *Test) {
 				d.errorf(kn, "%s needs switches: without switches the test has one switch (give switches and links for a fabric)", k)
 			}
 		}
+		if kn := d.keys["deadlock-ms"]; kn != nil {
+			// A cyclic buffer dependency needs links between switches:
+			// one switch's queues cannot pause each other in a cycle.
+			d.errorf(kn, "deadlock-ms needs switches: a PFC deadlock is a cycle of switches pausing each other, and the test has one switch")
+		}
 		for _, a := range d.ats(t) {
 			d.errorf(d.keys[a.path], "at needs switches: without switches every event is at the one switch")
 		}

@@ -57,6 +57,8 @@ var fabricErrorTests = []struct {
 		`t.yaml:6:1: links needs switches: without switches the test has one switch (give switches and links for a fabric)`},
 	{"routing without switches", twoHosts + oneFlow + "routing: shortest\n",
 		`t.yaml:6:1: routing needs switches: without switches the test has one switch (give switches and links for a fabric)`},
+	{"deadlock-ms without switches", twoHosts + oneFlow + "deadlock-ms: 20\n",
+		`t.yaml:6:1: deadlock-ms needs switches: a PFC deadlock is a cycle of switches pausing each other, and the test has one switch`},
 	{"path without switches", twoHosts + "flows:\n  - {name: a, from: h1, to: h2, path: [s1]}\n",
 		`t.yaml:5:33: path needs switches: without switches every flow crosses the one switch`},
 	{"at without switches", "traffic:\n  data-pkt-events:\n    - {qpn: 0, psn: 0, type: drop, at: s1}\n",
