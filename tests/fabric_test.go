@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/analyzers/pfc"
 	"github.com/netlumina/lumina/orchestrator"
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/trace"
@@ -471,5 +474,114 @@ func TestFabricTwoHostAt(t *testing.T) {
 	}
 	if want := map[uint8]int{1: 4}; !reflect.DeepEqual(drops, want) {
 		t.Errorf("drop-tagged copies by switch = %v, want %v", drops, want)
+	}
+}
+
+// fabricPFC reads report.json's fabric-wide pfc analysis
+// (analysis.checks.pfc.fabric) of a fabric run.
+func fabricPFC(t *testing.T, dir string) *pfc.FabricResult {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Analysis struct {
+			Checks struct {
+				PFC struct {
+					Fabric *pfc.FabricResult `json:"fabric"`
+				} `json:"pfc"`
+			} `json:"checks"`
+		} `json:"analysis"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Analysis.Checks.PFC.Fabric == nil {
+		t.Fatalf("%s: report.json has no analysis.checks.pfc.fabric", dir)
+	}
+	return doc.Analysis.Checks.PFC.Fabric
+}
+
+// reachedList is a storm's spread as "switch:port→paused@hops" in the
+// order the pauses reached them.
+func reachedList(s pfc.FabricStorm) []string {
+	var out []string
+	for _, r := range s.Reached {
+		out = append(out, fmt.Sprintf("%s:%d→%s@%d", r.Switch, r.Port, r.Paused, r.Hops))
+	}
+	return out
+}
+
+// TestFabricStormAnalysis: the pfc analysis of pfc-storm-clos(-nowatchdog)
+// names h5's stalled NIC as the storm's root and says how far it spread,
+// in order: with tor2's watchdog only to h6 on the same ToR (the cross-ToR
+// flows start after the watchdog fired), stopped at tor2 by the watchdog
+// on h5's port; without, from tor2 to leaf1, from leaf1 to tor1 and from
+// tor1 to h1, two links from the root, and not stopped.
+func TestFabricStormAnalysis(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		reached  []string
+		switches []string
+		hops     int
+		stopped  string
+	}{
+		{"pfc-storm-clos", []string{"tor2:35→h6@0"}, []string{"tor2"}, 0, "stopped at tor2: watchdog fired on port 34 "},
+		{"pfc-storm-clos-nowatchdog", []string{"tor2:35→h6@0", "tor2:204→leaf1:205@0", "leaf1:201→tor1:200@1", "tor1:1→h1@2"},
+			[]string{"leaf1", "tor1", "tor2"}, 2, "not stopped by a watchdog"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fabricPFC(t, fabricRun(t, tc.name))
+			if len(f.Storms) != 1 {
+				t.Fatalf("%d storms, want 1 (h5's stalled NIC): %+v", len(f.Storms), f.Storms)
+			}
+			s := f.Storms[0]
+			if s.Root.Kind != "stalled-nic" || s.Root.Host != "h5" || s.Root.Switch != "tor2" || s.Root.Port != 34 {
+				t.Errorf("storm root = %s %s at %s port %d, want stalled-nic h5 at tor2 port 34", s.Root.Kind, s.Root.Host, s.Root.Switch, s.Root.Port)
+			}
+			if got := reachedList(s); !reflect.DeepEqual(got, tc.reached) {
+				t.Errorf("storm reached %q, want %q", got, tc.reached)
+			}
+			if !reflect.DeepEqual(s.Switches, tc.switches) || s.Hops != tc.hops {
+				t.Errorf("storm spread over %v, %d hops; want %v, %d", s.Switches, s.Hops, tc.switches, tc.hops)
+			}
+			if !strings.HasPrefix(s.Stopped, tc.stopped) {
+				t.Errorf("storm stopped = %q, want it to start %q", s.Stopped, tc.stopped)
+			}
+		})
+	}
+}
+
+// TestFabricHawkeyeChain: hawkeye-fig1's pfc analysis traces SW1's pause of
+// h1 back hop by hop (Hawkeye's provenance) to the congestion at SW4's
+// port toward r (33), and names F1, which never crosses that port, the
+// victim two links away at SW1's port toward SW2 (200).
+func TestFabricHawkeyeChain(t *testing.T) {
+	f := fabricPFC(t, fabricRun(t, "hawkeye-fig1"))
+	const want = "SW1 paused h1 (port 1) ← SW1 port 200 paused by SW2 ← SW2 port 204 paused by SW4 ← congestion at SW4 port 33"
+	var chain *pfc.FabricChain
+	for i, c := range f.Chains {
+		if c.Path == want {
+			chain = &f.Chains[i]
+			break
+		}
+	}
+	if chain == nil {
+		var paths []string
+		for _, c := range f.Chains {
+			paths = append(paths, c.Path)
+		}
+		t.Fatalf("no chain %q among %q", want, paths)
+	}
+	if r := chain.Root; r.Kind != "congestion" || r.Switch != "SW4" || r.Port != 33 || r.Host != "r" {
+		t.Errorf("root = %s at %s port %d (host %s), want congestion at SW4 port 33 (host r)", r.Kind, r.Switch, r.Port, r.Host)
+	}
+	var victims []string
+	for _, v := range chain.Victims {
+		victims = append(victims, fmt.Sprintf("%s@%s:%d/%d hops", v.Flow, v.Switch, v.Egress, v.Hops))
+	}
+	if w := []string{"F1@SW1:200/2 hops"}; !reflect.DeepEqual(victims, w) {
+		t.Errorf("victims = %q, want %q", victims, w)
 	}
 }

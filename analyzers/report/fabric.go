@@ -48,7 +48,7 @@ func textFabric(w func(string, ...any), pf *pfc.Result) {
 			w("    root: %s: %s\n", c.Root.Kind, c.Root.Detail)
 			var st []string
 			for _, s := range c.Stalled {
-				st = append(st, fmt.Sprintf("%s (%s port %d, %d hops)", s.Flow, s.Switch, s.Egress, s.Hops))
+				st = append(st, fmt.Sprintf("%s (%s port %d, %s)", s.Flow, s.Switch, s.Egress, plural(s.Hops, "hop", "hops")))
 			}
 			if len(st) > 0 {
 				w("    stalled: %s\n", strings.Join(st, ", "))
@@ -58,8 +58,8 @@ func textFabric(w func(string, ...any), pf *pfc.Result) {
 				for _, v := range f.Chains[k].Victims {
 					if key := fmt.Sprint(v); !seen[key] {
 						seen[key] = true
-						w("    victim: %s, %d hops from the root (waited at %s port %d; never crosses %s port %d)\n",
-							v.Flow, v.Hops, v.Switch, v.Egress, c.Root.Switch, c.Root.Port)
+						w("    victim: %s, %s from the root (waited at %s port %d; never crosses %s port %d)\n",
+							v.Flow, plural(v.Hops, "hop", "hops"), v.Switch, v.Egress, c.Root.Switch, c.Root.Port)
 					}
 				}
 			}
@@ -69,14 +69,14 @@ func textFabric(w func(string, ...any), pf *pfc.Result) {
 			if who == "" {
 				who = fmt.Sprintf("%s port %d", s.Root.Switch, s.Root.Port)
 			}
-			w("  storm: %s %s from %s for %s: spread %d hops, %d ports, switches %s",
-				s.Root.Kind, who, dur(s.StartNs), dur(s.DurationNs), s.Hops, len(s.Reached), strings.Join(s.Switches, ", "))
+			w("  storm: %s %s from %s for %s: spread %s, %s, switches %s",
+				s.Root.Kind, who, dur(s.StartNs), dur(s.DurationNs), plural(s.Hops, "hop", "hops"), plural(len(s.Reached), "port", "ports"), strings.Join(s.Switches, ", "))
 			if len(s.Hosts) > 0 {
 				w(", hosts paused %s", strings.Join(s.Hosts, ", "))
 			}
 			w("\n")
 			for _, r := range s.Reached {
-				w("    %s port %d (%s) paused from %s, %d hops\n", r.Switch, r.Port, r.Paused, dur(r.FirstNs), r.Hops)
+				w("    %s port %d (%s) paused from %s, %s\n", r.Switch, r.Port, r.Paused, dur(r.FirstNs), plural(r.Hops, "hop", "hops"))
 			}
 			w("    %s\n", s.Stopped)
 		}
