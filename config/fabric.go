@@ -490,39 +490,9 @@ func decGbps(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 // decSwitches decodes switches: a mapping from switch name to switch, in
 // file order.
 func decSwitches(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
-	if v.Kind != yaml.MappingNode {
-		d.fail(v, path, "want a mapping from switch name to switch (1..%d switches), got %s", MaxSwitches, describe(v))
-		return
-	}
-	ps := d.pairs(v, path, 0)
-	if len(ps) < 1 || len(ps) > MaxSwitches {
-		d.fail(v, path, "want 1..%d switches, got %d", MaxSwitches, len(ps))
-		ps = ps[:min(len(ps), MaxSwitches)]
-	}
-	sws := ptr[[]NamedSwitch](f)
-	for _, p := range ps {
-		sp := path + "." + p.name
-		if !validEntityName(p.name) {
-			d.errorf(p.key, "switches: a switch's name: %s", entityNameErr(deref(p.key)))
-			d.bad[path] = true
-			continue
-		}
-		d.keys[sp] = p.key
-		val := deref(p.val)
-		if val == nil {
-			d.errorf(p.val, "%s: alias chain too long", p.name)
-			d.bad[sp] = true
-			continue
-		}
-		d.nodes[sp] = val
-		ns := NamedSwitch{Name: p.name, Pos: Pos{max(p.key.Line, 1), max(p.key.Column, 1)}}
-		rv := reflect.ValueOf(&ns.Switch).Elem()
-		setDefaults(switchSection, rv)
-		if !isNull(val) {
-			d.section(val, sp, switchSection, rv)
-		}
-		*sws = append(*sws, ns)
-	}
+	decNamed(d, v, path, "switch", "switches", 1, MaxSwitches, switchSection, ptr[[]NamedSwitch](f), func(name string, pos Pos) (NamedSwitch, func(*NamedSwitch) reflect.Value) {
+		return NamedSwitch{Name: name, Pos: pos}, func(s *NamedSwitch) reflect.Value { return reflect.ValueOf(&s.Switch).Elem() }
+	})
 }
 
 // decLinks decodes links: a list of linkSection mappings.

@@ -90,38 +90,48 @@ func decFlowPFCEvents(d *decoder, _ *yaml.Node, path string, _, _ reflect.Value)
 
 // decHosts decodes hosts: a mapping from host name to host, in file order.
 func decHosts(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
+	decNamed(d, v, path, "host", "hosts", 2, MaxHosts, hostSection, ptr[[]NamedHost](f), func(name string, pos Pos) (NamedHost, func(*NamedHost) reflect.Value) {
+		return NamedHost{Name: name, Pos: pos}, func(h *NamedHost) reflect.Value { return reflect.ValueOf(&h.Host).Elem() }
+	})
+}
+
+// decNamed decodes a mapping from a name to a section (kinds: hosts,
+// switches), in file order, into out: lo..hi entries, each with a valid name, each
+// value sec with its defaults (null: the defaults). mk makes an entry with
+// its name and position and says where in it sec goes.
+func decNamed[T any](d *decoder, v *yaml.Node, path, kind, kinds string, lo, hi int, sec *section, out *[]T,
+	mk func(name string, pos Pos) (T, func(*T) reflect.Value)) {
 	if v.Kind != yaml.MappingNode {
-		d.fail(v, path, "want a mapping from host name to host (2..%d hosts), got %s", MaxHosts, describe(v))
+		d.fail(v, path, "want a mapping from %s name to %s (%d..%d %s), got %s", kind, kind, lo, hi, kinds, describe(v))
 		return
 	}
 	ps := d.pairs(v, path, 0)
-	if len(ps) < 2 || len(ps) > MaxHosts {
-		d.fail(v, path, "want 2..%d hosts, got %d", MaxHosts, len(ps))
-		ps = ps[:min(len(ps), MaxHosts)]
+	if len(ps) < lo || len(ps) > hi {
+		d.fail(v, path, "want %d..%d %s, got %d", lo, hi, kinds, len(ps))
+		ps = ps[:min(len(ps), hi)]
 	}
-	hosts := ptr[[]NamedHost](f)
 	for _, p := range ps {
-		hp := path + "." + p.name
+		ep := path + "." + p.name
 		if !validEntityName(p.name) {
-			d.errorf(p.key, "hosts: a host's name: %s", entityNameErr(deref(p.key)))
+			d.errorf(p.key, "%s: a %s's name: %s", kinds, kind, entityNameErr(deref(p.key)))
 			d.bad[path] = true
 			continue
 		}
-		d.keys[hp] = p.key
+		d.keys[ep] = p.key
 		val := deref(p.val)
 		if val == nil {
 			d.errorf(p.val, "%s: alias chain too long", p.name)
-			d.bad[hp] = true
+			d.bad[ep] = true
 			continue
 		}
-		d.nodes[hp] = val
-		nh := NamedHost{Name: p.name, Pos: Pos{max(p.key.Line, 1), max(p.key.Column, 1)}}
-		rv := reflect.ValueOf(&nh.Host).Elem()
-		setDefaults(hostSection, rv)
+		d.nodes[ep] = val
+		e, into := mk(p.name, Pos{max(p.key.Line, 1), max(p.key.Column, 1)})
+		rv := into(&e)
+		setDefaults(sec, rv)
 		if !isNull(val) {
-			d.section(val, hp, hostSection, rv)
+			d.section(val, ep, sec, rv)
 		}
-		*hosts = append(*hosts, nh)
+		*out = append(*out, e)
 	}
 }
 
