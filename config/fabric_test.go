@@ -490,6 +490,14 @@ func TestFabricDocExample(t *testing.T) {
 			t.Errorf("example %d in docs/fabric.md: Parse error = %v", i, err)
 			continue
 		}
+		if cfg.Testbed == TestbedRemote {
+			// The remote example: its route crosses the loopback cable.
+			want := []Hop{{Switch: 0, In: 144, Out: 160}, {Switch: 1, In: 16, Out: 8}}
+			if got := cfg.Route(0, 1); !cfg.Fabric() || !reflect.DeepEqual(got, want) {
+				t.Errorf("example %d: Fabric() = %v, Route(h1, h2) = %v; want true, %v", i, cfg.Fabric(), got, want)
+			}
+			continue
+		}
 		if !cfg.Fabric() || cfg.DeadlockMs != 200 {
 			t.Errorf("example %d: Fabric() = %v, DeadlockMs = %d; want true, 200", i, cfg.Fabric(), cfg.DeadlockMs)
 		}
