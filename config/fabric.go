@@ -62,6 +62,16 @@ func HostPort(i int) uint32 {
 	return uint32(hostPort2 + i - 2)
 }
 
+// HostSwitchPort returns the switch port of host i (Test.Hosts order)
+// on t's testbed: its nic.switch-port on testbed remote (the port of the
+// real switch it is cabled to), HostPort(i) on sim and netns.
+func (t *Test) HostSwitchPort(i int) uint32 {
+	if t.Testbed == TestbedRemote && i >= 0 && i < len(t.Hosts) {
+		return uint32(t.Hosts[i].NIC.SwitchPort)
+	}
+	return HostPort(i)
+}
+
 // NamedSwitch is one entry of switches: a switch and its name.
 type NamedSwitch struct {
 	// Name is the switch's key in switches.
@@ -86,6 +96,14 @@ type Link struct {
 	// key delay-ns; default 0 (as the hosts' links). Refused on a host's
 	// link.
 	DelayNs int
+	// APort and BPort are the switch ports (device ports, as a host's
+	// nic.switch-port) of a switch-to-switch link's a and b ends on
+	// testbed remote: the two ports of one switch that its loopback cable
+	// joins. YAML keys a-port and b-port; -1 when not given (a Link built
+	// in Go sets them). Required on testbed remote for a link between
+	// switches; refused on sim and netns, which number a link's ports
+	// FirstLinkPort+2l and +2l+1, and on a host's link.
+	APort, BPort int
 	// Pos is where the entry starts in Test.File.
 	Pos Pos
 }
@@ -103,8 +121,9 @@ type Topology struct {
 
 // TopoPort is one port of a switch.
 type TopoPort struct {
-	// Port is the global port number: HostPort(Host) for a host's port,
-	// FirstLinkPort+2l or +2l+1 for the ends of switch-to-switch link l.
+	// Port is the global port number: HostSwitchPort(Host) for a host's
+	// port; for the ends of switch-to-switch link l, FirstLinkPort+2l or
+	// +2l+1 on sim and netns, its a-port or b-port on testbed remote.
 	Port uint32
 	// Switch is the id of the switch the port belongs to.
 	Switch int
@@ -213,6 +232,9 @@ func (t *Test) graph() *graph {
 				continue
 			}
 			pa, pb := uint32(FirstLinkPort+2*l), uint32(FirstLinkPort+2*l+1)
+			if t.Testbed == TestbedRemote {
+				pa, pb = uint32(lk.APort), uint32(lk.BPort)
+			}
 			l++
 			g.port[[2]int{sa, sb}], g.port[[2]int{sb, sa}] = pa, pb
 			g.adj[sa] = append(g.adj[sa], sb)
@@ -233,7 +255,10 @@ func (t *Test) graph() *graph {
 }
 
 // Topology returns t's switches and ports. Without switches it is one
-// switch, OneSwitchName, with a port HostPort(i) per host. It is computed
+// switch, OneSwitchName, with a port HostSwitchPort(i) per host. Ports are
+// numbered as the testbed's switch has them (HostSwitchPort; a link's
+// ends FirstLinkPort+2l and +2l+1 on sim and netns, its a-port and b-port
+// on remote; docs/fabric.md). It is computed
 // from t's fields on each call (a few hundred ports at most), so it always
 // describes t as it is; for a Test that Parse returned it is complete
 // (every host on a switch, every link resolved).
@@ -241,7 +266,7 @@ func (t *Test) Topology() *Topology {
 	if !t.Fabric() {
 		tp := &Topology{Switches: []string{OneSwitchName}}
 		for i := range t.Hosts {
-			tp.Ports = append(tp.Ports, TopoPort{Port: HostPort(i), Switch: 0, Host: i, PeerSwitch: -1, Pos: t.Hosts[i].Pos})
+			tp.Ports = append(tp.Ports, TopoPort{Port: t.HostSwitchPort(i), Switch: 0, Host: i, PeerSwitch: -1, Pos: t.Hosts[i].Pos})
 		}
 		return tp
 	}
@@ -252,7 +277,7 @@ func (t *Test) Topology() *Topology {
 	}
 	for i, s := range g.hostSw {
 		if s >= 0 {
-			tp.Ports = append(tp.Ports, TopoPort{Port: HostPort(i), Switch: s, Host: i, PeerSwitch: -1, Pos: g.hostAt[i]})
+			tp.Ports = append(tp.Ports, TopoPort{Port: t.HostSwitchPort(i), Switch: s, Host: i, PeerSwitch: -1, Pos: g.hostAt[i]})
 		}
 	}
 	tp.Ports = append(tp.Ports, g.ports...)
@@ -282,7 +307,8 @@ func (tp *Topology) Port(p uint32) *TopoPort {
 // Route returns the switches that packets from host from to host to cross
 // (host indices), with each switch's in and out port; nil if from or to
 // is not a host, they are the same, or no path joins them. Without
-// switches it is one hop, HostPort(from) to HostPort(to).
+// switches it is one hop, HostSwitchPort(from) to HostSwitchPort(to).
+// Ports are numbered as in Topology.
 //
 // Routes are per host pair and symmetric: Route(b, a) is Route(a, b)
 // reversed, In and Out swapped. A flow's path sets the route of its host
@@ -297,7 +323,7 @@ func (t *Test) Route(from, to int) []Hop {
 		return nil
 	}
 	if !t.Fabric() {
-		return []Hop{{Switch: 0, In: HostPort(from), Out: HostPort(to)}}
+		return []Hop{{Switch: 0, In: t.HostSwitchPort(from), Out: t.HostSwitchPort(to)}}
 	}
 	g := t.graph()
 	seq := t.switchPath(g, from, to)
@@ -308,12 +334,12 @@ func (t *Test) Route(from, to int) []Hop {
 	for k, s := range seq {
 		hops[k].Switch = s
 		if k == 0 {
-			hops[k].In = HostPort(from)
+			hops[k].In = t.HostSwitchPort(from)
 		} else {
 			hops[k].In = g.port[[2]int{s, seq[k-1]}]
 		}
 		if k == len(seq)-1 {
-			hops[k].Out = HostPort(to)
+			hops[k].Out = t.HostSwitchPort(to)
 		} else {
 			hops[k].Out = g.port[[2]int{s, seq[k+1]}]
 		}
@@ -468,7 +494,13 @@ var linkSection = sect[Link]("`links`", []key{
 	{name: "b", field: "B", req: true, dec: decHostRef},
 	{name: "gbps", field: "Gbps", dec: decGbps, omit: true, doc: "the hosts' line rate"},
 	{name: "delay-ns", field: "DelayNs", dec: ints(0, 1_000_000_000, "(delay-ns: the link's propagation delay)"), omit: true},
+	{name: "a-port", field: "APort", dec: ints(0, maxSwitchPort, "(a-port: the remote switch's port of the link's a end)"), def: -1, omit: true, doc: "none (required on testbed `remote` between switches)"},
+	{name: "b-port", field: "BPort", dec: ints(0, maxSwitchPort, "(b-port: the remote switch's port of the link's b end)"), def: -1, omit: true, doc: "none (required on testbed `remote` between switches)"},
 })
+
+// maxSwitchPort is the largest switch port (a Tofino's 9-bit device
+// port), as nic.switch-port takes.
+const maxSwitchPort = 511
 
 // MaxLinkGbps bounds a link's gbps.
 const MaxLinkGbps = 1600
@@ -506,6 +538,7 @@ func decLinks(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		lk := Link{Pos: Pos{max(e.Line, 1), max(e.Column, 1)}}
 		rv := reflect.ValueOf(&lk).Elem()
+		setDefaults(linkSection, rv)
 		d.nodes[p] = e
 		if !d.section(e, p, linkSection, rv) {
 			continue
@@ -628,9 +661,6 @@ func (d *decoder) validateFabric(t *Test) {
 	if d.bad["switches"] || len(t.Switches) == 0 {
 		return
 	}
-	if t.Testbed == TestbedRemote && !d.bad["testbed"] {
-		d.errorf(d.keys["switches"], "testbed remote: a fabric (switches) runs on sim and netns only in this version (the loopback cables' port pairs are no test key yet; docs/fabric.md)")
-	}
 	clash := false
 	for i := range t.Switches {
 		sw := &t.Switches[i]
@@ -646,6 +676,7 @@ func (d *decoder) validateFabric(t *Test) {
 	if clash || !d.validateLinks(t) {
 		return
 	}
+	d.validateRemotePorts(t)
 	d.validatePaths(t)
 	d.validateAt(t)
 }
@@ -706,6 +737,7 @@ func (d *decoder) validateLinks(t *Test) bool {
 				d.errorAt(lk.Pos, fmt.Sprintf("more than %d switch-to-switch links: their ports %d..%d are all taken", MaxSwitchLinks, FirstLinkPort, FirstLinkPort+2*MaxSwitchLinks-1))
 				sound = false
 			}
+			d.checkLinkPorts(t, p, lk, n-1)
 		default:
 			h, s, hk := ha, sb, "a"
 			if hb >= 0 {
@@ -715,6 +747,11 @@ func (d *decoder) validateLinks(t *Test) bool {
 			for _, k := range []string{"gbps", "delay-ns"} {
 				if d.given(p + "." + k) {
 					d.errorAt(d.pos(p+"."+k), fmt.Sprintf("%s: %s's link runs at its NIC's line rate (its personality): %s applies to links between switches", k, t.Hosts[h].Name, k))
+				}
+			}
+			for _, k := range []string{"a-port", "b-port"} {
+				if d.given(p + "." + k) {
+					d.errorAt(d.pos(p+"."+k), fmt.Sprintf("%s: %s's switch port is its nic.switch-port: a-port and b-port apply to links between switches", k, t.Hosts[h].Name))
 				}
 			}
 			if hostSw[h] >= 0 && hostSw[h] != s {
@@ -751,6 +788,144 @@ func (d *decoder) validateLinks(t *Test) bool {
 		}
 	}
 	return sound
+}
+
+// checkLinkPorts checks the a-port and b-port of lk, the l-th
+// switch-to-switch link, at path p: required on testbed remote, refused
+// on sim and netns, which number its ports themselves.
+func (d *decoder) checkLinkPorts(t *Test, p string, lk *Link, l int) {
+	if d.bad["testbed"] {
+		return
+	}
+	if t.Testbed == TestbedRemote {
+		if msg := missingLinkPorts(lk, d.given(p+".a-port") || d.bad[p+".a-port"], d.given(p+".b-port") || d.bad[p+".b-port"]); msg != "" {
+			d.errorAt(lk.Pos, "testbed remote: "+msg)
+		}
+		return
+	}
+	for _, k := range []string{"a-port", "b-port"} {
+		if d.given(p + "." + k) {
+			d.errorAt(d.pos(p+"."+k), fmt.Sprintf("%s: testbed %s numbers a switch-to-switch link's ports itself, %d+2l and %d+2l (here %d for a, %d for b); a-port and b-port are the remote switch's ports (testbed remote)",
+				k, t.Testbed, FirstLinkPort, FirstLinkPort+1, FirstLinkPort+2*l, FirstLinkPort+2*l+1))
+		}
+	}
+}
+
+// missingLinkPorts says which of a-port (given: hasA) and b-port (hasB) a
+// switch-to-switch link lacks on testbed remote; "" if none.
+func missingLinkPorts(lk *Link, hasA, hasB bool) string {
+	var miss []string
+	if !hasA {
+		miss = append(miss, "a-port")
+	}
+	if !hasB {
+		miss = append(miss, "b-port")
+	}
+	if len(miss) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("link %s–%s needs %s: the switch ports of its ends (a-port on %s, b-port on %s), which its loopback cable joins (docs/fabric.md)",
+		lk.A, lk.B, strings.Join(miss, " and "), lk.A, lk.B)
+}
+
+// portUse is a port of the remote switch that a test uses.
+type portUse struct {
+	port int
+	what string // "host h1's nic.switch-port"
+	path string // the key's path, or "" (then at)
+	at   string // the path of the entry that holds it, for a key not given
+}
+
+// remotePortUses returns every switch port a fabric on testbed remote
+// uses: each host's and dumper's nic.switch-port, each switch-to-switch
+// link's a-port and b-port (given ones only).
+func remotePortUses(t *Test, dumperPath func(int) string) []portUse {
+	var out []portUse
+	for i := range t.Hosts {
+		hp := hostPath(t, i)
+		out = append(out, portUse{t.Hosts[i].NIC.SwitchPort, fmt.Sprintf("host %s's nic.switch-port", t.Hosts[i].Name), hp + ".nic.switch-port", hp})
+	}
+	for i := range t.Dumpers {
+		dp := dumperPath(i)
+		if dp == "" {
+			continue // the default dumpers: testbed remote refuses them (no control-ip)
+		}
+		out = append(out, portUse{t.Dumpers[i].NIC.SwitchPort, fmt.Sprintf("dumper %s's nic.switch-port", t.Dumpers[i].Name), join(dp, "nic.switch-port"), dp})
+	}
+	for i := range t.Links {
+		lk := &t.Links[i]
+		if t.SwitchIndex(lk.A) < 0 || t.SwitchIndex(lk.B) < 0 {
+			continue
+		}
+		p := fmt.Sprintf("links[%d]", i)
+		for _, e := range []struct {
+			key  string
+			port int
+		}{{"a-port", lk.APort}, {"b-port", lk.BPort}} {
+			if e.port >= 0 {
+				out = append(out, portUse{e.port, fmt.Sprintf("%s of link %s–%s", e.key, lk.A, lk.B), p + "." + e.key, p})
+			}
+		}
+	}
+	return out
+}
+
+// validateRemotePorts checks that a fabric on testbed remote uses each
+// switch port once: one port is one cable.
+func (d *decoder) validateRemotePorts(t *Test) {
+	if t.Testbed != TestbedRemote || d.bad["testbed"] || d.bad["dumpers"] {
+		return
+	}
+	given := map[string]bool{}
+	for i := range t.Hosts {
+		hp := hostPath(t, i)
+		if given[hp] = d.given(hp+".nic.switch-port") || d.bad[hp+".nic.switch-port"]; !given[hp] {
+			at := d.firstPos(hp)
+			if t.Hosts[i].Pos.Line > 0 {
+				at = t.Hosts[i].Pos
+			}
+			d.errorAt(at, fmt.Sprintf("testbed remote: host %s needs nic.switch-port in a fabric: the switch port its cable plugs into, which puts it in its logical switch", t.Hosts[i].Name))
+		}
+	}
+	first := map[int]portUse{}
+	for _, u := range remotePortUses(t, d.dumperPath) {
+		if _, host := given[u.at]; host && !given[u.at] {
+			continue // reported above
+		}
+		f, dup := first[u.port]
+		if !dup {
+			first[u.port] = u
+			continue
+		}
+		at := d.firstPos(u.path, u.at)
+		d.errorAt(at, fmt.Sprintf("testbed remote: switch port %d is both %s (at %s) and %s: each port of the switch is one cable, so every host, dumper and loopback cable end needs its own",
+			u.port, f.what, d.firstPos(f.path, f.at), u.what))
+	}
+}
+
+// remoteFabricProblems returns why t, a fabric, cannot run on testbed
+// remote (WithTestbed): a switch-to-switch link without a-port or
+// b-port, a switch port used twice.
+func remoteFabricProblems(t *Test) []tbProblem {
+	var out []tbProblem
+	for i := range t.Links {
+		lk := &t.Links[i]
+		if t.SwitchIndex(lk.A) < 0 || t.SwitchIndex(lk.B) < 0 {
+			continue
+		}
+		if msg := missingLinkPorts(lk, lk.APort >= 0, lk.BPort >= 0); msg != "" {
+			out = append(out, tbProblem{path: fmt.Sprintf("links[%d]", i), msg: msg})
+		}
+	}
+	first := map[int]portUse{}
+	for _, u := range remotePortUses(t, func(i int) string { return fmt.Sprintf("dumpers[%d]", i) }) {
+		if f, dup := first[u.port]; dup {
+			out = append(out, tbProblem{path: u.path, msg: fmt.Sprintf("switch port %d is both %s and %s: give each its own nic.switch-port, a-port or b-port", u.port, f.what, u.what)})
+		} else {
+			first[u.port] = u
+		}
+	}
+	return out
 }
 
 // validatePaths checks the flows' paths and that every flow has a route.

@@ -85,8 +85,11 @@ var fabricErrorTests = []struct {
 		`t.yaml:2:1: host responder is on no switch: add a link {a: responder, b: SWITCH} to links`},
 	{"switches without links", fabHosts + fabSwitches + fabFlow,
 		`t.yaml:2:1: switches needs links: cable each host to its switch ({a: HOST, b: SWITCH}) and the switches to each other`},
-	{"remote fabric", "testbed: remote\nhosts: {h1: {control-ip: a}, h2: {control-ip: b}, h3: {control-ip: c}}\n" + "switches:\n  s1: {control-ip: s}\n  s2: {}\n" + fabLinks + fabFlow + "dumpers: [{control-ip: d}]\n",
-		`t.yaml:3:1: testbed remote: a fabric (switches) runs on sim and netns only in this version (the loopback cables' port pairs are no test key yet; docs/fabric.md)`},
+	{"remote fabric without the cables' ports", "testbed: remote\nhosts: {h1: {control-ip: a}, h2: {control-ip: b}, h3: {control-ip: c}}\n" + "switches:\n  s1: {control-ip: s}\n  s2: {}\n" + fabLinks + fabFlow + "dumpers: [{control-ip: d}]\n",
+		"t.yaml:2:9: testbed remote: host h1 needs nic.switch-port in a fabric: the switch port its cable plugs into, which puts it in its logical switch\n" +
+			"t.yaml:2:30: testbed remote: host h2 needs nic.switch-port in a fabric: the switch port its cable plugs into, which puts it in its logical switch\n" +
+			"t.yaml:2:51: testbed remote: host h3 needs nic.switch-port in a fabric: the switch port its cable plugs into, which puts it in its logical switch\n" +
+			"t.yaml:10:5: testbed remote: link s1–s2 needs a-port and b-port: the switch ports of its ends (a-port on s1, b-port on s2), which its loopback cable joins (docs/fabric.md)"},
 	{"routing", fabBase + fabFlow + "routing: ecmp\n",
 		`t.yaml:12:10: routing: want shortest, got "ecmp"`},
 	{"deadlock-ms", fabBase + fabFlow + "deadlock-ms: 0\n",
@@ -485,6 +488,14 @@ func TestFabricDocExample(t *testing.T) {
 		cfg, err := Parse("fabric.md", []byte(b))
 		if err != nil {
 			t.Errorf("example %d in docs/fabric.md: Parse error = %v", i, err)
+			continue
+		}
+		if cfg.Testbed == TestbedRemote {
+			// The remote example: its route crosses the loopback cable.
+			want := []Hop{{Switch: 0, In: 144, Out: 160}, {Switch: 1, In: 16, Out: 8}}
+			if got := cfg.Route(0, 1); !cfg.Fabric() || !reflect.DeepEqual(got, want) {
+				t.Errorf("example %d: Fabric() = %v, Route(h1, h2) = %v; want true, %v", i, cfg.Fabric(), got, want)
+			}
 			continue
 		}
 		if !cfg.Fabric() || cfg.DeadlockMs != 200 {

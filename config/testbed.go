@@ -89,6 +89,9 @@ func testbedProblems(t *Test) []tbProblem {
 	if t.Testbed == TestbedRemote {
 		out = controlIPProblems(t)
 	}
+	if t.Testbed == TestbedRemote && t.Fabric() {
+		out = append(out, remoteFabricProblems(t)...)
+	}
 	if t.Testbed == TestbedRemote && t.NetnsSlowdown > 1 {
 		out = append(out, tbProblem{path: "netns-slowdown", msg: slowdownOnRemote(t.NetnsSlowdown)})
 	}

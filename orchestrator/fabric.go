@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -20,8 +19,11 @@ import (
 // cable, the routes and the switch each flow is observed at. Nil: one
 // switch, as every test before fabrics. Port numbers are global (the
 // ports of one software switch or Tofino partitioned into logical
-// switches): host i keeps config.HostPort(i), the l-th switch-to-switch
-// link has ports 200+2l (its a end) and 201+2l (its b end).
+// switches), as config.Test.Topology numbers them: on sim and netns host
+// i keeps config.HostPort(i), the l-th switch-to-switch link has ports
+// 200+2l (its a end) and 201+2l (its b end); on remote they are the real
+// switch's ports, each host's nic.switch-port and each link's a-port and
+// b-port (the two ends of its loopback cable).
 type fabric struct {
 	// switches are the switches' names by id (the mirror copies' switch).
 	switches []string
@@ -56,8 +58,9 @@ type hostCable struct {
 	cable
 }
 
-// switchLink is a switch-to-switch link: ports[0] (200+2l) on switch
-// sw[0], its a end, and ports[1] (201+2l) on sw[1], its b end.
+// switchLink is a switch-to-switch link: ports[0] (200+2l; a-port on
+// remote) on switch sw[0], its a end, and ports[1] (201+2l; b-port) on
+// sw[1], its b end.
 type switchLink struct {
 	sw    [2]int
 	ports [2]uint32
@@ -82,13 +85,17 @@ func newFabric(t *config.Test) *fabric {
 	}
 	tp := t.Topology()
 	fb := &fabric{switches: tp.Switches, hosts: make([]hostCable, len(t.Hosts))}
+	aEnd := true // Topology lists each link's a end, then its b end
 	for _, p := range tp.Ports {
 		switch {
 		case p.Host >= 0:
 			fb.hosts[p.Host] = hostCable{sw: p.Switch, port: p.Port}
-		case (p.Port-config.FirstLinkPort)%2 == 0: // a link's a end; its b end is the next port
+		case aEnd: // its b end is p.PeerPort, on p.PeerSwitch
 			c := cable{gbps: p.Gbps, delayNs: p.DelayNs}
 			fb.links = append(fb.links, switchLink{sw: [2]int{p.Switch, p.PeerSwitch}, ports: [2]uint32{p.Port, p.PeerPort}, cable: c})
+			aEnd = false
+		default:
+			aEnd = true
 		}
 	}
 	seen := map[[2]int]bool{}
@@ -242,7 +249,3 @@ func (c cable) delay() int64 {
 	}
 	return c.delayNs
 }
-
-// errFabricRemote refuses a fabric on the remote testbed (docs/tofino.md).
-var errFabricRemote = fmt.Errorf("%w: remote: a test with several switches (switches, links) does not run on the remote testbed in this version: "+
-	"the ports of the loopback cables between a Tofino's logical switches are not a test key yet (docs/tofino.md says how the partitioned pipeline maps to one Tofino)", ErrTestbed)

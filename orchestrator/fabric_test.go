@@ -90,24 +90,49 @@ func TestFabricSimLink(t *testing.T) {
 	}
 }
 
-// TestFabricRemoteRefused: a test with switches on the remote testbed is
-// refused before anything starts (no agent dialed: no remote options are
-// given), with the reason.
-func TestFabricRemoteRefused(t *testing.T) {
-	tc, err := config.Parse("fab.yaml", []byte(`name: fab
-switches: {tor1: {}, tor2: {}}
-links: [{a: h1, b: tor1}, {a: h2, b: tor2}, {a: tor1, b: tor2}]
+// remoteFabYAML is a fabric on testbed remote: h1 on tor1 at switch port
+// 5, h2 on tor2 at port 6, the loopback cable tor1–tor2 between ports 41
+// (tor1) and 44 (tor2), dumpers on ports 10 and 11; flow f's drop is at
+// tor2.
+const remoteFabYAML = `name: fab
+testbed: remote
+switches: {tor1: {control-ip: 192.0.2.9}, tor2: {}}
+links: [{a: h1, b: tor1}, {a: h2, b: tor2}, {a: tor1, b: tor2, a-port: 41, b-port: 44}]
 hosts:
-  h1: {nic: {ip-list: [10.0.0.1/24]}}
-  h2: {nic: {ip-list: [10.0.0.2/24]}}
-flows: [{name: f, from: h1, to: h2}]
-`))
+  h1: {control-ip: 192.0.2.1, nic: {if-name: eth0, switch-port: 5, ip-list: [10.0.0.1/24]}}
+  h2: {control-ip: 192.0.2.2, nic: {if-name: eth0, switch-port: 6, ip-list: [10.0.0.2/24]}}
+dumpers:
+  - {control-ip: 192.0.2.3, nic: {if-name: eth0, switch-port: 10}}
+  - {control-ip: 192.0.2.4, nic: {if-name: eth0, switch-port: 11}}
+flows: [{name: f, from: h1, to: h2, data-pkt-events: [{qpn: 0, psn: 3, type: drop, at: tor2}]}]
+`
+
+// TestFabricRemote: on the remote testbed the fabric the control plane
+// installs uses the real switch's ports: each host's nic.switch-port, the
+// loopback cable's a-port and b-port, the dumpers' ports in switch 0; the
+// routes cross the cable; flow f is observed at tor2.
+func TestFabricRemote(t *testing.T) {
+	tc, err := config.Parse("fab.yaml", []byte(remoteFabYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir(), Testbed: "remote"})
-	if !errors.Is(res.Err, ErrTestbed) || !strings.Contains(res.Err.Error(), "does not run on the remote testbed in this version") {
-		t.Errorf("RunTest on remote: %v, want ErrTestbed refusing the fabric", res.Err)
+	fb := newFabric(tc)
+	cp := fb.controlplane([]uint32{10, 11})
+	want := &controlplane.Fabric{PortSwitch: map[uint32]uint8{5: 0, 6: 1, 41: 0, 44: 1, 10: 0, 11: 0},
+		Routes: []controlplane.Route{{From: 0, To: 1, Hops: []controlplane.Hop{{Switch: 0, In: 5, Out: 41}, {Switch: 1, In: 44, Out: 6}}},
+			{From: 1, To: 0, Hops: []controlplane.Hop{{Switch: 1, In: 6, Out: 44}, {Switch: 0, In: 41, Out: 5}}}},
+		Observed: map[string]uint8{"f": 1}, ECN: map[uint8]*config.ECN{}}
+	if !reflect.DeepEqual(cp, want) {
+		t.Errorf("controlplane() =\n%+v\nwant\n%+v", cp, want)
+	}
+	if got, want := fb.links, []switchLink{{sw: [2]int{0, 1}, ports: [2]uint32{41, 44}}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("links = %+v, want %+v", got, want)
+	}
+	// Not refused any more: without remote options the testbed says what
+	// it needs, as for one switch.
+	res := RunTest(context.Background(), tc, Options{OutDir: t.TempDir()})
+	if !errors.Is(res.Err, ErrTestbed) || !strings.Contains(res.Err.Error(), "remote needs --agent-token-file and --agent-certs") {
+		t.Errorf("RunTest on remote without options: %v, want ErrTestbed asking for the agents' token and certificates", res.Err)
 	}
 }
 

@@ -501,9 +501,6 @@ func newTestbed(t *config.Test, o Options) (testbed, error) {
 	case config.TestbedNetns:
 		return newNetnsBed()
 	case config.TestbedRemote:
-		if t.Fabric() {
-			return nil, errFabricRemote // before anything starts
-		}
 		return newRemoteBed(o.Remote)
 	}
 	return nil, fmt.Errorf("%w: %v", ErrTestbed, t.Testbed)

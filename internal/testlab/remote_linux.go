@@ -28,7 +28,8 @@ const Token = "remote-lab-token-0123456789"
 // machine (Hosts), a management LAN (a bridge in its own namespace,
 // reachable from this machine at 10.254.N.254), data links from each host
 // to the switch, `lumina agent` on each host and `lumina injector` on the
-// switch, all over TCP with TLS and a token.
+// switch, all over TCP with TLS and a token; optionally loopback cables on
+// the switch (SwitchLayout), for a fabric of logical switches.
 //
 // Run Config on it with the remote testbed: `lumina run --agent-token-file
 // TokenFile --agent-certs CertDir --rnic softrnic Config`, or
@@ -54,12 +55,35 @@ type Remote struct {
 
 var labSeq atomic.Int64
 
+// SwitchLayout shapes a lab's switch machine.
+type SwitchLayout struct {
+	// HostPorts are the switch ports of the requester's and the
+	// responder's cables (their nic.switch-port); default 1 and 2.
+	HostPorts [2]uint32
+	// Loopbacks are loopback cables on the switch, as between a Tofino's
+	// logical switches (docs/tofino.md §10): for each, a veth pair with
+	// both ends in the switch's namespace (lb<k>a, lb<k>b), given to the
+	// injector as its two ports, Loopbacks[k][0] and Loopbacks[k][1].
+	Loopbacks [][2]uint32
+}
+
 // NewRemote builds a remote lab running luminaBinary (a built
 // cmd/lumina) on each machine and returns once every agent has written its
 // certificate and accepts connections. Everything is removed when the test ends. It skips the test
 // unless it can create network namespaces.
 func NewRemote(t testing.TB, luminaBinary string) *Remote {
 	t.Helper()
+	return NewRemoteWith(t, luminaBinary, SwitchLayout{})
+}
+
+// NewRemoteWith is NewRemote with the switch machine's ports and loopback
+// cables as o says. Config cables the requester and the responder to
+// o.HostPorts.
+func NewRemoteWith(t testing.TB, luminaBinary string, o SwitchLayout) *Remote {
+	t.Helper()
+	if o.HostPorts == [2]uint32{} {
+		o.HostPorts = [2]uint32{1, 2}
+	}
 	testutil.RequireNetns(t)
 	if luminaBinary == "" {
 		t.Fatal("testlab: no lumina binary")
@@ -134,6 +158,14 @@ func NewRemote(t testing.TB, luminaBinary string) *Remote {
 	data("rsp", "eth0", "p2")
 	data("d0", "eth0", "pd0")
 	data("d1", "eth0", "pd1")
+	swPorts := []string{"--port", fmt.Sprintf("%d=p1", o.HostPorts[0]), "--port", fmt.Sprintf("%d=p2", o.HostPorts[1]), "--port", "10=pd0", "--port", "11=pd1"}
+	for k, lb := range o.Loopbacks {
+		a, b := fmt.Sprintf("lb%da", k), fmt.Sprintf("lb%db", k)
+		in("sw", "ip", "link", "add", a, "mtu", "9000", "type", "veth", "peer", "name", b, "mtu", "9000")
+		in("sw", "ip", "link", "set", a, "up")
+		in("sw", "ip", "link", "set", b, "up")
+		swPorts = append(swPorts, "--port", fmt.Sprintf("%d=%s", lb[0], a), "--port", fmt.Sprintf("%d=%s", lb[1], b))
+	}
 	start := func(h string, args ...string) {
 		logf, err := os.Create(filepath.Join(work, h+".log"))
 		if err != nil {
@@ -155,8 +187,7 @@ func NewRemote(t testing.TB, luminaBinary string) *Remote {
 		tls := filepath.Join(work, "tls-"+h)
 		if h == "sw" {
 			addr += ":9559"
-			start(h, "injector", "--listen", addr, "--port", "1=p1", "--port", "2=p2", "--port", "10=pd0", "--port", "11=pd1",
-				"--token-file", lab.TokenFile, "--tls-dir", tls)
+			start(h, append(append([]string{"injector", "--listen", addr}, swPorts...), "--token-file", lab.TokenFile, "--tls-dir", tls)...)
 		} else {
 			addr += ":7946"
 			start(h, "agent", "--listen", addr, "--token-file", lab.TokenFile, "--tls-dir", tls)
@@ -193,11 +224,11 @@ seed: 1
 switch: {control-ip: %s}
 requester:
   control-ip: %s
-  nic: {personality: cx5, if-name: eth0, switch-port: 1, ip-list: [10.0.0.1/24]}
+  nic: {personality: cx5, if-name: eth0, switch-port: %d, ip-list: [10.0.0.1/24]}
   roce-parameters: {dcqcn-rp-enable: false, min-time-between-cnps: 0}
 responder:
   control-ip: %s
-  nic: {personality: cx5, if-name: eth0, switch-port: 2, ip-list: [10.0.0.2/24]}
+  nic: {personality: cx5, if-name: eth0, switch-port: %d, ip-list: [10.0.0.2/24]}
 dumpers:
   - {name: dumper-0, control-ip: %s, nic: {if-name: eth0, switch-port: 10}}
   - {name: dumper-1, control-ip: %s, nic: {if-name: eth0, switch-port: 11}}
@@ -210,7 +241,7 @@ traffic:
     - {qpn: 0, psn: 3, type: ecn, iter: 1}
     - {qpn: 1, psn: 4, type: drop, iter: 1}
     - {qpn: 1, psn: 4, type: drop, iter: 2}
-`, lab.IPs["sw"], lab.IPs["req"], lab.IPs["rsp"], lab.IPs["d0"], lab.IPs["d1"])
+`, lab.IPs["sw"], lab.IPs["req"], o.HostPorts[0], lab.IPs["rsp"], o.HostPorts[1], lab.IPs["d0"], lab.IPs["d1"])
 	if err := os.WriteFile(lab.Config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
