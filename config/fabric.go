@@ -677,6 +677,7 @@ func (d *decoder) validateFabric(t *Test) {
 		return
 	}
 	d.validateRemotePorts(t)
+	d.validateSharedKeys(t)
 	d.validatePaths(t)
 	d.validateAt(t)
 }
@@ -1099,6 +1100,34 @@ func (d *decoder) validateAt(t *Test) {
 			d.errorAt(at, fmt.Sprintf("at: flow %s's events are at %s (at %s): all events of a flow are at one switch", fl.Name, fst.name, fst.at))
 		} else if !ok {
 			first[a.flow] = named{a.name, at}
+		}
+	}
+}
+
+// perSwitchKeys are the switch keys each switch of a fabric has for
+// itself; the others configure the one switch the logical switches are
+// partitions of (docs/fabric.md), which the first switch's keys give.
+var perSwitchKeys = []string{"pfc-watchdog", "ecn"}
+
+// validateSharedKeys refuses a key of the one partitioned switch
+// (control-ip, listen-port, timestamp-tolerance-ns, ...) that a switch
+// other than the first gives with another value than the first's: it
+// would be silently ignored.
+func (d *decoder) validateSharedKeys(t *Test) {
+	first := &t.Switches[0]
+	fv := reflect.ValueOf(&first.Switch).Elem()
+	for i := 1; i < len(t.Switches); i++ {
+		sw := &t.Switches[i]
+		sv := reflect.ValueOf(&sw.Switch).Elem()
+		for _, k := range switchSection.keys {
+			kn := d.keys["switches."+sw.Name+"."+k.name]
+			if kn == nil || k.field == "" || slices.Contains(perSwitchKeys, k.name) {
+				continue
+			}
+			if a, b := fv.FieldByName(k.field).Interface(), sv.FieldByName(k.field).Interface(); !reflect.DeepEqual(a, b) {
+				d.errorf(kn, "%s: switch %s gives %v, the first switch %s %v: the switches of a fabric are logical switches of one switch, which the first switch's %s configures (each switch has its own pfc-watchdog and ecn); give it on %s only",
+					k.name, sw.Name, b, first.Name, a, k.name, first.Name)
+			}
 		}
 	}
 }

@@ -66,6 +66,12 @@ var fabricErrorTests = []struct {
 	{"pfc at without switches", "requester: {nic: {pfc: {priorities: [3]}}}\ntraffic:\n  pfc-events:\n    - {type: pause, to: requester, priority: 3, start: {qpn: 0, psn: 0}, at: s1}\n",
 		`t.yaml:4:74: at needs switches: without switches every event is at the one switch`},
 
+	// Keys of the one partitioned switch on another switch.
+	{"control-ip on the second switch", fabHosts + "switches:\n  s1: {control-ip: 10.0.0.9}\n  s2: {control-ip: 10.0.0.8}\n" + fabLinks + fabFlow,
+		`t.yaml:4:8: control-ip: switch s2 gives 10.0.0.8, the first switch s1 10.0.0.9: the switches of a fabric are logical switches of one switch, which the first switch's control-ip configures (each switch has its own pfc-watchdog and ecn); give it on s1 only`},
+	{"listen-port on the second switch", fabHosts + "switches:\n  s1: {}\n  s2: {listen-port: 9559}\n" + fabLinks + fabFlow,
+		`t.yaml:4:8: listen-port: switch s2 gives 9559, the first switch s1 9000: the switches of a fabric are logical switches of one switch, which the first switch's listen-port configures (each switch has its own pfc-watchdog and ecn); give it on s1 only`},
+
 	// switches.
 	{"switches a list", fabHosts + "switches: [s1]\n" + fabFlow,
 		`t.yaml:2:11: switches: want a mapping from switch name to switch (1..32 switches), got a list`},
@@ -546,5 +552,19 @@ func TestFabricExamples(t *testing.T) {
 		if cfg.DeadlockMs != 20 {
 			t.Errorf("%s: DeadlockMs = %d, want 20", tt.file, cfg.DeadlockMs)
 		}
+	}
+}
+
+// TestFabricSharedKeysSame: a key of the one partitioned switch may be
+// repeated on another switch with the first switch's value, and every
+// switch takes its own pfc-watchdog and ecn.
+func TestFabricSharedKeysSame(t *testing.T) {
+	in := fabHosts + "switches:\n  s1: {control-ip: 10.0.0.9, pfc-watchdog: {detection-ms: 5}}\n  s2: {control-ip: 10.0.0.9, pfc-watchdog: {detection-ms: 7}}\n" + fabLinks + fabFlow
+	tc, err := Parse("t.yaml", []byte(in))
+	if err != nil {
+		t.Fatalf("Parse = %v, want no error", err)
+	}
+	if got := [2]int{tc.SwitchConfig(0).PFCWatchdog.DetectionMs, tc.SwitchConfig(1).PFCWatchdog.DetectionMs}; got != [2]int{5, 7} {
+		t.Errorf("detection-ms by switch = %v, want [5 7]", got)
 	}
 }
