@@ -328,7 +328,15 @@ func (r *Run) fabricModel() *model.Fabric {
 	}
 	// Observe is keyed as the connections name their flow (model.Connection.Flow:
 	// "" for the two-host form's one flow), which the analyzers look up.
-	return r.fabric.model(hosts, r.fabric.flows, r.lineGbps())
+	m := r.fabric.model(hosts, r.fabric.flows, r.lineGbps())
+	if r.Test.Testbed != config.TestbedSim {
+		// Only sim applies a cable's delay: a veth (netns) and a cable
+		// looped on a Tofino (remote) have their own, unknown to lumina.
+		for i := range m.Ports {
+			m.Ports[i].DelayNs = 0
+		}
+	}
+	return m
 }
 
 // switchPorts names the switch port of each host (nil before the

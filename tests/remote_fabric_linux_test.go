@@ -70,6 +70,18 @@ flows:
 	if want := map[string]string{"f": "tor2"}; rep.Fabric == nil || !reflect.DeepEqual(rep.Fabric.Observe, want) {
 		t.Errorf("fabric observe = %+v, want %v", rep.Fabric, want)
 	}
+	var cable []string
+	for _, p := range rep.Fabric.Ports {
+		if p.DelayNs != 0 {
+			t.Errorf("fabric port %d: delay %d ns, want none recorded (the remote cable's delay is its own)", p.Port, p.DelayNs)
+		}
+		if p.PeerSwitch != "" {
+			cable = append(cable, fmt.Sprintf("%s:%d-%s:%d", p.Switch, p.Port, p.PeerSwitch, p.PeerPort))
+		}
+	}
+	if want := []string{"tor1:40-tor2:41", "tor2:41-tor1:40"}; !reflect.DeepEqual(cable, want) {
+		t.Errorf("fabric cable ends %q, want %q", cable, want)
+	}
 	verdicts := map[string]model.Verdict{}
 	for name, c := range rep.Checks {
 		verdicts[name] = c.Verdict

@@ -34,7 +34,9 @@ type FabricPort struct {
 	PeerSwitch string  `json:"peer_switch,omitempty"`
 	PeerPort   uint32  `json:"peer_port,omitempty"`
 	Gbps       float64 `json:"gbps,omitempty"`
-	DelayNs    int64   `json:"delay_ns,omitempty"`
+	// DelayNs is the cable's propagation delay as the sim testbed applies
+	// it; 0 (absent) on netns and remote, where it is the cable's own.
+	DelayNs int64 `json:"delay_ns,omitempty"`
 }
 
 // Route is the path of the packets from host From to host To: the
