@@ -67,6 +67,16 @@ func newFabricView(meta model.Meta, t *model.Table) *fabricView {
 			host[ip] = h.Name
 		}
 	}
+	// The hosts cabled to the fabric, as the pfc analysis resolves them:
+	// the two-host form has no Params.Hosts, its routes name requester and
+	// responder, whose addresses are the connections' sides.
+	for _, h := range fabricHosts(meta, t) {
+		for _, ip := range h.IPs {
+			if _, ok := host[ip]; !ok {
+				host[ip] = h.Name
+			}
+		}
+	}
 	route := func(from, to netip.Addr) []uint8 {
 		a, b := host[from], host[to]
 		for _, r := range f.Routes {
