@@ -44,3 +44,30 @@ func TestFabricTwoHostLossElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// TestFabricNoRoute: a run record whose routes name no host of the
+// connection (a crafted or mismatched report.json) cannot tell what the
+// other switches did to its packets: the loss checks are inconclusive,
+// saying so, instead of the observed switch's false fail.
+func TestFabricNoRoute(t *testing.T) {
+	conns := tracetest.FlowConns(obsHosts, []tracetest.Flow{{Name: "a", From: "h1", To: "h2", QPs: 1}})
+	fabric, _, _ := fabricTrace(t, conns, "0 1 2 3a", nil, func(i int, cs []*tracetest.Frame) {
+		if i >= 2 {
+			cs[2] = nil // PSN 2 and 3 stay at the spine
+		}
+	})
+	m := fabricMeta(conns)
+	for i := range m.Fabric.Routes {
+		m.Fabric.Routes[i].From = "nobody"
+	}
+	r, err := Analyze(context.Background(), Bytes("fabric", fabric), m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	why := "connection 0 (flow a): the run record gives no route between 10.0.0.1 and 10.0.0.2, so what other switches than tor1 did to its packets is unknown"
+	for _, c := range []string{report.CheckGBN, report.CheckRetransmission, report.CheckTimeout} {
+		if v, reason := verdictReason(r, c); v != model.Inconclusive || len(reason) < len(why) || reason[:len(why)] != why {
+			t.Errorf("%s = %s %q\nwant inconclusive starting %q", c, v, reason, why)
+		}
+	}
+}
