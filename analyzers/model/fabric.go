@@ -72,7 +72,7 @@ const MaxDeadlockNs = 60000 * 1000000
 // read: at most roce.MaxSwitches switches with distinct non-empty names
 // (a mirror copy's switch id indexes them), each port listed once with a
 // port number a mirror copy can carry (16 bits) and a listed switch (its
-// peer too), and routes and observed switches naming listed switches. A
+// peer too, whose port is listed and cabled back to it), and routes and observed switches naming listed switches. A
 // nil Fabric (one switch) is valid.
 func (f *Fabric) validate() error {
 	if f == nil {
@@ -108,6 +108,19 @@ func (f *Fabric) validate() error {
 		}
 		if p.PeerSwitch != "" && p.PeerPort > 0xFFFF {
 			return fmt.Errorf("port %d: peer_port %d beyond 16 bits", p.Port, p.PeerPort)
+		}
+	}
+	byPort := map[uint32]FabricPort{}
+	for _, p := range f.Ports {
+		byPort[p.Port] = p
+	}
+	for _, p := range f.Ports {
+		if p.PeerSwitch == "" {
+			continue
+		}
+		q, ok := byPort[p.PeerPort]
+		if !ok || q.Switch != p.PeerSwitch || q.PeerSwitch != p.Switch || q.PeerPort != p.Port {
+			return fmt.Errorf("port %d: its peer, %s port %d, is not listed as %s's port cabled back to it", p.Port, p.PeerSwitch, p.PeerPort, p.PeerSwitch)
 		}
 	}
 	for _, r := range f.Routes {

@@ -17,7 +17,7 @@ func TestParseMetaFabricBad(t *testing.T) {
 	for i := 1; i < 33; i++ {
 		many += `, "s` + strings.Repeat("x", i) + `"`
 	}
-	const ok2 = `"switches": ["a", "b"], "ports": [{"port": 1, "switch": "a", "host": "h1"}, {"port": 200, "switch": "a", "peer_switch": "b", "peer_port": 201}]`
+	const ok2 = `"switches": ["a", "b"], "ports": [{"port": 1, "switch": "a", "host": "h1"}, {"port": 200, "switch": "a", "peer_switch": "b", "peer_port": 201}, {"port": 201, "switch": "b", "peer_switch": "a", "peer_port": 200}]`
 	for _, tc := range []struct {
 		name, doc, want string
 	}{
@@ -29,6 +29,8 @@ func TestParseMetaFabricBad(t *testing.T) {
 		{"port of unknown switch", `{"fabric": {"switches": ["a"], "ports": [{"port": 1, "switch": "zz", "host": "h1"}]}}`, `fabric: port 1: no switch "zz" (switches: a)`},
 		{"peer of unknown switch", `{"fabric": {"switches": ["a"], "ports": [{"port": 200, "switch": "a", "peer_switch": "zz", "peer_port": 201}]}}`, `fabric: port 200: peer_switch: no switch "zz" (switches: a)`},
 		{"port twice", `{"fabric": {"switches": ["a"], "ports": [{"port": 1, "switch": "a", "host": "h1"}, {"port": 1, "switch": "a", "host": "h2"}]}}`, "fabric: port 1 appears twice"},
+		{"peer not listed", `{"fabric": {"switches": ["a", "b"], "ports": [{"port": 200, "switch": "a", "peer_switch": "b", "peer_port": 201}]}}`, "fabric: port 200: its peer, b port 201, is not listed as b's port cabled back to it"},
+		{"peer cabled elsewhere", `{"fabric": {"switches": ["a", "b"], "ports": [{"port": 200, "switch": "a", "peer_switch": "b", "peer_port": 201}, {"port": 201, "switch": "b", "peer_switch": "a", "peer_port": 202}]}}`, "fabric: port 200: its peer, b port 201, is not listed as b's port cabled back to it"},
 		{"port beyond 16 bits", `{"fabric": {"switches": ["a"], "ports": [{"port": 65537, "switch": "a", "host": "h1"}]}}`, "fabric: port 65537 beyond 16 bits"},
 		{"route of unknown switch", `{"fabric": {` + ok2 + `, "routes": [{"from": "h1", "to": "h2", "hops": [{"switch": "c", "in": 1, "out": 200}]}]}}`, `fabric: route h1 → h2: no switch "c" (switches: a, b)`},
 		{"observe unknown switch", `{"fabric": {` + ok2 + `, "observe": {"f": "c"}}}`, `fabric: observe: flow "f": no switch "c" (switches: a, b)`},
