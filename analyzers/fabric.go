@@ -46,6 +46,10 @@ type fabricView struct {
 	// drop and the CE-marked data packets.
 	drops, ce [][roce.MaxSwitches]int64
 	hops      *flows.HopTracker
+	// noRoute is, per connection, whether the run record gives no route
+	// for one of its directions (a record that does not name its hosts):
+	// what other switches did to its packets is unknown.
+	noRoute []bool
 }
 
 // newFabricView returns the view of meta.Fabric for the connections of t,
@@ -65,6 +69,16 @@ func newFabricView(meta model.Meta, t *model.Table) *fabricView {
 	for _, h := range meta.Params.Hosts {
 		for _, ip := range h.IPs {
 			host[ip] = h.Name
+		}
+	}
+	// The hosts cabled to the fabric, as the pfc analysis resolves them:
+	// the two-host form has no Params.Hosts, its routes name requester and
+	// responder, whose addresses are the connections' sides.
+	for _, h := range fabricHosts(meta, t) {
+		for _, ip := range h.IPs {
+			if _, ok := host[ip]; !ok {
+				host[ip] = h.Name
+			}
 		}
 	}
 	route := func(from, to netip.Addr) []uint8 {
@@ -99,6 +113,7 @@ func newFabricView(meta model.Meta, t *model.Table) *fabricView {
 		if _, ok := v.pairObs[k]; !ok {
 			v.pairObs[k] = o
 		}
+		v.noRoute = append(v.noRoute, len(toRsp) == 0 || len(toReq) == 0)
 		v.hops.SetRoute(i, c.Flow, model.ToResponder, toRsp)
 		v.hops.SetRoute(i, c.Flow, model.ToRequester, toReq)
 	}
@@ -169,6 +184,10 @@ func (v *fabricView) finish(r *report.Report, t *model.Table) {
 				what = "packets lost or still queued between them"
 			}
 			why = append(why, fmt.Sprintf("%s: copies stop matching between %s and %s (%s): %s", label, s.From, s.To, s.Detail, what))
+		}
+		if v.noRoute[c] {
+			why = append(why, fmt.Sprintf("%s: the run record gives no route between %v and %v, so what other switches than %s did to its packets is unknown",
+				label, t.Conns[c].Requester.IP, t.Conns[c].Responder.IP, v.name(o)))
 		}
 		lost = append(lost, why...)
 		// Marks only add up along a path: the switch with the most CE

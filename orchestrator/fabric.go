@@ -213,13 +213,15 @@ func linkIface(l, end int) string { return "l" + strconv.Itoa(l) + string("ab"[e
 
 // model is the fabric as the run record keeps it (model.Meta.Fabric):
 // every switch port with its host or peer, in port order, the routes and
-// the observed switch of each flow (by name).
-func (fb *fabric) model(hostNames, flowNames []string, lineGbps float64) *model.Fabric {
+// the observed switch of each flow (by name). A host's cable runs at its
+// NIC's line rate, hostGbps[i] (t.Hosts order); a switch-to-switch link
+// at its gbps, else lineGbps (the hosts' line rate).
+func (fb *fabric) model(hostNames, flowNames []string, hostGbps []float64, lineGbps float64) *model.Fabric {
 	m := &model.Fabric{Switches: fb.switches, Observe: map[string]string{}}
 	var ports []model.FabricPort
 	for i, h := range fb.hosts {
 		ports = append(ports, model.FabricPort{Port: h.port, Switch: fb.switches[h.sw], Host: hostNames[i],
-			Gbps: float64(h.bps(lineGbps)) / 1e9, DelayNs: h.delay()})
+			Gbps: float64(h.bps(hostGbps[i])) / 1e9, DelayNs: h.delay()})
 	}
 	for _, l := range fb.links {
 		for end := range 2 {

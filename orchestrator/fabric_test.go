@@ -18,7 +18,8 @@ import (
 // TestFabricModel: a two-switch fabric as the run record keeps it: every
 // port in port order with its host or its peer, the link's gbps and
 // delay-ns (the hosts' line rate and the sim default delay when the test
-// gives none), the routes and each flow's observed switch by name.
+// gives none), each host's cable at its own NIC's line rate, the routes
+// and each flow's observed switch by name.
 func TestFabricModel(t *testing.T) {
 	routes := []model.Route{
 		{From: "a", To: "b", Hops: []model.Hop{{Switch: "tor1", In: 1, Out: 200}, {Switch: "tor2", In: 201, Out: 2}}},
@@ -33,12 +34,12 @@ func TestFabricModel(t *testing.T) {
 		routes: []hostRoute{{from: 0, to: 1, hops: []config.Hop{{Switch: 0, In: 1, Out: 200}, {Switch: 1, In: 201, Out: 2}}},
 			{from: 1, to: 0, hops: []config.Hop{{Switch: 1, In: 2, Out: 201}, {Switch: 0, In: 200, Out: 1}}}},
 		observe: []int{1, 0}, flows: []string{"f1", "f2"}, ecn: []*config.ECN{nil, {Priorities: []int{3}}, nil}}
-	got := fb.model([]string{"a", "b", "c"}, []string{"f1", "f2"}, 100)
+	got := fb.model([]string{"a", "b", "c"}, []string{"f1", "f2"}, []float64{100, 100, 40}, 100)
 	want := &model.Fabric{Switches: []string{"tor1", "tor2", "spine"},
 		Ports: []model.FabricPort{
 			{Port: 1, Switch: "tor1", Host: "a", Gbps: 100, DelayNs: 500},
 			{Port: 2, Switch: "tor2", Host: "b", Gbps: 100, DelayNs: 500},
-			{Port: 32, Switch: "tor2", Host: "c", Gbps: 100, DelayNs: 500},
+			{Port: 32, Switch: "tor2", Host: "c", Gbps: 40, DelayNs: 500}, // a 40 Gb/s NIC (CX4 Lx)
 			{Port: 200, Switch: "tor1", PeerSwitch: "tor2", PeerPort: 201, Gbps: 40, DelayNs: 1000},
 			{Port: 201, Switch: "tor2", PeerSwitch: "tor1", PeerPort: 200, Gbps: 40, DelayNs: 1000},
 			{Port: 202, Switch: "spine", PeerSwitch: "tor1", PeerPort: 203, Gbps: 100, DelayNs: 500},

@@ -323,12 +323,14 @@ func (r *Run) fabricModel() *model.Fabric {
 		return nil
 	}
 	var hosts []string
+	var rates []float64 // each host's cable runs at its NIC's line rate
 	for _, h := range r.Test.Hosts {
 		hosts = append(hosts, h.Name)
+		rates = append(rates, r.Personality[h.Name].LineRateGbps)
 	}
 	// Observe is keyed as the connections name their flow (model.Connection.Flow:
 	// "" for the two-host form's one flow), which the analyzers look up.
-	m := r.fabric.model(hosts, r.fabric.flows, r.lineGbps())
+	m := r.fabric.model(hosts, r.fabric.flows, rates, r.lineGbps())
 	if r.Test.Testbed != config.TestbedSim {
 		// Only sim applies a cable's delay: a veth (netns) and a cable
 		// looped on a Tofino (remote) have their own, unknown to lumina.

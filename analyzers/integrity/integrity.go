@@ -664,13 +664,23 @@ func (c *Checker) tsResult() Result {
 // mirroredResult is condition mirrored: the trace's packets against the
 // switch's mirror counter and, for each switch whose last sequence number
 // is known (Counters.Switches), its copies against that number (its
-// sequence counts from 1: as many copies as its last number).
+// sequence counts from 1: as many copies as its last number); with
+// Counters.Switches, no copies of a switch it does not list.
 func (c *Checker) mirroredResult(cnt Counters) Result {
 	r := countResult(CheckMirrored, c.n, cnt.SwitchMirrored, "switch mirrored %d", "switch mirrored count unknown")
 	if r.Status == Failed {
 		return r
 	}
 	checked := r.Status == Passed
+	// Copies of a switch the run's record does not list (a switch id
+	// beyond Counters.Switches): the record does not describe the trace.
+	if k := len(cnt.Switches); k > 0 {
+		for id := k; id < roce.MaxSwitches; id++ {
+			if n := c.sw[id].n; n > 0 {
+				return fail(CheckMirrored, -1, "trace has %d copies of switch %d, the run lists %d switches (ids 0..%d)", n, id, k, k-1)
+			}
+		}
+	}
 	for id, s := range cnt.Switches {
 		if id >= roce.MaxSwitches {
 			break

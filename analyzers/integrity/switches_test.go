@@ -89,6 +89,12 @@ func TestFabricIntegrity(t *testing.T) {
 			want: "fail: mirrored: count: trace has 9 packets, switch mirrored 10",
 		},
 		{
+			// A run record of two switches for a trace of three: the
+			// spine's copies are of no switch the run lists.
+			name: "switch-not-listed", pkts: fabricTrace(), sws: names[:2], expect: true,
+			want: "fail: mirrored: trace has 3 copies of switch 2, the run lists 2 switches (ids 0..1)",
+		},
+		{
 			name: "one-switch-reasons-unchanged", pkts: []fabricPkt{{0, 1, 0}, {0, 3, 1}},
 			want: "fail: seq: gap: seq 2 missing (between d0 #0 and d1 #0)",
 		},

@@ -831,8 +831,14 @@ func (m *Meta) Validate() error {
 	if p.PFCDetectionNs < 0 || p.PFCRestorationNs < 0 {
 		return bad("pfc_detection_ns and pfc_restoration_ns must not be negative")
 	}
-	if p.DeadlockNs < 0 {
-		return bad("deadlock_ns %d must not be negative", p.DeadlockNs)
+	if p.DeadlockNs < 0 || p.DeadlockNs > MaxDeadlockNs {
+		return bad("deadlock_ns %d (want 0..%d: deadlock-ms 1..60000)", p.DeadlockNs, int64(MaxDeadlockNs))
+	}
+	if err := m.Fabric.validate(); err != nil {
+		return bad("fabric: %v", err)
+	}
+	if m.Switch != nil && len(m.Switch.LastSeq) > roce.MaxSwitches {
+		return bad("switch: last_seq has %d switches (want at most %d)", len(m.Switch.LastSeq), roce.MaxSwitches)
 	}
 	for _, h := range p.Hosts {
 		if h.MinTimeBetweenCNPsUs != nil && *h.MinTimeBetweenCNPsUs < 0 {

@@ -36,7 +36,8 @@ func TestDecodeSwitch(t *testing.T) {
 // TestParseMetaFabric: meta.json's fabric and the switch's last_seq are
 // read, and Merge keeps them under a record without them.
 func TestParseMetaFabric(t *testing.T) {
-	m, err := ParseMeta([]byte(`{"fabric": {"switches": ["tor1", "spine"], "ports": [{"port": 200, "switch": "tor1", "peer_switch": "spine", "peer_port": 201}],
+	m, err := ParseMeta([]byte(`{"fabric": {"switches": ["tor1", "spine"], "ports": [{"port": 200, "switch": "tor1", "peer_switch": "spine", "peer_port": 201},
+		{"port": 201, "switch": "spine", "peer_switch": "tor1", "peer_port": 200}],
 		"observe": {"f1": "tor1"}}, "switch": {"mirrored": 7, "last_seq": [4, 3]}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,10 @@ type fabric struct {
 	epoch    int
 	win      map[uint32]*winCount // port<<3 | priority
 	deadline int64                // Options.DeadlockNs
+	// unrouted counts the RoCE copies of a connection made at a switch
+	// its route (Fabric.Routes) does not cross: a run record that does
+	// not describe its trace, whose paths cannot be traced.
+	unrouted int
 }
 
 type routeKey struct{ from, to, sw int }
@@ -123,10 +127,12 @@ func (a *Analyzer) fabricObserve(p *model.Pkt, sw, prio int) {
 	src, ok1 := fb.hostIdx[p.SrcIP]
 	dst, ok2 := fb.hostIdx[p.DstIP]
 	if !ok1 || !ok2 {
+		fb.unrouted++
 		return
 	}
 	h, ok := fb.route[routeKey{src, dst, sw}]
 	if !ok {
+		fb.unrouted++
 		return
 	}
 	fi := 2 * p.Conn
@@ -882,11 +888,62 @@ func (a *Analyzer) deadlock() *Deadlock {
 	case cycle != nil:
 		d.Verdict, d.Cycle = model.Inconclusive, cycle
 		d.Reason = fmt.Sprintf("the trace ends at %s, before the window %s closes, with %s still pausing each other", model.FormatMicros(a.last), win, cycleText(cycle))
+	case len(fb.unlistedWindowPorts()) > 0:
+		d.Verdict = model.Inconclusive
+		d.Reason = fmt.Sprintf("switch ports the run's fabric does not place on its switches (%s) sent PFC frames in the window %s: a cycle through them cannot be traced",
+			joinPorts(fb.unlistedWindowPorts()), win)
+	case fb.unrouted > 0 && len(fb.win) > 0 && fb.anyWindowFrames():
+		d.Verdict = model.Inconclusive
+		d.Reason = fmt.Sprintf("PFC frames in the window %s, and %s of connections at switches their routes in the run record do not cross: the paths a cycle would follow cannot be traced",
+			win, copies(fb.unrouted))
 	default:
 		d.Verdict = model.Pass
 		d.Reason = fmt.Sprintf("no cycle of switch ports pausing each other through %s", win)
 	}
 	return d
+}
+
+// unlistedWindowPorts are the ports, in order, that sent PFC frames in the
+// deadlock window but that Fabric.Ports does not list (a run record that
+// does not describe its trace).
+func (fb *fabric) unlistedWindowPorts() []uint16 {
+	var out []uint16
+	for k, w := range fb.win {
+		port := uint16(k >> 3)
+		if _, ok := fb.portSw[port]; !ok && w.epoch == fb.epoch && w.frames > 0 && !slices.Contains(out, port) {
+			out = append(out, port)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// anyWindowFrames reports whether some port sent PFC frames in the
+// deadlock window.
+func (fb *fabric) anyWindowFrames() bool {
+	for _, w := range fb.win {
+		if w.epoch == fb.epoch && w.frames > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// copies is "1 RoCE copy" or "N RoCE copies".
+func copies(n int) string {
+	if n == 1 {
+		return "1 RoCE copy"
+	}
+	return strconv.Itoa(n) + " RoCE copies"
+}
+
+// joinPorts is "201, 203".
+func joinPorts(ps []uint16) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(s, ", ")
 }
 
 // cycleAt returns a cycle of switch ports sending pauses at t, each
