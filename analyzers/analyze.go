@@ -515,6 +515,7 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 	if a.fab != nil {
 		a.fab.finish(r, a.table)
 	}
+	nicDiscards(r, nics, a.table, a.tally)
 	for _, c := range report.AllChecks {
 		if !selected[c] {
 			r.Checks.Skip(c, report.NotSelected)

@@ -52,6 +52,14 @@ type Tally struct {
 // NewTally returns an empty Tally.
 func NewTally() *Tally { return &Tally{ips: map[netip.Addr]*ipCounts{}} }
 
+// CEMarkedTo returns the CE-marked RoCE packets the trace delivered to a.
+func (t *Tally) CEMarkedTo(a netip.Addr) int64 {
+	if c := t.ips[a]; c != nil {
+		return c.ceTo
+	}
+	return 0
+}
+
 func (t *Tally) get(a netip.Addr) *ipCounts {
 	c := t.ips[a]
 	if c == nil {
