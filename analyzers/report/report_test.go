@@ -145,7 +145,7 @@ func TestInconclusive(t *testing.T) {
 	txt := Text(r)
 	for _, want := range []string{"  timeout         inconclusive  1 timeout episodes (" + reason + ")\n",
 		"timeouts (T_tr 1µs, bound 1µs .. 4µs, timestamp uncertainty ±12 µs; * outside the bound):\n", "995ns INCONCLUSIVE\n",
-		"result: INCONCLUSIVE (valid, no check failed; within the timestamp uncertainty: timeout)\n"} {
+		"result: INCONCLUSIVE (valid, no check failed; inconclusive: timeout)\n"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("Text lacks %q:\n%s", want, txt)
 		}
@@ -162,7 +162,7 @@ func TestInconclusive(t *testing.T) {
 	r.Checks.CNP = cnp.Result{Verdict: model.Inconclusive, Reason: "possibly per-port", Observed: 2, ConsistentScopes: []string{},
 		PossibleScopes: []string{"per-port"}, TimestampUncertaintyNs: 12_000}
 	if txt := Text(r); !strings.Contains(txt, "  cnp             inconclusive  2 CNPs; consistent scopes: none; possibly: per-port (possibly per-port)\n") ||
-		!strings.Contains(txt, "within the timestamp uncertainty: timeout, cnp)\n") {
+		!strings.Contains(txt, "inconclusive: timeout, cnp)\n") {
 		t.Errorf("Text:\n%s", txt)
 	}
 	if h, _ := HTML(r); !strings.Contains(string(h), "none; possibly consistent (within the timestamp uncertainty, ±12 µs): per-port </p>") {

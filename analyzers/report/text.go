@@ -305,7 +305,7 @@ func resultLine(r *Report, run *RunInfo) string {
 	case ResultFail:
 		return "result: " + res + " (" + strings.Join(failed, ", ") + ")"
 	case ResultInconclusive:
-		return "result: " + res + " (valid, no check failed; within the timestamp uncertainty: " + strings.Join(r.Inconclusive(), ", ") + ")"
+		return "result: " + res + " (valid, no check failed; inconclusive: " + strings.Join(r.Inconclusive(), ", ") + ")"
 	default:
 		return "result: " + res
 	}
