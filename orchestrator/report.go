@@ -736,7 +736,11 @@ func mergeAndCheck(ctx context.Context, run *Run, also func(trace.Packet)) (inte
 		}
 		return chk.Observe(src, p)
 	}
-	if _, err := (trace.MergeOptions{Seq: analyzers.RunIntegrity.Seq, Observe: observe, Context: ctx}).MergeFiles(run.TracePath, 0, run.DumperFiles...); err != nil {
+	// A run without a fabric has one switch: every copy is switch 0's, so
+	// the merge needs neither the per-switch split nor a pass over the
+	// dumper files to find that out (trace.OnlySwitchZero).
+	mo := trace.MergeOptions{Seq: analyzers.RunIntegrity.Seq, Observe: observe, Context: ctx, OneSwitch: run.fabric == nil}
+	if _, err := mo.MergeFiles(run.TracePath, 0, run.DumperFiles...); err != nil {
 		return integrity.Verdict{}, err
 	}
 	return chk.Finish(c), nil
