@@ -119,11 +119,7 @@ func newFabric(t *config.Test) *fabric {
 	}
 	for i := range fb.switches {
 		fb.ecn = append(fb.ecn, t.SwitchConfig(i).ECN)
-		var w *injector.PFCWatchdog
-		if c := t.SwitchConfig(i).PFCWatchdog; c != nil {
-			w = &injector.PFCWatchdog{Detection: time.Duration(c.DetectionMs) * time.Millisecond, Restoration: time.Duration(c.RestorationMs) * time.Millisecond}
-		}
-		fb.watchdogs = append(fb.watchdogs, w)
+		fb.watchdogs = append(fb.watchdogs, injectorWatchdog(t.SwitchConfig(i).PFCWatchdog))
 	}
 	return fb
 }

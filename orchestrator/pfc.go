@@ -99,11 +99,18 @@ func (r *Run) switchPFC(pl *placement) *injector.PFCConfig {
 		}
 		return c
 	}
-	if w := t.Switch.PFCWatchdog; w != nil {
-		c.Watchdog = &injector.PFCWatchdog{Detection: time.Duration(w.DetectionMs) * time.Millisecond,
-			Restoration: time.Duration(w.RestorationMs) * time.Millisecond}
-	}
+	c.Watchdog = injectorWatchdog(t.Switch.PFCWatchdog)
 	return c
+}
+
+// injectorWatchdog is a switch's pfc-watchdog as the software switch
+// takes it (nil: none).
+func injectorWatchdog(w *config.PFCWatchdog) *injector.PFCWatchdog {
+	if w == nil {
+		return nil
+	}
+	return &injector.PFCWatchdog{Detection: time.Duration(w.DetectionMs) * time.Millisecond,
+		Restoration: time.Duration(w.RestorationMs) * time.Millisecond}
 }
 
 // hostPortOf is the switch port of the host named as in pfc-events (the
