@@ -59,10 +59,10 @@ func newFabricView(meta model.Meta, t *model.Table) *fabricView {
 	if f == nil {
 		return nil
 	}
-	id := map[string]uint8{}
-	for i, n := range f.Switches {
-		if i < roce.MaxSwitches {
-			id[n] = uint8(i)
+	id := f.SwitchIDs()
+	for n, i := range id {
+		if i >= roce.MaxSwitches { // no copy names it
+			delete(id, n)
 		}
 	}
 	host := map[netip.Addr]string{}
@@ -91,7 +91,7 @@ func newFabricView(meta model.Meta, t *model.Table) *fabricView {
 					if !ok {
 						return nil
 					}
-					sw = append(sw, s)
+					sw = append(sw, uint8(s))
 				}
 				return sw
 			}
@@ -104,7 +104,8 @@ func newFabricView(meta model.Meta, t *model.Table) *fabricView {
 		toRsp, toReq := route(c.Requester.IP, c.Responder.IP), route(c.Responder.IP, c.Requester.IP)
 		// The observed switch: the flow's, else the first of its route
 		// (the requester's switch), else switch 0.
-		o, ok := id[f.Observe[c.Flow]]
+		oi, ok := id[f.Observe[c.Flow]]
+		o := uint8(oi)
 		if !ok && len(toRsp) > 0 {
 			o = toRsp[0]
 		}

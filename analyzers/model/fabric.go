@@ -68,6 +68,16 @@ type Hop struct {
 // test key deadlock-ms is at most 60000.
 const MaxDeadlockNs = 60000 * 1000000
 
+// SwitchIDs maps each switch's name to its id: its index in Switches, the
+// id its mirror copies carry.
+func (f *Fabric) SwitchIDs() map[string]int {
+	ids := make(map[string]int, len(f.Switches))
+	for i, s := range f.Switches {
+		ids[s] = i
+	}
+	return ids
+}
+
 // validate checks that a run record's fabric is one the analyzers can
 // read: at most roce.MaxSwitches switches with distinct non-empty names
 // (a mirror copy's switch id indexes them), each port listed once with a

@@ -68,11 +68,8 @@ type fcause struct {
 }
 
 func newFabric(f *model.Fabric, hosts []Host, deadline int64) *fabric {
-	fb := &fabric{f: f, swID: map[string]int{}, portSw: map[uint16]int{}, port: map[uint16]model.FabricPort{},
+	fb := &fabric{f: f, swID: f.SwitchIDs(), portSw: map[uint16]int{}, port: map[uint16]model.FabricPort{},
 		hostIdx: map[netip.Addr]int{}, route: map[routeKey]hopPorts{}, win: map[uint32]*winCount{}, deadline: deadline}
-	for i, s := range f.Switches {
-		fb.swID[s] = i
-	}
 	fb.seen = make([][]fseen, len(f.Switches))
 	for _, p := range f.Ports {
 		fb.port[uint16(p.Port)] = p
