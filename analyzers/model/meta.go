@@ -76,6 +76,14 @@ type Params struct {
 	Timeout *uint8 `json:"timeout,omitempty"`
 	// RetryCnt is the QP's retry_cnt. Nil: 7, the verbs default lumina uses.
 	RetryCnt *int `json:"retry_cnt,omitempty"`
+	// RNRRetry is the requester QP's rnr_retry (0..7; 7: retry for ever).
+	// Nil: 7, the verbs default lumina uses (analyzers/rnr).
+	RNRRetry *int `json:"rnr_retry,omitempty"`
+	// ODP says a host of the run registered its memory on demand (ODP
+	// memory regions, docs/odp.md): the rnr check then runs even without
+	// an RNR NAK, and a READ requester may re-issue a READ whose
+	// responses its page fault dropped. Default false: pinned memory.
+	ODP bool `json:"odp,omitempty"`
 	// AdaptiveRetrans says adaptive retransmission was on (informational:
 	// its timeouts are expected to leave the IB bound, Lumina §6.3).
 	AdaptiveRetrans bool `json:"adaptive_retrans,omitempty"`
@@ -242,6 +250,14 @@ func (p Params) Retries() int {
 		return 7
 	}
 	return *p.RetryCnt
+}
+
+// RNRRetries returns RNRRetry, 7 (infinite) when nil.
+func (p Params) RNRRetries() int {
+	if p.RNRRetry == nil {
+		return 7
+	}
+	return *p.RNRRetry
 }
 
 // Counters are counter values under their Mellanox names.
@@ -710,6 +726,10 @@ func mergeParams(a, b Params) Params {
 	if b.RetryCnt != nil {
 		a.RetryCnt = b.RetryCnt
 	}
+	if b.RNRRetry != nil {
+		a.RNRRetry = b.RNRRetry
+	}
+	a.ODP = a.ODP || b.ODP
 	a.AdaptiveRetrans = a.AdaptiveRetrans || b.AdaptiveRetrans
 	if b.MinTimeBetweenCNPsUs != nil {
 		a.MinTimeBetweenCNPsUs = b.MinTimeBetweenCNPsUs
@@ -806,6 +826,9 @@ func (m *Meta) Validate() error {
 	}
 	if p.RetryCnt != nil && (*p.RetryCnt < 0 || *p.RetryCnt > 7) {
 		return bad("retry_cnt %d (want 0..7)", *p.RetryCnt)
+	}
+	if p.RNRRetry != nil && (*p.RNRRetry < 0 || *p.RNRRetry > 7) {
+		return bad("rnr_retry %d (want 0..7)", *p.RNRRetry)
 	}
 	if p.MinTimeBetweenCNPsUs != nil && *p.MinTimeBetweenCNPsUs < 0 {
 		return bad("min_time_between_cnps_us must not be negative")

@@ -142,9 +142,19 @@ func Frames(conns []model.Connection, script string, opt Options) ([]Frame, erro
 				}
 				f.AETH.MSN = uint32(v)
 			}
+			timer := uint8(1)
+			if tok[0] == 'R' {
+				if p, c, ok := strings.Cut(ps, ":"); ok {
+					v, err := strconv.ParseUint(c, 10, 5)
+					if err != nil {
+						return nil, fmt.Errorf("bad RNR timer in %q", tok)
+					}
+					ps, timer = p, uint8(v)
+				}
+			}
 			f.PSN, err = num(ps)
 			f.AETH.Syndrome = map[byte]roce.Syndrome{'A': roce.ACKSyndrome(roce.CreditCountInvalid),
-				'N': roce.NAKSyndrome(roce.NAKPSNSequenceError), 'R': roce.RNRSyndrome(1),
+				'N': roce.NAKSyndrome(roce.NAKPSNSequenceError), 'R': roce.RNRSyndrome(timer),
 				'F': roce.NAKSyndrome(roce.NAKRemoteAccessError)}[tok[0]]
 		case tok[0] == 'Q':
 			f = toRsp
