@@ -659,8 +659,10 @@ func (c *Checker) sendFeedback(cs *conn, p *model.Pkt) {
 	if p.Kind == model.KindAck {
 		return
 	}
-	if s.nakPending && s.nakPSN == p.PSN || s.handled && s.handledPSN == p.PSN {
-		return // duplicate NAK for an episode already pending or handled
+	if s.nakPending && s.nakPSN == p.PSN || s.handled && s.handledPSN == p.PSN && p.Kind != model.KindRNR {
+		// A duplicate NAK for an episode already pending or handled; an
+		// RNR NAK after the retry is the next of RNR NAKs in a row.
+		return
 	}
 	if p.Copy() || p.PSN.LessThan(s.una) {
 		// A copy of a NAK, or a stale one: a later ACK already covered its

@@ -387,7 +387,10 @@ func (tr *Tracker) writeFeedback(ct *connTrk, p *model.Pkt) {
 			o.hasNak, o.nakRNR, o.nakPSN, o.nakT = true, rnr, p.PSN, p.TimeNs
 		}
 	}
-	if ct.nakPending && ct.nakPSN == p.PSN || ct.handled && ct.handledPSN == p.PSN {
+	// A NAK of an episode already pending or acted upon starts no second
+	// go-back; an RNR NAK after the retry does (the responder was still
+	// not ready: the next of RNR NAKs in a row).
+	if ct.nakPending && ct.nakPSN == p.PSN || ct.handled && ct.handledPSN == p.PSN && !rnr {
 		return
 	}
 	ct.nakPending, ct.nakRNR, ct.nakPSN = true, rnr, p.PSN

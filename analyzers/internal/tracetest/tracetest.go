@@ -368,3 +368,23 @@ func PFC(t int64, sent bool, port uint16, prio int, quanta uint16) Frame {
 	q[prio] = quanta
 	return Frame{TimeNs: t, Data: roce.BuildPFC(nil, [6]byte{2}, 1<<prio, q), Wrapped: true, Port: port, Sent: sent}
 }
+
+// At is a packet of a Timed script: the script token Tok at Ns after the
+// first packet.
+type At struct {
+	Ns  int64
+	Tok string
+}
+
+// Timed returns the script of packets ps (in trace order, times not
+// decreasing): the first packet comes at 1,000,100 ns (the default step
+// after the trace's start), each next one at its Ns after it.
+func Timed(ps ...At) string {
+	var b strings.Builder
+	prev := int64(-100)
+	for _, p := range ps {
+		fmt.Fprintf(&b, "@%d %s ", p.Ns-prev, p.Tok)
+		prev = p.Ns
+	}
+	return strings.TrimSpace(b.String())
+}
