@@ -47,8 +47,10 @@ func traffic(f config.Flow) generator.Traffic {
 		NumQPs: tr.NumQPs, NumReadQPs: tr.NumReadQPs, MsgsPerQP: tr.NumMsgsPerQP, MsgSize: tr.MessageSize, MsgSizeSet: true,
 		MTU: tr.MTU, TxDepth: tr.TxDepth, Barrier: tr.BarrierSync, MultiGID: tr.MultiGID,
 		Timeout: uint8(tr.MinRetransmitTimeout), TimeoutSet: true, RetryCnt: uint8(tr.MaxRetransmitRetry), RetryCntSet: true,
-		DSCP: tr.DSCPList,
-		Verb: tr.Verb,
+		MinRNRTimer: uint8(tr.MinRNRTimer), MinRNRTimerSet: true, RNRRetry: uint8(tr.RNRRetry), RNRRetrySet: true,
+		PostIntervalNs: int64(tr.PostIntervalUs) * int64(time.Microsecond),
+		DSCP:           tr.DSCPList,
+		Verb:           tr.Verb,
 	}
 	return g
 }

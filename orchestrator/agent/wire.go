@@ -623,6 +623,12 @@ func TrafficToProto(t generator.Traffic) *luminav1.Traffic {
 		RetryCntSet: t.RetryCntSet,
 		Dscp:        int64s(t.DSCP),
 		WithImm:     t.WithImm,
+
+		MinRnrTimer:    uint32(t.MinRNRTimer),
+		MinRnrTimerSet: t.MinRNRTimerSet,
+		RnrRetry:       uint32(t.RNRRetry),
+		RnrRetrySet:    t.RNRRetrySet,
+		PostIntervalNs: t.PostIntervalNs,
 	}
 }
 
@@ -653,6 +659,12 @@ func (d *decoder) traffic(f string, m *luminav1.Traffic) generator.Traffic {
 		RetryCntSet: m.GetRetryCntSet(),
 		DSCP:        d.ints(f+".dscp", m.GetDscp()),
 		WithImm:     m.GetWithImm(),
+
+		MinRNRTimer:    d.uint8(f+".min_rnr_timer", m.GetMinRnrTimer()),
+		MinRNRTimerSet: m.GetMinRnrTimerSet(),
+		RNRRetry:       d.uint8(f+".rnr_retry", m.GetRnrRetry()),
+		RNRRetrySet:    m.GetRnrRetrySet(),
+		PostIntervalNs: m.GetPostIntervalNs(),
 	}
 }
 

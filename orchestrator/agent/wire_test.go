@@ -193,7 +193,8 @@ func fullNICParams() nic.Params {
 func fullTraffic() generator.Traffic {
 	return generator.Traffic{Verb: generator.VerbSendRead, NumQPs: 2, NumReadQPs: 1, MsgsPerQP: 10, MsgSize: 1 << 20,
 		MsgSizeSet: true, MTU: 4096, TxDepth: 3, Barrier: true, MultiGID: true, Timeout: 255, TimeoutSet: true,
-		RetryCnt: 6, RetryCntSet: true, DSCP: []int{26, 48}, WithImm: true}
+		RetryCnt: 6, RetryCntSet: true, DSCP: []int{26, 48}, WithImm: true,
+		MinRNRTimer: 14, MinRNRTimerSet: true, RNRRetry: 3, RNRRetrySet: true, PostIntervalNs: 3_000_000}
 }
 
 func fullEndpoint(i uint32) generator.Endpoint {
@@ -447,6 +448,8 @@ func TestWireRejects(t *testing.T) {
 		{"unknown verb", "Traffic.verb", traffic(func(m *luminav1.Traffic) { m.Verb = "atomic" })},
 		{"timeout overflow", "Traffic.timeout", traffic(func(m *luminav1.Traffic) { m.Timeout = 256 })},
 		{"retry_cnt overflow", "Traffic.retry_cnt", traffic(func(m *luminav1.Traffic) { m.RetryCnt = 1 << 20 })},
+		{"min_rnr_timer overflow", "Traffic.min_rnr_timer", traffic(func(m *luminav1.Traffic) { m.MinRnrTimer = 256 })},
+		{"rnr_retry overflow", "Traffic.rnr_retry", traffic(func(m *luminav1.Traffic) { m.RnrRetry = 1 << 9 })},
 
 		{"nil Result", "Result", func() error { _, err := ResultFromProto(nil); return err }},
 		{"result verb", "Result.verb", result(func(m *luminav1.Result) { m.Verb = "WRITE" })},
