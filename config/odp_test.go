@@ -181,6 +181,11 @@ func TestTrafficDeadlineODP(t *testing.T) {
 		{"both hosts", "requester: {nic: {odp: {page-fault-us: 500}}}\nresponder: {nic: {odp: {}}}\ntraffic: {message-size: 8193}\n",
 			65544*time.Nanosecond + 15*time.Second + 2*4*(10*time.Millisecond+4*640*time.Microsecond)},
 		{"odp off", "responder: {nic: {odp: {enabled: false, page-fault-us: 500}}}\n", base},
+		// Hosts form: the flow from the ODP host counts its faults; the
+		// other flow (2 ms later, no ODP host) does not, and the slowest wins.
+		{"hosts form", "hosts: {a: {nic: {odp: {page-fault-us: 1000}}}, b: {}, c: {}}\n" +
+			"flows:\n  - {name: f, from: a, to: b}\n  - {name: g, from: b, to: c, start-us: 2000}\n",
+			2*32768*time.Nanosecond + 14*time.Second + 2*2*(time.Millisecond+4*640*time.Microsecond) + time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
