@@ -76,13 +76,15 @@ type Params struct {
 	Timeout *uint8 `json:"timeout,omitempty"`
 	// RetryCnt is the QP's retry_cnt. Nil: 7, the verbs default lumina uses.
 	RetryCnt *int `json:"retry_cnt,omitempty"`
-	// RNRRetry is the requester QP's rnr_retry (0..7; 7: retry for ever).
-	// Nil: 7, the verbs default lumina uses (analyzers/rnr).
+	// RNRRetry is the requester QP's rnr_retry (0..7; 7: infinite), the
+	// test's traffic.rnr-retry. Nil: 7, the default (so that a run that
+	// did not change it keeps its report.json; analyzers/rnr).
 	RNRRetry *int `json:"rnr_retry,omitempty"`
-	// ODP says a host of the run registered its memory on demand (ODP
-	// memory regions, docs/odp.md): the rnr check then runs even without
-	// an RNR NAK, and a READ requester may re-issue a READ whose
-	// responses its page fault dropped. Default false: pinned memory.
+	// ODP says some traffic host of the run used On-Demand Paging
+	// (config.Test.ODPInTest): RNR NAKs and silent drops of READ
+	// responses are expected; the rnr check then runs even without an
+	// RNR NAK, and a READ requester may re-issue a READ whose responses
+	// its page fault dropped. Default false: pinned memory.
 	ODP bool `json:"odp,omitempty"`
 	// AdaptiveRetrans says adaptive retransmission was on (informational:
 	// its timeouts are expected to leave the IB bound, Lumina §6.3).
