@@ -525,8 +525,17 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 	pf := a.pfc.Finish()
 	nics := model.ResolveHostNICs(meta.NICs, r.Connections, a.params.Hosts)
 	r.Flows = a.flows.Finish(flows.Inputs{PFC: &pf, NICs: nics})
+	var restarts map[int]int
+	for _, t := range to.Timeouts {
+		if n := len(t.RestartIntervals); n > 0 {
+			if restarts == nil {
+				restarts = map[int]int{}
+			}
+			restarts[t.Conn] += n
+		}
+	}
 	ct := counters.Check(nics, counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally,
-		PFC: &pf, PFCHosts: pfcHosts(meta, a.table), SwitchDrops: switchPFCDrops(meta)})
+		PFC: &pf, PFCHosts: pfcHosts(meta, a.table), SwitchDrops: switchPFCDrops(meta), Restarts: restarts})
 	rn := a.rnr.Finish(rnr.Inputs{Retrans: &rt, NICs: nics, SkipCounters: a.skipCounters})
 	r.Checks = report.Checks{Integrity: &integ, GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct, Events: a.ev.Finish(), RNR: rn}
 	r.PFC = pf

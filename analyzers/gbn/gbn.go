@@ -473,6 +473,14 @@ func (c *Checker) recvFeedback(cs *conn, p *model.Pkt) {
 	}
 	c.feedbackMSN(cs, p)
 	switch p.Kind {
+	case model.KindRNR:
+		// The responder did not execute PSN and discarded what followed
+		// it (not ready: no receive WQE, a page fault); the retry is
+		// in sequence, not duplicates.
+		if p.PSN.LessThan(r.ePSN) {
+			r.ePSN = p.PSN
+			r.gap, r.nakOut = false, false
+		}
 	case model.KindNak:
 		cs.naks++
 		if p.Delivered {
@@ -787,6 +795,13 @@ func (c *Checker) readRequestDelivered(cs *conn, p *model.Pkt) {
 	s := &cs.rsnd
 	if d := p.PSN.Sub(s.reqNxt); d >= 0 {
 		s.reqNxt = p.PSN.Add(p.NPkts)
+		return
+	}
+	if c.opt.ODP && !p.Copy() && p.PSN.Sub(s.sndNxt) >= 0 {
+		// Re-sent before the responder answered it at all: on an ODP run
+		// the responder dropped the first copy silently (it arrived while
+		// a duplicate READ was served, Fukuoka et al., Figs. 6, 11), so
+		// this one is its first execution, not a duplicate.
 		return
 	}
 	cs.dups++

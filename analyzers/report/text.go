@@ -413,11 +413,13 @@ func textRNR(w func(string, ...any), r *rnr.Result) {
 	if r.RNRRetry >= 7 {
 		retry = "7 (infinite)"
 	}
-	w("rnr waits (rnr_retry %s", retry)
-	if r.TimestampUncertaintyNs > 0 {
-		w(", timestamp uncertainty ±%s", model.FormatMicros(r.TimestampUncertaintyNs))
+	if len(r.Waits) > 0 {
+		w("rnr waits (rnr_retry %s", retry)
+		if r.TimestampUncertaintyNs > 0 {
+			w(", timestamp uncertainty ±%s", model.FormatMicros(r.TimestampUncertaintyNs))
+		}
+		w("):\n")
 	}
-	w("):\n")
 	capped(w, len(r.Waits), "  ... %d more\n", func(i int) {
 		x := r.Waits[i]
 		w("  conn %d psn %d (rel %d) index %d: rnr timer=%d (%s), #%d in a row: ", x.Conn, x.PSN, x.RelPSN, x.Index, x.TimerCode, dur(x.TimerNs), x.InRow)
@@ -432,7 +434,7 @@ func textRNR(w func(string, ...any), r *rnr.Result) {
 		w("\n")
 	})
 	if len(r.Stalls) > 0 {
-		w("stalls:\n")
+		w("rnr stalls:\n")
 		capped(w, len(r.Stalls), "  ... %d more\n", func(i int) {
 			x := r.Stalls[i]
 			w("  conn %d psn %d (rel %d) index %d: %s after %s (%s)", x.Conn, x.PSN, x.RelPSN, x.Index, x.Class, dur(x.StallNs), x.Trigger)
@@ -447,9 +449,9 @@ func textRNR(w func(string, ...any), r *rnr.Result) {
 		if !c.OK {
 			ok = "MISMATCH"
 		}
-		w("  counters %s: %s: trace %d, counters %d %s\n", c.NIC, c.Relation, c.Trace, c.NICValue, ok)
+		w("  rnr counters %s: %s: trace %d, counters %d %s\n", c.NIC, c.Relation, c.Trace, c.NICValue, ok)
 	}
 	if r.CountersSkipped != "" {
-		w("  counters not compared: %s\n", r.CountersSkipped)
+		w("  rnr counters not compared: %s\n", r.CountersSkipped)
 	}
 }

@@ -72,9 +72,8 @@ type Stall struct {
 // CounterCheck is one comparison of a NIC counter with the trace.
 type CounterCheck struct {
 	NIC string `json:"nic"`
-	// Relation is "rnr_naks_sent <= page_faults + out_of_buffer" (a
-	// responder) or "rnr_nak_retry_err == rnr_naks_received" (a
-	// requester).
+	// Relation is RelationResponder, RelationResponderNoODP or
+	// RelationRequester.
 	Relation string `json:"relation"`
 	Trace    int64  `json:"trace"`
 	NICValue int64  `json:"nic_value"`
@@ -390,7 +389,10 @@ func (a *Analyzer) stalls(gs []retransmission.GoBack) []Stall {
 // Counter relations.
 const (
 	RelationResponder = "rnr_naks_sent <= page_faults + out_of_buffer"
-	RelationRequester = "rnr_nak_retry_err == rnr_naks_received"
+	// RelationResponderNoODP is the responder's relation on a NIC without
+	// ODP counters (page_faults ≥ 0 then holds it).
+	RelationResponderNoODP = "rnr_naks_sent <= out_of_buffer"
+	RelationRequester      = "rnr_nak_retry_err == rnr_naks_received"
 )
 
 // counters compares the NICs' counters with the trace (see the package
@@ -428,8 +430,12 @@ func (a *Analyzer) counters(res *Result, in Inputs) {
 			switch {
 			case !okpf && !okob:
 				skipped = append(skipped, name+" has no page_faults or out_of_buffer counter")
-			case !okpf && a.opt.ODP:
-				skipped = append(skipped, name+" has no page_faults counter (an ODP run)")
+			case !okpf && sent > ob:
+				// page_faults ≥ 0: at most out_of_buffer RNR NAKs holds
+				// the relation, more cannot be judged without it.
+				skipped = append(skipped, fmt.Sprintf("%s has no page_faults counter and sent %d RNR NAKs, out_of_buffer %d", name, sent, ob))
+			case !okpf:
+				res.Counters = append(res.Counters, CounterCheck{NIC: name, Relation: RelationResponderNoODP, Trace: sent, NICValue: ob, OK: true})
 			default:
 				res.Counters = append(res.Counters, CounterCheck{NIC: name, Relation: RelationResponder, Trace: sent, NICValue: pf + ob, OK: sent <= pf+ob})
 			}

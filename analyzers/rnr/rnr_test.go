@@ -203,8 +203,11 @@ func TestCounters(t *testing.T) {
 			[]rnr.CounterCheck{{NIC: "requester", Relation: rnr.RelationRequester, Trace: 1, NICValue: 2, OK: false},
 				{NIC: "responder", Relation: rnr.RelationResponder, Trace: 1, NICValue: 0, OK: false}}, ""},
 		{"no-odp-counters", []model.NIC{nic("requester", req, model.Counters{"local_ack_timeout_err": 0}),
-			nic("responder", rsp, model.Counters{"out_of_buffer": 3})}, model.Pass, nil,
-			"requester has no rnr_nak_retry_err counter; responder has no page_faults counter (an ODP run)"},
+			nic("responder", rsp, model.Counters{"out_of_buffer": 3})}, model.Pass,
+			[]rnr.CounterCheck{{NIC: "responder", Relation: rnr.RelationResponderNoODP, Trace: 1, NICValue: 3, OK: true}},
+			"requester has no rnr_nak_retry_err counter"},
+		{"no-odp-counters-too-few", []model.NIC{nic("responder", rsp, model.Counters{"out_of_buffer": 0})}, model.Pass, nil,
+			"responder has no page_faults counter and sent 1 RNR NAKs, out_of_buffer 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := check(t, model.VerbRead, tracetest.ODPRemote, rnr.Options{RNRRetry: 7, ODP: true}, tc.nics)
