@@ -442,8 +442,7 @@ Median and p99 are exact up to {{ns $.HopExactNs}}, above it rounded down by les
 {{with .Counters}}<table id="rnr-counters"><tr><th>nic</th><th>relation</th><th>trace</th><th>counters</th><th>ok</th></tr>
 {{range .}}<tr><td>{{.NIC}}</td><td>{{.Relation}}</td><td>{{.Trace}}</td><td>{{.NICValue}}</td><td>{{.OK}}</td></tr>{{end}}
 </table>{{end}}{{with .CountersSkipped}}<p>Counters not compared: {{.}}.</p>{{end}}
-{{end}}{{end}}
-<h2>Summary</h2><pre>{{.Text}}</pre>
+{{end}}{{end}}<h2>Summary</h2><pre>{{.Text}}</pre>
 <script type="application/json" id="lumina-data">{{.Graphs}}</script>
 <script>{{.UPlotJS}}</script>
 <script>{{.PageJS}}</script>
