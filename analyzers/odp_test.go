@@ -49,6 +49,8 @@ func TestODPReports(t *testing.T) {
 			"timeout": model.Pass, "rnr": model.Fail}, "result: FAIL (rnr)"},
 		{"fig6-left", tracetest.ODPTwoReads, true, map[string]model.Verdict{"gbn": model.Pass, "retransmission": model.Pass,
 			"timeout": model.Pass, "rnr": model.Fail}, "result: FAIL (rnr)"},
+		{"fig6-middle", tracetest.ODPTwoReadsLocal, true, map[string]model.Verdict{"gbn": model.Pass, "retransmission": model.Pass,
+			"timeout": model.Pass, "rnr": model.Fail}, "result: FAIL (rnr)"},
 		{"fig11", tracetest.ODPThreeReads, true, map[string]model.Verdict{"gbn": model.Pass, "retransmission": model.Pass,
 			"timeout": model.Pass, "rnr": model.Pass}, "result: PASS"},
 	} {

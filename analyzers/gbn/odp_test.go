@@ -33,6 +33,7 @@ func TestODPSequences(t *testing.T) {
 		{"fig2-middle-pinned", tracetest.ODPLocal, false, []string{"requester nak-wrong-psn 0"}, true, 1},
 		{"fig6-left", tracetest.ODPTwoReads, true, nil, true, 1},
 		{"fig6-left-pinned", tracetest.ODPTwoReads, false, nil, true, 2},
+		{"fig6-middle", tracetest.ODPTwoReadsLocal, true, nil, true, 1},
 		{"fig11", tracetest.ODPThreeReads, true, nil, true, 1},
 		// A re-issue from the wrong PSN after an RNR NAK is still one.
 		{"rnr-wrong-psn", "Q0:1 Q1:1 R1:14 r0 @2000000 Q0:1 r0 Q1:1 r1", false, []string{"requester nak-wrong-psn 0"}, true, 2},

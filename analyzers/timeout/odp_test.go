@@ -28,6 +28,7 @@ func TestODP(t *testing.T) {
 		{"fig2-middle-pinned", tracetest.ODPLocal, false, model.Fail, [][]int{nil}, [][]int64{{522_000}}},
 		{"fig2-left", tracetest.ODPRemote, true, model.Pass, nil, nil},
 		{"fig6-left", tracetest.ODPTwoReads, true, model.Pass, [][]int{nil}, [][]int64{{499_923_000}}},
+		{"fig6-middle", tracetest.ODPTwoReadsLocal, true, model.Pass, [][]int{{0}}, [][]int64{{522_000, 500_000_000}}},
 		{"fig11", tracetest.ODPThreeReads, true, model.Pass, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,6 +22,12 @@ var (
 	// and re-sends it, answered at once.
 	ODPTwoReads = Timed(At{0, "Q0:1"}, At{141_000, "R0:14"}, At{538_000, "r0"}, At{4_565_000, "Q0:1"}, At{4_568_000, "Q1:1"},
 		At{4_645_000, "r0"}, At{504_568_000, "Q1:1"}, At{504_573_000, "r1"})
+	// ODPTwoReadsLocal is Fig. 6 middle (local, interval 500 µs): the 2nd
+	// READ, posted while the requester's page fault is pending, leaves
+	// 3 µs behind the restarted 1st and gets no response (the responder,
+	// serving the duplicate, dropped it); it is re-sent 500 ms later.
+	ODPTwoReadsLocal = Timed(At{0, "Q0:1"}, At{5_000, "r0"}, At{527_000, "Q0:1"}, At{530_000, "Q1:1"}, At{610_000, "r0"},
+		At{500_530_000, "Q1:1"}, At{500_535_000, "r1"})
 	// ODPThreeReads is Fig. 11 (interval 3000 µs): as ODPTwoReads, then
 	// the 3rd READ (6 ms) meets a PSN sequence error NAK for the 2nd's PSN,
 	// and the requester re-sends the 2nd and 3rd: both answered, no
