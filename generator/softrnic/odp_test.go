@@ -107,7 +107,9 @@ func TestODPTraces(t *testing.T) {
 		ack = func(tm int64, psn roce.PSN) odpEv {
 			return odpEv{tm, sim.BtoA, roce.RCAcknowledge, psn, roce.ACKSyndrome(roce.CreditCountInvalid)}
 		}
-		rnr    = func(tm int64, psn roce.PSN) odpEv { return odpEv{tm, sim.BtoA, roce.RCAcknowledge, psn, roce.RNRSyndrome(14)} }
+		rnr = func(tm int64, psn roce.PSN) odpEv {
+			return odpEv{tm, sim.BtoA, roce.RCAcknowledge, psn, roce.RNRSyndrome(14)}
+		}
 		seqNAK = func(tm int64, psn roce.PSN) odpEv {
 			return odpEv{tm, sim.BtoA, roce.RCAcknowledge, psn, roce.NAKSyndrome(roce.NAKPSNSequenceError)}
 		}
@@ -347,7 +349,7 @@ func TestODPTraces(t *testing.T) {
 		{
 			// ODPInTest alone (a NIC without ODP in a test that uses it):
 			// only the duplicate READ is slower.
-			name: "ODPInTest without ODP: a lost response's duplicate READ is answered after 80 µs",
+			name:  "ODPInTest without ODP: a lost response's duplicate READ is answered after 80 µs",
 			drop:  func(f frameRec) bool { return f.Op.IsReadResponse() && f.Round == 1 },
 			posts: []odpPost{{0, WRRead}},
 			want: func(k odpTimes) []odpEv {
