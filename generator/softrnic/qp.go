@@ -40,13 +40,15 @@ type QP struct {
 	nakPSN      roce.PSN
 	roundEnd    roce.PSN // one past the PSNs the go-back in progress resends
 	goBackTimer sim.Timer
-	pktsNoAck   int       // packets since the last AckReq
-	rxLen       int       // length of the ACK/NAK/READ response being handled (calibrate.go)
-	started     bool      // the QP was posted to: startAt is set
-	startAt     int64     // the QP sends nothing before (QPStartJitter)
-	rnrWaiting  bool      // waiting out an RNR NAK: no requests, READ responses from rnrPSN on dropped
-	rnrPSN      roce.PSN  // the PSN the RNR NAK named
-	localFault  *odpFault // pending ODP fault on a READ response's destination (odp.go)
+	pktsNoAck   int   // packets since the last AckReq
+	rxLen       int   // length of the ACK/NAK/READ response being handled (calibrate.go)
+	started     bool  // the QP was posted to: startAt is set
+	startAt     int64 // the QP sends nothing before (QPStartJitter)
+
+	// Waits that hold requests (odp.go).
+	rnrWaiting bool      // waiting out an RNR NAK: no requests, READ responses from rnrPSN on dropped
+	rnrPSN     roce.PSN  // the PSN the RNR NAK named
+	localFault *odpFault // pending ODP fault on a READ response's destination
 
 	// Responder.
 	ePSN     roce.PSN
