@@ -462,3 +462,37 @@ func evLines(evs []odpEv) string {
 	}
 	return b.String()
 }
+
+// The ODP keys decode from a personality file, and travel through Validate.
+func TestODPPersonalityKeys(t *testing.T) {
+	p, err := ParsePersonality("odp.yaml", []byte("base: cx5\nodp-page-fault: 250us\nodp-rnr-nak-delay: 100us\nodp-dup-read-delay: 50us\nrnr-wait-factor: 2.5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{time.Duration(p.ODPPageFault), time.Duration(p.ODPRNRNakDelay), time.Duration(p.ODPDupReadDelay), p.RNRWaitFactor}
+	want := []any{250 * time.Microsecond, 100 * time.Microsecond, 50 * time.Microsecond, 2.5}
+	if !slices.Equal(got, want) {
+		t.Errorf("ParsePersonality(odp.yaml) ODP fields = %v, want %v", got, want)
+	}
+}
+
+func TestRNRWait(t *testing.T) {
+	for _, tc := range []struct {
+		factor float64
+		code   uint8
+		want   time.Duration
+	}{
+		{0, 14, 1280 * time.Microsecond}, // zero: the encoded time
+		{1, 14, 1280 * time.Microsecond},
+		{3, 14, 3840 * time.Microsecond}, // cx4: Fig. 2's ≈4.4 ms after the NAK
+		{2.5, 1, 25 * time.Microsecond},
+		{3, 0, 3 * 655360 * time.Microsecond},
+	} {
+		t.Run(fmt.Sprintf("%v×%d", tc.factor, tc.code), func(t *testing.T) {
+			qp := &QP{nic: &NIC{pers: Personality{RNRWaitFactor: tc.factor}}}
+			if got := qp.rnrWait(tc.code); got != tc.want {
+				t.Errorf("rnrWait(%d) with factor %v = %v, want %v", tc.code, tc.factor, got, tc.want)
+			}
+		})
+	}
+}

@@ -471,6 +471,10 @@ func RNICConfigToProto(c softrnic.Config) *luminav1.RNICConfig {
 		CnpScope:             luminav1.CNPScope(c.CNPScope),
 		AdaptiveRetrans:      c.AdaptiveRetrans,
 		SlowRestart:          c.SlowRestart,
+		OdpInTest:            c.ODPInTest,
+	}
+	if o := c.ODP; o != nil {
+		m.Odp = &luminav1.RNICODP{PageFaultNs: int64(o.PageFault), Prefetch: o.Prefetch}
 	}
 	for _, ip := range c.IPs {
 		m.Ips = append(m.Ips, ip.String())
@@ -502,6 +506,13 @@ func (d *decoder) rnicConfig(f string, m *luminav1.RNICConfig) softrnic.Config {
 		CNPScope:           softrnic.CNPScope(d.enum(f+".cnp_scope", m.GetCnpScope())),
 		AdaptiveRetrans:    m.GetAdaptiveRetrans(),
 		SlowRestart:        m.GetSlowRestart(),
+		ODPInTest:          m.GetOdpInTest(),
+	}
+	if om := m.GetOdp(); om != nil {
+		c.ODP = &softrnic.ODPConfig{PageFault: time.Duration(om.GetPageFaultNs()), Prefetch: om.GetPrefetch()}
+		if c.ODP.PageFault < 0 {
+			d.failf(f+".odp.page_fault_ns", "%d, want ≥ 0", om.GetPageFaultNs())
+		}
 	}
 	if mac := m.GetMac(); len(mac) != 6 {
 		d.failf(f+".mac", "%d bytes, want 6", len(mac))

@@ -167,6 +167,8 @@ func fullPersonality() softrnic.Personality {
 		PauseReactionDelay: softrnic.Duration(2017 * time.Nanosecond), RxBufferBytes: 130944, RxXoffBytes: 95264, RxXonBytes: 86048,
 		RxPipelineGbps: 126, MTTCacheEntries: 2048, MTTMissPenalty: softrnic.Duration(time.Microsecond),
 		StormWatchdog: softrnic.Duration(100 * time.Millisecond),
+		ODPPageFault:  softrnic.Duration(773 * time.Microsecond), ODPRNRNakDelay: softrnic.Duration(141 * time.Microsecond),
+		ODPDupReadDelay: softrnic.Duration(74 * time.Microsecond), RNRWaitFactor: 3.45,
 	}
 }
 
@@ -178,6 +180,7 @@ func fullRNICConfig() softrnic.Config {
 		DisableRP: true, DisableNP: true, MinTimeBetweenCNPs: 4 * time.Microsecond, CNPScope: softrnic.CNPPerPort,
 		AdaptiveRetrans: true, SlowRestart: true,
 		PFC: &softrnic.PFCConfig{Priorities: 0x08, DSCPToPriority: [64]uint8{26: 3, 63: 7}, PageSize: 2 << 20},
+		ODP: &softrnic.ODPConfig{PageFault: 250 * time.Microsecond, Prefetch: true}, ODPInTest: true,
 	}
 }
 
@@ -438,6 +441,8 @@ func TestWireRejects(t *testing.T) {
 		{"empty IP", "RNICConfig.ips[0]", rnic(func(m *luminav1.RNICConfig) { m.Ips[0] = "" })},
 		{"bad CNP scope", "RNICConfig.cnp_scope", rnic(func(m *luminav1.RNICConfig) { m.CnpScope = 5 })},
 		{"CNP scope overflow", "RNICConfig.cnp_scope", rnic(func(m *luminav1.RNICConfig) { m.CnpScope = 257 })},
+		{"negative page fault", "RNICConfig.odp.page_fault_ns", rnic(func(m *luminav1.RNICConfig) { m.Odp.PageFaultNs = -1 })},
+		{"negative RNR wait factor", "RNICConfig.personality_yaml", rnic(personality("rnr-wait-factor: -1\n"))},
 		{"personality not YAML", "RNICConfig.personality_yaml", rnic(personality("name: [unterminated"))},
 		{"personality unknown key", "RNICConfig.personality_yaml", rnic(personality("name: x\nline-rate: 40\n"))},
 		{"personality invalid", "RNICConfig.personality_yaml", rnic(personality("name: x\nline-rate-gbps: 0\n"))},
