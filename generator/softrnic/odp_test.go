@@ -496,3 +496,125 @@ func TestRNRWait(t *testing.T) {
 		})
 	}
 }
+
+// A READ of three 1024-byte response packets: a requester fault drops the
+// first response and the two behind it (no implied NAK), and the READ is
+// re-sent whole when the fault resolves; a responder fault sends the
+// three responses when it resolves (dropped by the waiting requester).
+func TestODPMultiPacketREAD(t *testing.T) {
+	const size = 3 * 1024
+	for _, tc := range []struct {
+		name           string
+		reqODP, rspODP *ODPConfig
+		want           func(k mpTimes) []odpEv
+		done           func(k mpTimes) int64
+	}{
+		{
+			name: "local fault", reqODP: &ODPConfig{},
+			want: func(k mpTimes) []odpEv {
+				back := k.dq + k.df + k.pf
+				r := back + k.dup - k.df
+				return append(append([]odpEv{k.req(0)}, k.resps(k.dq)...), append([]odpEv{k.req(back)}, k.resps(r)...)...)
+			},
+			done: func(k mpTimes) int64 { return k.dq + k.df + k.pf + k.dup - k.df + k.gf + k.gm + k.dl },
+		},
+		{
+			name: "remote fault", rspODP: &ODPConfig{},
+			want: func(k mpTimes) []odpEv {
+				back := k.nak + k.wait
+				evs := []odpEv{k.req(0), {k.nak - k.da, sim.BtoA, roce.RCAcknowledge, 0, roce.RNRSyndrome(14)}}
+				evs = append(evs, k.resps(k.dq+k.pf)...)
+				return append(append(evs, k.req(back)), k.resps(back+k.dup-k.df)...)
+			},
+			done: func(k mpTimes) int64 { return k.nak + k.wait + k.dup - k.df + k.gf + k.gm + k.dl },
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			attr := ConnectAttr{Timeout: 14, TimeoutSet: true, MinRNRTimer: 14, MinRNRTimerSet: true}
+			p := newPair(t, pairOpts{persVal: odpPersonality(t), attr: attr,
+				reqCfg: Config{ODP: tc.reqODP, ODPInTest: true}, rspCfg: Config{ODP: tc.rspODP, ODPInTest: true}})
+			k := newMPTimes(p, newODPTimes(p))
+			if err := p.rq.PostSend(SendWR{ID: 1, Op: WRRead, Local: p.reqMR, Length: size, RemoteAddr: p.rspMR.Addr, RKey: p.rspMR.RKey}); err != nil {
+				t.Fatal(err)
+			}
+			p.run(time.Second)
+			var got []odpEv
+			for _, f := range p.frames {
+				got = append(got, odpEv{f.T, f.Dir, f.Op, f.PSN, f.Syn})
+			}
+			if want := tc.want(k); !slices.Equal(got, want) {
+				t.Errorf("frames:\n got %s\nwant %s", evLines(got), evLines(want))
+			}
+			want := []odpComp{{1, CompRead, StatusSuccess, tc.done(k)}}
+			var comps []odpComp
+			for _, c := range p.comps {
+				comps = append(comps, odpComp{c.WRID, c.Op, c.Status, c.TimeNs})
+			}
+			if !slices.Equal(comps, want) {
+				t.Errorf("completions = %+v, want %+v", comps, want)
+			}
+			if m := p.req.Counters().Map(); m["implied_nak_seq_err"] != 0 || m["local_ack_timeout_err"] != 0 {
+				t.Errorf("implied_nak_seq_err, local_ack_timeout_err = %d, %d; want 0, 0", m["implied_nak_seq_err"], m["local_ack_timeout_err"])
+			}
+		})
+	}
+}
+
+// mpTimes adds the three 1024-byte READ responses (FIRST, MIDDLE, LAST) to
+// odpTimes.
+type mpTimes struct {
+	odpTimes
+	df, dl int64 // FrameDelay of FIRST and LAST
+	gf, gm int64 // NIC spacing after FIRST and MIDDLE
+	ackSyn roce.Syndrome
+}
+
+func newMPTimes(p *pair, k odpTimes) mpTimes {
+	v4 := netip.MustParseAddr("10.0.0.1")
+	l := func(op roce.Opcode) int {
+		f := roce.FrameSpec{SrcIP: v4, DstIP: v4, Opcode: op, Payload: make([]byte, 1024)}
+		return f.Len()
+	}
+	fd := func(n int) int64 { return int64(sim.SerializationDelay(p.link, n) + p.link.Delay) }
+	gap := func(n int) int64 { return int64(float64(n+20)*8/40 + 0.5) }
+	return mpTimes{odpTimes: k, df: fd(l(roce.RCReadResponseFirst)), dl: fd(l(roce.RCReadResponseLast)),
+		gf: gap(l(roce.RCReadResponseFirst)), gm: gap(l(roce.RCReadResponseMiddle)), ackSyn: roce.ACKSyndrome(roce.CreditCountInvalid)}
+}
+
+func (k mpTimes) req(tm int64) odpEv { return odpEv{tm, sim.AtoB, roce.RCReadRequest, 0, 0} }
+
+// resps are the three responses, the first leaving at tm.
+func (k mpTimes) resps(tm int64) []odpEv {
+	return []odpEv{
+		{tm, sim.BtoA, roce.RCReadResponseFirst, 0, k.ackSyn},
+		{tm + k.gf, sim.BtoA, roce.RCReadResponseMiddle, 1, 0},
+		{tm + k.gf + k.gm, sim.BtoA, roce.RCReadResponseLast, 2, k.ackSyn},
+	}
+}
+
+// With PFC on (its own transmit path), the duplicate READ's window still
+// ends when its response has left: a READ posted after it is answered.
+func TestODPDupWindowEndsWithPFC(t *testing.T) {
+	attr := ConnectAttr{Timeout: 14, TimeoutSet: true, MinRNRTimer: 14, MinRNRTimerSet: true}
+	pfc := &PFCConfig{Priorities: 0x08}
+	p := newPair(t, pairOpts{persVal: odpPersonality(t), attr: attr,
+		reqCfg: Config{ODPInTest: true, PFC: pfc}, rspCfg: Config{ODP: &ODPConfig{}, ODPInTest: true, PFC: pfc}})
+	for i, at := range []time.Duration{0, 3000 * time.Microsecond, 10 * time.Millisecond} {
+		wr := SendWR{ID: uint64(i + 1), Op: WRRead, Local: p.reqMR, Offset: i * odpSize, Length: odpSize, RemoteAddr: p.rspMR.Addr + uint64(i*odpSize), RKey: p.rspMR.RKey}
+		p.loop.AfterFunc(at, func() {
+			if err := p.rq.PostSend(wr); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	p.run(time.Second)
+	// READ 2 is lost in the window (timeout); READ 3, posted at 10 ms after
+	// the window, meets a sequence NAK (the expected PSN is READ 2's) and
+	// READs 2 and 3 are re-sent at once: no timeout.
+	if got, want := p.compact(), "Q0 R0 r0 Q0 Q1 r0 Q2 N1 Q1 Q2 r1 r2"; got != want {
+		t.Errorf("frames = %s, want %s", got, want)
+	}
+	if len(p.comps) != 3 || p.rs.dupServing != 0 {
+		t.Errorf("completions %+v, dupServing %d; want 3 and 0", p.comps, p.rs.dupServing)
+	}
+}
