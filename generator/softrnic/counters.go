@@ -34,6 +34,8 @@ type Counters struct {
 
 	// PFC holds the PFC counters when Config.PFC is set (PFC.Enabled).
 	PFC PFCCounters
+	// ODP holds the ODP counters when Config.ODP is set (ODP.Enabled).
+	ODP ODPCounters
 }
 
 // Counters returns a copy of the NIC's counters.
@@ -41,6 +43,9 @@ func (n *NIC) Counters() Counters {
 	c := n.ctr
 	if n.pfc != nil {
 		c.PFC = n.pfc.counters(n.loop.Now())
+	}
+	if n.odp != nil {
+		c.ODP = n.odp.ctr
 	}
 	return c
 }
@@ -78,6 +83,9 @@ func (c Counters) Map() map[string]uint64 {
 	}
 	if c.PFC.Enabled {
 		c.PFC.addTo(m)
+	}
+	if c.ODP.Enabled {
+		c.ODP.addTo(m)
 	}
 	return m
 }

@@ -49,6 +49,16 @@ type Config struct {
 	// storm watchdog and the PFC counters (pfc.go). Default nil: no PFC,
 	// frames are processed as they arrive and PFC frames are discarded.
 	PFC *PFCConfig
+
+	// ODP turns on On-Demand Paging: every MR is an ODP MR whose pages
+	// fault on first access, with RNR NAKs and dropped READ responses
+	// (odp.go), and the ODP counters. Default nil: pinned memory.
+	ODP *ODPConfig
+	// ODPInTest is set on every NIC of a test in which any host uses ODP:
+	// the responder answers duplicate READs after the personality's
+	// ODPDupReadDelay and drops a new request that arrives meanwhile
+	// (odp.go). Default false: duplicate READs are answered at once.
+	ODPInTest bool
 }
 
 // NIC is a software RoCEv2 RC NIC attached to one Port. All its methods and
@@ -98,6 +108,7 @@ type NIC struct {
 	nFires int
 
 	pfc       *pfcState // nil: PFC off
+	odp       *odpState // nil: ODP off (pinned memory)
 	rxStalled bool      // StallRx: the receive pipeline is stopped
 
 	// rxLateMax is the largest delay between a frame's arrival (its
@@ -143,6 +154,9 @@ func (n *NIC) logFire(f TimerFire) {
 type txFrame struct {
 	b  []byte
 	qp *QP
+	// dupEnd: the last response packet of a duplicate READ served on the
+	// ODP slow path (odp.go); the QP's window ends when it has left.
+	dupEnd bool
 }
 
 type cnpKey struct {
@@ -187,6 +201,9 @@ func New(loop sim.Loop, port sim.Port, cfg Config) (*NIC, error) {
 	n.path, _ = port.(sim.PathModel)
 	if cfg.PFC != nil {
 		n.pfc = newPFCState(n, *cfg.PFC)
+	}
+	if cfg.ODP != nil {
+		n.odp = newODPState(n, *cfg.ODP)
 	}
 	n.ipID = uint16(n.rng.Uint32()) | 1
 	n.nextKey = n.rng.Uint32()&0xFFFF00 | 0x10
@@ -241,21 +258,24 @@ func (n *NIC) RegMR(buf []byte) *MR {
 	n.nextKey += 0x100
 	n.nextMR += (uint64(len(buf)) + 0xFFFF) &^ 0xFFF
 	n.mrs[mr.RKey] = mr
+	if n.odp != nil {
+		n.odp.register(mr, n.cfg.ODP.Prefetch)
+	}
 	return mr
 }
 
-// lookupMR returns the bytes [addr, addr+length) of the MR with rkey, or
-// nil if the range is not inside it.
-func (n *NIC) lookupMR(rkey uint32, addr uint64, length int) []byte {
+// lookupMR returns the bytes [addr, addr+length) of the MR with rkey, the
+// MR and the offset of addr in it, or nil if the range is not inside it.
+func (n *NIC) lookupMR(rkey uint32, addr uint64, length int) ([]byte, *MR, int) {
 	mr := n.mrs[rkey]
 	if mr == nil || addr < mr.Addr || length < 0 {
-		return nil
+		return nil, nil, 0
 	}
 	off := addr - mr.Addr
 	if off+uint64(length) > uint64(len(mr.Buf)) {
-		return nil
+		return nil, nil, 0
 	}
-	return mr.Buf[off : off+uint64(length)]
+	return mr.Buf[off : off+uint64(length)], mr, int(off)
 }
 
 // CreateQP creates an RC QP with a random 24-bit QPN and initial PSN.
@@ -355,6 +375,9 @@ func (n *NIC) txTick() {
 			tf := n.pipeline[0]
 			n.pipeline = shift(n.pipeline)
 			frame, dataQP = tf.b, tf.qp
+			if tf.dupEnd {
+				defer tf.qp.dupServed()
+			}
 		}
 	}
 	if frame != nil {
@@ -395,7 +418,7 @@ func (n *NIC) fillPipeline(depth int) {
 			return
 		}
 		b := n.build(&n.spec)
-		n.pipeline = append(n.pipeline, txFrame{b, qp})
+		n.pipeline = append(n.pipeline, txFrame{b: b, qp: qp, dupEnd: qp.takeDupEnd()})
 		qp.rp.sent(len(b), now)
 	}
 }

@@ -500,6 +500,9 @@ func (n *NIC) pfcTxTick(now int64) {
 			tf := n.pipeline[i]
 			n.pipeline = removeAt(n.pipeline, i)
 			frame, dataQP = tf.b, tf.qp
+			if tf.dupEnd {
+				defer tf.qp.dupServed()
+			}
 		}
 	}
 	if frame != nil {

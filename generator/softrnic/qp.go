@@ -44,6 +44,9 @@ type QP struct {
 	rxLen       int   // length of the ACK/NAK/READ response being handled (calibrate.go)
 	started     bool  // the QP was posted to: startAt is set
 	startAt     int64 // the QP sends nothing before (QPStartJitter)
+	rnrWaiting  bool      // waiting out an RNR NAK: no requests, READ responses from rnrPSN on dropped
+	rnrPSN      roce.PSN  // the PSN the RNR NAK named
+	localFault  *odpFault // pending ODP fault on a READ response's destination (odp.go)
 
 	// Responder.
 	ePSN     roce.PSN
@@ -56,6 +59,10 @@ type QP struct {
 	dstOff   int
 	recvWR   RecvWR
 	respQ    []*readResp
+	// ODP (odp.go).
+	rspFault   *odpFault // pending fault of a request: every request is dropped
+	dupServing int       // duplicate READs being served on the slow path (ODPInTest)
+	dupEndNext bool      // the frame just built ends a slow-path duplicate's response
 }
 
 type wqe struct {
@@ -66,6 +73,8 @@ type wqe struct {
 	assigned bool
 	done     bool
 	readGot  int // READ: response packets received in order
+	// ODP: a WRITE/SEND source is mapped (srcReady) or being faulted in.
+	srcReady, srcWaiting bool
 }
 
 type readResp struct {
@@ -74,6 +83,7 @@ type readResp struct {
 	n    int      // packets in the whole response (for FIRST/ONLY choice)
 	sent int
 	msn  uint32
+	dup  bool // a duplicate served on the ODP slow path (ODPInTest)
 }
 
 // QPN returns the QP number.
@@ -198,7 +208,7 @@ func (qp *QP) hasDataFrame() bool {
 	if len(qp.respQ) > 0 {
 		return true
 	}
-	if qp.sendIdx >= len(qp.sq) {
+	if qp.sendIdx >= len(qp.sq) || qp.requestsHeld() {
 		return false
 	}
 	w := qp.sq[qp.sendIdx]
@@ -210,6 +220,9 @@ func (qp *QP) hasDataFrame() bool {
 		return false
 	}
 	if w.wr.Op == WRRead && !w.assigned && qp.readsOutstanding() >= qp.attr.MaxRdAtomic {
+		return false
+	}
+	if qp.nic.odp != nil && w.wr.Op != WRRead && !qp.sourceReady(w) {
 		return false
 	}
 	return true
@@ -515,8 +528,13 @@ func (qp *QP) requesterReceive(p *roce.Packet) {
 		}
 		qp.stopTimer()
 		qp.nakActive, qp.nakPSN = true, psn
-		d := roce.RNRTimer(s.Value())
-		qp.goBackTimer = qp.nic.loop.AfterFunc(d, func() { qp.goBack(psn) })
+		// The wait: no requests, and READ responses from psn on are
+		// dropped (odp.go).
+		qp.rnrWaiting, qp.rnrPSN = true, psn
+		if qp.goBackTimer != nil {
+			qp.goBackTimer.Stop()
+		}
+		qp.goBackTimer = qp.nic.loop.AfterFunc(qp.rnrWait(s.Value()), func() { qp.goBack(psn) })
 	}
 	qp.completeHead()
 }
@@ -588,6 +606,9 @@ func (qp *QP) progress(next roce.PSN) {
 }
 
 func (qp *QP) readResponse(p *roce.Packet, psn roce.PSN) {
+	if qp.localFault != nil || qp.rnrWaiting && psn.Sub(qp.rnrPSN) >= 0 {
+		return // dropped while waiting (odp.go)
+	}
 	var w *wqe
 	idx := -1
 	for i, x := range qp.sq {
@@ -606,6 +627,9 @@ func (qp *QP) readResponse(p *roce.Packet, psn roce.PSN) {
 	case d > 0:
 		qp.impliedNAK(want)
 		return
+	}
+	if qp.nic.odp != nil && qp.readDestFaults(w, psn) {
+		return // dropped, no NAK: the go-back comes when the fault resolves
 	}
 	// In order: everything before this READ is done (the responder
 	// executes in order), and this packet's data lands in the buffer.
@@ -637,6 +661,7 @@ func (qp *QP) impliedNAK(missing roce.PSN) {
 // goBack restarts transmission at psn (Go-back-N).
 func (qp *QP) goBack(psn roce.PSN) {
 	qp.goBackTimer = nil
+	qp.rnrWaiting = false
 	if qp.state != QPRTS {
 		return
 	}
@@ -709,4 +734,5 @@ func (qp *QP) fail(st Status) {
 	}
 	qp.rq = nil
 	qp.respQ = nil
+	qp.rnrWaiting, qp.localFault, qp.rspFault, qp.dupServing = false, nil, nil, 0
 }

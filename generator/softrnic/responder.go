@@ -6,6 +6,9 @@ import (
 
 // responderReceive handles a request packet (SEND, WRITE, READ request).
 func (qp *QP) responderReceive(p *roce.Packet) {
+	if qp.rspFault != nil {
+		return // a request's page fault is pending: dropped silently (odp.go)
+	}
 	psn := p.BTH.PSN()
 	switch d := psn.Sub(qp.ePSN); {
 	case d > 0: // gap: a packet was lost
@@ -38,6 +41,10 @@ func (qp *QP) responderReceive(p *roce.Packet) {
 	case d < 0: // duplicate
 		qp.nic.ctr.DuplicateRequest++
 		if p.Opcode.IsReadRequest() {
+			if qp.nic.cfg.ODPInTest {
+				qp.serveDupReadSlow(p, psn)
+				return
+			}
 			qp.serveRead(p, psn, false)
 			return
 		}
@@ -48,6 +55,9 @@ func (qp *QP) responderReceive(p *roce.Packet) {
 			qp.sendAck(roce.ACKSyndrome(roce.CreditCountInvalid), qp.ePSN.Add(-1), qp.msn)
 		}
 		return
+	}
+	if qp.dupServing > 0 {
+		return // a new request while a duplicate READ is served on the slow path: dropped (odp.go)
 	}
 	qp.nakSent = false
 	op := p.Opcode
@@ -112,9 +122,13 @@ func (qp *QP) writePacket(p *roce.Packet, psn roce.PSN) {
 	if op.IsFirst() {
 		qp.nic.ctr.RxWriteRequests++
 		length := int(p.RETH.DMALength())
-		dst := qp.nic.lookupMR(p.RETH.RKey(), p.RETH.VirtualAddress(), length)
+		dst, mr, off := qp.nic.lookupMR(p.RETH.RKey(), p.RETH.VirtualAddress(), length)
 		if dst == nil {
 			qp.responderError(psn, roce.NAKRemoteAccessError)
+			return
+		}
+		if f := qp.nic.odpAccess(mr, off, length); f != nil {
+			qp.odpResponderFault(f, psn, len(p.Frame), nil) // discarded
 			return
 		}
 		qp.dst, qp.dstOff, qp.msgIsSnd = dst, 0, false
@@ -149,6 +163,12 @@ func (qp *QP) sendPacket(p *roce.Packet, psn roce.PSN) {
 		if len(qp.rq) == 0 {
 			qp.rnrNAK(psn)
 			return
+		}
+		if r := qp.rq[0]; qp.nic.odp != nil {
+			if f := qp.nic.odpAccess(r.MR, r.Offset, r.Length); f != nil {
+				qp.odpResponderFault(f, psn, len(p.Frame), nil) // discarded, the receive WQE kept
+				return
+			}
 		}
 		qp.nic.ctr.RxSendRequests++
 		qp.recvWR = qp.rq[0]
@@ -189,17 +209,59 @@ func (qp *QP) executed(p *roce.Packet, psn roce.PSN) {
 
 // serveRead queues the responses of a READ request at psn. A duplicate
 // (re-issued) request replays from its PSN without advancing the expected
-// PSN or the MSN.
+// PSN or the MSN. A fresh request whose source faults (ODP) is executed
+// when the fault resolves, after an RNR NAK.
 func (qp *QP) serveRead(p *roce.Packet, psn roce.PSN, fresh bool) {
 	length := int(p.RETH.DMALength())
-	src := qp.nic.lookupMR(p.RETH.RKey(), p.RETH.VirtualAddress(), length)
+	src, mr, off := qp.nic.lookupMR(p.RETH.RKey(), p.RETH.VirtualAddress(), length)
 	if src == nil {
 		if fresh {
 			qp.responderError(psn, roce.NAKRemoteAccessError)
 		}
 		return
 	}
-	n := max(1, (length+qp.mtu-1)/qp.mtu)
+	if fresh {
+		if f := qp.nic.odpAccess(mr, off, length); f != nil {
+			qp.odpResponderFault(f, psn, len(p.Frame), func() { qp.executeRead(src, psn, true, false) })
+			return
+		}
+	}
+	qp.executeRead(src, psn, fresh, false)
+}
+
+// serveDupReadSlow answers the duplicate READ request p after the
+// personality's ODPDupReadDelay; new requests are dropped until its
+// response has left (odp.go).
+func (qp *QP) serveDupReadSlow(p *roce.Packet, psn roce.PSN) {
+	length := int(p.RETH.DMALength())
+	src, _, _ := qp.nic.lookupMR(p.RETH.RKey(), p.RETH.VirtualAddress(), length)
+	if src == nil {
+		return
+	}
+	qp.dupServing++
+	n := qp.nic
+	n.loop.AfterFunc(n.atNIC(n.pers.ODPDupReadDelay, len(p.Frame), qp.readResponseLen(length)), func() {
+		if qp.state != QPRTS {
+			return
+		}
+		qp.executeRead(src, psn, false, true)
+	})
+}
+
+// readResponseLen is the length of the first response frame of a READ of
+// length bytes.
+func (qp *QP) readResponseLen(length int) int {
+	f := roce.FrameSpec{SrcIP: qp.localIP, DstIP: qp.attr.RemoteIP, Opcode: roce.RCReadResponseOnly, Payload: make([]byte, min(length, qp.mtu))}
+	if length > qp.mtu {
+		f.Opcode = roce.RCReadResponseFirst
+	}
+	return f.Len()
+}
+
+// executeRead queues the responses of the READ of src at psn (a
+// slow-path duplicate: dup).
+func (qp *QP) executeRead(src []byte, psn roce.PSN, fresh, dup bool) {
+	n := max(1, (len(src)+qp.mtu-1)/qp.mtu)
 	if fresh {
 		qp.ePSN = psn.Add(n)
 		qp.msn = (qp.msn + 1) & roce.PSNMask
@@ -210,12 +272,30 @@ func (qp *QP) serveRead(p *roce.Packet, psn roce.PSN, fresh bool) {
 		for _, r := range qp.respQ {
 			if !r.psn.InWindow(psn, uint32(n)) {
 				q = append(q, r)
+			} else if r.dup {
+				qp.dupServing-- // superseded: its window ends
 			}
 		}
 		qp.respQ = q
 	}
-	qp.respQ = append(qp.respQ, &readResp{psn: psn, data: src, n: n, msn: qp.msn})
+	qp.respQ = append(qp.respQ, &readResp{psn: psn, data: src, n: n, msn: qp.msn, dup: dup})
 	qp.nic.kick()
+}
+
+// takeDupEnd reports (once) whether the frame just built ends a
+// slow-path duplicate's response.
+func (qp *QP) takeDupEnd() bool {
+	d := qp.dupEndNext
+	qp.dupEndNext = false
+	return d
+}
+
+// dupServed ends a slow-path duplicate's window: its last response
+// frame has left.
+func (qp *QP) dupServed() {
+	if qp.dupServing > 0 {
+		qp.dupServing--
+	}
 }
 
 // nextReadResponse fills f with the next READ response packet.
@@ -242,6 +322,7 @@ func (qp *QP) nextReadResponse(f *roce.FrameSpec) {
 	r.sent++
 	if r.sent == r.n {
 		qp.respQ = qp.respQ[1:]
+		qp.dupEndNext = r.dup
 	}
 }
 

@@ -507,6 +507,7 @@ func (g generatorSvc) Run(ctx context.Context, req *luminav1.RunRequest) (*lumin
 	defer ic.Close()
 	intake := luminav1.NewIntakeClient(ic)
 	r, err := generator.NewRequester(generator.RequesterConfig{Device: dev, Clock: loop, Exec: exec, Traffic: tr, Secret: req.GetResponderToken(),
+		After: func(d time.Duration, fn func()) { loop.AfterFunc(d, fn) },
 		OnConnections: func(ctx context.Context, conns []generator.Connection) error {
 			_, err := intake.Install(ctx, &luminav1.InstallRequest{Connections: ConnectionsToProto(conns), Flow: req.GetFlow()})
 			return err

@@ -167,6 +167,8 @@ func fullPersonality() softrnic.Personality {
 		PauseReactionDelay: softrnic.Duration(2017 * time.Nanosecond), RxBufferBytes: 130944, RxXoffBytes: 95264, RxXonBytes: 86048,
 		RxPipelineGbps: 126, MTTCacheEntries: 2048, MTTMissPenalty: softrnic.Duration(time.Microsecond),
 		StormWatchdog: softrnic.Duration(100 * time.Millisecond),
+		ODPPageFault:  softrnic.Duration(450 * time.Microsecond), ODPRNRNakDelay: softrnic.Duration(141 * time.Microsecond),
+		ODPDupReadDelay: softrnic.Duration(77 * time.Microsecond), RNRWaitFactor: 2.75,
 	}
 }
 
@@ -178,6 +180,7 @@ func fullRNICConfig() softrnic.Config {
 		DisableRP: true, DisableNP: true, MinTimeBetweenCNPs: 4 * time.Microsecond, CNPScope: softrnic.CNPPerPort,
 		AdaptiveRetrans: true, SlowRestart: true,
 		PFC: &softrnic.PFCConfig{Priorities: 0x08, DSCPToPriority: [64]uint8{26: 3, 63: 7}, PageSize: 2 << 20},
+		ODP: &softrnic.ODPConfig{PageFault: 250 * time.Microsecond, Prefetch: true}, ODPInTest: true,
 	}
 }
 
@@ -193,7 +196,8 @@ func fullNICParams() nic.Params {
 func fullTraffic() generator.Traffic {
 	return generator.Traffic{Verb: generator.VerbSendRead, NumQPs: 2, NumReadQPs: 1, MsgsPerQP: 10, MsgSize: 1 << 20,
 		MsgSizeSet: true, MTU: 4096, TxDepth: 3, Barrier: true, MultiGID: true, Timeout: 255, TimeoutSet: true,
-		RetryCnt: 6, RetryCntSet: true, DSCP: []int{26, 48}, WithImm: true}
+		RetryCnt: 6, RetryCntSet: true, DSCP: []int{26, 48}, WithImm: true,
+		MinRNRTimer: 14, MinRNRTimerSet: true, RNRRetry: 3, RNRRetrySet: true, PostIntervalNs: 3_000_000}
 }
 
 func fullEndpoint(i uint32) generator.Endpoint {
@@ -440,6 +444,7 @@ func TestWireRejects(t *testing.T) {
 		{"CNP scope overflow", "RNICConfig.cnp_scope", rnic(func(m *luminav1.RNICConfig) { m.CnpScope = 257 })},
 		{"personality not YAML", "RNICConfig.personality_yaml", rnic(personality("name: [unterminated"))},
 		{"personality unknown key", "RNICConfig.personality_yaml", rnic(personality("name: x\nline-rate: 40\n"))},
+		{"negative page fault", "RNICConfig.odp.page_fault_ns", rnic(func(m *luminav1.RNICConfig) { m.Odp.PageFaultNs = -1 })},
 		{"personality invalid", "RNICConfig.personality_yaml", rnic(personality("name: x\nline-rate-gbps: 0\n"))},
 		{"personality unknown base", "RNICConfig.personality_yaml", rnic(personality("base: cx9\n"))},
 
@@ -447,6 +452,8 @@ func TestWireRejects(t *testing.T) {
 		{"unknown verb", "Traffic.verb", traffic(func(m *luminav1.Traffic) { m.Verb = "atomic" })},
 		{"timeout overflow", "Traffic.timeout", traffic(func(m *luminav1.Traffic) { m.Timeout = 256 })},
 		{"retry_cnt overflow", "Traffic.retry_cnt", traffic(func(m *luminav1.Traffic) { m.RetryCnt = 1 << 20 })},
+		{"min_rnr_timer overflow", "Traffic.min_rnr_timer", traffic(func(m *luminav1.Traffic) { m.MinRnrTimer = 256 })},
+		{"rnr_retry overflow", "Traffic.rnr_retry", traffic(func(m *luminav1.Traffic) { m.RnrRetry = 1 << 9 })},
 
 		{"nil Result", "Result", func() error { _, err := ResultFromProto(nil); return err }},
 		{"result verb", "Result.verb", result(func(m *luminav1.Result) { m.Verb = "WRITE" })},

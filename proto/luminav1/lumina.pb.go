@@ -1394,7 +1394,12 @@ type RNICConfig struct {
 	AdaptiveRetrans      bool     `protobuf:"varint,10,opt,name=adaptive_retrans,json=adaptiveRetrans,proto3" json:"adaptive_retrans,omitempty"`
 	SlowRestart          bool     `protobuf:"varint,11,opt,name=slow_restart,json=slowRestart,proto3" json:"slow_restart,omitempty"`
 	// PFC on the NIC (softrnic.PFCConfig); absent: PFC off.
-	Pfc           *RNICPFC `protobuf:"bytes,12,opt,name=pfc,proto3" json:"pfc,omitempty"`
+	Pfc *RNICPFC `protobuf:"bytes,12,opt,name=pfc,proto3" json:"pfc,omitempty"`
+	// On-Demand Paging on the NIC (softrnic.ODPConfig); absent: pinned
+	// memory.
+	Odp *RNICODP `protobuf:"bytes,13,opt,name=odp,proto3" json:"odp,omitempty"`
+	// softrnic.Config.ODPInTest: some host of the test uses ODP.
+	OdpInTest     bool `protobuf:"varint,14,opt,name=odp_in_test,json=odpInTest,proto3" json:"odp_in_test,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1513,6 +1518,75 @@ func (x *RNICConfig) GetPfc() *RNICPFC {
 	return nil
 }
 
+func (x *RNICConfig) GetOdp() *RNICODP {
+	if x != nil {
+		return x.Odp
+	}
+	return nil
+}
+
+func (x *RNICConfig) GetOdpInTest() bool {
+	if x != nil {
+		return x.OdpInTest
+	}
+	return false
+}
+
+// RNICODP is softrnic.ODPConfig.
+type RNICODP struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How long a page fault takes to resolve; 0: the personality's default.
+	PageFaultNs int64 `protobuf:"varint,1,opt,name=page_fault_ns,json=pageFaultNs,proto3" json:"page_fault_ns,omitempty"`
+	// Map every page at registration.
+	Prefetch      bool `protobuf:"varint,2,opt,name=prefetch,proto3" json:"prefetch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RNICODP) Reset() {
+	*x = RNICODP{}
+	mi := &file_lumina_v1_lumina_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RNICODP) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RNICODP) ProtoMessage() {}
+
+func (x *RNICODP) ProtoReflect() protoreflect.Message {
+	mi := &file_lumina_v1_lumina_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RNICODP.ProtoReflect.Descriptor instead.
+func (*RNICODP) Descriptor() ([]byte, []int) {
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RNICODP) GetPageFaultNs() int64 {
+	if x != nil {
+		return x.PageFaultNs
+	}
+	return 0
+}
+
+func (x *RNICODP) GetPrefetch() bool {
+	if x != nil {
+		return x.Prefetch
+	}
+	return false
+}
+
 // RNICPFC is softrnic.PFCConfig.
 type RNICPFC struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1528,7 +1602,7 @@ type RNICPFC struct {
 
 func (x *RNICPFC) Reset() {
 	*x = RNICPFC{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[19]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1614,7 @@ func (x *RNICPFC) String() string {
 func (*RNICPFC) ProtoMessage() {}
 
 func (x *RNICPFC) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[19]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1627,7 @@ func (x *RNICPFC) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RNICPFC.ProtoReflect.Descriptor instead.
 func (*RNICPFC) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{19}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RNICPFC) GetPriorities() uint32 {
@@ -1590,7 +1664,7 @@ type ServeRequest struct {
 
 func (x *ServeRequest) Reset() {
 	*x = ServeRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[20]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1676,7 @@ func (x *ServeRequest) String() string {
 func (*ServeRequest) ProtoMessage() {}
 
 func (x *ServeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[20]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1689,7 @@ func (x *ServeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServeRequest.ProtoReflect.Descriptor instead.
 func (*ServeRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{20}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ServeRequest) GetListenAddr() string {
@@ -1641,7 +1715,7 @@ type ServeResponse struct {
 
 func (x *ServeResponse) Reset() {
 	*x = ServeResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[21]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1653,7 +1727,7 @@ func (x *ServeResponse) String() string {
 func (*ServeResponse) ProtoMessage() {}
 
 func (x *ServeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[21]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1666,7 +1740,7 @@ func (x *ServeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServeResponse.ProtoReflect.Descriptor instead.
 func (*ServeResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{21}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ServeResponse) GetAddr() string {
@@ -1699,7 +1773,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[22]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1711,7 +1785,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[22]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1724,7 +1798,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{22}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RunRequest) GetResponderAddr() string {
@@ -1803,7 +1877,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[23]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1815,7 +1889,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[23]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1828,7 +1902,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{23}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RunResponse) GetStopped() string {
@@ -1872,15 +1946,22 @@ type Traffic struct {
 	RetryCnt    uint32 `protobuf:"varint,13,opt,name=retry_cnt,json=retryCnt,proto3" json:"retry_cnt,omitempty"`
 	RetryCntSet bool   `protobuf:"varint,14,opt,name=retry_cnt_set,json=retryCntSet,proto3" json:"retry_cnt_set,omitempty"`
 	// DSCP per QP; empty: none.
-	Dscp          []int64 `protobuf:"varint,15,rep,packed,name=dscp,proto3" json:"dscp,omitempty"`
-	WithImm       bool    `protobuf:"varint,16,opt,name=with_imm,json=withImm,proto3" json:"with_imm,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Dscp    []int64 `protobuf:"varint,15,rep,packed,name=dscp,proto3" json:"dscp,omitempty"`
+	WithImm bool    `protobuf:"varint,16,opt,name=with_imm,json=withImm,proto3" json:"with_imm,omitempty"`
+	// min_rnr_timer (0..31) and rnr_retry (0..7) are uint8s.
+	MinRnrTimer    uint32 `protobuf:"varint,17,opt,name=min_rnr_timer,json=minRnrTimer,proto3" json:"min_rnr_timer,omitempty"`
+	MinRnrTimerSet bool   `protobuf:"varint,18,opt,name=min_rnr_timer_set,json=minRnrTimerSet,proto3" json:"min_rnr_timer_set,omitempty"`
+	RnrRetry       uint32 `protobuf:"varint,19,opt,name=rnr_retry,json=rnrRetry,proto3" json:"rnr_retry,omitempty"`
+	RnrRetrySet    bool   `protobuf:"varint,20,opt,name=rnr_retry_set,json=rnrRetrySet,proto3" json:"rnr_retry_set,omitempty"`
+	// Time between posting successive messages of a QP; 0: back to back.
+	PostIntervalNs int64 `protobuf:"varint,21,opt,name=post_interval_ns,json=postIntervalNs,proto3" json:"post_interval_ns,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Traffic) Reset() {
 	*x = Traffic{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[24]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1892,7 +1973,7 @@ func (x *Traffic) String() string {
 func (*Traffic) ProtoMessage() {}
 
 func (x *Traffic) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[24]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1905,7 +1986,7 @@ func (x *Traffic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Traffic.ProtoReflect.Descriptor instead.
 func (*Traffic) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{24}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Traffic) GetVerb() string {
@@ -2020,6 +2101,41 @@ func (x *Traffic) GetWithImm() bool {
 	return false
 }
 
+func (x *Traffic) GetMinRnrTimer() uint32 {
+	if x != nil {
+		return x.MinRnrTimer
+	}
+	return 0
+}
+
+func (x *Traffic) GetMinRnrTimerSet() bool {
+	if x != nil {
+		return x.MinRnrTimerSet
+	}
+	return false
+}
+
+func (x *Traffic) GetRnrRetry() uint32 {
+	if x != nil {
+		return x.RnrRetry
+	}
+	return 0
+}
+
+func (x *Traffic) GetRnrRetrySet() bool {
+	if x != nil {
+		return x.RnrRetrySet
+	}
+	return false
+}
+
+func (x *Traffic) GetPostIntervalNs() int64 {
+	if x != nil {
+		return x.PostIntervalNs
+	}
+	return 0
+}
+
 // Result is a generator.Result, the requester's outcome.
 type Result struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -2039,7 +2155,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[25]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2051,7 +2167,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[25]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2064,7 +2180,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{25}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Result) GetVerb() string {
@@ -2145,7 +2261,7 @@ type QPResult struct {
 
 func (x *QPResult) Reset() {
 	*x = QPResult{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[26]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2157,7 +2273,7 @@ func (x *QPResult) String() string {
 func (*QPResult) ProtoMessage() {}
 
 func (x *QPResult) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[26]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2170,7 +2286,7 @@ func (x *QPResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QPResult.ProtoReflect.Descriptor instead.
 func (*QPResult) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{26}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *QPResult) GetIndex() int64 {
@@ -2229,7 +2345,7 @@ type ResponderStats struct {
 
 func (x *ResponderStats) Reset() {
 	*x = ResponderStats{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[27]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2357,7 @@ func (x *ResponderStats) String() string {
 func (*ResponderStats) ProtoMessage() {}
 
 func (x *ResponderStats) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[27]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2370,7 @@ func (x *ResponderStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResponderStats.ProtoReflect.Descriptor instead.
 func (*ResponderStats) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{27}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ResponderStats) GetRecvCompletions() int64 {
@@ -2309,7 +2425,7 @@ type Connection struct {
 
 func (x *Connection) Reset() {
 	*x = Connection{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[28]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2321,7 +2437,7 @@ func (x *Connection) String() string {
 func (*Connection) ProtoMessage() {}
 
 func (x *Connection) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[28]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2334,7 +2450,7 @@ func (x *Connection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Connection.ProtoReflect.Descriptor instead.
 func (*Connection) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{28}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Connection) GetIndex() int64 {
@@ -2391,7 +2507,7 @@ type Endpoint struct {
 
 func (x *Endpoint) Reset() {
 	*x = Endpoint{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[29]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2403,7 +2519,7 @@ func (x *Endpoint) String() string {
 func (*Endpoint) ProtoMessage() {}
 
 func (x *Endpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[29]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2416,7 +2532,7 @@ func (x *Endpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Endpoint.ProtoReflect.Descriptor instead.
 func (*Endpoint) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{29}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Endpoint) GetIp() string {
@@ -2476,7 +2592,7 @@ type CountersRequest struct {
 
 func (x *CountersRequest) Reset() {
 	*x = CountersRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[30]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2488,7 +2604,7 @@ func (x *CountersRequest) String() string {
 func (*CountersRequest) ProtoMessage() {}
 
 func (x *CountersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[30]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2501,7 +2617,7 @@ func (x *CountersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountersRequest.ProtoReflect.Descriptor instead.
 func (*CountersRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{30}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{31}
 }
 
 type CountersResponse struct {
@@ -2521,7 +2637,7 @@ type CountersResponse struct {
 
 func (x *CountersResponse) Reset() {
 	*x = CountersResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[31]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2533,7 +2649,7 @@ func (x *CountersResponse) String() string {
 func (*CountersResponse) ProtoMessage() {}
 
 func (x *CountersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[31]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2546,7 +2662,7 @@ func (x *CountersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountersResponse.ProtoReflect.Descriptor instead.
 func (*CountersResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{31}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CountersResponse) GetCounters() map[string]uint64 {
@@ -2581,7 +2697,7 @@ type InstallRequest struct {
 
 func (x *InstallRequest) Reset() {
 	*x = InstallRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2593,7 +2709,7 @@ func (x *InstallRequest) String() string {
 func (*InstallRequest) ProtoMessage() {}
 
 func (x *InstallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[32]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2606,7 +2722,7 @@ func (x *InstallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstallRequest.ProtoReflect.Descriptor instead.
 func (*InstallRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{32}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *InstallRequest) GetConnections() []*Connection {
@@ -2631,7 +2747,7 @@ type InstallResponse struct {
 
 func (x *InstallResponse) Reset() {
 	*x = InstallResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2643,7 +2759,7 @@ func (x *InstallResponse) String() string {
 func (*InstallResponse) ProtoMessage() {}
 
 func (x *InstallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[33]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2656,7 +2772,7 @@ func (x *InstallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstallResponse.ProtoReflect.Descriptor instead.
 func (*InstallResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{33}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{34}
 }
 
 type InjectorHaltRequest struct {
@@ -2667,7 +2783,7 @@ type InjectorHaltRequest struct {
 
 func (x *InjectorHaltRequest) Reset() {
 	*x = InjectorHaltRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2679,7 +2795,7 @@ func (x *InjectorHaltRequest) String() string {
 func (*InjectorHaltRequest) ProtoMessage() {}
 
 func (x *InjectorHaltRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[34]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2692,7 +2808,7 @@ func (x *InjectorHaltRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorHaltRequest.ProtoReflect.Descriptor instead.
 func (*InjectorHaltRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{34}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{35}
 }
 
 type InjectorHaltResponse struct {
@@ -2703,7 +2819,7 @@ type InjectorHaltResponse struct {
 
 func (x *InjectorHaltResponse) Reset() {
 	*x = InjectorHaltResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2715,7 +2831,7 @@ func (x *InjectorHaltResponse) String() string {
 func (*InjectorHaltResponse) ProtoMessage() {}
 
 func (x *InjectorHaltResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[35]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2728,7 +2844,7 @@ func (x *InjectorHaltResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorHaltResponse.ProtoReflect.Descriptor instead.
 func (*InjectorHaltResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{35}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{36}
 }
 
 type InjectorStartRequest struct {
@@ -2752,7 +2868,7 @@ type InjectorStartRequest struct {
 
 func (x *InjectorStartRequest) Reset() {
 	*x = InjectorStartRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2764,7 +2880,7 @@ func (x *InjectorStartRequest) String() string {
 func (*InjectorStartRequest) ProtoMessage() {}
 
 func (x *InjectorStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[36]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2777,7 +2893,7 @@ func (x *InjectorStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorStartRequest.ProtoReflect.Descriptor instead.
 func (*InjectorStartRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{36}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *InjectorStartRequest) GetPorts() map[uint32]string {
@@ -2840,7 +2956,7 @@ type SwitchPFC struct {
 
 func (x *SwitchPFC) Reset() {
 	*x = SwitchPFC{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2852,7 +2968,7 @@ func (x *SwitchPFC) String() string {
 func (*SwitchPFC) ProtoMessage() {}
 
 func (x *SwitchPFC) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[37]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2865,7 +2981,7 @@ func (x *SwitchPFC) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SwitchPFC.ProtoReflect.Descriptor instead.
 func (*SwitchPFC) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{37}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SwitchPFC) GetLossless() uint32 {
@@ -2957,7 +3073,7 @@ type PortWatchdog struct {
 
 func (x *PortWatchdog) Reset() {
 	*x = PortWatchdog{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2969,7 +3085,7 @@ func (x *PortWatchdog) String() string {
 func (*PortWatchdog) ProtoMessage() {}
 
 func (x *PortWatchdog) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[38]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2982,7 +3098,7 @@ func (x *PortWatchdog) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortWatchdog.ProtoReflect.Descriptor instead.
 func (*PortWatchdog) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{38}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PortWatchdog) GetWatchdog() bool {
@@ -3015,7 +3131,7 @@ type SchedulePausesRequest struct {
 
 func (x *SchedulePausesRequest) Reset() {
 	*x = SchedulePausesRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3027,7 +3143,7 @@ func (x *SchedulePausesRequest) String() string {
 func (*SchedulePausesRequest) ProtoMessage() {}
 
 func (x *SchedulePausesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[39]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3040,7 +3156,7 @@ func (x *SchedulePausesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchedulePausesRequest.ProtoReflect.Descriptor instead.
 func (*SchedulePausesRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{39}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SchedulePausesRequest) GetPauses() []*PauseInjection {
@@ -3071,7 +3187,7 @@ type PauseInjection struct {
 
 func (x *PauseInjection) Reset() {
 	*x = PauseInjection{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3083,7 +3199,7 @@ func (x *PauseInjection) String() string {
 func (*PauseInjection) ProtoMessage() {}
 
 func (x *PauseInjection) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[40]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3096,7 +3212,7 @@ func (x *PauseInjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseInjection.ProtoReflect.Descriptor instead.
 func (*PauseInjection) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{40}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PauseInjection) GetPort() uint32 {
@@ -3184,7 +3300,7 @@ type SchedulePausesResponse struct {
 
 func (x *SchedulePausesResponse) Reset() {
 	*x = SchedulePausesResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3196,7 +3312,7 @@ func (x *SchedulePausesResponse) String() string {
 func (*SchedulePausesResponse) ProtoMessage() {}
 
 func (x *SchedulePausesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[41]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3209,7 +3325,7 @@ func (x *SchedulePausesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchedulePausesResponse.ProtoReflect.Descriptor instead.
 func (*SchedulePausesResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{41}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{42}
 }
 
 type InjectorPFCRequest struct {
@@ -3220,7 +3336,7 @@ type InjectorPFCRequest struct {
 
 func (x *InjectorPFCRequest) Reset() {
 	*x = InjectorPFCRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3232,7 +3348,7 @@ func (x *InjectorPFCRequest) String() string {
 func (*InjectorPFCRequest) ProtoMessage() {}
 
 func (x *InjectorPFCRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[42]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3245,7 +3361,7 @@ func (x *InjectorPFCRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorPFCRequest.ProtoReflect.Descriptor instead.
 func (*InjectorPFCRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{42}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{43}
 }
 
 type InjectorPFCResponse struct {
@@ -3258,7 +3374,7 @@ type InjectorPFCResponse struct {
 
 func (x *InjectorPFCResponse) Reset() {
 	*x = InjectorPFCResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3270,7 +3386,7 @@ func (x *InjectorPFCResponse) String() string {
 func (*InjectorPFCResponse) ProtoMessage() {}
 
 func (x *InjectorPFCResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[43]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3283,7 +3399,7 @@ func (x *InjectorPFCResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorPFCResponse.ProtoReflect.Descriptor instead.
 func (*InjectorPFCResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{43}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *InjectorPFCResponse) GetPorts() []*PortPFC {
@@ -3321,7 +3437,7 @@ type PortPFC struct {
 
 func (x *PortPFC) Reset() {
 	*x = PortPFC{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3333,7 +3449,7 @@ func (x *PortPFC) String() string {
 func (*PortPFC) ProtoMessage() {}
 
 func (x *PortPFC) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[44]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3346,7 +3462,7 @@ func (x *PortPFC) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortPFC.ProtoReflect.Descriptor instead.
 func (*PortPFC) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{44}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *PortPFC) GetPort() uint32 {
@@ -3446,7 +3562,7 @@ type PFCLogEvent struct {
 
 func (x *PFCLogEvent) Reset() {
 	*x = PFCLogEvent{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3458,7 +3574,7 @@ func (x *PFCLogEvent) String() string {
 func (*PFCLogEvent) ProtoMessage() {}
 
 func (x *PFCLogEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[45]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3471,7 +3587,7 @@ func (x *PFCLogEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PFCLogEvent.ProtoReflect.Descriptor instead.
 func (*PFCLogEvent) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{45}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PFCLogEvent) GetAtNs() int64 {
@@ -3511,7 +3627,7 @@ type InjectorStartResponse struct {
 
 func (x *InjectorStartResponse) Reset() {
 	*x = InjectorStartResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[46]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3523,7 +3639,7 @@ func (x *InjectorStartResponse) String() string {
 func (*InjectorStartResponse) ProtoMessage() {}
 
 func (x *InjectorStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[46]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3536,7 +3652,7 @@ func (x *InjectorStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorStartResponse.ProtoReflect.Descriptor instead.
 func (*InjectorStartResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{46}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *InjectorStartResponse) GetP4RuntimeAddr() string {
@@ -3554,7 +3670,7 @@ type InjectorTimingRequest struct {
 
 func (x *InjectorTimingRequest) Reset() {
 	*x = InjectorTimingRequest{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[47]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3566,7 +3682,7 @@ func (x *InjectorTimingRequest) String() string {
 func (*InjectorTimingRequest) ProtoMessage() {}
 
 func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[47]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3579,7 +3695,7 @@ func (x *InjectorTimingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorTimingRequest.ProtoReflect.Descriptor instead.
 func (*InjectorTimingRequest) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{47}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{48}
 }
 
 // InjectorTimingResponse is an injector.Timing: how the switch's mirror
@@ -3617,7 +3733,7 @@ type InjectorTimingResponse struct {
 
 func (x *InjectorTimingResponse) Reset() {
 	*x = InjectorTimingResponse{}
-	mi := &file_lumina_v1_lumina_proto_msgTypes[48]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3629,7 +3745,7 @@ func (x *InjectorTimingResponse) String() string {
 func (*InjectorTimingResponse) ProtoMessage() {}
 
 func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lumina_v1_lumina_proto_msgTypes[48]
+	mi := &file_lumina_v1_lumina_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3642,7 +3758,7 @@ func (x *InjectorTimingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectorTimingResponse.ProtoReflect.Descriptor instead.
 func (*InjectorTimingResponse) Descriptor() ([]byte, []int) {
-	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{48}
+	return file_lumina_v1_lumina_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *InjectorTimingResponse) GetFrames() uint64 {
@@ -3787,7 +3903,7 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\bboard_id\x18\b \x01(\tR\aboardId\x12\x16\n" +
 	"\x06kernel\x18\t \x01(\tR\x06kernel\x12 \n" +
 	"\vpersonality\x18\n" +
-	" \x01(\tR\vpersonality\"\x9f\x03\n" +
+	" \x01(\tR\vpersonality\"\xe5\x03\n" +
 	"\n" +
 	"RNICConfig\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
@@ -3804,7 +3920,12 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\x10adaptive_retrans\x18\n" +
 	" \x01(\bR\x0fadaptiveRetrans\x12!\n" +
 	"\fslow_restart\x18\v \x01(\bR\vslowRestart\x12$\n" +
-	"\x03pfc\x18\f \x01(\v2\x12.lumina.v1.RNICPFCR\x03pfc\"p\n" +
+	"\x03pfc\x18\f \x01(\v2\x12.lumina.v1.RNICPFCR\x03pfc\x12$\n" +
+	"\x03odp\x18\r \x01(\v2\x12.lumina.v1.RNICODPR\x03odp\x12\x1e\n" +
+	"\vodp_in_test\x18\x0e \x01(\bR\todpInTest\"I\n" +
+	"\aRNICODP\x12\"\n" +
+	"\rpage_fault_ns\x18\x01 \x01(\x03R\vpageFaultNs\x12\x1a\n" +
+	"\bprefetch\x18\x02 \x01(\bR\bprefetch\"p\n" +
 	"\aRNICPFC\x12\x1e\n" +
 	"\n" +
 	"priorities\x18\x01 \x01(\rR\n" +
@@ -3834,7 +3955,7 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\vRunResponse\x12\x18\n" +
 	"\astopped\x18\x02 \x01(\tR\astopped\x12)\n" +
 	"\x06result\x18\x03 \x01(\v2\x11.lumina.v1.ResultR\x06result\x120\n" +
-	"\x15nic_timer_late_max_ns\x18\x04 \x01(\x04R\x11nicTimerLateMaxNsJ\x04\b\x01\x10\x02\"\xc4\x03\n" +
+	"\x15nic_timer_late_max_ns\x18\x04 \x01(\x04R\x11nicTimerLateMaxNsJ\x04\b\x01\x10\x02\"\xfe\x04\n" +
 	"\aTraffic\x12\x12\n" +
 	"\x04verb\x18\x01 \x01(\tR\x04verb\x12\x17\n" +
 	"\anum_qps\x18\x02 \x01(\x03R\x06numQps\x12 \n" +
@@ -3855,7 +3976,12 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\tretry_cnt\x18\r \x01(\rR\bretryCnt\x12\"\n" +
 	"\rretry_cnt_set\x18\x0e \x01(\bR\vretryCntSet\x12\x12\n" +
 	"\x04dscp\x18\x0f \x03(\x03R\x04dscp\x12\x19\n" +
-	"\bwith_imm\x18\x10 \x01(\bR\awithImm\"\xa1\x03\n" +
+	"\bwith_imm\x18\x10 \x01(\bR\awithImm\x12\"\n" +
+	"\rmin_rnr_timer\x18\x11 \x01(\rR\vminRnrTimer\x12)\n" +
+	"\x11min_rnr_timer_set\x18\x12 \x01(\bR\x0eminRnrTimerSet\x12\x1b\n" +
+	"\trnr_retry\x18\x13 \x01(\rR\brnrRetry\x12\"\n" +
+	"\rrnr_retry_set\x18\x14 \x01(\bR\vrnrRetrySet\x12(\n" +
+	"\x10post_interval_ns\x18\x15 \x01(\x03R\x0epostIntervalNs\"\xa1\x03\n" +
 	"\x06Result\x12\x12\n" +
 	"\x04verb\x18\x01 \x01(\tR\x04verb\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x1f\n" +
@@ -4048,7 +4174,7 @@ func file_lumina_v1_lumina_proto_rawDescGZIP() []byte {
 }
 
 var file_lumina_v1_lumina_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
+var file_lumina_v1_lumina_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
 var file_lumina_v1_lumina_proto_goTypes = []any{
 	(NICVendor)(0),                 // 0: lumina.v1.NICVendor
 	(CNPScope)(0),                  // 1: lumina.v1.CNPScope
@@ -4071,43 +4197,44 @@ var file_lumina_v1_lumina_proto_goTypes = []any{
 	(*NICParams)(nil),              // 18: lumina.v1.NICParams
 	(*NICVersions)(nil),            // 19: lumina.v1.NICVersions
 	(*RNICConfig)(nil),             // 20: lumina.v1.RNICConfig
-	(*RNICPFC)(nil),                // 21: lumina.v1.RNICPFC
-	(*ServeRequest)(nil),           // 22: lumina.v1.ServeRequest
-	(*ServeResponse)(nil),          // 23: lumina.v1.ServeResponse
-	(*RunRequest)(nil),             // 24: lumina.v1.RunRequest
-	(*RunResponse)(nil),            // 25: lumina.v1.RunResponse
-	(*Traffic)(nil),                // 26: lumina.v1.Traffic
-	(*Result)(nil),                 // 27: lumina.v1.Result
-	(*QPResult)(nil),               // 28: lumina.v1.QPResult
-	(*ResponderStats)(nil),         // 29: lumina.v1.ResponderStats
-	(*Connection)(nil),             // 30: lumina.v1.Connection
-	(*Endpoint)(nil),               // 31: lumina.v1.Endpoint
-	(*CountersRequest)(nil),        // 32: lumina.v1.CountersRequest
-	(*CountersResponse)(nil),       // 33: lumina.v1.CountersResponse
-	(*InstallRequest)(nil),         // 34: lumina.v1.InstallRequest
-	(*InstallResponse)(nil),        // 35: lumina.v1.InstallResponse
-	(*InjectorHaltRequest)(nil),    // 36: lumina.v1.InjectorHaltRequest
-	(*InjectorHaltResponse)(nil),   // 37: lumina.v1.InjectorHaltResponse
-	(*InjectorStartRequest)(nil),   // 38: lumina.v1.InjectorStartRequest
-	(*SwitchPFC)(nil),              // 39: lumina.v1.SwitchPFC
-	(*PortWatchdog)(nil),           // 40: lumina.v1.PortWatchdog
-	(*SchedulePausesRequest)(nil),  // 41: lumina.v1.SchedulePausesRequest
-	(*PauseInjection)(nil),         // 42: lumina.v1.PauseInjection
-	(*SchedulePausesResponse)(nil), // 43: lumina.v1.SchedulePausesResponse
-	(*InjectorPFCRequest)(nil),     // 44: lumina.v1.InjectorPFCRequest
-	(*InjectorPFCResponse)(nil),    // 45: lumina.v1.InjectorPFCResponse
-	(*PortPFC)(nil),                // 46: lumina.v1.PortPFC
-	(*PFCLogEvent)(nil),            // 47: lumina.v1.PFCLogEvent
-	(*InjectorStartResponse)(nil),  // 48: lumina.v1.InjectorStartResponse
-	(*InjectorTimingRequest)(nil),  // 49: lumina.v1.InjectorTimingRequest
-	(*InjectorTimingResponse)(nil), // 50: lumina.v1.InjectorTimingResponse
-	nil,                            // 51: lumina.v1.NICParams.Dscp2prioEntry
-	nil,                            // 52: lumina.v1.Result.CountersEntry
-	nil,                            // 53: lumina.v1.ResponderStats.CountersEntry
-	nil,                            // 54: lumina.v1.CountersResponse.CountersEntry
-	nil,                            // 55: lumina.v1.InjectorStartRequest.PortsEntry
-	nil,                            // 56: lumina.v1.SwitchPFC.PortBpsEntry
-	nil,                            // 57: lumina.v1.SwitchPFC.WatchdogPortsEntry
+	(*RNICODP)(nil),                // 21: lumina.v1.RNICODP
+	(*RNICPFC)(nil),                // 22: lumina.v1.RNICPFC
+	(*ServeRequest)(nil),           // 23: lumina.v1.ServeRequest
+	(*ServeResponse)(nil),          // 24: lumina.v1.ServeResponse
+	(*RunRequest)(nil),             // 25: lumina.v1.RunRequest
+	(*RunResponse)(nil),            // 26: lumina.v1.RunResponse
+	(*Traffic)(nil),                // 27: lumina.v1.Traffic
+	(*Result)(nil),                 // 28: lumina.v1.Result
+	(*QPResult)(nil),               // 29: lumina.v1.QPResult
+	(*ResponderStats)(nil),         // 30: lumina.v1.ResponderStats
+	(*Connection)(nil),             // 31: lumina.v1.Connection
+	(*Endpoint)(nil),               // 32: lumina.v1.Endpoint
+	(*CountersRequest)(nil),        // 33: lumina.v1.CountersRequest
+	(*CountersResponse)(nil),       // 34: lumina.v1.CountersResponse
+	(*InstallRequest)(nil),         // 35: lumina.v1.InstallRequest
+	(*InstallResponse)(nil),        // 36: lumina.v1.InstallResponse
+	(*InjectorHaltRequest)(nil),    // 37: lumina.v1.InjectorHaltRequest
+	(*InjectorHaltResponse)(nil),   // 38: lumina.v1.InjectorHaltResponse
+	(*InjectorStartRequest)(nil),   // 39: lumina.v1.InjectorStartRequest
+	(*SwitchPFC)(nil),              // 40: lumina.v1.SwitchPFC
+	(*PortWatchdog)(nil),           // 41: lumina.v1.PortWatchdog
+	(*SchedulePausesRequest)(nil),  // 42: lumina.v1.SchedulePausesRequest
+	(*PauseInjection)(nil),         // 43: lumina.v1.PauseInjection
+	(*SchedulePausesResponse)(nil), // 44: lumina.v1.SchedulePausesResponse
+	(*InjectorPFCRequest)(nil),     // 45: lumina.v1.InjectorPFCRequest
+	(*InjectorPFCResponse)(nil),    // 46: lumina.v1.InjectorPFCResponse
+	(*PortPFC)(nil),                // 47: lumina.v1.PortPFC
+	(*PFCLogEvent)(nil),            // 48: lumina.v1.PFCLogEvent
+	(*InjectorStartResponse)(nil),  // 49: lumina.v1.InjectorStartResponse
+	(*InjectorTimingRequest)(nil),  // 50: lumina.v1.InjectorTimingRequest
+	(*InjectorTimingResponse)(nil), // 51: lumina.v1.InjectorTimingResponse
+	nil,                            // 52: lumina.v1.NICParams.Dscp2prioEntry
+	nil,                            // 53: lumina.v1.Result.CountersEntry
+	nil,                            // 54: lumina.v1.ResponderStats.CountersEntry
+	nil,                            // 55: lumina.v1.CountersResponse.CountersEntry
+	nil,                            // 56: lumina.v1.InjectorStartRequest.PortsEntry
+	nil,                            // 57: lumina.v1.SwitchPFC.PortBpsEntry
+	nil,                            // 58: lumina.v1.SwitchPFC.WatchdogPortsEntry
 }
 var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	6,  // 0: lumina.v1.DumperStartRequest.config:type_name -> lumina.v1.DumperConfig
@@ -4120,61 +4247,62 @@ var file_lumina_v1_lumina_proto_depIdxs = []int32{
 	18, // 7: lumina.v1.NICSpec.configure:type_name -> lumina.v1.NICParams
 	20, // 8: lumina.v1.NICSpec.rnic:type_name -> lumina.v1.RNICConfig
 	0,  // 9: lumina.v1.NICDevice.vendor:type_name -> lumina.v1.NICVendor
-	51, // 10: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
+	52, // 10: lumina.v1.NICParams.dscp2prio:type_name -> lumina.v1.NICParams.Dscp2prioEntry
 	1,  // 11: lumina.v1.RNICConfig.cnp_scope:type_name -> lumina.v1.CNPScope
-	21, // 12: lumina.v1.RNICConfig.pfc:type_name -> lumina.v1.RNICPFC
-	26, // 13: lumina.v1.RunRequest.traffic:type_name -> lumina.v1.Traffic
-	27, // 14: lumina.v1.RunResponse.result:type_name -> lumina.v1.Result
-	28, // 15: lumina.v1.Result.qps:type_name -> lumina.v1.QPResult
-	29, // 16: lumina.v1.Result.responder:type_name -> lumina.v1.ResponderStats
-	30, // 17: lumina.v1.Result.connections:type_name -> lumina.v1.Connection
-	52, // 18: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
-	53, // 19: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
-	31, // 20: lumina.v1.Connection.requester:type_name -> lumina.v1.Endpoint
-	31, // 21: lumina.v1.Connection.responder:type_name -> lumina.v1.Endpoint
-	54, // 22: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
-	30, // 23: lumina.v1.InstallRequest.connections:type_name -> lumina.v1.Connection
-	55, // 24: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
-	39, // 25: lumina.v1.InjectorStartRequest.pfc:type_name -> lumina.v1.SwitchPFC
-	56, // 26: lumina.v1.SwitchPFC.port_bps:type_name -> lumina.v1.SwitchPFC.PortBpsEntry
-	57, // 27: lumina.v1.SwitchPFC.watchdog_ports:type_name -> lumina.v1.SwitchPFC.WatchdogPortsEntry
-	42, // 28: lumina.v1.SchedulePausesRequest.pauses:type_name -> lumina.v1.PauseInjection
-	46, // 29: lumina.v1.InjectorPFCResponse.ports:type_name -> lumina.v1.PortPFC
-	47, // 30: lumina.v1.InjectorPFCResponse.log:type_name -> lumina.v1.PFCLogEvent
-	40, // 31: lumina.v1.SwitchPFC.WatchdogPortsEntry.value:type_name -> lumina.v1.PortWatchdog
-	2,  // 32: lumina.v1.Dumper.Start:input_type -> lumina.v1.DumperStartRequest
-	4,  // 33: lumina.v1.Dumper.Stop:input_type -> lumina.v1.DumperStopRequest
-	9,  // 34: lumina.v1.Dumper.Fetch:input_type -> lumina.v1.FetchRequest
-	14, // 35: lumina.v1.Generator.StartNIC:input_type -> lumina.v1.StartNICRequest
-	22, // 36: lumina.v1.Generator.Serve:input_type -> lumina.v1.ServeRequest
-	24, // 37: lumina.v1.Generator.Run:input_type -> lumina.v1.RunRequest
-	32, // 38: lumina.v1.Generator.Counters:input_type -> lumina.v1.CountersRequest
-	11, // 39: lumina.v1.Generator.StallRx:input_type -> lumina.v1.StallRxRequest
-	34, // 40: lumina.v1.Intake.Install:input_type -> lumina.v1.InstallRequest
-	38, // 41: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
-	49, // 42: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
-	41, // 43: lumina.v1.Injector.SchedulePauses:input_type -> lumina.v1.SchedulePausesRequest
-	44, // 44: lumina.v1.Injector.PFC:input_type -> lumina.v1.InjectorPFCRequest
-	36, // 45: lumina.v1.Injector.Halt:input_type -> lumina.v1.InjectorHaltRequest
-	3,  // 46: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
-	5,  // 47: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
-	10, // 48: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
-	15, // 49: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
-	23, // 50: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
-	25, // 51: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
-	33, // 52: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
-	13, // 53: lumina.v1.Generator.StallRx:output_type -> lumina.v1.StallRxResponse
-	35, // 54: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
-	48, // 55: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
-	50, // 56: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
-	43, // 57: lumina.v1.Injector.SchedulePauses:output_type -> lumina.v1.SchedulePausesResponse
-	45, // 58: lumina.v1.Injector.PFC:output_type -> lumina.v1.InjectorPFCResponse
-	37, // 59: lumina.v1.Injector.Halt:output_type -> lumina.v1.InjectorHaltResponse
-	46, // [46:60] is the sub-list for method output_type
-	32, // [32:46] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	22, // 12: lumina.v1.RNICConfig.pfc:type_name -> lumina.v1.RNICPFC
+	21, // 13: lumina.v1.RNICConfig.odp:type_name -> lumina.v1.RNICODP
+	27, // 14: lumina.v1.RunRequest.traffic:type_name -> lumina.v1.Traffic
+	28, // 15: lumina.v1.RunResponse.result:type_name -> lumina.v1.Result
+	29, // 16: lumina.v1.Result.qps:type_name -> lumina.v1.QPResult
+	30, // 17: lumina.v1.Result.responder:type_name -> lumina.v1.ResponderStats
+	31, // 18: lumina.v1.Result.connections:type_name -> lumina.v1.Connection
+	53, // 19: lumina.v1.Result.counters:type_name -> lumina.v1.Result.CountersEntry
+	54, // 20: lumina.v1.ResponderStats.counters:type_name -> lumina.v1.ResponderStats.CountersEntry
+	32, // 21: lumina.v1.Connection.requester:type_name -> lumina.v1.Endpoint
+	32, // 22: lumina.v1.Connection.responder:type_name -> lumina.v1.Endpoint
+	55, // 23: lumina.v1.CountersResponse.counters:type_name -> lumina.v1.CountersResponse.CountersEntry
+	31, // 24: lumina.v1.InstallRequest.connections:type_name -> lumina.v1.Connection
+	56, // 25: lumina.v1.InjectorStartRequest.ports:type_name -> lumina.v1.InjectorStartRequest.PortsEntry
+	40, // 26: lumina.v1.InjectorStartRequest.pfc:type_name -> lumina.v1.SwitchPFC
+	57, // 27: lumina.v1.SwitchPFC.port_bps:type_name -> lumina.v1.SwitchPFC.PortBpsEntry
+	58, // 28: lumina.v1.SwitchPFC.watchdog_ports:type_name -> lumina.v1.SwitchPFC.WatchdogPortsEntry
+	43, // 29: lumina.v1.SchedulePausesRequest.pauses:type_name -> lumina.v1.PauseInjection
+	47, // 30: lumina.v1.InjectorPFCResponse.ports:type_name -> lumina.v1.PortPFC
+	48, // 31: lumina.v1.InjectorPFCResponse.log:type_name -> lumina.v1.PFCLogEvent
+	41, // 32: lumina.v1.SwitchPFC.WatchdogPortsEntry.value:type_name -> lumina.v1.PortWatchdog
+	2,  // 33: lumina.v1.Dumper.Start:input_type -> lumina.v1.DumperStartRequest
+	4,  // 34: lumina.v1.Dumper.Stop:input_type -> lumina.v1.DumperStopRequest
+	9,  // 35: lumina.v1.Dumper.Fetch:input_type -> lumina.v1.FetchRequest
+	14, // 36: lumina.v1.Generator.StartNIC:input_type -> lumina.v1.StartNICRequest
+	23, // 37: lumina.v1.Generator.Serve:input_type -> lumina.v1.ServeRequest
+	25, // 38: lumina.v1.Generator.Run:input_type -> lumina.v1.RunRequest
+	33, // 39: lumina.v1.Generator.Counters:input_type -> lumina.v1.CountersRequest
+	11, // 40: lumina.v1.Generator.StallRx:input_type -> lumina.v1.StallRxRequest
+	35, // 41: lumina.v1.Intake.Install:input_type -> lumina.v1.InstallRequest
+	39, // 42: lumina.v1.Injector.Start:input_type -> lumina.v1.InjectorStartRequest
+	50, // 43: lumina.v1.Injector.Timing:input_type -> lumina.v1.InjectorTimingRequest
+	42, // 44: lumina.v1.Injector.SchedulePauses:input_type -> lumina.v1.SchedulePausesRequest
+	45, // 45: lumina.v1.Injector.PFC:input_type -> lumina.v1.InjectorPFCRequest
+	37, // 46: lumina.v1.Injector.Halt:input_type -> lumina.v1.InjectorHaltRequest
+	3,  // 47: lumina.v1.Dumper.Start:output_type -> lumina.v1.DumperStartResponse
+	5,  // 48: lumina.v1.Dumper.Stop:output_type -> lumina.v1.DumperStopResponse
+	10, // 49: lumina.v1.Dumper.Fetch:output_type -> lumina.v1.Chunk
+	15, // 50: lumina.v1.Generator.StartNIC:output_type -> lumina.v1.StartNICResponse
+	24, // 51: lumina.v1.Generator.Serve:output_type -> lumina.v1.ServeResponse
+	26, // 52: lumina.v1.Generator.Run:output_type -> lumina.v1.RunResponse
+	34, // 53: lumina.v1.Generator.Counters:output_type -> lumina.v1.CountersResponse
+	13, // 54: lumina.v1.Generator.StallRx:output_type -> lumina.v1.StallRxResponse
+	36, // 55: lumina.v1.Intake.Install:output_type -> lumina.v1.InstallResponse
+	49, // 56: lumina.v1.Injector.Start:output_type -> lumina.v1.InjectorStartResponse
+	51, // 57: lumina.v1.Injector.Timing:output_type -> lumina.v1.InjectorTimingResponse
+	44, // 58: lumina.v1.Injector.SchedulePauses:output_type -> lumina.v1.SchedulePausesResponse
+	46, // 59: lumina.v1.Injector.PFC:output_type -> lumina.v1.InjectorPFCResponse
+	38, // 60: lumina.v1.Injector.Halt:output_type -> lumina.v1.InjectorHaltResponse
+	47, // [47:61] is the sub-list for method output_type
+	33, // [33:47] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_lumina_v1_lumina_proto_init() }
@@ -4188,7 +4316,7 @@ func file_lumina_v1_lumina_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lumina_v1_lumina_proto_rawDesc), len(file_lumina_v1_lumina_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   56,
+			NumMessages:   57,
 			NumExtensions: 0,
 			NumServices:   4,
 		},
