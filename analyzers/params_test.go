@@ -120,3 +120,43 @@ func TestParamsFromConfigFabric(t *testing.T) {
 		})
 	}
 }
+
+// TestParamsFromConfigRNR: rnr_retry (nil for the default 7, the largest
+// of the flows') and odp come from the test (issue #32).
+func TestParamsFromConfigRNR(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		rnr        *int
+		odp        bool
+	}{
+		{"defaults", "name: t\n", nil, false},
+		{"rnr-retry 3", "traffic: {rnr-retry: 3}\n", intp(3), false},
+		{"rnr-retry 7", "traffic: {rnr-retry: 7}\n", nil, false},
+		{"rnr-retry 0, odp responder", "responder: {nic: {odp: {}}}\ntraffic: {rnr-retry: 0}\n", intp(0), true},
+		{"odp off", "responder: {nic: {odp: {enabled: false}}}\n", nil, false},
+		{"flows differ", "hosts: {a: {nic: {odp: {prefetch: true}}}, b: {}}\nflows:\n  - {name: f, from: a, to: b, rnr-retry: 2}\n  - {name: g, from: b, to: a, rnr-retry: 5}\n  - {name: h, from: b, to: a, rnr-retry: 1}\n",
+			intp(5), true},
+		{"a flow infinite", "hosts: {a: {}, b: {}}\nflows:\n  - {name: f, from: a, to: b, rnr-retry: 2}\n  - {name: g, from: b, to: a}\n", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tc, err := config.Parse("t.yaml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := ParamsFromConfig(tc)
+			if !reflect.DeepEqual(p.RNRRetry, tt.rnr) || p.ODP != tt.odp {
+				t.Errorf("ParamsFromConfig(%q): RNRRetry %v, ODP %v; want %v, %v", tt.yaml, derefInt(p.RNRRetry), p.ODP, derefInt(tt.rnr), tt.odp)
+			}
+		})
+	}
+}
+
+func intp(v int) *int { return &v }
+
+func derefInt(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -256,6 +256,15 @@ func ParamsFromConfig(t *config.Test) model.Params {
 	if v := f0.MaxRetransmitRetry; v >= 0 && v <= 7 {
 		p.RetryCnt = &v
 	}
+	// rnr_retry: the largest of the flows' (the laxest bound); 7
+	// (infinite), the default, stays nil.
+	rnr := 0
+	for _, f := range t.Flows {
+		rnr = max(rnr, f.RNRRetry)
+	}
+	if rnr < 7 {
+		p.RNRRetry = &rnr
+	}
 	for _, f := range t.Flows[1:] {
 		if f.MinRetransmitTimeout != f0.MinRetransmitTimeout {
 			p.Timeout = nil
@@ -264,6 +273,7 @@ func ParamsFromConfig(t *config.Test) model.Params {
 			p.RetryCnt = nil
 		}
 	}
+	p.ODP = t.ODPInTest()
 	host := func(name string) config.Host {
 		if h := t.Host(name); h != nil {
 			return h.Host

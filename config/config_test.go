@@ -329,7 +329,7 @@ func defaultTest() *Test {
 		},
 		Traffic: Traffic{
 			NumQPs: 1, Verb: VerbWrite, NumMsgsPerQP: 1, MTU: 1024, MessageSize: 4096, ListenPort: 12345,
-			TxDepth: 1, MinRetransmitTimeout: 14, MaxRetransmitRetry: 7,
+			TxDepth: 1, MinRetransmitTimeout: 14, MaxRetransmitRetry: 7, MinRNRTimer: 12, RNRRetry: 7,
 		},
 	}
 }

@@ -178,7 +178,7 @@ func TestParseHostsForm(t *testing.T) {
 	}
 	tr := func(dscp []int) Traffic {
 		return Traffic{NumQPs: 2, Verb: VerbWrite, NumMsgsPerQP: 20, MTU: 1024, MessageSize: 1048576, ListenPort: 12345,
-			TxDepth: 1, MinRetransmitTimeout: 14, MaxRetransmitRetry: 7, DSCPList: dscp}
+			TxDepth: 1, MinRetransmitTimeout: 14, MaxRetransmitRetry: 7, MinRNRTimer: 12, RNRRetry: 7, DSCPList: dscp}
 	}
 	b := tr([]int{26, 26})
 	b.Events = []Event{{QPN: 1, PSN: 3, Type: EventDrop, Iter: 1, Msg: 0, Pos: Pos{22, 9}}}

@@ -263,7 +263,9 @@ func (tr *Traffic) estimate() Estimate {
 // on sim; the models' clock on netns, netns-slowdown times slower than
 // the wall clock): the time to send everything at 1 Gb/s plus, per
 // message, every retry at the longest timeout any personality uses
-// (8·T_tr, or the adaptive stages), plus slack.
+// (8·T_tr, or the adaptive stages), plus slack. A flow with
+// post-interval-us adds its post schedule, (num-msgs-per-qp − 1) ×
+// post-interval-us; one whose hosts use ODP adds its page faults (odpWait).
 func (t *Test) TrafficDeadline() time.Duration {
 	// The flows share the switch: all their bytes at 1 Gb/s, then the
 	// slowest flow's retries after its start.
@@ -278,9 +280,61 @@ func (t *Test) TrafficDeadline() time.Duration {
 		if tr.TxDepth > 0 && !tr.BarrierSync {
 			msgs = (msgs + time.Duration(tr.TxDepth) - 1) / time.Duration(tr.TxDepth)
 		}
-		rest = max(rest, time.Duration(fl.StartUs)*time.Microsecond+msgs*retry)
+		sched := time.Duration(max(tr.NumMsgsPerQP-1, 0)) * time.Duration(tr.PostIntervalUs) * time.Microsecond
+		rest = max(rest, time.Duration(fl.StartUs)*time.Microsecond+msgs*retry+sched+t.odpWait(fl))
 	}
 	return send + rest + time.Second
+}
+
+// Bounds that odpWait assumes of a personality (a personality file may set
+// more; a run longer than the deadline is stopped).
+const (
+	// maxRNRWaitFactor bounds a personality's rnr-wait-factor: cx4's is 3
+	// (Fukuoka et al., Analyzing Performance Pitfalls of On-Demand
+	// Paging of InfiniBand, Figs. 2, 6, 11).
+	maxRNRWaitFactor = 4
+	// maxDefaultPageFault bounds a personality's odp-page-fault, the page
+	// fault time of a host without page-fault-us (cx4: 500 µs, ibid.,
+	// Fig. 2).
+	maxDefaultPageFault = 10 * time.Millisecond
+	// odpPageSize is the page size of ODP memory regions.
+	odpPageSize = 4096
+)
+
+// odpWait bounds what the page faults of flow fl cost: nothing unless one
+// of its hosts uses ODP. A page, once mapped, stays mapped (lumina never
+// evicts), and each QP reuses one message buffer per host, so each host
+// faults at most once per page of a buffer, pages(message-size) + 1 for
+// an unaligned one; the QPs fault in parallel. Each fault costs at most
+// its resolution time and an RNR wait (maxRNRWaitFactor × the
+// min-rnr-timer's time). A request lost while a fault is pending costs a
+// transport timeout, which the deadline's retries already count.
+func (t *Test) odpWait(fl Flow) time.Duration {
+	var fault time.Duration
+	for _, name := range []string{fl.From, fl.To} {
+		h := t.Host(name)
+		if h == nil && !t.HostsForm && len(t.Hosts) == 0 {
+			// A two-host Test built by hand, never normalized.
+			h = &NamedHost{Host: t.Requester}
+			if name == ResponderName {
+				h = &NamedHost{Host: t.Responder}
+			}
+		}
+		if h == nil || !h.NIC.ODPOn() {
+			continue
+		}
+		pf := maxDefaultPageFault
+		if us := h.NIC.ODP.PageFaultUs; us > 0 {
+			pf = time.Duration(us) * time.Microsecond
+		}
+		fault = max(fault, pf)
+	}
+	if fault == 0 {
+		return 0
+	}
+	pages := time.Duration(max(fl.MessageSize-1, 0)/odpPageSize + 2)
+	rnr := maxRNRWaitFactor * roce.RNRTimer(uint8(fl.MinRNRTimer))
+	return 2 * pages * (fault + rnr)
 }
 
 // warnNetnsLimit warns, on netns, when the traffic's limit

@@ -154,6 +154,7 @@ var hostNICSection = sect[NIC]("`nic` (traffic hosts)", []key{
 	{name: "ip-list", field: "IPList", dec: decIPList, omit: true},
 	{name: "prio-dscp-map", field: "PrioDSCPMap", dec: decPrioDSCPMap, omit: true, doc: "empty (priority p ↔ DSCP 8p..8p+7)"},
 	{name: "pfc", field: "PFC", sub: pfcSection, dec: decPFC, omit: true, doc: "absent (PFC off)"},
+	{name: "odp", field: "ODP", sub: odpSection, dec: decODP, omit: true, doc: "absent (pinned memory)"},
 })
 
 var roceSection = sect[RoCEParameters]("`roce-parameters`", []key{
@@ -205,6 +206,9 @@ var trafficSection = sect[Traffic]("`traffic`", []key{
 	{name: "tx-depth", field: "TxDepth", dec: ints(1, inf, ""), def: 1},
 	{name: "min-retransmit-timeout", field: "MinRetransmitTimeout", dec: ints(0, 31, ""), def: 14},
 	{name: "max-retransmit-retry", field: "MaxRetransmitRetry", dec: ints(0, 7, ""), def: 7},
+	{name: "min-rnr-timer", field: "MinRNRTimer", dec: ints(0, 31, "(min-rnr-timer: the IBA encoding, 14 is 1.28 ms)"), def: 12, omit: true},
+	{name: "rnr-retry", field: "RNRRetry", dec: ints(0, 7, "(rnr-retry: 7 is infinite)"), def: 7, omit: true},
+	{name: "post-interval-us", field: "PostIntervalUs", dec: ints(0, MaxPostIntervalUs, "(post-interval-us: µs between posting successive messages of a QP)"), omit: true, doc: "`0` (back to back)"},
 	{name: "dscp-list", field: "DSCPList", dec: decDSCPList, omit: true},
 	{name: "data-pkt-events", field: "Events", sub: eventSection, dec: decEvents, omit: true},
 	{name: "pfc-events", field: "PFCEvents", sub: pfcEventSection, dec: decPFCEvents, omit: true},

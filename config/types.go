@@ -512,6 +512,9 @@ type NIC struct {
 	// PFC turns priority flow control on for the NIC's lossless
 	// priorities. YAML key pfc; default absent (off). Traffic hosts only.
 	PFC *PFC
+	// ODP is the NIC's On-Demand Paging. YAML key odp; default absent
+	// (nil: pinned memory). Traffic hosts only.
+	ODP *ODP
 }
 
 // DSCPToPriority returns the priority of each DSCP: the one PrioDSCPMap
@@ -644,6 +647,23 @@ type Traffic struct {
 	// MaxRetransmitRetry is the QP's retry count, 0..7. YAML key
 	// max-retransmit-retry; default 7.
 	MaxRetransmitRetry int
+	// MinRNRTimer is the QP's min_rnr_timer, the RNR NAK timer its
+	// responder advertises, in the IBA encoding 0..31 (IBA Vol. 1
+	// Table 45: 14 is 1.28 ms, 0 is 655.36 ms; roce.RNRTimer), as
+	// ibv_modify_qp takes it. YAML key min-rnr-timer; default 12
+	// (0.64 ms, the software RNIC's and lumina's verbs default).
+	MinRNRTimer int
+	// RNRRetry is the QP's rnr_retry, how many RNR NAKs in a row the
+	// requester takes before it fails the WR, 0..7 (7: infinite). YAML
+	// key rnr-retry; default 7.
+	RNRRetry int
+	// PostIntervalUs is the time between posting successive messages of
+	// a QP, in µs, 0..MaxPostIntervalUs: message k is posted k ×
+	// PostIntervalUs after the flow's start, or later when tx-depth
+	// messages are still outstanding (with barrier-sync, when the round
+	// before is not complete). YAML key post-interval-us; default 0:
+	// back to back (each message as soon as tx-depth allows).
+	PostIntervalUs int
 	// DSCPList gives each QP's DSCP (0..63), one entry per QP. YAML key
 	// dscp-list; default empty (the generator's default traffic class).
 	DSCPList []int

@@ -52,6 +52,23 @@ type Traffic struct {
 	TimeoutSet  bool  `json:"timeout_set"`
 	RetryCnt    uint8 `json:"retry_cnt"`
 	RetryCntSet bool  `json:"retry_cnt_set"`
+	// MinRNRTimer is the QP's min_rnr_timer code (0..31, IBA Vol. 1
+	// Table 45; roce.RNRTimer) and RNRRetry its rnr_retry (0..7, 7 =
+	// infinite), set on both sides' QPs (defaults 12 and 7 unless Set:
+	// the software RNIC's and the verbs device's own defaults).
+	MinRNRTimer    uint8 `json:"min_rnr_timer,omitempty"`
+	MinRNRTimerSet bool  `json:"min_rnr_timer_set,omitempty"`
+	RNRRetry       uint8 `json:"rnr_retry,omitempty"`
+	RNRRetrySet    bool  `json:"rnr_retry_set,omitempty"`
+	// PostIntervalNs, if > 0, spaces the posts of each QP's messages:
+	// message k of a QP is posted at the start + k × PostIntervalNs, or
+	// later, as soon as fewer than TxDepth of the QP's messages are
+	// outstanding. With Barrier, round k (message k of every QP) is
+	// posted at the start + k × PostIntervalNs or, if later, when round
+	// k−1 completed on every QP. Default 0: back to back, each message as
+	// soon as TxDepth (or the barrier) allows. The requester needs
+	// RequesterConfig.After for it.
+	PostIntervalNs int64 `json:"post_interval_ns,omitempty"`
 	// DSCP per QP (optional; length NumQPs).
 	DSCP []int `json:"dscp,omitempty"`
 	// WithImm uses WRITE/SEND with immediate data.
@@ -83,11 +100,21 @@ func (t *Traffic) setDefaults() error {
 	if !t.RetryCntSet && t.RetryCnt == 0 {
 		t.RetryCnt = 7
 	}
+	if !t.MinRNRTimerSet && t.MinRNRTimer == 0 {
+		t.MinRNRTimer = 12
+	}
+	if !t.RNRRetrySet && t.RNRRetry == 0 {
+		t.RNRRetry = 7
+	}
 	switch {
 	case t.Verb != VerbWrite && t.Verb != VerbRead && t.Verb != VerbSend && t.Verb != VerbSendRead:
 		return fmt.Errorf("generator: unknown verb %q", t.Verb)
 	case t.NumQPs < 1 || t.MsgsPerQP < 1 || t.MsgSize < 0 || t.TxDepth < 1:
 		return fmt.Errorf("generator: num_qps %d, msgs_per_qp %d, msg_size %d, tx_depth %d out of range", t.NumQPs, t.MsgsPerQP, t.MsgSize, t.TxDepth)
+	case t.MinRNRTimer > 31 || t.RNRRetry > 7:
+		return fmt.Errorf("generator: min_rnr_timer %d (0..31) or rnr_retry %d (0..7) out of range", t.MinRNRTimer, t.RNRRetry)
+	case t.PostIntervalNs < 0:
+		return fmt.Errorf("generator: post_interval_ns %d is negative", t.PostIntervalNs)
 	case t.Barrier && t.TxDepth != 1:
 		return errors.New("generator: barrier sync needs tx_depth 1")
 	case t.DSCP != nil && len(t.DSCP) != t.NumQPs:

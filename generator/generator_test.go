@@ -22,6 +22,17 @@ type simBed struct {
 	loop     *sim.EventLoop
 	req, rsp *softrnic.NIC
 	mu       sync.Mutex
+	// wrapReq and wrapRsp, if set, wrap the requester's and the
+	// responder's Device (to watch their calls).
+	wrapReq, wrapRsp func(generator.Device) generator.Device
+}
+
+// device returns d wrapped by wrap, if set.
+func device(d generator.Device, wrap func(generator.Device) generator.Device) generator.Device {
+	if wrap != nil {
+		return wrap(d)
+	}
+	return d
 }
 
 func newSimBed(t *testing.T, reqIPs, rspIPs []string) *simBed {
@@ -69,7 +80,7 @@ func (b *simBed) run(t *testing.T, tr generator.Traffic) (*generator.Result, []g
 			return
 		}
 		defer c.Close()
-		st, err := generator.Serve(ctx, generator.ResponderConfig{Device: b.rsp.Device(), Exec: b.exec, Verify: true}, c)
+		st, err := generator.Serve(ctx, generator.ResponderConfig{Device: device(b.rsp.Device(), b.wrapRsp), Exec: b.exec, Verify: true}, c)
 		ch <- served{st, err}
 	}()
 	conn, err := net.Dial("tcp", ln.Addr().String())
@@ -79,7 +90,8 @@ func (b *simBed) run(t *testing.T, tr generator.Traffic) (*generator.Result, []g
 	defer conn.Close()
 	var reported []generator.Connection
 	r, err := generator.NewRequester(generator.RequesterConfig{
-		Device: b.req.Device(), Clock: b.loop, Exec: b.exec, Traffic: tr,
+		Device: device(b.req.Device(), b.wrapReq), Clock: b.loop, Exec: b.exec, Traffic: tr,
+		After: func(d time.Duration, fn func()) { b.loop.AfterFunc(d, fn) },
 		OnConnections: func(_ context.Context, cs []generator.Connection) error {
 			reported = append([]generator.Connection(nil), cs...)
 			return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/netlumina/lumina/roce"
 )
@@ -23,6 +24,10 @@ type RequesterConfig struct {
 	// Secret, when set, is sent first on the control connection, for a
 	// responder that checks it (Authenticate). Default: none.
 	Secret string
+	// After runs fn on the device's Loop d from now (sim.Loop.AfterFunc):
+	// the timer of Traffic.PostIntervalNs's post schedule. Required when
+	// PostIntervalNs > 0; unused otherwise.
+	After func(d time.Duration, fn func())
 }
 
 // Requester creates QPs, exchanges metadata with the responder, reports the
@@ -51,6 +56,7 @@ type Requester struct {
 
 type qpRun struct {
 	posted, completed int
+	timer             bool    // a post timer is pending (PostIntervalNs)
 	postNs            []int64 // post time of outstanding messages, FIFO
 	mct               []int64 // message completion times (ns)
 	lastNs            int64
@@ -89,6 +95,9 @@ func NewRequester(cfg RequesterConfig) (*Requester, error) {
 	}
 	if err := cfg.Traffic.setDefaults(); err != nil {
 		return nil, err
+	}
+	if cfg.Traffic.PostIntervalNs > 0 && cfg.After == nil {
+		return nil, errors.New("generator: a post interval needs RequesterConfig.After")
 	}
 	if cfg.Exec == nil {
 		cfg.Exec = func(fn func()) { fn() }
@@ -146,6 +155,7 @@ func (r *Requester) Handshake(ctx context.Context, conn net.Conn) ([]Connection,
 			}
 			a := ConnectAttr{RemoteQPN: peer.QPN, RemotePSN: psn(peer.IPSN), RemoteIP: peer.IP, RemoteMAC: peer.MAC,
 				LocalIP: mine[i].IP, MTU: t.MTU, Timeout: t.Timeout, TimeoutSet: true, RetryCnt: t.RetryCnt, RetryCntSet: true,
+				RNRRetry: t.RNRRetry, RNRRetrySet: true, MinRNRTimer: t.MinRNRTimer, MinRNRTimerSet: true,
 				MaxRdAtomic: max(16, t.TxDepth)}
 			if t.DSCP != nil {
 				a.TrafficClass, a.TrafficClassSet = uint8(t.DSCP[i]<<2|2), true
@@ -191,6 +201,12 @@ func (r *Requester) StartOnLoop() {
 		first = 1
 		r.inRound = len(r.qps)
 	}
+	if t.PostIntervalNs > 0 && !t.Barrier {
+		for i := range r.qps {
+			r.pumpLocked(i)
+		}
+		return
+	}
 	for i := range r.qps {
 		for range min(first, t.MsgsPerQP) {
 			r.postLocked(i)
@@ -198,7 +214,60 @@ func (r *Requester) StartOnLoop() {
 	}
 }
 
-func (r *Requester) postLocked(i int) {
+// dueNs returns when message k of a QP is due: the start + k ×
+// PostIntervalNs.
+func (r *Requester) dueNs(k int) int64 { return r.startNs + int64(k)*r.cfg.Traffic.PostIntervalNs }
+
+// pumpLocked posts QP i's messages that are due while fewer than TxDepth
+// are outstanding, and sets a timer for the next one that is not yet
+// due (PostIntervalNs without Barrier).
+func (r *Requester) pumpLocked(i int) {
+	t := r.cfg.Traffic
+	s := &r.qpState[i]
+	for s.errors == 0 && s.posted < t.MsgsPerQP && len(s.postNs) < t.TxDepth {
+		now := r.cfg.Clock.Now()
+		if due := r.dueNs(s.posted); now < due {
+			if !s.timer {
+				s.timer = true
+				r.cfg.After(time.Duration(due-now), func() {
+					r.mu.Lock()
+					defer r.mu.Unlock()
+					r.qpState[i].timer = false
+					r.pumpLocked(i)
+				})
+			}
+			return
+		}
+		if !r.postLocked(i) {
+			return
+		}
+	}
+}
+
+// nextRoundLocked posts the next round of every QP (Barrier) when it is
+// due, else sets a timer that posts it then.
+func (r *Requester) nextRoundLocked() {
+	post := func() {
+		r.inRound = len(r.qps)
+		for j := range r.qps {
+			r.postLocked(j)
+		}
+	}
+	now := r.cfg.Clock.Now()
+	due := r.dueNs(r.qpState[0].posted)
+	if r.cfg.Traffic.PostIntervalNs == 0 || now >= due {
+		post()
+		return
+	}
+	r.cfg.After(time.Duration(due-now), func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		post()
+	})
+}
+
+// postLocked posts QP i's next message and reports whether it could.
+func (r *Requester) postLocked(i int) bool {
 	t := r.cfg.Traffic
 	s := &r.qpState[i]
 	wr := SendWR{ID: uint64(i), Local: r.mrs[i], Length: t.MsgSize,
@@ -219,10 +288,11 @@ func (r *Requester) postLocked(i int) {
 	}
 	if err := r.qps[i].PostSend(wr); err != nil {
 		r.failLocked(fmt.Sprintf("QP %d: post: %v", i, err))
-		return
+		return false
 	}
 	s.posted++
 	s.postNs = append(s.postNs, r.cfg.Clock.Now())
+	return true
 }
 
 func (r *Requester) onCompletion(c Completion) {
@@ -245,15 +315,15 @@ func (r *Requester) onCompletion(c Completion) {
 	s.completed++
 	s.lastNs = c.TimeNs
 	t := r.cfg.Traffic
-	if t.Barrier {
+	switch {
+	case t.Barrier:
 		r.inRound--
 		if r.inRound == 0 && s.posted < t.MsgsPerQP {
-			r.inRound = len(r.qps)
-			for j := range r.qps {
-				r.postLocked(j)
-			}
+			r.nextRoundLocked()
 		}
-	} else if s.posted < t.MsgsPerQP {
+	case t.PostIntervalNs > 0:
+		r.pumpLocked(i)
+	case s.posted < t.MsgsPerQP:
 		r.postLocked(i)
 	}
 	r.checkDoneLocked()

@@ -97,7 +97,8 @@ func Serve(ctx context.Context, cfg ResponderConfig, conn net.Conn) (*ResponderS
 			qp := dev.NewQP()
 			handleQPs(dev, []QP{qp}, onComp)
 			a := ConnectAttr{RemoteQPN: peer.QPN, RemotePSN: psn(peer.IPSN), RemoteIP: ip, RemoteMAC: peer.MAC, LocalIP: local,
-				MTU: t.MTU, Timeout: t.Timeout, TimeoutSet: true, RetryCnt: t.RetryCnt, RetryCntSet: true, MaxRdAtomic: max(16, t.TxDepth)}
+				MTU: t.MTU, Timeout: t.Timeout, TimeoutSet: true, RetryCnt: t.RetryCnt, RetryCntSet: true, MaxRdAtomic: max(16, t.TxDepth),
+				RNRRetry: t.RNRRetry, RNRRetrySet: true, MinRNRTimer: t.MinRNRTimer, MinRNRTimerSet: true}
 			if t.DSCP != nil {
 				a.TrafficClass, a.TrafficClassSet = uint8(t.DSCP[i]<<2|2), true
 			}

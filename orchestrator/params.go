@@ -47,8 +47,10 @@ func traffic(f config.Flow) generator.Traffic {
 		NumQPs: tr.NumQPs, NumReadQPs: tr.NumReadQPs, MsgsPerQP: tr.NumMsgsPerQP, MsgSize: tr.MessageSize, MsgSizeSet: true,
 		MTU: tr.MTU, TxDepth: tr.TxDepth, Barrier: tr.BarrierSync, MultiGID: tr.MultiGID,
 		Timeout: uint8(tr.MinRetransmitTimeout), TimeoutSet: true, RetryCnt: uint8(tr.MaxRetransmitRetry), RetryCntSet: true,
-		DSCP: tr.DSCPList,
-		Verb: tr.Verb,
+		MinRNRTimer: uint8(tr.MinRNRTimer), MinRNRTimerSet: true, RNRRetry: uint8(tr.RNRRetry), RNRRetrySet: true,
+		PostIntervalNs: int64(tr.PostIntervalUs) * int64(time.Microsecond),
+		DSCP:           tr.DSCPList,
+		Verb:           tr.Verb,
 	}
 	return g
 }
@@ -80,7 +82,17 @@ func (r *Run) nicConfig(i int) softrnic.Config {
 		MinTimeBetweenCNPs: time.Duration(h.RoCE.MinTimeBetweenCNPs) * time.Microsecond,
 		AdaptiveRetrans:    h.RoCE.AdaptiveRetrans, SlowRestart: h.RoCE.SlowRestart,
 		PFC: r.nicPFC(i),
+		ODP: nicODP(h.NIC), ODPInTest: r.Test.ODPInTest(),
 	}
+}
+
+// nicODP is a host's software-RNIC ODP configuration (nic.odp): nil
+// without ODP; a page-fault-us of 0 leaves the personality's default.
+func nicODP(n config.NIC) *softrnic.ODPConfig {
+	if !n.ODPOn() {
+		return nil
+	}
+	return &softrnic.ODPConfig{PageFault: time.Duration(n.ODP.PageFaultUs) * time.Microsecond, Prefetch: n.ODP.Prefetch}
 }
 
 // nicDevice is a real RNIC's identity and the RoCE parameters to set on it.

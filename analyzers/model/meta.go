@@ -76,6 +76,14 @@ type Params struct {
 	Timeout *uint8 `json:"timeout,omitempty"`
 	// RetryCnt is the QP's retry_cnt. Nil: 7, the verbs default lumina uses.
 	RetryCnt *int `json:"retry_cnt,omitempty"`
+	// RNRRetry is the QP's rnr_retry (0..7; 7: infinite), the test's
+	// traffic.rnr-retry. Nil: 7, the default (so that a run that did not
+	// change it keeps its report.json).
+	RNRRetry *int `json:"rnr_retry,omitempty"`
+	// ODP says some traffic host of the run used On-Demand Paging
+	// (config.Test.ODPInTest): RNR NAKs and silent drops of READ
+	// responses are expected. Default false.
+	ODP bool `json:"odp,omitempty"`
 	// AdaptiveRetrans says adaptive retransmission was on (informational:
 	// its timeouts are expected to leave the IB bound, Lumina §6.3).
 	AdaptiveRetrans bool `json:"adaptive_retrans,omitempty"`

@@ -471,10 +471,6 @@ func RNICConfigToProto(c softrnic.Config) *luminav1.RNICConfig {
 		CnpScope:             luminav1.CNPScope(c.CNPScope),
 		AdaptiveRetrans:      c.AdaptiveRetrans,
 		SlowRestart:          c.SlowRestart,
-		OdpInTest:            c.ODPInTest,
-	}
-	if o := c.ODP; o != nil {
-		m.Odp = &luminav1.RNICODP{PageFaultNs: int64(o.PageFault), Prefetch: o.Prefetch}
 	}
 	for _, ip := range c.IPs {
 		m.Ips = append(m.Ips, ip.String())
@@ -482,6 +478,10 @@ func RNICConfigToProto(c softrnic.Config) *luminav1.RNICConfig {
 	if p := c.PFC; p != nil {
 		m.Pfc = &luminav1.RNICPFC{Priorities: uint32(p.Priorities), DscpToPriority: slices.Clone(p.DSCPToPriority[:]), PageSize: int64(p.PageSize)}
 	}
+	if o := c.ODP; o != nil {
+		m.Odp = &luminav1.RNICODP{PageFaultNs: int64(o.PageFault), Prefetch: o.Prefetch}
+	}
+	m.OdpInTest = c.ODPInTest
 	return m
 }
 
@@ -509,10 +509,10 @@ func (d *decoder) rnicConfig(f string, m *luminav1.RNICConfig) softrnic.Config {
 		ODPInTest:          m.GetOdpInTest(),
 	}
 	if om := m.GetOdp(); om != nil {
-		c.ODP = &softrnic.ODPConfig{PageFault: time.Duration(om.GetPageFaultNs()), Prefetch: om.GetPrefetch()}
-		if c.ODP.PageFault < 0 {
-			d.failf(f+".odp.page_fault_ns", "%d, want ≥ 0", om.GetPageFaultNs())
+		if om.GetPageFaultNs() < 0 {
+			d.failf(f+".odp.page_fault_ns", "%d is negative", om.GetPageFaultNs())
 		}
+		c.ODP = &softrnic.ODPConfig{PageFault: time.Duration(om.GetPageFaultNs()), Prefetch: om.GetPrefetch()}
 	}
 	if mac := m.GetMac(); len(mac) != 6 {
 		d.failf(f+".mac", "%d bytes, want 6", len(mac))
@@ -634,6 +634,12 @@ func TrafficToProto(t generator.Traffic) *luminav1.Traffic {
 		RetryCntSet: t.RetryCntSet,
 		Dscp:        int64s(t.DSCP),
 		WithImm:     t.WithImm,
+
+		MinRnrTimer:    uint32(t.MinRNRTimer),
+		MinRnrTimerSet: t.MinRNRTimerSet,
+		RnrRetry:       uint32(t.RNRRetry),
+		RnrRetrySet:    t.RNRRetrySet,
+		PostIntervalNs: t.PostIntervalNs,
 	}
 }
 
@@ -664,6 +670,12 @@ func (d *decoder) traffic(f string, m *luminav1.Traffic) generator.Traffic {
 		RetryCntSet: m.GetRetryCntSet(),
 		DSCP:        d.ints(f+".dscp", m.GetDscp()),
 		WithImm:     m.GetWithImm(),
+
+		MinRNRTimer:    d.uint8(f+".min_rnr_timer", m.GetMinRnrTimer()),
+		MinRNRTimerSet: m.GetMinRnrTimerSet(),
+		RNRRetry:       d.uint8(f+".rnr_retry", m.GetRnrRetry()),
+		RNRRetrySet:    m.GetRnrRetrySet(),
+		PostIntervalNs: m.GetPostIntervalNs(),
 	}
 }
 

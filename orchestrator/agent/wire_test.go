@@ -167,8 +167,8 @@ func fullPersonality() softrnic.Personality {
 		PauseReactionDelay: softrnic.Duration(2017 * time.Nanosecond), RxBufferBytes: 130944, RxXoffBytes: 95264, RxXonBytes: 86048,
 		RxPipelineGbps: 126, MTTCacheEntries: 2048, MTTMissPenalty: softrnic.Duration(time.Microsecond),
 		StormWatchdog: softrnic.Duration(100 * time.Millisecond),
-		ODPPageFault:  softrnic.Duration(773 * time.Microsecond), ODPRNRNakDelay: softrnic.Duration(141 * time.Microsecond),
-		ODPDupReadDelay: softrnic.Duration(74 * time.Microsecond), RNRWaitFactor: 3.45,
+		ODPPageFault:  softrnic.Duration(450 * time.Microsecond), ODPRNRNakDelay: softrnic.Duration(141 * time.Microsecond),
+		ODPDupReadDelay: softrnic.Duration(77 * time.Microsecond), RNRWaitFactor: 2.75,
 	}
 }
 
@@ -196,7 +196,8 @@ func fullNICParams() nic.Params {
 func fullTraffic() generator.Traffic {
 	return generator.Traffic{Verb: generator.VerbSendRead, NumQPs: 2, NumReadQPs: 1, MsgsPerQP: 10, MsgSize: 1 << 20,
 		MsgSizeSet: true, MTU: 4096, TxDepth: 3, Barrier: true, MultiGID: true, Timeout: 255, TimeoutSet: true,
-		RetryCnt: 6, RetryCntSet: true, DSCP: []int{26, 48}, WithImm: true}
+		RetryCnt: 6, RetryCntSet: true, DSCP: []int{26, 48}, WithImm: true,
+		MinRNRTimer: 14, MinRNRTimerSet: true, RNRRetry: 3, RNRRetrySet: true, PostIntervalNs: 3_000_000}
 }
 
 func fullEndpoint(i uint32) generator.Endpoint {
@@ -441,10 +442,10 @@ func TestWireRejects(t *testing.T) {
 		{"empty IP", "RNICConfig.ips[0]", rnic(func(m *luminav1.RNICConfig) { m.Ips[0] = "" })},
 		{"bad CNP scope", "RNICConfig.cnp_scope", rnic(func(m *luminav1.RNICConfig) { m.CnpScope = 5 })},
 		{"CNP scope overflow", "RNICConfig.cnp_scope", rnic(func(m *luminav1.RNICConfig) { m.CnpScope = 257 })},
-		{"negative page fault", "RNICConfig.odp.page_fault_ns", rnic(func(m *luminav1.RNICConfig) { m.Odp.PageFaultNs = -1 })},
 		{"negative RNR wait factor", "RNICConfig.personality_yaml", rnic(personality("rnr-wait-factor: -1\n"))},
 		{"personality not YAML", "RNICConfig.personality_yaml", rnic(personality("name: [unterminated"))},
 		{"personality unknown key", "RNICConfig.personality_yaml", rnic(personality("name: x\nline-rate: 40\n"))},
+		{"negative page fault", "RNICConfig.odp.page_fault_ns", rnic(func(m *luminav1.RNICConfig) { m.Odp.PageFaultNs = -1 })},
 		{"personality invalid", "RNICConfig.personality_yaml", rnic(personality("name: x\nline-rate-gbps: 0\n"))},
 		{"personality unknown base", "RNICConfig.personality_yaml", rnic(personality("base: cx9\n"))},
 
@@ -452,6 +453,8 @@ func TestWireRejects(t *testing.T) {
 		{"unknown verb", "Traffic.verb", traffic(func(m *luminav1.Traffic) { m.Verb = "atomic" })},
 		{"timeout overflow", "Traffic.timeout", traffic(func(m *luminav1.Traffic) { m.Timeout = 256 })},
 		{"retry_cnt overflow", "Traffic.retry_cnt", traffic(func(m *luminav1.Traffic) { m.RetryCnt = 1 << 20 })},
+		{"min_rnr_timer overflow", "Traffic.min_rnr_timer", traffic(func(m *luminav1.Traffic) { m.MinRnrTimer = 256 })},
+		{"rnr_retry overflow", "Traffic.rnr_retry", traffic(func(m *luminav1.Traffic) { m.RnrRetry = 1 << 9 })},
 
 		{"nil Result", "Result", func() error { _, err := ResultFromProto(nil); return err }},
 		{"result verb", "Result.verb", result(func(m *luminav1.Result) { m.Verb = "WRITE" })},

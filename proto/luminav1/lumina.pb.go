@@ -1395,7 +1395,8 @@ type RNICConfig struct {
 	SlowRestart          bool     `protobuf:"varint,11,opt,name=slow_restart,json=slowRestart,proto3" json:"slow_restart,omitempty"`
 	// PFC on the NIC (softrnic.PFCConfig); absent: PFC off.
 	Pfc *RNICPFC `protobuf:"bytes,12,opt,name=pfc,proto3" json:"pfc,omitempty"`
-	// On-Demand Paging (softrnic.ODPConfig); absent: pinned memory.
+	// On-Demand Paging on the NIC (softrnic.ODPConfig); absent: pinned
+	// memory.
 	Odp *RNICODP `protobuf:"bytes,13,opt,name=odp,proto3" json:"odp,omitempty"`
 	// softrnic.Config.ODPInTest: some host of the test uses ODP.
 	OdpInTest     bool `protobuf:"varint,14,opt,name=odp_in_test,json=odpInTest,proto3" json:"odp_in_test,omitempty"`
@@ -1534,9 +1535,10 @@ func (x *RNICConfig) GetOdpInTest() bool {
 // RNICODP is softrnic.ODPConfig.
 type RNICODP struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Page-fault time in ns; 0: the personality's.
-	PageFaultNs   int64 `protobuf:"varint,1,opt,name=page_fault_ns,json=pageFaultNs,proto3" json:"page_fault_ns,omitempty"`
-	Prefetch      bool  `protobuf:"varint,2,opt,name=prefetch,proto3" json:"prefetch,omitempty"`
+	// How long a page fault takes to resolve; 0: the personality's default.
+	PageFaultNs int64 `protobuf:"varint,1,opt,name=page_fault_ns,json=pageFaultNs,proto3" json:"page_fault_ns,omitempty"`
+	// Map every page at registration.
+	Prefetch      bool `protobuf:"varint,2,opt,name=prefetch,proto3" json:"prefetch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1944,10 +1946,17 @@ type Traffic struct {
 	RetryCnt    uint32 `protobuf:"varint,13,opt,name=retry_cnt,json=retryCnt,proto3" json:"retry_cnt,omitempty"`
 	RetryCntSet bool   `protobuf:"varint,14,opt,name=retry_cnt_set,json=retryCntSet,proto3" json:"retry_cnt_set,omitempty"`
 	// DSCP per QP; empty: none.
-	Dscp          []int64 `protobuf:"varint,15,rep,packed,name=dscp,proto3" json:"dscp,omitempty"`
-	WithImm       bool    `protobuf:"varint,16,opt,name=with_imm,json=withImm,proto3" json:"with_imm,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Dscp    []int64 `protobuf:"varint,15,rep,packed,name=dscp,proto3" json:"dscp,omitempty"`
+	WithImm bool    `protobuf:"varint,16,opt,name=with_imm,json=withImm,proto3" json:"with_imm,omitempty"`
+	// min_rnr_timer (0..31) and rnr_retry (0..7) are uint8s.
+	MinRnrTimer    uint32 `protobuf:"varint,17,opt,name=min_rnr_timer,json=minRnrTimer,proto3" json:"min_rnr_timer,omitempty"`
+	MinRnrTimerSet bool   `protobuf:"varint,18,opt,name=min_rnr_timer_set,json=minRnrTimerSet,proto3" json:"min_rnr_timer_set,omitempty"`
+	RnrRetry       uint32 `protobuf:"varint,19,opt,name=rnr_retry,json=rnrRetry,proto3" json:"rnr_retry,omitempty"`
+	RnrRetrySet    bool   `protobuf:"varint,20,opt,name=rnr_retry_set,json=rnrRetrySet,proto3" json:"rnr_retry_set,omitempty"`
+	// Time between posting successive messages of a QP; 0: back to back.
+	PostIntervalNs int64 `protobuf:"varint,21,opt,name=post_interval_ns,json=postIntervalNs,proto3" json:"post_interval_ns,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Traffic) Reset() {
@@ -2090,6 +2099,41 @@ func (x *Traffic) GetWithImm() bool {
 		return x.WithImm
 	}
 	return false
+}
+
+func (x *Traffic) GetMinRnrTimer() uint32 {
+	if x != nil {
+		return x.MinRnrTimer
+	}
+	return 0
+}
+
+func (x *Traffic) GetMinRnrTimerSet() bool {
+	if x != nil {
+		return x.MinRnrTimerSet
+	}
+	return false
+}
+
+func (x *Traffic) GetRnrRetry() uint32 {
+	if x != nil {
+		return x.RnrRetry
+	}
+	return 0
+}
+
+func (x *Traffic) GetRnrRetrySet() bool {
+	if x != nil {
+		return x.RnrRetrySet
+	}
+	return false
+}
+
+func (x *Traffic) GetPostIntervalNs() int64 {
+	if x != nil {
+		return x.PostIntervalNs
+	}
+	return 0
 }
 
 // Result is a generator.Result, the requester's outcome.
@@ -3911,7 +3955,7 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\vRunResponse\x12\x18\n" +
 	"\astopped\x18\x02 \x01(\tR\astopped\x12)\n" +
 	"\x06result\x18\x03 \x01(\v2\x11.lumina.v1.ResultR\x06result\x120\n" +
-	"\x15nic_timer_late_max_ns\x18\x04 \x01(\x04R\x11nicTimerLateMaxNsJ\x04\b\x01\x10\x02\"\xc4\x03\n" +
+	"\x15nic_timer_late_max_ns\x18\x04 \x01(\x04R\x11nicTimerLateMaxNsJ\x04\b\x01\x10\x02\"\xfe\x04\n" +
 	"\aTraffic\x12\x12\n" +
 	"\x04verb\x18\x01 \x01(\tR\x04verb\x12\x17\n" +
 	"\anum_qps\x18\x02 \x01(\x03R\x06numQps\x12 \n" +
@@ -3932,7 +3976,12 @@ const file_lumina_v1_lumina_proto_rawDesc = "" +
 	"\tretry_cnt\x18\r \x01(\rR\bretryCnt\x12\"\n" +
 	"\rretry_cnt_set\x18\x0e \x01(\bR\vretryCntSet\x12\x12\n" +
 	"\x04dscp\x18\x0f \x03(\x03R\x04dscp\x12\x19\n" +
-	"\bwith_imm\x18\x10 \x01(\bR\awithImm\"\xa1\x03\n" +
+	"\bwith_imm\x18\x10 \x01(\bR\awithImm\x12\"\n" +
+	"\rmin_rnr_timer\x18\x11 \x01(\rR\vminRnrTimer\x12)\n" +
+	"\x11min_rnr_timer_set\x18\x12 \x01(\bR\x0eminRnrTimerSet\x12\x1b\n" +
+	"\trnr_retry\x18\x13 \x01(\rR\brnrRetry\x12\"\n" +
+	"\rrnr_retry_set\x18\x14 \x01(\bR\vrnrRetrySet\x12(\n" +
+	"\x10post_interval_ns\x18\x15 \x01(\x03R\x0epostIntervalNs\"\xa1\x03\n" +
 	"\x06Result\x12\x12\n" +
 	"\x04verb\x18\x01 \x01(\tR\x04verb\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x1f\n" +
