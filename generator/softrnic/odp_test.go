@@ -618,3 +618,64 @@ func TestODPDupWindowEndsWithPFC(t *testing.T) {
 		t.Errorf("completions %+v, dupServing %d; want 3 and 0", p.comps, p.rs.dupServing)
 	}
 }
+
+// An RNR wait shorter than the page fault (min_rnr_timer 1: 3 × 10 µs on
+// cx4): the retry arrives while the fault is pending and is dropped
+// silently (our choice, odp.go). A READ still completes when the fault
+// resolves, since its deferred response arrives after the wait; a WRITE
+// was discarded and only the transport timeout recovers it.
+func TestODPShortRNRWait(t *testing.T) {
+	rnr1 := roce.RNRSyndrome(1)
+	ackSyn := roce.ACKSyndrome(roce.CreditCountInvalid)
+	for _, tc := range []struct {
+		name  string
+		op    WROpcode
+		want  func(k odpTimes) []odpEv
+		done  func(k odpTimes) int64
+		tmout uint64
+	}{
+		{
+			name: "READ: the deferred response completes it", op: WRRead,
+			want: func(k odpTimes) []odpEv {
+				return []odpEv{{0, sim.AtoB, roce.RCReadRequest, 0, 0}, {k.nak - k.da, sim.BtoA, roce.RCAcknowledge, 0, rnr1},
+					{k.nak + 30_000, sim.AtoB, roce.RCReadRequest, 0, 0}, {k.dq + k.pf, sim.BtoA, roce.RCReadResponseOnly, 0, ackSyn}}
+			},
+			done: func(k odpTimes) int64 { return k.dq + k.pf + k.dr },
+		},
+		{
+			name: "WRITE: the timeout recovers it", op: WRWrite,
+			want: func(k odpTimes) []odpEv {
+				retry := k.nak + 30_000
+				return []odpEv{{0, sim.AtoB, roce.RCWriteOnly, 0, 0}, {k.nak - k.da, sim.BtoA, roce.RCAcknowledge, 0, rnr1},
+					{retry, sim.AtoB, roce.RCWriteOnly, 0, 0}, {retry + k.timeout, sim.AtoB, roce.RCWriteOnly, 0, 0},
+					{retry + k.timeout + k.dw, sim.BtoA, roce.RCAcknowledge, 0, ackSyn}}
+			},
+			done:  func(k odpTimes) int64 { return k.nak + 30_000 + k.timeout + k.dw + k.da },
+			tmout: 1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			attr := ConnectAttr{Timeout: 14, TimeoutSet: true, MinRNRTimer: 1, MinRNRTimerSet: true}
+			p := newPair(t, pairOpts{persVal: odpPersonality(t), attr: attr,
+				reqCfg: Config{ODPInTest: true}, rspCfg: Config{ODP: &ODPConfig{}, ODPInTest: true}})
+			k := newODPTimes(p)
+			if err := p.rq.PostSend(SendWR{ID: 1, Op: tc.op, Local: p.reqMR, Length: odpSize, RemoteAddr: p.rspMR.Addr, RKey: p.rspMR.RKey}); err != nil {
+				t.Fatal(err)
+			}
+			p.run(time.Second)
+			var got []odpEv
+			for _, f := range p.frames {
+				got = append(got, odpEv{f.T, f.Dir, f.Op, f.PSN, f.Syn})
+			}
+			if want := tc.want(k); !slices.Equal(got, want) {
+				t.Errorf("frames:\n got %s\nwant %s", evLines(got), evLines(want))
+			}
+			if len(p.comps) != 1 || p.comps[0].Status != StatusSuccess || p.comps[0].TimeNs != tc.done(k) {
+				t.Errorf("completions = %+v, want one success at %d", p.comps, tc.done(k))
+			}
+			if got := p.req.Counters().Map()["local_ack_timeout_err"]; got != tc.tmout {
+				t.Errorf("local_ack_timeout_err = %d, want %d", got, tc.tmout)
+			}
+		})
+	}
+}
