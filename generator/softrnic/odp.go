@@ -31,9 +31,10 @@ import (
 // advanced past it: Fig. 2 left); a WRITE or SEND packet is discarded
 // (the expected PSN stays: the paper has no WRITE or SEND trace, our
 // choice). Every request that arrives meanwhile is dropped silently (the
-// paper is silent: our choice; a re-sent request that arrives before the
-// fault resolves, which an RNR wait shorter than the page-fault time
-// makes, is lost and only the transport timeout recovers it).
+// paper is silent: our choice). So with an RNR wait shorter than the page
+// fault the retry is lost: a READ still completes with the response it
+// gets when the fault resolves (the requester no longer waits then), a
+// WRITE or SEND only by the transport timeout.
 //
 // Requester: after an RNR NAK (any, not only ODP's) the QP waits
 // RNRTimer(code) × RNRWaitFactor, sends no request meanwhile (posted WRs
