@@ -620,10 +620,8 @@ func TestODPDupWindowEndsWithPFC(t *testing.T) {
 }
 
 // An RNR wait shorter than the page fault (min_rnr_timer 1: 3 × 10 µs on
-// cx4): the retry arrives while the fault is pending and is dropped
-// silently (our choice, odp.go). A READ still completes when the fault
-// resolves, since its deferred response arrives after the wait; a WRITE
-// was discarded and only the transport timeout recovers it.
+// cx4): each retry that arrives while the fault is pending gets another
+// RNR NAK (our choice, odp.go); no transport timeout.
 func TestODPShortRNRWait(t *testing.T) {
 	rnr1 := roce.RNRSyndrome(1)
 	ackSyn := roce.ACKSyndrome(roce.CreditCountInvalid)
@@ -635,23 +633,31 @@ func TestODPShortRNRWait(t *testing.T) {
 		tmout uint64
 	}{
 		{
-			name: "READ: the deferred response completes it", op: WRRead,
+			// The retries at r and 2r meet the pending fault: RNR NAKs again.
+			// The response of the READ executed when the fault resolved
+			// arrives during the third wait and is discarded; the third retry
+			// is a duplicate READ (the slow path).
+			name: "READ: RNR NAKs until the fault resolves, then the duplicate READ", op: WRRead,
 			want: func(k odpTimes) []odpEv {
+				r := k.nak + 30_000
 				return []odpEv{{0, sim.AtoB, roce.RCReadRequest, 0, 0}, {k.nak - k.da, sim.BtoA, roce.RCAcknowledge, 0, rnr1},
-					{k.nak + 30_000, sim.AtoB, roce.RCReadRequest, 0, 0}, {k.dq + k.pf, sim.BtoA, roce.RCReadResponseOnly, 0, ackSyn}}
+					{r, sim.AtoB, roce.RCReadRequest, 0, 0}, {r + k.nak - k.da, sim.BtoA, roce.RCAcknowledge, 0, rnr1},
+					{2 * r, sim.AtoB, roce.RCReadRequest, 0, 0}, {2*r + k.nak - k.da, sim.BtoA, roce.RCAcknowledge, 0, rnr1},
+					{k.dq + k.pf, sim.BtoA, roce.RCReadResponseOnly, 0, ackSyn},
+					{3 * r, sim.AtoB, roce.RCReadRequest, 0, 0}, {3*r + k.dup - k.dr, sim.BtoA, roce.RCReadResponseOnly, 0, ackSyn}}
 			},
-			done: func(k odpTimes) int64 { return k.dq + k.pf + k.dr },
+			done: func(k odpTimes) int64 { return 3*(k.nak+30_000) + k.dup },
 		},
 		{
-			name: "WRITE: the timeout recovers it", op: WRWrite,
+			name: "WRITE: RNR NAKs until the fault resolves, no timeout", op: WRWrite,
 			want: func(k odpTimes) []odpEv {
-				retry := k.nak + 30_000
+				r := k.nak + 30_000
 				return []odpEv{{0, sim.AtoB, roce.RCWriteOnly, 0, 0}, {k.nak - k.da, sim.BtoA, roce.RCAcknowledge, 0, rnr1},
-					{retry, sim.AtoB, roce.RCWriteOnly, 0, 0}, {retry + k.timeout, sim.AtoB, roce.RCWriteOnly, 0, 0},
-					{retry + k.timeout + k.dw, sim.BtoA, roce.RCAcknowledge, 0, ackSyn}}
+					{r, sim.AtoB, roce.RCWriteOnly, 0, 0}, {r + k.nak - k.da, sim.BtoA, roce.RCAcknowledge, 0, rnr1},
+					{2 * r, sim.AtoB, roce.RCWriteOnly, 0, 0}, {2*r + k.nak - k.da, sim.BtoA, roce.RCAcknowledge, 0, rnr1},
+					{3 * r, sim.AtoB, roce.RCWriteOnly, 0, 0}, {3*r + k.dw, sim.BtoA, roce.RCAcknowledge, 0, ackSyn}}
 			},
-			done:  func(k odpTimes) int64 { return k.nak + 30_000 + k.timeout + k.dw + k.da },
-			tmout: 1,
+			done: func(k odpTimes) int64 { return 3*(k.nak+30_000) + k.dw + k.da },
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

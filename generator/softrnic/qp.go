@@ -62,9 +62,10 @@ type QP struct {
 	recvWR   RecvWR
 	respQ    []*readResp
 	// ODP (odp.go).
-	rspFault   *odpFault // pending fault of a request: every request is dropped
-	dupServing int       // duplicate READs being served on the slow path (ODPInTest)
-	dupEndNext bool      // the frame just built ends a slow-path duplicate's response
+	rspFault    *odpFault // pending fault of a request: every other request is dropped
+	rspFaultPSN roce.PSN  // the faulting request's PSN: its retries get RNR NAKs
+	dupServing  int       // duplicate READs being served on the slow path (ODPInTest)
+	dupEndNext  bool      // the frame just built ends a slow-path duplicate's response
 }
 
 type wqe struct {
