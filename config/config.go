@@ -82,6 +82,9 @@ type LoadOptions struct {
 	// of more than MaxNetnsWallTime on the wall clock, and Warnings.
 	// Default nil: none reported.
 	Warn func(Error)
+	// Set overrides keys of the file before it is decoded (lumina run
+	// --set; see Setting). Default none.
+	Set []Setting
 }
 
 // LoadWith is Load with overrides: ParseWith of the file's contents.
@@ -129,6 +132,10 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 		}
 	}()
 	root, errs := parseYAML(file, data)
+	var setAt map[[2]int]string
+	if errs == nil && len(o.Set) > 0 {
+		setAt, errs = applySettings(file, root, o.Set)
+	}
 	if errs == nil {
 		errs = mappingLimit(file, root)
 	}
@@ -160,7 +167,9 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 		}
 	}
 	if len(d.errs) > 0 || len(perrs) > 0 {
-		return nil, append(d.errs.finish(), perrs...)
+		errs := d.errs.finish()
+		annotate(errs, setAt)
+		return nil, append(errs, perrs...)
 	}
 	return t, nil
 }

@@ -42,6 +42,17 @@
 // (ETHTOOL_GSTRINGS/ETHTOOL_GSTATS over the SIOCETHTOOL ioctl: ethtool's
 // netlink interface has no driver-private statistics) as "ethtool.<name>".
 //
+// ODP counters (ReadMRCounters; Fukuoka et al., Analyzing Performance
+// Pitfalls of On-Demand Paging of InfiniBand): mlx5 counts page faults per
+// ODP memory region, not per port, and reports them through the RDMA
+// resource tracker's MR statistics (RDMA_NLDEV_CMD_STAT_GET on
+// RDMA_NLDEV_ATTR_RES_MR; the kernel's drivers/infiniband/hw/mlx5/restrack.c,
+// fill_stat_mr_entry). The package reads them with `rdma -j statistic show
+// mr` (iproute2) and sums them over the device's MRs under the kernel's
+// names: page_faults (pages faulted in), page_faults_handled (faults
+// resolved, Linux 6.14 on), page_invalidations,
+// page_invalidations_handled, page_prefetch (pages prefetched).
+//
 // Versions records the driver, driver version, firmware and kernel of a
 // run from sysfs and procfs.
 //
@@ -64,4 +75,9 @@
 //     field whose select bit reads 0 is not configurable on that firmware
 //     and Configure refuses it up front.
 //   - Counters are cumulative; analyzers use finish − start.
+//   - MR statistics exist only while their MR is registered: read them
+//     before the MRs are freed. They are summed over every MR of the
+//     device, other processes' included. mlx5's page_faults counts pages,
+//     not faults: one fault that maps 512 pages adds 512 to page_faults
+//     and 1 to page_faults_handled.
 package nic

@@ -106,6 +106,7 @@ func isPerm(err error) bool {
 //	mlnx_qos -i IF
 //	mlnx_qos -i IF --trust=dscp|pcp
 //	mlnx_qos -i IF --dscp2prio=set,DSCP,PRIO
+//	rdma -j statistic show mr
 type Runner interface {
 	Run(ctx context.Context, name string, args ...string) ([]byte, error)
 }

@@ -70,6 +70,9 @@ say "staticcheck ($("$staticcheck" -version))"
 say "go test -race"
 go test -race -count=1 ./...
 
+say "go test -tags verbs (the libibverbs layer against the installed headers)"
+go test -count=1 -tags verbs ./generator/verbs/ ./nic/
+
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
   fuzztime="${FUZZTIME:-20000x}"
   minimize="${FUZZMINIMIZETIME:-100x}"

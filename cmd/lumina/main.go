@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/netlumina/lumina/config"
 	"io"
 	"math"
 	"os"
@@ -294,4 +295,31 @@ func optFloat(fs *flag.FlagSet, name, usage string) *optional[float64] {
 	}}
 	fs.Var(o, name, usage)
 	return o
+}
+
+// settings is the repeatable --set PATH=VALUE flag (config.Setting).
+type settings []config.Setting
+
+func (s *settings) String() string {
+	parts := make([]string, len(*s))
+	for i, x := range *s {
+		parts[i] = x.String()
+	}
+	return strings.Join(parts, " ")
+}
+
+func (s *settings) Set(v string) error {
+	x, err := config.ParseSetting(v)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "config: "))
+	}
+	*s = append(*s, x)
+	return nil
+}
+
+// addSettings declares --set on fs.
+func addSettings(fs *flag.FlagSet) *settings {
+	s := new(settings)
+	fs.Var(s, "set", "override a key of every test file, `PATH=VALUE` (e.g. traffic.post-interval-us=3000; repeatable; docs/run.md)")
+	return s
 }

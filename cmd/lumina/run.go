@@ -29,6 +29,7 @@ func init() {
 			seed := optUint(fs, "seed", math.MaxUint64, "override the test's RNG `seed`, ≥ 0 (recorded in config.yaml; default: each test's seed)")
 			retries := fs.Int("retries", 2, "re-run an invalid repeat (failed integrity check) up to `n` times (netns, remote: a sim run is deterministic)")
 			mem := addMemoryLimit(fs)
+			sets := addSettings(fs)
 			quiet := fs.Bool("q", false, "no progress lines on stderr")
 			tokenFile := fs.String("agent-token-file", "", "remote: `file` with the agents' token")
 			certs := fs.String("agent-certs", "", "remote: `dir` with each agent's certificate as <control-ip>.pem")
@@ -61,7 +62,7 @@ func init() {
 				var tests []*config.Test
 				bad := false
 				lo := config.LoadOptions{Resources: resources(mem, *out), Personalities: true, NoDPDK: !dumper.DPDKAvailable,
-					Warn: func(e config.Error) { fmt.Fprintln(stderr, e.Error()) }}
+					Warn: func(e config.Error) { fmt.Fprintln(stderr, e.Error()) }, Set: *sets}
 				if *testbed != "" {
 					tb, _ := config.ParseTestbed(*testbed) // checked above
 					lo.Testbed, lo.TestbedSet = tb, true

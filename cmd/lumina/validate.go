@@ -20,6 +20,7 @@ func init() {
 			testbed := fs.String("testbed", "", "check the files for this testbed, as `lumina run --testbed` runs them: sim, netns or remote")
 			out := fs.String("o", "", "check the free disk under this results `dir`, as `lumina run -o` would use it (default: each test's result-path)")
 			mem := addMemoryLimit(fs)
+			sets := addSettings(fs)
 			return func(_ context.Context, args []string, stdout, stderr io.Writer) error {
 				if len(args) == 0 {
 					return usagef("validate needs at least one YAML file or folder")
@@ -36,7 +37,7 @@ func init() {
 					}
 					files = append(files, fs...)
 				}
-				o := config.LoadOptions{Resources: resources(mem, *out), Personalities: true, NoDPDK: !dumper.DPDKAvailable}
+				o := config.LoadOptions{Resources: resources(mem, *out), Personalities: true, NoDPDK: !dumper.DPDKAvailable, Set: *sets}
 				if *testbed != "" {
 					tb, err := config.ParseTestbed(*testbed)
 					if err != nil || *testbed != tb.String() {

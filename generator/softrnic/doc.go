@@ -21,8 +21,9 @@
 // mid-message with MIDDLE/LAST opcodes), one retry sequence per NAK episode,
 // implied NAK on READ response gaps (a re-issued READ for the remaining
 // range), the retransmission timer (T_tr = 4.096 µs × 2^timeout, counted from
-// the last transmission or progress) with retry_cnt, RNR NAK waits with
-// rnr_retry (7 = infinite), RETRY_EXC_ERR / RNR_RETRY_EXC_ERR / remote error
+// the last transmission or progress) with retry_cnt, RNR NAK waits of
+// RNRTimer × RNRWaitFactor with rnr_retry (7 = infinite; no request leaves
+// during the wait), RETRY_EXC_ERR / RNR_RETRY_EXC_ERR / remote error
 // completions that move the QP to ERROR and flush the rest.
 //
 // Responder: expected-PSN tracking, exactly one NAK (PSN sequence error,
@@ -72,6 +73,26 @@
 // Pitfalls: with RxPipelineGbps at the line rate any stall leaves a
 // backlog that never drains while the link is busy; the MTT cursor of a
 // go-back-N retransmission starting mid-message is approximate.
+//
+// # On-Demand Paging (Config.ODP; off by default, and then nothing below exists)
+//
+// Every MR is an ODP MR of 4096-byte pages, unmapped until accessed (or
+// mapped at registration with Prefetch). The DMA range of a work request
+// that finds an unmapped page faults; the fault resolves after the
+// page-fault time. A responder fault answers with an RNR NAK (the QP's
+// min_rnr_timer) ODPRNRNakDelay after the request, executes a READ when
+// the fault resolves and discards a WRITE or SEND; a requester whose READ
+// destination faults drops the responses until the fault resolves, then
+// re-sends the READ; a WRITE or SEND source fault delays the WQE. After
+// any RNR NAK the requester waits RNRTimer × RNRWaitFactor, sending no
+// request and dropping READ responses from the NAK'd PSN on. With
+// Config.ODPInTest a duplicate READ is answered after ODPDupReadDelay and
+// a new request arriving meanwhile is dropped: the lost second READ of
+// Fukuoka et al., Analyzing Performance Pitfalls of On-Demand Paging of
+// InfiniBand, Figs. 6, 7. The counters page_faults, page_faults_handled,
+// page_invalidations (always 0: no eviction) and page_prefetch appear
+// with Config.ODP. odp.go has the details and the choices where the
+// paper is silent.
 //
 // # Personalities
 //

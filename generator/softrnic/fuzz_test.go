@@ -28,6 +28,7 @@ func FuzzParsePersonality(f *testing.F) {
 		"", "base: CX5\nnak-generation-delay: 1.1us\n", "base: nope\n", "line-rate-gbps: 0\n",
 		"bogus: 1\n", "adaptive: [{intervals: [], max-retries: 1}]\n", "cnp-scope: per-port\n",
 		"nak-generation-delay: -1s\n", "min-timeout-exp: 40\n",
+		"base: cx4\nrnr-wait-factor: 2.5\nodp-dup-read-delay: 1ms\n", "rnr-wait-factor: .nan\n", "odp-page-fault: 500 us\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -62,6 +62,7 @@ func (f frameRec) String() string {
 
 type pairOpts struct {
 	pers      string
+	persVal   *Personality // instead of pers
 	reqCfg    Config
 	rspCfg    Config
 	attr      ConnectAttr
@@ -81,6 +82,9 @@ func newPair(t testing.TB, o pairOpts) *pair {
 	pers, err := LoadPersonality(o.pers)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.persVal != nil {
+		pers = *o.persVal
 	}
 	bw := o.bandwidth
 	if bw == 0 {

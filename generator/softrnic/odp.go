@@ -30,10 +30,12 @@ import (
 // and the NAK has left (its response sent then, the expected PSN
 // advanced past it: Fig. 2 left); a WRITE or SEND packet is discarded
 // (the expected PSN stays: the paper has no WRITE or SEND trace, our
-// choice). Every request that arrives meanwhile is dropped silently (the
-// paper is silent: our choice; a re-sent request that arrives before the
-// fault resolves, which an RNR wait shorter than the page-fault time
-// makes, is lost and only the transport timeout recovers it).
+// choice). While the fault is pending, the faulting request re-sent (an
+// RNR wait shorter than the fault) gets another RNR NAK, and any other
+// request is dropped silently (the paper is silent on both: our choice,
+// made so that a short min_rnr_timer costs RNR waits, as the paper's
+// two waves of Fig. 8 right with a 0.01 ms timer suggest, not a transport
+// timeout).
 //
 // Requester: after an RNR NAK (any, not only ODP's) the QP waits
 // RNRTimer(code) × RNRWaitFactor, sends no request meanwhile (posted WRs
@@ -192,9 +194,7 @@ func (n *NIC) odpAccess(mr *MR, off, length int) *odpFault {
 // dropped until f has resolved and the NAK has left, then execute (nil
 // for a WRITE or SEND, discarded).
 func (qp *QP) odpResponderFault(f *odpFault, psn roce.PSN, rxLen int, execute func()) {
-	n := qp.nic
-	qp.rspFault = f
-	msn := qp.msn
+	qp.rspFault, qp.rspFaultPSN = f, psn
 	nakSent := false
 	finish := func() {
 		if !nakSent || !f.resolved || qp.rspFault != f {
@@ -205,15 +205,27 @@ func (qp *QP) odpResponderFault(f *odpFault, psn roce.PSN, rxLen int, execute fu
 			execute()
 		}
 	}
+	qp.odpRNRNak(psn, rxLen, qp.msn, func() {
+		nakSent = true
+		finish()
+	})
+	f.wait(finish)
+}
+
+// odpRNRNak sends an RNR NAK for psn (the QP's min_rnr_timer)
+// ODPRNRNakDelay after a request of rxLen bytes arrived, then calls sent
+// (if not nil).
+func (qp *QP) odpRNRNak(psn roce.PSN, rxLen int, msn uint32, sent func()) {
+	n := qp.nic
 	n.loop.AfterFunc(n.atNIC(n.pers.ODPRNRNakDelay, rxLen, qp.ackLen()), func() {
 		if qp.state != QPRTS {
 			return
 		}
 		qp.sendAck(roce.RNRSyndrome(qp.attr.MinRNRTimer), psn, msn)
-		nakSent = true
-		finish()
+		if sent != nil {
+			sent()
+		}
 	})
-	f.wait(finish)
 }
 
 // ---- requester ----

@@ -73,6 +73,13 @@ func TestParsePersonalityErrors(t *testing.T) {
 		{"base not a name", "base: [cx5]\n", `f.yaml:1:7: base: want "cx4", "cx5", "cx6" or "spec", got a list`},
 		{"stage", "adaptive:\n  - {max-retries: 3}\n", `f.yaml:2:5: adaptive[0]: needs intervals or t-tr-factors, and max-retries >= 0`},
 		{"duplicate", "storm-watchdog: 1ms\nstorm-watchdog: 2ms\n", `f.yaml:2:1: duplicate key "storm-watchdog" at top level (first at 1:1)`},
+		{"odp duration", "base: cx4\nodp-page-fault: 500 us\n",
+			`f.yaml:2:17: odp-page-fault: want a duration: a number and a unit (ns, us, µs, ms, s, m, h) with no space between, such as 1.1us, 150us or 0.2s; got "500 us"; did you mean "500us"?`},
+		{"odp negative", "odp-rnr-nak-delay: 140us\nodp-dup-read-delay: -80us\n", `f.yaml:2:21: odp-dup-read-delay: -80µs is negative; delays must not be negative`},
+		{"rnr factor type", "rnr-wait-factor: thrice\n", `f.yaml:1:18: rnr-wait-factor: want a number, got "thrice"`},
+		{"rnr factor range", "name: x\nrnr-wait-factor: 1001\n", `f.yaml:2:18: rnr-wait-factor 1001 out of range [0, 1000]`},
+		{"rnr factor negative", "rnr-wait-factor: -0.5\n", `f.yaml:1:18: rnr-wait-factor -0.5 out of range [0, 1000]`},
+		{"rnr factor NaN", "rnr-wait-factor: .nan\n", `f.yaml:1:18: rnr-wait-factor NaN out of range [0, 1000]`},
 		{"not a mapping", "- cx5\n", `f.yaml:1:1: a personality file: want a mapping, got a list`},
 		{"syntax", "base: [cx5\n", `f.yaml:1:1: YAML syntax error: did not find expected ',' or ']'`},
 	} {

@@ -44,9 +44,11 @@ type QP struct {
 	rxLen       int   // length of the ACK/NAK/READ response being handled (calibrate.go)
 	started     bool  // the QP was posted to: startAt is set
 	startAt     int64 // the QP sends nothing before (QPStartJitter)
-	rnrWaiting  bool      // waiting out an RNR NAK: no requests, READ responses from rnrPSN on dropped
-	rnrPSN      roce.PSN  // the PSN the RNR NAK named
-	localFault  *odpFault // pending ODP fault on a READ response's destination (odp.go)
+
+	// Waits that hold requests (odp.go).
+	rnrWaiting bool      // waiting out an RNR NAK: no requests, READ responses from rnrPSN on dropped
+	rnrPSN     roce.PSN  // the PSN the RNR NAK named
+	localFault *odpFault // pending ODP fault on a READ response's destination
 
 	// Responder.
 	ePSN     roce.PSN
@@ -60,9 +62,10 @@ type QP struct {
 	recvWR   RecvWR
 	respQ    []*readResp
 	// ODP (odp.go).
-	rspFault   *odpFault // pending fault of a request: every request is dropped
-	dupServing int       // duplicate READs being served on the slow path (ODPInTest)
-	dupEndNext bool      // the frame just built ends a slow-path duplicate's response
+	rspFault    *odpFault // pending fault of a request: every other request is dropped
+	rspFaultPSN roce.PSN  // the faulting request's PSN: its retries get RNR NAKs
+	dupServing  int       // duplicate READs being served on the slow path (ODPInTest)
+	dupEndNext  bool      // the frame just built ends a slow-path duplicate's response
 }
 
 type wqe struct {

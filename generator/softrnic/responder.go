@@ -6,10 +6,17 @@ import (
 
 // responderReceive handles a request packet (SEND, WRITE, READ request).
 func (qp *QP) responderReceive(p *roce.Packet) {
-	if qp.rspFault != nil {
-		return // a request's page fault is pending: dropped silently (odp.go)
-	}
 	psn := p.BTH.PSN()
+	if qp.rspFault != nil {
+		// A request's page fault is pending (odp.go): the faulting
+		// request itself, re-sent after an RNR wait shorter than the
+		// fault, is still not ready and gets another RNR NAK; any other
+		// request is dropped silently.
+		if psn == qp.rspFaultPSN {
+			qp.odpRNRNak(psn, len(p.Frame), qp.msn, nil)
+		}
+		return
+	}
 	switch d := psn.Sub(qp.ePSN); {
 	case d > 0: // gap: a packet was lost
 		if qp.nakSent {

@@ -46,6 +46,17 @@ type Config struct {
 	// CQ empty. Default 0: busy polling (one core spins, as in the public
 	// tool; completion times are the most accurate).
 	PollIdle time.Duration
+	// ODP registers every MR as On-Demand Paging memory
+	// (IBV_ACCESS_ON_DEMAND): the NIC maps its pages on first access, with
+	// a page fault (Fukuoka et al., Analyzing Performance Pitfalls of
+	// On-Demand Paging of InfiniBand). Open fails with ErrNoODP unless the
+	// device supports ODP on RC for SEND, RECV, WRITE and READ. Default
+	// false: pinned memory.
+	ODP bool
+	// ODPPrefetch, with ODP, maps each MR for the NIC right after its
+	// registration (ibv_advise_mr PREFETCH_WRITE with FLUSH), so traffic
+	// meets no page fault. Default false. Ignored without ODP.
+	ODPPrefetch bool
 }
 
 // psnSource draws initial PSNs: 24-bit, uniformly random, reproducible

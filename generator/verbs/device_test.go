@@ -5,7 +5,9 @@ package verbs
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +22,23 @@ func TestCConstants(t *testing.T) {
 	for name, v := range cConstants() {
 		if v[0] != v[1] {
 			t.Errorf("%s: Go %d, C %d", name, v[0], v[1])
+		}
+	}
+}
+
+// TestHeaderABI checks the tests' fixture of libibverbs values (testABI)
+// against the headers the package is built with (headerABI).
+func TestHeaderABI(t *testing.T) {
+	got, want := headerABI(), testABI
+	gv, wv := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := range gv.NumField() {
+		if g, w := gv.Field(i).Uint(), wv.Field(i).Uint(); g != w {
+			t.Errorf("header %s = %#x, test fixture %#x", gv.Type().Field(i).Name, g, w)
+		}
+	}
+	for i := range gv.NumField() {
+		if gv.Field(i).Uint() == 0 {
+			t.Errorf("header %s is 0", gv.Type().Field(i).Name)
 		}
 	}
 }
@@ -63,12 +82,56 @@ func TestLoopback(t *testing.T) {
 	loop := sim.NewRealLoop()
 	loop.Start()
 	defer loop.Close()
-	exec := generator.PostAndWait(loop.Post)
 	d, err := Open(Config{Loop: loop, Device: name, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
+	loopback(t, loop, d)
+}
+
+// TestLoopbackODP runs the loopback over ODP memory, with and without
+// prefetching, on a device that supports ODP (mlx5; rdma_rxe on kernels
+// with its ODP support). On mlx5 the ODP MR statistics must show the
+// faults (without prefetch) or the prefetched pages (with it).
+func TestLoopbackODP(t *testing.T) {
+	name := requireDevice(t)
+	for _, prefetch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prefetch=%v", prefetch), func(t *testing.T) {
+			loop := sim.NewRealLoop()
+			loop.Start()
+			defer loop.Close()
+			d, err := Open(Config{Loop: loop, Device: name, Seed: 1, ODP: true, ODPPrefetch: prefetch})
+			if errors.Is(err, ErrNoODP) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			loopback(t, loop, d)
+			var m map[string]uint64
+			generator.PostAndWait(loop.Post)(func() { m = d.CounterMap() })
+			if _, ok := m["page_faults"]; !ok {
+				t.Logf("%s reports no ODP MR statistics (not mlx5?): %v", name, m)
+				return
+			}
+			t.Logf("%s: page_faults %d page_faults_handled %d page_prefetch %d", name, m["page_faults"], m["page_faults_handled"], m["page_prefetch"])
+			if prefetch && m["page_prefetch"] == 0 {
+				t.Errorf("prefetched MRs: page_prefetch = 0, want > 0")
+			}
+			if !prefetch && m["page_faults"] == 0 {
+				t.Errorf("ODP MRs without prefetch: page_faults = 0, want > 0")
+			}
+		})
+	}
+}
+
+// loopback runs the traffic of TestLoopback on d.
+func loopback(t *testing.T, loop *sim.RealLoop, d *Device) {
+	t.Helper()
+	exec := generator.PostAndWait(loop.Post)
+	var err error
 	comps := make(chan generator.Completion, 64)
 	var a, b generator.QP
 	var ma, mb *generator.MR

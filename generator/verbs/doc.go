@@ -31,6 +31,19 @@
 //     memory outside the Go heap (mmap), registers that, and returns it as
 //     MR.Buf; MR.Addr is its virtual address. Use MR.Buf afterwards, not
 //     the slice passed in (the generator does).
+//   - ODP (Config.ODP; Fukuoka et al., Analyzing Performance Pitfalls of
+//     On-Demand Paging of InfiniBand): Open checks ibv_query_device_ex's
+//     odp_caps (IBV_ODP_SUPPORT, and RC SEND, RECV, WRITE, READ) and fails
+//     with ErrNoODP naming the device and what it lacks; every MR is then
+//     registered with IBV_ACCESS_ON_DEMAND, and with Config.ODPPrefetch
+//     mapped for the NIC by ibv_advise_mr (PREFETCH_WRITE, FLUSH) before
+//     RegMR returns. CounterMap adds the device's ODP MR statistics
+//     (nic.Host.ReadMRCounters: mlx5's page_faults, page_faults_handled,
+//     page_invalidations, page_prefetch).
+//   - libibverbs values: access flags, ODP capability bits, advise_mr's
+//     advice and flag and the modify_qp masks come from the headers
+//     (headerABI); the pure-Go code computes with them (mrAccess, rtrMask,
+//     rtsMask, checkODP, prefetchReq), so it is tested without a device.
 //
 // # Concurrency
 //
@@ -59,6 +72,9 @@
 //   - Error completions carry only wr_id, status and qp_num; their kind
 //     comes from the posted WR. Statuses the generator has no name for
 //     map to the nearest one (MapStatus).
+//   - ODP faults are the NIC's: RegMR's copy touches every page, so the
+//     CPU's page tables are populated, but an ODP MR's pages are still
+//     unmapped in the NIC until its first access (or the prefetch).
 //   - Tests that need a device skip with "no RDMA device:
 //     /sys/class/infiniband is empty". Soft-RoCE (rdma_rxe over a veth)
 //     works as a device where the kernel has CONFIG_RDMA_RXE.

@@ -16,6 +16,9 @@ var (
 	ErrPort = errors.New("verbs: port not usable")
 	// ErrConfig: the Config is incomplete.
 	ErrConfig = errors.New("verbs: invalid config")
+	// ErrNoODP: Config.ODP asks for On-Demand Paging memory and the device
+	// cannot give it (ibv_query_device_ex's odp_caps).
+	ErrNoODP = errors.New("verbs: no ODP")
 	// ErrClosed: the device was closed.
 	ErrClosed = errors.New("verbs: device closed")
 )

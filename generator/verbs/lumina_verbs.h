@@ -67,8 +67,28 @@ static inline int lv_post_recv(struct ibv_qp *qp, uint64_t wr_id, uint64_t laddr
 	return ibv_post_recv(qp, &wr, &bad);
 }
 
-static inline struct ibv_mr *lv_reg_mr(struct ibv_pd *pd, void *addr, size_t len) {
-	return ibv_reg_mr(pd, addr, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+// lv_reg_mr registers with the access flags Go computed (mrAccess).
+static inline struct ibv_mr *lv_reg_mr(struct ibv_pd *pd, void *addr, size_t len, unsigned int access) {
+	return ibv_reg_mr(pd, addr, len, (int)access);
+}
+
+// lv_advise_mr calls ibv_advise_mr (a static inline function);
+// EOPNOTSUPP if the provider has no advise_mr.
+static inline int lv_advise_mr(struct ibv_pd *pd, uint32_t advice, uint32_t flags, struct ibv_sge *sg, uint32_t n) {
+	return ibv_advise_mr(pd, (enum ibv_advise_mr_advice)advice, flags, sg, n);
+}
+
+// lv_query_odp reads ibv_device_attr_ex.odp_caps (ibv_query_device_ex, a
+// static inline function; providers without it report no ODP).
+static inline int lv_query_odp(struct ibv_context *ctx, uint64_t *general, uint32_t *rc) {
+	struct ibv_device_attr_ex a;
+	memset(&a, 0, sizeof a);
+	int ret = ibv_query_device_ex(ctx, NULL, &a);
+	if (ret)
+		return ret;
+	*general = a.odp_caps.general_caps;
+	*rc = a.odp_caps.per_transport_caps.rc_odp_caps;
+	return 0;
 }
 
 struct lv_caps {
@@ -121,10 +141,11 @@ static inline int lv_modify_init(struct ibv_qp *qp, uint8_t port) {
 }
 
 // lv_modify_rtr: INIT → RTR with a global (GRH) address: RoCE v2 needs the
-// peer's GID; the kernel resolves its MAC from the neighbour table.
+// peer's GID; the kernel resolves its MAC from the neighbour table. mask is
+// Go's rtrMask (with IBV_QP_MIN_RNR_TIMER).
 static inline int lv_modify_rtr(struct ibv_qp *qp, int mtu, uint32_t dest_qpn, uint32_t rq_psn, int max_dest_rd_atomic,
                                 int min_rnr_timer, const uint8_t *dgid, int sgid_index, int hop_limit,
-                                int traffic_class, uint8_t port) {
+                                int traffic_class, uint8_t port, int mask) {
 	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof a);
 	a.qp_state = IBV_QPS_RTR;
@@ -142,14 +163,12 @@ static inline int lv_modify_rtr(struct ibv_qp *qp, int mtu, uint32_t dest_qpn, u
 	a.ah_attr.sl = 0;
 	a.ah_attr.src_path_bits = 0;
 	a.ah_attr.port_num = port;
-	return ibv_modify_qp(qp, &a,
-	                     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-	                         IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	return ibv_modify_qp(qp, &a, mask);
 }
 
-// lv_modify_rts: RTR → RTS.
+// lv_modify_rts: RTR → RTS. mask is Go's rtsMask (with IBV_QP_RNR_RETRY).
 static inline int lv_modify_rts(struct ibv_qp *qp, int timeout, int retry_cnt, int rnr_retry, uint32_t sq_psn,
-                                int max_rd_atomic) {
+                                int max_rd_atomic, int mask) {
 	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof a);
 	a.qp_state = IBV_QPS_RTS;
@@ -158,9 +177,7 @@ static inline int lv_modify_rts(struct ibv_qp *qp, int timeout, int retry_cnt, i
 	a.rnr_retry = rnr_retry;
 	a.sq_psn = sq_psn;
 	a.max_rd_atomic = max_rd_atomic;
-	return ibv_modify_qp(qp, &a,
-	                     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-	                         IBV_QP_MAX_QP_RD_ATOMIC);
+	return ibv_modify_qp(qp, &a, mask);
 }
 
 // lv_open opens the device called name; NULL with errno ENODEV if absent.

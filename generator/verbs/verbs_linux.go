@@ -38,6 +38,7 @@ type Device struct {
 	plan devicePlan
 	loop sim.Loop
 	caps devCaps
+	abi  ibvABI
 
 	ctx *C.struct_ibv_context
 	pd  *C.struct_ibv_pd
@@ -76,7 +77,7 @@ func Open(cfg Config) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{cfg: cfg, plan: p, loop: cfg.Loop, psn: newPSNSource(cfg.Seed), qps: map[uint32]*qp{},
+	d := &Device{cfg: cfg, plan: p, loop: cfg.Loop, abi: headerABI(), psn: newPSNSource(cfg.Seed), qps: map[uint32]*qp{},
 		mrs: map[*generator.MR]*mrEntry{}, pollerDone: make(chan struct{})}
 	for _, g := range p.GIDs {
 		d.gidIdx = append(d.gidIdx, g.Index)
@@ -103,6 +104,16 @@ func Open(cfg Config) (*Device, error) {
 	}
 	if caps.state != C.IBV_PORT_ACTIVE {
 		return fail(fmt.Errorf("%w: %s port %d is not active (state %d; is the link up?)", ErrPort, p.Name, p.Port, int(caps.state)))
+	}
+	if cfg.ODP {
+		var general C.uint64_t
+		var rc C.uint32_t
+		if ret := C.lv_query_odp(ctx, &general, &rc); ret != 0 {
+			return fail(fmt.Errorf("verbs: ibv_query_device_ex %s: %w", p.Name, syscall.Errno(ret)))
+		}
+		if err := checkODP(p.Name, d.abi, odpCaps{General: uint64(general), RC: uint32(rc)}); err != nil {
+			return fail(err)
+		}
 	}
 	d.maxSend, d.maxRecv, d.cqDepth = queueSizes(cfg, d.caps)
 	if d.pd, errno = C.ibv_alloc_pd(ctx); d.pd == nil {
@@ -226,15 +237,26 @@ func (d *Device) Err() error {
 
 // CounterMap reads the port's hw_counters and counters (and the
 // interface's ethtool statistics as "ethtool.<name>") from sysfs; see
-// package nic. Unreadable counters are left out.
+// package nic. With Config.ODP it adds the device's ODP MR statistics
+// (page_faults, page_faults_handled, page_invalidations, page_prefetch…,
+// summed over its MRs: nic.Host.ReadMRCounters). Unreadable counters are
+// left out.
 func (d *Device) CounterMap() map[string]uint64 {
 	h := nic.Host{FS: nic.OSFS{Root: d.cfg.Root}}
 	m, _ := h.ReadCounters(nic.Device{IfName: d.plan.NetDev, IBDev: d.plan.Name, Port: d.plan.Port})
+	if d.cfg.ODP {
+		mr, _ := h.ReadMRCounters(d.plan.Name)
+		for k, v := range mr {
+			m[k] = v
+		}
+	}
 	return m
 }
 
 // RegMR registers a copy of buf (see the package doc: use the returned
-// MR's Buf).
+// MR's Buf). With Config.ODP the MR is ODP memory and, with
+// Config.ODPPrefetch, mapped for the NIC before RegMR returns; a failed
+// prefetch fails the registration.
 func (d *Device) RegMR(buf []byte) *generator.MR {
 	n := max(len(buf), 1)
 	page := unix.Getpagesize()
@@ -244,15 +266,39 @@ func (d *Device) RegMR(buf []byte) *generator.MR {
 		return &generator.MR{Buf: buf}
 	}
 	copy(mem, buf)
-	mr, errno := C.lv_reg_mr(d.pd, unsafe.Pointer(&mem[0]), C.size_t(n))
+	access := mrAccess(d.abi, d.cfg.ODP)
+	mr, errno := C.lv_reg_mr(d.pd, unsafe.Pointer(&mem[0]), C.size_t(n), C.uint(access))
 	if mr == nil {
 		unix.Munmap(mem)
-		d.setErr(fmt.Errorf("verbs: ibv_reg_mr %d bytes: %v", n, errnoOr(errno, syscall.ENOMEM)))
+		d.setErr(fmt.Errorf("verbs: ibv_reg_mr %d bytes (access %#x): %v", n, access, errnoOr(errno, syscall.ENOMEM)))
 		return &generator.MR{Buf: buf}
+	}
+	if d.cfg.ODP && d.cfg.ODPPrefetch {
+		if err := d.advise(prefetchReq(d.abi, uint64(uintptr(unsafe.Pointer(&mem[0]))), n, uint32(mr.lkey))); err != nil {
+			C.ibv_dereg_mr(mr)
+			unix.Munmap(mem)
+			d.setErr(fmt.Errorf("verbs: RegMR: prefetching the ODP MR (%d bytes) on %s: %w", n, d.plan.Name, err))
+			return &generator.MR{Buf: buf}
+		}
 	}
 	g := &generator.MR{Buf: mem[:len(buf):len(buf)], Addr: uint64(uintptr(unsafe.Pointer(&mem[0]))), LKey: uint32(mr.lkey), RKey: uint32(mr.rkey)}
 	d.mrs[g] = &mrEntry{mr: mr, mem: mem}
 	return g
+}
+
+// advise runs one ibv_advise_mr request.
+func (d *Device) advise(r adviseReq) error {
+	if len(r.SGEs) == 0 {
+		return nil
+	}
+	sg := make([]C.struct_ibv_sge, len(r.SGEs))
+	for i, e := range r.SGEs {
+		sg[i] = C.struct_ibv_sge{addr: C.uint64_t(e.Addr), length: C.uint32_t(e.Length), lkey: C.uint32_t(e.LKey)}
+	}
+	if rc := C.lv_advise_mr(d.pd, C.uint32_t(r.Advice), C.uint32_t(r.Flags), &sg[0], C.uint32_t(len(sg))); rc != 0 {
+		return fmt.Errorf("ibv_advise_mr: %w", syscall.Errno(rc))
+	}
+	return nil
 }
 
 func (d *Device) setErr(err error) {
@@ -314,11 +360,12 @@ func (q *qp) Connect(a generator.ConnectAttr) error {
 	}
 	rc := C.lv_modify_rtr(q.q, C.int(r.MTU), C.uint32_t(r.DestQPN), C.uint32_t(r.RQPSN), C.int(r.MaxDestRdAtomic),
 		C.int(r.MinRNRTimer), (*C.uint8_t)(unsafe.Pointer(&r.DGID[0])), C.int(r.SGIDIndex), C.int(r.HopLimit),
-		C.int(r.TrafficClass), C.uint8_t(q.d.plan.Port))
+		C.int(r.TrafficClass), C.uint8_t(q.d.plan.Port), C.int(rtrMask(q.d.abi)))
 	if rc != 0 {
 		return fmt.Errorf("verbs: QP %#x to RTR (dest %v QPN %#x): %w", q.qpn, a.RemoteIP, r.DestQPN, syscall.Errno(rc))
 	}
-	rc = C.lv_modify_rts(q.q, C.int(r.Timeout), C.int(r.RetryCnt), C.int(r.RNRRetry), C.uint32_t(r.SQPSN), C.int(r.MaxRdAtomic))
+	rc = C.lv_modify_rts(q.q, C.int(r.Timeout), C.int(r.RetryCnt), C.int(r.RNRRetry), C.uint32_t(r.SQPSN), C.int(r.MaxRdAtomic),
+		C.int(rtsMask(q.d.abi)))
 	if rc != 0 {
 		return fmt.Errorf("verbs: QP %#x to RTS: %w", q.qpn, syscall.Errno(rc))
 	}
@@ -473,6 +520,22 @@ func (d *Device) free() error {
 		return fmt.Errorf("verbs: closing %s: %w", d.plan.Name, errors.Join(errs...))
 	}
 	return nil
+}
+
+// headerABI returns the libibverbs values the pure-Go code computes with,
+// from the headers.
+func headerABI() ibvABI {
+	return ibvABI{
+		AccessLocalWrite: C.IBV_ACCESS_LOCAL_WRITE, AccessRemoteWrite: C.IBV_ACCESS_REMOTE_WRITE,
+		AccessRemoteRead: C.IBV_ACCESS_REMOTE_READ, AccessOnDemand: C.IBV_ACCESS_ON_DEMAND,
+		ODPSupport: C.IBV_ODP_SUPPORT,
+		ODPSend:    C.IBV_ODP_SUPPORT_SEND, ODPRecv: C.IBV_ODP_SUPPORT_RECV, ODPWrite: C.IBV_ODP_SUPPORT_WRITE, ODPRead: C.IBV_ODP_SUPPORT_READ,
+		AdvisePrefetchWrite: C.IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, AdviseFlagFlush: C.IBV_ADVISE_MR_FLAG_FLUSH,
+		QPState: C.IBV_QP_STATE, QPAV: C.IBV_QP_AV, QPPathMTU: C.IBV_QP_PATH_MTU, QPDestQPN: C.IBV_QP_DEST_QPN,
+		QPRQPSN: C.IBV_QP_RQ_PSN, QPMaxDestRdAtomic: C.IBV_QP_MAX_DEST_RD_ATOMIC, QPMinRNRTimer: C.IBV_QP_MIN_RNR_TIMER,
+		QPTimeout: C.IBV_QP_TIMEOUT, QPRetryCnt: C.IBV_QP_RETRY_CNT, QPRNRRetry: C.IBV_QP_RNR_RETRY, QPSQPSN: C.IBV_QP_SQ_PSN,
+		QPMaxQPRdAtomic: C.IBV_QP_MAX_QP_RD_ATOMIC,
+	}
 }
 
 // cConstants returns the libibverbs values the pure-Go code hard-codes,

@@ -104,6 +104,18 @@ func TestResolveAttrs(t *testing.T) {
 			r.LocalIP, r.SGIDIndex, r.MTU, r.Timeout, r.RetryCnt, r.RNRRetry, r.MinRNRTimer, r.MaxRdAtomic, r.TrafficClass =
 				ip("10.0.0.12"), 5, 5, 0, 3, 0, 1, 4, 26<<2|2
 		}, nil},
+		// Fukuoka et al., Analyzing Performance Pitfalls of On-Demand
+		// Paging of InfiniBand, Figs. 2, 6: min RNR timer 1.28 ms.
+		{"ODP paper: min_rnr_timer 14, rnr_retry 7", func(a *generator.ConnectAttr) {
+			a.MinRNRTimer, a.MinRNRTimerSet, a.RNRRetry, a.RNRRetrySet = 14, true, 7, true
+		}, caps, func(r *qpAttrs) { r.MinRNRTimer, r.RNRRetry = 14, 7 }, nil},
+		{"min_rnr_timer 0 set (655.36 ms, not the default)", func(a *generator.ConnectAttr) {
+			a.MinRNRTimer, a.MinRNRTimerSet = 0, true
+		}, caps, func(r *qpAttrs) { r.MinRNRTimer = 0 }, nil},
+		{"min_rnr_timer 31, rnr_retry 3", func(a *generator.ConnectAttr) {
+			a.MinRNRTimer, a.MinRNRTimerSet, a.RNRRetry, a.RNRRetrySet = 31, true, 3, true
+		}, caps, func(r *qpAttrs) { r.MinRNRTimer, r.RNRRetry = 31, 3 }, nil},
+		{"values without Set: defaults", func(a *generator.ConnectAttr) { a.MinRNRTimer, a.RNRRetry = 14, 3 }, caps, func(*qpAttrs) {}, nil},
 		{"unknown caps: no clamping", func(*generator.ConnectAttr) {}, devCaps{}, func(r *qpAttrs) { r.MaxRdAtomic = 16 }, nil},
 		{"MTU above the port's", func(a *generator.ConnectAttr) { a.MTU = 4096 }, devCaps{ActiveMTU: 3}, nil, generator.ErrBadConnect},
 		{"bad MTU", func(a *generator.ConnectAttr) { a.MTU = 1500 }, caps, nil, generator.ErrBadConnect},

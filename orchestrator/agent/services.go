@@ -313,8 +313,10 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 			}
 			a.closers = append(a.closers, restore)
 		}
+		// ODP memory on a real NIC: the page fault time is the NIC's own,
+		// so only enabled and prefetch reach it (docs/hardware.md).
 		vd, err := verbs.Open(verbs.Config{Loop: loop, Device: spec.Device.IBDev, IfName: spec.Interface, Port: spec.Device.Port,
-			IPs: rc.IPs, Seed: rc.Seed})
+			IPs: rc.IPs, Seed: rc.Seed, ODP: rc.ODP != nil, ODPPrefetch: rc.ODP != nil && rc.ODP.Prefetch})
 		if err != nil {
 			release()
 			return nil, status.Errorf(codes.FailedPrecondition, "%v", err)

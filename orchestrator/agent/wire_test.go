@@ -442,6 +442,7 @@ func TestWireRejects(t *testing.T) {
 		{"empty IP", "RNICConfig.ips[0]", rnic(func(m *luminav1.RNICConfig) { m.Ips[0] = "" })},
 		{"bad CNP scope", "RNICConfig.cnp_scope", rnic(func(m *luminav1.RNICConfig) { m.CnpScope = 5 })},
 		{"CNP scope overflow", "RNICConfig.cnp_scope", rnic(func(m *luminav1.RNICConfig) { m.CnpScope = 257 })},
+		{"negative RNR wait factor", "RNICConfig.personality_yaml", rnic(personality("rnr-wait-factor: -1\n"))},
 		{"personality not YAML", "RNICConfig.personality_yaml", rnic(personality("name: [unterminated"))},
 		{"personality unknown key", "RNICConfig.personality_yaml", rnic(personality("name: x\nline-rate: 40\n"))},
 		{"negative page fault", "RNICConfig.odp.page_fault_ns", rnic(func(m *luminav1.RNICConfig) { m.Odp.PageFaultNs = -1 })},
