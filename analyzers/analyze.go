@@ -438,7 +438,11 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 	inferred := len(meta.Connections) == 0
 	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred, ODP: params.ODP})
 	a.retx = retransmission.New(t, retransmission.Options{RetryCnt: params.Retries(), RTTNs: params.RTTNs})
-	a.rnr = rnr.New(t, rnr.Options{UncertaintyNs: params.TimestampUncertaintyNs, RNRRetry: params.RNRRetries(), ODP: params.ODP})
+	ro := rnr.Options{UncertaintyNs: params.TimestampUncertaintyNs, RNRRetry: params.RNRRetries(), ODP: params.ODP}
+	if params.Timeout != nil && *params.Timeout > 0 {
+		ro.TimeoutNs = int64(roce.TransportTimeout(*params.Timeout))
+	}
+	a.rnr = rnr.New(t, ro)
 	co := cnp.Options{NAKTriggers: params.NAKTriggersCNP, ExpectScope: params.CNPScope, UncertaintyNs: params.TimestampUncertaintyNs,
 		LatenessNs: params.CNPLatenessNs, LinkBps: int64(params.LinkGbps * 1e9),
 		EgressQueues: meta.Switch != nil && meta.Switch.PFCDrops != nil}

@@ -396,7 +396,7 @@ func RNRSummary(r *rnr.Result) string {
 	if len(r.Stalls) > 0 {
 		n := r.Classes()
 		var parts []string
-		for _, k := range []string{rnr.ClassRNR, rnr.ClassNAK, rnr.ClassImplied, rnr.ClassLoss, rnr.ClassSilentTimeout} {
+		for _, k := range []string{rnr.ClassRNR, rnr.ClassNAK, rnr.ClassImplied, rnr.ClassLoss, rnr.ClassSilentRestart, rnr.ClassSilentTimeout} {
 			if n[k] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", n[k], k))
 			}

@@ -26,11 +26,16 @@
 // sequence error NAK), ClassImplied (a READ response gap), and, for a
 // timeout, ClassLoss when an injected event (the mirror copies' drop,
 // corrupt, delay or reorder tag) hit a packet of the connection since its
-// previous timeout, else ClassSilentTimeout: nothing in the trace explains
-// it, a NIC dropped a packet silently (an ODP requester whose READ response
-// buffer page-faulted, Fig. 2 middle; an ODP responder that dropped a
-// request arriving while it served a duplicate READ, Figs. 6, 7). A silent
-// timeout fails the check, naming the connection, PSN and stall length.
+// previous timeout, else a silent drop: nothing in the trace explains it, a
+// NIC dropped a packet silently. A silent drop re-sent sooner than the
+// requester's transport timeout can expire (T_tr of its timeout exponent,
+// Options.TimeoutNs) is ClassSilentRestart: the requester recovered by
+// itself, as an ODP requester whose READ response buffer page-faulted does
+// when the fault resolves (Fig. 2 middle); it is reported, not a failure.
+// Any other is ClassSilentTimeout: only the transport timeout recovered it
+// (an ODP responder that dropped a request arriving while it served a
+// duplicate READ, Figs. 6, 7). A silent timeout fails the check, naming the
+// connection, PSN and stall length.
 //
 // Counters (when the run recorded NIC counters): a responder NIC sent at
 // most page_faults + out_of_buffer RNR NAKs (each RNR NAK is a page fault

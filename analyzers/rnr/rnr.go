@@ -20,6 +20,11 @@ const (
 	ClassNAK           = "nak"            // a PSN sequence error NAK triggered it
 	ClassImplied       = "implied"        // a READ response gap (implied NAK)
 	ClassSilentTimeout = "silent-timeout" // nothing in the trace explains it
+	// ClassSilentRestart: nothing in the trace explains it either, but
+	// the requester re-sent sooner than its transport timeout can expire
+	// (T_tr, Options.TimeoutNs): a NIC dropped a packet and its requester
+	// recovered by itself (an ODP requester once its page fault resolved).
+	ClassSilentRestart = "silent-restart"
 )
 
 // Wait is one RNR NAK delivered to the requester and the wait it caused.
@@ -126,6 +131,12 @@ type Options struct {
 	// ODP: the run used on-demand paging; the check applies even without
 	// an RNR NAK. Default false.
 	ODP bool
+	// TimeoutNs is T_tr of the requester's local ACK timeout
+	// (model.Params.Timeout), the least time a transport timeout takes
+	// (IBA 9.7.6.1.3). An unexplained re-send sooner than it is a
+	// ClassSilentRestart, not a timeout. Default 0: unknown, every
+	// unexplained re-send is a ClassSilentTimeout.
+	TimeoutNs int64
 }
 
 // evt is a packet of a connection that an injected event hit.
@@ -379,6 +390,11 @@ func (a *Analyzer) stalls(gs []retransmission.GoBack) []Stall {
 			}
 			if s.Class == ClassSilentTimeout {
 				s.Detail = "no loss, NAK or RNR NAK in the trace since the connection's previous go-back"
+				if t := a.opt.TimeoutNs; t > 0 && g.IdleNs < t {
+					s.Class = ClassSilentRestart
+					s.Detail = fmt.Sprintf("no loss, NAK or RNR NAK in the trace, and re-sent after %s, sooner than any transport timeout (T_tr %s): "+
+						"a NIC dropped a packet and the requester recovered by itself (an ODP requester after its page fault)", dur(g.IdleNs), dur(t))
+				}
 			}
 		}
 		out = append(out, s)

@@ -155,15 +155,24 @@ func TestStallClasses(t *testing.T) {
 		verb         model.Verb
 		class        string
 		detail       string
+		timeoutNs    int64 // Options.TimeoutNs
 	}{
-		{"loss", "0 1 2x @70000000 2 A2", model.VerbWrite, rnr.ClassLoss, "drop of data psn 2 (index 2)"},
-		{"nak", "0 1x 2 N1 1 2 A2", model.VerbWrite, rnr.ClassNAK, ""},
-		{"implied", "Q0:2 r0x r1 Q0:2 r0 r1", model.VerbRead, rnr.ClassImplied, ""},
-		{"ack-lost", "0 1 A1x @70000000 0 1 A1", model.VerbWrite, rnr.ClassLoss, "drop of ack psn 1 (index 2)"},
-		{"silent", "0 1 @70000000 0 1 A1", model.VerbWrite, rnr.ClassSilentTimeout, "no loss, NAK or RNR NAK in the trace since the connection's previous go-back"},
+		{"loss", "0 1 2x @70000000 2 A2", model.VerbWrite, rnr.ClassLoss, "drop of data psn 2 (index 2)", 0},
+		{"nak", "0 1x 2 N1 1 2 A2", model.VerbWrite, rnr.ClassNAK, "", 0},
+		{"implied", "Q0:2 r0x r1 Q0:2 r0 r1", model.VerbRead, rnr.ClassImplied, "", 0},
+		{"ack-lost", "0 1 A1x @70000000 0 1 A1", model.VerbWrite, rnr.ClassLoss, "drop of ack psn 1 (index 2)", 0},
+		{"silent", "0 1 @70000000 0 1 A1", model.VerbWrite, rnr.ClassSilentTimeout, "no loss, NAK or RNR NAK in the trace since the connection's previous go-back", 0},
+		// 70 ms idle against T_tr(14) = 67.1 ms: a timeout could have
+		// expired.
+		{"silent-over-ttr", "0 1 @70000000 0 1 A1", model.VerbWrite, rnr.ClassSilentTimeout,
+			"no loss, NAK or RNR NAK in the trace since the connection's previous go-back", 67_108_864},
+		// Against T_tr(16) = 268 ms: no timeout can have expired.
+		{"silent-restart", "0 1 @70000000 0 1 A1", model.VerbWrite, rnr.ClassSilentRestart,
+			"no loss, NAK or RNR NAK in the trace, and re-sent after 70ms, sooner than any transport timeout (T_tr 268.435456ms): " +
+				"a NIC dropped a packet and the requester recovered by itself (an ODP requester after its page fault)", 268_435_456},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := check(t, tc.verb, tc.script, rnr.Options{RNRRetry: 7, ODP: true}, nil)
+			got := check(t, tc.verb, tc.script, rnr.Options{RNRRetry: 7, ODP: true, TimeoutNs: tc.timeoutNs}, nil)
 			if len(got.Stalls) != 1 || got.Stalls[0].Class != tc.class || got.Stalls[0].Detail != tc.detail {
 				t.Fatalf("stalls = %+v, want one %s (%q)", got.Stalls, tc.class, tc.detail)
 			}
