@@ -805,6 +805,11 @@ func (c *Checker) readRequestDelivered(cs *conn, p *model.Pkt) {
 		return
 	}
 	cs.dups++
+	if s.pending && !p.PSN.LessThan(s.pendPSN) {
+		// Re-issued requests in a row (a go-back re-sends every READ from
+		// the NAK'd one): the replay starts at the first.
+		return
+	}
 	s.pending, s.pendPSN, s.pendIdx, s.pendT, s.pendCopy, s.pendAnswered = true, p.PSN, p.Index, p.TimeNs, p.Copy(), false
 }
 

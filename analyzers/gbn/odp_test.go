@@ -35,6 +35,11 @@ func TestODPSequences(t *testing.T) {
 		{"fig6-left-pinned", tracetest.ODPTwoReads, false, nil, true, 2},
 		{"fig6-middle", tracetest.ODPTwoReadsLocal, true, nil, true, 1},
 		{"fig11", tracetest.ODPThreeReads, true, nil, true, 1},
+		// Both READs left before the RNR NAK and the responder answered
+		// both after its fault (seen on netns under load): the go-back
+		// re-sends both, and the replay answers from the first.
+		{"two-in-flight-odp", "Q0:1 Q1:1 R0:14 r0 r1 @4000000 Q0:1 Q1:1 r0 r1", true, nil, true, 2},
+		{"two-in-flight-pinned", "Q0:1 Q1:1 R0:14 r0 r1 @4000000 Q0:1 Q1:1 r0 r1", false, nil, true, 2},
 		// A re-issue from the wrong PSN after an RNR NAK is still one.
 		{"rnr-wrong-psn", "Q0:1 Q1:1 R1:14 r0 @2000000 Q0:1 r0 Q1:1 r1", false, []string{"requester nak-wrong-psn 0"}, true, 2},
 	} {

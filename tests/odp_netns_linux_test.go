@@ -1,0 +1,88 @@
+package tests
+
+import (
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/internal/testutil"
+)
+
+// odpSequence is the packet sequence of the trace in dir as `lumina
+// decode` prints it, one "OPCODE psn+N [rnr(timer=…)]" per packet: PSNs
+// relative to the first packet's, timestamps left out (a real clock's).
+func odpSequence(t *testing.T, dir string) []string {
+	t.Helper()
+	r := lumina(t, "decode", filepath.Join(dir, "trace.pcap"))
+	var out []string
+	base := -1
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 || !strings.HasPrefix(f[7], "psn=") {
+			t.Fatalf("decode line %q: want INDEX TIME SRC > DST OPCODE qp= psn= ...", line)
+		}
+		psn, err := strconv.Atoi(strings.TrimPrefix(f[7], "psn="))
+		if err != nil {
+			t.Fatalf("decode line %q: %v", line, err)
+		}
+		if base < 0 {
+			base = psn
+		}
+		s := f[5] + " psn+" + strconv.Itoa(psn-base)
+		if i := strings.Index(line, " rnr(timer="); i >= 0 {
+			s += " " + strings.Fields(line[i:])[0]
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestNetnsODP runs the ODP examples (docs/odp.md) on netns: each host a
+// lumina agent in its own namespace, the software RNIC on a real clock.
+// Each run is valid with the sim run's packet sequence (opcodes, relative
+// PSNs, RNR timer codes: what the model decides, not the machine's timing)
+// and the sim run's verdicts: odp-remote and odp-local pass every check,
+// odp-two-reads fails rnr only, naming the second READ's silent timeout.
+func TestNetnsODP(t *testing.T) {
+	testutil.RequireNetns(t)
+	for _, name := range []string{"odp-remote", "odp-local", "odp-two-reads"} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join("..", "examples", "odp", name+".yaml")
+			simOut, netOut := t.TempDir(), t.TempDir()
+			code := 0
+			if name == "odp-two-reads" {
+				code = 1
+			}
+			luminaExit(t, code, "run", "-q", "-o", simOut, file)
+			r := luminaExit(t, code, "run", "-q", "-o", netOut, "--testbed", "netns", file)
+			if !strings.HasPrefix(r.stdout, name+" repeat 0: valid, ") || r.stderr != "" {
+				t.Fatalf("lumina run --testbed netns: stdout %q, stderr %q; want a valid run", r.stdout, r.stderr)
+			}
+			dir := filepath.Join(netOut, name, "0")
+			want, got := odpSequence(t, filepath.Join(simOut, name, "0")), odpSequence(t, dir)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("netns sequence\n%s\nwant (sim)\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			rep := readReport(t, dir)
+			if !reflect.DeepEqual(rep.Integrity.Checks, integrityAll) {
+				t.Errorf("integrity %+v, want %v", rep.Integrity, integrityAll)
+			}
+			var wantFail []string
+			if name == "odp-two-reads" {
+				wantFail = []string{"rnr"}
+				d := rep.Checks["rnr"].Detail
+				if !strings.Contains(d, "1 silent timeouts") || !strings.Contains(d, "(rel 1) stalled ") {
+					t.Errorf("checks.rnr detail %q: want the second READ's (rel 1) silent timeout", d)
+				}
+			} else {
+				checkVerdict(t, rep, "rnr", model.Pass, "")
+			}
+			if f := rep.Verdicts("fail"); !reflect.DeepEqual(f, wantFail) {
+				t.Errorf("failed checks %v, want %v: %+v", f, wantFail, rep.Checks)
+			}
+		})
+	}
+}
