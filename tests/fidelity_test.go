@@ -15,9 +15,10 @@ import (
 // fidelityDoc rewrites docs/fidelity.md from the measured table.
 var fidelityDoc = flag.Bool("fidelity-doc", false, "rewrite ../docs/fidelity.md from TestFidelity's measurements")
 
-// A fidelityRow is one quantity of the Lumina paper (§6) measured through
-// the whole chain: a sim run of an example or variant, the switch's mirror
-// timestamps, the analyzers' report.json.
+// A fidelityRow is one quantity of the Lumina paper (§6), or of Fukuoka et
+// al.'s ODP paper (odpFidelityRows), measured through the whole chain: a
+// sim run of an example or variant, the switch's mirror timestamps, the
+// analyzers' report.json or the trace.
 type fidelityRow struct {
 	quantity string // what is measured
 	source   string // the paper's section, figure or table
@@ -376,7 +377,7 @@ func fidelityRows() []fidelityRow {
 	const r20, r100 = "fast-retransmission-20k.yaml", "fast-retransmission-100k.yaml"
 	const c4, c6 = "fidelity/fast-retx-20k-cx4.yaml", "fidelity/fast-retx-20k-cx6.yaml"
 	const ta, tn = "timeout-adaptive.yaml", "timeout-non-adaptive.yaml"
-	return []fidelityRow{
+	rows := []fidelityRow{
 		{quantity: "CX5 NACK generation (drops #1-#19 of 20)", source: "§6.2, Fig. 8(b)", variant: r20, paper: "≈1.1 µs",
 			lo: 0.9, hi: 1.3, unit: "µs", kind: "circular", note: "nak-generation-delay 1.1 µs; the NIC subtracts the modelled link path",
 			measure: meanLoss(r20, 20, 0, 19, gen)},
@@ -488,6 +489,7 @@ func fidelityRows() []fidelityRow {
 		{quantity: "Table 4: CX6 CNPs per QP", source: "§6.4, Table 4", variant: "cnp-cx6.yaml", paper: "2 0 0",
 			kind: "circular", note: "per-port", measure: cnps("cnp-cx6.yaml"), want: "[2 0 0]"},
 	}
+	return append(rows, odpFidelityRows()...)
 }
 
 // TestFidelity measures each row of the fidelity table through the whole
@@ -543,6 +545,12 @@ Each row is one quantity of the Lumina paper (SIGCOMM'23, §6), measured through
 a sim run of the example or variant (softrnic personalities, software switch, mirror copies),
 the switch's timestamps, the analyzers' report.json. TestFidelity fails when a value leaves the
 accepted range.
+
+The rows marked "Fukuoka et al." are the numbers of the On-Demand Paging paper (Fukuoka et al.,
+*Analyzing Performance Pitfalls of On-Demand Paging of InfiniBand*: a ConnectX-4 on InfiniBand,
+ibdump at the client, min_rnr_timer 1.28 ms; docs/odp.md), read from the examples' traces
+(times from the switch's timestamps, the paper's relative to its first request) and from the
+post-interval sweeps of ` + "`tests/odp_test.go`" + ` (Fig. 8: one sim run per interval).
 
 Kind: **circular** — a constant set from the paper's number and read back (the row checks that the
 chain, and the calibration below, preserve it); **emergent** — the value follows from a modelled
@@ -634,7 +642,15 @@ Reproduce one row by hand: ` + "`" + `lumina run -o /tmp/fid examples/fast-retra
   SEND whose source faults leaves when the fault resolves (the paper has no trace of these); pages are never evicted (` + "`" + `page_invalidations` + "`" + ` stays 0). Known
   difference: cx4's slow NACK for a message's last packets (13 µs, Lumina Fig. 8(a)) also
   applies to an out-of-order READ request, where Fukuoka et al.'s Fig. 11 shows the NAK 1 µs
-  after it.
+  after it. Known differences in the ODP rows: the lost second READ waits for lumina's cx4 first
+  transport timeout (3–4 × T_tr(14) = 201–268 ms, the Lumina paper's §6.3), where Fukuoka et
+  al.'s card waited ≈0.5 s (its minimum timeout); Fig. 8 left's window ends at 4.0 ms, not
+  ≈4.5 ms, because lumina's RNR wait (3.84 ms) is the short end of the paper's 3.77–4.42 ms; at
+  min_rnr_timer 0.01 ms Fig. 8 right shows two waves where lumina gives one window (its
+  requester holds new requests from the first RNR NAK to the re-send after its own page fault
+  without a break; what let the paper's second READ through between the waves is not in the
+  paper's traces). The sweeps are ` + "`TestODPSweep`" + ` (` + "`tests/odp_test.go`" + `): one sim run per
+  interval, ` + "`lumina run --set traffic.post-interval-us=N`" + ` by hand.
 `
 
 // TestE810Refused: a sim run of a host with nic type e810 and a builtin
