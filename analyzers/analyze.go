@@ -20,6 +20,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/pfc"
 	"github.com/netlumina/lumina/analyzers/report"
 	"github.com/netlumina/lumina/analyzers/retransmission"
+	"github.com/netlumina/lumina/analyzers/rnr"
 	"github.com/netlumina/lumina/analyzers/timeout"
 	"github.com/netlumina/lumina/internal/safefile"
 	"github.com/netlumina/lumina/roce"
@@ -41,7 +42,10 @@ const DefaultTimeoutToleranceNs = 1000
 // Options configure Analyze. The zero value runs every check.
 type Options struct {
 	// Checks selects the checks whose verdicts the report carries (gbn,
-	// retransmission, timeout, cnp, counters). Default (nil): all.
+	// retransmission, timeout, cnp, counters, rnr). Default (nil): all.
+	// The rnr check (report.CheckRNR, present only on traces with an RNR
+	// NAK or runs with ODP) is selected by its name, and also by a list
+	// naming every check of report.AllChecks (lumina analyze's default).
 	Checks []string
 	// Name is the trace's name in the report. Default: the Source's.
 	Name string
@@ -294,14 +298,21 @@ func selectChecks(names []string) (map[string]bool, error) {
 	}
 	for _, n := range names {
 		n = strings.TrimSpace(n)
-		ok := false
+		ok := n == report.CheckRNR
 		for _, c := range report.AllChecks {
 			ok = ok || c == n
 		}
 		if !ok {
-			return nil, fmt.Errorf("%w %q (want %s)", ErrChecks, n, strings.Join(report.AllChecks, ", "))
+			return nil, fmt.Errorf("%w %q (want %s, %s)", ErrChecks, n, strings.Join(report.AllChecks, ", "), report.CheckRNR)
 		}
 		sel[n] = true
+	}
+	all := true
+	for _, c := range report.AllChecks {
+		all = all && sel[c]
+	}
+	if all {
+		sel[report.CheckRNR] = true
 	}
 	return sel, nil
 }
@@ -399,6 +410,7 @@ type pipeline struct {
 	integOK bool
 	gbn     *gbn.Checker
 	retx    *retransmission.Tracker
+	rnr     *rnr.Analyzer
 	cnp     *cnp.Analyzer
 	ev      *events.Analyzer
 	pfc     *pfc.Analyzer
@@ -424,8 +436,13 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 		a.integOK = true
 	}
 	inferred := len(meta.Connections) == 0
-	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred})
+	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred, ODP: params.ODP})
 	a.retx = retransmission.New(t, retransmission.Options{RetryCnt: params.Retries(), RTTNs: params.RTTNs})
+	ro := rnr.Options{UncertaintyNs: params.TimestampUncertaintyNs, RNRRetry: params.RNRRetries(), ODP: params.ODP}
+	if params.Timeout != nil && *params.Timeout > 0 {
+		ro.TimeoutNs = int64(roce.TransportTimeout(*params.Timeout))
+	}
+	a.rnr = rnr.New(t, ro)
 	co := cnp.Options{NAKTriggers: params.NAKTriggersCNP, ExpectScope: params.CNPScope, UncertaintyNs: params.TimestampUncertaintyNs,
 		LatenessNs: params.CNPLatenessNs, LinkBps: int64(params.LinkGbps * 1e9),
 		EgressQueues: meta.Switch != nil && meta.Switch.PFCDrops != nil}
@@ -453,6 +470,7 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 
 func (a *pipeline) observe(p *model.Pkt) {
 	a.retx.Observe(p) // first: it marks retransmissions
+	a.rnr.Observe(p)  // after retx: p.Retx
 	a.gbn.Observe(p)
 	a.cnp.Observe(p)
 	a.ev.Observe(p)
@@ -492,6 +510,9 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 		for _, c := range report.AllChecks {
 			r.Checks.Skip(c, "integrity check failed: the run is invalid")
 		}
+		if a.rnr.Applies() {
+			r.Checks.Skip(report.CheckRNR, "integrity check failed: the run is invalid")
+		}
 		return
 	}
 	g := a.gbn.Finish()
@@ -503,14 +524,24 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 	}
 	tol := max(a.opt.TimeoutToleranceNs, a.params.RTTNs/2, DefaultTimeoutToleranceNs)
 	to := timeout.Check(&rt, a.table, timeout.Options{TransportTimeoutNs: ttr, RetryCnt: retry, ToleranceNs: tol,
-		UncertaintyNs: a.params.TimestampUncertaintyNs, LatenessNs: a.params.TimerLatenessNs})
+		UncertaintyNs: a.params.TimestampUncertaintyNs, LatenessNs: a.params.TimerLatenessNs, ODP: a.params.ODP})
 	cn := a.cnp.Finish()
 	pf := a.pfc.Finish()
 	nics := model.ResolveHostNICs(meta.NICs, r.Connections, a.params.Hosts)
 	r.Flows = a.flows.Finish(flows.Inputs{PFC: &pf, NICs: nics})
+	var restarts map[int]int
+	for _, t := range to.Timeouts {
+		if n := len(t.RestartIntervals); n > 0 {
+			if restarts == nil {
+				restarts = map[int]int{}
+			}
+			restarts[t.Conn] += n
+		}
+	}
 	ct := counters.Check(nics, counters.Inputs{Table: a.table, GBN: &g, Retrans: &rt, Tally: a.tally,
-		PFC: &pf, PFCHosts: pfcHosts(meta, a.table), SwitchDrops: switchPFCDrops(meta)})
-	r.Checks = report.Checks{Integrity: &integ, GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct, Events: a.ev.Finish()}
+		PFC: &pf, PFCHosts: pfcHosts(meta, a.table), SwitchDrops: switchPFCDrops(meta), Restarts: restarts})
+	rn := a.rnr.Finish(rnr.Inputs{Retrans: &rt, NICs: nics, SkipCounters: a.skipCounters})
+	r.Checks = report.Checks{Integrity: &integ, GBN: g, Retransmission: rt, Timeout: to, CNP: cn, Counters: ct, Events: a.ev.Finish(), RNR: rn}
 	r.PFC = pf
 	if a.fab != nil {
 		a.fab.finish(r, a.table)
@@ -520,6 +551,9 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 		if !selected[c] {
 			r.Checks.Skip(c, report.NotSelected)
 		}
+	}
+	if a.rnr.Applies() && !selected[report.CheckRNR] {
+		r.Checks.Skip(report.CheckRNR, report.NotSelected)
 	}
 	if a.skipCounters != "" && selected[report.CheckCounters] {
 		r.Checks.Skip(report.CheckCounters, a.skipCounters)

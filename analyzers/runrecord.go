@@ -12,6 +12,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/pfc"
 	"github.com/netlumina/lumina/analyzers/report"
+	"github.com/netlumina/lumina/analyzers/rnr"
 )
 
 // runRecord is the part of a lumina run's report.json that holds the
@@ -136,7 +137,7 @@ func ApplyRunRecord(r *report.Report, dir string) error {
 		for _, n := range report.AllChecks {
 			c.Skip(n, "the run is invalid: the switch did not do only what the test asked (switch_state)")
 		}
-		c.Events, r.PFC, r.Flows = events.Result{}, pfc.Result{}, flows.Result{} // as the run: no analyzer ran
+		c.Events, r.PFC, r.Flows, c.RNR = events.Result{}, pfc.Result{}, flows.Result{}, rnr.Result{} // as the run: no analyzer ran
 	}
 	return nil
 }

@@ -154,6 +154,9 @@ func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 	if a.Flows.Verdict != "" { // the connections name their flows (hosts form)
 		r.Checks[areport.CheckFlows] = CheckEntry{a.Flows.Verdict, a.Flows.Reason}
 	}
+	if c.RNR.Verdict != "" { // the trace has an RNR NAK, or the run used ODP
+		r.Checks[areport.CheckRNR] = CheckEntry{c.RNR.Verdict, c.RNR.Reason}
+	}
 	r.Analysis = a
 	r.addRunChecks()
 	// The page shows the run's integrity verdict, and its heading the

@@ -100,6 +100,14 @@ type Options struct {
 	// metadata IPSN (rule start-psn). Default false (inferred IPSNs are
 	// the first PSN anyway).
 	CheckStartPSN bool
+	// ODP says the run used on-demand paging (model.Params.ODP): a READ
+	// requester whose response buffer page-faults drops the responses
+	// silently and re-issues the READ once the fault resolved (Fukuoka
+	// et al., Analyzing Performance Pitfalls of On-Demand Paging of
+	// InfiniBand, Fig. 2 middle), so a READ re-issued from a PSN whose
+	// response was delivered is that restart, not rule nak-wrong-psn
+	// (package rnr reports it as a silent stall). Default false.
+	ODP bool
 }
 
 // Checker runs the state machines of every connection of a Table.
@@ -230,6 +238,20 @@ type readReceiver struct {
 	gapT       int64
 	reissued   bool
 	noProgress int
+	// rnr: an RNR NAK for rnrPSN reached the requester, which discards
+	// the responses from rnrPSN on until it re-issues the READ (the
+	// responder may still execute it once its page fault resolves:
+	// Fukuoka et al., Analyzing Performance Pitfalls of On-Demand Paging
+	// of InfiniBand, Fig. 2 left).
+	rnr    bool
+	rnrPSN roce.PSN
+	// reissuing: a go-back re-issued a READ and re-sends the requests
+	// after it as they follow (from reissueNxt, Fig. 11), while
+	// progress stays at reissueProg.
+	reissuing   bool
+	reissueNxt  roce.PSN
+	progress    int
+	reissueProg int
 }
 
 type rng struct{ start, end roce.PSN }
@@ -451,6 +473,14 @@ func (c *Checker) recvFeedback(cs *conn, p *model.Pkt) {
 	}
 	c.feedbackMSN(cs, p)
 	switch p.Kind {
+	case model.KindRNR:
+		// The responder did not execute PSN and discarded what followed
+		// it (not ready: no receive WQE, a page fault); the retry is
+		// in sequence, not duplicates.
+		if p.PSN.LessThan(r.ePSN) {
+			r.ePSN = p.PSN
+			r.gap, r.nakOut = false, false
+		}
 	case model.KindNak:
 		cs.naks++
 		if p.Delivered {
@@ -637,8 +667,10 @@ func (c *Checker) sendFeedback(cs *conn, p *model.Pkt) {
 	if p.Kind == model.KindAck {
 		return
 	}
-	if s.nakPending && s.nakPSN == p.PSN || s.handled && s.handledPSN == p.PSN {
-		return // duplicate NAK for an episode already pending or handled
+	if s.nakPending && s.nakPSN == p.PSN || s.handled && s.handledPSN == p.PSN && p.Kind != model.KindRNR {
+		// A duplicate NAK for an episode already pending or handled; an
+		// RNR NAK after the retry is the next of RNR NAKs in a row.
+		return
 	}
 	if p.Copy() || p.PSN.LessThan(s.una) {
 		// A copy of a NAK, or a stale one: a later ACK already covered its
@@ -666,6 +698,15 @@ func (c *Checker) observeRead(cs *conn, p *model.Pkt) {
 		if p.Delivered {
 			c.readResponseDelivered(cs, p)
 		}
+	case p.Dir == model.ToRequester && p.Kind == model.KindRNR && p.Delivered && !p.Copy():
+		r := &cs.rrecv
+		if p.PSN.Sub(r.reqNxt) >= 0 {
+			return // nothing requested there: not the requester's to act on
+		}
+		r.rnr, r.rnrPSN = true, p.PSN
+		if p.PSN.LessThan(r.ePSN) {
+			r.ePSN = p.PSN // the responses from PSN on are discarded
+		}
 	}
 }
 
@@ -675,13 +716,19 @@ func (c *Checker) readRequestSent(cs *conn, p *model.Pkt) {
 	psn, end := p.PSN, p.PSN.Add(p.NPkts-1)
 	switch d := psn.Sub(r.reqNxt); {
 	case d >= 0:
+		r.reissuing = false
 		if d > 0 {
 			c.violate(cs, SideRequester, RulePSNGap, psn, p.Index, p.TimeNs,
 				"READ request at PSN %d after PSN %d: PSNs %d..%d were never requested", psn, r.reqNxt.Add(-1), r.reqNxt, psn.Add(-1))
 		}
 		r.ends = append(r.ends, rng{psn, end})
 		r.reqNxt = end.Next()
+	case r.reissuing && psn == r.reissueNxt && r.progress == r.reissueProg:
+		r.reissueNxt = end.Next() // the go-back re-sends the next READ
 	default: // re-issued request: the NAK's role
+		r.reissuing, r.reissueNxt, r.reissueProg = true, end.Next(), r.progress
+		rnr := r.rnr && psn == r.rnrPSN
+		r.rnr = false
 		cs.naks++
 		for i, w := range cs.waits {
 			if w.psn == psn && (w.late || p.Late()) {
@@ -691,7 +738,11 @@ func (c *Checker) readRequestSent(cs *conn, p *model.Pkt) {
 				return
 			}
 		}
-		if psn != r.ePSN {
+		switch {
+		case psn == r.ePSN || rnr:
+		case c.opt.ODP && psn.LessThan(r.ePSN):
+			r.ePSN = psn // the requester dropped the responses from PSN on
+		default:
 			c.violate(cs, SideRequester, RuleNAKWrongPSN, psn, p.Index, p.TimeNs,
 				"READ re-issued from PSN %d, the first missing response is PSN %d", psn, r.ePSN)
 		}
@@ -712,8 +763,12 @@ func (c *Checker) readRequestSent(cs *conn, p *model.Pkt) {
 // readResponseDelivered: the requester received a READ response.
 func (c *Checker) readResponseDelivered(cs *conn, p *model.Pkt) {
 	r := &cs.rrecv
+	if r.rnr && p.PSN.Sub(r.rnrPSN) >= 0 {
+		return // discarded: the requester waits out an RNR NAK
+	}
 	switch d := p.PSN.Sub(r.ePSN); {
 	case d == 0:
+		r.progress++
 		if p.PSN.Sub(r.reqNxt) >= 0 {
 			return // unrequested: the responder side reports it
 		}
@@ -740,6 +795,13 @@ func (c *Checker) readRequestDelivered(cs *conn, p *model.Pkt) {
 	s := &cs.rsnd
 	if d := p.PSN.Sub(s.reqNxt); d >= 0 {
 		s.reqNxt = p.PSN.Add(p.NPkts)
+		return
+	}
+	if c.opt.ODP && !p.Copy() && p.PSN.Sub(s.sndNxt) >= 0 {
+		// Re-sent before the responder answered it at all: on an ODP run
+		// the responder dropped the first copy silently (it arrived while
+		// a duplicate READ was served, Fukuoka et al., Figs. 6, 11), so
+		// this one is its first execution, not a duplicate.
 		return
 	}
 	cs.dups++

@@ -76,13 +76,15 @@ type Params struct {
 	Timeout *uint8 `json:"timeout,omitempty"`
 	// RetryCnt is the QP's retry_cnt. Nil: 7, the verbs default lumina uses.
 	RetryCnt *int `json:"retry_cnt,omitempty"`
-	// RNRRetry is the QP's rnr_retry (0..7; 7: infinite), the test's
-	// traffic.rnr-retry. Nil: 7, the default (so that a run that did not
-	// change it keeps its report.json).
+	// RNRRetry is the requester QP's rnr_retry (0..7; 7: infinite), the
+	// test's traffic.rnr-retry. Nil: 7, the default (so that a run that
+	// did not change it keeps its report.json; analyzers/rnr).
 	RNRRetry *int `json:"rnr_retry,omitempty"`
 	// ODP says some traffic host of the run used On-Demand Paging
 	// (config.Test.ODPInTest): RNR NAKs and silent drops of READ
-	// responses are expected. Default false.
+	// responses are expected; the rnr check then runs even without an
+	// RNR NAK, and a READ requester may re-issue a READ whose responses
+	// its page fault dropped. Default false: pinned memory.
 	ODP bool `json:"odp,omitempty"`
 	// AdaptiveRetrans says adaptive retransmission was on (informational:
 	// its timeouts are expected to leave the IB bound, Lumina §6.3).
@@ -250,6 +252,14 @@ func (p Params) Retries() int {
 		return 7
 	}
 	return *p.RetryCnt
+}
+
+// RNRRetries returns RNRRetry, 7 (infinite) when nil.
+func (p Params) RNRRetries() int {
+	if p.RNRRetry == nil {
+		return 7
+	}
+	return *p.RNRRetry
 }
 
 // Counters are counter values under their Mellanox names.
@@ -718,6 +728,10 @@ func mergeParams(a, b Params) Params {
 	if b.RetryCnt != nil {
 		a.RetryCnt = b.RetryCnt
 	}
+	if b.RNRRetry != nil {
+		a.RNRRetry = b.RNRRetry
+	}
+	a.ODP = a.ODP || b.ODP
 	a.AdaptiveRetrans = a.AdaptiveRetrans || b.AdaptiveRetrans
 	if b.MinTimeBetweenCNPsUs != nil {
 		a.MinTimeBetweenCNPsUs = b.MinTimeBetweenCNPsUs
@@ -814,6 +828,9 @@ func (m *Meta) Validate() error {
 	}
 	if p.RetryCnt != nil && (*p.RetryCnt < 0 || *p.RetryCnt > 7) {
 		return bad("retry_cnt %d (want 0..7)", *p.RetryCnt)
+	}
+	if p.RNRRetry != nil && (*p.RNRRetry < 0 || *p.RNRRetry > 7) {
+		return bad("rnr_retry %d (want 0..7)", *p.RNRRetry)
 	}
 	if p.MinTimeBetweenCNPsUs != nil && *p.MinTimeBetweenCNPsUs < 0 {
 		return bad("min_time_between_cnps_us must not be negative")

@@ -81,6 +81,9 @@ type Pkt struct {
 	DMALen     uint32
 	PayloadLen int
 	NAKCode    roce.NAKCode
+	// RNRTimer is an RNR NAK's minimum RNR timer code (0..31,
+	// roce.RNRTimer); 0 otherwise.
+	RNRTimer uint8
 	// MSN is the AETH's MSN of an ACK, NAK or RNR NAK; 0 otherwise.
 	MSN    uint32
 	SrcIP  netip.Addr
@@ -204,6 +207,7 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 			p.Kind = KindAck
 		case roce.AckTypeRNR:
 			p.Kind = KindRNR
+			p.RNRTimer = s.Value()
 		case roce.AckTypeNAK:
 			p.NAKCode = s.NAKCode()
 			p.Kind = KindNakFatal

@@ -176,10 +176,12 @@ type htmlData struct {
 	UPlotCSS template.CSS
 	PageJS   template.JS
 	PageCSS  template.CSS
-	LossSVG  template.HTML
-	HasLoss  bool
-	TOSVG    template.HTML
-	HasTO    bool
+	// RNRJS is assets/rnr.js when the graphs have rnr marks, else empty.
+	RNRJS   template.JS
+	LossSVG template.HTML
+	HasLoss bool
+	TOSVG   template.HTML
+	HasTO   bool
 	// FabricSVGs are the fabric drawn at successive instants (a run with
 	// several switches; fabricSVG).
 	FabricSVGs []template.HTML
@@ -282,6 +284,9 @@ func HTMLRun(r *Report, run *RunInfo) ([]byte, error) {
 		}
 	}
 	d.UPlotJS, d.UPlotCSS, d.PageJS, d.PageCSS = template.JS(uplotJS), template.CSS(uplotCSS), template.JS(pageJS), template.CSS(pageCSS)
+	if r.Plots != nil && len(rnrMarks(r, 0)) > 0 {
+		d.RNRJS = template.JS(rnrJS)
+	}
 	if d.LossSVG, d.HasLoss, err = lossPlot(c.Retransmission.Losses); err != nil {
 		return nil, fmt.Errorf("report: loss plot: %w", err)
 	}
@@ -426,9 +431,21 @@ Median and p99 are exact up to {{ns $.HopExactNs}}, above it rounded down by les
 {{with $.FlowSVG}}<div class="svg">{{.}}</div>{{end}}
 {{with $.DepthSVG}}<div class="svg">{{.}}</div>{{end}}
 {{end}}{{end}}
-<h2>Summary</h2><pre>{{.Text}}</pre>
+{{with .R.Checks.RNR.Verdict}}{{with $.R.Checks.RNR}}<h2>RNR waits and stalls</h2>
+<p>Verdict <span class="{{.Verdict}}">{{.Verdict}}</span> {{.Reason}}. {{.NAKs}} RNR NAKs; rnr_retry {{.RNRRetry}}{{if ge .RNRRetry 7}} (infinite){{end}}.</p>
+{{with .Waits}}<table id="rnr-waits"><tr><th>conn</th><th>psn</th><th>rel</th><th>NAK index</th><th>timer</th><th>in a row</th><th>retry index</th><th>wait</th><th>× timer</th><th>verdict</th></tr>
+{{range $i, $w := .}}{{if lt $i $.MaxRows}}<tr><td>{{$w.Conn}}</td><td>{{$w.PSN}}</td><td>{{$w.RelPSN}}</td><td>{{$w.Index}}</td><td>{{$w.TimerCode}} ({{ns $w.TimerNs}})</td><td>{{$w.InRow}}{{if $w.RetryExceeded}} <span class="fail">over rnr_retry</span>{{end}}</td><td>{{if lt $w.RetryIndex 0}}-{{else}}{{$w.RetryIndex}}{{end}}</td><td>{{dur $w.WaitNs}}</td><td>{{if $w.WaitNs}}{{$w.Ratio}}{{else}}-{{end}}</td><td class="{{$w.Verdict}}">{{$w.Verdict}}</td></tr>{{end}}{{end}}
+</table>{{with more (len .) $.MaxRows}}<p>{{.}} more not shown (the JSON report lists them all).</p>{{end}}{{end}}
+{{with .Stalls}}<table id="rnr-stalls"><tr><th>conn</th><th>psn</th><th>rel</th><th>index</th><th>stall</th><th>trigger</th><th>class</th><th>detail</th></tr>
+{{range $i, $s := .}}{{if lt $i $.MaxRows}}<tr><td>{{$s.Conn}}</td><td>{{$s.PSN}}</td><td>{{$s.RelPSN}}</td><td>{{$s.Index}}</td><td>{{ns $s.StallNs}}</td><td>{{$s.Trigger}}</td><td{{if eq $s.Class "silent-timeout"}} class="fail"{{end}}>{{$s.Class}}</td><td>{{$s.Detail}}</td></tr>{{end}}{{end}}
+</table>{{with more (len .) $.MaxRows}}<p>{{.}} more not shown (the JSON report lists them all).</p>{{end}}{{end}}
+{{with .Counters}}<table id="rnr-counters"><tr><th>nic</th><th>relation</th><th>trace</th><th>counters</th><th>ok</th></tr>
+{{range .}}<tr><td>{{.NIC}}</td><td>{{.Relation}}</td><td>{{.Trace}}</td><td>{{.NICValue}}</td><td>{{.OK}}</td></tr>{{end}}
+</table>{{end}}{{with .CountersSkipped}}<p>Counters not compared: {{.}}.</p>{{end}}
+{{end}}{{end}}<h2>Summary</h2><pre>{{.Text}}</pre>
 <script type="application/json" id="lumina-data">{{.Graphs}}</script>
 <script>{{.UPlotJS}}</script>
 <script>{{.PageJS}}</script>
-</body></html>
+{{with .RNRJS}}<script>{{.}}</script>
+{{end}}</body></html>
 `))

@@ -135,6 +135,9 @@ func checkRows(r *Report, run *RunInfo) []checkRow {
 	if fl := &r.Flows; fl.Verdict != "" {
 		ana = append(ana, checkRow{CheckFlows, fl.Verdict, flowsSummary(fl), fl.Reason})
 	}
+	if c.RNR.Verdict != "" {
+		ana = append(ana, checkRow{CheckRNR, c.RNR.Verdict, RNRSummary(&c.RNR), c.RNR.Reason})
+	}
 	for i := range ana {
 		if ana[i].Reason == NotSelected {
 			ana[i].Summary = ""

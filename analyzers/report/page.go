@@ -12,6 +12,10 @@ import (
 	"slices"
 	"strconv"
 
+	"fmt"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/analyzers/rnr"
 	"github.com/netlumina/lumina/roce"
 )
 
@@ -27,6 +31,10 @@ var (
 	pageJS string
 	//go:embed assets/page.css
 	pageCSS string
+	// rnrJS draws the rnr check's marks; the page has it only when it has
+	// marks (pageData.RNR).
+	//go:embed assets/rnr.js
+	rnrJS string
 )
 
 // pageData is the JSON the page's script reads (element #lumina-data).
@@ -51,6 +59,48 @@ type pageData struct {
 	Watchdogs []pageWatchdog `json:"watchdogs"`
 	Timeouts  []float64      `json:"timeouts"` // timeout intervals, ns
 	Dropped   int            `json:"dropped"`
+	// RNR are the rnr check's marks (RNR waits, silent timeouts), drawn
+	// by assets/rnr.js; absent without them (the page is then as before
+	// the rnr check).
+	RNR []pageRNR `json:"rnr,omitempty"`
+}
+
+// pageRNR is one mark of the rnr check on a connection's graph: an
+// interval from S to E (ns after T0) shaded, with a label.
+type pageRNR struct {
+	Conn int `json:"conn"`
+	// Kind is "wait" (an RNR wait at least the timer), "short" (one
+	// shorter than the timer, or inconclusive) or "silent" (a silent
+	// timeout's stall).
+	Kind  string `json:"kind"`
+	S     int64  `json:"s"`
+	E     int64  `json:"e"`
+	Label string `json:"label"`
+}
+
+// rnrMarks returns the rnr check's marks with times after t0.
+func rnrMarks(r *Report, t0 int64) []pageRNR {
+	var out []pageRNR
+	x := &r.Checks.RNR
+	for _, w := range x.Waits {
+		if w.WaitNs == nil {
+			continue
+		}
+		kind := "wait"
+		if w.Verdict != model.Pass {
+			kind = "short"
+		}
+		out = append(out, pageRNR{Conn: w.Conn, Kind: kind, S: w.TimeNs - t0, E: w.TimeNs + *w.WaitNs - t0,
+			Label: fmt.Sprintf("RNR wait psn %d: %s (%g× timer %s) %s", w.PSN, dur(*w.WaitNs), w.Ratio, dur(w.TimerNs), w.Verdict)})
+	}
+	for _, st := range x.Stalls {
+		if st.Class != rnr.ClassSilentTimeout {
+			continue
+		}
+		out = append(out, pageRNR{Conn: st.Conn, Kind: "silent", S: st.TimeNs - st.StallNs - t0, E: st.TimeNs - t0,
+			Label: fmt.Sprintf("silent timeout psn %d: %s", st.PSN, dur(st.StallNs))})
+	}
+	return out
 }
 
 type pageTuple struct {
@@ -264,6 +314,7 @@ func graphData(r *Report) (template.JS, error) {
 			d.Timeouts = append(d.Timeouts, float64(v))
 		}
 	}
+	d.RNR = rnrMarks(r, t0)
 	b, err := json.Marshal(d)
 	if err != nil {
 		return "", err

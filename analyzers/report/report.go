@@ -15,6 +15,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/pfc"
 	"github.com/netlumina/lumina/analyzers/retransmission"
+	"github.com/netlumina/lumina/analyzers/rnr"
 	"github.com/netlumina/lumina/analyzers/timeout"
 	"github.com/netlumina/lumina/internal/safefile"
 )
@@ -38,6 +39,11 @@ const (
 	// CheckFlows names the flows analysis's check (not selectable):
 	// every flow made progress (package flows).
 	CheckFlows = "flows"
+	// CheckRNR names the rnr check (package rnr): RNR waits, RNR
+	// retries, stalls. Not in AllChecks, so that the reports of runs
+	// without an RNR NAK or ODP stay as they were, but selectable by name
+	// (see analyzers.Options.Checks).
+	CheckRNR = "rnr"
 )
 
 // NotSelected is the reason of a check that was not selected.
@@ -120,6 +126,10 @@ type Checks struct {
 	// not a selectable check; a fail fails the run, an inconclusive makes
 	// it INCONCLUSIVE.
 	Events events.Result `json:"events,omitzero"`
+	// RNR is the rnr check (package rnr): absent unless the trace has an
+	// RNR NAK or the run used ODP memory (model.Params.ODP). A fail fails
+	// the run, an inconclusive makes it INCONCLUSIVE.
+	RNR rnr.Result `json:"rnr,omitzero"`
 }
 
 // Verdicts returns each check's verdict by name.
@@ -144,6 +154,8 @@ func (c *Checks) Skip(name, reason string) {
 		c.CNP = cnp.Result{Verdict: model.Skip, Reason: reason, ConsistentScopes: []string{}}
 	case CheckCounters:
 		c.Counters = counters.Result{Verdict: model.Skip, Reason: reason, Mismatches: []counters.Mismatch{}}
+	case CheckRNR:
+		c.RNR = rnr.Result{Verdict: model.Skip, Reason: reason, Waits: []rnr.Wait{}, Stalls: []rnr.Stall{}}
 	}
 }
 
@@ -170,6 +182,9 @@ func (r *Report) Inconclusive() []string {
 	}
 	if r.Checks.Events.Verdict == model.Inconclusive {
 		out = append(out, CheckEvents)
+	}
+	if r.Checks.RNR.Verdict == model.Inconclusive {
+		out = append(out, CheckRNR)
 	}
 	if r.PFC.Verdict == model.Inconclusive {
 		out = append(out, CheckPFC)

@@ -22,7 +22,7 @@ const (
 // CheckOrder lists every check's name in report order: the run's own,
 // the selectable analyzers (AllChecks), then events and pfc.
 var CheckOrder = []string{CheckIntegrity, CheckSwitchState, CheckEventsApplied, CheckGenerator,
-	CheckGBN, CheckRetransmission, CheckTimeout, CheckCNP, CheckCounters, CheckEvents, CheckPFC, CheckDeadlock, CheckFlows}
+	CheckGBN, CheckRetransmission, CheckTimeout, CheckCNP, CheckCounters, CheckEvents, CheckPFC, CheckDeadlock, CheckFlows, CheckRNR}
 
 // SwitchState is the switch_state check: whether the switch did only what
 // the test asked. It fails, and the run is invalid, when a mirror copy
@@ -109,6 +109,8 @@ func (r *Report) Verdict(name string) model.Verdict {
 		}
 	case CheckEvents:
 		return c.Events.Verdict
+	case CheckRNR:
+		return c.RNR.Verdict
 	case CheckPFC:
 		return r.PFC.Verdict
 	case CheckDeadlock:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/pfc"
+	"github.com/netlumina/lumina/analyzers/rnr"
 )
 
 // maxTextLines bounds each list in the text summary.
@@ -170,6 +171,9 @@ func TextRun(r *Report, run *RunInfo) string {
 	if fl := &r.Flows; fl.Verdict != "" {
 		line(CheckFlows, fl.Verdict, flowsSummary(fl), fl.Reason)
 	}
+	if c.RNR.Verdict != "" {
+		line(CheckRNR, c.RNR.Verdict, RNRSummary(&c.RNR), c.RNR.Reason)
+	}
 	if sp := c.Retransmission.Spurious; len(sp) > 0 {
 		w("  %d spurious retransmissions\n", len(sp))
 	}
@@ -269,6 +273,9 @@ func TextRun(r *Report, run *RunInfo) string {
 	}
 	if r.Flows.Verdict != "" {
 		textFlows(w, &r.Flows)
+	}
+	if c.RNR.Verdict != "" {
+		textRNR(w, &c.RNR)
 	}
 	capped(w, len(c.Counters.Mismatches), "", func(i int) {
 		m := c.Counters.Mismatches[i]
@@ -376,4 +383,75 @@ func textPFC(w func(string, ...any), pf *pfc.Result) {
 		}
 		w("%sorigin: %s: %s\n", strings.Repeat("  ", len(c.Chain)+2), c.Origin.Kind, c.Origin.Detail)
 	})
+}
+
+// RNRSummary is the rnr check's one-line summary: "2 RNR NAKs, 2 waits
+// (3.456–3.46× the timer), 3 stalls (2 rnr, 1 silent-timeout)".
+func RNRSummary(r *rnr.Result) string {
+	s := fmt.Sprintf("%s, %s", plural(r.NAKs, "RNR NAK", "RNR NAKs"), plural(len(r.Waits), "wait", "waits"))
+	if r.MaxRatio > 0 {
+		s += fmt.Sprintf(" (%g–%g× the timer)", r.MinRatio, r.MaxRatio)
+	}
+	s += ", " + plural(len(r.Stalls), "stall", "stalls")
+	if len(r.Stalls) > 0 {
+		n := r.Classes()
+		var parts []string
+		for _, k := range []string{rnr.ClassRNR, rnr.ClassNAK, rnr.ClassImplied, rnr.ClassLoss, rnr.ClassSilentRestart, rnr.ClassSilentTimeout} {
+			if n[k] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n[k], k))
+			}
+		}
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s
+}
+
+// textRNR writes the rnr section: the RNR waits, the stalls and the
+// counter relations.
+func textRNR(w func(string, ...any), r *rnr.Result) {
+	retry := fmt.Sprint(r.RNRRetry)
+	if r.RNRRetry >= 7 {
+		retry = "7 (infinite)"
+	}
+	if len(r.Waits) > 0 {
+		w("rnr waits (rnr_retry %s", retry)
+		if r.TimestampUncertaintyNs > 0 {
+			w(", timestamp uncertainty ±%s", model.FormatMicros(r.TimestampUncertaintyNs))
+		}
+		w("):\n")
+	}
+	capped(w, len(r.Waits), "  ... %d more\n", func(i int) {
+		x := r.Waits[i]
+		w("  conn %d psn %d (rel %d) index %d: rnr timer=%d (%s), #%d in a row: ", x.Conn, x.PSN, x.RelPSN, x.Index, x.TimerCode, dur(x.TimerNs), x.InRow)
+		if x.WaitNs == nil {
+			w("no retry in the trace\n")
+			return
+		}
+		w("retry index %d after %s (%g× the timer) %s", x.RetryIndex, dur(*x.WaitNs), x.Ratio, x.Verdict)
+		if x.RetryExceeded {
+			w(" RETRY-EXCEEDED")
+		}
+		w("\n")
+	})
+	if len(r.Stalls) > 0 {
+		w("rnr stalls:\n")
+		capped(w, len(r.Stalls), "  ... %d more\n", func(i int) {
+			x := r.Stalls[i]
+			w("  conn %d psn %d (rel %d) index %d: %s after %s (%s)", x.Conn, x.PSN, x.RelPSN, x.Index, x.Class, dur(x.StallNs), x.Trigger)
+			if x.Detail != "" {
+				w(": %s", x.Detail)
+			}
+			w("\n")
+		})
+	}
+	for _, c := range r.Counters {
+		ok := "ok"
+		if !c.OK {
+			ok = "MISMATCH"
+		}
+		w("  rnr counters %s: %s: trace %d, counters %d %s\n", c.NIC, c.Relation, c.Trace, c.NICValue, ok)
+	}
+	if r.CountersSkipped != "" {
+		w("  rnr counters not compared: %s\n", r.CountersSkipped)
+	}
 }

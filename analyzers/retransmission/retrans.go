@@ -61,6 +61,9 @@ type GoBack struct {
 	// Spurious is the cause when nothing the go-back re-sends was lost
 	// (CauseDelivered, CauseLate); "" otherwise.
 	Spurious string
+	// Implied (READ, Kind fast) says the re-issue followed a gap in the
+	// responses, not a NAK in the trace (implied_nak_seq_err).
+	Implied bool
 }
 
 // Causes of spurious retransmissions.
@@ -206,6 +209,17 @@ type connTrk struct {
 	// requester's re-issue for it is still an implied NAK.
 	lateFix    bool
 	lateFixPSN roce.PSN
+	// READ requester: rnrHold, after an RNR NAK for nakPSN until the
+	// re-issue: the requester discards the responses from nakPSN on
+	// (the responder may execute the READ once its page fault resolves,
+	// Fukuoka et al., Analyzing Performance Pitfalls of On-Demand Paging
+	// of InfiniBand, Fig. 2). reissueNxt: a go-back re-sends the
+	// requests after the first as they follow (reissuing), one go-back,
+	// until the next progress (reissueEpoch).
+	rnrHold      bool
+	reissuing    bool
+	reissueNxt   roce.PSN
+	reissueEpoch int
 }
 
 // Tracker follows every connection of a Table. It does not allocate per
@@ -285,6 +299,8 @@ func (tr *Tracker) Observe(p *model.Pkt) {
 			default:
 				tr.data(ct, p)
 			}
+		case p.Dir == model.ToRequester && p.Delivered && !p.Copy() && (p.Kind == model.KindNak || p.Kind == model.KindRNR):
+			tr.readFeedback(ct, p)
 		}
 	}
 }
@@ -323,7 +339,7 @@ func (tr *Tracker) goBack(ct *connTrk, p *model.Pkt, kind string, una roce.PSN) 
 	}
 	switch kind {
 	case KindFast:
-		if ct.verb == model.VerbRead {
+		if ct.verb == model.VerbRead && !ct.nakPending {
 			ct.stats.Implied++
 		} else {
 			ct.stats.Fast++
@@ -371,7 +387,10 @@ func (tr *Tracker) writeFeedback(ct *connTrk, p *model.Pkt) {
 			o.hasNak, o.nakRNR, o.nakPSN, o.nakT = true, rnr, p.PSN, p.TimeNs
 		}
 	}
-	if ct.nakPending && ct.nakPSN == p.PSN || ct.handled && ct.handledPSN == p.PSN {
+	// A NAK of an episode already pending or acted upon starts no second
+	// go-back; an RNR NAK after the retry does (the responder was still
+	// not ready: the next of RNR NAKs in a row).
+	if ct.nakPending && ct.nakPSN == p.PSN || ct.handled && ct.handledPSN == p.PSN && !rnr {
 		return
 	}
 	ct.nakPending, ct.nakRNR, ct.nakPSN = true, rnr, p.PSN
@@ -486,19 +505,51 @@ func (tr *Tracker) late(ct *connTrk, p *model.Pkt) {
 	}
 }
 
+// readFeedback: a NAK (PSN sequence error) or an RNR NAK delivered to a
+// READ requester: its next re-issue is that NAK's go-back.
+func (tr *Tracker) readFeedback(ct *connTrk, p *model.Pkt) {
+	if p.PSN.Sub(ct.reqNxt) >= 0 || p.PSN.LessThan(ct.ePSN) && p.Kind == model.KindNak {
+		return // nothing requested there, or a stale NAK
+	}
+	rnr := p.Kind == model.KindRNR
+	ct.nakPending, ct.nakRNR, ct.nakPSN = true, rnr, p.PSN
+	if rnr {
+		ct.rnrHold = true
+		if p.PSN.LessThan(ct.ePSN) {
+			ct.ePSN = p.PSN // responses from PSN on were discarded
+		}
+	}
+}
+
 // readRequest: a READ request from the requester (new or re-issued).
 func (tr *Tracker) readRequest(ct *connTrk, p *model.Pkt) {
 	psn := p.PSN
-	if psn.Sub(ct.reqNxt) >= 0 {
+	switch {
+	case psn.Sub(ct.reqNxt) >= 0:
 		ct.reqNxt = psn.Add(p.NPkts)
-	} else {
+		ct.reissuing = false
+	case ct.reissuing && psn == ct.reissueNxt && ct.stats.Epochs == ct.reissueEpoch:
+		// The next request of a go-back under way (Fukuoka et al., Fig.
+		// 11: the requester re-sends the 2nd and 3rd READs after one NAK).
+		p.Retx = true
+		ct.reissueNxt = psn.Add(p.NPkts)
+	default:
 		p.Retx = true
 		kind := KindTimeout
-		if ct.gap || ct.lateFix && psn == ct.lateFixPSN {
+		implied := false
+		switch {
+		case ct.nakPending:
 			kind = KindFast
+			if ct.nakRNR {
+				kind = KindRNR
+			}
+		case ct.gap || ct.lateFix && psn == ct.lateFixPSN:
+			kind, implied = KindFast, true
 		}
-		ct.gap, ct.lateFix = false, false
 		tr.goBack(ct, p, kind, ct.ePSN)
+		tr.res.GoBacks[len(tr.res.GoBacks)-1].Implied = implied
+		ct.gap, ct.lateFix, ct.nakPending, ct.rnrHold = false, false, false, false
+		ct.reissuing, ct.reissueNxt, ct.reissueEpoch = true, psn.Add(p.NPkts), ct.stats.Epochs
 		if p.Delivered && kind == KindTimeout {
 			for i := range ct.open {
 				if o := &ct.open[i]; !o.reissued && o.psn.Sub(psn) >= 0 && o.psn.Sub(psn.Add(p.NPkts)) < 0 {
@@ -554,7 +605,7 @@ func (tr *Tracker) data(ct *connTrk, p *model.Pkt) {
 		}
 		ct.open = append(ct.open, openLoss{psn: psn, iter: tr.iter(ct, psn), t: p.TimeNs, idx: p.Index, event: ev})
 		ct.stats.Losses++
-	} else {
+	} else if !ct.rnrHold || psn.LessThan(ct.nakPSN) {
 		for i := range ct.open {
 			if o := &ct.open[i]; !o.hasNext {
 				o.hasNext, o.next = true, p.TimeNs

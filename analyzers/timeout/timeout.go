@@ -37,10 +37,15 @@ type Timeout struct {
 	// Inconclusive says some interval is within the timestamp uncertainty
 	// of a bound (either side); InconclusiveIntervals lists their
 	// positions in IntervalsNs. Never set when the uncertainty is 0.
-	Inconclusive          bool   `json:"inconclusive,omitempty"`
-	InconclusiveIntervals []int  `json:"inconclusive_intervals,omitempty"`
-	RetryExceeded         bool   `json:"retry_exceeded,omitempty"`
-	Outcome               string `json:"outcome"`
+	Inconclusive          bool  `json:"inconclusive,omitempty"`
+	InconclusiveIntervals []int `json:"inconclusive_intervals,omitempty"`
+	// RestartIntervals (a READ connection of an ODP run, Options.ODP)
+	// lists the positions of intervals below the bound: the requester
+	// re-issued the READ when its page fault resolved, no timer fired
+	// (package rnr reports the stall). Not out of bound.
+	RestartIntervals []int  `json:"restart_intervals,omitempty"`
+	RetryExceeded    bool   `json:"retry_exceeded,omitempty"`
+	Outcome          string `json:"outcome"`
 }
 
 // Result is the outcome of the check.
@@ -83,6 +88,13 @@ type Options struct {
 	// late, so the lower side is unchanged). Default 0; negative counts
 	// as 0.
 	LatenessNs int64
+	// ODP says the run used on-demand paging (model.Params.ODP): a READ
+	// requester re-issues a READ whose response its page fault dropped
+	// when the fault resolves (Fukuoka et al., Analyzing Performance
+	// Pitfalls of On-Demand Paging of InfiniBand, Fig. 2 middle), before
+	// any timer: such an interval below the bound is a restart
+	// (Timeout.RestartIntervals), not out of bound. Default false.
+	ODP bool
 }
 
 // Check groups the timeout go-backs of r into episodes and checks them.
@@ -113,6 +125,7 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 	for _, c := range t.Conns {
 		ipsn[c.ID] = c
 	}
+	restarts := 0
 	type key struct{ conn, epoch int }
 	open := map[key]int{} // episode index in res.Timeouts
 	naks := map[key]int{}
@@ -158,6 +171,9 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 		if res.TransportTimeoutNs > 0 {
 			for j, v := range to.IntervalsNs {
 				switch {
+				case opt.ODP && v < res.LowerNs-u && ipsn[to.Conn].Verb.IsRead():
+					to.RestartIntervals = append(to.RestartIntervals, j)
+					restarts++
 				case v < res.LowerNs-u || v > res.UpperNs+u+late:
 					to.OutOfBound = true
 					to.OutOfBoundIntervals = append(to.OutOfBoundIntervals, j)
@@ -201,6 +217,9 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 			unsure, len(res.Timeouts), model.FormatMicros(u), lateness, strings.Join(near, "; "), more)
 	default:
 		res.Verdict = model.Pass
+	}
+	if restarts > 0 && res.Verdict == model.Pass {
+		res.Reason = fmt.Sprintf("%d READ re-issues below the bound on an ODP run: restarts after the requester's page faults, not timeouts (see rnr)", restarts)
 	}
 	return res
 }

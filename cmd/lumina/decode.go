@@ -242,6 +242,10 @@ func (d *decoder) appendJSON(b []byte, tp trace.Packet, perr error, mirror bool)
 		b = strconv.AppendUint(b, uint64(s.Value()), 10)
 		b = append(b, `,"msn":`...)
 		b = strconv.AppendUint(b, uint64(p.AETH.MSN()), 10)
+		if s.Type() == roce.AckTypeRNR {
+			b = append(b, `,"timer_ns":`...)
+			b = strconv.AppendInt(b, int64(roce.RNRTimer(s.Value())), 10)
+		}
 		b = append(b, '}')
 	}
 	if p.RETH != nil {
@@ -333,9 +337,11 @@ func (d *decoder) appendText(b []byte, tp trace.Packet, perr error, mirror bool)
 		case roce.AckTypeACK:
 			b = append(b, "credit="...)
 			b = strconv.AppendUint(b, uint64(s.Value()), 10)
-		case roce.AckTypeRNR:
+		case roce.AckTypeRNR: // the timer code and the delay it encodes
 			b = append(b, "timer="...)
 			b = strconv.AppendUint(b, uint64(s.Value()), 10)
+			b = append(b, ' ')
+			b = appendRNRTimer(b, s.Value())
 		default:
 			b = strconv.AppendUint(b, uint64(s.Value()), 10)
 		}
@@ -558,4 +564,12 @@ func runSwitchNames(path string) []string {
 		return nil
 	}
 	return in.Meta.Fabric.Switches
+}
+
+// appendRNRTimer appends the delay an RNR timer code encodes
+// (roce.RNRTimer) in ms with the digits it needs: "1.28ms", "0.01ms",
+// "655.36ms".
+func appendRNRTimer(b []byte, code uint8) []byte {
+	b = strconv.AppendFloat(b, float64(roce.RNRTimer(code))/1e6, 'f', -1, 64)
+	return append(b, "ms"...)
 }

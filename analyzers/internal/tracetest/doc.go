@@ -8,7 +8,8 @@
 //	A5     ACK for PSN IPSN+5, responder → requester;  A5#3 with MSN 3
 //	       (default 0; also N5#3, R5#3)
 //	N5     NAK (PSN sequence error) with PSN IPSN+5
-//	R5     RNR NAK;  F5 a fatal NAK (remote access error)
+//	R5     RNR NAK (minimum RNR timer code 1);  R5:14 with timer code 14
+//	       (R5:14#3 with MSN 3);  F5 a fatal NAK (remote access error)
 //	Q5:3   READ request at IPSN+5 for 3 packets (3 MTU of data)
 //	r5     READ response with PSN IPSN+5
 //	C      CNP to the requester (WRITE/SEND);  Cr a CNP to the responder (READ)

@@ -142,9 +142,19 @@ func Frames(conns []model.Connection, script string, opt Options) ([]Frame, erro
 				}
 				f.AETH.MSN = uint32(v)
 			}
+			timer := uint8(1)
+			if tok[0] == 'R' {
+				if p, c, ok := strings.Cut(ps, ":"); ok {
+					v, err := strconv.ParseUint(c, 10, 5)
+					if err != nil {
+						return nil, fmt.Errorf("bad RNR timer in %q", tok)
+					}
+					ps, timer = p, uint8(v)
+				}
+			}
 			f.PSN, err = num(ps)
 			f.AETH.Syndrome = map[byte]roce.Syndrome{'A': roce.ACKSyndrome(roce.CreditCountInvalid),
-				'N': roce.NAKSyndrome(roce.NAKPSNSequenceError), 'R': roce.RNRSyndrome(1),
+				'N': roce.NAKSyndrome(roce.NAKPSNSequenceError), 'R': roce.RNRSyndrome(timer),
 				'F': roce.NAKSyndrome(roce.NAKRemoteAccessError)}[tok[0]]
 		case tok[0] == 'Q':
 			f = toRsp
@@ -357,4 +367,24 @@ func PFC(t int64, sent bool, port uint16, prio int, quanta uint16) Frame {
 	var q [8]uint16
 	q[prio] = quanta
 	return Frame{TimeNs: t, Data: roce.BuildPFC(nil, [6]byte{2}, 1<<prio, q), Wrapped: true, Port: port, Sent: sent}
+}
+
+// At is a packet of a Timed script: the script token Tok at Ns after the
+// first packet.
+type At struct {
+	Ns  int64
+	Tok string
+}
+
+// Timed returns the script of packets ps (in trace order, times not
+// decreasing): the first packet comes at 1,000,100 ns (the default step
+// after the trace's start), each next one at its Ns after it.
+func Timed(ps ...At) string {
+	var b strings.Builder
+	prev := int64(-100)
+	for _, p := range ps {
+		fmt.Fprintf(&b, "@%d %s ", p.Ns-prev, p.Tok)
+		prev = p.Ns
+	}
+	return strings.TrimSpace(b.String())
 }

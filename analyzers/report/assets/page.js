@@ -99,6 +99,10 @@
 	// line is packet i's `lumina decode` text line (decoder.appendText in
 	// cmd/lumina/decode.go); TestReportBrowser checks it against the Go
 	// decoder for every packet of its traces.
+	// RNR_US is the minimum RNR NAK delay of each timer code in µs (IBA
+	// Table 45, roce.RNRTimer): decode prints it after the code.
+	const RNR_US = [655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840, 5120, 7680,
+		10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520];
 	function line(c, i) {
 		const fl = c.fl[i];
 		const tup = D.tuples[c.tup[i]];
@@ -112,7 +116,7 @@
 			s += " " + D.ackTypes[ty] + "(";
 			if (ty === 3) s += v < D.naks.length ? D.naks[v] : String(v);
 			else if (ty === 0) s += "credit=" + v;
-			else if (ty === 1) s += "timer=" + v;
+			else if (ty === 1) s += "timer=" + v + " " + (RNR_US[v] * 1000) / 1e6 + "ms";
 			else s += v;
 			s += ") msn=" + (a & 0xffffff);
 		}

@@ -1,0 +1,71 @@
+package retransmission
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/netlumina/lumina/analyzers/internal/tracetest"
+	"github.com/netlumina/lumina/analyzers/model"
+)
+
+// TestODPGoBacks: the go-backs of the READ sequences of Fukuoka et al.,
+// Analyzing Performance Pitfalls of On-Demand Paging of InfiniBand (Figs.
+// 2, 6, 11): a re-issue after an RNR NAK is an rnr go-back, one after a
+// sequence error NAK a fast one (not implied: the NAK is in the trace),
+// the requests a go-back re-sends after the first are that go-back, and
+// nothing is a loss (no packet of the trace was lost).
+func TestODPGoBacks(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		want         []string // "kind rel idle implied"
+		stats        ConnStats
+	}{
+		{"fig2-left", tracetest.ODPRemote, []string{"rnr 0 4565000 false"}, ConnStats{RNR: 1}},
+		{"fig2-middle", tracetest.ODPLocal, []string{"timeout 0 522000 false"}, ConnStats{Timeouts: 1, Spurious: 1}},
+		{"fig6-left", tracetest.ODPTwoReads, []string{"rnr 0 4565000 false", "timeout 1 499923000 false"}, ConnStats{RNR: 1, Timeouts: 1, Spurious: 1}},
+		{"fig11", tracetest.ODPThreeReads, []string{"rnr 0 4565000 false", "fast 1 10000 false"}, ConnStats{RNR: 1, Fast: 1, Spurious: 1}},
+		{"implied", "Q0:2 r0x r1 Q0:2 r0 r1", []string{"fast 0 300 true"}, ConnStats{Implied: 1, Losses: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conns := tracetest.Conns(1, 0, model.VerbRead)
+			tab, pkts := tracetest.Script(t, conns, tc.script)
+			tr := New(tab, Options{})
+			for i := range pkts {
+				tr.Observe(&pkts[i])
+			}
+			res := tr.Finish()
+			var got []string
+			for _, g := range res.GoBacks {
+				got = append(got, fmt.Sprintf("%s %d %d %v", g.Kind, g.PSN.Sub(0), g.IdleNs, g.Implied))
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("go-backs = %q, want %q", got, tc.want)
+			}
+			st := res.Conns[0]
+			st.Epochs = 0
+			tc.stats.Conn = 0
+			if st != tc.stats {
+				t.Errorf("stats = %+v, want %+v", st, tc.stats)
+			}
+			if res.Verdict != model.Pass {
+				t.Errorf("verdict %s (%s), want pass", res.Verdict, res.Reason)
+			}
+		})
+	}
+}
+
+// TestRNRInARowWrite: each of RNR NAKs in a row for one WRITE PSN starts
+// its own rnr go-back.
+func TestRNRInARowWrite(t *testing.T) {
+	conns := tracetest.Conns(1, 0, model.VerbWrite)
+	tab, pkts := tracetest.Script(t, conns, "0 R0:14 @1300000 0 R0:14 @1300000 0 A0")
+	tr := New(tab, Options{})
+	for i := range pkts {
+		tr.Observe(&pkts[i])
+	}
+	res := tr.Finish()
+	if st := res.Conns[0]; st.RNR != 2 || st.Timeouts != 0 {
+		t.Errorf("stats = %+v, want 2 rnr go-backs, no timeout", st)
+	}
+}
