@@ -25,7 +25,8 @@
 // tshark (apt-get install -y tshark) and skips without it.
 //
 // testdata/sim-traces.sha256 pins the trace of every example on sim (with
-// its own seed), byte for byte: `sha256  <example name>` per line.
+// its own seed), byte for byte: `sha256  <example name>` per line (FOLDER/NAME
+// for the folders of examples/ that TestSimTraces lists, such as odp/).
 // TestSimTraces compares fresh runs with it; after an intended change to
 // the traces, rewrite it with
 //

@@ -15,9 +15,10 @@ import (
 // fidelityDoc rewrites docs/fidelity.md from the measured table.
 var fidelityDoc = flag.Bool("fidelity-doc", false, "rewrite ../docs/fidelity.md from TestFidelity's measurements")
 
-// A fidelityRow is one quantity of the Lumina paper (§6) measured through
-// the whole chain: a sim run of an example or variant, the switch's mirror
-// timestamps, the analyzers' report.json.
+// A fidelityRow is one quantity of the Lumina paper (§6), or of Fukuoka et
+// al.'s ODP paper (odpFidelityRows), measured through the whole chain: a
+// sim run of an example or variant, the switch's mirror timestamps, the
+// analyzers' report.json or the trace.
 type fidelityRow struct {
 	quantity string // what is measured
 	source   string // the paper's section, figure or table
@@ -376,7 +377,7 @@ func fidelityRows() []fidelityRow {
 	const r20, r100 = "fast-retransmission-20k.yaml", "fast-retransmission-100k.yaml"
 	const c4, c6 = "fidelity/fast-retx-20k-cx4.yaml", "fidelity/fast-retx-20k-cx6.yaml"
 	const ta, tn = "timeout-adaptive.yaml", "timeout-non-adaptive.yaml"
-	return []fidelityRow{
+	rows := []fidelityRow{
 		{quantity: "CX5 NACK generation (drops #1-#19 of 20)", source: "§6.2, Fig. 8(b)", variant: r20, paper: "≈1.1 µs",
 			lo: 0.9, hi: 1.3, unit: "µs", kind: "circular", note: "nak-generation-delay 1.1 µs; the NIC subtracts the modelled link path",
 			measure: meanLoss(r20, 20, 0, 19, gen)},
@@ -488,6 +489,7 @@ func fidelityRows() []fidelityRow {
 		{quantity: "Table 4: CX6 CNPs per QP", source: "§6.4, Table 4", variant: "cnp-cx6.yaml", paper: "2 0 0",
 			kind: "circular", note: "per-port", measure: cnps("cnp-cx6.yaml"), want: "[2 0 0]"},
 	}
+	return append(rows, odpFidelityRows()...)
 }
 
 // TestFidelity measures each row of the fidelity table through the whole
@@ -544,6 +546,12 @@ a sim run of the example or variant (softrnic personalities, software switch, mi
 the switch's timestamps, the analyzers' report.json. TestFidelity fails when a value leaves the
 accepted range.
 
+The rows marked "Fukuoka et al." are the numbers of the On-Demand Paging paper (Fukuoka et al.,
+*Analyzing Performance Pitfalls of On-Demand Paging of InfiniBand*: a ConnectX-4 on InfiniBand,
+ibdump at the client, min_rnr_timer 1.28 ms; docs/odp.md), read from the examples' traces
+(times from the switch's timestamps, the paper's relative to its first request) and from the
+post-interval sweeps of ` + "`tests/odp_test.go`" + ` (Fig. 8: one sim run per interval).
+
 Kind: **circular** — a constant set from the paper's number and read back (the row checks that the
 chain, and the calibration below, preserve it); **emergent** — the value follows from a modelled
 mechanism, not from a constant holding it; **model** — the paper has no number; the row pins
@@ -559,9 +567,9 @@ propagation per link) the NIC adds nothing and the path is what is measured.
 `
 
 const fidelityFooter = `
-Reproduce one row by hand: ` + "`lumina run -o /tmp/fid examples/fast-retransmission-20k.yaml`" + ` and read
-` + "`analysis.checks.retransmission.losses`" + ` (nack_generation_ns, nack_reaction_ns) or
-` + "`analysis.checks.timeout.timeouts`" + ` (intervals_ns, retries) in report.json; the generated variants
+Reproduce one row by hand: ` + "`" + `lumina run -o /tmp/fid examples/fast-retransmission-20k.yaml` + "`" + ` and read
+` + "`" + `analysis.checks.retransmission.losses` + "`" + ` (nack_generation_ns, nack_reaction_ns) or
+` + "`" + `analysis.checks.timeout.timeouts` + "`" + ` (intervals_ns, retries) in report.json; the generated variants
 (Table 2, Fig. 10) are written by the test into its work directory.
 
 ## Limits and assumptions
@@ -581,8 +589,68 @@ Reproduce one row by hand: ` + "`lumina run -o /tmp/fid examples/fast-retransmis
   loss frequency"; lumina's stage counts the QP's timeout episodes and never forgets them (the paper
   has no data on how the NIC forgets). The values of each stage are the paper's (timeout 14),
   scaled by T_tr for other exponents (an assumption: the "model" rows are its own numbers).
-- **E810**: no personality; a sim or netns run with ` + "`nic.type: e810`" + ` and a builtin personality is
+- **E810**: no personality; a sim or netns run with ` + "`" + `nic.type: e810` + "`" + ` and a builtin personality is
   refused (softrnic.ErrNoPersonality): the paper has no E810 measurement.
+- **ECN by queue depth** (` + "`" + `switch.ecn` + "`" + `): RED on the *instantaneous* depth of the egress queue
+  (egress port, priority) a packet joins, measured before it joins, as Tofino's ` + "`" + `enq_qdepth` + "`" + `
+  reports it; no averaging (DCQCN's switch marking, Zhu et al. SIGCOMM 2015 §3.1, uses the
+  instantaneous queue as well). Both the software switch and ` + "`" + `lumina.p4` + "`" + ` mark from the same
+  ` + "`" + `Egress.ecn_red` + "`" + ` entries the control plane writes (docs/tofino.md): thresholds in 80-byte cells
+  (Tofino 1; 176 assumed for Tofino 2, not selected automatically) and a random mask of 2^k − 1,
+  so the probability reached at kmax is ` + "`" + `pmax' = (kmax_cells − kmin_cells)/2^k` + "`" + `, ` + "`" + `2^k` + "`" + ` the power
+  of two nearest ` + "`" + `(kmax_cells − kmin_cells)/pmax` + "`" + `: within −29 % … +41 % of the configured ` + "`" + `pmax` + "`" + `,
+  on sim as on hardware (an exact ` + "`" + `pmax` + "`" + ` such as 0.1 cannot be had without a division at line
+  rate). The software switch counts a queue's cells as ⌈len/80⌉ per frame; Tofino's traffic
+  manager may charge per-packet overhead the model does not (unmeasured), and its depth is its
+  own, not the software queue model's. The mirror copy's depth field is in bytes, rounded down
+  to its 11-bit code (exact below 256 bytes, then within 1/32).
+- **A fabric** ([fabric.md](fabric.md)): every testbed runs it as one switch partitioned into
+  logical switches (Hawkeye's method on one Tofino), so all switches share one clock and one
+  software PFC model per port and priority; a real multi-switch fabric has a clock per switch
+  (timestamps comparable only within their skew) and its own buffer sharing and thresholds,
+  which lumina does not model per vendor. Routes are lumina's choice, not a switch's: symmetric,
+  per host pair (a seeded hash among equal-cost shortest paths), where a switch's ECMP hashes
+  each packet's 5-tuple, so all QPs between two hosts share one path. On netns a switch-to-switch
+  link has no propagation delay (` + "`" + `delay-ns` + "`" + ` applies on sim only).
+- **Retransmission timer of a paused QP** (softrnic): the timer runs from the go-back whether or
+  not the retransmission can leave a port paused by PFC, so a QP stuck behind a deadlock ends by
+  its retry limit (RETRY_EXC_ERR), as rxe (Linux ` + "`" + `rxe_comp.c` + "`" + `) re-arms its timer while PSNs are outstanding. The local ACK timeout counts from the
+  transmission it guards; how a ConnectX counts it while its port is paused is unmeasured.
+- **DCQCN reaction point** (softrnic ` + "`" + `dcqcn.go` + "`" + `): the equations are the DCQCN paper's (Zhu et
+  al., SIGCOMM 2015, §3.1: cut ` + "`" + `R_C·(1 − α/2)` + "`" + `, ` + "`" + `α ← (1 − g)α + g` + "`" + ` with a CNP in the α period,
+  fast recovery, additive and hyper increase on the timer and byte counter) with the ConnectX
+  defaults NVIDIA documents for them ("DCQCN CC Parameters": ` + "`" + `rpg_gd` + "`" + ` 11, ` + "`" + `rpg_min_dec_fac` + "`" + ` 50 %,
+  ` + "`" + `rpg_ai_rate` + "`" + ` 5 Mb/s, ` + "`" + `rpg_hai_rate` + "`" + ` 50 Mb/s, ` + "`" + `rpg_time_reset` + "`" + ` 300 µs, ` + "`" + `rpg_threshold` + "`" + ` 1,
+  ` + "`" + `rate_reduce_monitor_period` + "`" + ` 4 µs, ` + "`" + `dce_tcp_g` + "`" + ` 1019, ` + "`" + `initial_alpha_value` + "`" + ` 1023,
+  ` + "`" + `dce_tcp_rtt` + "`" + ` 1 µs). The α update period was the paper's K = 55 µs (the DCQCN authors'
+  simulator value) until issue #30; with 1 µs no two-host example's sim trace changes (compared
+  byte for byte), nor pairs' or bidirectional's, and incast-ecn goes from 14.9 to 46.5 Gb/s of goodput (α
+  decays between CNPs instead of staying near 1, so cuts shrink from 50 %). How the firmware
+  applies these parameters beyond the paper's equations (rounding, timers' phase) is unmeasured.
+- **On-Demand Paging** (softrnic ` + "`" + `odp.go` + "`" + `; Fukuoka et al., *Analyzing Performance Pitfalls of
+  On-Demand Paging of InfiniBand*, Figs. 2, 6, 11: a ConnectX-4 on InfiniBand, ibdump at the
+  client, min_rnr_timer 1.28 ms). Sourced (cx4): a page fault resolves in ≈500 µs
+  (` + "`" + `odp-page-fault` + "`" + `), the RNR NAK leaves 140 µs after the faulting request (` + "`" + `odp-rnr-nak-delay` + "`" + `),
+  the requester re-sends ≈3× the encoded timer after the NAK (` + "`" + `rnr-wait-factor` + "`" + `), a duplicate
+  READ is answered after ≈80 µs (` + "`" + `odp-dup-read-delay` + "`" + `). Assumed: cx5 and cx6 take cx4's values
+  (no ODP measurement of them is public); spec waits exactly the encoded time and answers at once
+  (cx4's page-fault time, a host property); the lost second READ is modelled as a new request
+  dropped while a duplicate READ is being served (lumina's reading of Figs. 6, 7, 11); a WRITE or
+  SEND that faults at the responder is discarded; while a responder fault is pending, the faulting
+  request re-sent (an RNR wait shorter than the fault) gets another RNR NAK and any other request is
+  dropped silently (so a short min_rnr_timer costs RNR waits, not a transport timeout); a WRITE or
+  SEND whose source faults leaves when the fault resolves (the paper has no trace of these); pages are never evicted (` + "`" + `page_invalidations` + "`" + ` stays 0). Known
+  difference: cx4's slow NACK for a message's last packets (13 µs, Lumina Fig. 8(a)) also
+  applies to an out-of-order READ request, where Fukuoka et al.'s Fig. 11 shows the NAK 1 µs
+  after it. Known differences in the ODP rows: the lost second READ waits for lumina's cx4 first
+  transport timeout (3–4 × T_tr(14) = 201–268 ms, the Lumina paper's §6.3), where Fukuoka et
+  al.'s card waited ≈0.5 s (its minimum timeout); Fig. 8 left's window ends at 4.0 ms, not
+  ≈4.5 ms, because lumina's RNR wait (3.84 ms) is the short end of the paper's 3.77–4.42 ms; at
+  min_rnr_timer 0.01 ms Fig. 8 right shows two waves where lumina gives one window (its
+  requester holds new requests from the first RNR NAK to the re-send after its own page fault
+  without a break; what let the paper's second READ through between the waves is not in the
+  paper's traces). The sweeps are ` + "`TestODPSweep`" + ` (` + "`tests/odp_test.go`" + `): one sim run per
+  interval, ` + "`lumina run --set traffic.post-interval-us=N`" + ` by hand.
 `
 
 // TestE810Refused: a sim run of a host with nic type e810 and a builtin

@@ -23,10 +23,11 @@ var update = flag.Bool("update", false, "rewrite testdata/sim-traces.sha256 from
 
 const tracesFile = "testdata/sim-traces.sha256"
 
-// TestSimTraces runs every example on sim with its own seed and compares
-// the sha256 of its trace.pcap with testdata/sim-traces.sha256 (made from
-// the traces of the binary before the run-driver refactor): the sim
-// testbed's traces do not change by accident. -update rewrites the file.
+// TestSimTraces runs every example on sim with its own seed (examples/*.yaml
+// and those of simTraceFolders) and compares the sha256 of its trace.pcap
+// with testdata/sim-traces.sha256 (made from the traces of the binary
+// before the run-driver refactor): the sim testbed's traces do not change
+// by accident. -update rewrites the file.
 func TestSimTraces(t *testing.T) {
 	got := map[string]string{}
 	for _, f := range examples(t) {
@@ -36,6 +37,20 @@ func TestSimTraces(t *testing.T) {
 		}
 		sum := sha256.Sum256(b)
 		got[exampleName(f)] = hex.EncodeToString(sum[:])
+	}
+	for _, folder := range simTraceFolders {
+		files, err := filepath.Glob(filepath.Join("..", "examples", folder, "*.yaml"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("examples/%s: found %d examples (%v)", folder, len(files), err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join(validRun(t, folder, f), "trace.pcap"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(b)
+			got[folder+"/"+exampleName(f)] = hex.EncodeToString(sum[:])
+		}
 	}
 	if *update {
 		var b strings.Builder
@@ -72,6 +87,28 @@ func TestSimTraces(t *testing.T) {
 			t.Errorf("%s lists %s, which is not an example", tracesFile, name)
 		}
 	}
+}
+
+// simTraceFolders are the folders of examples/ whose examples
+// TestSimTraces pins too, each as FOLDER/NAME in testdata/sim-traces.sha256.
+// Their runs need only be valid: their checks' verdicts are other tests'
+// (odp: tests/odp_test.go pins their traces frame by frame).
+var simTraceFolders = []string{"odp"}
+
+// validRun runs examples/FOLDER/FILE on sim with its own seed and returns
+// its repeat 0 directory; the run must be valid, whatever its checks say.
+func validRun(t *testing.T, folder, file string) string {
+	t.Helper()
+	out := filepath.Join(workDir, "examples-"+folder)
+	r, err := invoke("run", "-q", "-o", out, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := exampleName(file)
+	if !strings.HasPrefix(r.stdout, name+" repeat 0: valid,") {
+		t.Fatalf("lumina run %s: exit %d, stdout %q stderr %q; want a valid run", file, r.code, r.stdout, r.stderr)
+	}
+	return filepath.Join(out, name, "0")
 }
 
 // keyPaths returns the dotted path of every object key named key in a
