@@ -286,19 +286,13 @@ func (t *Test) TrafficDeadline() time.Duration {
 	return send + rest + time.Second
 }
 
-// Bounds that odpWait assumes of a personality (a personality file may set
-// more; a run longer than the deadline is stopped).
+// Bounds that odpWait assumes of a personality (softrnic.Validate holds
+// every personality to them).
 const (
-	// maxRNRWaitFactor bounds a personality's rnr-wait-factor: cx4's is 3
-	// (Fukuoka et al., Analyzing Performance Pitfalls of On-Demand
-	// Paging of InfiniBand, Figs. 2, 6, 11).
-	maxRNRWaitFactor = 4
-	// maxDefaultPageFault bounds a personality's odp-page-fault, the page
-	// fault time of a host without page-fault-us (cx4: 500 µs, ibid.,
-	// Fig. 2).
-	maxDefaultPageFault = 10 * time.Millisecond
+	maxRNRWaitFactor    = softrnic.MaxRNRWaitFactor
+	maxDefaultPageFault = softrnic.MaxODPDelay
 	// odpPageSize is the page size of ODP memory regions.
-	odpPageSize = 4096
+	odpPageSize = softrnic.ODPPageSize
 )
 
 // odpWait bounds what the page faults of flow fl cost: nothing unless one

@@ -205,7 +205,7 @@ func (qp *QP) odpResponderFault(f *odpFault, psn roce.PSN, rxLen int, execute fu
 			execute()
 		}
 	}
-	qp.odpRNRNak(psn, rxLen, qp.msn, func() {
+	qp.odpRNRNak(psn, rxLen, qp.msn, nil, func() {
 		nakSent = true
 		finish()
 	})
@@ -214,11 +214,13 @@ func (qp *QP) odpResponderFault(f *odpFault, psn roce.PSN, rxLen int, execute fu
 
 // odpRNRNak sends an RNR NAK for psn (the QP's min_rnr_timer)
 // ODPRNRNakDelay after a request of rxLen bytes arrived, then calls sent
-// (if not nil).
-func (qp *QP) odpRNRNak(psn roce.PSN, rxLen int, msn uint32, sent func()) {
+// (if not nil). With pending set, the NAK is sent only if that fault is
+// still the QP's pending one then: a NAK for a re-sent request whose fault
+// has meanwhile resolved (and whose READ was answered) would be stale.
+func (qp *QP) odpRNRNak(psn roce.PSN, rxLen int, msn uint32, pending *odpFault, sent func()) {
 	n := qp.nic
 	n.loop.AfterFunc(n.atNIC(n.pers.ODPRNRNakDelay, rxLen, qp.ackLen()), func() {
-		if qp.state != QPRTS {
+		if qp.state != QPRTS || pending != nil && qp.rspFault != pending {
 			return
 		}
 		qp.sendAck(roce.RNRSyndrome(qp.attr.MinRNRTimer), psn, msn)
@@ -265,6 +267,10 @@ func (qp *QP) readDestFaults(w *wqe, psn roce.PSN) bool {
 		return false
 	}
 	qp.localFault = f
+	// Nothing can be re-sent before the fault resolves: the transport timer
+	// waits for the go-back then (onTimer spends no retry while requests
+	// are held).
+	qp.stopTimer()
 	f.wait(func() {
 		if qp.localFault != f {
 			return

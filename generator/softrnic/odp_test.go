@@ -685,3 +685,69 @@ func TestODPShortRNRWait(t *testing.T) {
 		})
 	}
 }
+
+// A request re-sent while its fault is pending gets its RNR NAK only if the
+// fault is still pending when the NAK would leave: min_rnr_timer 1 (30 µs
+// waits on cx4) against a 400 µs fault, the third copy of the READ arrives
+// at 340 µs, its NAK would leave at 480 µs, after the fault resolved (400
+// µs) and the READ was answered. No NAK then; the requester, no longer
+// waiting, completes with that response. (A stale NAK used to go out and
+// start an RNR wait for a completed READ.)
+func TestODPNoStaleRNRNak(t *testing.T) {
+	rnr1 := roce.RNRSyndrome(1)
+	ackSyn := roce.ACKSyndrome(roce.CreditCountInvalid)
+	attr := ConnectAttr{Timeout: 14, TimeoutSet: true, MinRNRTimer: 1, MinRNRTimerSet: true}
+	p := newPair(t, pairOpts{persVal: odpPersonality(t), attr: attr,
+		reqCfg: Config{ODPInTest: true}, rspCfg: Config{ODP: &ODPConfig{PageFault: 400 * time.Microsecond}, ODPInTest: true}})
+	k := newODPTimes(p)
+	if err := p.rq.PostSend(SendWR{ID: 1, Op: WRRead, Local: p.reqMR, Length: odpSize, RemoteAddr: p.rspMR.Addr, RKey: p.rspMR.RKey}); err != nil {
+		t.Fatal(err)
+	}
+	p.run(time.Second)
+	var got []odpEv
+	for _, f := range p.frames {
+		got = append(got, odpEv{f.T, f.Dir, f.Op, f.PSN, f.Syn})
+	}
+	r := k.nak + 30_000
+	want := []odpEv{{0, sim.AtoB, roce.RCReadRequest, 0, 0}, {k.nak - k.da, sim.BtoA, roce.RCAcknowledge, 0, rnr1},
+		{r, sim.AtoB, roce.RCReadRequest, 0, 0}, {r + k.nak - k.da, sim.BtoA, roce.RCAcknowledge, 0, rnr1},
+		{2 * r, sim.AtoB, roce.RCReadRequest, 0, 0}, {k.dq + 400_000, sim.BtoA, roce.RCReadResponseOnly, 0, ackSyn}}
+	if !slices.Equal(got, want) {
+		t.Errorf("frames:\n got %s\nwant %s", evLines(got), evLines(want))
+	}
+	if len(p.comps) != 1 || p.comps[0].Status != StatusSuccess || p.comps[0].TimeNs != k.dq+400_000+k.dr {
+		t.Errorf("completions = %+v, want one success at %d", p.comps, k.dq+400_000+k.dr)
+	}
+}
+
+// The transport timer spends no retry while a local page fault holds the
+// requests: timeout 1 (T_tr 8 µs, far below cx4's 500 µs fault) on a READ
+// whose response faults at the requester. The timer waits for the
+// re-sent READ; local_ack_timeout_err counts only what expires after it
+// (used to count 7 expirations during the fault and fail the QP with
+// RETRY_EXC_ERR without a single retransmission).
+func TestODPTimerHeldDuringLocalFault(t *testing.T) {
+	attr := ConnectAttr{Timeout: 1, TimeoutSet: true, RetryCnt: 7, RetryCntSet: true}
+	p := newPair(t, pairOpts{persVal: odpPersonality(t), attr: attr,
+		reqCfg: Config{ODP: &ODPConfig{}, ODPInTest: true}, rspCfg: Config{ODPInTest: true}})
+	if err := p.rq.PostSend(SendWR{ID: 1, Op: WRRead, Local: p.reqMR, Length: odpSize, RemoteAddr: p.rspMR.Addr, RKey: p.rspMR.RKey}); err != nil {
+		t.Fatal(err)
+	}
+	p.run(time.Second)
+	if len(p.comps) != 1 || p.comps[0].Status != StatusSuccess {
+		t.Fatalf("completions = %+v, want one success", p.comps)
+	}
+	reqs := 0
+	for _, f := range p.frames {
+		if f.Op == roce.RCReadRequest {
+			reqs++
+		}
+	}
+	// The first request, its re-send when the fault resolves (t ≈ 500 µs),
+	// and the timer's re-sends while the duplicate READ is being served
+	// (80 µs against timeouts of a few T_tr): every expiration counted
+	// re-sent a request.
+	if got := p.req.Counters().Map()["local_ack_timeout_err"]; got != uint64(reqs-2) || reqs < 2 {
+		t.Errorf("local_ack_timeout_err = %d with %d READ requests sent, want requests − 2", got, reqs)
+	}
+}

@@ -291,7 +291,7 @@ type Personality struct {
 	// IBA minimum is the encoded time (factor 1); the cx4 waited 4.42 ms
 	// (Fig. 2), 3.83 ms (Fig. 6), 3.77 ms (Fig. 11) after NAKs encoding
 	// 1.28 ms: 2.9-3.5×, and the paper reads it as "about 3 times": the
-	// cx4 takes 3. Range [0, 1000]; zero: 1.
+	// cx4 takes 3. Range [0, MaxRNRWaitFactor]; zero: 1.
 	RNRWaitFactor float64 `yaml:"rnr-wait-factor"`
 }
 
@@ -453,6 +453,16 @@ func ReadPersonalityFile(name string) ([]byte, error) {
 	return data, err
 }
 
+// Bounds of the ODP knobs, which the run length limit counts on
+// (config.Test.TrafficDeadline): cx4 waits 3–3.45 × the RNR timer and
+// resolves a fault in 450–780 µs, NAKs it after 140–215 µs and answers a
+// duplicate READ after 74–93 µs (Fukuoka et al., Analyzing Performance
+// Pitfalls of On-Demand Paging of InfiniBand, Figs. 2, 6, 11).
+const (
+	MaxRNRWaitFactor = 4
+	MaxODPDelay      = 10 * time.Millisecond
+)
+
 // Validate checks the parameters' ranges. Its error names the keys
 // concerned.
 func (p *Personality) Validate() error {
@@ -486,8 +496,14 @@ func (p *Personality) Validate() error {
 		return fieldErrorf([]string{"min-timeout-exp"}, "min-timeout-exp %d out of range 0..31", p.MinTimeoutExp)
 	case p.CNPScope < CNPPerQP || p.CNPScope > CNPPerIPPair:
 		return fieldErrorf([]string{"cnp-scope"}, "cnp-scope must be per-qp, per-port, per-dest-ip or per-ip-pair")
-	case !(p.RNRWaitFactor >= 0 && p.RNRWaitFactor <= 1000):
-		return fieldErrorf([]string{"rnr-wait-factor"}, "rnr-wait-factor %v out of range [0, 1000]", p.RNRWaitFactor)
+	case !(p.RNRWaitFactor >= 0 && p.RNRWaitFactor <= MaxRNRWaitFactor):
+		return fieldErrorf([]string{"rnr-wait-factor"}, "rnr-wait-factor %v out of range [0, %d]", p.RNRWaitFactor, MaxRNRWaitFactor)
+	case time.Duration(p.ODPPageFault) > MaxODPDelay:
+		return fieldErrorf([]string{"odp-page-fault"}, "odp-page-fault %v out of range: at most %v", time.Duration(p.ODPPageFault), MaxODPDelay)
+	case time.Duration(p.ODPRNRNakDelay) > MaxODPDelay:
+		return fieldErrorf([]string{"odp-rnr-nak-delay"}, "odp-rnr-nak-delay %v out of range: at most %v", time.Duration(p.ODPRNRNakDelay), MaxODPDelay)
+	case time.Duration(p.ODPDupReadDelay) > MaxODPDelay:
+		return fieldErrorf([]string{"odp-dup-read-delay"}, "odp-dup-read-delay %v out of range: at most %v", time.Duration(p.ODPDupReadDelay), MaxODPDelay)
 	case p.MaxOutstandingPSNs < 1 || p.MaxOutstandingPSNs > 1<<23:
 		return fieldErrorf([]string{"max-outstanding-psns"}, "max-outstanding-psns %d out of range 1..2^23", p.MaxOutstandingPSNs)
 	}

@@ -442,6 +442,11 @@ func (qp *QP) onTimer() {
 	if qp.state != QPRTS || qp.compPSN == qp.assignPSN {
 		return
 	}
+	if qp.requestsHeld() {
+		// An RNR wait or a local page fault holds every request: the
+		// go-back that ends it re-arms the timer (odp.go).
+		return
+	}
 	now := qp.nic.loop.Now()
 	interval := qp.timeoutInterval()
 	if due := qp.lastSend + int64(interval); now < due {
@@ -519,6 +524,11 @@ func (qp *QP) requesterReceive(p *roce.Packet) {
 			qp.nic.ctr.PacketSeqErr++
 		}
 	case roce.AckTypeRNR:
+		if psn.Sub(qp.compPSN) < 0 {
+			// For a PSN already acknowledged (an ODP responder's NAK for a
+			// re-sent request its READ answered meanwhile): stale.
+			return
+		}
 		qp.ackUpTo(psn.Add(-1))
 		if qp.rnrLeft == 0 {
 			qp.nic.ctr.ReqRNRRetriesExc++

@@ -13,7 +13,7 @@ func (qp *QP) responderReceive(p *roce.Packet) {
 		// fault, is still not ready and gets another RNR NAK; any other
 		// request is dropped silently.
 		if psn == qp.rspFaultPSN {
-			qp.odpRNRNak(psn, len(p.Frame), qp.msn, nil)
+			qp.odpRNRNak(psn, len(p.Frame), qp.msn, qp.rspFault, nil)
 		}
 		return
 	}
