@@ -425,6 +425,9 @@ type pipeline struct {
 	// skipCounters, when set, is why the counters check is skipped
 	// (Options.QP on a trace with other connections).
 	skipCounters string
+	// reqODP says whether a connection's requester uses ODP memory
+	// (model.Params.ODPAt); nil on a run without ODP.
+	reqODP func(c model.Conn) bool
 }
 
 func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Options) *pipeline {
@@ -436,9 +439,14 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 		a.integOK = true
 	}
 	inferred := len(meta.Connections) == 0
-	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred, ODP: params.ODP})
+	var reqODP func(c model.Conn) bool
+	if params.ODP {
+		reqODP = func(c model.Conn) bool { return params.ODPAt(c.Requester.IP) }
+	}
+	a.reqODP = reqODP
+	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred, ODP: params.ODP, RequesterODP: a.reqODP})
 	a.retx = retransmission.New(t, retransmission.Options{RetryCnt: params.Retries(), RTTNs: params.RTTNs})
-	ro := rnr.Options{UncertaintyNs: params.TimestampUncertaintyNs, RNRRetry: params.RNRRetries(), ODP: params.ODP}
+	ro := rnr.Options{UncertaintyNs: params.TimestampUncertaintyNs, RNRRetry: params.RNRRetries(), ODP: params.ODP, RequesterODP: reqODP}
 	if params.Timeout != nil && *params.Timeout > 0 {
 		ro.TimeoutNs = int64(roce.TransportTimeout(*params.Timeout))
 	}
@@ -524,7 +532,7 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 	}
 	tol := max(a.opt.TimeoutToleranceNs, a.params.RTTNs/2, DefaultTimeoutToleranceNs)
 	to := timeout.Check(&rt, a.table, timeout.Options{TransportTimeoutNs: ttr, RetryCnt: retry, ToleranceNs: tol,
-		UncertaintyNs: a.params.TimestampUncertaintyNs, LatenessNs: a.params.TimerLatenessNs, ODP: a.params.ODP})
+		UncertaintyNs: a.params.TimestampUncertaintyNs, LatenessNs: a.params.TimerLatenessNs, RequesterODP: a.reqODP})
 	cn := a.cnp.Finish()
 	pf := a.pfc.Finish()
 	nics := model.ResolveHostNICs(meta.NICs, r.Connections, a.params.Hosts)

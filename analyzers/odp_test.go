@@ -101,6 +101,66 @@ func TestODPText(t *testing.T) {
 	}
 }
 
+// TestODPRestartText: the timeouts section of the text report says what
+// happened on Fig. 2 middle: the READ re-issued from rel 0 (the response
+// the requester's page fault dropped), no timer, answered (was "rel 1: 1
+// retries, unresolved", the PSN after the delivered response).
+func TestODPRestartText(t *testing.T) {
+	for _, tc := range []struct {
+		name, script, want string
+	}{
+		{"fig2-middle", tracetest.ODPLocal, "  conn 0 rel 0: 1 READ restart (the requester's page fault, no timer), recovered: 522µs\n"},
+		// The re-issued READ is not answered in the trace.
+		{"fig2-middle-cut", "Q0:1 @5000 r0 @522000 Q0:1", "  conn 0 rel 0: 1 READ restart (the requester's page fault, no timer), unresolved: 522µs\n"},
+		// A restart, then the timer (268 ms after the restart): the
+		// episode is both, and is reported as the timeouts were.
+		{"restart-then-timeout", "Q0:1 @5000 r0 @522000 Q0:1 @300000000 Q0:1 r0",
+			"  conn 0 rel 0: 2 retries (1 a READ restart after the requester's page fault), recovered: 522µs 300ms\n"},
+		{"restart-then-timeout-cut", "Q0:1 @5000 r0 @522000 Q0:1 @300000000 Q0:1",
+			"  conn 0 rel 0: 2 retries (1 a READ restart after the requester's page fault), unresolved: 522µs 300ms\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := report.Text(analyzeODP(t, tc.script, model.Params{ODP: true}, analyzers.Options{}))
+			if !strings.Contains(text, tc.want) {
+				t.Errorf("text report lacks %q:\n%s", tc.want, text)
+			}
+		})
+	}
+}
+
+// TestODPWhoseHost: the requester's page-fault excuses (gbn's restart,
+// timeout's restart interval, rnr's silent-restart) hold only on a
+// connection whose requester has ODP (Params.ODPIPs), not on every
+// connection of a run with ODP somewhere: with ODP at the responder only,
+// Fig. 2 middle's re-issue 522 µs after a delivered response is a
+// Go-back-N violation, a timeout below the bound and a silent timeout.
+func TestODPWhoseHost(t *testing.T) {
+	req, rsp := netip.MustParseAddr("10.0.0.11"), netip.MustParseAddr("10.0.0.1")
+	for _, tc := range []struct {
+		name     string
+		ips      []netip.Addr
+		verdicts map[string]model.Verdict
+		class    string
+	}{
+		{"requester", []netip.Addr{req}, map[string]model.Verdict{"gbn": model.Pass, "timeout": model.Pass, "rnr": model.Pass}, "silent-restart"},
+		{"both", []netip.Addr{rsp, req}, map[string]model.Verdict{"gbn": model.Pass, "timeout": model.Pass, "rnr": model.Pass}, "silent-restart"},
+		{"responder", []netip.Addr{rsp}, map[string]model.Verdict{"gbn": model.Fail, "timeout": model.Fail, "rnr": model.Fail}, "silent-timeout"},
+		{"unrecorded", nil, map[string]model.Verdict{"gbn": model.Pass, "timeout": model.Pass, "rnr": model.Pass}, "silent-restart"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := analyzeODP(t, tracetest.ODPLocal, model.Params{ODP: true, ODPIPs: tc.ips}, analyzers.Options{})
+			for name, want := range tc.verdicts {
+				if got := r.Verdict(name); got != want {
+					t.Errorf("%s = %s (%s), want %s", name, got, reasonOf(r, name), want)
+				}
+			}
+			if st := r.Checks.RNR.Stalls; len(st) != 1 || st[0].Class != tc.class {
+				t.Errorf("rnr stalls %+v, want one %s", st, tc.class)
+			}
+		})
+	}
+}
+
 // TestNoRNRNoODP: a trace without an RNR NAK of a run without ODP has no
 // rnr check: not in report.json, the text report or the checks, whatever
 // the selection, and an invalid run's neither (the reports of such runs

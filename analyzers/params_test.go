@@ -3,6 +3,7 @@ package analyzers
 import (
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers/model"
@@ -128,15 +129,17 @@ func TestParamsFromConfigRNR(t *testing.T) {
 		name, yaml string
 		rnr        *int
 		odp        bool
+		odpIPs     string // Params.ODPIPs joined by spaces
 	}{
-		{"defaults", "name: t\n", nil, false},
-		{"rnr-retry 3", "traffic: {rnr-retry: 3}\n", intp(3), false},
-		{"rnr-retry 7", "traffic: {rnr-retry: 7}\n", nil, false},
-		{"rnr-retry 0, odp responder", "responder: {nic: {odp: {}}}\ntraffic: {rnr-retry: 0}\n", intp(0), true},
-		{"odp off", "responder: {nic: {odp: {enabled: false}}}\n", nil, false},
-		{"flows differ", "hosts: {a: {nic: {odp: {prefetch: true}}}, b: {}}\nflows:\n  - {name: f, from: a, to: b, rnr-retry: 2}\n  - {name: g, from: b, to: a, rnr-retry: 5}\n  - {name: h, from: b, to: a, rnr-retry: 1}\n",
-			intp(5), true},
-		{"a flow infinite", "hosts: {a: {}, b: {}}\nflows:\n  - {name: f, from: a, to: b, rnr-retry: 2}\n  - {name: g, from: b, to: a}\n", nil, false},
+		{"defaults", "name: t\n", nil, false, ""},
+		{"rnr-retry 3", "traffic: {rnr-retry: 3}\n", intp(3), false, ""},
+		{"rnr-retry 7", "traffic: {rnr-retry: 7}\n", nil, false, ""},
+		{"rnr-retry 0, odp responder", "responder: {nic: {odp: {}}}\ntraffic: {rnr-retry: 0}\n", intp(0), true, "10.0.0.2"},
+		{"odp requester, two addresses", "requester: {nic: {ip-list: [10.0.0.1/24, 10.0.1.1/24], odp: {enabled: true}}}\n", nil, true, "10.0.0.1 10.0.1.1"},
+		{"odp off", "responder: {nic: {odp: {enabled: false}}}\n", nil, false, ""},
+		{"flows differ", "hosts: {a: {nic: {ip-list: [10.0.0.5/24], odp: {prefetch: true}}}, b: {nic: {ip-list: [10.0.0.6/24]}}}\nflows:\n  - {name: f, from: a, to: b, rnr-retry: 2}\n  - {name: g, from: b, to: a, rnr-retry: 5}\n  - {name: h, from: b, to: a, rnr-retry: 1}\n",
+			intp(5), true, "10.0.0.5"},
+		{"a flow infinite", "hosts: {a: {}, b: {}}\nflows:\n  - {name: f, from: a, to: b, rnr-retry: 2}\n  - {name: g, from: b, to: a}\n", nil, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,8 +148,13 @@ func TestParamsFromConfigRNR(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := ParamsFromConfig(tc)
-			if !reflect.DeepEqual(p.RNRRetry, tt.rnr) || p.ODP != tt.odp {
-				t.Errorf("ParamsFromConfig(%q): RNRRetry %v, ODP %v; want %v, %v", tt.yaml, derefInt(p.RNRRetry), p.ODP, derefInt(tt.rnr), tt.odp)
+			var ips []string
+			for _, ip := range p.ODPIPs {
+				ips = append(ips, ip.String())
+			}
+			if !reflect.DeepEqual(p.RNRRetry, tt.rnr) || p.ODP != tt.odp || strings.Join(ips, " ") != tt.odpIPs {
+				t.Errorf("ParamsFromConfig(%q): RNRRetry %v, ODP %v, ODPIPs %v; want %v, %v, %s", tt.yaml, derefInt(p.RNRRetry), p.ODP, ips,
+					derefInt(tt.rnr), tt.odp, tt.odpIPs)
 			}
 		})
 	}

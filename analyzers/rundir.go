@@ -2,6 +2,7 @@ package analyzers
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -274,6 +275,18 @@ func ParamsFromConfig(t *config.Test) model.Params {
 		}
 	}
 	p.ODP = t.ODPInTest()
+	for i := range t.Hosts { // the two-host form normalized: requester, responder
+		h := &t.Hosts[i]
+		if !h.NIC.ODPOn() {
+			continue
+		}
+		for _, pf := range h.NIC.IPList {
+			p.ODPIPs = append(p.ODPIPs, pf.Addr())
+		}
+		if len(h.NIC.IPList) == 0 { // the orchestrator's default address (hostIPs there)
+			p.ODPIPs = append(p.ODPIPs, netip.AddrFrom4([4]byte{10, 0, 0, byte(i + 1)}))
+		}
+	}
 	host := func(name string) config.Host {
 		if h := t.Host(name); h != nil {
 			return h.Host

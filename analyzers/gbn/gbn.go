@@ -100,14 +100,22 @@ type Options struct {
 	// metadata IPSN (rule start-psn). Default false (inferred IPSNs are
 	// the first PSN anyway).
 	CheckStartPSN bool
-	// ODP says the run used on-demand paging (model.Params.ODP): a READ
-	// requester whose response buffer page-faults drops the responses
-	// silently and re-issues the READ once the fault resolved (Fukuoka
-	// et al., Analyzing Performance Pitfalls of On-Demand Paging of
-	// InfiniBand, Fig. 2 middle), so a READ re-issued from a PSN whose
-	// response was delivered is that restart, not rule nak-wrong-psn
-	// (package rnr reports it as a silent stall). Default false.
+	// ODP says the run used on-demand paging on some host
+	// (model.Params.ODP): every NIC of such a test may drop a new READ
+	// request that arrives while it serves a duplicate READ, so a READ
+	// re-sent before the responder answered it at all is its first
+	// execution, not a duplicate. Default false.
 	ODP bool
+	// RequesterODP says whether the requester of connection c uses ODP
+	// memory (model.Params.ODPAt of its address): a READ requester whose
+	// response buffer page-faults drops the responses silently and
+	// re-issues the READ once the fault resolved (Fukuoka et al.,
+	// Analyzing Performance Pitfalls of On-Demand Paging of InfiniBand,
+	// Fig. 2 middle), so on its connections a READ re-issued from a PSN
+	// whose response was delivered is that restart, not rule
+	// nak-wrong-psn (package rnr reports it as a silent stall). Default
+	// nil: no requester uses ODP.
+	RequesterODP func(c model.Conn) bool
 }
 
 // Checker runs the state machines of every connection of a Table.
@@ -171,7 +179,9 @@ type conn struct {
 	verb  model.Verb
 	ipsn  roce.PSN
 	nviol int
-	fatal bool
+	// reqODP: the requester uses ODP memory (Options.RequesterODP).
+	reqODP bool
+	fatal  bool
 
 	// WRITE/SEND: responder = receiver, requester = sender.
 	recv receiver
@@ -283,6 +293,7 @@ func New(t *model.Table, opt Options) *Checker {
 	for i, tc := range t.Conns {
 		cs := &c.conns[i]
 		cs.id, cs.verb, cs.ipsn = tc.ID, tc.Verb, tc.IPSN
+		cs.reqODP = opt.RequesterODP != nil && opt.RequesterODP(tc)
 		cs.recv.ePSN = tc.IPSN
 		cs.snd.cur, cs.snd.sndNxt, cs.snd.una = tc.IPSN.Add(-1), tc.IPSN, tc.IPSN
 		cs.rrecv.reqNxt, cs.rrecv.ePSN = tc.IPSN, tc.IPSN
@@ -740,7 +751,7 @@ func (c *Checker) readRequestSent(cs *conn, p *model.Pkt) {
 		}
 		switch {
 		case psn == r.ePSN || rnr:
-		case c.opt.ODP && psn.LessThan(r.ePSN):
+		case cs.reqODP && psn.LessThan(r.ePSN):
 			r.ePSN = psn // the requester dropped the responses from PSN on
 		default:
 			c.violate(cs, SideRequester, RuleNAKWrongPSN, psn, p.Index, p.TimeNs,
@@ -801,7 +812,9 @@ func (c *Checker) readRequestDelivered(cs *conn, p *model.Pkt) {
 		// Re-sent before the responder answered it at all: on an ODP run
 		// the responder dropped the first copy silently (it arrived while
 		// a duplicate READ was served, Fukuoka et al., Figs. 6, 11), so
-		// this one is its first execution, not a duplicate.
+		// this one is its first execution, not a duplicate. Test-wide,
+		// not the responder's own ODP: the drop happens on a NIC without
+		// ODP too (Fig. 6 middle: ODP at the requester only).
 		return
 	}
 	cs.dups++

@@ -44,7 +44,7 @@ func TestODPSequences(t *testing.T) {
 		{"rnr-wrong-psn", "Q0:1 Q1:1 R1:14 r0 @2000000 Q0:1 r0 Q1:1 r1", false, []string{"requester nak-wrong-psn 0"}, true, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, res := run(t, model.VerbRead, 0, 1, tc.script, Options{ODP: tc.odp})
+			got, res := run(t, model.VerbRead, 0, 1, tc.script, Options{ODP: tc.odp, RequesterODP: func(model.Conn) bool { return tc.odp }})
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("violations = %q, want %q", got, tc.want)
 			}

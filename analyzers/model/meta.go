@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -86,6 +87,14 @@ type Params struct {
 	// RNR NAK, and a READ requester may re-issue a READ whose responses
 	// its page fault dropped. Default false: pinned memory.
 	ODP bool `json:"odp,omitempty"`
+	// ODPIPs are the addresses of the traffic hosts whose NIC uses ODP
+	// (nic.odp.enabled; every address of their ip-lists): the checks
+	// excuse a requester's page-fault restarts only on connections whose
+	// requester has one of them (ODPAt). ODP is test-wide (every NIC of
+	// the test takes the duplicate-READ path), the requester's page
+	// faults are its own. Default nil: with ODP, every host may use ODP
+	// (run records from before 2026-11).
+	ODPIPs []netip.Addr `json:"odp_ips,omitempty"`
 	// AdaptiveRetrans says adaptive retransmission was on (informational:
 	// its timeouts are expected to leave the IB bound, Lumina §6.3).
 	AdaptiveRetrans bool `json:"adaptive_retrans,omitempty"`
@@ -252,6 +261,15 @@ func (p Params) Retries() int {
 		return 7
 	}
 	return *p.RetryCnt
+}
+
+// ODPAt reports whether the host at ip uses ODP memory: ip is one of
+// ODPIPs, or, on a run with ODP that did not record ODPIPs, any host.
+func (p Params) ODPAt(ip netip.Addr) bool {
+	if !p.ODP {
+		return false
+	}
+	return len(p.ODPIPs) == 0 || slices.Contains(p.ODPIPs, ip)
 }
 
 // RNRRetries returns RNRRetry, 7 (infinite) when nil.
@@ -732,6 +750,11 @@ func mergeParams(a, b Params) Params {
 		a.RNRRetry = b.RNRRetry
 	}
 	a.ODP = a.ODP || b.ODP
+	for _, ip := range b.ODPIPs {
+		if !slices.Contains(a.ODPIPs, ip) {
+			a.ODPIPs = append(a.ODPIPs, ip)
+		}
+	}
 	a.AdaptiveRetrans = a.AdaptiveRetrans || b.AdaptiveRetrans
 	if b.MinTimeBetweenCNPsUs != nil {
 		a.MinTimeBetweenCNPsUs = b.MinTimeBetweenCNPsUs

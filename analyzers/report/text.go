@@ -239,7 +239,18 @@ func TextRun(r *Report, run *RunInfo) string {
 			if t.RetryExceeded {
 				flag += " RETRY-EXCEEDED"
 			}
-			w("  conn %d rel %d: %d retries, %s: %s%s\n", t.Conn, t.RelPSN, t.Retries, t.Outcome, strings.Join(iv, " "), flag)
+			what := fmt.Sprintf("%d retries", t.Retries)
+			switch n := len(t.RestartIntervals); {
+			case n == 1 && n == t.Retries:
+				what = "1 READ restart (the requester's page fault, no timer)"
+			case n > 0 && n == t.Retries:
+				what = fmt.Sprintf("%d READ restarts (the requester's page faults, no timer)", n)
+			case n == 1:
+				what += " (1 a READ restart after the requester's page fault)"
+			case n > 0:
+				what += fmt.Sprintf(" (%d READ restarts after the requester's page faults)", n)
+			}
+			w("  conn %d rel %d: %s, %s: %s%s\n", t.Conn, t.RelPSN, what, t.Outcome, strings.Join(iv, " "), flag)
 		})
 	}
 	if n := len(c.Events.Events); n > 0 {

@@ -64,6 +64,11 @@ type GoBack struct {
 	// Implied (READ, Kind fast) says the re-issue followed a gap in the
 	// responses, not a NAK in the trace (implied_nak_seq_err).
 	Implied bool
+	// Answered says an ACK or READ response at or past PSN reached the
+	// requester after the go-back and before the connection's next one
+	// (even when it was no progress: a READ the requester re-issued for
+	// responses it had dropped, package timeout).
+	Answered bool
 }
 
 // Causes of spurious retransmissions.
@@ -197,6 +202,9 @@ type connTrk struct {
 	nakPSN     roce.PSN
 	handled    bool
 	handledPSN roce.PSN
+	// lastGB is the index in Result.GoBacks of the connection's last
+	// go-back while not yet Answered; -1 none.
+	lastGB     int
 	noProgress int
 	fatal      bool
 
@@ -243,6 +251,7 @@ func New(t *model.Table, opt Options) *Tracker {
 		ct.cur, ct.sndNxt, ct.ePSN, ct.una = c.IPSN.Add(-1), c.IPSN, c.IPSN, c.IPSN
 		ct.reqNxt, ct.rspReqNxt = c.IPSN, c.IPSN
 		ct.curRound = -1
+		ct.lastGB = -1
 		ct.open = make([]openLoss, 0, 8)
 		ct.stats.Conn = c.ID
 	}
@@ -258,6 +267,11 @@ func (tr *Tracker) Observe(p *model.Pkt) {
 	ct := &tr.conns[p.Conn]
 	if ct.fatal {
 		return
+	}
+	if ct.lastGB >= 0 && p.Dir == model.ToRequester && p.Delivered && !p.Copy() && (p.Kind == model.KindAck || p.Kind == model.KindReadResp) {
+		if g := &tr.res.GoBacks[ct.lastGB]; p.PSN.Sub(g.PSN) >= 0 && p.Index > g.Index {
+			g.Answered, ct.lastGB = true, -1
+		}
 	}
 	if p.Kind == model.KindNakFatal {
 		ct.fatal = true
@@ -350,6 +364,7 @@ func (tr *Tracker) goBack(ct *connTrk, p *model.Pkt, kind string, una roce.PSN) 
 		ct.stats.Timeouts++
 	}
 	ct.noProgress++
+	ct.lastGB = len(tr.res.GoBacks)
 	tr.res.GoBacks = append(tr.res.GoBacks, g)
 }
 

@@ -29,20 +29,26 @@
 // previous timeout, else a silent drop: nothing in the trace explains it, a
 // NIC dropped a packet silently. A silent drop re-sent sooner than the
 // requester's transport timeout can expire (T_tr of its timeout exponent,
-// Options.TimeoutNs) is ClassSilentRestart: the requester recovered by
-// itself, as an ODP requester whose READ response buffer page-faulted does
-// when the fault resolves (Fig. 2 middle); it is reported, not a failure.
+// Options.TimeoutNs) by a requester with ODP memory (Options.RequesterODP)
+// is ClassSilentRestart: the requester recovered by itself, as an ODP
+// requester whose READ response buffer page-faulted does when the fault
+// resolves (Fig. 2 middle); it is reported, not a failure.
 // Any other is ClassSilentTimeout: only the transport timeout recovered it
 // (an ODP responder that dropped a request arriving while it served a
 // duplicate READ, Figs. 6, 7). A silent timeout fails the check, naming the
 // connection, PSN and stall length.
 //
-// Counters (when the run recorded NIC counters): a responder NIC sent at
-// most page_faults + out_of_buffer RNR NAKs (each RNR NAK is a page fault
-// or a missing receive WQE; one fault may serve several requests, so not
-// equal), and a requester NIC's rnr_nak_retry_err equals the RNR NAKs the
-// trace delivered to it. A NIC without these counters is not compared, and
-// the result says so.
+// Counters (when the run recorded NIC counters): a responder NIC RNR
+// NAK'd at most page_faults + out_of_buffer requests (RNR NAKs in a row for
+// one PSN of a connection, with no ACK or READ response at or past it in
+// between, are one request: a fault is NAK'd again each time its request is
+// re-sent while it is pending; each NAK'd request is a page fault or a
+// missing receive WQE, and one fault may serve several requests, so not
+// equal), and a requester NIC's rnr_nak_retry_err + req_rnr_retries_exceeded
+// equals the RNR NAKs the trace delivered to it (mlx5 and the software RNIC
+// count the NAK that exhausts rnr_retry in the latter; a NIC lacking one of
+// the two counts it 0 when it has the other). A NIC without these counters
+// is not compared, and the result says so.
 //
 // The check applies, and Result is non-zero, only when the trace has an RNR
 // NAK or the run used ODP memory (Options.ODP): reports of other runs do not

@@ -133,10 +133,15 @@ type Options struct {
 	ODP bool
 	// TimeoutNs is T_tr of the requester's local ACK timeout
 	// (model.Params.Timeout), the least time a transport timeout takes
-	// (IBA 9.7.6.1.3). An unexplained re-send sooner than it is a
+	// (IBA 9.7.6.1.3). An unexplained re-send sooner than it, on a
+	// connection whose requester uses ODP (RequesterODP), is a
 	// ClassSilentRestart, not a timeout. Default 0: unknown, every
 	// unexplained re-send is a ClassSilentTimeout.
 	TimeoutNs int64
+	// RequesterODP says whether the requester of connection c uses ODP
+	// memory (model.Params.ODPAt of its address): only such a requester
+	// restarts by itself after a page fault. Default nil: none does.
+	RequesterODP func(c model.Conn) bool
 }
 
 // evt is a packet of a connection that an injected event hit.
@@ -154,6 +159,11 @@ type connState struct {
 	runN       int
 	runRetries int
 	events     []evt
+	// nakRow, nakPSN: the responder's last RNR NAK was for nakPSN and it
+	// has sent no ACK or READ response at or past it since (the same
+	// request NAK'd again: counted once in naked).
+	nakRow bool
+	nakPSN roce.PSN
 }
 
 // Analyzer follows the RNR NAKs and the injected events of every
@@ -167,14 +177,17 @@ type Analyzer struct {
 	waits []Wait
 	naks  int
 	any   bool // an RNR NAK (or a copy of one) is in the trace
-	sent  map[netip.Addr]int64
+	// naked counts, by responder address, the requests it RNR NAK'd
+	// (RNR NAKs in a row for one PSN count once); recv the RNR NAKs
+	// delivered, by requester address.
+	naked map[netip.Addr]int64
 	recv  map[netip.Addr]int64
 }
 
 // New returns an Analyzer for the connections of t.
 func New(t *model.Table, opt Options) *Analyzer {
 	a := &Analyzer{opt: opt, table: t, conns: make([]connState, len(t.Conns)),
-		sent: map[netip.Addr]int64{}, recv: map[netip.Addr]int64{}}
+		naked: map[netip.Addr]int64{}, recv: map[netip.Addr]int64{}}
 	for i := range a.conns {
 		a.conns[i].open = -1
 	}
@@ -198,6 +211,10 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	case roce.EventDrop, roce.EventCorrupt, roce.EventDelay, roce.EventReorder:
 		cs.events = append(cs.events, evt{p.Index, p.Event, p.PSN, p.Kind})
 	}
+	if cs.nakRow && p.Dir == model.ToRequester && !p.Copy() && (p.Kind == model.KindAck || p.Kind == model.KindReadResp) &&
+		p.PSN.Sub(cs.nakPSN) >= 0 {
+		cs.nakRow = false // the responder went past the NAK'd request
+	}
 	switch {
 	case p.Kind == model.KindRNR && p.Dir == model.ToRequester:
 		if p.Delivered {
@@ -207,7 +224,10 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 			return
 		}
 		a.naks++
-		a.sent[p.SrcIP]++
+		if !cs.nakRow || cs.nakPSN != p.PSN {
+			a.naked[p.SrcIP]++
+			cs.nakRow, cs.nakPSN = true, p.PSN
+		}
 		if !p.Delivered {
 			return
 		}
@@ -390,7 +410,7 @@ func (a *Analyzer) stalls(gs []retransmission.GoBack) []Stall {
 			}
 			if s.Class == ClassSilentTimeout {
 				s.Detail = "no loss, NAK or RNR NAK in the trace since the connection's previous go-back"
-				if t := a.opt.TimeoutNs; t > 0 && g.IdleNs < t {
+				if t := a.opt.TimeoutNs; t > 0 && g.IdleNs < t && a.opt.RequesterODP != nil && a.opt.RequesterODP(*c) {
 					s.Class = ClassSilentRestart
 					s.Detail = fmt.Sprintf("no loss, NAK or RNR NAK in the trace, and re-sent after %s, sooner than any transport timeout (T_tr %s): "+
 						"a NIC dropped a packet and the requester recovered by itself (an ODP requester after its page fault)", dur(g.IdleNs), dur(t))
@@ -404,11 +424,21 @@ func (a *Analyzer) stalls(gs []retransmission.GoBack) []Stall {
 
 // Counter relations.
 const (
-	RelationResponder = "rnr_naks_sent <= page_faults + out_of_buffer"
+	// RelationResponder: the requests a responder RNR NAK'd (RNR NAKs in
+	// a row for one PSN of a connection, with no ACK or response past it
+	// in between, count once: one fault is NAK'd again each time its
+	// request is re-sent while it is pending) are at most its page faults
+	// and missing receive WQEs (one fault may serve several requests, so
+	// not equal).
+	RelationResponder = "rnr_naked_requests <= page_faults + out_of_buffer"
 	// RelationResponderNoODP is the responder's relation on a NIC without
 	// ODP counters (page_faults ≥ 0 then holds it).
-	RelationResponderNoODP = "rnr_naks_sent <= out_of_buffer"
-	RelationRequester      = "rnr_nak_retry_err == rnr_naks_received"
+	RelationResponderNoODP = "rnr_naked_requests <= out_of_buffer"
+	// RelationRequester: every RNR NAK a requester received is counted
+	// once, in rnr_nak_retry_err when it retries, in
+	// req_rnr_retries_exceeded when it exhausted rnr_retry (mlx5 and
+	// lumina's software RNIC, generator/softrnic).
+	RelationRequester = "rnr_nak_retry_err + req_rnr_retries_exceeded == rnr_naks_received"
 )
 
 // counters compares the NICs' counters with the trace (see the package
@@ -437,7 +467,7 @@ func (a *Analyzer) counters(res *Result, in Inputs) {
 		}
 		var sent, recv int64
 		for _, ip := range n.IPs {
-			sent += a.sent[ip]
+			sent += a.naked[ip]
 			recv += a.recv[ip]
 		}
 		if rsp {
@@ -449,7 +479,7 @@ func (a *Analyzer) counters(res *Result, in Inputs) {
 			case !okpf && sent > ob:
 				// page_faults ≥ 0: at most out_of_buffer RNR NAKs holds
 				// the relation, more cannot be judged without it.
-				skipped = append(skipped, fmt.Sprintf("%s has no page_faults counter and sent %d RNR NAKs, out_of_buffer %d", name, sent, ob))
+				skipped = append(skipped, fmt.Sprintf("%s has no page_faults counter and RNR NAK'd %d requests, out_of_buffer %d", name, sent, ob))
 			case !okpf:
 				res.Counters = append(res.Counters, CounterCheck{NIC: name, Relation: RelationResponderNoODP, Trace: sent, NICValue: ob, OK: true})
 			default:
@@ -457,10 +487,13 @@ func (a *Analyzer) counters(res *Result, in Inputs) {
 			}
 		}
 		if req {
-			if v, ok := n.Delta("rnr_nak_retry_err"); ok {
-				res.Counters = append(res.Counters, CounterCheck{NIC: name, Relation: RelationRequester, Trace: recv, NICValue: v, OK: v == recv})
+			// A counter the NIC lacks is 0 only when it reports the other.
+			retry, okr := n.Delta("rnr_nak_retry_err")
+			exc, oke := n.Delta("req_rnr_retries_exceeded")
+			if okr || oke {
+				res.Counters = append(res.Counters, CounterCheck{NIC: name, Relation: RelationRequester, Trace: recv, NICValue: retry + exc, OK: retry+exc == recv})
 			} else {
-				skipped = append(skipped, name+" has no rnr_nak_retry_err counter")
+				skipped = append(skipped, name+" has no rnr_nak_retry_err or req_rnr_retries_exceeded counter")
 			}
 		}
 	}

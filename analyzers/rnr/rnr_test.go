@@ -156,23 +156,33 @@ func TestStallClasses(t *testing.T) {
 		class        string
 		detail       string
 		timeoutNs    int64 // Options.TimeoutNs
+		reqODP       bool  // Options.RequesterODP (the run uses ODP on some host in every case)
 	}{
-		{"loss", "0 1 2x @70000000 2 A2", model.VerbWrite, rnr.ClassLoss, "drop of data psn 2 (index 2)", 0},
-		{"nak", "0 1x 2 N1 1 2 A2", model.VerbWrite, rnr.ClassNAK, "", 0},
-		{"implied", "Q0:2 r0x r1 Q0:2 r0 r1", model.VerbRead, rnr.ClassImplied, "", 0},
-		{"ack-lost", "0 1 A1x @70000000 0 1 A1", model.VerbWrite, rnr.ClassLoss, "drop of ack psn 1 (index 2)", 0},
-		{"silent", "0 1 @70000000 0 1 A1", model.VerbWrite, rnr.ClassSilentTimeout, "no loss, NAK or RNR NAK in the trace since the connection's previous go-back", 0},
+		{"loss", "0 1 2x @70000000 2 A2", model.VerbWrite, rnr.ClassLoss, "drop of data psn 2 (index 2)", 0, true},
+		{"nak", "0 1x 2 N1 1 2 A2", model.VerbWrite, rnr.ClassNAK, "", 0, true},
+		{"implied", "Q0:2 r0x r1 Q0:2 r0 r1", model.VerbRead, rnr.ClassImplied, "", 0, true},
+		{"ack-lost", "0 1 A1x @70000000 0 1 A1", model.VerbWrite, rnr.ClassLoss, "drop of ack psn 1 (index 2)", 0, true},
+		{"silent", "0 1 @70000000 0 1 A1", model.VerbWrite, rnr.ClassSilentTimeout, "no loss, NAK or RNR NAK in the trace since the connection's previous go-back", 0, true},
 		// 70 ms idle against T_tr(14) = 67.1 ms: a timeout could have
 		// expired.
 		{"silent-over-ttr", "0 1 @70000000 0 1 A1", model.VerbWrite, rnr.ClassSilentTimeout,
-			"no loss, NAK or RNR NAK in the trace since the connection's previous go-back", 67_108_864},
+			"no loss, NAK or RNR NAK in the trace since the connection's previous go-back", 67_108_864, true},
 		// Against T_tr(16) = 268 ms: no timeout can have expired.
 		{"silent-restart", "0 1 @70000000 0 1 A1", model.VerbWrite, rnr.ClassSilentRestart,
 			"no loss, NAK or RNR NAK in the trace, and re-sent after 70ms, sooner than any transport timeout (T_tr 268.435456ms): " +
-				"a NIC dropped a packet and the requester recovered by itself (an ODP requester after its page fault)", 268_435_456},
+				"a NIC dropped a packet and the requester recovered by itself (an ODP requester after its page fault)", 268_435_456, true},
+		// The same with ODP at the responder only: a requester with
+		// pinned memory has no page fault to recover from by itself, so
+		// its re-send sooner than T_tr is a silent timeout (one that
+		// fired early: the timeout check fails it).
+		{"silent-pinned-requester", "0 1 @70000000 0 1 A1", model.VerbWrite, rnr.ClassSilentTimeout,
+			"no loss, NAK or RNR NAK in the trace since the connection's previous go-back", 268_435_456, false},
+		{"silent-pinned-requester-read", "Q0:1 r0 Q1:1 @70000000 Q1:1 r1", model.VerbRead, rnr.ClassSilentTimeout,
+			"no loss, NAK or RNR NAK in the trace since the connection's previous go-back", 268_435_456, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := check(t, tc.verb, tc.script, rnr.Options{RNRRetry: 7, ODP: true, TimeoutNs: tc.timeoutNs}, nil)
+			got := check(t, tc.verb, tc.script, rnr.Options{RNRRetry: 7, ODP: true, TimeoutNs: tc.timeoutNs,
+				RequesterODP: func(model.Conn) bool { return tc.reqODP }}, nil)
 			if len(got.Stalls) != 1 || got.Stalls[0].Class != tc.class || got.Stalls[0].Detail != tc.detail {
 				t.Fatalf("stalls = %+v, want one %s (%q)", got.Stalls, tc.class, tc.detail)
 			}
@@ -193,39 +203,69 @@ func TestStallClasses(t *testing.T) {
 	}
 }
 
-// TestCounters: RNR NAKs the responder sent ≤ page_faults + out_of_buffer;
-// the requester's rnr_nak_retry_err = RNR NAKs it received; a NIC without
-// the counters is not compared, and the result says so.
+// TestCounters: the requests the responder RNR NAK'd (NAKs in a row for
+// one PSN counted once) ≤ page_faults + out_of_buffer; the requester's
+// rnr_nak_retry_err + req_rnr_retries_exceeded = RNR NAKs it received; a
+// NIC without the counters is not compared, and the result says so.
 func TestCounters(t *testing.T) {
 	req := netip.MustParseAddr("10.0.0.11")
 	rsp := netip.MustParseAddr("10.0.0.1")
 	nic := func(name string, ip netip.Addr, after model.Counters) model.NIC {
 		return model.NIC{Name: name, IPs: []netip.Addr{ip}, Before: model.Counters{}, After: after}
 	}
+	// One READ NAK'd three times in a row (min RNR timer 1, 10 µs: each
+	// retry meets the pending fault), executed when the fault resolves
+	// (its response discarded in the wait), answered again as a duplicate.
+	const again = "Q0:1 @140000 R0:1 @20000 Q0:1 @140000 R0:1 @20000 Q0:1 @140000 R0:1 @100000 r0 @20000 Q0:1 @80000 r0"
+	// Two READs NAK'd once each, the second after progress past the first.
+	const two = "Q0:1 @140000 R0:1 @20000 Q0:1 @80000 r0 Q1:1 @140000 R1:1 @20000 Q1:1 @80000 r1"
+	// The RNR NAK that exhausts rnr_retry 0: the requester gives up.
+	const exhausted = "Q0:1 @140000 R0:14"
 	for _, tc := range []struct {
 		name     string
+		script   string // default tracetest.ODPRemote
 		nics     []model.NIC
 		want     model.Verdict
 		counters []rnr.CounterCheck
 		skipped  string
 	}{
-		{"match", []model.NIC{nic("requester", req, model.Counters{"rnr_nak_retry_err": 1}),
+		{"match", "", []model.NIC{nic("requester", req, model.Counters{"rnr_nak_retry_err": 1}),
 			nic("responder", rsp, model.Counters{"page_faults": 1, "out_of_buffer": 0})}, model.Pass,
 			[]rnr.CounterCheck{{NIC: "requester", Relation: rnr.RelationRequester, Trace: 1, NICValue: 1, OK: true},
 				{NIC: "responder", Relation: rnr.RelationResponder, Trace: 1, NICValue: 1, OK: true}}, ""},
-		{"too-few-faults", []model.NIC{nic("requester", req, model.Counters{"rnr_nak_retry_err": 2}),
+		{"too-few-faults", "", []model.NIC{nic("requester", req, model.Counters{"rnr_nak_retry_err": 2}),
 			nic("responder", rsp, model.Counters{"page_faults": 0, "out_of_buffer": 0})}, model.Fail,
 			[]rnr.CounterCheck{{NIC: "requester", Relation: rnr.RelationRequester, Trace: 1, NICValue: 2, OK: false},
 				{NIC: "responder", Relation: rnr.RelationResponder, Trace: 1, NICValue: 0, OK: false}}, ""},
-		{"no-odp-counters", []model.NIC{nic("requester", req, model.Counters{"local_ack_timeout_err": 0}),
+		{"no-odp-counters", "", []model.NIC{nic("requester", req, model.Counters{"local_ack_timeout_err": 0}),
 			nic("responder", rsp, model.Counters{"out_of_buffer": 3})}, model.Pass,
 			[]rnr.CounterCheck{{NIC: "responder", Relation: rnr.RelationResponderNoODP, Trace: 1, NICValue: 3, OK: true}},
-			"requester has no rnr_nak_retry_err counter"},
-		{"no-odp-counters-too-few", []model.NIC{nic("responder", rsp, model.Counters{"out_of_buffer": 0})}, model.Pass, nil,
-			"responder has no page_faults counter and sent 1 RNR NAKs, out_of_buffer 0"},
+			"requester has no rnr_nak_retry_err or req_rnr_retries_exceeded counter"},
+		{"no-odp-counters-too-few", "", []model.NIC{nic("responder", rsp, model.Counters{"out_of_buffer": 0})}, model.Pass, nil,
+			"responder has no page_faults counter and RNR NAK'd 1 requests, out_of_buffer 0"},
+		{"nakd-again", again, []model.NIC{nic("requester", req, model.Counters{"rnr_nak_retry_err": 3, "req_rnr_retries_exceeded": 0}),
+			nic("responder", rsp, model.Counters{"page_faults": 1, "out_of_buffer": 0})}, model.Pass,
+			[]rnr.CounterCheck{{NIC: "requester", Relation: rnr.RelationRequester, Trace: 3, NICValue: 3, OK: true},
+				{NIC: "responder", Relation: rnr.RelationResponder, Trace: 1, NICValue: 1, OK: true}}, ""},
+		{"two-requests", two, []model.NIC{nic("responder", rsp, model.Counters{"page_faults": 2, "out_of_buffer": 0})}, model.Pass,
+			[]rnr.CounterCheck{{NIC: "responder", Relation: rnr.RelationResponder, Trace: 2, NICValue: 2, OK: true}}, ""},
+		{"two-requests-one-fault", two, []model.NIC{nic("responder", rsp, model.Counters{"page_faults": 1, "out_of_buffer": 0})}, model.Fail,
+			[]rnr.CounterCheck{{NIC: "responder", Relation: rnr.RelationResponder, Trace: 2, NICValue: 1, OK: false}}, ""},
+		{"retries-exceeded", exhausted, []model.NIC{nic("requester", req, model.Counters{"rnr_nak_retry_err": 0, "req_rnr_retries_exceeded": 1})}, model.Pass,
+			[]rnr.CounterCheck{{NIC: "requester", Relation: rnr.RelationRequester, Trace: 1, NICValue: 1, OK: true}}, ""},
+		{"retries-exceeded-only", exhausted, []model.NIC{nic("requester", req, model.Counters{"req_rnr_retries_exceeded": 1})}, model.Pass,
+			[]rnr.CounterCheck{{NIC: "requester", Relation: rnr.RelationRequester, Trace: 1, NICValue: 1, OK: true}}, ""},
+		{"retry-err-only", "", []model.NIC{nic("requester", req, model.Counters{"rnr_nak_retry_err": 1})}, model.Pass,
+			[]rnr.CounterCheck{{NIC: "requester", Relation: rnr.RelationRequester, Trace: 1, NICValue: 1, OK: true}}, ""},
+		{"retries-exceeded-uncounted", exhausted, []model.NIC{nic("requester", req, model.Counters{"rnr_nak_retry_err": 0, "req_rnr_retries_exceeded": 0})}, model.Fail,
+			[]rnr.CounterCheck{{NIC: "requester", Relation: rnr.RelationRequester, Trace: 1, NICValue: 0, OK: false}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := check(t, model.VerbRead, tracetest.ODPRemote, rnr.Options{RNRRetry: 7, ODP: true}, tc.nics)
+			script := tc.script
+			if script == "" {
+				script = tracetest.ODPRemote
+			}
+			got := check(t, model.VerbRead, script, rnr.Options{RNRRetry: 7, ODP: true}, tc.nics)
 			if got.Verdict != tc.want || !reflect.DeepEqual(got.Counters, tc.counters) || got.CountersSkipped != tc.skipped {
 				t.Errorf("verdict %s (%s), counters %+v, skipped %q; want %s, %+v, %q", got.Verdict, got.Reason, got.Counters, got.CountersSkipped,
 					tc.want, tc.counters, tc.skipped)

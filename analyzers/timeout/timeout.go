@@ -6,6 +6,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/retransmission"
+	"github.com/netlumina/lumina/roce"
 )
 
 // Outcomes of a timeout episode.
@@ -18,7 +19,11 @@ const (
 // Timeout is one episode of consecutive timeouts of a connection.
 type Timeout struct {
 	Conn int `json:"conn"`
-	// PSN is the oldest unacknowledged PSN when the first timeout fired.
+	// PSN is the oldest unacknowledged PSN when the first timeout fired;
+	// for an episode begun by a READ restart (RestartIntervals), the PSN
+	// the READ was re-issued from: the requester had dropped its
+	// responses. Outcome is then Recovered when the last re-issue was
+	// answered.
 	PSN    uint32 `json:"psn"`
 	RelPSN int    `json:"rel_psn"`
 	Index  int    `json:"index"`
@@ -39,7 +44,8 @@ type Timeout struct {
 	// positions in IntervalsNs. Never set when the uncertainty is 0.
 	Inconclusive          bool  `json:"inconclusive,omitempty"`
 	InconclusiveIntervals []int `json:"inconclusive_intervals,omitempty"`
-	// RestartIntervals (a READ connection of an ODP run, Options.ODP)
+	// RestartIntervals (a READ connection whose requester uses ODP,
+	// Options.RequesterODP)
 	// lists the positions of intervals below the bound: the requester
 	// re-issued the READ when its page fault resolved, no timer fired
 	// (package rnr reports the stall). Not out of bound.
@@ -88,13 +94,15 @@ type Options struct {
 	// late, so the lower side is unchanged). Default 0; negative counts
 	// as 0.
 	LatenessNs int64
-	// ODP says the run used on-demand paging (model.Params.ODP): a READ
-	// requester re-issues a READ whose response its page fault dropped
-	// when the fault resolves (Fukuoka et al., Analyzing Performance
-	// Pitfalls of On-Demand Paging of InfiniBand, Fig. 2 middle), before
-	// any timer: such an interval below the bound is a restart
-	// (Timeout.RestartIntervals), not out of bound. Default false.
-	ODP bool
+	// RequesterODP says whether the requester of connection c uses ODP
+	// memory (model.Params.ODPAt of its address): a READ requester
+	// re-issues a READ whose response its page fault dropped when the
+	// fault resolves (Fukuoka et al., Analyzing Performance Pitfalls of
+	// On-Demand Paging of InfiniBand, Fig. 2 middle), before any timer:
+	// on its READ connections such an interval below the bound is a
+	// restart (Timeout.RestartIntervals), not out of bound. Default nil:
+	// no requester uses ODP.
+	RequesterODP func(c model.Conn) bool
 }
 
 // Check groups the timeout go-backs of r into episodes and checks them.
@@ -130,6 +138,8 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 	open := map[key]int{} // episode index in res.Timeouts
 	naks := map[key]int{}
 	var epochs []int
+	var first []roce.PSN // the episodes' first go-back PSN
+	var answered []bool  // the episodes' last go-back was answered
 	for _, g := range r.GoBacks {
 		k := key{g.Conn, g.Epoch}
 		if g.Kind != retransmission.KindTimeout {
@@ -144,12 +154,14 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 			i = len(res.Timeouts)
 			open[k] = i
 			epochs = append(epochs, g.Epoch)
+			first, answered = append(first, g.PSN), append(answered, false)
 			res.Timeouts = append(res.Timeouts, Timeout{Conn: g.Conn, PSN: uint32(g.Una),
 				RelPSN: g.Una.Sub(ipsn[g.Conn].IPSN), Index: g.Index, NAKRetries: naks[k]})
 		}
 		to := &res.Timeouts[i]
 		to.IntervalsNs = append(to.IntervalsNs, g.IdleNs)
 		to.Retries++
+		answered[i] = g.Answered
 	}
 	fails, unsure := 0, 0
 	var near []string // the intervals within U of a bound, for the reason
@@ -171,7 +183,7 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 		if res.TransportTimeoutNs > 0 {
 			for j, v := range to.IntervalsNs {
 				switch {
-				case opt.ODP && v < res.LowerNs-u && ipsn[to.Conn].Verb.IsRead():
+				case v < res.LowerNs-u && ipsn[to.Conn].Verb.IsRead() && opt.RequesterODP != nil && opt.RequesterODP(ipsn[to.Conn]):
 					to.RestartIntervals = append(to.RestartIntervals, j)
 					restarts++
 				case v < res.LowerNs-u || v > res.UpperNs+u+late:
@@ -185,6 +197,16 @@ func Check(r *retransmission.Result, t *model.Table, opt Options) Result {
 						near = append(near, nearString(to, j, v, &res))
 					}
 				}
+			}
+		}
+		if len(to.RestartIntervals) > 0 && to.RestartIntervals[0] == 0 {
+			// Begun by a restart: the requester re-issued the READ from
+			// the response it dropped, which had been delivered (so no
+			// progress in the trace follows): resolved when the last
+			// re-issue was answered.
+			to.PSN, to.RelPSN = uint32(first[i]), first[i].Sub(ipsn[to.Conn].IPSN)
+			if to.Outcome == Unresolved && answered[i] {
+				to.Outcome = Recovered
 			}
 		}
 		switch {
