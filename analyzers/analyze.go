@@ -399,7 +399,7 @@ func (m *mainPass) packet(tp *trace.Packet) {
 	}
 	m.a.observe(&m.p)
 	if m.a.seq != nil { // after the analyzers: p.Retx is set
-		m.a.seq.Add(tp, &m.p, m.dec.Mirror)
+		m.a.seq.AddParsed(tp, &m.p, m.dec.Packet(), m.dec.Mirror) // the frame Decode parsed
 	}
 }
 

@@ -76,6 +76,19 @@ func ComputeICRC(frame []byte) (uint32, bool) {
 	return p.computeICRC(), true
 }
 
+// VerifiedICRC returns p.ICRC as a Parser with VerifyICRC would have set
+// it: for a packet parsed without verification, it computes and compares
+// the ICRC (p is not modified).
+func (p *Packet) VerifiedICRC() ICRCStatus {
+	if p.ICRC != ICRCUnchecked {
+		return p.ICRC
+	}
+	if p.computeICRC() == p.ICRCOnWire {
+		return ICRCOK
+	}
+	return ICRCBad
+}
+
 func (p *Packet) computeICRC() uint32 {
 	l3 := p.Frame[p.L3:]
 	return icrc(l3, p.IPVersion == 6, p.L4-p.L3, p.ICRCOff-p.L3, p.ports)

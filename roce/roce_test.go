@@ -280,9 +280,16 @@ func TestICRCDifferential(t *testing.T) {
 		if err := pr.Parse(frame, 0, &p); err != nil || p.ICRC != ICRCOK {
 			t.Fatalf("#%d: after changing masked fields: %v %v, want ok", i, err, p.ICRC)
 		}
+		var q Packet // parsed without verification
+		if err := (&Parser{}).Parse(frame, 0, &q); err != nil || q.ICRC != ICRCUnchecked || q.VerifiedICRC() != ICRCOK {
+			t.Fatalf("#%d: unverified: %v %v, VerifiedICRC %v, want ok", i, err, q.ICRC, q.VerifiedICRC())
+		}
 		frame[p.BTHOff+11] ^= 1 // PSN
-		if err := pr.Parse(frame, 0, &p); err != nil || p.ICRC != ICRCBad {
+		if err := pr.Parse(frame, 0, &p); err != nil || p.ICRC != ICRCBad || p.VerifiedICRC() != ICRCBad {
 			t.Fatalf("#%d: after changing the PSN: %v %v, want bad", i, err, p.ICRC)
+		}
+		if err := (&Parser{}).Parse(frame, 0, &q); err != nil || q.VerifiedICRC() != ICRCBad {
+			t.Fatalf("#%d: unverified, after changing the PSN: %v VerifiedICRC %v, want bad", i, err, q.VerifiedICRC())
 		}
 	}
 }

@@ -52,6 +52,13 @@ type Reader struct {
 
 	// pcapng: the interfaces of the current section, indexed by ID.
 	ifaces []ngIface
+
+	// pcap: win holds the bytes of r.br's buffer after the last record
+	// returned, peeked but not consumed, and pend the bytes returned from
+	// it that r.br has not discarded yet: records wholly inside win are
+	// returned as slices of it, without a copy or a call into r.br.
+	win  []byte
+	pend int
 }
 
 // ngIface is what the reader keeps of a pcapng Interface Description Block.
@@ -323,6 +330,17 @@ func (r *Reader) readPcapHeader() error {
 }
 
 func (r *Reader) nextPcap() (Packet, error) {
+	// Fast path: the record is in the window of buffered bytes.
+	if b := r.win; len(b) >= pcapRecordHeaderLen {
+		capLen := r.u32(b[8:])
+		if n := pcapRecordHeaderLen + int(capLen); capLen <= MaxPacketSize && n <= len(b) {
+			r.win = b[n:]
+			r.pend += n
+			r.off += int64(n)
+			return r.pcapPacket(b[:n:n]), nil
+		}
+	}
+	r.syncWin()
 	start := r.off
 	b, err := r.peek(pcapRecordHeaderLen)
 	if err != nil {
@@ -334,11 +352,22 @@ func (r *Reader) nextPcap() (Packet, error) {
 	if len(b) < pcapRecordHeaderLen {
 		return Packet{}, r.errf(start, true, "%w record header (want %d bytes, have %d)", ErrTruncated, pcapRecordHeaderLen, len(b))
 	}
-	sec, frac := r.u32(b[0:]), r.u32(b[4:])
-	capLen, origLen := r.u32(b[8:]), r.u32(b[12:])
+	capLen := r.u32(b[8:])
 	if capLen > MaxPacketSize {
 		return Packet{}, r.errf(start, true, "%w record: captured length %d exceeds maximum %d", ErrCorrupt, capLen, MaxPacketSize)
 	}
+	if n := pcapRecordHeaderLen + int(capLen); n <= r.br.Size() {
+		// Peek the whole record (blocking for its bytes as ReadFull
+		// would) and keep what else is buffered as the window.
+		if b, _ := r.br.Peek(n); len(b) == n {
+			w, _ := r.br.Peek(r.br.Buffered())
+			r.win = w[n:]
+			r.pend = n
+			r.off += int64(n)
+			return r.pcapPacket(w[:n:n]), nil
+		}
+	}
+	hdr := [pcapRecordHeaderLen]byte(b)
 	r.discard(pcapRecordHeaderLen) // peeked: cannot fail
 	data, n, err := r.readN(int(capLen))
 	if err != nil {
@@ -347,13 +376,32 @@ func (r *Reader) nextPcap() (Packet, error) {
 		}
 		return Packet{}, r.ioErr(start, true, err)
 	}
+	p := r.pcapPacket(hdr[:])
+	p.Data = data
+	return p, nil
+}
+
+// pcapPacket returns the packet of the pcap record rec (its header, then
+// its data when present).
+func (r *Reader) pcapPacket(rec []byte) Packet {
+	sec, frac := r.u32(rec[0:]), r.u32(rec[4:])
+	capLen, origLen := r.u32(rec[8:]), r.u32(rec[12:])
 	return Packet{
 		Index:    r.index,
 		TimeNs:   int64(sec)*1e9 + int64(frac)*r.fracMul,
-		Data:     data,
+		Data:     rec[pcapRecordHeaderLen:],
 		OrigLen:  int(max(capLen, origLen)),
 		LinkType: r.linkType,
-	}, nil
+	}
+}
+
+// syncWin consumes from r.br the bytes of the records already returned
+// from the window, and empties it.
+func (r *Reader) syncWin() {
+	if r.pend > 0 {
+		r.br.Discard(r.pend) // peeked: cannot fail
+	}
+	r.win, r.pend = nil, 0
 }
 
 // ---- pcapng ----

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 const (
@@ -354,7 +356,8 @@ func TestReaderErrorSticky(t *testing.T) {
 }
 
 // TestReaderBufferReuse checks that a packet's data is valid until the
-// next call, and that the buffer is reused afterwards.
+// next call and cannot be appended to in place (the reader reuses its
+// buffers afterwards: TestReaderNextAllocs).
 func TestReaderBufferReuse(t *testing.T) {
 	in := cat(pcapHeader(le, pcapMagicNano, 0, 1), pcapRecord(le, 0, 0, seq(0, 100), 100), pcapRecord(le, 0, 0, seq(50, 100), 100))
 	r, err := NewReader(strings.NewReader(string(in)))
@@ -362,16 +365,64 @@ func TestReaderBufferReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	p0, _ := r.Next()
-	d0 := p0.Data
-	if d0[0] != 0 {
-		t.Fatalf("first packet data[0] = %d, want 0", d0[0])
+	if !bytes.Equal(p0.Data, seq(0, 100)) {
+		t.Fatalf("first packet data = %v, want seq(0, 100)", p0.Data)
 	}
 	p1, _ := r.Next()
-	if &p1.Data[0] != &d0[0] {
-		t.Errorf("second packet does not reuse the first one's buffer")
+	if !bytes.Equal(p1.Data, seq(50, 100)) {
+		t.Fatalf("second packet data = %v, want seq(50, 100)", p1.Data)
 	}
-	if cap(p1.Data) != len(p1.Data) {
-		t.Errorf("cap(Data) = %d, want len(Data) = %d, so that appends cannot clobber the buffer", cap(p1.Data), len(p1.Data))
+	for i, p := range []Packet{p0, p1} {
+		if cap(p.Data) != len(p.Data) {
+			t.Errorf("packet %d: cap(Data) = %d, want len(Data) = %d, so that appends cannot clobber the buffer", i, cap(p.Data), len(p.Data))
+		}
+	}
+}
+
+// TestReaderChunked reads pcap records of every size, up to more than the
+// reader's buffer, from inputs delivered whole, one byte at a time and in
+// odd chunks: records that straddle the buffered bytes and records as
+// large as the buffer or larger read as the ones inside it.
+func TestReaderChunked(t *testing.T) {
+	var recs [][]byte
+	parts := [][]byte{pcapHeader(le, pcapMagicNano, 0, 1)}
+	for i, size := 0, 0; size < 3*readerBufSize; i++ {
+		n := (i * 7919) % 3000
+		switch i % 97 {
+		case 5:
+			n = MaxPacketSize - i%7 // the record is larger than the buffer
+		case 50:
+			n = readerBufSize - pcapRecordHeaderLen - i%2 // as large as it
+		}
+		d := seq(i, n)
+		recs = append(recs, d)
+		parts = append(parts, pcapRecord(le, uint32(i), 0, d, uint32(n+i%3)))
+		size += n + pcapRecordHeaderLen
+	}
+	in := cat(parts...)
+	for name, src := range map[string]func() io.Reader{
+		"whole":   func() io.Reader { return bytes.NewReader(in) },
+		"onebyte": func() io.Reader { return iotest.OneByteReader(bytes.NewReader(in)) },
+		"half":    func() io.Reader { return iotest.HalfReader(bytes.NewReader(in)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, err := NewReader(src())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range recs {
+				p, err := r.Next()
+				if err != nil {
+					t.Fatalf("packet %d: %v", i, err)
+				}
+				if p.Index != i || p.TimeNs != int64(i)*1e9 || !bytes.Equal(p.Data, want) || p.OrigLen != max(len(want), len(want)+i%3) || cap(p.Data) != len(p.Data) {
+					t.Fatalf("packet %d: index %d time %d len %d orig %d, want len %d", i, p.Index, p.TimeNs, len(p.Data), p.OrigLen, len(want))
+				}
+			}
+			if _, err := r.Next(); err != io.EOF {
+				t.Fatalf("after the last packet: %v, want EOF", err)
+			}
+		})
 	}
 }
 

@@ -243,6 +243,12 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 	return true
 }
 
+// Packet returns the frame the last Decode that reported true parsed (with
+// d.Parser; the ICRC is not verified): its fields for whoever needs more
+// than a Pkt, without parsing the frame again. It is overwritten by the
+// next Decode.
+func (d *Decoder) Packet() *roce.Packet { return &d.pk }
+
 // unwrap extends a 48-bit switch timestamp to a monotonic int64 across
 // wraps (a step back of more than half the range is a wrap).
 func (d *Decoder) unwrap(raw uint64) int64 {

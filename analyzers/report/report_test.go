@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"reflect"
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers/cnp"
@@ -236,5 +237,74 @@ func TestSeqCollectorAllocs(t *testing.T) {
 	}
 	if got := testing.AllocsPerRun(10_000, add); got != 0 {
 		t.Errorf("Add allocates %v times per packet", got)
+	}
+}
+
+// TestSeqCollectorAddParsed: AddParsed of the frames the decoder parsed
+// (without ICRC verification) collects what Add, which parses them again
+// and verifies the ICRC, collects; without allocating.
+func TestSeqCollectorAddParsed(t *testing.T) {
+	conns := tracetest.Conns(2, 10, model.VerbWrite)
+	script := kindsWrite + " 1/0 1/1 1/A1 1/2c 1/2 1/A2 1/Ce 3 A5#4"
+	want := plotsOf(t, conns, script)
+	tr, err := trace.NewReader(bytes.NewReader(tracetest.Build(t, conns, script, tracetest.Options{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := model.NewTable(conns)
+	dec := model.Decoder{Parser: roce.Parser{MirrorPort: roce.DefaultMirrorPort}, MTU: tracetest.MTU, Mirror: true, Table: table}
+	c := NewSeqCollector(table, roce.DefaultMirrorPort)
+	for {
+		tp, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p model.Pkt
+		if dec.Decode(&tp, &p) {
+			c.AddParsed(&tp, &p, dec.Packet(), true)
+		}
+	}
+	got := c.Plots()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("AddParsed plots differ from Add's:\n%+v\n%+v", got, want)
+	}
+	var icrc [4]int
+	for _, cp := range got.Conns {
+		for _, r := range cp.recs {
+			icrc[r.flags>>flagICRCSh&3]++
+		}
+	}
+	if icrc[roce.ICRCOK] == 0 || icrc[roce.ICRCUnchecked] != 0 || len(got.Conns) != 2 || len(got.Tuples) != 6 {
+		t.Errorf("ICRC statuses %v, %d graphs, %d tuples: want verified ones, 2 graphs, 6 tuples", icrc, len(got.Conns), len(got.Tuples))
+	}
+
+	// Allocations, once the buffers have grown.
+	var tps []trace.Packet
+	tr, _ = trace.NewReader(bytes.NewReader(tracetest.Build(t, conns, script, tracetest.Options{})))
+	for {
+		tp, err := tr.Next()
+		if err != nil {
+			break
+		}
+		tp.Data = bytes.Clone(tp.Data)
+		tps = append(tps, tp)
+	}
+	i := 0
+	var p model.Pkt
+	add := func() {
+		tp := &tps[i%len(tps)]
+		if dec.Decode(tp, &p) {
+			c.AddParsed(tp, &p, dec.Packet(), true)
+		}
+		i++
+	}
+	for range 1 << 16 {
+		add()
+	}
+	if n := testing.AllocsPerRun(10_000, add); n != 0 {
+		t.Errorf("Decode and AddParsed allocate %v times per packet", n)
 	}
 }

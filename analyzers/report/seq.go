@@ -133,6 +133,11 @@ type connBuf struct {
 	reth    []rethRec
 	count   [NumClasses]int
 	lastPSN int32
+	// The last tuple of each direction (to responder, to requester) and
+	// its index: the tuples map is read only when it changes.
+	lastKey [2]tupleKey
+	lastTup [2]uint16
+	hasTup  [2]bool
 }
 
 // NewSeqCollector returns a collector for the connections of t. mirrorPort is the UDP port of unrestored mirror copies
@@ -178,20 +183,41 @@ func Class(p *model.Pkt) int {
 // is set). mirror says whether lumina decode would print tp's mirror
 // metadata (the trace carries mirror metadata).
 func (c *SeqCollector) Add(tp *trace.Packet, p *model.Pkt, mirror bool) {
+	if !c.keeps(p) {
+		return
+	}
+	if c.parser.Parse(tp.Data, tp.OrigLen, &c.pk) != nil {
+		return
+	}
+	c.add(tp, p, &c.pk, mirror)
+}
+
+// AddParsed is Add of a packet whose frame the caller has parsed into pk
+// (with the collector's mirror port, and VerifyICRC or not: the ICRC is
+// verified here if it was not), so that the frame is not parsed twice.
+func (c *SeqCollector) AddParsed(tp *trace.Packet, p *model.Pkt, pk *roce.Packet, mirror bool) {
+	if c.keeps(p) {
+		c.add(tp, p, pk, mirror)
+	}
+}
+
+// keeps reports whether a packet decoded as p is to be kept (and counts
+// it dropped when beyond the limit).
+func (c *SeqCollector) keeps(p *model.Pkt) bool {
 	if !c.started {
 		c.t0, c.started = p.TimeNs, true
 	}
 	if p.Conn < 0 || p.Conn >= len(c.conns) {
-		return
+		return false
 	}
 	if c.kept >= MaxPlotPackets {
 		c.dropped++
-		return
+		return false
 	}
-	pk := &c.pk
-	if c.parser.Parse(tp.Data, tp.OrigLen, pk) != nil {
-		return
-	}
+	return true
+}
+
+func (c *SeqCollector) add(tp *trace.Packet, p *model.Pkt, pk *roce.Packet, mirror bool) {
 	b := c.conns[p.Conn]
 	if b == nil {
 		b = &connBuf{}
@@ -206,18 +232,26 @@ func (c *SeqCollector) Add(tp *trace.Packet, p *model.Pkt, mirror bool) {
 		rel = b.lastPSN
 	}
 	k := tupleKey{src: pk.SrcIP, dst: pk.DstIP, sport: pk.UDPSrc, dport: pk.UDPDst, qp: pk.BTH.DestQP()}
-	tup, ok := c.tuples[k]
-	if !ok {
-		tup = uint16(len(c.tupList))
-		if len(c.tupList) < 0xFFFF {
-			c.tuples[k] = tup
-			c.tupList = append(c.tupList, Tuple{Prefix: tuplePrefix(pk), QP: k.qp})
+	d := 0 // a connection's packets have two tuples, one per direction
+	if p.Dir == model.ToRequester {
+		d = 1
+	}
+	tup := b.lastTup[d]
+	if !b.hasTup[d] || b.lastKey[d] != k {
+		var ok bool
+		if tup, ok = c.tuples[k]; !ok {
+			tup = uint16(len(c.tupList))
+			if len(c.tupList) < 0xFFFF {
+				c.tuples[k] = tup
+				c.tupList = append(c.tupList, Tuple{Prefix: tuplePrefix(pk), QP: k.qp})
+			}
 		}
+		b.lastKey[d], b.lastTup[d], b.hasTup[d] = k, tup, true
 	}
 	r := pktRec{t: p.TimeNs, cap: tp.TimeNs, idx: uint32(tp.Index), rel: rel, psn: uint32(pk.BTH.PSN()),
 		tup: tup, plen: uint16(pk.PayloadLen), cls: uint8(cls), op: uint8(pk.Opcode), reth: -1}
 	f := uint16(pk.ECN()) << flagECNShift
-	f |= uint16(pk.PadLen&3)<<flagPadShift | uint16(pk.ICRC&3)<<flagICRCSh
+	f |= uint16(pk.PadLen&3)<<flagPadShift | uint16(pk.VerifiedICRC()&3)<<flagICRCSh
 	if pk.BTH.AckReq() {
 		f |= flagAckReq
 	}

@@ -53,7 +53,9 @@ func init() {
 				if uncert.set {
 					meta.TimestampUncertaintyNs = int64(uncert.v)
 				}
-				opt := analyzers.Options{Checks: sel, Name: tracePath}
+				// The time-sequence graphs' packets only go into
+				// report.html: not collected when no page is written.
+				opt := analyzers.Options{Checks: sel, Name: tracePath, NoPlots: outDir == "" && htmlOut == ""}
 				if qp.set {
 					n := int(qp.v)
 					opt.QP = &n
