@@ -29,7 +29,8 @@ func (m *cpuMeter) report(b *testing.B, n int) {
 
 // BenchmarkAnalyzeRun analyzes the trace of the lumina run directory
 // LUMINA_BENCH_RUN (skipped when unset) as lumina analyze does: the run's
-// metadata and integrity options, from the file (page cache).
+// metadata and integrity options, from the file (page cache), without
+// plot data (json: lumina analyze --format json) and with it (html).
 // Run: LUMINA_BENCH_RUN=DIR go test ./analyzers -run '^$' -bench AnalyzeRun -benchtime 3x -cpu 1
 func BenchmarkAnalyzeRun(b *testing.B) {
 	dir := os.Getenv("LUMINA_BENCH_RUN")
@@ -44,22 +45,27 @@ func BenchmarkAnalyzeRun(b *testing.B) {
 	if err := trace.ReadFile(in.Trace, func(p trace.Packet) error { n++; size += int64(len(p.Data)); return nil }); err != nil {
 		b.Fatal(err)
 	}
-	opt := Options{Name: in.Trace, Integrity: DirIntegrity(dir)}
-	b.SetBytes(size)
-	b.ReportAllocs()
-	var cpu cpuMeter
-	b.ResetTimer()
-	cpu.begin()
-	for range b.N {
-		r, err := AnalyzeFile(context.Background(), in.Trace, in.Meta, opt)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if r.Trace.Packets != n {
-			b.Fatalf("%d packets, want %d", r.Trace.Packets, n)
-		}
+	for _, bc := range []struct {
+		name    string
+		noPlots bool
+	}{{"json", true}, {"html", false}} { // lumina analyze --format json; with -o (report.html)
+		b.Run(bc.name, func(b *testing.B) {
+			opt := Options{Name: in.Trace, Integrity: DirIntegrity(dir), NoPlots: bc.noPlots}
+			b.SetBytes(size)
+			b.ReportAllocs()
+			var cpu cpuMeter
+			cpu.begin()
+			for range b.N {
+				r, err := AnalyzeFile(context.Background(), in.Trace, in.Meta, opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r.Trace.Packets != n {
+					b.Fatalf("%d packets, want %d", r.Trace.Packets, n)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "packets/s")
+			cpu.report(b, n)
+		})
 	}
-	b.StopTimer()
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "packets/s")
-	cpu.report(b, n)
 }

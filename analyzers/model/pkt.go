@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"net/netip"
 
 	"github.com/netlumina/lumina/roce"
@@ -149,6 +150,121 @@ type Decoder struct {
 	lastRaw uint64
 	wraps   int64
 	started bool
+	// The last frame Decode read, and whether d.pk holds it parsed (the
+	// fast path reads its fields without parsing it: Packet parses it).
+	frame    []byte
+	origLen  int
+	pkParsed bool
+	slow     bool // tests: always parse
+}
+
+// fields are the fields of a RoCE frame that Decode reads.
+type fields struct {
+	op         roce.Opcode
+	psn        roce.PSN
+	destQP     uint32
+	ackReq     bool
+	src, dst   netip.Addr
+	payloadLen int
+	tos, ttl   uint8
+	srcMAC     uint64 // 48 bits: a mirror copy's switch and sequence number
+	dstMAC     uint64 // 48 bits: a mirror copy's timestamp
+	depth      roce.DepthCode
+	hold       roce.HoldCode
+	hasAETH    bool
+	syndrome   roce.Syndrome
+	msn        uint32
+	hasRETH    bool
+	dmaLen     uint32
+}
+
+// Offsets of the fast path's frames: Ethernet without VLAN tags, IPv4
+// without options, UDP, BTH.
+const (
+	fastL3  = roce.EthernetLen
+	fastL4  = fastL3 + roce.IPv4MinLen
+	fastBTH = fastL4 + roce.UDPLen
+	fastExt = fastBTH + roce.BTHLen
+)
+
+// fastFields reads f from frame when the frame has the common shape (an
+// RC RoCEv2 packet or a CNP over untagged IPv4 without options or
+// fragmentation, its BTH captured, its lengths consistent) and reports
+// whether it did; it gives what Parse would give, and reports false for
+// any other frame (Parse decides).
+func (d *Decoder) fastFields(frame []byte, f *fields) bool {
+	if len(frame) < fastExt || frame[12] != 0x08 || frame[13] != 0x00 || frame[fastL3] != 0x45 ||
+		frame[fastL3+9] != 17 || binary.BigEndian.Uint16(frame[fastL3+6:])&0x3FFF != 0 {
+		return false
+	}
+	ipLen := int(binary.BigEndian.Uint16(frame[fastL3+2:]))
+	udpLen := int(binary.BigEndian.Uint16(frame[fastL4+4:]))
+	if fastL4+udpLen != fastL3+ipLen || udpLen < roce.UDPLen+roce.BTHLen+roce.ICRCLen {
+		return false
+	}
+	udpSrc, udpDst := binary.BigEndian.Uint16(frame[fastL4:]), binary.BigEndian.Uint16(frame[fastL4+2:])
+	switch {
+	case udpDst == roce.UDPPort:
+		f.hold = roce.HoldCode(binary.BigEndian.Uint16(frame[fastL4+6:])) // the UDP checksum
+	case d.Parser.MirrorPort != 0 && udpDst == d.Parser.MirrorPort:
+		f.hold = roce.HoldCode(udpSrc) // a raw copy's source port
+	default:
+		return false
+	}
+	op := roce.Opcode(frame[fastBTH])
+	if op.Transport() != roce.TransportRC && !op.IsCNP() || op.HasRDETH() || op.HasDETH() || op.HasFETH() {
+		return false
+	}
+	payloadOff := fastExt + op.ExtLen()
+	pad := int(frame[fastBTH+1]>>4) & 3
+	f.payloadLen = fastL3 + ipLen - roce.ICRCLen - payloadOff - pad
+	if f.payloadLen < 0 {
+		return false
+	}
+	f.op = op
+	f.psn = roce.PSN(uint32(frame[fastBTH+9])<<16 | uint32(frame[fastBTH+10])<<8 | uint32(frame[fastBTH+11]))
+	f.destQP = uint32(frame[fastBTH+5])<<16 | uint32(frame[fastBTH+6])<<8 | uint32(frame[fastBTH+7])
+	f.ackReq = frame[fastBTH+8]&0x80 != 0
+	f.src = netip.AddrFrom4([4]byte(frame[fastL3+12 : fastL3+16]))
+	f.dst = netip.AddrFrom4([4]byte(frame[fastL3+16 : fastL3+20]))
+	f.tos, f.ttl = frame[fastL3+1], frame[fastL3+8]
+	f.dstMAC = uint64(binary.BigEndian.Uint16(frame[0:]))<<32 | uint64(binary.BigEndian.Uint32(frame[2:]))
+	f.srcMAC = uint64(binary.BigEndian.Uint16(frame[6:]))<<32 | uint64(binary.BigEndian.Uint32(frame[8:]))
+	f.depth = roce.DepthCode(f.ttl>>3)<<6 | roce.DepthCode(frame[fastBTH+4]&0x3F)
+	ext := fastExt
+	if op.HasRETH() {
+		f.hasRETH = ext+roce.RETHLen <= len(frame)
+		if f.hasRETH {
+			f.dmaLen = binary.BigEndian.Uint32(frame[ext+12:])
+		}
+		ext += roce.RETHLen
+	}
+	if op.HasAtomicETH() {
+		ext += roce.AtomicETHLen
+	}
+	if op.HasAETH() {
+		f.hasAETH = ext+roce.AETHLen <= len(frame)
+		if f.hasAETH {
+			f.syndrome = roce.Syndrome(frame[ext])
+			f.msn = uint32(frame[ext+1])<<16 | uint32(frame[ext+2])<<8 | uint32(frame[ext+3])
+		}
+	}
+	return true
+}
+
+// parsedFields reads f from d.pk, parsed.
+func (d *Decoder) parsedFields(f *fields) {
+	pk := &d.pk
+	*f = fields{op: pk.Opcode, psn: pk.BTH.PSN(), destQP: pk.BTH.DestQP(), ackReq: pk.BTH.AckReq(),
+		src: pk.SrcIP, dst: pk.DstIP, payloadLen: pk.PayloadLen, tos: pk.TOS, ttl: pk.TTL,
+		srcMAC: roce.MAC(pk.SrcMAC).Uint64(), dstMAC: roce.MAC(pk.DstMAC).Uint64(),
+		depth: pk.DepthCode(), hold: pk.HoldCode()}
+	if pk.AETH != nil {
+		f.hasAETH, f.syndrome, f.msn = true, pk.AETH.Syndrome(), pk.AETH.MSN()
+	}
+	if pk.RETH != nil {
+		f.hasRETH, f.dmaLen = true, pk.RETH.DMALength()
+	}
 }
 
 // Decode fills p from tp and reports whether tp is an RC RoCE packet (or a
@@ -164,31 +280,34 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 		}
 		return false
 	}
-	if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
-		return false
+	var f fields
+	d.frame, d.origLen, d.pkParsed = tp.Data, tp.OrigLen, false
+	if d.slow || !d.fastFields(tp.Data, &f) {
+		d.pkParsed = true
+		if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
+			return false
+		}
+		d.parsedFields(&f)
 	}
-	pk := &d.pk
-	op := pk.Opcode
-	*p = Pkt{Index: tp.Index, TimeNs: tp.TimeNs, Conn: -1, Op: op, PSN: pk.BTH.PSN(),
-		SrcIP: pk.SrcIP, DstIP: pk.DstIP, DestQP: pk.BTH.DestQP(), NPkts: 1, PayloadLen: pk.PayloadLen,
-		AckReq: pk.BTH.AckReq(), FrameLen: tp.OrigLen}
+	op := f.op
+	*p = Pkt{Index: tp.Index, TimeNs: tp.TimeNs, Conn: -1, Op: op, PSN: f.psn,
+		SrcIP: f.src, DstIP: f.dst, DestQP: f.destQP, NPkts: 1, PayloadLen: f.payloadLen,
+		AckReq: f.ackReq, FrameLen: tp.OrigLen}
 	if p.FrameLen == 0 {
 		p.FrameLen = len(tp.Data)
 	}
 	if d.Mirror {
-		m := pk.Mirror()
-		p.TimeNs = d.unwrap(m.TimestampNs)
-		p.Switch = m.Switch
-		p.Event = m.Event
-		if !m.Event.Valid() {
+		sw, _ := roce.SplitMirrorSeq(f.srcMAC)
+		p.TimeNs = d.unwrap(f.dstMAC)
+		p.Switch = sw
+		p.Event = roce.Event(f.ttl & 7)
+		if !p.Event.Valid() {
 			p.Event = roce.EventNone
 		}
-		if d.Holds && m.Event.Held() {
-			c := pk.HoldCode()
-			p.HoldNs, p.HoldUnitNs = c.Ns(), c.Unit()
+		if d.Holds && roce.Event(f.ttl&7).Held() {
+			p.HoldNs, p.HoldUnitNs = f.hold.Ns(), f.hold.Unit()
 		}
-		c := pk.DepthCode()
-		p.QDepth, p.QDepthUnit = c.Bytes(), c.Unit()
+		p.QDepth, p.QDepthUnit = f.depth.Bytes(), f.depth.Unit()
 	}
 	p.Delivered = Delivered(p.Event)
 	switch {
@@ -197,11 +316,11 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 	case op.Transport() != roce.TransportRC:
 		p.Kind = KindOther
 	case op.IsAck():
-		if pk.AETH == nil {
+		if !f.hasAETH {
 			return false
 		}
-		s := pk.AETH.Syndrome()
-		p.MSN = pk.AETH.MSN()
+		s := f.syndrome
+		p.MSN = f.msn
 		switch s.Type() {
 		case roce.AckTypeACK:
 			p.Kind = KindAck
@@ -219,8 +338,8 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 		}
 	case op.IsReadRequest():
 		p.Kind = KindReadReq
-		if pk.RETH != nil {
-			p.DMALen = pk.RETH.DMALength()
+		if f.hasRETH {
+			p.DMALen = f.dmaLen
 			mtu := d.MTU
 			if mtu <= 0 {
 				mtu = 1024
@@ -234,7 +353,7 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 	default:
 		p.Kind = KindOther
 	}
-	if p.Delivered && op.IsData() && (p.Event == roce.EventECN || pk.ECN() == 3) {
+	if p.Delivered && op.IsData() && (p.Event == roce.EventECN || f.tos&3 == 3) {
 		p.CE = true
 	}
 	if d.Table != nil {
@@ -243,11 +362,16 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 	return true
 }
 
-// Packet returns the frame the last Decode that reported true parsed (with
-// d.Parser; the ICRC is not verified): its fields for whoever needs more
-// than a Pkt, without parsing the frame again. It is overwritten by the
-// next Decode.
-func (d *Decoder) Packet() *roce.Packet { return &d.pk }
+// Packet returns the frame the last Decode that reported true read,
+// parsed with d.Parser (the ICRC is not verified): its fields for
+// whoever needs more than a Pkt. It is overwritten by the next Decode.
+func (d *Decoder) Packet() *roce.Packet {
+	if !d.pkParsed {
+		d.Parser.Parse(d.frame, d.origLen, &d.pk) // it parses: Decode's fast path read it
+		d.pkParsed = true
+	}
+	return &d.pk
+}
 
 // unwrap extends a 48-bit switch timestamp to a monotonic int64 across
 // wraps (a step back of more than half the range is a wrap).

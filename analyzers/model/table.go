@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"net/netip"
 
 	"github.com/netlumina/lumina/roce"
@@ -25,27 +26,65 @@ type Conn struct {
 	IPSN roce.PSN // the requester's initial PSN: PSNs are relative to it
 }
 
-// Table maps packets to connections. Lookups do not allocate. A Table is
-// not safe for concurrent use (it caches the last hit).
+// Table maps packets to connections. Lookups do not allocate and do not
+// write: a Table may be read concurrently once built.
 type Table struct {
 	Conns []Conn
-	flows map[flowKey]flowVal
+	// flows is an open-addressing hash table of the flow keys (linear
+	// probing; len a power of two, at most half full); flowMask is len-1.
+	flows    []flowEnt
+	flowMask uint64
+}
 
-	lastKey flowKey
-	lastVal flowVal
-	hasLast bool
+type flowEnt struct {
+	key  flowKey
+	val  flowVal
+	used bool
 }
 
 // NewTable builds a table for conns.
 func NewTable(conns []Connection) *Table {
-	t := &Table{flows: make(map[flowKey]flowVal, 4*len(conns))}
+	n := 16
+	for n < 4*len(conns) {
+		n *= 2
+	}
+	t := &Table{flows: make([]flowEnt, n), flowMask: uint64(n - 1)}
 	for i, c := range conns {
 		t.Conns = append(t.Conns, Conn{Connection: c, IPSN: roce.PSN(c.Requester.IPSN)})
 		r, s := c.Requester, c.Responder
-		t.flows[flowKey{r.IP, s.IP, s.QPN, true}] = flowVal{i, ToResponder}
-		t.flows[flowKey{s.IP, r.IP, r.QPN, false}] = flowVal{i, ToRequester}
+		t.insert(flowKey{r.IP, s.IP, s.QPN, true}, flowVal{i, ToResponder})
+		t.insert(flowKey{s.IP, r.IP, r.QPN, false}, flowVal{i, ToRequester})
 	}
 	return t
+}
+
+// insert sets k's value (a key seen before gets the later value).
+func (t *Table) insert(k flowKey, v flowVal) {
+	for i := flowHash(k.src, k.dst, k.qpn, k.req); ; i++ {
+		e := &t.flows[i&t.flowMask]
+		if !e.used || e.key == k {
+			*e = flowEnt{key: k, val: v, used: true}
+			return
+		}
+	}
+}
+
+// flowHash mixes a flow key's fields (the low 64 bits of the addresses:
+// all of an IPv4 address's).
+func flowHash(src, dst netip.Addr, qpn uint32, req bool) uint64 {
+	s, d := src.As16(), dst.As16()
+	h := uint64(qpn)<<1 | uint64(b2u(req))
+	h ^= binary.LittleEndian.Uint64(s[8:]) * 0x9E3779B97F4A7C15
+	h ^= binary.LittleEndian.Uint64(d[8:]) * 0xC2B2AE3D27D4EB4F
+	h *= 0x165667B19E3779F9
+	return h ^ h>>29
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Connections returns the table's connections.
@@ -61,16 +100,15 @@ func (t *Table) Connections() []Connection {
 // to dst addressed to qpn; req says the packet is a request. CNPs are
 // looked up as responses first (WRITE/SEND), then as requests (READ).
 func (t *Table) Lookup(src, dst netip.Addr, qpn uint32, req bool) (int, Dir) {
-	k := flowKey{src, dst, qpn, req}
-	if t.hasLast && k == t.lastKey {
-		return t.lastVal.conn, t.lastVal.dir
+	for i := flowHash(src, dst, qpn, req); ; i++ {
+		e := &t.flows[i&t.flowMask]
+		if !e.used {
+			return -1, DirNone
+		}
+		if e.key.qpn == qpn && e.key.req == req && e.key.src == src && e.key.dst == dst {
+			return e.val.conn, e.val.dir
+		}
 	}
-	v, ok := t.flows[k]
-	if !ok {
-		return -1, DirNone
-	}
-	t.lastKey, t.lastVal, t.hasLast = k, v, true
-	return v.conn, v.dir
 }
 
 // Assign sets p.Conn and p.Dir.

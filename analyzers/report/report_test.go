@@ -8,9 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
-	"reflect"
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers/cnp"
