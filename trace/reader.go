@@ -156,6 +156,18 @@ func (r *Reader) Nanosecond() bool { return r.nano }
 // next call to Next. In steady state (once the buffer has grown to the
 // largest packet) Next does not allocate.
 func (r *Reader) Next() (Packet, error) {
+	// Fast path (pcap): the record is in the window of buffered bytes.
+	if b := r.win; len(b) >= pcapRecordHeaderLen {
+		capLen := r.u32(b[8:])
+		if n := pcapRecordHeaderLen + int(capLen); capLen <= MaxPacketSize && n <= len(b) {
+			r.win = b[n:]
+			r.pend += n
+			r.off += int64(n)
+			p := r.pcapPacket(b[:n:n])
+			r.index++
+			return p, nil
+		}
+	}
 	if r.err != nil {
 		return Packet{}, r.err
 	}
@@ -176,6 +188,7 @@ func (r *Reader) Next() (Packet, error) {
 	}
 	if err != nil {
 		r.err = err
+		r.win = nil // the fast path must not return packets after the error
 		return Packet{}, err
 	}
 	r.index++
@@ -330,17 +343,7 @@ func (r *Reader) readPcapHeader() error {
 }
 
 func (r *Reader) nextPcap() (Packet, error) {
-	// Fast path: the record is in the window of buffered bytes.
-	if b := r.win; len(b) >= pcapRecordHeaderLen {
-		capLen := r.u32(b[8:])
-		if n := pcapRecordHeaderLen + int(capLen); capLen <= MaxPacketSize && n <= len(b) {
-			r.win = b[n:]
-			r.pend += n
-			r.off += int64(n)
-			return r.pcapPacket(b[:n:n]), nil
-		}
-	}
-	r.syncWin()
+	r.syncWin() // Next returned the records wholly in the window
 	start := r.off
 	b, err := r.peek(pcapRecordHeaderLen)
 	if err != nil {

@@ -162,7 +162,7 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	if p.Conn < 0 || p.Kind == model.KindCNP || p.Kind == model.KindOther {
 		return
 	}
-	c := a.table.Conns[p.Conn]
+	c := &a.table.Conns[p.Conn] // not copied: most packets need only its verb
 	dir, fi := DirData, 2*p.Conn
 	if p.Dir != dataDir(c.Verb) {
 		dir, fi = DirResponse, fi+1
@@ -174,14 +174,14 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	switch p.Event {
 	case roce.EventDelay, roce.EventReorder:
 		if p.HoldUnitNs > 0 {
-			a.heldOwn(f, c, dir, p)
+			a.heldOwn(f, *c, dir, p)
 			break
 		}
 		if dir == DirResponse {
-			a.heldResponse(&a.flows[2*p.Conn], c, p)
+			a.heldResponse(&a.flows[2*p.Conn], *c, p)
 			break
 		}
-		a.held(f, c, dir, p)
+		a.held(f, *c, dir, p)
 	case roce.EventDuplicate:
 		if f.n > 0 {
 			if prev := f.hist[(f.n-1)%histLen]; prev.psn == p.PSN && f.dup >= 0 && prev.copy {
@@ -190,7 +190,7 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 			}
 		}
 		one := 1
-		a.entries = append(a.entries, a.entry(c, dir, p, -1))
+		a.entries = append(a.entries, a.entry(*c, dir, p, -1))
 		f.dup = len(a.entries) - 1
 		a.entries[f.dup].Copies = &one
 	}

@@ -69,15 +69,23 @@ func (t *Table) insert(k flowKey, v flowVal) {
 	}
 }
 
-// flowHash mixes a flow key's fields (the low 64 bits of the addresses:
-// all of an IPv4 address's).
+// flowHash mixes a flow key's fields.
 func flowHash(src, dst netip.Addr, qpn uint32, req bool) uint64 {
-	s, d := src.As16(), dst.As16()
 	h := uint64(qpn)<<1 | uint64(b2u(req))
-	h ^= binary.LittleEndian.Uint64(s[8:]) * 0x9E3779B97F4A7C15
-	h ^= binary.LittleEndian.Uint64(d[8:]) * 0xC2B2AE3D27D4EB4F
+	h ^= addrBits(src) * 0x9E3779B97F4A7C15
+	h ^= addrBits(dst) * 0xC2B2AE3D27D4EB4F
 	h *= 0x165667B19E3779F9
 	return h ^ h>>29
+}
+
+// addrBits are an IPv4 address, or the low 64 bits of an IPv6 one.
+func addrBits(a netip.Addr) uint64 {
+	if a.Is4() {
+		b := a.As4()
+		return uint64(binary.BigEndian.Uint32(b[:]))
+	}
+	b := a.As16()
+	return binary.LittleEndian.Uint64(b[8:])
 }
 
 func b2u(b bool) uint8 {
