@@ -337,7 +337,7 @@ func pass(ctx context.Context, src Source, fn func(*trace.Packet)) error {
 		if n&0xFFFF == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		tp, err = tr.Next()
+		err = tr.ReadPacket(&tp)
 		if err == io.EOF {
 			return nil
 		}

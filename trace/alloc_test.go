@@ -29,7 +29,7 @@ func TestReaderNextAllocs(t *testing.T) {
 	const runs = 1000
 	for _, format := range []Format{FormatPcap, FormatPcapng} {
 		t.Run(string(format), func(t *testing.T) {
-			in := makeFile(t, format, runs+10, 1518)
+			in := makeFile(t, format, 2*runs+10, 1518)
 			r, err := NewReader(bytes.NewReader(in))
 			if err != nil {
 				t.Fatal(err)
@@ -48,6 +48,18 @@ func TestReaderNextAllocs(t *testing.T) {
 			}
 			if allocs != 0 {
 				t.Errorf("Reader.Next allocations = %v, want 0", allocs)
+			}
+			var p Packet
+			allocs = testing.AllocsPerRun(runs/4, func() {
+				if err := r.ReadPacket(&p); err != nil {
+					err2 = err
+				}
+			})
+			if err2 != nil {
+				t.Fatal(err2)
+			}
+			if allocs != 0 {
+				t.Errorf("Reader.ReadPacket allocations = %v, want 0", allocs)
 			}
 		})
 	}

@@ -153,9 +153,18 @@ func (r *Reader) Nanosecond() bool { return r.nano }
 // error, every later call returns the same error.
 //
 // Packet.Data aliases a buffer owned by the Reader and is overwritten by the
-// next call to Next. In steady state (once the buffer has grown to the
-// largest packet) Next does not allocate.
+// next call to Next (or ReadPacket). In steady state (once the buffer has
+// grown to the largest packet) Next does not allocate.
 func (r *Reader) Next() (Packet, error) {
+	var p Packet
+	err := r.ReadPacket(&p)
+	return p, err
+}
+
+// ReadPacket is Next, filling *p in place (p is left as it was on error):
+// for a caller that keeps one Packet for the whole trace, saving a copy
+// per packet.
+func (r *Reader) ReadPacket(p *Packet) error {
 	// Fast path (pcap): the record is in the window of buffered bytes.
 	if b := r.win; len(b) >= pcapRecordHeaderLen {
 		capLen := r.u32(b[8:])
@@ -163,11 +172,22 @@ func (r *Reader) Next() (Packet, error) {
 			r.win = b[n:]
 			r.pend += n
 			r.off += int64(n)
-			p := r.pcapPacket(b[:n:n])
+			sec, frac, origLen := r.u32(b[0:]), r.u32(b[4:]), r.u32(b[12:])
+			*p = Packet{Index: r.index, TimeNs: int64(sec)*1e9 + int64(frac)*r.fracMul, Data: b[pcapRecordHeaderLen:n:n],
+				OrigLen: int(max(capLen, origLen)), LinkType: r.linkType}
 			r.index++
-			return p, nil
+			return nil
 		}
 	}
+	q, err := r.next()
+	if err == nil {
+		*p = q
+	}
+	return err
+}
+
+// next is Next's slow path.
+func (r *Reader) next() (Packet, error) {
 	if r.err != nil {
 		return Packet{}, r.err
 	}

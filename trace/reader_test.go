@@ -381,7 +381,7 @@ func TestReaderBufferReuse(t *testing.T) {
 
 // TestReaderChunked reads pcap records of every size, up to more than the
 // reader's buffer, from inputs delivered whole, one byte at a time and in
-// odd chunks: records that straddle the buffered bytes and records as
+// odd chunks (by Next and ReadPacket): records that straddle the buffered bytes and records as
 // large as the buffer or larger read as the ones inside it.
 func TestReaderChunked(t *testing.T) {
 	var recs [][]byte
@@ -411,7 +411,13 @@ func TestReaderChunked(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, want := range recs {
-				p, err := r.Next()
+				var p Packet
+				var err error
+				if i%2 == 0 {
+					p, err = r.Next()
+				} else {
+					err = r.ReadPacket(&p)
+				}
 				if err != nil {
 					t.Fatalf("packet %d: %v", i, err)
 				}
