@@ -157,3 +157,23 @@ func FuzzDecodeFast(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeTableChange: a decoder given another table assigns with it
+// (its cache of connections is the old table's).
+func TestDecodeTableChange(t *testing.T) {
+	conns, frames := decodeFrames(t)
+	d := model.Decoder{Parser: roce.Parser{MirrorPort: roce.DefaultMirrorPort}, Mirror: true, MTU: 1024, Table: model.NewTable(conns)}
+	tp := trace.Packet{Data: frames[1], LinkType: trace.LinkTypeEthernet} // a raw copy of conns[0]'s first packet
+	var p model.Pkt
+	if !d.Decode(&tp, &p) || p.Conn != 0 {
+		t.Fatalf("conn %d, want 0", p.Conn)
+	}
+	d.Table = model.NewTable(conns[1:])
+	if !d.Decode(&tp, &p) || p.Conn != -1 {
+		t.Fatalf("with a table without it: conn %d, want -1", p.Conn)
+	}
+	d.Table = model.NewTable(append(conns[1:2:2], conns[0]))
+	if !d.Decode(&tp, &p) || p.Conn != 1 {
+		t.Fatalf("with it second: conn %d, want 1", p.Conn)
+	}
+}

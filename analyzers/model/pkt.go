@@ -156,6 +156,20 @@ type Decoder struct {
 	origLen  int
 	pkParsed bool
 	slow     bool // tests: always parse
+	// conns caches the connections of IPv4 frames the fast path read,
+	// for Table conns (a Table does not change once built): most
+	// frames' connection is found without hashing addresses.
+	conns    [64]connEnt
+	connsFor *Table
+}
+
+// connEnt is a cached Table.Assign: k1 the IPv4 source and destination,
+// k2 the destination QPN and the kind of lookup (1 request, 2 response,
+// 3 CNP; 0: empty).
+type connEnt struct {
+	k1, k2 uint64
+	conn   int32
+	dir    Dir
 }
 
 // fields are the fields of a RoCE frame that Decode reads.
@@ -176,6 +190,9 @@ type fields struct {
 	msn        uint32
 	hasRETH    bool
 	dmaLen     uint32
+	// v4: src4 and dst4 are the IPv4 addresses (the fast path).
+	v4         bool
+	src4, dst4 uint32
 }
 
 // Offsets of the fast path's frames: Ethernet without VLAN tags, IPv4
@@ -227,6 +244,7 @@ func (d *Decoder) fastFields(frame []byte, f *fields) bool {
 	f.ackReq = frame[fastBTH+8]&0x80 != 0
 	f.src = netip.AddrFrom4([4]byte(frame[fastL3+12 : fastL3+16]))
 	f.dst = netip.AddrFrom4([4]byte(frame[fastL3+16 : fastL3+20]))
+	f.v4, f.src4, f.dst4 = true, binary.BigEndian.Uint32(frame[fastL3+12:]), binary.BigEndian.Uint32(frame[fastL3+16:])
 	f.tos, f.ttl = frame[fastL3+1], frame[fastL3+8]
 	f.dstMAC = uint64(binary.BigEndian.Uint16(frame[0:]))<<32 | uint64(binary.BigEndian.Uint32(frame[2:]))
 	f.srcMAC = uint64(binary.BigEndian.Uint16(frame[6:]))<<32 | uint64(binary.BigEndian.Uint32(frame[8:]))
@@ -357,9 +375,40 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 		p.CE = true
 	}
 	if d.Table != nil {
-		d.Table.Assign(p)
+		if f.v4 {
+			d.assign4(p, &f)
+		} else {
+			d.Table.Assign(p)
+		}
 	}
 	return true
+}
+
+// assign4 is d.Table.Assign(p) for an IPv4 frame, cached.
+func (d *Decoder) assign4(p *Pkt, f *fields) {
+	var mode uint64
+	switch {
+	case p.Kind == KindOther:
+		p.Conn, p.Dir = -1, DirNone
+		return
+	case p.Kind == KindCNP:
+		mode = 3
+	case p.Kind.IsRequest():
+		mode = 1
+	default:
+		mode = 2
+	}
+	if d.connsFor != d.Table {
+		d.conns, d.connsFor = [64]connEnt{}, d.Table
+	}
+	k1, k2 := uint64(f.src4)<<32|uint64(f.dst4), uint64(p.DestQP)<<2|mode
+	e := &d.conns[(k1*0x9E3779B97F4A7C15^k2*0xC2B2AE3D27D4EB4F)>>58]
+	if e.k1 == k1 && e.k2 == k2 {
+		p.Conn, p.Dir = int(e.conn), e.dir
+		return
+	}
+	d.Table.Assign(p)
+	*e = connEnt{k1: k1, k2: k2, conn: int32(p.Conn), dir: p.Dir}
 }
 
 // Packet returns the frame the last Decode that reported true read,
