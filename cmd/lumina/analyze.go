@@ -53,7 +53,9 @@ func init() {
 				if uncert.set {
 					meta.TimestampUncertaintyNs = int64(uncert.v)
 				}
-				opt := analyzers.Options{Checks: sel, Name: tracePath}
+				// Without a page to write, the graphs' packets are not
+				// collected: report.json and report.txt do not use them.
+				opt := analyzers.Options{Checks: sel, Name: tracePath, NoPlots: outDir == "" && htmlOut == ""}
 				if qp.set {
 					n := int(qp.v)
 					opt.QP = &n
