@@ -287,6 +287,42 @@ func encodeConn(c *ConnPackets, t0 int64, title string, zw *gzip.Writer) (pageCo
 	return pc, nil
 }
 
+// encodePlots encodes every graph of pl for the page, releasing each
+// connection's records once encoded.
+func encodePlots(pl *Plots, conns []model.Connection) (*plotPage, error) {
+	pg := &plotPage{ops: map[int]string{}, events: map[int]string{}}
+	zw, err := gzip.NewWriterLevel(nil, gzip.BestSpeed) // one for every connection (Reset)
+	if err != nil {
+		return nil, err
+	}
+	named := make(map[int]string, len(conns))
+	for _, cn := range conns {
+		named[cn.ID] = "Connection " + ConnString(cn)
+	}
+	for i := range pl.Conns {
+		c := &pl.Conns[i]
+		title, ok := named[c.Conn]
+		if !ok {
+			title = "Connection " + strconv.Itoa(c.Conn)
+		}
+		c.all(func(r *pktRec) {
+			if _, ok := pg.ops[int(r.op)]; !ok {
+				pg.ops[int(r.op)] = roce.Opcode(r.op).String()
+			}
+			if _, ok := pg.events[int(r.ev)]; !ok {
+				pg.events[int(r.ev)] = roce.Event(r.ev).String()
+			}
+		})
+		pc, err := encodeConn(c, pl.T0, title, zw)
+		if err != nil {
+			return nil, err
+		}
+		pg.conns = append(pg.conns, pc)
+		c.chunks, c.reth = nil, nil
+	}
+	return pg, nil
+}
+
 // graphData builds the page's JSON.
 func graphData(r *Report) (template.JS, error) {
 	d := pageData{Classes: ClassNames[:], Ops: map[int]string{}, Events: map[int]string{}, Conns: []pageConn{},
@@ -307,33 +343,19 @@ func graphData(r *Report) (template.JS, error) {
 		for _, t := range pl.Tuples {
 			d.Tuples = append(d.Tuples, pageTuple{t.Prefix, string(appendHex(nil, uint64(t.QP), 6))})
 		}
-		zw, err := gzip.NewWriterLevel(nil, gzip.BestSpeed) // one for every connection (Reset)
-		if err != nil {
-			return "", err
-		}
-		named := make(map[int]string, len(r.Connections))
-		for _, cn := range r.Connections {
-			named[cn.ID] = "Connection " + ConnString(cn)
-		}
-		for i := range pl.Conns {
-			c := &pl.Conns[i]
-			title, ok := named[c.Conn]
-			if !ok {
-				title = "Connection " + strconv.Itoa(c.Conn)
-			}
-			c.all(func(r *pktRec) {
-				if _, ok := d.Ops[int(r.op)]; !ok {
-					d.Ops[int(r.op)] = roce.Opcode(r.op).String()
-				}
-				if _, ok := d.Events[int(r.ev)]; !ok {
-					d.Events[int(r.ev)] = roce.Event(r.ev).String()
-				}
-			})
-			pc, err := encodeConn(c, t0, title, zw)
+		if pl.page == nil {
+			pg, err := encodePlots(pl, r.Connections)
 			if err != nil {
 				return "", err
 			}
-			d.Conns = append(d.Conns, pc)
+			pl.page = pg
+		}
+		d.Conns = append(d.Conns, pl.page.conns...)
+		for k, v := range pl.page.ops {
+			d.Ops[k] = v
+		}
+		for k, v := range pl.page.events {
+			d.Events[k] = v
 		}
 	}
 	d.T0 = strconv.FormatInt(t0, 10)

@@ -318,3 +318,27 @@ func TestSeqCollectorBound(t *testing.T) {
 		t.Error("the page of packets out of time order differs from the sorted one's")
 	}
 }
+
+// TestPageTwice: a report renders the same page twice, though its graphs'
+// records are released once encoded.
+func TestPageTwice(t *testing.T) {
+	r := sample()
+	conns := tracetest.Conns(2, 10, model.VerbWrite)
+	r.Connections = conns
+	r.Plots = plotsOf(t, conns, "0 1 A1#1 1/0 1/1 1/A1#1")
+	n := r.Plots.Conns[0].Len()
+	a, err := HTML(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Plots.Conns[0].chunks != nil || r.Plots.Conns[0].Len() != n {
+		t.Errorf("records kept after the page was built (or their count lost: %d, want %d)", r.Plots.Conns[0].Len(), n)
+	}
+	b, err := HTML(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Error("the second page differs from the first")
+	}
+}

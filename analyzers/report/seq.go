@@ -133,6 +133,17 @@ type Plots struct {
 	// Dropped counts packets of graphed connections beyond
 	// MaxPlotBytes (not drawn).
 	Dropped int
+	// page is the graphs as the page stores them, once a page was
+	// rendered: each connection's records are released as soon as they
+	// are encoded, so that the page is built without a second copy of
+	// them (Len and Count stay).
+	page *plotPage
+}
+
+// plotPage is the graphs' part of the page data, encoded once.
+type plotPage struct {
+	conns       []pageConn
+	ops, events map[int]string
 }
 
 // SeqCollector gathers every packet of every connection
