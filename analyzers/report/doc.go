@@ -33,9 +33,9 @@
 // hides once the graphs are drawn (docs/report.md).
 //
 // SeqCollector gathers the graphs' packets during the analysis pass: every
-// packet of every connection, at most MaxPlotPackets in
-// all, as fixed-size records (appends amortized; no allocation per packet
-// otherwise). The page stores them as gzipped little-endian columns
+// packet of every connection, at most MaxPlotBytes of records in all
+// (the trace's first packets; the others are counted), in buffers that
+// never copy to grow (no allocation per packet otherwise). The page stores them as gzipped little-endian columns
 // (page.go); the browser draws every packet when at most 100,000 are in
 // view and one point per pixel and class beyond. The decode line is built
 // in the browser from the columns rather than stored; cmd/lumina's

@@ -280,7 +280,7 @@ func HTMLRun(r *Report, run *RunInfo) ([]byte, error) {
 	if r.Plots != nil {
 		d.NGraphs = len(r.Plots.Conns)
 		for i := range r.Plots.Conns {
-			d.NPackets += len(r.Plots.Conns[i].recs)
+			d.NPackets += r.Plots.Conns[i].Len()
 		}
 	}
 	d.UPlotJS, d.UPlotCSS, d.PageJS, d.PageCSS = template.JS(uplotJS), template.CSS(uplotCSS), template.JS(pageJS), template.CSS(pageCSS)

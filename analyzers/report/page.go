@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"compress/gzip"
 	_ "embed"
 	"encoding/base64"
@@ -11,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"fmt"
 
@@ -195,57 +195,132 @@ var columns = []column{
 
 func putF64(b []byte, v float64) { binary.LittleEndian.PutUint64(b, math.Float64bits(v)) }
 
-// encodeConn sorts c's packets by graph time (stable: trace order within
-// a timestamp) and encodes them for the page.
+// encodeConn encodes c's packets for the page, sorted by graph time
+// (stable: trace order within a timestamp). It streams the columns
+// through the compressor: the only copy of the packets it makes is when
+// they are not already in time order.
 func encodeConn(c *ConnPackets, t0 int64, title string, zw *gzip.Writer) (pageConn, error) {
-	recs := c.recs
-	slices.SortStableFunc(recs, func(a, b pktRec) int {
-		switch {
-		case a.t < b.t:
-			return -1
-		case a.t > b.t:
-			return 1
+	chunks := c.chunks
+	sorted, first := true, true
+	var lastT int64
+	c.all(func(r *pktRec) {
+		if !first && r.t < lastT {
+			sorted = false
 		}
-		return 0
+		first, lastT = false, r.t
 	})
-	n := len(recs)
+	if !sorted {
+		recs := make([]pktRec, 0, c.n)
+		for _, ch := range chunks {
+			recs = append(recs, ch...)
+		}
+		slices.SortStableFunc(recs, func(a, b pktRec) int {
+			switch {
+			case a.t < b.t:
+				return -1
+			case a.t > b.t:
+				return 1
+			}
+			return 0
+		})
+		chunks = [][]pktRec{recs}
+	}
+	n := c.n
 	pc := pageConn{ID: c.Conn, Title: title, N: n, Counts: c.Count[:], Reth: []pageReth{}}
+	var first0 pktRec
+	if n > 0 {
+		for _, ch := range chunks {
+			if len(ch) > 0 {
+				first0 = ch[0]
+				break
+			}
+		}
+		pc.C0 = strconv.FormatInt(first0.cap, 10)
+	}
+	j := 0
+	for _, ch := range chunks {
+		for k := range ch {
+			if r := &ch[k]; r.reth >= 0 {
+				x := c.reth[r.reth]
+				pc.Reth = append(pc.Reth, pageReth{I: j, VA: strconv.FormatUint(x.va, 16), RKey: strconv.FormatUint(uint64(x.rkey), 16), DLen: x.dlen})
+			}
+			j++
+		}
+	}
+	var sb strings.Builder
+	enc := base64.NewEncoder(base64.StdEncoding, &sb)
+	zw.Reset(enc)
+	buf := make([]byte, 0, 64<<10)
 	off := 0
-	offs := make([]int, len(columns))
-	for i, col := range columns {
-		off = (off + col.size - 1) / col.size * col.size
-		offs[i] = off
+	for _, col := range columns {
+		pad := (off+col.size-1)/col.size*col.size - off
+		buf = append(buf, make([]byte, pad)...)
+		off += pad
 		pc.Cols = append(pc.Cols, [3]any{col.name, col.typ, off})
 		off += n * col.size
-	}
-	buf := make([]byte, off)
-	prev := pktRec{t: t0}
-	if n > 0 {
-		prev.cap = recs[0].cap
-		pc.C0 = strconv.FormatInt(recs[0].cap, 10)
-	}
-	for j := range recs {
-		r := &recs[j]
-		for i, col := range columns {
-			o := offs[i] + j*col.size
-			col.put(buf[o:o+col.size], r, &prev)
-		}
-		prev = *r
-		if r.reth >= 0 {
-			x := c.reth[r.reth]
-			pc.Reth = append(pc.Reth, pageReth{I: j, VA: strconv.FormatUint(x.va, 16), RKey: strconv.FormatUint(uint64(x.rkey), 16), DLen: x.dlen})
+		prev := pktRec{t: t0, cap: first0.cap}
+		for _, ch := range chunks {
+			for k := range ch {
+				r := &ch[k]
+				if len(buf)+col.size > cap(buf) {
+					if _, err := zw.Write(buf); err != nil {
+						return pc, err
+					}
+					buf = buf[:0]
+				}
+				buf = buf[:len(buf)+col.size]
+				col.put(buf[len(buf)-col.size:], r, &prev)
+				prev = *r
+			}
 		}
 	}
-	var z bytes.Buffer
-	zw.Reset(&z)
 	if _, err := zw.Write(buf); err != nil {
 		return pc, err
 	}
 	if err := zw.Close(); err != nil {
 		return pc, err
 	}
-	pc.Data = base64.StdEncoding.EncodeToString(z.Bytes())
+	if err := enc.Close(); err != nil {
+		return pc, err
+	}
+	pc.Data = sb.String()
 	return pc, nil
+}
+
+// encodePlots encodes every graph of pl for the page, releasing each
+// connection's records once encoded.
+func encodePlots(pl *Plots, conns []model.Connection) (*plotPage, error) {
+	pg := &plotPage{ops: map[int]string{}, events: map[int]string{}}
+	zw, err := gzip.NewWriterLevel(nil, gzip.BestSpeed) // one for every connection (Reset)
+	if err != nil {
+		return nil, err
+	}
+	named := make(map[int]string, len(conns))
+	for _, cn := range conns {
+		named[cn.ID] = "Connection " + ConnString(cn)
+	}
+	for i := range pl.Conns {
+		c := &pl.Conns[i]
+		title, ok := named[c.Conn]
+		if !ok {
+			title = "Connection " + strconv.Itoa(c.Conn)
+		}
+		c.all(func(r *pktRec) {
+			if _, ok := pg.ops[int(r.op)]; !ok {
+				pg.ops[int(r.op)] = roce.Opcode(r.op).String()
+			}
+			if _, ok := pg.events[int(r.ev)]; !ok {
+				pg.events[int(r.ev)] = roce.Event(r.ev).String()
+			}
+		})
+		pc, err := encodeConn(c, pl.T0, title, zw)
+		if err != nil {
+			return nil, err
+		}
+		pg.conns = append(pg.conns, pc)
+		c.chunks, c.reth = nil, nil
+	}
+	return pg, nil
 }
 
 // graphData builds the page's JSON.
@@ -268,34 +343,19 @@ func graphData(r *Report) (template.JS, error) {
 		for _, t := range pl.Tuples {
 			d.Tuples = append(d.Tuples, pageTuple{t.Prefix, string(appendHex(nil, uint64(t.QP), 6))})
 		}
-		zw, err := gzip.NewWriterLevel(nil, gzip.BestSpeed) // one for every connection (Reset)
-		if err != nil {
-			return "", err
-		}
-		named := make(map[int]string, len(r.Connections))
-		for _, cn := range r.Connections {
-			named[cn.ID] = "Connection " + ConnString(cn)
-		}
-		for i := range pl.Conns {
-			c := &pl.Conns[i]
-			title, ok := named[c.Conn]
-			if !ok {
-				title = "Connection " + strconv.Itoa(c.Conn)
-			}
-			for j := range c.recs {
-				op, ev := c.recs[j].op, c.recs[j].ev
-				if _, ok := d.Ops[int(op)]; !ok {
-					d.Ops[int(op)] = roce.Opcode(op).String()
-				}
-				if _, ok := d.Events[int(ev)]; !ok {
-					d.Events[int(ev)] = roce.Event(ev).String()
-				}
-			}
-			pc, err := encodeConn(c, t0, title, zw)
+		if pl.page == nil {
+			pg, err := encodePlots(pl, r.Connections)
 			if err != nil {
 				return "", err
 			}
-			d.Conns = append(d.Conns, pc)
+			pl.page = pg
+		}
+		d.Conns = append(d.Conns, pl.page.conns...)
+		for k, v := range pl.page.ops {
+			d.Ops[k] = v
+		}
+		for k, v := range pl.page.events {
+			d.Events[k] = v
 		}
 	}
 	d.T0 = strconv.FormatInt(t0, 10)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/netlumina/lumina/analyzers/cnp"
 	"github.com/netlumina/lumina/analyzers/internal/tracetest"
@@ -240,6 +242,108 @@ func TestSeqCollectorAllocs(t *testing.T) {
 	}
 }
 
+// TestSeqCollectorBound: the graphs keep the trace's first packets within
+// MaxPlotBytes of buffers and count the others; a page of the kept ones
+// is the same whether their buffers are in time order or not.
+func TestSeqCollectorBound(t *testing.T) {
+	if RecordBytes != 64 {
+		t.Errorf("RecordBytes = %d, docs/run.md says 64", RecordBytes)
+	}
+	conns := tracetest.Conns(2, 10, model.VerbWrite)
+	tr, err := trace.NewReader(bytes.NewReader(tracetest.Build(t, conns, "0 1 A1#1 1/0 1/1 1/A1#1", tracetest.Options{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := model.NewTable(conns)
+	dec := model.Decoder{Parser: roce.Parser{MirrorPort: roce.DefaultMirrorPort}, MTU: tracetest.MTU, Mirror: true, Table: table}
+	var tps []trace.Packet
+	var ps []model.Pkt
+	for {
+		tp, err := tr.Next()
+		if err != nil {
+			break
+		}
+		var p model.Pkt
+		if dec.Decode(&tp, &p) && p.Conn >= 0 {
+			tps, ps = append(tps, tp), append(ps, p)
+		}
+	}
+	c := NewSeqCollector(table, roce.DefaultMirrorPort)
+	total := MaxPlotPackets + 5000
+	for i := range total {
+		tp, p := tps[i%len(tps)], ps[i%len(ps)]
+		tp.Index = i
+		p.TimeNs = int64(i) * 100 // distinct times: one sorted order
+		c.Add(&tp, &p, true)
+	}
+	pl := c.Plots()
+	kept, bytes := 0, 0
+	for i := range pl.Conns {
+		cp := &pl.Conns[i]
+		kept += cp.Len()
+		for _, ch := range cp.chunks {
+			bytes += cap(ch) * RecordBytes
+		}
+		bytes += cap(cp.reth) * int(unsafe.Sizeof(rethRec{}))
+	}
+	if bytes > MaxPlotBytes || kept < MaxPlotPackets*99/100 {
+		t.Errorf("kept %d packets in %d bytes, want at most %d bytes and at least %d packets", kept, bytes, MaxPlotBytes, MaxPlotPackets*99/100)
+	}
+	if kept+pl.Dropped != total {
+		t.Errorf("kept %d + dropped %d != %d", kept, pl.Dropped, total)
+	}
+	for i := range pl.Conns {
+		pl.Conns[i].all(func(r *pktRec) {
+			if int(r.idx) >= kept {
+				t.Fatalf("packet %d kept, not a prefix of the trace", r.idx)
+			}
+		})
+	}
+	// The same packets in one buffer, reversed: the page sorts them.
+	cp := pl.Conns[0]
+	var recs []pktRec
+	cp.all(func(r *pktRec) { recs = append(recs, *r) })
+	slices.Reverse(recs)
+	rev := cp
+	rev.chunks = [][]pktRec{recs}
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	a, err := encodeConn(&cp, pl.T0, "x", zw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := encodeConn(&rev, pl.T0, "x", zw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Data != b.Data || a.C0 != b.C0 || !slices.Equal(a.Reth, b.Reth) || a.N != cp.Len() {
+		t.Error("the page of packets out of time order differs from the sorted one's")
+	}
+}
+
+// TestPageTwice: a report renders the same page twice, though its graphs'
+// records are released once encoded.
+func TestPageTwice(t *testing.T) {
+	r := sample()
+	conns := tracetest.Conns(2, 10, model.VerbWrite)
+	r.Connections = conns
+	r.Plots = plotsOf(t, conns, "0 1 A1#1 1/0 1/1 1/A1#1")
+	n := r.Plots.Conns[0].Len()
+	a, err := HTML(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Plots.Conns[0].chunks != nil || r.Plots.Conns[0].Len() != n {
+		t.Errorf("records kept after the page was built (or their count lost: %d, want %d)", r.Plots.Conns[0].Len(), n)
+	}
+	b, err := HTML(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Error("the second page differs from the first")
+	}
+}
+
 // TestSeqCollectorAddParsed: AddParsed of the frames the decoder parsed
 // (without ICRC verification) collects what Add, which parses them again
 // and verifies the ICRC, collects; without allocating.
@@ -273,9 +377,7 @@ func TestSeqCollectorAddParsed(t *testing.T) {
 	}
 	var icrc [4]int
 	for _, cp := range got.Conns {
-		for _, r := range cp.recs {
-			icrc[r.flags>>flagICRCSh&3]++
-		}
+		cp.all(func(r *pktRec) { icrc[r.flags>>flagICRCSh&3]++ })
 	}
 	if icrc[roce.ICRCOK] == 0 || icrc[roce.ICRCUnchecked] != 0 || len(got.Conns) != 2 || len(got.Tuples) != 6 {
 		t.Errorf("ICRC statuses %v, %d graphs, %d tuples: want verified ones, 2 graphs, 6 tuples", icrc, len(got.Conns), len(got.Tuples))

@@ -2,6 +2,7 @@ package report
 
 import (
 	"net/netip"
+	"unsafe"
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/roce"
@@ -31,9 +32,21 @@ var ClassNames = [NumClasses]string{"data", "retransmission", "drop", "corrupt",
 
 // Limits of the collected plot data.
 const (
-	// MaxPlotPackets bounds the packets kept over all graphs (about 64
-	// bytes each while collecting); later packets are counted, not drawn.
-	MaxPlotPackets = 1 << 21
+	// MaxPlotBytes bounds the memory of the packets kept over all graphs
+	// (the records' buffers, RecordBytes a packet, as allocated); later
+	// packets are counted (Plots.Dropped), not drawn. The first packets of
+	// the trace are kept, in trace order, whatever their connection.
+	MaxPlotBytes = 64 << 20
+	// RecordBytes is the memory of one kept packet.
+	RecordBytes = int(unsafe.Sizeof(pktRec{}))
+	// MaxPlotPackets is the most packets kept: MaxPlotBytes /
+	// RecordBytes (1,048,576), fewer when the buffers of many connections
+	// are partly filled or messages carry a RETH.
+	MaxPlotPackets = MaxPlotBytes / RecordBytes
+	// chunkMin and chunkMax are the sizes, in records, of a connection's
+	// first and largest buffers (they double in between): a buffer is
+	// never copied to grow.
+	chunkMin, chunkMax = 256, 4096
 )
 
 // Flag bits of a packet record (the fl column of the page).
@@ -90,14 +103,24 @@ type tupleKey struct {
 
 // ConnPackets are one connection's packets, in trace order.
 type ConnPackets struct {
-	Conn  int // connection ID
-	recs  []pktRec
-	reth  []rethRec
-	Count [NumClasses]int // points per class
+	Conn   int // connection ID
+	chunks [][]pktRec
+	n      int
+	reth   []rethRec
+	Count  [NumClasses]int // points per class
 }
 
 // Len returns the number of packets kept.
-func (c *ConnPackets) Len() int { return len(c.recs) }
+func (c *ConnPackets) Len() int { return c.n }
+
+// all calls f with every packet kept, in trace order.
+func (c *ConnPackets) all(f func(r *pktRec)) {
+	for _, ch := range c.chunks {
+		for j := range ch {
+			f(&ch[j])
+		}
+	}
+}
 
 // Plots is the data behind report.html's time-sequence graphs.
 type Plots struct {
@@ -108,19 +131,31 @@ type Plots struct {
 	Conns  []ConnPackets
 	Tuples []Tuple
 	// Dropped counts packets of graphed connections beyond
-	// MaxPlotPackets (not drawn).
+	// MaxPlotBytes (not drawn).
 	Dropped int
+	// page is the graphs as the page stores them, once a page was
+	// rendered: each connection's records are released as soon as they
+	// are encoded, so that the page is built without a second copy of
+	// them (Len and Count stay).
+	page *plotPage
+}
+
+// plotPage is the graphs' part of the page data, encoded once.
+type plotPage struct {
+	conns       []pageConn
+	ops, events map[int]string
 }
 
 // SeqCollector gathers every packet of every connection
-// during the analysis pass (at most MaxPlotPackets in all). Add allocates
-// only to grow its buffers (amortized) and for a new address tuple.
+// during the analysis pass (at most MaxPlotBytes of them in all). Add
+// allocates only to add a buffer (amortized) and for a new address tuple.
 type SeqCollector struct {
 	table   *model.Table
 	conns   []*connBuf
 	t0      int64
 	started bool
-	kept    int
+	bytes   int // allocated for records
+	full    bool
 	dropped int
 	parser  roce.Parser
 	pk      roce.Packet
@@ -129,7 +164,8 @@ type SeqCollector struct {
 }
 
 type connBuf struct {
-	recs    []pktRec
+	chunks  [][]pktRec
+	n       int
 	reth    []rethRec
 	count   [NumClasses]int
 	lastPSN int32
@@ -210,7 +246,7 @@ func (c *SeqCollector) keeps(p *model.Pkt) bool {
 	if p.Conn < 0 || p.Conn >= len(c.conns) {
 		return false
 	}
-	if c.kept >= MaxPlotPackets {
+	if c.full {
 		c.dropped++
 		return false
 	}
@@ -223,6 +259,30 @@ func (c *SeqCollector) add(tp *trace.Packet, p *model.Pkt, pk *roce.Packet, mirr
 		b = &connBuf{}
 		c.conns[p.Conn] = b
 	}
+	var last []pktRec
+	if k := len(b.chunks); k > 0 {
+		last = b.chunks[k-1]
+	}
+	need := 0 // bytes to allocate for this packet
+	if len(last) == cap(last) {
+		need = min(max(chunkMin, 2*cap(last)), chunkMax) * RecordBytes
+	}
+	if pk.RETH != nil && len(b.reth) == cap(b.reth) {
+		need += max(4, 2*cap(b.reth)) * int(unsafe.Sizeof(rethRec{}))
+	}
+	if c.bytes+need > MaxPlotBytes {
+		c.full = true // later packets of every connection: not drawn
+		c.dropped++
+		return
+	}
+	if len(last) == cap(last) {
+		last = make([]pktRec, 0, min(max(chunkMin, 2*cap(last)), chunkMax))
+		b.chunks = append(b.chunks, last)
+	}
+	if pk.RETH != nil && len(b.reth) == cap(b.reth) {
+		b.reth = append(make([]rethRec, 0, max(4, 2*cap(b.reth))), b.reth...)
+	}
+	c.bytes += need
 	rel := int32(c.table.Rel(p.Conn, p.PSN))
 	cls := Class(p)
 	switch p.Kind {
@@ -276,9 +336,9 @@ func (c *SeqCollector) add(tp *trace.Packet, p *model.Pkt, pk *roce.Packet, mirr
 		b.reth = append(b.reth, rethRec{va: pk.RETH.VirtualAddress(), rkey: pk.RETH.RKey(), dlen: pk.RETH.DMALength()})
 	}
 	r.flags = f
-	b.recs = append(b.recs, r)
+	b.chunks[len(b.chunks)-1] = append(last, r)
+	b.n++
 	b.count[cls]++
-	c.kept++
 }
 
 // tuplePrefix is "src:port > dst:port " as lumina decode prints it.
@@ -293,7 +353,7 @@ func (c *SeqCollector) Plots() *Plots {
 		if b == nil {
 			continue
 		}
-		pl.Conns = append(pl.Conns, ConnPackets{Conn: c.table.Conns[i].ID, recs: b.recs, reth: b.reth, Count: b.count})
+		pl.Conns = append(pl.Conns, ConnPackets{Conn: c.table.Conns[i].ID, chunks: b.chunks, n: b.n, reth: b.reth, Count: b.count})
 	}
 	return pl
 }

@@ -53,8 +53,8 @@ func init() {
 				if uncert.set {
 					meta.TimestampUncertaintyNs = int64(uncert.v)
 				}
-				// The time-sequence graphs' packets only go into
-				// report.html: not collected when no page is written.
+				// Without a page to write, the graphs' packets are not
+				// collected: report.json and report.txt do not use them.
 				opt := analyzers.Options{Checks: sel, Name: tracePath, NoPlots: outDir == "" && htmlOut == ""}
 				if qp.set {
 					n := int(qp.v)
