@@ -2,7 +2,6 @@ package analyzers
 
 import (
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -280,12 +279,7 @@ func ParamsFromConfig(t *config.Test) model.Params {
 		if !h.NIC.ODPOn() {
 			continue
 		}
-		for _, pf := range h.NIC.IPList {
-			p.ODPIPs = append(p.ODPIPs, pf.Addr())
-		}
-		if len(h.NIC.IPList) == 0 { // the orchestrator's default address (hostIPs there)
-			p.ODPIPs = append(p.ODPIPs, netip.AddrFrom4([4]byte{10, 0, 0, byte(i + 1)}))
-		}
+		p.ODPIPs = append(p.ODPIPs, config.HostIPs(h.Host, i)...)
 	}
 	host := func(name string) config.Host {
 		if h := t.Host(name); h != nil {

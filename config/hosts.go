@@ -395,3 +395,17 @@ func (d *decoder) validateECN(t *Test) {
 		}
 	}
 }
+
+// HostIPs returns the addresses of host h, the i-th of Test.Hosts: its
+// ip-list, or 10.0.0.(i+1) when it has none (the sim and netns testbeds'
+// default, docs/config.md).
+func HostIPs(h Host, i int) []netip.Addr {
+	var out []netip.Addr
+	for _, p := range h.NIC.IPList {
+		out = append(out, p.Addr())
+	}
+	if len(out) == 0 {
+		out = []netip.Addr{netip.AddrFrom4([4]byte{10, 0, 0, byte(i + 1)})}
+	}
+	return out
+}

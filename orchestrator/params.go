@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"fmt"
-	"net/netip"
 	"strconv"
 	"time"
 
@@ -27,18 +26,6 @@ func hostPort(i int) uint32 { return config.HostPort(i) }
 func macHost(i int) [6]byte { return [6]byte{0x02, 0x4c, 0x00, 0x00, 0x00, byte(i + 1)} }
 
 func macDumper(i int) [6]byte { return [6]byte{0x02, 0x4c, 0x00, 0x00, 0x01, byte(i)} }
-
-// hostIPs returns the addresses of host i: its ip-list, or 10.0.0.(i+1).
-func hostIPs(h config.Host, i int) []netip.Addr {
-	var out []netip.Addr
-	for _, p := range h.NIC.IPList {
-		out = append(out, p.Addr())
-	}
-	if len(out) == 0 {
-		out = []netip.Addr{netip.AddrFrom4([4]byte{10, 0, 0, byte(i + 1)})}
-	}
-	return out
-}
 
 // traffic maps a flow's traffic to the generator's parameters.
 func traffic(f config.Flow) generator.Traffic {

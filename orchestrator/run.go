@@ -267,7 +267,7 @@ func newRun(t *config.Test, rep int) (*Run, error) {
 	}
 	for i, h := range t.Hosts {
 		r.Seeds.Hosts[h.Name] = hostSeed(t, rep, i)
-		r.IPs[h.Name] = hostIPs(h.Host, i)
+		r.IPs[h.Name] = config.HostIPs(h.Host, i)
 		p, err := personality(t, h.Host)
 		if err != nil {
 			return nil, errorf("%s personality: %w", h.Name, err)
