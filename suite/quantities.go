@@ -122,3 +122,18 @@ func extract(r *orchestrator.Report, vals map[string][]float64) {
 		add("cnps_expected_per_ip_pair", float64(c.Expected.PerIPPair))
 	}
 }
+
+// Measure returns one valid repeat's quantities, by QuantitySpec name:
+// what Summarize adds to its test's distributions (lumina run --format
+// json prints them per repeat). Quantities not measured are absent.
+func Measure(r *orchestrator.Report) map[string]*Dist {
+	vals := map[string][]float64{}
+	extract(r, vals)
+	out := make(map[string]*Dist, len(vals))
+	for _, q := range Quantities {
+		if v := vals[q.Name]; len(v) > 0 {
+			out[q.Name] = newDist(q.Unit, v)
+		}
+	}
+	return out
+}

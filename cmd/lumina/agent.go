@@ -18,44 +18,48 @@ import (
 	"github.com/netlumina/lumina/orchestrator/agent"
 )
 
-func init() {
-	register(&command{
-		name: "agent", args: "",
-		summary: "host lumina components (RNIC + generator, dumper, software switch) for an orchestrator, over TLS with a token",
-		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
-			listen := fs.String("listen", "", "`address` to serve on: host:port, or unix:///path.sock")
-			tokenFile := fs.String("token-file", "", "`file` holding the token orchestrators must present")
-			tlsDir := fs.String("tls-dir", "", "`dir` with cert.pem/key.pem (a self-signed pair is generated on first use)")
-			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-				if len(args) != 0 || *listen == "" || *tokenFile == "" || *tlsDir == "" {
-					return usagef("agent needs --listen, --token-file and --tls-dir")
-				}
-				token, err := agent.ReadToken(*tokenFile)
-				if err != nil {
-					return fmt.Errorf("agent: %w", err)
-				}
-				cert, err := agent.EnsureCert(*tlsDir)
-				if err != nil {
-					return fmt.Errorf("agent: %w", err)
-				}
-				ln, err := listenOn("agent", *listen)
-				if err != nil {
-					return err
-				}
-				opts := agent.ServerOptions(cert, token)
-				a := &agent.Agent{ServerOpts: opts}
-				defer a.Close()
-				g := grpc.NewServer(opts...)
-				a.Register(g)
-				fmt.Fprintf(stderr, "lumina: agent serving on %s\n", ln.Addr())
-				go func() { <-ctx.Done(); g.Stop() }()
-				if err := g.Serve(ln); err != nil && ctx.Err() == nil {
-					return err
-				}
-				return nil
-			}
-		},
-	})
+// agentFlags: lumina agent.
+type agentFlags struct{ listen, tokenFile, tlsDir string }
+
+func (f *agentFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.listen, "listen", "", "`address` to serve on: host:port, or unix:///path.sock")
+	fs.StringVar(&f.tokenFile, "token-file", "", "`file` holding the token orchestrators must present")
+	fs.StringVar(&f.tlsDir, "tls-dir", "", "`dir` with cert.pem/key.pem (a self-signed pair is generated on first use)")
+}
+
+func (f *agentFlags) check(args []string) error {
+	if len(args) != 0 || f.listen == "" || f.tokenFile == "" || f.tlsDir == "" {
+		return usagef("agent needs --listen, --token-file and --tls-dir")
+	}
+	return nil
+}
+
+// runAgent is lumina agent: it serves the agent's gRPC services over TLS
+// with a token until the context ends.
+func runAgent(ctx context.Context, f *agentFlags, _ []string, _, stderr io.Writer) error {
+	token, err := agent.ReadToken(f.tokenFile)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	cert, err := agent.EnsureCert(f.tlsDir)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	ln, err := listenOn("agent", f.listen)
+	if err != nil {
+		return err
+	}
+	opts := agent.ServerOptions(cert, token)
+	a := &agent.Agent{ServerOpts: opts}
+	defer a.Close()
+	g := grpc.NewServer(opts...)
+	a.Register(g)
+	fmt.Fprintf(stderr, "lumina: agent serving on %s\n", ln.Addr())
+	go func() { <-ctx.Done(); g.Stop() }()
+	if err := g.Serve(ln); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
 }
 
 // listenOn listens on addr, host:port or unix:///path.sock, for command

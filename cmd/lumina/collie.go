@@ -16,31 +16,35 @@ import (
 	"github.com/netlumina/lumina/internal/safefile"
 )
 
-func init() {
-	register(&command{
-		name: "collie", args: "search|check [flags]", subcommands: true,
-		moreHelp: func(w io.Writer) {
-			fmt.Fprintln(w)
-			collieSearch(context.Background(), []string{"-h"}, w, io.Discard)
-			fmt.Fprintln(w)
-			collieCheck([]string{"-h"}, w, io.Discard)
-		},
-		summary: "Collie anomaly search: find workloads that trigger pause frames or low throughput, and check application spaces against them",
-		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
-			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-				if len(args) == 0 {
-					return usagef("collie needs a subcommand: search or check")
-				}
-				switch args[0] {
-				case "search":
-					return collieSearch(ctx, args[1:], stdout, stderr)
-				case "check":
-					return collieCheck(args[1:], stdout, stderr)
-				}
-				return usagef("collie: unknown subcommand %q (want search or check)", args[0])
-			}
-		},
-	})
+// collieCmdFlags: lumina collie; each subcommand parses its own flags.
+type collieCmdFlags struct{}
+
+func (*collieCmdFlags) define(*flag.FlagSet) {}
+
+func (*collieCmdFlags) check(args []string) error {
+	if len(args) == 0 {
+		return usagef("collie needs a subcommand: search or check")
+	}
+	if args[0] != "search" && args[0] != "check" {
+		return usagef("collie: unknown subcommand %q (want search or check)", args[0])
+	}
+	return nil
+}
+
+// runCollie is lumina collie: search or check.
+func runCollie(ctx context.Context, _ *collieCmdFlags, args []string, stdout, stderr io.Writer) error {
+	if args[0] == "search" {
+		return collieSearch(ctx, args[1:], stdout, stderr)
+	}
+	return collieCheck(args[1:], stdout, stderr)
+}
+
+// collieHelp prints the subcommands' usage after collie's.
+func collieHelp(w io.Writer) {
+	fmt.Fprintln(w)
+	collieSearch(context.Background(), []string{"-h"}, w, io.Discard)
+	fmt.Fprintln(w)
+	collieCheck([]string{"-h"}, w, io.Discard)
 }
 
 func collieFlags(name string, stderr io.Writer) *flag.FlagSet {

@@ -17,46 +17,51 @@ import (
 	"github.com/netlumina/lumina/trace"
 )
 
-func init() {
-	register(&command{
-		name: "decode", args: "TRACE.pcap|TRACE.pcapng...",
-		summary: "print one line per frame of a trace, RoCE-aware (see docs/decode.md)",
-		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
-			format := fs.String("format", "text", "output `format`: text or jsonl")
-			mirror := fs.String("mirror", "auto", "decode Lumina mirror metadata: auto, on or off")
-			port := fs.Uint("mirror-port", roce.DefaultMirrorPort, "UDP destination `port` of unrestored mirror copies (rewrite-udp-dst-port); 0 = none")
-			return func(ctx context.Context, args []string, stdout, _ io.Writer) error {
-				d := decoder{jsonl: *format == "jsonl"}
-				if *format != "text" && *format != "jsonl" {
-					return usagef("decode: --format must be text or jsonl, not %q", *format)
-				}
-				switch *mirror {
-				case "auto", "on", "off":
-					d.mirrorMode = *mirror
-				default:
-					return usagef("decode: --mirror must be auto, on or off, not %q", *mirror)
-				}
-				if *port > 0xFFFF {
-					return usagef("decode: --mirror-port %d out of range", *port)
-				}
-				if *mirror != "off" {
-					d.parser.MirrorPort = uint16(*port)
-				}
-				d.parser.VerifyICRC = true
-				if len(args) == 0 {
-					return usagef("decode needs a trace file")
-				}
-				w := bufio.NewWriterSize(stdout, 64<<10)
-				defer w.Flush()
-				for _, path := range args {
-					if err := d.file(ctx, w, path); err != nil {
-						return err
-					}
-				}
-				return w.Flush()
-			}
-		},
-	})
+// decodeFlags: lumina decode.
+type decodeFlags struct {
+	format, mirror string
+	port           uint
+}
+
+func (f *decodeFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.format, "format", "text", "output `format`: text or jsonl")
+	fs.StringVar(&f.mirror, "mirror", "auto", "decode Lumina mirror metadata: auto, on or off")
+	fs.UintVar(&f.port, "mirror-port", roce.DefaultMirrorPort, "UDP destination `port` of unrestored mirror copies (rewrite-udp-dst-port); 0 = none")
+}
+
+func (f *decodeFlags) check(args []string) error {
+	if f.format != "text" && f.format != "jsonl" {
+		return usagef("decode: --format must be text or jsonl, not %q", f.format)
+	}
+	switch f.mirror {
+	case "auto", "on", "off":
+	default:
+		return usagef("decode: --mirror must be auto, on or off, not %q", f.mirror)
+	}
+	if f.port > 0xFFFF {
+		return usagef("decode: --mirror-port %d out of range", f.port)
+	}
+	if len(args) == 0 {
+		return usagef("decode needs a trace file")
+	}
+	return nil
+}
+
+// runDecode is lumina decode: one line per frame of each trace.
+func runDecode(ctx context.Context, f *decodeFlags, args []string, stdout, _ io.Writer) error {
+	d := decoder{jsonl: f.format == "jsonl", mirrorMode: f.mirror}
+	if f.mirror != "off" {
+		d.parser.MirrorPort = uint16(f.port)
+	}
+	d.parser.VerifyICRC = true
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	defer w.Flush()
+	for _, path := range args {
+		if err := d.file(ctx, w, path); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
 }
 
 // decoder prints frames; it reuses one line buffer, so printing a frame does

@@ -33,84 +33,100 @@ func (p portFlags) Set(s string) error {
 	return nil
 }
 
-func init() {
-	register(&command{
-		name: "injector", args: "",
-		summary: "run the software switch target on network interfaces, serving P4Runtime (for hosts without a Tofino)",
-		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
-			listen := fs.String("listen", ":9559", "P4Runtime `address`: host:port or unix:///path.sock")
-			ports := portFlags{}
-			fs.Var(ports, "port", "switch `PORT=INTERFACE` (repeatable), e.g. --port 1=ens1f0")
-			tokenFile := fs.String("token-file", "", "require this `file`'s token and TLS (recommended)")
-			tlsDir := fs.String("tls-dir", "", "`dir` with the TLS certificate (generated on first use), with --token-file or --client-ca")
-			clientCA := fs.String("client-ca", "", "accept clients whose TLS certificate verifies against this PEM `file` "+
-				"(CA or pinned self-signed client certificates): mutual TLS for standard P4Runtime clients, instead of or besides --token-file")
-			device := fs.Uint64("device-id", 0, "P4Runtime device `id`")
-			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-				if len(args) != 0 || len(ports) == 0 {
-					return usagef("injector needs at least one --port PORT=INTERFACE")
-				}
-				secure := *tokenFile != "" || *clientCA != ""
-				if secure != (*tlsDir != "") {
-					return usagef("injector: --tls-dir goes with --token-file, --client-ca or both")
-				}
-				var opts []grpc.ServerOption
-				if secure {
-					var token string
-					if *tokenFile != "" {
-						var err error
-						if token, err = agent.ReadToken(*tokenFile); err != nil {
-							return fmt.Errorf("injector: %w", err)
-						}
-					}
-					cert, err := agent.EnsureCert(*tlsDir)
-					if err != nil {
-						return fmt.Errorf("injector: %w", err)
-					}
-					if *clientCA == "" {
-						opts = agent.ServerOptions(cert, token)
-					} else {
-						pool, err := agent.ReadCertPool(*clientCA)
-						if err != nil {
-							return fmt.Errorf("injector: %w", err)
-						}
-						if opts, err = agent.ServerOptionsClientCerts(cert, token, pool); err != nil {
-							return fmt.Errorf("injector: %w", err)
-						}
-					}
-				} else {
-					opts = agent.PlaintextServerOptions()
-					fmt.Fprintln(stderr, "lumina: injector: P4Runtime without TLS or token; anyone who reaches the port can program the switch")
-				}
-				// Listen before opening the ports: a bad address fails fast.
-				ln, err := listenOn("injector", *listen)
-				if err != nil {
-					return err
-				}
-				defer ln.Close()
-				loop := sim.NewRealLoop()
-				loop.Start()
-				defer loop.Close()
-				sw := injector.New(loop, injector.Config{Seed: uint64(time.Now().UnixNano())})
-				for id, ifname := range ports {
-					p, err := sim.OpenAFPacket(ifname, loop)
-					if err != nil {
-						return err
-					}
-					defer p.Close()
-					if err := sw.AddPort(id, p); err != nil {
-						return err
-					}
-				}
-				g := grpc.NewServer(append(opts, injector.ServerOption())...)
-				injector.NewServer(sw, *device).Register(g)
-				fmt.Fprintf(stderr, "lumina: injector: %d ports, P4Runtime on %s\n", len(ports), ln.Addr())
-				go func() { <-ctx.Done(); g.Stop() }()
-				if err := g.Serve(ln); err != nil && ctx.Err() == nil {
-					return err
-				}
-				return nil
-			}
-		},
-	})
+// injectorFlags: lumina injector.
+type injectorFlags struct {
+	listen, tokenFile, tlsDir, clientCA string
+	ports                               portFlags
+	device                              uint64
+}
+
+func (f *injectorFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.listen, "listen", ":9559", "P4Runtime `address`: host:port or unix:///path.sock")
+	f.ports = portFlags{}
+	fs.Var(f.ports, "port", "switch `PORT=INTERFACE` (repeatable), e.g. --port 1=ens1f0")
+	fs.StringVar(&f.tokenFile, "token-file", "", "require this `file`'s token and TLS (recommended)")
+	fs.StringVar(&f.tlsDir, "tls-dir", "", "`dir` with the TLS certificate (generated on first use), with --token-file or --client-ca")
+	fs.StringVar(&f.clientCA, "client-ca", "", "accept clients whose TLS certificate verifies against this PEM `file` "+
+		"(CA or pinned self-signed client certificates): mutual TLS for standard P4Runtime clients, instead of or besides --token-file")
+	fs.Uint64Var(&f.device, "device-id", 0, "P4Runtime device `id`")
+}
+
+func (f *injectorFlags) check(args []string) error {
+	if len(args) != 0 || len(f.ports) == 0 {
+		return usagef("injector needs at least one --port PORT=INTERFACE")
+	}
+	if secure := f.tokenFile != "" || f.clientCA != ""; secure != (f.tlsDir != "") {
+		return usagef("injector: --tls-dir goes with --token-file, --client-ca or both")
+	}
+	return nil
+}
+
+// serverOptions returns the P4Runtime server's TLS and token options, or
+// plaintext ones (with a warning on stderr) without --token-file and
+// --client-ca.
+func (f *injectorFlags) serverOptions(stderr io.Writer) ([]grpc.ServerOption, error) {
+	if f.tokenFile == "" && f.clientCA == "" {
+		fmt.Fprintln(stderr, "lumina: injector: P4Runtime without TLS or token; anyone who reaches the port can program the switch")
+		return agent.PlaintextServerOptions(), nil
+	}
+	var token string
+	if f.tokenFile != "" {
+		var err error
+		if token, err = agent.ReadToken(f.tokenFile); err != nil {
+			return nil, fmt.Errorf("injector: %w", err)
+		}
+	}
+	cert, err := agent.EnsureCert(f.tlsDir)
+	if err != nil {
+		return nil, fmt.Errorf("injector: %w", err)
+	}
+	if f.clientCA == "" {
+		return agent.ServerOptions(cert, token), nil
+	}
+	pool, err := agent.ReadCertPool(f.clientCA)
+	if err != nil {
+		return nil, fmt.Errorf("injector: %w", err)
+	}
+	opts, err := agent.ServerOptionsClientCerts(cert, token, pool)
+	if err != nil {
+		return nil, fmt.Errorf("injector: %w", err)
+	}
+	return opts, nil
+}
+
+// runInjector is lumina injector: the software switch on the given
+// interfaces, serving P4Runtime until the context ends.
+func runInjector(ctx context.Context, f *injectorFlags, _ []string, _, stderr io.Writer) error {
+	opts, err := f.serverOptions(stderr)
+	if err != nil {
+		return err
+	}
+	// Listen before opening the ports: a bad address fails fast.
+	ln, err := listenOn("injector", f.listen)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	loop := sim.NewRealLoop()
+	loop.Start()
+	defer loop.Close()
+	sw := injector.New(loop, injector.Config{Seed: uint64(time.Now().UnixNano())})
+	for id, ifname := range f.ports {
+		p, err := sim.OpenAFPacket(ifname, loop)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		if err := sw.AddPort(id, p); err != nil {
+			return err
+		}
+	}
+	g := grpc.NewServer(append(opts, injector.ServerOption())...)
+	injector.NewServer(sw, f.device).Register(g)
+	fmt.Fprintf(stderr, "lumina: injector: %d ports, P4Runtime on %s\n", len(f.ports), ln.Addr())
+	go func() { <-ctx.Done(); g.Stop() }()
+	if err := g.Serve(ln); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
 }

@@ -5,6 +5,12 @@
 //
 // Exit codes: 0 success, 1 failure (an invalid file, a failed check, an I/O
 // error), 2 usage error, 130 interrupted (SIGINT or SIGTERM).
+//
+// The path from main to a command reads top to bottom: main calls run,
+// which finds the command in the table below (commands), parses its flags
+// (the command's flags type defines them), checks the arguments (the flags
+// type's check) and calls the command's top-level function, e.g. runTests
+// (run.go) for `lumina run`, which calls orchestrator.RunTest.
 package main
 
 import (
@@ -12,21 +18,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/netlumina/lumina/config"
 	"io"
 	"math"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
-)
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+	"github.com/netlumina/lumina/config"
+)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -35,13 +37,70 @@ func main() {
 	os.Exit(code)
 }
 
-// command is one subcommand: its flags are defined by setup on a fresh
-// FlagSet, and run gets the remaining arguments.
+// commands is lumina's command table; help lists it sorted by name.
+//
+// To add a command X (in its own file, x.go):
+//
+//  1. a flags type with the two methods of cmdFlags:
+//
+//     type xFlags struct{ out string }
+//     func (f *xFlags) define(fs *flag.FlagSet) { fs.StringVar(&f.out, "o", "", "output `dir`") }
+//     func (f *xFlags) check(args []string) error { ...; return usagef("x needs ...") }
+//
+//     define declares the flags on fs (defaults included); check gets the
+//     positional arguments after parsing and returns a usageError (usagef:
+//     exit 2) for any argument or flag-value rule that needs no I/O;
+//
+//  2. its top-level function, called once check passed:
+//
+//     func runX(ctx context.Context, f *xFlags, args []string, stdout, stderr io.Writer) error
+//
+//     returning nil (exit 0), errSilent (exit 1, details already printed),
+//     a usageError (exit 2) or any other error (exit 1, printed once as
+//     "lumina: ERROR");
+//
+//  3. one entry here: {name: "x", args: "FILE...", summary: "...", action: do(runX)}.
+//
+// Nothing else registers a command: completion scripts and help are
+// generated from this table.
+var commands = []*command{
+	{name: "agent", summary: "host lumina components (RNIC + generator, dumper, software switch) for an orchestrator, over TLS with a token",
+		action: do(runAgent)},
+	{name: "analyze", args: "TRACE.pcap|RUN_DIR|TEST_DIR",
+		summary: "check a trace: integrity, Go-back-N, retransmissions, timeouts, CNPs, counters (see docs/analyze.md)",
+		action:  do(runAnalyze)},
+	{name: "collie", args: "search|check [flags]", subcommands: true, moreHelp: collieHelp,
+		summary: "Collie anomaly search: find workloads that trigger pause frames or low throughput, and check application spaces against them",
+		action:  do(runCollie)},
+	{name: "completion", args: "bash|zsh|fish",
+		summary: "print a shell completion script (see README.md)",
+		action:  do(runCompletion)},
+	{name: "decode", args: "TRACE.pcap|TRACE.pcapng...", summary: "print one line per frame of a trace, RoCE-aware (see docs/decode.md)",
+		action: do(runDecode)},
+	{name: "diff", args: "BASE NEW",
+		summary: "compare two suites of runs (firmware regression testing): verdicts, violations, quantities (see docs/regression.md)",
+		action:  do(runDiff)},
+	{name: "dump", summary: "capture mirror copies to disk until SIGTERM/SIGINT, then make them one pcap (see dumper/doc.go)",
+		action: do(runDump)},
+	{name: "help", args: "[command]", summary: "show help for lumina or one command", action: do(runHelp)},
+	{name: "init", args: "[EXAMPLE]", summary: "write a commented starting test (EXAMPLE: a copy of examples/EXAMPLE.yaml)",
+		action: do(runInit)},
+	{name: "injector", summary: "run the software switch target on network interfaces, serving P4Runtime (for hosts without a Tofino)",
+		action: do(runInjector)},
+	{name: "run", args: "FILE.yaml|DIR...",
+		summary: "run tests: OUT/<test>/<repeat>/ gets trace.pcap, report.json, report.txt, counters, config",
+		action:  do(runTests)},
+	{name: "validate", args: "FILE.yaml|DIR...", summary: "check test files: prints 'FILE: ok' or one 'FILE:LINE:COL: message' per error",
+		action: do(runValidate)},
+	{name: "version", summary: "print the lumina version", action: do(runVersion)},
+}
+
+// command is one subcommand of lumina.
 type command struct {
 	name    string
 	args    string // usage synopsis after the flags
 	summary string
-	setup   func(fs *flag.FlagSet) func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	action  action // its flags type and top-level function: do(runX)
 	// subcommands: the first argument names a subcommand that parses the
 	// flags after it, so flags are parsed only up to the first argument.
 	subcommands bool
@@ -50,12 +109,105 @@ type command struct {
 	moreHelp func(w io.Writer)
 }
 
-var commands []*command
+// cmdFlags is a command's flags type (see commands).
+type cmdFlags interface {
+	// define declares the flags on fs.
+	define(fs *flag.FlagSet)
+	// check checks the positional arguments and the flags' values once
+	// parsed: a usageError for a broken rule, before anything runs.
+	check(args []string) error
+}
 
-func register(c *command) { commands = append(commands, c) }
+// action is a command's flags type and its top-level function.
+type action struct {
+	// flags returns a fresh flags value of the command's flags type.
+	flags func() cmdFlags
+	// run calls the command's function with flags from flags().
+	run func(ctx context.Context, f cmdFlags, args []string, stdout, stderr io.Writer) error
+}
 
-func lookup(name string) *command {
-	for _, c := range commands {
+// do makes a command's action from its top-level function; the flags type
+// is the function's second parameter.
+func do[F any, P interface {
+	*F
+	cmdFlags
+}](fn func(ctx context.Context, f P, args []string, stdout, stderr io.Writer) error) action {
+	return action{
+		flags: func() cmdFlags { return P(new(F)) },
+		run: func(ctx context.Context, f cmdFlags, args []string, stdout, stderr io.Writer) error {
+			return fn(ctx, f.(P), args, stdout, stderr)
+		},
+	}
+}
+
+// run runs one lumina command line (without the program name).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		printCommands(stderr, commands)
+		return usagef("no command given")
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "-h", "--help", "-help":
+		name = "help"
+	case "--version", "-version":
+		name = "version"
+	}
+	c := lookup(commands, name)
+	if c == nil {
+		return usagef("unknown command %q%s; run 'lumina help'", name, suggest(commands, name))
+	}
+	f := c.action.flags()
+	if t, ok := f.(tableReader); ok {
+		t.setTable(commands) // help and completion read the table
+	}
+	fs := newFlagSet(c, f, stderr)
+	var pos []string
+	var err error
+	if c.subcommands {
+		err = fs.Parse(rest)
+		pos = fs.Args()
+	} else {
+		pos, err = parseInterspersed(fs, rest)
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			// Asked for: the usage goes to stdout and the exit is 0.
+			fs.SetOutput(stdout)
+			printCommandUsage(stdout, c, fs)
+			return nil
+		}
+		printCommandUsage(stderr, c, fs)
+		return &usageError{err.Error()}
+	}
+	if err := f.check(pos); err != nil {
+		return err
+	}
+	return c.action.run(ctx, f, pos, stdout, stderr)
+}
+
+// tableReader is the flags type of a command that reads the command table
+// (help, completion): run hands it the table, which the table's
+// declaration cannot name itself (an initialization cycle).
+type tableReader interface{ setTable([]*command) }
+
+// table is embedded in the flags of the commands that read the table.
+type table struct{ commands []*command }
+
+func (t *table) setTable(cs []*command) { t.commands = cs }
+
+// newFlagSet returns c's FlagSet with f's flags defined on it; errors go to
+// stderr, and the usage is printed by the caller.
+func newFlagSet(c *command, f cmdFlags, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("lumina "+c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.define(fs)
+	fs.Usage = func() {} // printed by the caller: to stdout if asked for
+	return fs
+}
+
+func lookup(cs []*command, name string) *command {
+	for _, c := range cs {
 		if c.name == name {
 			return c
 		}
@@ -96,47 +248,6 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		printCommands(stderr)
-		return usagef("no command given")
-	}
-	name, rest := args[0], args[1:]
-	switch name {
-	case "-h", "--help", "-help":
-		name = "help"
-	case "--version", "-version":
-		name = "version"
-	}
-	c := lookup(name)
-	if c == nil {
-		return usagef("unknown command %q%s; run 'lumina help'", name, suggest(name))
-	}
-	fs := flag.NewFlagSet("lumina "+c.name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	runFn := c.setup(fs)
-	fs.Usage = func() {} // printed below: to stdout if asked for
-	var pos []string
-	var err error
-	if c.subcommands {
-		err = fs.Parse(rest)
-		pos = fs.Args()
-	} else {
-		pos, err = parseInterspersed(fs, rest)
-	}
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			// Asked for: the usage goes to stdout and the exit is 0.
-			fs.SetOutput(stdout)
-			printCommandUsage(stdout, c, fs)
-			return nil
-		}
-		printCommandUsage(stderr, c, fs)
-		return &usageError{err.Error()}
-	}
-	return runFn(ctx, pos, stdout, stderr)
-}
-
 // parseInterspersed parses fs's flags anywhere in args: before, between and
 // after the positional arguments, which it returns in order. "--" ends the
 // flags: every argument after it is positional.
@@ -158,8 +269,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func suggest(name string) string {
-	for _, c := range commands {
+func suggest(cs []*command, name string) string {
+	for _, c := range cs {
 		if strings.HasPrefix(c.name, name) || strings.HasPrefix(name, c.name) {
 			return fmt.Sprintf(" (did you mean %q?)", c.name)
 		}
@@ -167,12 +278,17 @@ func suggest(name string) string {
 	return ""
 }
 
-func printCommands(w io.Writer) {
+// sortedCommands returns cs sorted by name.
+func sortedCommands(cs []*command) []*command {
+	cs = append([]*command(nil), cs...)
+	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
+	return cs
+}
+
+func printCommands(w io.Writer, cs []*command) {
 	fmt.Fprintln(w, "lumina: reproducible tests of RoCEv2 NICs (see README.md)")
 	fmt.Fprintln(w, "\nUsage: lumina <command> [flags] [args]   (flags may follow the args; -- ends them)\n\nCommands:")
-	cs := append([]*command(nil), commands...)
-	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
-	for _, c := range cs {
+	for _, c := range sortedCommands(cs) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'lumina help <command>' for a command's flags.")
@@ -191,50 +307,31 @@ func printCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
 	}
 }
 
-func init() {
-	register(&command{
-		name: "help", args: "[command]", summary: "show help for lumina or one command",
-		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
-			return func(_ context.Context, args []string, stdout, _ io.Writer) error {
-				switch len(args) {
-				case 0:
-					printCommands(stdout)
-					return nil
-				case 1:
-					c := lookup(args[0])
-					if c == nil {
-						return usagef("unknown command %q%s", args[0], suggest(args[0]))
-					}
-					cfs := flag.NewFlagSet("lumina "+c.name, flag.ContinueOnError)
-					c.setup(cfs)
-					cfs.SetOutput(stdout)
-					printCommandUsage(stdout, c, cfs)
-					return nil
-				}
-				return usagef("help takes at most one command")
-			}
-		},
-	})
-	register(&command{
-		name: "version", summary: "print the lumina version",
-		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
-			return func(_ context.Context, args []string, stdout, _ io.Writer) error {
-				if len(args) != 0 {
-					return usagef("version takes no arguments")
-				}
-				rev := ""
-				if bi, ok := debug.ReadBuildInfo(); ok {
-					for _, s := range bi.Settings {
-						if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-							rev = " " + s.Value[:12]
-						}
-					}
-				}
-				fmt.Fprintf(stdout, "lumina %s%s %s %s/%s\n", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-				return nil
-			}
-		},
-	})
+// helpFlags: lumina help [command].
+type helpFlags struct{ table }
+
+func (*helpFlags) define(*flag.FlagSet) {}
+
+func (*helpFlags) check(args []string) error {
+	if len(args) > 1 {
+		return usagef("help takes at most one command")
+	}
+	return nil
+}
+
+// runHelp prints the command list, or one command's usage and flags.
+func runHelp(_ context.Context, f *helpFlags, args []string, stdout, _ io.Writer) error {
+	if len(args) == 0 {
+		printCommands(stdout, f.commands)
+		return nil
+	}
+	c := lookup(f.commands, args[0])
+	if c == nil {
+		return usagef("unknown command %q%s", args[0], suggest(f.commands, args[0]))
+	}
+	fs := newFlagSet(c, c.action.flags(), stdout)
+	printCommandUsage(stdout, c, fs)
+	return nil
 }
 
 // optional is a flag.Value that records whether the flag was given: its

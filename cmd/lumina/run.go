@@ -19,109 +19,149 @@ import (
 	"github.com/netlumina/lumina/suite"
 )
 
-func init() {
-	register(&command{
-		name: "run", args: "FILE.yaml|DIR...",
-		summary: "run tests: OUT/<test>/<repeat>/ gets trace.pcap, report.json, report.txt, counters, config",
-		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
-			out := fs.String("o", "", "results `dir` (default: each test's result-path)")
-			testbed := fs.String("testbed", "", "override the testbed: sim, netns or remote (default: each test's testbed)")
-			seed := optUint(fs, "seed", math.MaxUint64, "override the test's RNG `seed`, ≥ 0 (recorded in config.yaml; default: each test's seed)")
-			retries := fs.Int("retries", 2, "re-run an invalid repeat (failed integrity check) up to `n` times (netns, remote: a sim run is deterministic)")
-			mem := addMemoryLimit(fs)
-			sets := addSettings(fs)
-			quiet := fs.Bool("q", false, "no progress lines on stderr")
-			tokenFile := fs.String("agent-token-file", "", "remote: `file` with the agents' token")
-			certs := fs.String("agent-certs", "", "remote: `dir` with each agent's certificate as <control-ip>.pem")
-			intakeListen := fs.String("intake-listen", "", "remote: `address` for the metadata intake service (default :0)")
-			intakeAddr := fs.String("intake-addr", "", "remote: `address` the requester's agent dials for the intake (default: ours towards it)")
-			rnic := fs.String("rnic", "verbs", "remote: the agents' RNIC: verbs (the hosts' NICs) or softrnic")
-			p4info := fs.String("p4info", "", "remote: P4Info `file` to push (a Tofino: bf-p4c's for lumina.p4)")
-			devcfg := fs.String("device-config", "", "remote: packed Tofino device config `file` (docs/tofino.md)")
-			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-				if len(args) == 0 {
-					return usagef("run needs at least one test file or folder")
-				}
-				if *testbed != "" && *testbed != "sim" && *testbed != "netns" && *testbed != "remote" {
-					return usagef("run: --testbed must be sim, netns or remote, not %q", *testbed)
-				}
-				if *retries < 0 {
-					return usagef("run: --retries must be >= 0, not %d", *retries)
-				}
-				if *tokenFile != "" {
-					if _, err := agent.ReadToken(*tokenFile); err != nil {
-						return fmt.Errorf("run: --agent-token-file: %w", err)
-					}
-				}
-				files, err := testFiles(args)
-				if err != nil {
-					return usagef("run: %v", err)
-				}
-				// Validate everything first: a typo in the tenth file should
-				// not surface after nine runs.
-				var tests []*config.Test
-				bad := false
-				lo := config.LoadOptions{Resources: resources(mem, *out), Personalities: true, NoDPDK: !dumper.DPDKAvailable,
-					Warn: func(e config.Error) { fmt.Fprintln(stderr, e.Error()) }, Set: *sets}
-				if *testbed != "" {
-					tb, _ := config.ParseTestbed(*testbed) // checked above
-					lo.Testbed, lo.TestbedSet = tb, true
-				}
-				for _, f := range files {
-					t, err := config.LoadWith(f, lo)
-					var list config.ErrorList
-					switch {
-					case errors.As(err, &list):
-						for _, e := range list {
-							fmt.Fprintln(stderr, e.Error())
-						}
-						bad = true
-					case err != nil:
-						fmt.Fprintf(stderr, "lumina: %v\n", err)
-						bad = true
-					default:
-						tests = append(tests, t)
-					}
-				}
-				if bad {
-					return &usageError{"run: invalid test files; nothing was run"}
-				}
-				o := orchestrator.Options{OutDir: *out, Testbed: *testbed, Retries: *retries, RetriesSet: true, Progress: stderr,
-					Remote: orchestrator.RemoteOptions{TokenFile: *tokenFile, CertDir: *certs, IntakeListen: *intakeListen, IntakeAddr: *intakeAddr,
-						RNIC: *rnic, P4Info: *p4info, DeviceConfig: *devcfg}}
-				if *quiet {
-					o.Progress = io.Discard
-				}
-				if seed.set {
-					o.Seed, o.SeedSet = seed.v, true
-				}
-				failed := 0
-				for _, t := range tests {
-					res := orchestrator.RunTest(ctx, t, o)
-					for i, r := range res.Repeats {
-						fmt.Fprintln(stdout, repeatStatus(res.Name, i, r))
-					}
-					interrupted := ctx.Err() != nil
-					if res.Err != nil && !interrupted {
-						fmt.Fprintf(stderr, "lumina: %v\n", res.Err)
-					}
-					if !res.OK() {
-						failed++
-					}
-					if interrupted {
-						// Keep the partial results (marked invalid) summarized.
-						suite.SummarizeRuns(*out, tests, o.Progress, stderr)
-						return errInterrupted
-					}
-				}
-				suite.SummarizeRuns(*out, tests, o.Progress, stderr)
-				if failed > 0 {
-					return errSilent
-				}
-				return nil
+// runFlags: lumina run.
+type runFlags struct {
+	out, testbed, format string
+	seed                 *optional[uint64]
+	retries              int
+	mem                  *memoryLimit
+	sets                 *settings
+	quiet                bool
+	remote               orchestrator.RemoteOptions
+}
+
+func (f *runFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.out, "o", "", "results `dir` (default: each test's result-path)")
+	fs.StringVar(&f.testbed, "testbed", "", "override the testbed: sim, netns or remote (default: each test's testbed)")
+	f.seed = optUint(fs, "seed", math.MaxUint64, "override the test's RNG `seed`, ≥ 0 (recorded in config.yaml; default: each test's seed)")
+	fs.IntVar(&f.retries, "retries", 2, "re-run an invalid repeat (failed integrity check) up to `n` times (netns, remote: a sim run is deterministic)")
+	f.mem = addMemoryLimit(fs)
+	f.sets = addSettings(fs)
+	fs.BoolVar(&f.quiet, "q", false, "no progress lines on stderr")
+	fs.StringVar(&f.format, "format", "text", "stdout `format`: text (a line per repeat) or json (the repeats' summary, docs/run.md)")
+	r := &f.remote
+	fs.StringVar(&r.TokenFile, "agent-token-file", "", "remote: `file` with the agents' token")
+	fs.StringVar(&r.CertDir, "agent-certs", "", "remote: `dir` with each agent's certificate as <control-ip>.pem")
+	fs.StringVar(&r.IntakeListen, "intake-listen", "", "remote: `address` for the metadata intake service (default :0)")
+	fs.StringVar(&r.IntakeAddr, "intake-addr", "", "remote: `address` the requester's agent dials for the intake (default: ours towards it)")
+	fs.StringVar(&r.RNIC, "rnic", "verbs", "remote: the agents' RNIC: verbs (the hosts' NICs) or softrnic")
+	fs.StringVar(&r.P4Info, "p4info", "", "remote: P4Info `file` to push (a Tofino: bf-p4c's for lumina.p4)")
+	fs.StringVar(&r.DeviceConfig, "device-config", "", "remote: packed Tofino device config `file` (docs/tofino.md)")
+}
+
+func (f *runFlags) check(args []string) error {
+	if len(args) == 0 {
+		return usagef("run needs at least one test file or folder")
+	}
+	if f.testbed != "" && f.testbed != "sim" && f.testbed != "netns" && f.testbed != "remote" {
+		return usagef("run: --testbed must be sim, netns or remote, not %q", f.testbed)
+	}
+	if f.retries < 0 {
+		return usagef("run: --retries must be >= 0, not %d", f.retries)
+	}
+	if f.format != "text" && f.format != "json" {
+		return usagef("run: --format must be text or json, not %q", f.format)
+	}
+	return nil
+}
+
+// runTests is lumina run: it loads and validates every test file (all of
+// them before anything runs), then runs each test with
+// orchestrator.RunTest, prints each repeat's outcome (a status line, or the
+// JSON summary at the end) and writes the suite summary.
+func runTests(ctx context.Context, f *runFlags, args []string, stdout, stderr io.Writer) error {
+	if f.remote.TokenFile != "" {
+		if _, err := agent.ReadToken(f.remote.TokenFile); err != nil {
+			return fmt.Errorf("run: --agent-token-file: %w", err)
+		}
+	}
+	tests, err := loadTests(f, args, stderr)
+	if err != nil {
+		return err
+	}
+	o := orchestrator.Options{OutDir: f.out, Testbed: f.testbed, Retries: f.retries, RetriesSet: true, Progress: stderr, Remote: f.remote}
+	if f.quiet {
+		o.Progress = io.Discard
+	}
+	if f.seed.set {
+		o.Seed, o.SeedSet = f.seed.v, true
+	}
+	var summary runSummary
+	failed := 0
+	for _, t := range tests {
+		res := orchestrator.RunTest(ctx, t, o)
+		if f.format == "json" {
+			summary.add(res)
+		} else {
+			for i, r := range res.Repeats {
+				fmt.Fprintln(stdout, repeatStatus(res.Name, i, r))
 			}
-		},
-	})
+		}
+		interrupted := ctx.Err() != nil
+		if res.Err != nil && !interrupted {
+			fmt.Fprintf(stderr, "lumina: %v\n", res.Err)
+		}
+		if !res.OK() {
+			failed++
+		}
+		if interrupted {
+			// Keep the partial results (marked invalid) summarized.
+			suite.SummarizeRuns(f.out, tests, o.Progress, stderr)
+			if f.format == "json" {
+				summary.Interrupted = true
+				summary.write(stdout)
+			}
+			return errInterrupted
+		}
+	}
+	suite.SummarizeRuns(f.out, tests, o.Progress, stderr)
+	if f.format == "json" {
+		if err := summary.write(stdout); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return errSilent
+	}
+	return nil
+}
+
+// loadTests loads and validates every test file args name, with the
+// flags' overrides, printing every error; one invalid file is a usage
+// error: a typo in the tenth file should not surface after nine runs.
+func loadTests(f *runFlags, args []string, stderr io.Writer) ([]*config.Test, error) {
+	files, err := testFiles(args)
+	if err != nil {
+		return nil, usagef("run: %v", err)
+	}
+	lo := config.LoadOptions{Resources: resources(f.mem, f.out), Personalities: true, NoDPDK: !dumper.DPDKAvailable,
+		Warn: func(e config.Error) { fmt.Fprintln(stderr, e.Error()) }, Set: *f.sets}
+	if f.testbed != "" {
+		tb, _ := config.ParseTestbed(f.testbed) // checked by check
+		lo.Testbed, lo.TestbedSet = tb, true
+	}
+	var tests []*config.Test
+	bad := false
+	for _, file := range files {
+		t, err := config.LoadWith(file, lo)
+		var list config.ErrorList
+		switch {
+		case errors.As(err, &list):
+			for _, e := range list {
+				fmt.Fprintln(stderr, e.Error())
+			}
+			bad = true
+		case err != nil:
+			fmt.Fprintf(stderr, "lumina: %v\n", err)
+			bad = true
+		default:
+			tests = append(tests, t)
+		}
+	}
+	if bad {
+		return nil, &usageError{"run: invalid test files; nothing was run"}
+	}
+	return tests, nil
 }
 
 // testFiles expands folders into their *.yaml and *.yml files, sorted.
@@ -154,6 +194,13 @@ func testFiles(args []string) ([]string, error) {
 // "<name> repeat N: valid, <checks> → DIR" or, for a repeat that was not
 // analyzed, "<name> repeat N: INVALID (not analyzed: <why>) → DIR".
 func repeatStatus(name string, i int, r orchestrator.RepeatResult) string {
+	rep, status := repeatOutcome(i, r)
+	return fmt.Sprintf("%s repeat %d: %s → %s", name, rep, status, r.Dir)
+}
+
+// repeatOutcome returns the number of the i-th repeat r and its status:
+// "valid, <checks>" or "INVALID (not analyzed: <why>)".
+func repeatOutcome(i int, r orchestrator.RepeatResult) (int, string) {
 	rep := i
 	switch {
 	case r.Report != nil:
@@ -161,13 +208,12 @@ func repeatStatus(name string, i int, r orchestrator.RepeatResult) string {
 	case r.Run != nil:
 		rep = r.Run.Repeat
 	}
-	line := func(status string) string { return fmt.Sprintf("%s repeat %d: %s → %s", name, rep, status, r.Dir) }
 	rpt := r.Report
 	if rpt == nil {
-		return line("INVALID (not analyzed: no report)")
+		return rep, "INVALID (not analyzed: no report)"
 	}
 	if !rpt.Valid {
-		return line("INVALID (not analyzed: " + invalidReason(rpt) + ")")
+		return rep, "INVALID (not analyzed: " + invalidReason(rpt) + ")"
 	}
 	checks := "all checks pass"
 	failed, inconclusive := rpt.Verdicts("fail"), rpt.Verdicts("inconclusive")
@@ -185,7 +231,7 @@ func repeatStatus(name string, i int, r orchestrator.RepeatResult) string {
 		// Within the timestamp uncertainty of a bound: valid, not a failure.
 		checks += " (inconclusive: " + strings.Join(inconclusive, ", ") + ")"
 	}
-	return line("valid, " + checks)
+	return rep, "valid, " + checks
 }
 
 // invalidReason says why a repeat is invalid: the run's error, else the

@@ -12,52 +12,61 @@ import (
 	"github.com/netlumina/lumina/dumper"
 )
 
-func init() {
-	register(&command{
-		name: "validate", args: "FILE.yaml|DIR...",
-		summary: "check test files: prints 'FILE: ok' or one 'FILE:LINE:COL: message' per error",
-		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
-			testbed := fs.String("testbed", "", "check the files for this testbed, as `lumina run --testbed` runs them: sim, netns or remote")
-			out := fs.String("o", "", "check the free disk under this results `dir`, as `lumina run -o` would use it (default: each test's result-path)")
-			mem := addMemoryLimit(fs)
-			sets := addSettings(fs)
-			return func(_ context.Context, args []string, stdout, stderr io.Writer) error {
-				if len(args) == 0 {
-					return usagef("validate needs at least one YAML file or folder")
-				}
-				var files []string
-				for _, a := range args {
-					if st, err := os.Stat(a); err != nil || !st.IsDir() {
-						files = append(files, a) // validateFile reports a missing file
-						continue
-					}
-					fs, err := testFiles([]string{a}) // a folder: its *.yaml and *.yml, as run reads it
-					if err != nil {
-						return usagef("validate: %v", err)
-					}
-					files = append(files, fs...)
-				}
-				o := config.LoadOptions{Resources: resources(mem, *out), Personalities: true, NoDPDK: !dumper.DPDKAvailable, Set: *sets}
-				if *testbed != "" {
-					tb, err := config.ParseTestbed(*testbed)
-					if err != nil || *testbed != tb.String() {
-						return usagef("validate: --testbed must be sim, netns or remote, not %q", *testbed)
-					}
-					o.Testbed, o.TestbedSet = tb, true
-				}
-				bad := 0
-				for _, path := range files {
-					if err := validateFile(stdout, stderr, path, o); err != nil {
-						bad++
-					}
-				}
-				if bad > 0 {
-					return errSilent
-				}
-				return nil
-			}
-		},
-	})
+// validateFlags: lumina validate.
+type validateFlags struct {
+	testbed, out string
+	mem          *memoryLimit
+	sets         *settings
+}
+
+func (f *validateFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.testbed, "testbed", "", "check the files for this testbed, as `lumina run --testbed` runs them: sim, netns or remote")
+	fs.StringVar(&f.out, "o", "", "check the free disk under this results `dir`, as `lumina run -o` would use it (default: each test's result-path)")
+	f.mem = addMemoryLimit(fs)
+	f.sets = addSettings(fs)
+}
+
+func (f *validateFlags) check(args []string) error {
+	if len(args) == 0 {
+		return usagef("validate needs at least one YAML file or folder")
+	}
+	return nil
+}
+
+// runValidate is lumina validate: every file (a folder: its *.yaml and
+// *.yml, as run reads it) loaded as lumina run would, "FILE: ok" or its
+// errors on stdout.
+func runValidate(_ context.Context, f *validateFlags, args []string, stdout, stderr io.Writer) error {
+	var files []string
+	for _, a := range args {
+		if st, err := os.Stat(a); err != nil || !st.IsDir() {
+			files = append(files, a) // validateFile reports a missing file
+			continue
+		}
+		fs, err := testFiles([]string{a})
+		if err != nil {
+			return usagef("validate: %v", err)
+		}
+		files = append(files, fs...)
+	}
+	o := config.LoadOptions{Resources: resources(f.mem, f.out), Personalities: true, NoDPDK: !dumper.DPDKAvailable, Set: *f.sets}
+	if f.testbed != "" {
+		tb, err := config.ParseTestbed(f.testbed)
+		if err != nil || f.testbed != tb.String() {
+			return usagef("validate: --testbed must be sim, netns or remote, not %q", f.testbed)
+		}
+		o.Testbed, o.TestbedSet = tb, true
+	}
+	bad := 0
+	for _, path := range files {
+		if err := validateFile(stdout, stderr, path, o); err != nil {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return errSilent
+	}
+	return nil
 }
 
 func validateFile(w, stderr io.Writer, path string, o config.LoadOptions) error {
