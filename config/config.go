@@ -167,9 +167,9 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 		}
 	}
 	if len(d.errs) > 0 || len(perrs) > 0 {
-		errs := d.errs.finish()
-		annotate(errs, setAt)
-		return nil, append(errs, perrs...)
+		errs := append(d.errs.finish(), perrs...)
+		annotate(errs, file, setAt, o.Set)
+		return nil, errs
 	}
 	return t, nil
 }

@@ -59,12 +59,26 @@ func applySettings(file string, root *yaml.Node, sets []Setting) (map[[2]int]str
 	return at, errs
 }
 
-// annotate adds "(--set PATH=VALUE)" to the errors at the position of a set
-// value: the file's line there no longer holds what the error is about.
-func annotate(errs ErrorList, at map[[2]int]string) {
+// annotate names the overrides in the errors of a file checked with sets:
+// an error at the position of a set value gets "(--set PATH=VALUE)" (the
+// file's line there no longer holds what the error is about), every other
+// error "(with --set PATH=VALUE ...)", the overrides it was checked with
+// (one may be its cause: a message size that makes an event's psn out of
+// range).
+func annotate(errs ErrorList, file string, at map[[2]int]string, sets []Setting) {
+	if len(sets) == 0 {
+		return
+	}
+	with := make([]string, len(sets))
+	for i, s := range sets {
+		with[i] = "--set " + s.String()
+	}
+	all := " (with " + strings.Join(with, " ") + ")"
 	for _, e := range errs {
-		if s, ok := at[[2]int{e.Line, e.Col}]; ok {
+		if s, ok := at[[2]int{e.Line, e.Col}]; ok && e.File == file {
 			e.Msg += " (--set " + s + ")"
+		} else {
+			e.Msg += all
 		}
 	}
 }

@@ -89,6 +89,12 @@ func TestSetApplies(t *testing.T) {
 			}
 			return ""
 		}},
+		{"the issue's sweep point", []Setting{{"traffic.message-size", "65536"}, {"requester.nic.personality", "cx5"}}, func(x *Test) string {
+			if x.Traffic.MessageSize != 65536 || x.Requester.NIC.Personality != "cx5" || x.Responder.NIC.Personality != "spec" {
+				return "want message-size 65536, requester cx5, responder spec (the file's default)"
+			}
+			return ""
+		}},
 		{"later wins", []Setting{{"traffic.mtu", "2048"}, {"traffic.mtu", "512"}}, func(x *Test) string {
 			if x.Traffic.MTU != 512 {
 				return "want mtu 512"
@@ -117,7 +123,15 @@ func TestSetErrors(t *testing.T) {
 		{"bad value points at the key it replaced", []Setting{{"traffic.mtu", "2000"}},
 			"s.yaml:11:8: mtu: want 256, 512, 1024, 2048 or 4096, got 2000 (--set traffic.mtu=2000)"},
 		{"value breaks another key's rule", []Setting{{"traffic.mtu", "4096"}, {"traffic.message-size", "8192"}},
-			"s.yaml:14:21: psn: want 0..1 or \"all\", got 2 (a message of 8192 bytes at mtu 4096 is 2 packets; psn is the 0-based packet index within a message)"},
+			"s.yaml:14:21: psn: want 0..1 or \"all\", got 2 (a message of 8192 bytes at mtu 4096 is 2 packets; psn is the 0-based packet index within a message)" +
+				" (with --set traffic.mtu=4096 --set traffic.message-size=8192)"},
+		{"the issue's sweep point: message size and personality", []Setting{{"traffic.message-size", "65536x"}, {"requester.nic.personality", "cx9"}},
+			"s.yaml:3:22: personality: want spec, cx4, cx5 or cx6, or the path of a .yaml/.yml file, got \"cx9\"; did you mean \"cx4\"? (--set requester.nic.personality=cx9)\n" +
+				"s.yaml:12:17: message-size: want an integer, got \"65536x\" (--set traffic.message-size=65536x)"},
+		{"added personality key", []Setting{{"responder.nic.personality", "cx7"}},
+			"s.yaml:6:5: personality: want spec, cx4, cx5 or cx6, or the path of a .yaml/.yml file, got \"cx7\"; did you mean \"cx4\"? (--set responder.nic.personality=cx7)"},
+		{"two overrides, the error at one", []Setting{{"traffic.message-size", "65536"}, {"traffic.mtu", "9000"}},
+			"s.yaml:11:8: mtu: want 256, 512, 1024, 2048 or 4096, got 9000 (--set traffic.mtu=9000)"},
 		{"unknown key added", []Setting{{"traffic.mtux", "1"}},
 			`s.yaml:11:3: unknown key "mtux" in traffic; did you mean "mtu"? (--set traffic.mtux=1)`},
 		{"index out of range", []Setting{{"dumpers.2.weight", "1"}},

@@ -179,8 +179,8 @@ _lumina() {
 	return b.String()
 }
 
-// zshQuote quotes s for a single-quoted zsh word inside an _arguments
-// spec's description: brackets and colons escaped.
+// zshDesc quotes s for an _arguments option's description in a
+// single-quoted zsh word: backslashes, brackets and colons escaped.
 func zshDesc(s string) string {
 	s = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, ":", `\:`, "'", `'\''`, "`", "").Replace(s)
 	return s
@@ -198,7 +198,7 @@ _lumina() {
     commands=(
 `)
 	for _, c := range cs {
-		fmt.Fprintf(&b, "        '%s:%s'\n", c.name, zshDesc(c.summary))
+		fmt.Fprintf(&b, "        '%s:%s'\n", c.name, strings.ReplaceAll(c.summary, "'", `'\''`))
 	}
 	b.WriteString(`    )
     if (( CURRENT == 2 )); then
@@ -270,6 +270,15 @@ func fishCompletion(cs []compCommand) string {
 # Load it in this shell:   lumina completion fish | source
 # or for every shell:      lumina completion fish > ~/.config/fish/completions/lumina.fish
 
+# test files: *.yaml, *.yml and folders
+function __lumina_yaml
+    set -l tok (commandline -ct)
+    __fish_complete_directories $tok
+    for f in $tok*.yaml $tok*.yml
+        echo $f
+    end
+end
+
 complete -c lumina -f
 `)
 	for _, c := range cs {
@@ -295,8 +304,7 @@ complete -c lumina -f
 		}
 		switch c.args {
 		case compYAML:
-			fmt.Fprintf(&b, "complete -c lumina -n %s -a '(__fish_complete_suffix .yaml)'\n", cond)
-			fmt.Fprintf(&b, "complete -c lumina -n %s -a '(__fish_complete_suffix .yml)'\n", cond)
+			fmt.Fprintf(&b, "complete -c lumina -n %s -a '(__lumina_yaml)'\n", cond)
 		case compFile:
 			fmt.Fprintf(&b, "complete -c lumina -n %s -F\n", cond)
 		case compWords:
