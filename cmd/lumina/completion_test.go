@@ -129,7 +129,6 @@ func quoteAll(ws []string) []string {
 	return out
 }
 
-
 // TestCompletionFish asks fish what it completes (complete -C) with the
 // script loaded.
 func TestCompletionFish(t *testing.T) {
