@@ -79,13 +79,7 @@ func runTests(ctx context.Context, f *runFlags, args []string, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	o := orchestrator.Options{OutDir: f.out, Testbed: f.testbed, Retries: f.retries, RetriesSet: true, Progress: stderr, Remote: f.remote}
-	if f.quiet {
-		o.Progress = io.Discard
-	}
-	if f.seed.set {
-		o.Seed, o.SeedSet = f.seed.v, true
-	}
+	o := f.options(stderr)
 	var summary runSummary
 	failed := 0
 	for _, t := range tests {
@@ -124,6 +118,19 @@ func runTests(ctx context.Context, f *runFlags, args []string, stdout, stderr io
 		return errSilent
 	}
 	return nil
+}
+
+// options returns the orchestrator's options; progress goes to stderr
+// unless -q.
+func (f *runFlags) options(stderr io.Writer) orchestrator.Options {
+	o := orchestrator.Options{OutDir: f.out, Testbed: f.testbed, Retries: f.retries, RetriesSet: true, Progress: stderr, Remote: f.remote}
+	if f.quiet {
+		o.Progress = io.Discard
+	}
+	if f.seed.set {
+		o.Seed, o.SeedSet = f.seed.v, true
+	}
+	return o
 }
 
 // loadTests loads and validates every test file args name, with the
