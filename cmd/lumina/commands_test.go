@@ -145,6 +145,34 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestCollieCheck: the collie subcommands' flag rules.
+func TestCollieCheck(t *testing.T) {
+	for _, tc := range []struct {
+		f    cmdFlags
+		args []string
+		want string
+	}{
+		{new(collieSearchFlags), nil, "collie search: -o DIR is required"},
+		{new(collieSearchFlags), []string{"-o", "d", "--algo", "ga"}, `collie search: --algo must be sa, sa-nomfs or random, not "ga"`},
+		{new(collieSearchFlags), []string{"-o", "d", "--budget", "0"}, "collie search: --budget must be ≥ 1"},
+		{new(collieSearchFlags), []string{"-o", "d", "--algo", "random"}, ""},
+		{new(collieCheckFlags), []string{"--space", "s.yaml"}, "collie check: --space and --anomalies are required"},
+		{new(collieCheckFlags), []string{"--space", "s", "--anomalies", "a", "--format", "csv"}, "collie check: --format must be text or json"},
+		{new(collieCheckFlags), []string{"--space", "s", "--anomalies", "a"}, ""},
+	} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		tc.f.define(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := tc.f.check(nil)
+		var ue *usageError
+		if (tc.want == "" && err != nil) || (tc.want != "" && (!errors.As(err, &ue) || ue.msg != tc.want)) {
+			t.Errorf("%T %q: check: %v, want %q", tc.f, tc.args, err, tc.want)
+		}
+	}
+}
+
 // TestHelpEveryCommand: lumina help CMD works for every command of the
 // table and lists exactly the flags its flags type defines.
 func TestHelpEveryCommand(t *testing.T) {
