@@ -72,6 +72,7 @@ type compCommand struct {
 	flags         []compFlag
 	args          int // what the arguments complete to
 	words         []string
+	subs          []compCommand // subcommands (collie's), each with its flags
 }
 
 type compFlag struct {
@@ -89,27 +90,48 @@ func (f compFlag) spelling() string {
 	return "--" + f.name
 }
 
+// subcommandFlags: a command whose first argument is a subcommand with
+// flags of its own (collie) lists them for completion.
+type subcommandFlags interface {
+	subcommandFlags() []subcommand
+}
+
+type subcommand struct {
+	name  string
+	flags cmdFlags
+}
+
+func (*collieCmdFlags) subcommandFlags() []subcommand {
+	return []subcommand{{"search", new(collieSearchFlags)}, {"check", new(collieCheckFlags)}}
+}
+
+// compFlags lists the flags fl defines.
+func compFlags(fl cmdFlags) []compFlag {
+	var out []compFlag
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	fl.define(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		cf := compFlag{name: f.Name, usage: usage}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			cf.isBool = true
+		}
+		switch strings.ToLower(name) {
+		case "file":
+			cf.value = compFile
+		case "dir":
+			cf.value = compDir
+		}
+		out = append(out, cf)
+	})
+	return out
+}
+
 func completionModel(table []*command) []compCommand {
 	var out []compCommand
 	for _, c := range sortedCommands(table) {
-		cc := compCommand{name: c.name, summary: c.summary}
 		fl := c.action.flags()
-		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
-		fl.define(fs)
-		fs.VisitAll(func(f *flag.Flag) {
-			name, usage := flag.UnquoteUsage(f)
-			cf := compFlag{name: f.Name, usage: usage}
-			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-				cf.isBool = true
-			}
-			switch strings.ToLower(name) {
-			case "file":
-				cf.value = compFile
-			case "dir":
-				cf.value = compDir
-			}
-			cc.flags = append(cc.flags, cf)
-		})
+		cc := compCommand{name: c.name, summary: c.summary, flags: compFlags(fl)}
 		switch w, ok := fl.(argWords); {
 		case ok:
 			cc.args, cc.words = compWords, w.argWords(table)
@@ -117,6 +139,11 @@ func completionModel(table []*command) []compCommand {
 			cc.args = compYAML
 		case c.args != "":
 			cc.args = compFile
+		}
+		if sf, ok := fl.(subcommandFlags); ok {
+			for _, sc := range sf.subcommandFlags() {
+				cc.subs = append(cc.subs, compCommand{name: sc.name, flags: compFlags(sc.flags)})
+			}
 		}
 		out = append(out, cc)
 	}
@@ -146,37 +173,54 @@ _lumina() {
 	b.WriteString("    case \"${COMP_WORDS[1]}\" in\n")
 	for _, c := range cs {
 		fmt.Fprintf(&b, "    %s)\n", c.name)
-		var byKind [3][]string // none, file, dir: value flags, both spellings
-		var all []string
-		for _, f := range c.flags {
-			all = append(all, f.spelling())
-			if f.isBool {
-				continue
+		if len(c.subs) > 0 {
+			fmt.Fprintf(&b, "        if [[ $COMP_CWORD -eq 2 ]]; then\n            COMPREPLY=($(compgen -W %q -- \"$cur\"))\n            return\n        fi\n",
+				strings.Join(c.words, " "))
+			b.WriteString("        case \"${COMP_WORDS[2]}\" in\n")
+			for _, sc := range c.subs {
+				fmt.Fprintf(&b, "        %s)\n", sc.name)
+				bashBody(&b, sc, "            ")
+				b.WriteString("            ;;\n")
 			}
-			byKind[f.value] = append(byKind[f.value], "-"+f.name, "--"+f.name)
+			b.WriteString("        esac\n        ;;\n")
+			continue
 		}
-		if len(all) > 0 {
-			b.WriteString("        case \"$prev\" in\n")
-			for k, act := range []string{"return ;;", `COMPREPLY=($(compgen -f -- "$cur")); return ;;`, `COMPREPLY=($(compgen -d -- "$cur")); return ;;`} {
-				if len(byKind[k]) > 0 {
-					fmt.Fprintf(&b, "        %s) %s\n", strings.Join(byKind[k], "|"), act)
-				}
-			}
-			b.WriteString("        esac\n")
-			fmt.Fprintf(&b, "        if [[ $cur == -* ]]; then\n            COMPREPLY=($(compgen -W %q -- \"$cur\"))\n            return\n        fi\n", strings.Join(all, " "))
-		}
-		switch c.args {
-		case compYAML:
-			b.WriteString("        _lumina_yaml\n")
-		case compFile:
-			b.WriteString("        COMPREPLY=($(compgen -f -- \"$cur\"))\n")
-		case compWords:
-			fmt.Fprintf(&b, "        COMPREPLY=($(compgen -W %q -- \"$cur\"))\n", strings.Join(c.words, " "))
-		}
+		bashBody(&b, c, "        ")
 		b.WriteString("        ;;\n")
 	}
 	b.WriteString("    esac\n}\n\ncomplete -o filenames -F _lumina lumina\n")
 	return b.String()
+}
+
+// bashBody completes c's flags, their values and c's arguments.
+func bashBody(b *strings.Builder, c compCommand, in string) {
+	var byKind [3][]string // none, file, dir: value flags, both spellings
+	var all []string
+	for _, f := range c.flags {
+		all = append(all, f.spelling())
+		if f.isBool {
+			continue
+		}
+		byKind[f.value] = append(byKind[f.value], "-"+f.name, "--"+f.name)
+	}
+	if len(all) > 0 {
+		fmt.Fprintf(b, "%scase \"$prev\" in\n", in)
+		for k, act := range []string{"return ;;", `COMPREPLY=($(compgen -f -- "$cur")); return ;;`, `COMPREPLY=($(compgen -d -- "$cur")); return ;;`} {
+			if len(byKind[k]) > 0 {
+				fmt.Fprintf(b, "%s%s) %s\n", in, strings.Join(byKind[k], "|"), act)
+			}
+		}
+		fmt.Fprintf(b, "%sesac\n", in)
+		fmt.Fprintf(b, "%sif [[ $cur == -* ]]; then\n%s    COMPREPLY=($(compgen -W %q -- \"$cur\"))\n%s    return\n%sfi\n", in, in, strings.Join(all, " "), in, in)
+	}
+	switch c.args {
+	case compYAML:
+		fmt.Fprintf(b, "%s_lumina_yaml\n", in)
+	case compFile:
+		fmt.Fprintf(b, "%sCOMPREPLY=($(compgen -f -- \"$cur\"))\n", in)
+	case compWords:
+		fmt.Fprintf(b, "%sCOMPREPLY=($(compgen -W %q -- \"$cur\"))\n", in, strings.Join(c.words, " "))
+	}
 }
 
 // zshDesc quotes s for an _arguments option's description in a
@@ -211,31 +255,20 @@ _lumina() {
     case $cmd in
 `)
 	for _, c := range cs {
-		fmt.Fprintf(&b, "    %s)\n        _arguments -S", c.name)
-		for _, f := range c.flags {
-			spec := f.spelling()
-			switch {
-			case f.isBool:
-				spec += "[" + zshDesc(f.usage) + "]"
-			case len(f.name) == 1:
-				spec += "[" + zshDesc(f.usage) + "]:" + f.name + ":" + zshAction(f.value)
-			default:
-				spec += "=[" + zshDesc(f.usage) + "]:" + f.name + ":" + zshAction(f.value)
+		fmt.Fprintf(&b, "    %s)\n", c.name)
+		if len(c.subs) > 0 {
+			fmt.Fprintf(&b, "        if (( CURRENT == 2 )); then\n            compadd -- %s\n            return\n        fi\n", strings.Join(c.words, " "))
+			b.WriteString("        local sub=${words[2]}\n        shift words\n        (( CURRENT-- ))\n        case $sub in\n")
+			for _, sc := range c.subs {
+				fmt.Fprintf(&b, "        %s)\n", sc.name)
+				zshArguments(&b, sc, "            ")
+				b.WriteString("            ;;\n")
 			}
-			fmt.Fprintf(&b, " \\\n            '%s'", spec)
+			b.WriteString("        esac\n        ;;\n")
+			continue
 		}
-		switch c.args {
-		case compYAML:
-			b.WriteString(` \` + "\n            '*:test file:_files -g \"*.(yaml|yml)\"'")
-		case compFile:
-			b.WriteString(` \` + "\n            '*:file:_files'")
-		case compWords:
-			fmt.Fprintf(&b, " \\\n            '1:%s:(%s)'", c.name, strings.Join(c.words, " "))
-			if c.name == "collie" {
-				b.WriteString(` \` + "\n            '*::flag:_files'")
-			}
-		}
-		b.WriteString("\n        ;;\n")
+		zshArguments(&b, c, "        ")
+		b.WriteString("        ;;\n")
 	}
 	b.WriteString(`    esac
 }
@@ -247,6 +280,32 @@ else
 fi
 `)
 	return b.String()
+}
+
+// zshArguments writes the _arguments call for c's flags and arguments.
+func zshArguments(b *strings.Builder, c compCommand, in string) {
+	fmt.Fprintf(b, "%s_arguments -S", in)
+	for _, f := range c.flags {
+		spec := f.spelling()
+		switch {
+		case f.isBool:
+			spec += "[" + zshDesc(f.usage) + "]"
+		case len(f.name) == 1:
+			spec += "[" + zshDesc(f.usage) + "]:" + f.name + ":" + zshAction(f.value)
+		default:
+			spec += "=[" + zshDesc(f.usage) + "]:" + f.name + ":" + zshAction(f.value)
+		}
+		fmt.Fprintf(b, " \\\n%s    '%s'", in, spec)
+	}
+	switch c.args {
+	case compYAML:
+		fmt.Fprintf(b, " \\\n%s    '*:test file:_files -g \"*.(yaml|yml)\"'", in)
+	case compFile:
+		fmt.Fprintf(b, " \\\n%s    '*:file:_files'", in)
+	case compWords:
+		fmt.Fprintf(b, " \\\n%s    '1:%s:(%s)'", in, c.name, strings.Join(c.words, " "))
+	}
+	b.WriteString("\n")
 }
 
 func zshAction(value int) string {
@@ -285,31 +344,45 @@ complete -c lumina -f
 		fmt.Fprintf(&b, "complete -c lumina -n __fish_use_subcommand -a %s -d %s\n", c.name, fishQuote(c.summary))
 	}
 	for _, c := range cs {
-		cond := fishQuote("__fish_seen_subcommand_from " + c.name)
-		for _, f := range c.flags {
-			opt := "-l " + f.name
-			if len(f.name) == 1 {
-				opt = "-s " + f.name
+		cond := "__fish_seen_subcommand_from " + c.name
+		if len(c.subs) > 0 {
+			fmt.Fprintf(&b, "complete -c lumina -n %s -a %s\n",
+				fishQuote(cond+"; and not __fish_seen_subcommand_from "+strings.Join(c.words, " ")), fishQuote(strings.Join(c.words, " ")))
+			for _, sc := range c.subs {
+				fishLines(&b, sc, cond+"; and __fish_seen_subcommand_from "+sc.name)
 			}
-			switch {
-			case f.isBool:
-			case f.value == compFile:
-				opt += " -r -F"
-			case f.value == compDir:
-				opt += " -x -a '(__fish_complete_directories)'"
-			default:
-				opt += " -x"
-			}
-			fmt.Fprintf(&b, "complete -c lumina -n %s %s -d %s\n", cond, opt, fishQuote(f.usage))
+			continue
 		}
-		switch c.args {
-		case compYAML:
-			fmt.Fprintf(&b, "complete -c lumina -n %s -a '(__lumina_yaml)'\n", cond)
-		case compFile:
-			fmt.Fprintf(&b, "complete -c lumina -n %s -F\n", cond)
-		case compWords:
-			fmt.Fprintf(&b, "complete -c lumina -n %s -a %s\n", cond, fishQuote(strings.Join(c.words, " ")))
-		}
+		fishLines(&b, c, cond)
 	}
 	return b.String()
+}
+
+// fishLines completes c's flags and arguments under the condition cond.
+func fishLines(b *strings.Builder, c compCommand, cond string) {
+	q := fishQuote(cond)
+	for _, f := range c.flags {
+		opt := "-l " + f.name
+		if len(f.name) == 1 {
+			opt = "-s " + f.name
+		}
+		switch {
+		case f.isBool:
+		case f.value == compFile:
+			opt += " -r -F"
+		case f.value == compDir:
+			opt += " -x -a '(__fish_complete_directories)'"
+		default:
+			opt += " -x"
+		}
+		fmt.Fprintf(b, "complete -c lumina -n %s %s -d %s\n", q, opt, fishQuote(f.usage))
+	}
+	switch c.args {
+	case compYAML:
+		fmt.Fprintf(b, "complete -c lumina -n %s -a '(__lumina_yaml)'\n", q)
+	case compFile:
+		fmt.Fprintf(b, "complete -c lumina -n %s -F\n", q)
+	case compWords:
+		fmt.Fprintf(b, "complete -c lumina -n %s -a %s\n", q, fishQuote(strings.Join(c.words, " ")))
+	}
 }

@@ -41,6 +41,13 @@ func TestCompletionContents(t *testing.T) {
 				}
 			})
 		}
+		for _, sc := range new(collieCmdFlags).subcommandFlags() {
+			for _, f := range compFlags(sc.flags) {
+				if !strings.Contains(s, f.name) {
+					t.Errorf("%s script lacks collie %s's flag %s", shell, sc.name, f.name)
+				}
+			}
+		}
 		yaml := map[string]string{"bash": "_lumina_yaml", "zsh": `_files -g "*.(yaml|yml)"`, "fish": "(__lumina_yaml)"}[shell]
 		if n := strings.Count(s, yaml); n < 2 {
 			t.Errorf("%s script: %q %d times, want it for run and validate at least", shell, yaml, n)
@@ -106,6 +113,9 @@ func TestCompletionBash(t *testing.T) {
 		{"lumina completion ", "bash fish zsh"},
 		{"lumina help v", "validate version"},
 		{"lumina collie ", "check search"},
+		{"lumina collie search --bud", "--budget"},
+		{"lumina collie check --space ", "a.yaml b.yml c.txt lumina.bash sub t.pcap"},
+		{"lumina collie check -", "--anomalies --format --space"},
 		{"lumina init quick", "quickstart"},
 		{"lumina version ", ""},
 	} {
@@ -153,6 +163,8 @@ func TestCompletionFish(t *testing.T) {
 		{"lumina run ", "a.yaml sub/"},
 		{"lumina completion ", "bash fish zsh"},
 		{"lumina decode c", "c.txt"},
+		{"lumina collie ", "check search"},
+		{"lumina collie search --alg", "--algo"},
 	} {
 		prog := "source " + script + "; for c in (complete -C '" + tc.line + "'); echo $c; end"
 		cmd := exec.Command(fish, "--no-config", "-c", prog)
@@ -167,6 +179,53 @@ func TestCompletionFish(t *testing.T) {
 		slices.Sort(got)
 		if err != nil || strings.Join(got, " ") != tc.want {
 			t.Errorf("fish: complete -C %q = %q, %v; want %q\n%s", tc.line, got, err, tc.want, out)
+		}
+	}
+}
+
+// TestCompletionZsh runs the zsh script's function with zsh's completion
+// functions stubbed to print their arguments: which command line gets
+// which _arguments specs.
+func TestCompletionZsh(t *testing.T) {
+	zsh, err := exec.LookPath("zsh")
+	if err != nil {
+		t.Skip("zsh not installed")
+	}
+	script := filepath.Join(t.TempDir(), "_lumina")
+	if err := os.WriteFile(script, []byte(completionScript(t, "zsh")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		words []string
+		want  []string // in the output
+		not   []string
+	}{
+		{[]string{"lumina", ""}, []string{"_describe -t commands lumina command agent:host lumina components", "init:write a commented starting test"}, nil},
+		{[]string{"lumina", "run", ""}, []string{"_arguments -S ", "--testbed=[override the testbed\\: sim, netns or remote", "-o[results dir", "-q[no progress lines on stderr]",
+			"--p4info=[remote\\: P4Info file to push", ":p4info:_files", `*:test file:_files -g "*.(yaml|yml)"`}, []string{"--budget"}},
+		{[]string{"lumina", "collie", ""}, []string{"compadd -- search check"}, []string{"_arguments"}},
+		{[]string{"lumina", "collie", "search", "--b"}, []string{"--budget=[experiments", "-o[output dir"}, []string{"--anomalies"}},
+		{[]string{"lumina", "collie", "check", ""}, []string{"--anomalies=[", "--space=["}, []string{"--budget"}},
+		{[]string{"lumina", "completion", ""}, []string{"1:completion:(bash zsh fish)"}, nil},
+	} {
+		quoted := quoteAll(tc.words)
+		prog := "compdef() { :; }\n_arguments() { print -r -- \"_arguments $*\"; }\n_describe() { print -r -- \"_describe $1 $2 $3 ${(P)4}\"; }\n" +
+			"compadd() { print -r -- \"compadd $*\"; }\nsource " + script + "\nwords=(" + strings.Join(quoted, " ") + ")\nCURRENT=" +
+			strconv.Itoa(len(tc.words)) + "\n_lumina\n"
+		out, err := exec.Command(zsh, "-f", "-c", prog).CombinedOutput()
+		if err != nil {
+			t.Errorf("%q: %v\n%s", tc.words, err, out)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("%q: output lacks %q:\n%s", tc.words, w, out)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(string(out), w) {
+				t.Errorf("%q: output has %q:\n%s", tc.words, w, out)
+			}
 		}
 	}
 }
