@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"slices"
 	"strings"
 
@@ -56,7 +55,7 @@ func runInit(_ context.Context, f *initFlags, args []string, stdout, stderr io.W
 	data, out := starterTest, "test.yaml"
 	if len(args) == 1 {
 		name := strings.TrimSuffix(args[0], ".yaml")
-		b, err := examples.FS.ReadFile(path.Join(name + ".yaml"))
+		b, err := examples.FS.ReadFile(name + ".yaml")
 		if err != nil {
 			return err
 		}

@@ -62,7 +62,11 @@ func main() {
 //  3. one entry here: {name: "x", args: "FILE...", summary: "...", action: do(runX)}.
 //
 // Nothing else registers a command: completion scripts and help are
-// generated from this table.
+// generated from this table. It is plain package flag on purpose: a CLI
+// library such as cobra would generate the completion scripts too, but
+// with pflag's syntax (one dash is a one-letter shorthand, so -testbed
+// and -seed=-1 as the docs write them would break) and its own help
+// format, a new dependency for what this table and completion.go do.
 var commands = []*command{
 	{name: "agent", summary: "host lumina components (RNIC + generator, dumper, software switch) for an orchestrator, over TLS with a token",
 		action: do(runAgent)},
