@@ -183,7 +183,7 @@ func TestPauseWritesTofino2(t *testing.T) {
 	if want := []uint64{128 | 6, 6}; !equal(ports, want) {
 		t.Errorf("pktgen ports %v, want %v", ports, want)
 	}
-	if want := []uint64{1<<8 | 0, 0, 4, 5}; !equal(apps, want) {
+	if want := []uint64{1 << 8, 0, 4, 5}; !equal(apps, want) {
 		t.Errorf("apps (pipe<<8|app) %v, want %v", apps, want)
 	}
 }
