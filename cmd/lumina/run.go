@@ -38,6 +38,8 @@ func init() {
 			rnic := fs.String("rnic", "verbs", "remote: the agents' RNIC: verbs (the hosts' NICs) or softrnic")
 			p4info := fs.String("p4info", "", "remote: P4Info `file` to push (a Tofino: bf-p4c's for lumina.p4)")
 			devcfg := fs.String("device-config", "", "remote: packed Tofino device config `file` (docs/tofino.md)")
+			bfrtAddr := fs.String("bfrt", "", "remote: the Tofino's BfRt server `host[:port]` (bf_switchd, port 50052): pauses by its packet generator, PFC counters (docs/tofino.md §8)")
+			tofinoGen := fs.Int("tofino", 1, "remote: the Tofino `generation` behind --bfrt: 1 or 2")
 			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				if len(args) == 0 {
 					return usagef("run needs at least one test file or folder")
@@ -88,7 +90,7 @@ func init() {
 				}
 				o := orchestrator.Options{OutDir: *out, Testbed: *testbed, Retries: *retries, RetriesSet: true, Progress: stderr,
 					Remote: orchestrator.RemoteOptions{TokenFile: *tokenFile, CertDir: *certs, IntakeListen: *intakeListen, IntakeAddr: *intakeAddr,
-						RNIC: *rnic, P4Info: *p4info, DeviceConfig: *devcfg}}
+						RNIC: *rnic, P4Info: *p4info, DeviceConfig: *devcfg, BfRt: *bfrtAddr, Tofino: *tofinoGen}}
 				if *quiet {
 					o.Progress = io.Discard
 				}
