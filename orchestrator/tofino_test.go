@@ -12,7 +12,7 @@ import (
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/p4src/tofino/bfrt"
-	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrttest"
+	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrtfake"
 )
 
 // TestTofinoPauses runs the remote testbed's Tofino path of
@@ -20,7 +20,7 @@ import (
 // intake the driver enables PFC on both hosts' ports for priority 3, and
 // the packet generator's apps it enables generate exactly the pause
 // injection the sim testbed schedules on the software switch
-// (bfrttest.TestFakeDrivesSoftwareSwitch shows that injection sends the
+// (bfrtfake.TestFakeDrivesSoftwareSwitch shows that injection sends the
 // same frames at the same times); after traffic the switch's PFC counters
 // are $PORT_STAT's counts since the intake; at the end the apps are
 // disabled.
@@ -33,8 +33,8 @@ func TestTofinoPauses(t *testing.T) {
 	var mu sync.Mutex
 	var got []injector.PauseInjection
 	reads := map[uint32]uint64{}
-	srv := &bfrttest.Server{Chip: bfrt.Tofino1,
-		OnPause: func(app bfrttest.PauseApp) error {
+	srv := &bfrtfake.Server{Chip: bfrt.Tofino1,
+		OnPause: func(app bfrtfake.PauseApp) error {
 			port, prio, quanta, start, dur, iv, err := app.Injection()
 			mu.Lock()
 			got = append(got, injector.PauseInjection{Port: port, Priority: prio, Quanta: quanta, Start: start, Duration: dur, Interval: iv})

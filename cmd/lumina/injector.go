@@ -13,6 +13,8 @@ import (
 
 	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/orchestrator/agent"
+	"github.com/netlumina/lumina/p4src/tofino/bfrt"
+	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrtfake"
 	"github.com/netlumina/lumina/sim"
 )
 
@@ -46,6 +48,8 @@ func init() {
 			clientCA := fs.String("client-ca", "", "accept clients whose TLS certificate verifies against this PEM `file` "+
 				"(CA or pinned self-signed client certificates): mutual TLS for standard P4Runtime clients, instead of or besides --token-file")
 			device := fs.Uint64("device-id", 0, "P4Runtime device `id`")
+			bfrtListen := fs.String("bfrt", "", "also serve a BfRt `address` as a Tofino's bf_switchd would for lumina's pauses and PFC counters "+
+				"(the packet generator's apps drive the switch's pause injection; plaintext; docs/tofino.md §8)")
 			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				if len(args) != 0 || len(ports) == 0 {
 					return usagef("injector needs at least one --port PORT=INTERFACE")
@@ -91,7 +95,13 @@ func init() {
 				loop := sim.NewRealLoop()
 				loop.Start()
 				defer loop.Close()
-				sw := injector.New(loop, injector.Config{Seed: uint64(time.Now().UnixNano())})
+				cfg := injector.Config{Seed: uint64(time.Now().UnixNano())}
+				if *bfrtListen != "" {
+					// Pauses need the switch's PFC model; with no lossless
+					// priority it sends no XOFF of its own.
+					cfg.PFC = &injector.PFCConfig{}
+				}
+				sw := injector.New(loop, cfg)
 				for id, ifname := range ports {
 					p, err := sim.OpenAFPacket(ifname, loop)
 					if err != nil {
@@ -101,6 +111,13 @@ func init() {
 					if err := sw.AddPort(id, p); err != nil {
 						return err
 					}
+				}
+				if *bfrtListen != "" {
+					addr, err := serveBfRt(ctx, sw, *bfrtListen)
+					if err != nil {
+						return fmt.Errorf("injector: bfrt: %w", err)
+					}
+					fmt.Fprintf(stderr, "lumina: injector: BfRt (packet generator, $PORT, $PORT_STAT) on %s\n", addr)
 				}
 				g := grpc.NewServer(append(opts, injector.ServerOption())...)
 				injector.NewServer(sw, *device).Register(g)
@@ -113,4 +130,26 @@ func init() {
 			}
 		},
 	})
+}
+
+// serveBfRt serves the BfRt endpoint of `lumina injector --bfrt`: a Tofino 1's
+// fixed-function tables as lumina uses them (bfrtfake), each enabled
+// pktgen app scheduled as the software switch's pause injection, $PORT_STAT
+// answered from the switch's PFC counters.
+func serveBfRt(ctx context.Context, sw *injector.Switch, listen string) (string, error) {
+	srv := &bfrtfake.Server{Chip: bfrt.Tofino1, Listen: listen,
+		OnPause: func(app bfrtfake.PauseApp) error {
+			port, prio, quanta, start, dur, iv, err := app.Injection()
+			if err != nil {
+				return err
+			}
+			return sw.SchedulePauses(injector.PauseInjection{Port: port, Priority: prio, Quanta: quanta, Start: start, Duration: dur, Interval: iv})
+		},
+		Counters: func(port uint32) (c bfrt.PortPFC) {
+			for p, pc := range sw.PFCCounters()[port] {
+				c.Tx[p], c.Rx[p] = pc.TxPause, pc.RxPause
+			}
+			return c
+		}}
+	return srv.Start(ctx)
 }

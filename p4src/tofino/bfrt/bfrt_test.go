@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/netlumina/lumina/p4src/tofino/bfrt"
-	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrttest"
+	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrtfake"
 	pb "github.com/netlumina/lumina/proto/bfrt/bfrtpb"
 )
 
@@ -24,11 +24,11 @@ import (
 var examplePause = bfrt.Pause{Port: 144, Priority: 3, Quanta: 65535, Start: 20 * time.Microsecond,
 	Duration: 200 * time.Microsecond, Interval: 20 * time.Microsecond, SrcMAC: [6]byte{2, 0, 0, 0, 0, 0xee}}
 
-func connect(t *testing.T, chip bfrt.Chip) (*bfrt.Client, *bfrttest.Server) {
+func connect(t *testing.T, chip bfrt.Chip) (*bfrt.Client, *bfrtfake.Server) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srv := &bfrttest.Server{Chip: chip}
+	srv := &bfrtfake.Server{Chip: chip}
 	addr, err := srv.Start(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package bfrttest_test
+package bfrtfake_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/p4src/tofino/bfrt"
-	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrttest"
+	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrtfake"
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/sim"
 )
@@ -68,8 +68,8 @@ func TestFakeDrivesSoftwareSwitch(t *testing.T) {
 	// switch.
 	loopB, swB, pB := newSwitch(t)
 	loopB.RunUntil(50_000)
-	srv := &bfrttest.Server{Chip: bfrt.Tofino1,
-		OnPause: func(app bfrttest.PauseApp) error {
+	srv := &bfrtfake.Server{Chip: bfrt.Tofino1,
+		OnPause: func(app bfrtfake.PauseApp) error {
 			port, prio, quanta, start, dur, iv, err := app.Injection()
 			if err != nil {
 				return err
@@ -138,7 +138,7 @@ func TestFakeDrivesSoftwareSwitch(t *testing.T) {
 func TestFakeRefusesWrongOrder(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := &bfrttest.Server{Chip: bfrt.Tofino1}
+	srv := &bfrtfake.Server{Chip: bfrt.Tofino1}
 	addr, err := srv.Start(ctx)
 	if err != nil {
 		t.Fatal(err)

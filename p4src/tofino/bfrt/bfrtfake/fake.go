@@ -1,5 +1,6 @@
-// Package bfrttest is a fake BfRuntime gRPC server for tests without a
-// Tofino: it serves the fixed-function tables lumina uses (pktgen.port_cfg,
+// Package bfrtfake is a fake BfRuntime gRPC server for tests without a
+// Tofino, and `lumina injector --bfrt`'s BfRt endpoint (the software
+// switch standing in for a Tofino on the remote testbed): it serves the fixed-function tables lumina uses (pktgen.port_cfg,
 // pktgen.app_cfg, pktgen.pkt_buffer, $PORT, $PORT_STAT) with the names,
 // ids and field types of open-p4studio's bf_rt_pktgen_tf{1,2}.json and
 // bf_rt_port_tf1.json (only the fields lumina touches), keeps what is
@@ -11,7 +12,7 @@
 // pipe's pktgen port enabled before an app of the pipe is, the template in
 // the pipe's buffer, 16-byte aligned, at least the chip's minimum length,
 // app fields in range.
-package bfrttest
+package bfrtfake
 
 import (
 	"bytes"
@@ -53,6 +54,8 @@ type Server struct {
 	OnPause func(PauseApp) error
 	// Counters answers $PORT_STAT reads (nil: zeros).
 	Counters func(port uint32) bfrt.PortPFC
+	// Listen is the address Start listens on (default 127.0.0.1:0).
+	Listen string
 
 	mu      sync.Mutex
 	tables  map[string]*tableState // by table name
@@ -156,7 +159,7 @@ func fixedInfo(chip bfrt.Chip) []byte {
 	return b
 }
 
-// Start serves on a loopback port until the test ends.
+// Start serves on Listen until ctx ends.
 func (s *Server) Start(ctx context.Context) (string, error) {
 	if s.P4Name == "" {
 		s.P4Name = "lumina"
@@ -174,7 +177,10 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 		s.tables[t.Name] = &tableState{t: t, entries: map[string]*entry{}}
 	}
 	s.clients = map[uint32]bool{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if s.Listen == "" {
+		s.Listen = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", s.Listen)
 	if err != nil {
 		return "", err
 	}
