@@ -3,6 +3,7 @@ package bfrtfake_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,12 @@ func newSwitch(t *testing.T) (*sim.EventLoop, *injector.Switch, *port) {
 // (SchedulePauses, the sim testbed's path); $PORT_STAT then reads the
 // switch's TxPause count.
 func TestFakeDrivesSoftwareSwitch(t *testing.T) {
+	for _, chip := range []bfrt.Chip{bfrt.Tofino1, bfrt.Tofino2} {
+		t.Run(fmt.Sprintf("tofino%d", chip), func(t *testing.T) { fakeDrivesSoftwareSwitch(t, chip) })
+	}
+}
+
+func fakeDrivesSoftwareSwitch(t *testing.T, chip bfrt.Chip) {
 	ev := injector.PauseInjection{Port: hostPort, Priority: 3, Quanta: 65535, Start: 20 * time.Microsecond,
 		Duration: 200 * time.Microsecond, Interval: 20 * time.Microsecond}
 
@@ -68,7 +75,7 @@ func TestFakeDrivesSoftwareSwitch(t *testing.T) {
 	// switch.
 	loopB, swB, pB := newSwitch(t)
 	loopB.RunUntil(50_000)
-	srv := &bfrtfake.Server{Chip: bfrt.Tofino1,
+	srv := &bfrtfake.Server{Chip: chip,
 		OnPause: func(app bfrtfake.PauseApp) error {
 			port, prio, quanta, start, dur, iv, err := app.Injection()
 			if err != nil {
@@ -98,7 +105,7 @@ func TestFakeDrivesSoftwareSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	plan, err := bfrt.PlanPauses(bfrt.Tofino1, []bfrt.Pause{{Port: ev.Port, Priority: ev.Priority, Quanta: ev.Quanta,
+	plan, err := bfrt.PlanPauses(chip, []bfrt.Pause{{Port: ev.Port, Priority: ev.Priority, Quanta: ev.Quanta,
 		Start: ev.Start, Duration: ev.Duration, Interval: ev.Interval, SrcMAC: switchMAC}})
 	if err != nil {
 		t.Fatal(err)
