@@ -68,6 +68,12 @@ func TestParsePFC(t *testing.T) {
 	if _, err := Parse("t.yaml", []byte("requester: {nic: {pfc: {priorities: [3]}}}\n")); err != nil {
 		t.Errorf("pfc without events: %v", err)
 	}
+	remote := "testbed: remote\nrequester: {control-ip: 10.1.0.1, nic: {pfc: {priorities: [3]}}}\nresponder: {control-ip: 10.1.0.2}\n" +
+		"switch: {control-ip: 10.1.0.3}\ndumpers: [{name: d, control-ip: 10.1.0.4}]\ntraffic:\n  pfc-events:\n" +
+		"    - {type: pause, to: requester, priority: 3, start-us: 20, duration-us: 200, interval-us: 20}\n"
+	if rt, err := Parse("t.yaml", []byte(remote)); err != nil || len(rt.PFCEvents) != 1 || rt.PFCEvents[0].Type != PFCPause {
+		t.Errorf("remote pause at start-us: %v", err)
+	}
 }
 
 func TestParsePFCErrors(t *testing.T) {
@@ -94,8 +100,10 @@ func TestParsePFCErrors(t *testing.T) {
 			`t.yaml:3:14: type: want pause or rx-stall, got "paws"`},
 		{"remote", "testbed: remote\nrequester: {control-ip: 10.1.0.1}\nresponder: {control-ip: 10.1.0.2}\nswitch: {control-ip: 10.1.0.3}\ndumpers: [{name: d, control-ip: 10.1.0.4}]\ntraffic:\n  pfc-events:\n    - {type: rx-stall, host: responder}\n",
 			"t.yaml:8:7: testbed remote: type rx-stall needs the software NIC (sim, netns)"},
-		{"remote pause", "testbed: remote\nrequester: {control-ip: 10.1.0.1}\nresponder: {control-ip: 10.1.0.2}\nswitch: {control-ip: 10.1.0.3}\ndumpers: [{name: d, control-ip: 10.1.0.4}]\ntraffic:\n  pfc-events:\n    - {type: pause, to: responder, priority: 3}\n",
-			"t.yaml:8:7: testbed remote: type pause runs on the software switch only (sim, netns); on a Tofino see docs/tofino.md §8"},
+		// Issue #33: a pause at start-us runs on remote (the Tofino's
+		// packet generator); one on a packet has no trigger there.
+		{"remote pause on a packet", "testbed: remote\nrequester: {control-ip: 10.1.0.1, nic: {pfc: {priorities: [3]}}}\nresponder: {control-ip: 10.1.0.2}\nswitch: {control-ip: 10.1.0.3}\ndumpers: [{name: d, control-ip: 10.1.0.4}]\ntraffic:\n  pfc-events:\n    - {type: pause, to: requester, priority: 3, start: {qpn: 0, psn: 0}}\n",
+			"t.yaml:8:56: testbed remote: " + RemoteStartPause},
 		{"remote slowdown", "testbed: remote\nnetns-slowdown: 20\nrequester: {control-ip: 10.1.0.1}\nresponder: {control-ip: 10.1.0.2}\nswitch: {control-ip: 10.1.0.3}\ndumpers: [{name: d, control-ip: 10.1.0.4}]\n",
 			"t.yaml:2:17: testbed remote: netns-slowdown 20: hardware runs in real time (the key is for the netns testbed; remove it or set 1)"},
 		{"slowdown range", "netns-slowdown: 0\n", "t.yaml:1:17: netns-slowdown: want 1..10000, got 0"},

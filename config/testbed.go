@@ -99,7 +99,9 @@ func testbedProblems(t *Test) []tbProblem {
 		for _, ev := range t.pfcEvents() {
 			switch ev.Type {
 			case PFCPause:
-				out = append(out, tbProblem{path: pfcEventsPath(t), msg: "pfc-events of type pause run on the software switch only (sim, netns); on a Tofino see docs/tofino.md §8"})
+				if ev.Start != nil {
+					out = append(out, tbProblem{path: pfcEventsPath(t), msg: "pfc-events: " + RemoteStartPause})
+				}
 			case PFCRxStall:
 				out = append(out, tbProblem{path: pfcEventsPath(t), msg: "pfc-events of type rx-stall need the software NIC (sim, netns)"})
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/orchestrator/agent"
+	"github.com/netlumina/lumina/p4src/tofino/bfrt"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 	"github.com/netlumina/lumina/roce"
 )
@@ -65,6 +66,10 @@ type placement struct {
 	p4rtListen, p4rt     string
 	p4rtDial             []grpc.DialOption
 	p4info, deviceConfig []byte
+	// bfrt is the switch's BfRt server (remote, a Tofino: pauses by its
+	// packet generator, tofino.go), the program bound there and the chip.
+	bfrt, bfrtProgram string
+	tofinoChip        bfrt.Chip
 
 	// rnic is the agents' RNIC: "softrnic" or "verbs".
 	rnic string
@@ -150,6 +155,8 @@ type driver struct {
 	responders []responder
 	intake     *intakeBarrier
 	ig         *grpc.Server
+	// startIntake on a Tofino (pl.bfrt): the BfRt connection.
+	tofino *tofino
 }
 
 // responder is one flow's responder: the address its requester dials and
@@ -178,6 +185,9 @@ func (d *driver) close() {
 	}
 	if d.cp != nil {
 		d.cp.Close()
+	}
+	if d.tofino != nil {
+		d.tofino.close()
 	}
 }
 
@@ -396,6 +406,9 @@ func (d *driver) flowRole(f int, role string) string {
 // intake, as traffic starts) and those on a data packet of the installed
 // plan.
 func (d *driver) schedulePauses(ctx context.Context) error {
+	if d.pl.injector == nil && d.pl.bfrt != "" {
+		return d.tofinoPauses(ctx)
+	}
 	ps, err := d.run.pauseOnPacket(d.run.Plan)
 	if err != nil {
 		return err
@@ -612,6 +625,9 @@ func (d *driver) collectNICs(ctx context.Context) error {
 
 // readSwitchPFC fetches the software switch's PFC counters and log.
 func (d *driver) readSwitchPFC(ctx context.Context) error {
+	if d.tofino != nil && d.tofino.c != nil {
+		return d.readTofinoPFC(ctx)
+	}
 	if d.pl.injector == nil || !d.run.pfcOn() && !d.run.queuesOn() {
 		return nil
 	}

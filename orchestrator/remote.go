@@ -16,7 +16,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/orchestrator/agent"
+	"github.com/netlumina/lumina/p4src/tofino/bfrt"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 )
 
@@ -49,6 +51,14 @@ type RemoteOptions struct {
 	// P4Info for lumina.p4 and the packed device config (docs/tofino.md).
 	// Default: lumina's P4Info and no device config (the software target).
 	P4Info, DeviceConfig string
+	// BfRt is the switch's BfRt gRPC server (bf_switchd, default port
+	// bfrt.DefaultPort), plaintext: with it, pfc-events of type pause are
+	// sent by the Tofino's packet generator and the switch's PFC counters
+	// are read from $PORT_STAT (docs/tofino.md §8). Required for a test
+	// with pauses. BfRtProgram is the program bound there (default
+	// "lumina"), Tofino the chip (1, default, or 2).
+	BfRt, BfRtProgram string
+	Tofino            int
 }
 
 func splitHostPort(s string, def int) (host, addr string) {
@@ -101,6 +111,15 @@ func newRemoteBed(ro RemoteOptions) (testbed, error) {
 	if ro.IntakeListen == "" {
 		ro.IntakeListen = ":0"
 	}
+	if ro.Tofino == 0 {
+		ro.Tofino = 1
+	}
+	if ro.Tofino != 1 && ro.Tofino != 2 {
+		return nil, fmt.Errorf("%w: remote: Tofino %d (1 or 2)", ErrTestbed, ro.Tofino)
+	}
+	if ro.BfRtProgram == "" {
+		ro.BfRtProgram = "lumina"
+	}
 	return &remoteBed{opt: ro, token: token}, nil
 }
 
@@ -115,7 +134,16 @@ func (b *remoteBed) close() {
 
 func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) (*placement, error) {
 	t, ro := run.Test, b.opt
-	pl := &placement{realTime: true, rnic: ro.RNIC, token: b.token, hosts: make([]*grpc.ClientConn, len(t.Hosts))}
+	pl := &placement{realTime: true, rnic: ro.RNIC, token: b.token, hosts: make([]*grpc.ClientConn, len(t.Hosts)),
+		bfrtProgram: ro.BfRtProgram, tofinoChip: bfrt.Chip(ro.Tofino)}
+	if ro.BfRt != "" {
+		_, pl.bfrt = splitHostPort(ro.BfRt, bfrt.DefaultPort)
+	}
+	for _, ev := range t.PFCEvents {
+		if ev.Type == config.PFCPause && pl.bfrt == "" {
+			return nil, fmt.Errorf("%w: remote: pfc-events of type pause are sent by the Tofino's packet generator: give its BfRt server (--bfrt HOST[:PORT], docs/tofino.md §8)", ErrTestbed)
+		}
+	}
 	for _, h := range t.Hosts {
 		pl.hostIfaces = append(pl.hostIfaces, h.NIC.IfName)
 		pl.hostPorts = append(pl.hostPorts, uint32(h.NIC.SwitchPort))

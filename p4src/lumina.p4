@@ -34,6 +34,14 @@
  * is mirrored when it leaves, a copy when it is made, so the mirror trace is
  * in wire order.
  *
+ * Pauses (docs/tofino.md §8): the control plane programs the packet
+ * generator through BfRt (p4src/tofino/bfrt) with one template per pause
+ * event, a pause_gen_h (the host's port) and the PFC frame; a generated
+ * packet arrives on the pipe's pktgen port behind its 6-byte header,
+ * leaves by that port as the bare PFC frame and is mirrored from egress
+ * as sent with EVENT_PAUSE in the MAC mirror wrapper (mac_mirror_h), as
+ * the software target's injected pauses are (injector.(*Switch).pfcInject).
+ *
  * No p4c runs in lumina's CI: p4src/lumina.p4info.txtpb is kept by hand and
  * p4src_test.go checks that the names and bit widths of the tables, keys,
  * actions, parameters, registers and counters here, in the P4Info and in the
@@ -74,6 +82,15 @@
 #endif
 #endif
 
+/* The pipe-local port the packet generator's packets arrive on: the pktgen
+ * port whose generator the control plane enables (p4src/tofino/bfrt
+ * Chip.PktgenPort: 68 on Tofino 1, 6 on Tofino 2), the recirculation port
+ * by default. Generated pauses are told from held packets by their first
+ * byte (IngressParser). */
+#ifndef LUMINA_PKTGEN_PORT
+#define LUMINA_PKTGEN_PORT LUMINA_RECIRC_PORT
+#endif
+
 typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;
 
@@ -90,11 +107,16 @@ const bit<8> EVENT_CORRUPT = 3;
 const bit<8> EVENT_DELAY     = 4;
 const bit<8> EVENT_REORDER   = 5;
 const bit<8> EVENT_DUPLICATE = 6;
+const bit<8> EVENT_PAUSE     = 7;   // a pause of the test (pfc-events type pause)
+
+const bit<16> ETHERTYPE_LUMINA_MIRROR = 0x88B5; // roce.EtherTypeLuminaMirror
+const bit<8>  MAC_MIRROR_SENT = 1;              // roce.MACMirrorSent
 
 const bit<8> PKT_NORMAL = 1;
 const bit<8> PKT_MIRROR = 2;
 const bit<8> PKT_HOLD   = 3;   // a hold_h follows the bridge header
 const bit<8> PKT_MIRROR_HELD = 4; // mirror copy of a recirculated packet: hold_h, then Ethernet
+const bit<8> PKT_MIRROR_MAC  = 5; // mirror copy of a MAC Control frame the switch sent (a pause)
 
 /* hold_h.kind */
 const bit<8> HOLD_DELAY     = 1;
@@ -153,6 +175,27 @@ header hold_h {
     bit<48>  arrived;   // ingress global timestamp of the first pass
 }
 
+/* lumina's header in the packet generator's pause template, after the
+ * 6-byte pktgen header and before the PFC frame (p4src/tofino/bfrt
+ * Pause.Template, docs/tofino.md §8): where the pause goes. */
+header pause_gen_h {
+    bit<2>   pad;
+    bit<5>   switch_id; // the logical switch of port: its mirror sequence
+    PortId_t port;      // the host's port: the pause leaves by it
+}
+
+/* The wrapper of a MAC Control frame's mirror copy (roce.AppendMACMirror,
+ * 18 bytes): timestamp, sequence field, EtherType 0x88B5, event, flags,
+ * the port the frame left by; the frame follows. */
+header mac_mirror_h {
+    bit<48> timestamp;
+    bit<48> seq;
+    bit<16> ether_type;
+    bit<8>  event;
+    bit<8>  flags;
+    bit<16> port;
+}
+
 /* Bridged to egress with every copy: mirror copies carry their metadata.
  * A forwarded packet carries the metadata of its own copy (eg_mirror = 1),
  * which egress mirrors once the packet is in its queue. */
@@ -172,6 +215,9 @@ header mirror_bridge_h {
 struct headers_t {
     mirror_bridge_h bridge;
     hold_h     hold;
+    pktgen_timer_header_t pktgen;  // a generated pause: removed in ingress
+    pause_gen_h pause_gen;         // idem
+    mac_mirror_h mac_mirror;       // a pause's mirror copy: added in egress
     ethernet_h ethernet;
     vlan_h     vlan;
     arp_h      arp;
@@ -204,6 +250,7 @@ struct ig_meta_t {
     bit<1>      release;
     bit<1>      mirror_it;
     bit<5>      switch_id;       // the logical switch of the ingress port (port_switch)
+    bit<1>      pause_out;       // a pause of the packet generator
     mirror_bridge_h mirror;
 }
 
@@ -214,15 +261,28 @@ parser IngressParser(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
-        meta = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
-        /* Only recirculated packets arrive on a recirculation port: they
-         * carry a hold_h in front of the Ethernet header. */
-        transition select(ig_intr_md.ingress_port) {
-            LUMINA_RECIRC_PORT &&& DEVPORT_PORT_MASK: parse_hold;
+        meta = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
+        /* A recirculation port carries recirculated packets, which start
+         * with a hold_h (first byte: kind, 1..3). The pktgen port (the
+         * recirculation port by default) carries the packet generator's
+         * pauses, which start with its 6-byte timer header (first byte:
+         * pipe << 3 | app on Tofino 1, pipe << 4 | app on Tofino 2; the
+         * control plane never uses apps 1..3, so never 1..3), then a
+         * pause_gen_h and the PFC frame. */
+        transition select(ig_intr_md.ingress_port, pkt.lookahead<bit<8>>()) {
+            (LUMINA_RECIRC_PORT &&& DEVPORT_PORT_MASK, HOLD_DELAY):     parse_hold;
+            (LUMINA_RECIRC_PORT &&& DEVPORT_PORT_MASK, HOLD_REORDER):   parse_hold;
+            (LUMINA_RECIRC_PORT &&& DEVPORT_PORT_MASK, HOLD_DUPLICATE): parse_hold;
+            (LUMINA_PKTGEN_PORT &&& DEVPORT_PORT_MASK, _):              parse_pktgen;
             default: parse_ethernet;
         }
     }
     state parse_hold { pkt.extract(hdr.hold); transition parse_ethernet; }
+    state parse_pktgen {
+        pkt.extract(hdr.pktgen);
+        pkt.extract(hdr.pause_gen);
+        transition parse_ethernet;
+    }
     state parse_ethernet {
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
@@ -476,7 +536,21 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
         if (hdr.arp.isValid() && hdr.arp.opcode == 1) {
             if (arp_proxy.apply().hit) { exit; }
         }
-        if (!hdr.hold.isValid()) {
+        if (hdr.pause_gen.isValid()) {
+            /* ---- a pause of the packet generator (injector.(*Switch).pfcInject) ----
+             * Leaves by the host's port as the template's PFC frame, and is
+             * mirrored as sent with EVENT_PAUSE, from egress, by the mirror
+             * sequence of the port's logical switch, like any frame the
+             * switch sends (injector.(*Switch).mirrorMAC). */
+            ig_tm_md.ucast_egress_port = hdr.pause_gen.port;
+            meta.switch_id = hdr.pause_gen.switch_id;
+            meta.pause_out = 1;
+            meta.fwd = 1;
+            meta.event = EVENT_PAUSE;
+            meta.mirror_it = 1;
+            hdr.pktgen.setInvalid();
+            hdr.pause_gen.setInvalid();
+        } else if (!hdr.hold.isValid()) {
             port_switch.apply();
         }
         PortId_t recirc_port = (ig_intr_md.ingress_port & DEVPORT_PIPE_MASK) | LUMINA_RECIRC_PORT;
@@ -509,7 +583,7 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                     meta.conn_op = CONN_TRY;
                 }
             }
-        } else {
+        } else if (meta.pause_out == 0) {
             if (!fabric_forward.apply().hit) {
                 l2_forward.apply();
             }
@@ -638,6 +712,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                 if (meta.hold_in == 1) {
                     meta.mirror.pkt_type = PKT_MIRROR_HELD;
                     meta.mirror.held = ig_prsr_md.global_tstamp - hdr.hold.arrived;
+                } else if (meta.pause_out == 1) {
+                    meta.mirror.pkt_type = PKT_MIRROR_MAC;
+                    meta.mirror.held = 0;
                 } else {
                     meta.mirror.pkt_type = PKT_MIRROR;
                     meta.mirror.held = 0;
@@ -652,7 +729,9 @@ control Ingress(inout headers_t hdr, inout ig_meta_t meta,
                     /* Forwarded (a released hold leaves towards the port
                      * its first pass chose): mirrored from egress, where its queue's
                      * depth is known; the hold_h is gone by then. */
-                    meta.mirror.pkt_type = PKT_MIRROR;
+                    if (meta.pause_out == 0) {
+                        meta.mirror.pkt_type = PKT_MIRROR;
+                    }
                     meta.mirror.eg_mirror = 1;
                     meta.mirror.session = meta.mirror_session;
                 } else {
@@ -793,7 +872,28 @@ control Egress(inout headers_t hdr, inout eg_meta_t meta,
          * port. The unicast replica of a duplicate and mirror copies lose it. */
         bool recirc = hdr.bridge.pkt_type == PKT_HOLD &&
                       eg_intr_md.egress_port[6:0] == LUMINA_RECIRC_PORT;
-        bool copy = hdr.bridge.pkt_type == PKT_MIRROR || hdr.bridge.pkt_type == PKT_MIRROR_HELD;
+        bool copy = hdr.bridge.pkt_type == PKT_MIRROR || hdr.bridge.pkt_type == PKT_MIRROR_HELD ||
+                    hdr.bridge.pkt_type == PKT_MIRROR_MAC;
+        if (hdr.bridge.pkt_type == PKT_MIRROR_MAC) {
+            /* A pause's mirror copy: the wrapper in front of the frame
+             * (roce.AppendMACMirror); the port it left by rode in held. */
+            hdr.mac_mirror.setValid();
+            hdr.mac_mirror.timestamp = hdr.bridge.timestamp;
+            hdr.mac_mirror.seq = hdr.bridge.seq;
+            hdr.mac_mirror.ether_type = ETHERTYPE_LUMINA_MIRROR;
+            hdr.mac_mirror.event = hdr.bridge.event;
+            hdr.mac_mirror.flags = MAC_MIRROR_SENT;
+            hdr.mac_mirror.port = hdr.bridge.held[15:0];
+        } else if (hdr.bridge.event == EVENT_PAUSE && hdr.bridge.eg_mirror == 1) {
+            /* A pause of the packet generator in the host port's queue:
+             * its copy, from here, as sent; held carries the port. */
+            meta.mirror = hdr.bridge;
+            meta.mirror.pkt_type = PKT_MIRROR_MAC;
+            meta.mirror.eg_mirror = 0;
+            meta.mirror.held = (bit<48>)eg_intr_md.egress_port;
+            meta.mirror_session = hdr.bridge.session;
+            eg_dprsr_md.mirror_type = 1;
+        }
         if (hdr.bth.isValid() && !recirc && !copy) {
             /* A forwarded RoCE packet in its queue: RED, then its mirror copy
              * with the depth it was enqueued at. */

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netlumina/lumina/p4src/tofino/bfrt"
 	"github.com/netlumina/lumina/roce"
 )
 
@@ -243,6 +244,7 @@ func TestP4EventConstants(t *testing.T) {
 		{"EVENT_DELAY", roce.EventDelay},
 		{"EVENT_REORDER", roce.EventReorder},
 		{"EVENT_DUPLICATE", roce.EventDuplicate},
+		{"EVENT_PAUSE", roce.EventPause},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, ok := got[tc.name]
@@ -254,8 +256,63 @@ func TestP4EventConstants(t *testing.T) {
 			}
 		})
 	}
-	if len(got) != 7 {
-		t.Errorf("lumina.p4 defines %d EVENT_ constants %v, want 7", len(got), got)
+	if len(got) != 8 {
+		t.Errorf("lumina.p4 defines %d EVENT_ constants %v, want 8", len(got), got)
+	}
+}
+
+// TestP4PauseHeaders checks the headers of the packet generator's pauses
+// (docs/tofino.md §8) against the Go side: pause_gen_h is the template's
+// bfrt.PauseGenLen bytes (2 bits pad, 5-bit switch, 9-bit port:
+// bfrt.Pause.Template), mac_mirror_h the roce.MACMirrorHeaderLen
+// wrapper of roce.AppendMACMirror, with its EtherType and sent flag.
+func TestP4PauseHeaders(t *testing.T) {
+	src := string(Source)
+	for _, tc := range []struct {
+		header string
+		fields []string
+		bytes  int
+	}{
+		{"pause_gen_h", []string{"bit<2> pad", "bit<5> switch_id", "PortId_t port"}, bfrt.PauseGenLen},
+		{"mac_mirror_h", []string{"bit<48> timestamp", "bit<48> seq", "bit<16> ether_type", "bit<8> event", "bit<8> flags", "bit<16> port"}, roce.MACMirrorHeaderLen},
+	} {
+		m := regexp.MustCompile(`(?s)header ` + tc.header + ` \{(.*?)\n\}`).FindStringSubmatch(src)
+		if m == nil {
+			t.Errorf("lumina.p4 has no header %s", tc.header)
+			continue
+		}
+		var got []string
+		bits := 0
+		for _, f := range regexp.MustCompile(`(bit<(\d+)>|PortId_t)\s+(\w+);`).FindAllStringSubmatch(m[1], -1) {
+			got = append(got, strings.Join(strings.Fields(f[1]+" "+f[3]), " "))
+			if f[2] != "" {
+				n, _ := strconv.Atoi(f[2])
+				bits += n
+			} else {
+				bits += 9
+			}
+		}
+		if strings.Join(got, "; ") != strings.Join(tc.fields, "; ") || bits != 8*tc.bytes {
+			t.Errorf("%s: %v (%d bits), want %v (%d bytes)", tc.header, got, bits, tc.fields, tc.bytes)
+		}
+	}
+	for _, c := range []struct {
+		re   string
+		want int
+	}{
+		{`const bit<16> ETHERTYPE_LUMINA_MIRROR = 0x([0-9A-F]+);`, roce.EtherTypeLuminaMirror},
+		{`const bit<8>  MAC_MIRROR_SENT = (\d+);`, roce.MACMirrorSent},
+	} {
+		m := regexp.MustCompile(c.re).FindStringSubmatch(src)
+		base := 10
+		if strings.Contains(c.re, "0x") {
+			base = 16
+		}
+		if m == nil {
+			t.Errorf("lumina.p4: no %s", c.re)
+		} else if v, _ := strconv.ParseInt(m[1], base, 32); int(v) != c.want {
+			t.Errorf("lumina.p4: %s = %s, want %#x", c.re, m[1], c.want)
+		}
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 
 	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/orchestrator/agent"
+	"github.com/netlumina/lumina/p4src/tofino/bfrt"
+	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrtfake"
 	"github.com/netlumina/lumina/sim"
 )
 
@@ -38,6 +40,7 @@ type injectorFlags struct {
 	listen, tokenFile, tlsDir, clientCA string
 	ports                               portFlags
 	device                              uint64
+	bfrt                                string
 }
 
 func (f *injectorFlags) define(fs *flag.FlagSet) {
@@ -49,6 +52,8 @@ func (f *injectorFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.clientCA, "client-ca", "", "accept clients whose TLS certificate verifies against this PEM `file` "+
 		"(CA or pinned self-signed client certificates): mutual TLS for standard P4Runtime clients, instead of or besides --token-file")
 	fs.Uint64Var(&f.device, "device-id", 0, "P4Runtime device `id`")
+	fs.StringVar(&f.bfrt, "bfrt", "", "also serve a BfRt `address` as a Tofino's bf_switchd would for lumina's pauses and PFC counters "+
+		"(the packet generator's apps drive the switch's pause injection; plaintext; docs/tofino.md §8)")
 }
 
 func (f *injectorFlags) check(args []string) error {
@@ -110,7 +115,13 @@ func runInjector(ctx context.Context, f *injectorFlags, _ []string, _, stderr io
 	loop := sim.NewRealLoop()
 	loop.Start()
 	defer loop.Close()
-	sw := injector.New(loop, injector.Config{Seed: uint64(time.Now().UnixNano())})
+	cfg := injector.Config{Seed: uint64(time.Now().UnixNano())}
+	if f.bfrt != "" {
+		// Pauses need the switch's PFC model; with no lossless
+		// priority it sends no XOFF of its own.
+		cfg.PFC = &injector.PFCConfig{}
+	}
+	sw := injector.New(loop, cfg)
 	for id, ifname := range f.ports {
 		p, err := sim.OpenAFPacket(ifname, loop)
 		if err != nil {
@@ -121,6 +132,13 @@ func runInjector(ctx context.Context, f *injectorFlags, _ []string, _, stderr io
 			return err
 		}
 	}
+	if f.bfrt != "" {
+		addr, err := serveBfRt(ctx, sw, f.bfrt)
+		if err != nil {
+			return fmt.Errorf("injector: bfrt: %w", err)
+		}
+		fmt.Fprintf(stderr, "lumina: injector: BfRt (packet generator, $PORT, $PORT_STAT) on %s\n", addr)
+	}
 	g := grpc.NewServer(append(opts, injector.ServerOption())...)
 	injector.NewServer(sw, f.device).Register(g)
 	fmt.Fprintf(stderr, "lumina: injector: %d ports, P4Runtime on %s\n", len(f.ports), ln.Addr())
@@ -129,4 +147,26 @@ func runInjector(ctx context.Context, f *injectorFlags, _ []string, _, stderr io
 		return err
 	}
 	return nil
+}
+
+// serveBfRt serves the BfRt endpoint of `lumina injector --bfrt`: a Tofino 1's
+// fixed-function tables as lumina uses them (bfrtfake), each enabled
+// pktgen app scheduled as the software switch's pause injection, $PORT_STAT
+// answered from the switch's PFC counters.
+func serveBfRt(ctx context.Context, sw *injector.Switch, listen string) (string, error) {
+	srv := &bfrtfake.Server{Chip: bfrt.Tofino1, Listen: listen,
+		OnPause: func(app bfrtfake.PauseApp) error {
+			port, prio, quanta, start, dur, iv, err := app.Injection()
+			if err != nil {
+				return err
+			}
+			return sw.SchedulePauses(injector.PauseInjection{Port: port, Priority: prio, Quanta: quanta, Start: start, Duration: dur, Interval: iv})
+		},
+		Counters: func(port uint32) (c bfrt.PortPFC) {
+			for p, pc := range sw.PFCCounters()[port] {
+				c.Tx[p], c.Rx[p] = pc.TxPause, pc.RxPause
+			}
+			return c
+		}}
+	return srv.Start(ctx)
 }

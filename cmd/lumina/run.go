@@ -47,6 +47,8 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&r.RNIC, "rnic", "verbs", "remote: the agents' RNIC: verbs (the hosts' NICs) or softrnic")
 	fs.StringVar(&r.P4Info, "p4info", "", "remote: P4Info `file` to push (a Tofino: bf-p4c's for lumina.p4)")
 	fs.StringVar(&r.DeviceConfig, "device-config", "", "remote: packed Tofino device config `file` (docs/tofino.md)")
+	fs.StringVar(&r.BfRt, "bfrt", "", "remote: the Tofino's BfRt server `host[:port]` (bf_switchd, port 50052): pauses by its packet generator, PFC counters (docs/tofino.md §8)")
+	fs.IntVar(&r.Tofino, "tofino", 1, "remote: the Tofino `generation` behind --bfrt: 1 or 2")
 }
 
 func (f *runFlags) check(args []string) error {

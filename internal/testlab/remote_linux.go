@@ -65,6 +65,10 @@ type SwitchLayout struct {
 	// both ends in the switch's namespace (lb<k>a, lb<k>b), given to the
 	// injector as its two ports, Loopbacks[k][0] and Loopbacks[k][1].
 	Loopbacks [][2]uint32
+	// BfRtPort, if set, makes the injector also serve BfRt on the
+	// switch's management address at that port (`lumina injector
+	// --bfrt`: the packet generator's pauses, docs/tofino.md §8).
+	BfRtPort int
 }
 
 // NewRemote builds a remote lab running luminaBinary (a built
@@ -187,7 +191,11 @@ func NewRemoteWith(t testing.TB, luminaBinary string, o SwitchLayout) *Remote {
 		tls := filepath.Join(work, "tls-"+h)
 		if h == "sw" {
 			addr += ":9559"
-			start(h, append(append([]string{"injector", "--listen", addr}, swPorts...), "--token-file", lab.TokenFile, "--tls-dir", tls)...)
+			args := append(append([]string{"injector", "--listen", addr}, swPorts...), "--token-file", lab.TokenFile, "--tls-dir", tls)
+			if o.BfRtPort != 0 {
+				args = append(args, "--bfrt", net.JoinHostPort(lab.IPs[h], strconv.Itoa(o.BfRtPort)))
+			}
+			start(h, args...)
 		} else {
 			addr += ":7946"
 			start(h, "agent", "--listen", addr, "--token-file", lab.TokenFile, "--tls-dir", tls)

@@ -1,0 +1,171 @@
+package bfrtfake_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/netlumina/lumina/injector"
+	"github.com/netlumina/lumina/p4src/tofino/bfrt"
+	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrtfake"
+	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/sim"
+)
+
+const hostPort = 144 // pipe 1 on Tofino 1
+
+var switchMAC = [6]byte{2, 0, 0, 0, 0, 0xee}
+
+type sent struct {
+	at int64
+	b  []byte
+}
+
+type port struct {
+	loop *sim.EventLoop
+	sent []sent
+}
+
+func (p *port) Send(f []byte)            { p.sent = append(p.sent, sent{p.loop.Now(), append([]byte(nil), f...)}) }
+func (p *port) SetReceiver(func([]byte)) {}
+func (p *port) Name() string             { return "host" }
+
+func newSwitch(t *testing.T) (*sim.EventLoop, *injector.Switch, *port) {
+	loop := sim.NewEventLoop()
+	sw := injector.New(loop, injector.Config{Seed: 1, PFC: &injector.PFCConfig{Lossless: 1 << 3, MAC: switchMAC}})
+	p := &port{loop: loop}
+	if err := sw.AddPort(hostPort, p); err != nil {
+		t.Fatal(err)
+	}
+	return loop, sw, p
+}
+
+// TestFakeDrivesSoftwareSwitch: the pause of examples/pause-reaction.yaml
+// (priority 3, 65535 quanta, from 20 µs for 200 µs every 20 µs), written
+// as the packet generator's plan to the fake BfRt server, which hands the
+// enabled app to the software switch, makes the switch send the same
+// frames at the same times as the software switch's own pause injection
+// (SchedulePauses, the sim testbed's path); $PORT_STAT then reads the
+// switch's TxPause count.
+func TestFakeDrivesSoftwareSwitch(t *testing.T) {
+	for _, chip := range []bfrt.Chip{bfrt.Tofino1, bfrt.Tofino2} {
+		t.Run(fmt.Sprintf("tofino%d", chip), func(t *testing.T) { fakeDrivesSoftwareSwitch(t, chip) })
+	}
+}
+
+func fakeDrivesSoftwareSwitch(t *testing.T, chip bfrt.Chip) {
+	ev := injector.PauseInjection{Port: hostPort, Priority: 3, Quanta: 65535, Start: 20 * time.Microsecond,
+		Duration: 200 * time.Microsecond, Interval: 20 * time.Microsecond}
+
+	// Reference: the software switch's own injection.
+	loopA, swA, pA := newSwitch(t)
+	loopA.RunUntil(50_000)
+	if err := swA.SchedulePauses(ev); err != nil {
+		t.Fatal(err)
+	}
+	loopA.RunUntil(10_000_000)
+
+	// Through BfRt: the plan's writes to the fake, whose apps drive the
+	// switch.
+	loopB, swB, pB := newSwitch(t)
+	loopB.RunUntil(50_000)
+	srv := &bfrtfake.Server{Chip: chip,
+		OnPause: func(app bfrtfake.PauseApp) error {
+			port, prio, quanta, start, dur, iv, err := app.Injection()
+			if err != nil {
+				return err
+			}
+			return swB.SchedulePauses(injector.PauseInjection{Port: port, Priority: prio, Quanta: quanta, Start: start, Duration: dur, Interval: iv})
+		},
+		Counters: func(p uint32) (c bfrt.PortPFC) {
+			for prio, pc := range swB.PFCCounters()[p] {
+				c.Tx[prio], c.Rx[prio] = pc.TxPause, pc.RxPause
+			}
+			return c
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, err := srv.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c, err := bfrt.Connect(ctx, conn, 0, 1, "lumina")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	plan, err := bfrt.PlanPauses(chip, []bfrt.Pause{{Port: ev.Port, Priority: ev.Priority, Quanta: ev.Quanta,
+		Start: ev.Start, Duration: ev.Duration, Interval: ev.Interval, SrcMAC: switchMAC}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Apply(ctx, plan.Setup, plan.Enable); err != nil {
+		t.Fatal(err)
+	}
+	loopB.RunUntil(10_000_000)
+
+	if len(pA.sent) != 10 || len(pB.sent) != len(pA.sent) {
+		t.Fatalf("frames: %d through BfRt, %d by the software switch, want 10", len(pB.sent), len(pA.sent))
+	}
+	var tmpl [roce.PFCPriorities]uint16
+	tmpl[3] = 65535
+	want := roce.BuildPFC(nil, switchMAC, 1<<3, tmpl)
+	for i := range pA.sent {
+		a, b := pA.sent[i], pB.sent[i]
+		if a.at != b.at || a.at != int64(50_000+20_000+i*20_000) || !bytes.Equal(a.b, b.b) || !bytes.Equal(b.b, want) {
+			t.Errorf("frame %d: through BfRt at %d % x; software switch at %d % x", i, b.at, b.b, a.at, a.b)
+		}
+	}
+	pc, err := c.ReadPortPFC(ctx, hostPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.Tx[3] != 10 || pc.Tx[0] != 0 {
+		t.Errorf("$PORT_STAT tx %v, want 10 on priority 3", pc.Tx)
+	}
+	// A one-shot app stays enabled after it fired: disabling is the clean-up.
+	if err := c.DisableApps(ctx, plan); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestFakeRefusesWrongOrder: an app enabled before its pipe's pktgen port
+// is refused, naming the table, the app and the port.
+func TestFakeRefusesWrongOrder(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := &bfrtfake.Server{Chip: bfrt.Tofino1}
+	addr, err := srv.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c, err := bfrt.Connect(ctx, conn, 0, 1, "lumina")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	plan, err := bfrt.PlanPauses(bfrt.Tofino1, []bfrt.Pause{{Port: hostPort, Priority: 3, Quanta: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Apply(ctx, plan.Setup[1:], plan.Enable) // without the port_cfg write
+	if err == nil || !strings.Contains(err.Error(), "tf1.pktgen.app_cfg app 0 of pipe 1 enabled before pktgen on port 196") {
+		t.Errorf("enable before the port: %v", err)
+	}
+}

@@ -1,0 +1,242 @@
+package bfrt
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/netlumina/lumina/roce"
+
+	pb "github.com/netlumina/lumina/proto/bfrt/bfrtpb"
+)
+
+// Chip is the Tofino generation: it decides the pktgen port of a pipe,
+// the number of apps and the fields an app takes.
+type Chip int
+
+// Chips.
+const (
+	Tofino1 Chip = 1
+	Tofino2 Chip = 2
+)
+
+// Pktgen limits (docs/tofino.md §8: PIPE_MGR_TOF_PKTGEN_APP_CNT 8,
+// PIPE_MGR_TOF2_PKTGEN_APP_CNT 16 in open-p4studio's pipe_mgr; a 16 KB
+// template buffer of 1024 16-byte lines per pipe, tna_pktgen's test.py).
+const (
+	bufferBytes = 16 * 1024
+	bufferLine  = 16
+	// PauseGenLen is the length of lumina's pause_gen_h, the template's
+	// first 2 bytes, before the PFC frame: 2 bits of padding, the logical
+	// switch (5 bits) and the egress port (9 bits), big-endian.
+	PauseGenLen = 2
+	// TemplateLen is a pause template's length: pause_gen_h and the
+	// 60-byte PFC frame (the hardware adds its 6-byte pktgen header in
+	// front and the 4-byte FCS behind).
+	TemplateLen = PauseGenLen + roce.MACControlMinLen
+)
+
+// Apps is the number of pktgen apps per pipe.
+func (c Chip) Apps() int {
+	if c == Tofino2 {
+		return 16
+	}
+	return 8
+}
+
+// PktgenPort is the device port whose pktgen lumina enables in pipe: 68 on
+// Tofino 1 (the pktgen port group 68–71; port 68 is also the pipe's
+// recirculation port) and 6 on Tofino 2 (ports 0–7; 6 exists in every
+// pipe by default, tna_pktgen's test.py), with the pipe in bits 8:7.
+func (c Chip) PktgenPort(pipe uint32) uint32 {
+	if c == Tofino2 {
+		return pipe<<7 | 6
+	}
+	return pipe<<7 | 68
+}
+
+// usableApp reports whether lumina uses app id a. Generated packets arrive
+// on the recirculation port (LUMINA_RECIRC_PORT is the pktgen port),
+// where lumina.p4 tells them from held packets by the first byte: a
+// hold_h's kind is 1, 2 or 3, a pktgen timer header's first byte is
+// pipe << 3 | app (Tofino 1) or pipe << 4 | app (Tofino 2). Apps 1–3 are
+// therefore never used, in any pipe.
+func usableApp(a int) bool { return a == 0 || a > 3 }
+
+// Pause is one pause injection (traffic.pfc-events type pause, the
+// software switch's injector.PauseInjection) on a Tofino.
+type Pause struct {
+	Port     uint32 // device port of the host: the frames leave from it
+	Switch   uint8  // its logical switch (0 without a fabric): the mirror sequence's
+	Priority int
+	Quanta   uint16
+	// First frame at Start after the app is enabled, then one every
+	// Interval while (index × Interval) < Duration.
+	Start, Duration, Interval time.Duration
+	SrcMAC                    [6]byte // the PFC frames' source MAC
+}
+
+// Frames is the number of frames p sends: the N of k × Interval <
+// Duration, k = 0..N−1 (1 for a zero Duration or Interval).
+func (p Pause) Frames() int64 {
+	if p.Interval <= 0 || p.Duration <= 0 {
+		return 1
+	}
+	return int64((p.Duration + p.Interval - 1) / p.Interval)
+}
+
+// Template is the bytes lumina writes into the pktgen buffer for p:
+// pause_gen_h (switch, port) and the PFC frame the software switch sends
+// (roce.BuildPFC: only Priority enabled, time[Priority] = Quanta).
+func (p Pause) Template() []byte {
+	b := make([]byte, PauseGenLen, TemplateLen)
+	binary.BigEndian.PutUint16(b, uint16(p.Switch&0x1F)<<9|uint16(p.Port&0x1FF))
+	var t [roce.PFCPriorities]uint16
+	t[p.Priority] = p.Quanta
+	return roce.BuildPFC(b, p.SrcMAC, 1<<p.Priority, t)
+}
+
+// ErrPause is wrapped by errors about a pause that pktgen cannot send.
+var ErrPause = errors.New("bfrt: pause")
+
+// Write is one BfRt write of a plan.
+type Write struct {
+	Type  pb.Update_Type
+	Entry Entry
+}
+
+// PausePlan is the packet generator's configuration for a test's pauses,
+// in the order it is written: per pipe used, the pktgen port's enable; per
+// pause, its template in the pipe's buffer and its app, written disabled;
+// then (Enable) every app enabled, which starts the timers. The order is
+// open-p4studio's tna_pktgen example's (test.py: "enable packet
+// generation on the generator port, program the packet into the packet
+// buffer, configure the application; enabling it should be done last").
+type PausePlan struct {
+	Setup  []Write
+	Enable []Write
+	// Apps is each pause's (pipe, app id), in the order of the pauses.
+	Apps []PipeApp
+}
+
+// PipeApp is a pktgen app of a pipe.
+type PipeApp struct{ Pipe, App uint32 }
+
+// PlanPauses lays out pauses on chip. Each pause gets an app of its host
+// port's pipe (the pipe's generator injects into that pipe's ingress; the
+// program sends the frame out of the port), a one-shot timer app:
+// timer_nanosec = Start (counted from the enable), batch_count_cfg = N − 1
+// batches of packets_per_batch_cfg = 0 + 1 packet, ibg = Interval (the
+// pktgen counts are zero-based, tna_pktgen's test.py). A one-shot app
+// stops by itself after N frames; a periodic one would fire every
+// Interval until the control plane disabled it, which would put the
+// count back in software's timing.
+func PlanPauses(chip Chip, pauses []Pause) (*PausePlan, error) {
+	plan := &PausePlan{}
+	type pipeState struct {
+		nextApp int
+		offset  int
+	}
+	pipes := map[uint32]*pipeState{}
+	for i, p := range pauses {
+		switch {
+		case p.Priority < 0 || p.Priority >= roce.PFCPriorities:
+			return nil, fmt.Errorf("%w %d: priority %d out of range 0..7", ErrPause, i, p.Priority)
+		case p.Start < 0 || p.Duration < 0 || p.Interval < 0:
+			return nil, fmt.Errorf("%w %d: negative time", ErrPause, i)
+		case p.Duration > 0 && p.Interval == 0:
+			return nil, fmt.Errorf("%w %d: duration %v with no interval", ErrPause, i, p.Duration)
+		case p.Port > 0x1FF:
+			return nil, fmt.Errorf("%w %d: port %d is not a 9-bit device port", ErrPause, i, p.Port)
+		}
+		n := p.Frames()
+		if n > 1<<16 {
+			return nil, fmt.Errorf("%w %d: %d frames, more than the 65536 batches of one app", ErrPause, i, n)
+		}
+		for _, d := range []time.Duration{p.Start, p.Interval} {
+			if d.Nanoseconds() > 1<<32-1 {
+				return nil, fmt.Errorf("%w %d: %v is beyond the generator's 32-bit nanosecond timer", ErrPause, i, d)
+			}
+		}
+		pipe := p.Port >> 7
+		st := pipes[pipe]
+		if st == nil {
+			st = &pipeState{}
+			pipes[pipe] = st
+			plan.Setup = append(plan.Setup, Write{pb.Update_MODIFY, Entry{Table: "pktgen.port_cfg",
+				Keys: []KV{{"dev_port", uint64(chip.PktgenPort(pipe))}},
+				Data: []KV{{"pktgen_enable", true}}}})
+		}
+		for st.nextApp < chip.Apps() && !usableApp(st.nextApp) {
+			st.nextApp++
+		}
+		if st.nextApp >= chip.Apps() {
+			return nil, fmt.Errorf("%w %d: pipe %d has no free pktgen app (lumina uses apps 0 and 4..%d)", ErrPause, i, pipe, chip.Apps()-1)
+		}
+		app := st.nextApp
+		st.nextApp++
+		tmpl := p.Template()
+		off := st.offset
+		st.offset += (len(tmpl) + bufferLine - 1) / bufferLine * bufferLine
+		if st.offset > bufferBytes {
+			return nil, fmt.Errorf("%w %d: pipe %d's 16 KB pktgen buffer is full", ErrPause, i, pipe)
+		}
+		pp := pipe
+		plan.Setup = append(plan.Setup, Write{pb.Update_MODIFY, Entry{Table: "pktgen.pkt_buffer", Pipe: &pp,
+			Keys: []KV{{"pkt_buffer_offset", uint64(off)}, {"pkt_buffer_size", uint64(len(tmpl))}},
+			Data: []KV{{"buffer", tmpl}}}})
+		data := []KV{
+			{"timer_nanosec", uint64(p.Start.Nanoseconds())},
+			{"pkt_len", uint64(len(tmpl))},
+			{"pkt_buffer_offset", uint64(off)},
+			{"batch_count_cfg", uint64(n - 1)},
+			{"packets_per_batch_cfg", uint64(0)},
+			{"ibg", uint64(p.Interval.Nanoseconds())},
+			{"ipg", uint64(0)},
+			{"trigger_counter", uint64(0)},
+			{"batch_counter", uint64(0)},
+			{"pkt_counter", uint64(0)},
+			{"app_enable", false},
+		}
+		if chip == Tofino2 {
+			// Each app names its pktgen channel on Tofino 2 (test.py).
+			data = append(data, KV{"assigned_chnl_id", uint64(chip.PktgenPort(pipe) & 0x7F)})
+		}
+		key := []KV{{"app_id", uint64(app)}}
+		plan.Setup = append(plan.Setup, Write{pb.Update_MODIFY, Entry{Table: "pktgen.app_cfg", Pipe: &pp, Keys: key,
+			Action: "trigger_timer_one_shot", Data: data}})
+		plan.Enable = append(plan.Enable, Write{pb.Update_MODIFY, Entry{Table: "pktgen.app_cfg", Pipe: &pp, Keys: key,
+			Data: []KV{{"app_enable", true}}}})
+		plan.Apps = append(plan.Apps, PipeApp{pipe, uint32(app)})
+	}
+	return plan, nil
+}
+
+// Apply writes the plan: Setup, then Enable (the timers start there).
+func (c *Client) Apply(ctx context.Context, ws ...[]Write) error {
+	for _, list := range ws {
+		for _, w := range list {
+			if err := c.Write(ctx, w.Type, w.Entry); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// DisableApps writes app_enable false for every app of plan (the clean-up:
+// a one-shot app stays enabled after it fired, test.py).
+func (c *Client) DisableApps(ctx context.Context, plan *PausePlan) error {
+	var first error
+	for _, a := range plan.Apps {
+		pipe := a.Pipe
+		err := c.Write(ctx, pb.Update_MODIFY, Entry{Table: "pktgen.app_cfg", Pipe: &pipe,
+			Keys: []KV{{"app_id", uint64(a.App)}}, Data: []KV{{"app_enable", false}}})
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
