@@ -1,4 +1,4 @@
-// Package results keeps lumina's results as partitioned Parquet tables under
+// Package store keeps lumina's results as partitioned Parquet tables under
 // a results root, for a lab of testbeds running suites over years of
 // firmware builds (issue #34; FD.io CSIT keeps its results the same way):
 //

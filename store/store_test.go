@@ -99,7 +99,6 @@ func store(t *testing.T) string {
 	return root
 }
 
-
 // TestSelectMatchesRead: the suite a selection of the store makes is the
 // one suite.Read makes of the same report.json files (but the runs'
 // directories, which the store records as given).
@@ -266,4 +265,13 @@ func TestEscape(t *testing.T) {
 			t.Errorf("Unescape(%q): no error", bad)
 		}
 	}
+}
+
+func readReportT(t *testing.T, dir string) *orchestrator.Report {
+	t.Helper()
+	r, err := readReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
