@@ -12,7 +12,7 @@ import (
 
 func init() {
 	register(&command{
-		name: "diff", args: "BASE NEW",
+		name: "diff", args: "BASE NEW | --store ROOT --base SEL --new SEL",
 		summary: "compare two suites of runs (firmware regression testing): verdicts, violations, quantities (see docs/regression.md)",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
 			format := fs.String("format", "text", "output `format`: text, json or html")
@@ -27,9 +27,10 @@ func init() {
 			resamples := fs.Int("resamples", 2000, "bootstrap resamples")
 			seed := fs.Uint64("seed", 1, "bootstrap `seed`")
 			failOn := fs.String("fail-on", "regression", "exit 1 on: regression, or change (any regression or change)")
+			sides := diffStoreFlags(fs)
 			return func(_ context.Context, args []string, stdout, stderr io.Writer) error {
-				if len(args) != 2 {
-					return usagef("diff needs BASE and NEW (run or suite directories, or suite.json files)")
+				if err := sides.check(args); err != nil {
+					return err
 				}
 				switch *format {
 				case "text", "json", "html":
@@ -57,15 +58,10 @@ func init() {
 				}
 				o := suite.Options{Alpha: *alpha, Method: m, Holm: *holm, MinRelShift: none(*minRel), MinAbsNs: none(*minNs),
 					MinAbsGbps: none(*minGbps), MinAbsCount: none(*minCount), Resamples: *resamples, Seed: *seed}
-				base, err := suite.Load(args[0])
+				base, nw, err := sides.load(args)
 				if err != nil {
-					return fmt.Errorf("diff: BASE: %w", err)
+					return err
 				}
-				nw, err := suite.Load(args[1])
-				if err != nil {
-					return fmt.Errorf("diff: NEW: %w", err)
-				}
-				base.Dir, nw.Dir = args[0], args[1]
 				d := suite.Compare(base, nw, o)
 				switch *format {
 				case "json":
