@@ -41,7 +41,12 @@ type RunRow struct {
 	Labels  map[string]string `parquet:"labels"`
 	Seed    uint64            `parquet:"seed"`
 	Repeat  int64             `parquet:"repeat"`
-	// Dir is the repeat's run directory as it was stored from.
+	// RepeatSet, Worker and Delivery are the lab's (Job).
+	RepeatSet int64  `parquet:"repeat_set"`
+	Worker    string `parquet:"worker"`
+	Delivery  int64  `parquet:"delivery"`
+	// Dir is the repeat's run directory as it was stored from (or under
+	// Job.DirBase).
 	Dir   string `parquet:"dir"`
 	Valid bool   `parquet:"valid"`
 	// Verdict is the repeat's: fail when a check failed, else pass

@@ -41,6 +41,17 @@ type Job struct {
 	// Time is when the results were stored; its UTC day is the date
 	// partition. Zero: now.
 	Time time.Time
+	// RepeatSet is the lab's repeat set (lumina lab submit --repeats N
+	// makes jobs 0..N-1, each running the test's num-repeats); Worker and
+	// Delivery say which worker ran the attempt stored and which delivery
+	// of the job it was (1: the first). Zero when not from the lab.
+	RepeatSet int
+	Worker    string
+	Delivery  int
+	// DirBase, with AddResults, is where the rows' dir column says the
+	// repeats are kept: DirBase/<test>/<repeat> (the lab moves a job's
+	// results to ROOT/jobs/<id>/); empty: the directories as read.
+	DirBase string
 }
 
 // Sentinel errors.
@@ -61,6 +72,15 @@ const Unknown = "unknown"
 // the files an earlier attempt of the same job left in other partitions.
 // It returns the files written.
 func Add(root string, job Job, runDirs ...string) ([]string, error) {
+	names := make([]string, len(runDirs))
+	for i, d := range runDirs {
+		names[i] = filepath.ToSlash(filepath.Clean(d))
+	}
+	return add(root, job, runDirs, names)
+}
+
+// add stores runDirs, naming them names in the dir column.
+func add(root string, job Job, runDirs, names []string) ([]string, error) {
 	if job.ID == "" {
 		return nil, ErrNoJobID
 	}
@@ -74,12 +94,12 @@ func Add(root string, job Job, runDirs ...string) ([]string, error) {
 	when = when.UTC().Truncate(time.Millisecond)
 	runs := map[string][]RunRow{}
 	losses := map[string][]LossRow{}
-	for _, dir := range runDirs {
+	for i, dir := range runDirs {
 		r, err := readReport(dir)
 		if err != nil {
 			return nil, err
 		}
-		rp := suite.RepeatOf(r, filepath.ToSlash(filepath.Clean(dir)))
+		rp := suite.RepeatOf(r, names[i])
 		row := runRow(job, when, rp)
 		part := partition(job, rp, when)
 		runs[part] = append(runs[part], row)
@@ -131,6 +151,30 @@ func Add(root string, job Job, runDirs ...string) ([]string, error) {
 		}
 	}
 	return written, nil
+}
+
+// AddResults stores every repeat under resultsDir, laid out as `lumina run
+// -o resultsDir` writes it (resultsDir/<test>/<repeat>/report.json; see
+// RunDirs), as job's rows: Add of them, the dir column relative to
+// job.DirBase when set. It is what the lab's worker calls once a job's
+// run finished, before it acks the job.
+func AddResults(root string, job Job, resultsDir string) ([]string, error) {
+	dirs, err := RunDirs(resultsDir)
+	if err != nil {
+		return nil, err
+	}
+	if job.DirBase == "" {
+		return Add(root, job, dirs...)
+	}
+	names := make([]string, len(dirs))
+	for i, d := range dirs {
+		rel, err := filepath.Rel(resultsDir, d)
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		names[i] = filepath.ToSlash(filepath.Join(job.DirBase, rel))
+	}
+	return add(root, job, dirs, names)
 }
 
 // RunDirs lists the repeat directories (holding report.json) under dir,
@@ -210,7 +254,7 @@ func readReport(dir string) (*orchestrator.Report, error) {
 
 func runRow(job Job, when time.Time, rp suite.Repeat) RunRow {
 	row := RunRow{JobID: job.ID, Time: when, Test: rp.Test, File: rp.File, Testbed: rp.Testbed, Labels: map[string]string{},
-		Seed: rp.Seed, Repeat: int64(rp.Repeat), Dir: rp.Dir, Valid: rp.Valid, Verdict: "pass", Checks: map[string]string{},
+		Seed: rp.Seed, Repeat: int64(rp.Repeat), RepeatSet: int64(job.RepeatSet), Worker: job.Worker, Delivery: int64(job.Delivery), Dir: rp.Dir, Valid: rp.Valid, Verdict: "pass", Checks: map[string]string{},
 		Violations: rp.Violations, CountersOK: rp.CountersOK, CountersMismatch: rp.CountersMismatch,
 		CNPDecided: rp.CNPDecided, CNPScopes: rp.CNPScopes}
 	if job.Test != "" {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -274,4 +275,35 @@ func readReportT(t *testing.T, dir string) *orchestrator.Report {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestAddResults: the lab's call — a `lumina run -o` results directory,
+// the dir column under DirBase, the lab's attempt in its columns.
+func TestAddResults(t *testing.T) {
+	root := t.TempDir()
+	job := Job{ID: "3f2a9c0d4e5b6a71", Testbed: "tb-a", NIC: "cx5-lab", Labels: map[string]string{"firmware": "22.39"},
+		RepeatSet: 2, Worker: "w1", Delivery: 2, DirBase: "jobs/3f2a9c0d4e5b6a71", Time: day1}
+	files, err := AddResults(root, job, filepath.Join(runs(t), "cx4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 || files[0] != filepath.Join(root, "runs/nic=cx5-lab/firmware=22.39/date=2026-11-27/job-3f2a9c0d4e5b6a71.parquet") {
+		t.Errorf("files %q", files)
+	}
+	rows, err := Runs(root, Selection{"firmware": "22.39", "testbed": "tb-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%s %d %d %s %d %s", r.Test, r.Repeat, r.RepeatSet, r.Worker, r.Delivery, r.Dir))
+	}
+	want := []string{
+		"fast-retx 0 2 w1 2 jobs/3f2a9c0d4e5b6a71/fast-retx/0", "fast-retx 1 2 w1 2 jobs/3f2a9c0d4e5b6a71/fast-retx/1", "fast-retx 2 2 w1 2 jobs/3f2a9c0d4e5b6a71/fast-retx/2",
+		"read 0 2 w1 2 jobs/3f2a9c0d4e5b6a71/read/0", "read 1 2 w1 2 jobs/3f2a9c0d4e5b6a71/read/1", "read 2 2 w1 2 jobs/3f2a9c0d4e5b6a71/read/2",
+		"timeout 0 2 w1 2 jobs/3f2a9c0d4e5b6a71/timeout/0", "timeout 1 2 w1 2 jobs/3f2a9c0d4e5b6a71/timeout/1", "timeout 2 2 w1 2 jobs/3f2a9c0d4e5b6a71/timeout/2",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows:\n%q\nwant\n%q", got, want)
+	}
 }
