@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -290,7 +292,7 @@ func exportStoreCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("lumina export store", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	root := fs.String("root", "", "results store `directory` (required)")
-	job := fs.String("job", "", "job `id`: storing the same id again replaces its rows (default: the directories' absolute paths)")
+	job := fs.String("job", "", "job `id`: storing the same id again replaces its rows (default: dirs-HASH of the directories' absolute paths)")
 	testbed := fs.String("testbed", "", "testbed `name` (default: report.json's)")
 	nic := fs.String("nic", "", "NIC partition `value` (default: the label nic, else the requester's personality or driver)")
 	fw := fs.String("firmware", "", "firmware partition `value` (default: the label firmware, else the requester's firmware, else unknown)")
@@ -340,7 +342,8 @@ func exportStoreCmd(args []string, stdout, stderr io.Writer) error {
 			}
 			abs = append(abs, a)
 		}
-		j.ID = strings.Join(abs, ",")
+		sum := sha256.Sum256([]byte(strings.Join(abs, "\x00")))
+		j.ID = "dirs-" + hex.EncodeToString(sum[:8])
 	}
 	files, err := store.Add(*root, j, dirs...)
 	if err != nil {
