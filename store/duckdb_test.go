@@ -1,9 +1,9 @@
 package store
 
-// DuckDB reads the store (the queries of docs/lab.md, "Results and
+// DuckDB reads the store (the queries of docs/lab-results.md, "Results and
 // queries") and must find the numbers report.json holds. DuckDB is
 // imported by this test file only: its engine is a cgo library of its
-// bindings module, and only `go test ./store` links it (docs/lab.md says
+// bindings module, and only `go test ./store` links it (docs/lab-results.md says
 // what that costs; no lumina binary carries it).
 
 import (
@@ -29,7 +29,7 @@ func duck(t *testing.T, root string) *sql.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	// The views docs/lab.md defines: partition values as text (DuckDB
+	// The views docs/lab-results.md defines: partition values as text (DuckDB
 	// would read firmware=22 as a number), dates as dates.
 	for _, table := range []string{TableRuns, TableLosses} {
 		q := fmt.Sprintf(`CREATE VIEW %s AS SELECT * FROM read_parquet('%s/%s/*/*/*/*.parquet', hive_partitioning = true,

@@ -10,7 +10,7 @@
 // Spark, pyarrow — gets nic, firmware and date as columns); the files do
 // not repeat them. A job's rows are one file per table: storing a job again
 // (a redelivered job) replaces the files of its earlier attempt, in
-// whatever partition they were. See docs/lab.md, "Results and queries".
+// whatever partition they were. See docs/lab-results.md, "Results and queries".
 package store
 
 import (

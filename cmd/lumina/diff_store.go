@@ -10,14 +10,14 @@ import (
 
 // diffSides are lumina diff's BASE and NEW: directories or suite.json files
 // given as arguments, or selections of a Parquet results store (--store
-// ROOT --base SEL --new SEL, docs/lab.md), one side of each kind at most.
+// ROOT --base SEL --new SEL, docs/lab-results.md), one side of each kind at most.
 type diffSides struct {
 	root, base, new *string
 }
 
 func diffStoreFlags(fs *flag.FlagSet) diffSides {
 	return diffSides{
-		root: fs.String("store", "", "results store `root` (docs/lab.md) that --base and --new select from"),
+		root: fs.String("store", "", "results store `root` (docs/lab-results.md) that --base and --new select from"),
 		base: fs.String("base", "", "BASE as a `selection` of the store: key=value[,key=value…], e.g. firmware=22.39 (keys nic, firmware, date, job, test, testbed, valid, or a label)"),
 		new:  fs.String("new", "", "NEW as a `selection` of the store, as --base"),
 	}

@@ -25,7 +25,7 @@ import (
 func init() {
 	register(&command{
 		name: "export", args: "parquet|store [flags] ...", subcommands: true,
-		summary: "export a trace as Parquet (one row per packet), or store runs in a Parquet results store (see docs/lab.md)",
+		summary: "export a trace as Parquet (one row per packet), or store runs in a Parquet results store (see docs/lab-results.md)",
 		moreHelp: func(w io.Writer) {
 			fmt.Fprintln(w)
 			exportParquetCmd(context.Background(), []string{"-h"}, w, io.Discard)
