@@ -1,3 +1,5 @@
+//go:build cgo
+
 package store
 
 // DuckDB reads the store (the queries of docs/lab-results.md, "Results and
@@ -19,6 +21,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2" // registers the "duckdb" database/sql driver
 
+	"github.com/netlumina/lumina/orchestrator"
 	"github.com/netlumina/lumina/suite"
 )
 
@@ -243,4 +246,13 @@ func TestDuckDBFlaky(t *testing.T) {
 	if want := []string{"fw 1/2 sim"}; !slices.Equal(got, want) {
 		t.Errorf("escaped partition: got %q, want %q", got, want)
 	}
+}
+
+func readReportT(t *testing.T, dir string) *orchestrator.Report {
+	t.Helper()
+	r, err := readReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -268,15 +268,6 @@ func TestEscape(t *testing.T) {
 	}
 }
 
-func readReportT(t *testing.T, dir string) *orchestrator.Report {
-	t.Helper()
-	r, err := readReport(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // TestAddResults: the lab's call — a `lumina run -o` results directory,
 // the dir column under DirBase, the lab's attempt in its columns.
 func TestAddResults(t *testing.T) {
