@@ -298,3 +298,33 @@ func TestAddResults(t *testing.T) {
 		t.Errorf("rows:\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestCorruptFile: a file of the store that is not Parquet is an error
+// naming it, not a panic; files outside the partition layout and
+// temporary files are ignored.
+func TestCorruptFile(t *testing.T) {
+	root := t.TempDir()
+	dirs, err := RunDirs(filepath.Join(runs(t), "cx5", "timeout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Add(root, Job{ID: "j", Time: day1}, dirs...); err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(root, "runs", "nic=cx5", "firmware=unknown", "date=2026-11-27")
+	for _, f := range []string{filepath.Join(root, "runs", "stray.parquet"), filepath.Join(part, ".job-x.parquet.tmp-1")} {
+		if err := os.WriteFile(f, []byte("not parquet"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rows, err := Runs(root, nil); err != nil || len(rows) != 3 {
+		t.Fatalf("Runs: %d rows, %v; want 3", len(rows), err)
+	}
+	bad := filepath.Join(part, "job-bad.parquet")
+	if err := os.WriteFile(bad, []byte("PAR1 but not really"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Select(root, Selection{}); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("Select with a corrupt file: %v; want an error naming %s", err, bad)
+	}
+}
