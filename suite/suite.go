@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/internal/safefile"
 	"github.com/netlumina/lumina/orchestrator"
@@ -302,118 +301,11 @@ func readReport(dir string) (*orchestrator.Report, error) {
 // summarizeTest builds a Test from its repeats' reports; dirs are the
 // repeat directories relative to the suite.
 func summarizeTest(reports []*orchestrator.Report, dirs []string) *Test {
-	first := reports[0]
-	t := &Test{Name: first.Test, File: first.File, Testbed: first.Testbed, Seed: first.Seed, NIC: map[string]Identity{},
-		Runs: []Run{}, Checks: map[string]*CheckSummary{}, Violations: map[string]*Count{}, Counters: map[string]*CounterSummary{},
-		Quantities: map[string]*Dist{}}
-	if t.Name == "" {
-		t.Name = filepath.Dir(dirs[0])
-	}
-	vals := map[string][]float64{}
-	var scopes []string
-	cnpRan := false
-	ids := map[string][]Identity{}
+	reps := make([]Repeat, len(reports))
 	for i, r := range reports {
-		t.Repeats++
-		run := Run{Repeat: r.Repeat, Dir: dirs[i], Valid: r.Valid}
-		for _, role := range r.NICHosts() {
-			id := Identity{Personality: r.Personality[role]}
-			if v, ok := r.NICVersions[role]; ok {
-				id.Driver, id.DriverVersion, id.Firmware = v.Driver, v.DriverVersion, v.Firmware
-			}
-			if id != (Identity{}) && !slices.Contains(ids[string(role)], id) {
-				ids[string(role)] = append(ids[string(role)], id)
-			}
-		}
-		for name, c := range r.Checks {
-			if !r.Valid && name != "integrity" {
-				continue
-			}
-			cs := t.Checks[name]
-			if cs == nil {
-				cs = &CheckSummary{}
-				t.Checks[name] = cs
-			}
-			switch c.Verdict {
-			case model.Pass:
-				cs.Pass++
-			case model.Fail:
-				cs.Fail++
-				run.Failed = append(run.Failed, name)
-			case model.Inconclusive:
-				cs.Inconclusive++
-				run.Inconclusive = append(run.Inconclusive, name)
-			default:
-				cs.Skip++
-			}
-		}
-		sort.Strings(run.Failed)
-		sort.Strings(run.Inconclusive)
-		t.Runs = append(t.Runs, run)
-		if !r.Valid {
-			continue
-		}
-		t.Valid++
-		extract(r, vals)
-		a := r.Analysis
-		if a == nil {
-			continue
-		}
-		seen := map[string]bool{}
-		for _, v := range a.Checks.GBN.Violations {
-			k := v.Side + "/" + v.Rule
-			c := t.Violations[k]
-			if c == nil {
-				c = &Count{}
-				t.Violations[k] = c
-			}
-			c.Total++
-			if !seen[k] {
-				seen[k] = true
-				c.Repeats++
-			}
-		}
-		for _, c := range a.Checks.Counters.Checked {
-			k := c.NIC + "/" + c.Counter
-			cs := t.Counters[k]
-			if cs == nil {
-				cs = &CounterSummary{}
-				t.Counters[k] = cs
-			}
-			if c.OK {
-				cs.OK++
-			} else {
-				cs.Mismatch++
-			}
-		}
-		if v := a.Checks.CNP.Verdict; v != model.Skip && v != model.Inconclusive { // inconclusive: missing data
-			cs := slices.Clone(a.Checks.CNP.ConsistentScopes)
-			if !cnpRan {
-				scopes, cnpRan = cs, true
-			} else {
-				scopes = slices.DeleteFunc(scopes, func(s string) bool { return !slices.Contains(cs, s) })
-			}
-		}
+		reps[i] = RepeatOf(r, dirs[i])
 	}
-	for role, list := range ids {
-		id := list[0]
-		for _, o := range list[1:] {
-			id.Personality = joinDistinct(id.Personality, o.Personality)
-			id.Driver = joinDistinct(id.Driver, o.Driver)
-			id.DriverVersion = joinDistinct(id.DriverVersion, o.DriverVersion)
-			id.Firmware = joinDistinct(id.Firmware, o.Firmware)
-		}
-		t.NIC[role] = id
-	}
-	if cnpRan {
-		t.CNPScopes = orderScopes(scopes)
-	}
-	for _, q := range Quantities {
-		if v := vals[q.Name]; len(v) > 0 {
-			t.Quantities[q.Name] = newDist(q.Unit, v)
-		}
-	}
-	return t
+	return TestOf(reps)
 }
 
 func joinDistinct(a, b string) string {

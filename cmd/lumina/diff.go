@@ -17,6 +17,7 @@ type diffFlags struct {
 	holm                                    bool
 	resamples                               int
 	seed                                    uint64
+	sides                                   diffSides
 }
 
 func (f *diffFlags) define(fs *flag.FlagSet) {
@@ -32,11 +33,12 @@ func (f *diffFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&f.resamples, "resamples", 2000, "bootstrap resamples")
 	fs.Uint64Var(&f.seed, "seed", 1, "bootstrap `seed`")
 	fs.StringVar(&f.failOn, "fail-on", "regression", "exit 1 on: regression, or change (any regression or change)")
+	f.sides = diffStoreFlags(fs)
 }
 
 func (f *diffFlags) check(args []string) error {
-	if len(args) != 2 {
-		return usagef("diff needs BASE and NEW (run or suite directories, or suite.json files)")
+	if err := f.sides.check(args); err != nil {
+		return err
 	}
 	switch f.format {
 	case "text", "json", "html":
@@ -73,15 +75,10 @@ func (f *diffFlags) options() suite.Options {
 // runDiff is lumina diff: it compares suite BASE with suite NEW, prints the
 // comparison and exits 1 on a regression (or any change, --fail-on change).
 func runDiff(_ context.Context, f *diffFlags, args []string, stdout, _ io.Writer) error {
-	base, err := suite.Load(args[0])
+	base, nw, err := f.sides.load(args)
 	if err != nil {
-		return fmt.Errorf("diff: BASE: %w", err)
+		return err
 	}
-	nw, err := suite.Load(args[1])
-	if err != nil {
-		return fmt.Errorf("diff: NEW: %w", err)
-	}
-	base.Dir, nw.Dir = args[0], args[1]
 	d := suite.Compare(base, nw, f.options())
 	switch f.format {
 	case "json":
