@@ -31,7 +31,7 @@ type decoder struct {
 	// warns are warnings found while checking (LoadOptions.Warn receives
 	// them when the file is valid).
 	warns []Error
-	seen map[string]bool // "line:col:msg" of errors already reported
+	seen  map[string]bool // "line:col:msg" of errors already reported
 
 	// nodes and keys hold the value and key node of every known key that
 	// was given, by dotted path ("traffic.mtu",
