@@ -100,6 +100,11 @@ type hooks struct {
 	// traffic runs in its own goroutine when traffic starts (tests kill
 	// components with it; netns gives the agents' PIDs in pl.pids).
 	traffic func(pl *placement)
+	// merged runs when the merge has streamed the whole trace through the
+	// integrity check and the analyzers, before the analysis finishes:
+	// the run's per-packet state, if it kept any, is at its largest there
+	// (tests measure the heap with it).
+	merged func()
 }
 
 // drive runs one repeat on a testbed, phase by phase, as the package
@@ -636,6 +641,9 @@ func (d *driver) merge(ctx context.Context) *Report {
 	d.progress("trace: merge dumper files, integrity check")
 	run.TracePath = filepath.Join(d.dir, run.Test.AggregatePcapFilename)
 	stream, err := rpt.merge(ctx, run)
+	if d.hooks.merged != nil {
+		d.hooks.merged()
+	}
 	if rpt.Valid {
 		d.progress("analyzers: events applied, checks")
 		if err == nil {
