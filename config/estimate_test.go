@@ -139,3 +139,32 @@ func TestNetnsLimitWarning(t *testing.T) {
 		}
 	}
 }
+
+// Issue #36: the run streams its trace, so what validation counts for a
+// run's records does not grow with its packets: the same test at 128 and
+// 12800 messages per QP (1.05 M and 105 M packets) differs by the
+// messages' records alone, and the longer one fits in 1 GiB (it was
+// refused as needing 27.9 GiB when every packet was counted).
+func TestEstimateRecordsPerMessage(t *testing.T) {
+	const test = "keep-dumper-files: false\ntraffic: {num-qps: 8, rdma-verb: write, num-msgs-per-qp: %d, mtu: 1024, message-size: 1048576}\n"
+	est := func(msgs int) Estimate {
+		tc, err := ParseWith("t.yaml", fmt.Appendf(nil, test, msgs), LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tc.Estimate()
+	}
+	short, long := est(128), est(12800)
+	if long.MinPackets != 100*short.MinPackets || short.MinPackets != 8*128*1024 {
+		t.Fatalf("MinPackets %d and %d, want 1048576 and 100 times that", short.MinPackets, long.MinPackets)
+	}
+	if got, want := long.RecordBytes-short.RecordBytes, int64(8*(12800-128))*MessageMemory; got != want {
+		t.Errorf("RecordBytes grew by %d from 128 to 12800 messages per QP, want %d (the messages' records)", got, want)
+	}
+	if short.RecordBytes != PlotMemory+8*128*MessageMemory {
+		t.Errorf("RecordBytes = %d, want the graph data and 1024 messages, %d", short.RecordBytes, PlotMemory+8*128*MessageMemory)
+	}
+	if _, err := ParseWith("t.yaml", fmt.Appendf(nil, test, 12800), LoadOptions{Resources: Resources{MemoryBytes: 1 << 30}}); err != nil {
+		t.Errorf("105 M packets with a 1 GiB memory limit: %v", err)
+	}
+}
