@@ -78,8 +78,10 @@ type LoadOptions struct {
 	// Default false: not checked.
 	NoDPDK bool
 	// Warn, if set, receives the warnings of a valid file: what runs but
-	// deserves a look (Msg starts with "warning: "): a netns traffic limit
-	// of more than MaxNetnsWallTime on the wall clock, and Warnings.
+	// deserves a look (Msg starts with "warning: "): results that fit the
+	// disk or the spool only if the trace stays below its estimate's upper
+	// end, a netns traffic limit of more than MaxNetnsWallTime on the wall
+	// clock, and Warnings.
 	// Default nil: none reported.
 	Warn func(Error)
 	// Set overrides keys of the file before it is decoded (lumina run
@@ -159,6 +161,9 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 			d.checkResources(t, o.Resources)
 			d.checkBinary(t, o)
 			if len(d.errs) == 0 && o.Warn != nil {
+				for _, w := range d.warns {
+					o.Warn(w)
+				}
 				d.warnNetnsLimit(t, o.Warn)
 				for _, e := range Warnings(t) {
 					o.Warn(*e)

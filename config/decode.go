@@ -28,7 +28,10 @@ const maxMerged = 10000
 type decoder struct {
 	file string
 	errs ErrorList
-	seen map[string]bool // "line:col:msg" of errors already reported
+	// warns are warnings found while checking (LoadOptions.Warn receives
+	// them when the file is valid).
+	warns []Error
+	seen  map[string]bool // "line:col:msg" of errors already reported
 
 	// nodes and keys hold the value and key node of every known key that
 	// was given, by dotted path ("traffic.mtu",
@@ -65,6 +68,14 @@ func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
 		line, col = n.Line, max(n.Column, 1)
 	}
 	d.errorAt(Pos{line, col}, fmt.Sprintf(format, args...))
+}
+
+// warnAt records a warning at p (msg starts with "warning: ").
+func (d *decoder) warnAt(p Pos, msg string) {
+	if p.Line <= 0 {
+		p = Pos{1, 1}
+	}
+	d.warns = append(d.warns, Error{File: d.file, Line: p.Line, Col: p.Col, Msg: msg})
 }
 
 func (d *decoder) errorAt(p Pos, msg string) {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -26,37 +27,56 @@ func TestEstimateLimits(t *testing.T) {
 		name, in string
 		o        LoadOptions
 		want     string // "" for no error
+		warn     string // "" for no warning
 	}{
-		// A pause every µs for an hour: 3.6e9 mirrored frames of 98 B
-		// each, twice (dumper files kept).
-		{"pfc frames", pfcTest, LoadOptions{Resources: disk(100 << 30)},
-			"t.yaml:6:5: the results need about 657.1 GiB of disk (1 repeats × up to 8 packets and 3600000001 PFC frames, traces and dumper files), 100 GiB are free under the results directory; free some, choose another with -o, keep-dumper-files: false (halves it), or lower snap-len, num-msgs-per-qp, the PFC frames or num-repeats"},
+		// A pause every µs for an hour: up to 3.6e9 mirrored frames of 98
+		// B each, twice (dumper files kept); the frames are at most, the
+		// one message's 4 packets certain: a warning.
+		{"pfc frames", pfcTest, LoadOptions{Resources: disk(100 << 30)}, "",
+			"t.yaml:6:5: warning: the results need 1.1 KiB to 657.1 GiB of disk (1 repeats × up to 8 packets and 3600000001 PFC frames, traces and dumper files), 100 GiB are free under the results directory: the run fails if the trace grows past what fits; free some, choose another with -o, keep-dumper-files: false (halves it), or lower snap-len, num-msgs-per-qp, the PFC frames or num-repeats"},
 		{"pfc frames memory", pfcTest, LoadOptions{Resources: Resources{MemoryBytes: 64 << 30}},
-			"t.yaml:6:5: the test needs about 429.4 GiB of memory on this machine (messages 3 × 1 QPs × 4096 B = 12 KiB, dumpers 8 MiB, held packets 0 B, records of up to 3600000009 packets and 1 messages 429.2 GiB, base 256 MiB), more than the limit of 64 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit"},
+			"t.yaml:6:5: the test needs about 429.5 GiB of memory on this machine (messages 3 × 1 QPs × 4096 B = 12 KiB, dumpers 8 MiB, held packets 0 B, records 429.3 GiB: graph data 128 MiB, 3600000001 packets of events and PFC frames, 1 messages, base 256 MiB), more than the limit of 64 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit", ""},
 		{"many messages", manyMessages, LoadOptions{Resources: Resources{MemoryBytes: 700 << 20}},
-			"t.yaml:1:40: the test needs about 788.8 MiB of memory on this machine (messages 3 × 4 QPs × 1024 B = 12 KiB, dumpers 8 MiB, held packets 0 B, records of up to 1153433 packets and 524288 messages 524.8 MiB, base 256 MiB), more than the limit of 700 MiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit"},
-		{"many messages fit", manyMessages, LoadOptions{Resources: Resources{MemoryBytes: 800 << 20}}, ""},
-		// The spool (TMPDIR) on a 16 MiB file system of its own.
-		{"spool", big, LoadOptions{Resources: spool(16<<20, false)},
-			"t.yaml:1:28: a repeat's dumper files need about 30.9 MiB (up to 225280 packets, before the merge) in the spool directory /small, where 16 MiB are free; set TMPDIR to a larger file system, or lower snap-len or num-msgs-per-qp"},
-		{"spool fits", big, LoadOptions{Resources: spool(32<<20, false)}, ""},
+			"t.yaml:1:40: the test needs about 776 MiB of memory on this machine (messages 3 × 4 QPs × 1024 B = 12 KiB, dumpers 8 MiB, held packets 0 B, records 512 MiB: graph data 128 MiB, 0 packets of events and PFC frames, 524288 messages, base 256 MiB), more than the limit of 700 MiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit", ""},
+		{"many messages fit", manyMessages, LoadOptions{Resources: Resources{MemoryBytes: 800 << 20}}, "", ""},
+		// The spool (TMPDIR) on a file system of its own: the dumper files
+		// are 102400 packets of 144 B at least (14.1 MiB), 30.9 MiB at most.
+		{"spool", big, LoadOptions{Resources: spool(8<<20, false)},
+			"t.yaml:1:28: a repeat's dumper files need at least 14.1 MiB (at least 102400 packets, before the merge) in the spool directory /small, where 8 MiB are free; set TMPDIR to a larger file system, or lower snap-len or num-msgs-per-qp", ""},
+		{"spool may not fit", big, LoadOptions{Resources: spool(16<<20, false)}, "",
+			"t.yaml:1:28: warning: a repeat's dumper files need 14.1 MiB to 30.9 MiB (up to 225280 packets, before the merge) in the spool directory /small, where 16 MiB are free: the run fails if they grow past it; set TMPDIR to a larger file system, or lower snap-len or num-msgs-per-qp"},
+		{"spool fits", big, LoadOptions{Resources: spool(32<<20, false)}, "", ""},
 		// Without keep-dumper-files, the last repeat's dumper files still
-		// sit under the results directory until its merge: 2 × 30.9 MiB
-		// repeats and 30.9 MiB more.
-		{"dumper files not kept", "num-repeats: 2\nkeep-dumper-files: false\n" + big, LoadOptions{Resources: disk(64 << 20)},
-			"t.yaml:1:14: the results need about 92.8 MiB of disk (2 repeats × up to 225280 packets, traces and dumper files), 64 MiB are free under the results directory; free some, choose another with -o, or lower snap-len, num-msgs-per-qp or num-repeats"},
+		// sit under the results directory until its merge: the first
+		// repeat's trace and twice the second's, 3 × 14.1 MiB at least,
+		// 3 × 30.9 MiB at most.
+		{"dumper files not kept", "num-repeats: 2\nkeep-dumper-files: false\n" + big, LoadOptions{Resources: disk(32 << 20)},
+			"t.yaml:1:14: the results need at least 42.2 MiB of disk (2 repeats × at least 102400 packets, traces and dumper files), 32 MiB are free under the results directory; free some, choose another with -o, or lower snap-len, num-msgs-per-qp or num-repeats", ""},
+		{"dumper files not kept, may not fit", "num-repeats: 2\nkeep-dumper-files: false\n" + big, LoadOptions{Resources: disk(64 << 20)}, "",
+			"t.yaml:1:14: warning: the results need 42.2 MiB to 92.8 MiB of disk (2 repeats × up to 225280 packets, traces and dumper files), 64 MiB are free under the results directory: the run fails if the trace grows past what fits; free some, choose another with -o, or lower snap-len, num-msgs-per-qp or num-repeats"},
 		{"spool on remote", "testbed: remote\nrequester: {control-ip: r}\nresponder: {control-ip: p}\nswitch: {control-ip: s}\ndumpers:\n  - {control-ip: d}\n" + big,
-			LoadOptions{Resources: spool(1, false)}, ""},
-		// Spool and results on one file system: both add up there.
+			LoadOptions{Resources: spool(1, false)}, "", ""},
+		// Spool and results on one file system: the dumper files and their
+		// copy (kept), never with the trace (the spool is removed before
+		// the merge): twice the trace, 61.9 MiB at most.
 		{"spool shared", big, LoadOptions{Resources: Resources{
 			DiskFree:  func(string) (int64, bool) { return 64 << 20, true },
-			SpoolFree: func(string) (string, int64, bool, bool) { return "/tmp", 64 << 20, true, true }}},
-			"t.yaml:1:28: the results need about 92.8 MiB of disk (1 repeats × up to 225280 packets, traces and dumper files), 64 MiB are free under the results directory; free some, choose another with -o, keep-dumper-files: false (halves it), or lower snap-len, num-msgs-per-qp or num-repeats"},
+			SpoolFree: func(string) (string, int64, bool, bool) { return "/tmp", 64 << 20, true, true }}}, "", ""},
+		{"spool shared, does not fit", big, LoadOptions{Resources: Resources{
+			DiskFree:  func(string) (int64, bool) { return 16 << 20, true },
+			SpoolFree: func(string) (string, int64, bool, bool) { return "/tmp", 16 << 20, true, true }}},
+			"t.yaml:1:28: the results need at least 28.1 MiB of disk (1 repeats × at least 102400 packets, traces and dumper files), 16 MiB are free under the results directory; free some, choose another with -o, keep-dumper-files: false (halves it), or lower snap-len, num-msgs-per-qp or num-repeats", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := parseError(tt.in, tt.o); got != tt.want {
+			var warns []string
+			o := tt.o
+			o.Warn = func(e Error) { warns = append(warns, e.Error()) }
+			if got := parseError(tt.in, o); got != tt.want {
 				t.Errorf("ParseWith(%q) error =\n%s\nwant\n%s", tt.in, got, tt.want)
+			}
+			if got := strings.Join(warns, "\n"); got != tt.warn {
+				t.Errorf("ParseWith(%q) warnings =\n%s\nwant\n%s", tt.in, got, tt.warn)
 			}
 		})
 	}
@@ -117,5 +137,34 @@ func TestNetnsLimitWarning(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("ParseWith(%q) warnings %q, want %q", tt.in, got, want)
 		}
+	}
+}
+
+// Issue #36: the run streams its trace, so what validation counts for a
+// run's records does not grow with its packets: the same test at 128 and
+// 12800 messages per QP (1.05 M and 105 M packets) differs by the
+// messages' records alone, and the longer one fits in 1 GiB (it was
+// refused as needing 27.9 GiB when every packet was counted).
+func TestEstimateRecordsPerMessage(t *testing.T) {
+	const test = "keep-dumper-files: false\ntraffic: {num-qps: 8, rdma-verb: write, num-msgs-per-qp: %d, mtu: 1024, message-size: 1048576}\n"
+	est := func(msgs int) Estimate {
+		tc, err := ParseWith("t.yaml", fmt.Appendf(nil, test, msgs), LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tc.Estimate()
+	}
+	short, long := est(128), est(12800)
+	if long.MinPackets != 100*short.MinPackets || short.MinPackets != 8*128*1024 {
+		t.Fatalf("MinPackets %d and %d, want 1048576 and 100 times that", short.MinPackets, long.MinPackets)
+	}
+	if got, want := long.RecordBytes-short.RecordBytes, int64(8*(12800-128))*MessageMemory; got != want {
+		t.Errorf("RecordBytes grew by %d from 128 to 12800 messages per QP, want %d (the messages' records)", got, want)
+	}
+	if short.RecordBytes != PlotMemory+8*128*MessageMemory {
+		t.Errorf("RecordBytes = %d, want the graph data and 1024 messages, %d", short.RecordBytes, PlotMemory+8*128*MessageMemory)
+	}
+	if _, err := ParseWith("t.yaml", fmt.Appendf(nil, test, 12800), LoadOptions{Resources: Resources{MemoryBytes: 1 << 30}}); err != nil {
+		t.Errorf("105 M packets with a 1 GiB memory limit: %v", err)
 	}
 }

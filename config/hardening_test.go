@@ -139,12 +139,13 @@ func TestResourceLimits(t *testing.T) {
 		want string
 	}{
 		{"traffic: {num-qps: 16384, message-size: 2147483648}\n", LoadOptions{Resources: mem},
-			`t.yaml:1:41: the test needs about 104.8 TiB of memory on this machine (messages 3 × 16384 QPs × 2147483648 B = 96 TiB, dumpers 8 MiB, held packets 0 B, records of up to 75591424409 packets and 16384 messages 8.8 TiB, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit`},
+			`t.yaml:1:41: the test needs about 96 TiB of memory on this machine (messages 3 × 16384 QPs × 2147483648 B = 96 TiB, dumpers 8 MiB, held packets 0 B, records 140 MiB: graph data 128 MiB, 0 packets of events and PFC frames, 16384 messages, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit`},
 		{"dumpers:\n  - workers: 64\n", LoadOptions{Resources: mem, Testbed: TestbedNetns, TestbedSet: true},
-			`t.yaml:2:3: the test needs about 4.5 GiB of memory on this machine (messages 3 × 1 QPs × 4096 B = 12 KiB, dumpers 4.2 GiB, held packets 0 B, records of up to 8 packets and 1 messages 1.8 KiB, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit`},
-		// 2 × 1.1 × 10,000,000 packets × (128+16) B × 2 (dumper files kept) = 5.9 GiB.
+			`t.yaml:2:3: the test needs about 4.6 GiB of memory on this machine (messages 3 × 1 QPs × 4096 B = 12 KiB, dumpers 4.2 GiB, held packets 0 B, records 128 MiB: graph data 128 MiB, 0 packets of events and PFC frames, 1 messages, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit`},
+		// At least 10,000,000 packets × (128+16) B, twice (the dumper
+		// files and the trace) = 2.7 GiB.
 		{"num-repeats: 1\ntraffic: {num-msgs-per-qp: 1000, message-size: 10240000}\n", LoadOptions{Resources: disk},
-			`t.yaml:1:14: the results need about 5.9 GiB of disk (1 repeats × up to 22000000 packets, traces and dumper files), 1 GiB are free under the results directory; free some, choose another with -o, keep-dumper-files: false (halves it), or lower snap-len, num-msgs-per-qp or num-repeats`},
+			`t.yaml:1:14: the results need at least 2.7 GiB of disk (1 repeats × at least 10000000 packets, traces and dumper files), 1 GiB are free under the results directory; free some, choose another with -o, keep-dumper-files: false (halves it), or lower snap-len, num-msgs-per-qp or num-repeats`},
 	}
 	for _, tt := range tests {
 		_, err := ParseWith("t.yaml", []byte(tt.in), tt.o)

@@ -319,9 +319,12 @@ func TestEstimateFlows(t *testing.T) {
 	// responses + 1 request) = 6, and the drop in every message adds a
 	// go-back-N 2 × 2 messages × 2 packets = 8. Packets: 24·2.2 = 52 and
 	// 6·2.2 + 8 = 21.
+	// The trace at its smallest: the 24 and 2 × 2 data packets of 144 B
+	// (the READ requests not counted). Records: the graph data, the 8
+	// packets the drops add, 8 messages.
 	want := Estimate{MinPackets: 30, EventPackets: 8, Packets: 73,
-		TraceBytes: 73 * (128 + 16), GeneratorBytes: 3*2*4096 + 3*1*2048, DumperBytes: 2 * (4 << 20),
-		RecordBytes: 73*PacketMemory + (2*3+1*2)*MessageMemory}
+		TraceBytes: 73 * (128 + 16), MinTraceBytes: 28 * (128 + 16), GeneratorBytes: 3*2*4096 + 3*1*2048, DumperBytes: 2 * (4 << 20),
+		RecordBytes: PlotMemory + 8*PacketMemory + (2*3+1*2)*MessageMemory}
 	want.DiskBytes, want.SpoolBytes = 2*want.TraceBytes, want.TraceBytes
 	want.MemoryBytes = want.GeneratorBytes + want.DumperBytes + want.RecordBytes + BaseMemory
 	if got != want {
@@ -404,11 +407,11 @@ func TestHostsResources(t *testing.T) {
 		o        LoadOptions
 		want     string
 	}{
-		// 3 × 6 QPs × 1 GiB = 18 GiB of messages; (4 + 2) × 1048576
-		// packets × 2.2 (4 QPs: 9227468, 2 QPs: 4613734) of records.
+		// 3 × 6 QPs × 1 GiB = 18 GiB of messages; the graph data and 6
+		// messages of records (none per packet).
 		{"memory", two, LoadOptions{Resources: Resources{MemoryBytes: 4 << 30}},
-			"t.yaml:3:3: the test needs about 19.9 GiB of memory on this machine (messages 3 × 6 QPs of 2 flows × their message-size = 18 GiB, dumpers 8 MiB, held packets 0 B, records of up to 13841202 packets and 6 messages 1.7 GiB, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit"},
-		{"memory fits", two, LoadOptions{Resources: Resources{MemoryBytes: 20 << 30}}, ""},
+			"t.yaml:3:3: the test needs about 18.4 GiB of memory on this machine (messages 3 × 6 QPs of 2 flows × their message-size = 18 GiB, dumpers 8 MiB, held packets 0 B, records 128 MiB: graph data 128 MiB, 0 packets of events and PFC frames, 6 messages, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit"},
+		{"memory fits", two, LoadOptions{Resources: Resources{MemoryBytes: 19 << 30}}, ""},
 		// The top-level rx-stall ends at 9.0001 s × 10000: 25 h; flow b's
 		// hold, 4.29 s × 10000, is within the limit.
 		{"netns wall time of a top-level event", "testbed: netns\nnetns-slowdown: 10000\nhosts: {h1: {}, h2: {}}\nflows:\n  - {name: a, from: h1, to: h2}\n  - {name: b, from: h1, to: h2, message-size: 2048, data-pkt-events: [{qpn: 0, psn: 1, type: delay, delay-us: 4294967}]}\n" +

@@ -71,6 +71,9 @@ type Estimate struct {
 	// TraceBytes is one repeat's merged trace: Packets and PFCFrames as
 	// pcap records cut at the snap length.
 	TraceBytes int64
+	// MinTraceBytes is the smallest one repeat's merged trace certainly
+	// is: MinPackets as pcap records cut at the snap length.
+	MinTraceBytes int64
 	// DiskBytes is the disk one repeat's results take: the merged trace,
 	// and as much again for the dumper files when keep-dumper-files is
 	// true.
@@ -91,9 +94,13 @@ type Estimate struct {
 	// events: every packet an event matches, at most what a 400 Gb/s link
 	// carries during the hold.
 	HoldBytes int64
-	// RecordBytes is what the run keeps per packet and per message
-	// (the generators' and analyzers' records): PacketMemory per packet
-	// of Packets and PFCFrames, MessageMemory per message.
+	// RecordBytes is what the run keeps of the traffic until its
+	// analysis ends (the generators' and analyzers' records): PlotMemory
+	// for report.html's graph data, however long the trace; PacketMemory
+	// per packet the events add (EventPackets: each one a loss, a hold or
+	// a copy the analyzers may keep a result for) and per PFC frame;
+	// MessageMemory per message. Nothing is kept per packet of the
+	// traffic itself: the run streams the trace (docs/run.md#tests-of-any-length).
 	RecordBytes int64
 	// MemoryBytes is the most memory the run needs on one machine on the
 	// sim and netns testbeds: GeneratorBytes, DumperBytes, HoldBytes,
@@ -114,17 +121,25 @@ const (
 // sim's packets in flight.
 const BaseMemory = 256 << 20
 
-// PacketMemory and MessageMemory are the memory a run keeps per mirrored
-// packet and per message until its analysis ends. Measured with
-// /usr/bin/time -v on sim (peak RSS of `lumina run`): about 140 B per
-// packet (4 QPs × 512 messages of 1 MiB: 2.1 M packets, 432 MiB) and
-// 640 B per message (4 QPs × 131072 messages of 1 KiB: 1 M packets, 553
-// MiB); Packets counts acknowledgements at their most, so 128 B per
-// packet of it covers the first with room.
+// PacketMemory and MessageMemory are the memory a run keeps per packet an
+// event adds (and per PFC frame) and per message until its analysis ends.
+// Measured with /usr/bin/time -v on sim (peak RSS of `lumina run`) when
+// the run still kept every packet: about 140 B per packet (4 QPs × 512
+// messages of 1 MiB: 2.1 M packets, 432 MiB) and 640 B per message (4 QPs
+// × 131072 messages of 1 KiB: 1 M packets, 553 MiB). The run now keeps
+// nothing per packet of the traffic (the same test at 1 M, 10 M and 100 M
+// packets peaks at the same RSS, docs/run.md#tests-of-any-length), so
+// PacketMemory is counted only for the packets that may each leave a
+// result (a loss, a hold, a copy, a PFC frame): an upper bound.
 const (
 	PacketMemory  = 128
 	MessageMemory = 768
 )
+
+// PlotMemory is report.html's graph data, which a run builds whatever the
+// trace's length: at most 64 MiB of packet records (report.MaxPlotBytes)
+// and as much again while the page encodes them.
+const PlotMemory = 128 << 20
 
 // pcapRecordOverhead is a pcap record header.
 const pcapRecordOverhead = 16
@@ -149,7 +164,7 @@ const holdBytesPerUs = 400_000 / 8
 // which share the switches, one trace and (on sim and netns) one machine.
 func (t *Test) Estimate() Estimate {
 	var e Estimate
-	var data, qpMsgs int64 // bytes of data packets in the trace; messages of all QPs
+	var data, minData, qpMsgs int64 // bytes of data packets in the trace (at most, at least); messages of all QPs
 	var snap int64
 	for _, dm := range t.Dumpers {
 		snap = max(snap, int64(dm.SnapLen))
@@ -171,6 +186,7 @@ func (t *Test) Estimate() Estimate {
 		e.HoldBytes += fe.HoldBytes
 		e.GeneratorBytes += fe.GeneratorBytes
 		data += fe.Packets * hops * cut(int64(fl.mtuOrDefault()+roceOverhead))
+		minData += fl.Traffic.minDataBytes(cut) * hops
 		qpMsgs += int64(max(fl.NumQPs, 1)) * int64(max(fl.NumMsgsPerQP, 1))
 	}
 	for _, pe := range t.pfcEvents() {
@@ -196,6 +212,7 @@ func (t *Test) Estimate() Estimate {
 		e.PFCFrames += 2 * ports * (int64(t.DeadlockMs)*1000/fastestRefreshUs + 1)
 	}
 	e.TraceBytes = data + e.PFCFrames*cut(pfcMirrorBytes)
+	e.MinTraceBytes = minData
 	e.DiskBytes = e.TraceBytes
 	if t.KeepDumperFiles {
 		e.DiskBytes *= 2
@@ -208,7 +225,7 @@ func (t *Test) Estimate() Estimate {
 		}
 		e.DumperBytes += int64(max(dm.Workers, 1)) * per
 	}
-	e.RecordBytes = (e.Packets+e.PFCFrames)*PacketMemory + qpMsgs*MessageMemory
+	e.RecordBytes = PlotMemory + (e.EventPackets+e.PFCFrames)*PacketMemory + qpMsgs*MessageMemory
 	e.MemoryBytes = e.GeneratorBytes + e.DumperBytes + e.HoldBytes + e.RecordBytes + BaseMemory
 	return e
 }
@@ -257,6 +274,19 @@ func (tr *Traffic) estimate() Estimate {
 	e.Packets = e.MinPackets*2*11/10 + e.EventPackets
 	e.GeneratorBytes = 3 * qps * int64(max(tr.MessageSize, 1))
 	return e
+}
+
+// minDataBytes returns the fewest bytes the data packets of one flow take
+// in the trace, each cut by cut: every message once, in full packets of the
+// MTU and a last one of the rest (READ requests not counted).
+func (tr *Traffic) minDataBytes(cut func(int64) int64) int64 {
+	mtu := int64(tr.mtuOrDefault())
+	size := int64(max(tr.MessageSize, 0))
+	per := size / mtu * cut(mtu+roceOverhead)
+	if rest := size % mtu; rest > 0 || size == 0 {
+		per += cut(rest + roceOverhead)
+	}
+	return per * int64(max(tr.NumMsgsPerQP, 1)) * int64(max(tr.NumQPs, 1))
 }
 
 // TrafficDeadline bounds a run's traffic on the testbed's clock (virtual
@@ -452,9 +482,9 @@ func (d *decoder) checkResources(t *Test, r Resources) {
 		} else {
 			msgs = fmt.Sprintf("messages 3 × %d QPs × %d B = %s", qps, max(t.Flows[0].MessageSize, 1), Bytes(e.GeneratorBytes))
 		}
-		d.errorAt(at, fmt.Sprintf("the test needs about %s of memory on this machine (%s, dumpers %s, held packets %s, records of up to %d packets and %d messages %s, base %s), more than the limit of %s; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit",
+		d.errorAt(at, fmt.Sprintf("the test needs about %s of memory on this machine (%s, dumpers %s, held packets %s, records %s: graph data %s, %d packets of events and PFC frames, %d messages, base %s), more than the limit of %s; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit",
 			Bytes(e.MemoryBytes), msgs, Bytes(e.DumperBytes), Bytes(e.HoldBytes),
-			e.Packets+e.PFCFrames, qpMsgs, Bytes(e.RecordBytes), Bytes(BaseMemory), Bytes(r.MemoryBytes)))
+			Bytes(e.RecordBytes), Bytes(PlotMemory), e.EventPackets+e.PFCFrames, qpMsgs, Bytes(BaseMemory), Bytes(r.MemoryBytes)))
 	}
 	// What the disk need is counted in, and where to point: the PFC
 	// frames' entry when they are most of it, else the repeats.
@@ -475,30 +505,51 @@ func (d *decoder) checkResources(t *Test, r Resources) {
 	if spool {
 		spoolDir, spoolFree, shared, spool = r.SpoolFree(t.ResultPath)
 	}
+	// The results' disk peaks during the last repeat: the earlier
+	// repeats' results (DiskBytes each), then its dumper files and their
+	// copy under the results directory (while they are fetched, when the
+	// spool shares the file system; the spool is removed before the
+	// merge), or that copy and the merged trace (during the merge; the
+	// copy is removed after it unless kept): twice the trace either way.
+	// A test that certainly does not fit (its trace at its smallest,
+	// MinTraceBytes) is refused; one that fits only if its trace stays
+	// below the upper end (TraceBytes: an acknowledgement per data packet,
+	// 10% retransmitted) is run with a warning.
+	reps := int64(max(t.NumRepeats, 1))
+	diskNeed := func(traceBytes int64) int64 {
+		per := traceBytes
+		if t.KeepDumperFiles {
+			per *= 2
+		}
+		return (reps-1)*per + 2*traceBytes
+	}
 	if r.DiskFree != nil {
 		free, ok := r.DiskFree(t.ResultPath)
-		need := e.DiskBytes * int64(t.NumRepeats)
-		if !t.KeepDumperFiles {
-			// The last repeat's dumper files, copied under the results
-			// directory and removed after its merge.
-			need += e.TraceBytes
+		need, least := diskNeed(e.TraceBytes), diskNeed(e.MinTraceBytes)
+		keep := ""
+		if t.KeepDumperFiles {
+			keep = ", keep-dumper-files: false (halves it)"
 		}
-		if spool && shared {
-			need += e.SpoolBytes // the last repeat's dumper files, before its merge
-		}
-		if ok && need > free {
-			keep := ""
-			if t.KeepDumperFiles {
-				keep = ", keep-dumper-files: false (halves it)"
-			}
-			d.errorAt(at, fmt.Sprintf("the results need about %s of disk (%d repeats × %s, traces and dumper files), %s are free under the results directory; free some, choose another with -o%s, or lower snap-len, %s or num-repeats",
-				Bytes(need), t.NumRepeats, what, Bytes(free), keep, lower))
-			spool = spool && !shared
+		switch {
+		case !ok || need <= free:
+		case least > free:
+			d.errorAt(at, fmt.Sprintf("the results need at least %s of disk (%d repeats × at least %d packets, traces and dumper files), %s are free under the results directory; free some, choose another with -o%s, or lower snap-len, %s or num-repeats",
+				Bytes(least), t.NumRepeats, e.MinPackets, Bytes(free), keep, lower))
+		default:
+			d.warnAt(at, fmt.Sprintf("warning: the results need %s to %s of disk (%d repeats × %s, traces and dumper files), %s are free under the results directory: the run fails if the trace grows past what fits; free some, choose another with -o%s, or lower snap-len, %s or num-repeats",
+				Bytes(least), Bytes(need), t.NumRepeats, what, Bytes(free), keep, lower))
 		}
 	}
-	if spool && e.SpoolBytes > spoolFree {
-		d.errorAt(at, fmt.Sprintf("a repeat's dumper files need about %s (%s, before the merge) in the spool directory %s, where %s are free; set TMPDIR to a larger file system, or lower snap-len or %s",
-			Bytes(e.SpoolBytes), what, spoolDir, Bytes(spoolFree), lower))
+	if spool && !(shared && r.DiskFree != nil) { // shared: the results' need counts it
+		switch {
+		case e.SpoolBytes <= spoolFree:
+		case e.MinTraceBytes > spoolFree:
+			d.errorAt(at, fmt.Sprintf("a repeat's dumper files need at least %s (at least %d packets, before the merge) in the spool directory %s, where %s are free; set TMPDIR to a larger file system, or lower snap-len or %s",
+				Bytes(e.MinTraceBytes), e.MinPackets, spoolDir, Bytes(spoolFree), lower))
+		default:
+			d.warnAt(at, fmt.Sprintf("warning: a repeat's dumper files need %s to %s (%s, before the merge) in the spool directory %s, where %s are free: the run fails if they grow past it; set TMPDIR to a larger file system, or lower snap-len or %s",
+				Bytes(e.MinTraceBytes), Bytes(e.SpoolBytes), what, spoolDir, Bytes(spoolFree), lower))
+		}
 	}
 	if t.Testbed == TestbedNetns {
 		if wall, pos := d.netnsWallTime(t); wall > MaxNetnsWallTime {

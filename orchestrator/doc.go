@@ -40,8 +40,8 @@
 //
 // RunTest then publishes the results directory once, from a temporary
 // directory renamed into place. Tests reach into a run only through
-// hooks (Options.hooks): named callbacks at the plan's installation and
-// at the start of traffic.
+// hooks (Options.hooks): named callbacks at the plan's installation, at
+// the start of traffic and when the merge has streamed the whole trace.
 //
 // Sim reaches its agents over an in-memory network (internal/memnet), so
 // the distributed path (the same requests, typed messages and decoders)

@@ -59,6 +59,10 @@ type placement struct {
 	hostIfaces   []string
 	dumperIfaces []string
 	dumperPaths  []string
+	// localDumperFiles: dumperPaths are files of this process's machine
+	// (sim), which the driver moves under the results directory instead of
+	// copying them through the Dumper service when the file system allows.
+	localDumperFiles bool
 
 	// P4Runtime: where the software switch serves it (p4rtListen) or the
 	// address of a target of its own (p4rt); the dial options for either;
@@ -105,6 +109,11 @@ type hooks struct {
 	// traffic runs in its own goroutine when traffic starts (tests kill
 	// components with it; netns gives the agents' PIDs in pl.pids).
 	traffic func(pl *placement)
+	// merged runs when the merge has streamed the whole trace through the
+	// integrity check and the analyzers, before the analysis finishes:
+	// the run's per-packet state, if it kept any, is at its largest there
+	// (tests measure the heap with it).
+	merged func()
 }
 
 // drive runs one repeat on a testbed, phase by phase, as the package
@@ -257,7 +266,7 @@ func (d *driver) stopDumpers() {
 	for i, dc := range d.dumpers {
 		name := t.Dumpers[i].Name
 		local := filepath.Join(d.dir, "dumpers", t.Dumpers[i].DumpFilename)
-		rep, err := stopDumper(dc, stopIn, d.pl.dumperPaths[i], local)
+		rep, err := stopDumper(dc, stopIn, d.pl.dumperPaths[i], local, d.pl.localDumperFiles)
 		if err != nil {
 			rep.Name = name
 			run.DumperErrors = append(run.DumperErrors, fmt.Sprintf("dumper %s: %v", name, err))
@@ -652,6 +661,9 @@ func (d *driver) merge(ctx context.Context) *Report {
 	d.progress("trace: merge dumper files, integrity check")
 	run.TracePath = filepath.Join(d.dir, run.Test.AggregatePcapFilename)
 	stream, err := rpt.merge(ctx, run)
+	if d.hooks.merged != nil {
+		d.hooks.merged()
+	}
 	if rpt.Valid {
 		d.progress("analyzers: events applied, checks")
 		if err == nil {
@@ -776,8 +788,11 @@ func (b *intakeBarrier) finish(err error) {
 // stopDumper stops a dumper (within stopIn: its stop merges what it
 // spooled), checks its report and copies its pcap from remote on its host
 // to local, for as long as data keeps coming (fetchIdle without any is an
-// error).
-func stopDumper(dc luminav1.DumperClient, stopIn time.Duration, remote, local string) (dumper.Report, error) {
+// error). With move (remote is a file of this machine: sim), it renames
+// remote to local instead when both are on one file system: the same
+// bytes without a second copy of the trace on the disk while it is
+// fetched, nor the time to write it.
+func stopDumper(dc luminav1.DumperClient, stopIn time.Duration, remote, local string, move bool) (dumper.Report, error) {
 	sctx, cancel := context.WithTimeout(context.Background(), stopIn)
 	r, err := dc.Stop(sctx, &luminav1.DumperStopRequest{})
 	cancel()
@@ -787,6 +802,14 @@ func stopDumper(dc luminav1.DumperClient, stopIn time.Duration, remote, local st
 	rep, err := agent.DumperReportFromProto(r.GetReport())
 	if err != nil {
 		return dumper.Report{}, err
+	}
+	if move {
+		if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+			return rep, err
+		}
+		if os.Rename(remote, local) == nil {
+			return rep, nil
+		}
 	}
 	return rep, fetch(dc, remote, local, fetchIdle)
 }

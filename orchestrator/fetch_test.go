@@ -11,6 +11,8 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/netlumina/lumina/dumper"
+	"github.com/netlumina/lumina/orchestrator/agent"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 )
 
@@ -73,4 +75,58 @@ func TestFetchIdle(t *testing.T) {
 	if el := time.Since(start); el > 30*time.Second {
 		t.Errorf("the stalled copy took %v to fail", el)
 	}
+}
+
+// stoppingDumper is a dumper whose Stop reports name and whose Fetch
+// serves chunks, counting the Fetch calls.
+type stoppingDumper struct {
+	slowDumper
+	fetches int
+}
+
+func (d *stoppingDumper) Stop(context.Context, *luminav1.DumperStopRequest, ...grpc.CallOption) (*luminav1.DumperStopResponse, error) {
+	return &luminav1.DumperStopResponse{Report: agent.DumperReportToProto(dumper.Report{Name: "d0", Backend: "sim"})}, nil
+}
+
+func (d *stoppingDumper) Fetch(ctx context.Context, r *luminav1.FetchRequest, o ...grpc.CallOption) (grpc.ServerStreamingClient[luminav1.Chunk], error) {
+	d.fetches++
+	return d.slowDumper.Fetch(ctx, r, o...)
+}
+
+// TestStopDumperMove: on sim (move) a dumper file is renamed under the
+// results directory, the same bytes and no Fetch; when the rename fails
+// (another file system; here, no such file) and without move, it is
+// copied through Fetch.
+func TestStopDumperMove(t *testing.T) {
+	dir := t.TempDir()
+	remote, local := filepath.Join(dir, "spool", "d.pcap"), filepath.Join(dir, "results", "dumpers", "d.pcap")
+	if err := os.MkdirAll(filepath.Dir(remote), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, d *stoppingDumper, rep dumper.Report, err error, want string, fetches int) {
+		t.Helper()
+		got, rerr := os.ReadFile(local)
+		if err != nil || rerr != nil || string(got) != want || d.fetches != fetches || rep.Name != "d0" {
+			t.Errorf("%s: error %v, %s holds %q (%v), %d fetches, report %q; want %q, %d fetches, report d0", name, err, local, got, rerr, d.fetches, rep.Name, want, fetches)
+		}
+	}
+	for _, move := range []bool{true, false} {
+		if err := os.WriteFile(remote, []byte("pcap bytes"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := &stoppingDumper{slowDumper: slowDumper{chunks: []string{"fetched"}}}
+		rep, err := stopDumper(d, time.Second, remote, local, move)
+		if move {
+			check("move", d, rep, err, "pcap bytes", 0)
+			if _, err := os.Stat(remote); !os.IsNotExist(err) {
+				t.Errorf("move: %s still there (%v)", remote, err)
+			}
+		} else {
+			check("copy", d, rep, err, "fetched", 1)
+		}
+	}
+	os.Remove(remote)
+	d := &stoppingDumper{slowDumper: slowDumper{chunks: []string{"fetched", " again"}}}
+	rep, err := stopDumper(d, time.Second, remote, local, true)
+	check("rename fails", d, rep, err, "fetched again", 1)
 }

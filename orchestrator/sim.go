@@ -69,7 +69,7 @@ func (b *simBed) place(ctx context.Context, run *Run, progress func(string)) (*p
 		return network.NewLink(sim.LinkConfig{Name: name, BandwidthBps: int64(gbps * 1e9)})
 	}
 	fb := run.fabric
-	pl := &placement{switchIfaces: map[uint32]string{}, p4rtListen: "p4runtime", rnic: "softrnic"}
+	pl := &placement{switchIfaces: map[uint32]string{}, p4rtListen: "p4runtime", rnic: "softrnic", localDumperFiles: true}
 	// A sim link and an agent per host: the link named after the host,
 	// the switch's interface p<i+1>.
 	swPorts := map[string]sim.Port{}

@@ -32,12 +32,12 @@ func TestSpoolTooSmall(t *testing.T) {
 	})
 	t.Setenv("TMPDIR", spool)
 	file := filepath.Join(tmp, "t.yaml")
-	// 100 messages of 1 MiB: about 31 MiB of dumper files.
+	// 100 messages of 1 MiB: 14.1 MiB of dumper files at least, 31 MiB at most.
 	if err := os.WriteFile(file, []byte("traffic: {num-msgs-per-qp: 100, message-size: 1048576}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(tmp, "out")
-	want := file + ":1:28: a repeat's dumper files need about 30.9 MiB (up to 225280 packets, before the merge) in the spool directory " + spool + ", where 4 MiB are free; set TMPDIR to a larger file system, or lower snap-len or num-msgs-per-qp\n"
+	want := file + ":1:28: a repeat's dumper files need at least 14.1 MiB (at least 102400 packets, before the merge) in the spool directory " + spool + ", where 4 MiB are free; set TMPDIR to a larger file system, or lower snap-len or num-msgs-per-qp\n"
 	// validate exits 1 for an invalid file, run 2 (a usage error).
 	for _, tc := range []struct {
 		args []string
