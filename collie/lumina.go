@@ -13,6 +13,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/retransmission"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/orchestrator"
+	"github.com/netlumina/lumina/roce"
 )
 
 // LuminaEngine runs each workload through the lumina harness on the sim
@@ -101,8 +102,8 @@ func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
 		return nil, bad("opcode %q: want WRITE, READ or SEND", t.Opcode)
 	case t.NumQPs < 1 || t.NumQPs > 16384:
 		return nil, bad("num_qps %d: want 1..16384", t.NumQPs)
-	case !slices.Contains([]int64{256, 512, 1024, 2048, 4096}, t.MTU):
-		return nil, bad("mtu %d: want 256, 512, 1024, 2048 or 4096", t.MTU)
+	case !roce.ValidMTU(int(t.MTU)):
+		return nil, bad("mtu %d: want %s", t.MTU, roce.MTUChoices)
 	case msgs > 1<<31-1:
 		return nil, bad("events.messages %d: want 1..%d", msgs, 1<<31-1)
 	case t.MessageSizes[0] < 0 || t.MessageSizes[0] > 1<<31:

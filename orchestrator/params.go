@@ -31,10 +31,10 @@ func macDumper(i int) [6]byte { return [6]byte{0x02, 0x4c, 0x00, 0x00, 0x01, byt
 func traffic(f config.Flow) generator.Traffic {
 	tr := f.Traffic
 	g := generator.Traffic{
-		NumQPs: tr.NumQPs, NumReadQPs: tr.NumReadQPs, MsgsPerQP: tr.NumMsgsPerQP, MsgSize: tr.MessageSize, MsgSizeSet: true,
+		NumQPs: tr.NumQPs, NumReadQPs: tr.NumReadQPs, MsgsPerQP: tr.NumMsgsPerQP, MsgSize: new(tr.MessageSize),
 		MTU: tr.MTU, TxDepth: tr.TxDepth, Barrier: tr.BarrierSync, MultiGID: tr.MultiGID,
-		Timeout: uint8(tr.MinRetransmitTimeout), TimeoutSet: true, RetryCnt: uint8(tr.MaxRetransmitRetry), RetryCntSet: true,
-		MinRNRTimer: uint8(tr.MinRNRTimer), MinRNRTimerSet: true, RNRRetry: uint8(tr.RNRRetry), RNRRetrySet: true,
+		Timeout: new(uint8(tr.MinRetransmitTimeout)), RetryCnt: new(uint8(tr.MaxRetransmitRetry)),
+		MinRNRTimer: new(uint8(tr.MinRNRTimer)), RNRRetry: new(uint8(tr.RNRRetry)),
 		PostIntervalNs: int64(tr.PostIntervalUs) * int64(time.Microsecond),
 		DSCP:           tr.DSCPList,
 		Verb:           tr.Verb,

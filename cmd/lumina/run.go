@@ -65,7 +65,7 @@ func init() {
 					Warn: func(e config.Error) { fmt.Fprintln(stderr, e.Error()) }, Set: *sets}
 				if *testbed != "" {
 					tb, _ := config.ParseTestbed(*testbed) // checked above
-					lo.Testbed, lo.TestbedSet = tb, true
+					lo.Testbed = &tb
 				}
 				for _, f := range files {
 					t, err := config.LoadWith(f, lo)

@@ -43,7 +43,7 @@ func init() {
 					if err != nil || *testbed != tb.String() {
 						return usagef("validate: --testbed must be sim, netns or remote, not %q", *testbed)
 					}
-					o.Testbed, o.TestbedSet = tb, true
+					o.Testbed = &tb
 				}
 				bad := 0
 				for _, path := range files {

@@ -94,11 +94,11 @@ func (r *pfcRig) arrival(t int64, n int) int64 {
 func (r *pfcRig) qp(dscp uint8, peer *QP) *QP {
 	q := r.a.CreateQP()
 	attr := ConnectAttr{RemoteQPN: 0x100, RemotePSN: 0, RemoteIP: netip.MustParseAddr("10.0.0.2"), RemoteMAC: [6]byte{2, 0, 0, 0, 0, 2},
-		TrafficClass: dscp << 2, TrafficClassSet: true}
+		TrafficClass: new(uint8(dscp << 2))}
 	if peer != nil {
 		attr.RemoteQPN, attr.RemotePSN = peer.QPN(), peer.PSN()
 		if err := peer.Connect(ConnectAttr{RemoteQPN: q.QPN(), RemotePSN: q.PSN(), RemoteIP: r.a.IPs()[0], RemoteMAC: r.a.MAC(),
-			TrafficClass: dscp << 2, TrafficClassSet: true}); err != nil {
+			TrafficClass: new(uint8(dscp << 2))}); err != nil {
 			r.t.Fatal(err)
 		}
 	}

@@ -194,10 +194,10 @@ func fullNICParams() nic.Params {
 }
 
 func fullTraffic() generator.Traffic {
-	return generator.Traffic{Verb: generator.VerbSendRead, NumQPs: 2, NumReadQPs: 1, MsgsPerQP: 10, MsgSize: 1 << 20,
-		MsgSizeSet: true, MTU: 4096, TxDepth: 3, Barrier: true, MultiGID: true, Timeout: 255, TimeoutSet: true,
-		RetryCnt: 6, RetryCntSet: true, DSCP: []int{26, 48}, WithImm: true,
-		MinRNRTimer: 14, MinRNRTimerSet: true, RNRRetry: 3, RNRRetrySet: true, PostIntervalNs: 3_000_000}
+	return generator.Traffic{Verb: generator.VerbSendRead, NumQPs: 2, NumReadQPs: 1, MsgsPerQP: 10, MsgSize: new(1 << 20),
+		MTU: 4096, TxDepth: 3, Barrier: true, MultiGID: true, Timeout: new(uint8(255)),
+		RetryCnt: new(uint8(6)), DSCP: []int{26, 48}, WithImm: true,
+		MinRNRTimer: new(uint8(14)), RNRRetry: new(uint8(3)), PostIntervalNs: 3_000_000}
 }
 
 func fullEndpoint(i uint32) generator.Endpoint {
