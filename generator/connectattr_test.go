@@ -25,7 +25,9 @@ func TestConnectAttrWithDefaults(t *testing.T) {
 		{"timeout 5", func(a *generator.ConnectAttr) { a.Timeout = new(uint8(5)) }, func(q *generator.QPAttr) { q.Timeout = 5 }, false},
 		{"zeros given", func(a *generator.ConnectAttr) {
 			a.Timeout, a.RetryCnt, a.RNRRetry, a.MinRNRTimer, a.TrafficClass = new(uint8(0)), new(uint8(0)), new(uint8(0)), new(uint8(0)), new(uint8(0))
-		}, func(q *generator.QPAttr) { q.Timeout, q.RetryCnt, q.RNRRetry, q.MinRNRTimer, q.TrafficClass = 0, 0, 0, 0, 0 }, false},
+		}, func(q *generator.QPAttr) {
+			q.Timeout, q.RetryCnt, q.RNRRetry, q.MinRNRTimer, q.TrafficClass = 0, 0, 0, 0, 0
+		}, false},
 		{"MTU 4096, 4 READs", func(a *generator.ConnectAttr) { a.MTU, a.MaxRdAtomic = 4096, 4 }, func(q *generator.QPAttr) { q.MTU, q.MaxRdAtomic = 4096, 4 }, false},
 		{"MTU 1500", func(a *generator.ConnectAttr) { a.MTU = 1500 }, nil, true},
 		{"timeout 32", func(a *generator.ConnectAttr) { a.Timeout = new(uint8(32)) }, nil, true},

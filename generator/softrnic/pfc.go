@@ -97,25 +97,21 @@ func (e PFCLogEntry) String() string {
 	return s
 }
 
-// pauseReactionQuanta is the 802.3 Annex 31B maximum reaction time of a
-// paused transmitter, in pause quanta per link speed (pfc-facts §2.2; at
-// 10 Gb/s the sources disagree, 60 vs 67: the stricter is used).
-var pauseReactionQuanta = []struct {
-	gbps   float64
-	quanta int64
-}{{0.1, 1}, {1, 2}, {10, 60}, {25, 80}, {40, 118}, {50, 147}, {100, 394}, {200, 453}, {400, 905}}
-
 // PauseReactionBound returns the 802.3 bound on the time from receiving a
 // PAUSE/PFC frame to the last start of a frame of the paused priority at
-// gbps (pfc-facts §2.2, §6.3), rounded down to the nanosecond, and false for
-// a speed the table does not list (e.g. 100 Gb/s: 394 quanta = 2017 ns).
+// gbps (roce.PauseReactionBoundNs: IEEE 802.3 Table 31B-1), rounded down to
+// the nanosecond, and false for a speed the table does not list (e.g.
+// 100 Gb/s: 394 quanta = 2017 ns).
 func PauseReactionBound(gbps float64) (time.Duration, bool) {
-	for _, r := range pauseReactionQuanta {
-		if r.gbps == gbps {
-			return time.Duration(r.quanta * roce.PauseQuantumBits * 1e9 / int64(gbps*1e9)), true
-		}
+	bps := int64(gbps * 1e9)
+	if bps <= 0 {
+		return 0, false
 	}
-	return 0, false
+	ns, ok := roce.PauseReactionBoundNs(bps)
+	if !ok {
+		return 0, false
+	}
+	return time.Duration(ns), true
 }
 
 // rxThresholds returns the receive buffer size and XOFF/XON thresholds of
