@@ -8,7 +8,8 @@
 // A Device names one RNIC port: its kernel interface (IfName), its verbs
 // device (IBDev, found from the interface when empty), the verbs port and
 // the PCI function. Params are the knobs of Listing 1 (roce-parameters)
-// plus the DSCP trust state; FromConfig converts a config.Host.
+// plus the DSCP trust state (the orchestrator derives both from a test's
+// config.Host; this package does not import config).
 //
 // A Host is the machine as the package sees it, with everything it touches
 // injectable: the file system (FS; sysfs, configfs and procfs under one

@@ -84,7 +84,23 @@ func nicODP(n config.NIC) *softrnic.ODPConfig {
 
 // nicDevice is a real RNIC's identity and the RoCE parameters to set on it.
 func (r *Run) nicDevice(i int) (nic.Device, nic.Params) {
-	return nic.FromConfig(r.Test.Hosts[i].Host)
+	return nicFromConfig(r.Test.Hosts[i].Host)
+}
+
+// nicFromConfig returns the device and parameters of a traffic host in a
+// test config: roce-parameters, plus DSCP trust and the prio-dscp-map (the
+// default map, priority p ← DSCP 8p..8p+7, when empty) on Mellanox NICs,
+// as the public tool's config_traffic_gen does.
+func nicFromConfig(h config.Host) (nic.Device, nic.Params) {
+	n, r := h.NIC, h.RoCE
+	d := nic.Device{IfName: n.IfName, IBDev: n.IBDevice, Port: n.IBPort, PCIAddr: n.PCIAddr, Vendor: nic.VendorOf(n.Type)}
+	p := nic.Params{DCQCNRPEnable: r.DCQCNRPEnable, DCQCNNPEnable: r.DCQCNNPEnable, MinTimeBetweenCNPs: r.MinTimeBetweenCNPs,
+		AdaptiveRetrans: r.AdaptiveRetrans, SlowRestart: r.SlowRestart, DCQCNEnable: r.DCQCNEnable}
+	if d.Vendor == nic.VendorMellanox {
+		p.Trust = "dscp"
+		p.DSCP2Prio = nic.DSCP2Prio(n.PrioDSCPMap)
+	}
+	return d, p
 }
 
 // dumperConfig is dumper i's configuration: it captures on iface and

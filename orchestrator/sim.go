@@ -13,7 +13,7 @@ import (
 
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/generator"
-	"github.com/netlumina/lumina/internal/memnet"
+	"github.com/netlumina/lumina/memnet"
 	"github.com/netlumina/lumina/orchestrator/agent"
 	"github.com/netlumina/lumina/sim"
 )

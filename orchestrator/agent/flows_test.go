@@ -17,7 +17,7 @@ import (
 
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/generator/softrnic"
-	"github.com/netlumina/lumina/internal/memnet"
+	"github.com/netlumina/lumina/memnet"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 	"github.com/netlumina/lumina/sim"
 )
