@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/netlumina/lumina/analyzers/gbn"
+	"github.com/netlumina/lumina/analyzers/model"
+	areport "github.com/netlumina/lumina/analyzers/report"
 	"github.com/netlumina/lumina/analyzers/retransmission"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/orchestrator"
@@ -202,7 +204,7 @@ func luminaMetrics(rep orchestrator.RepeatResult) (*Metrics, error) {
 	}
 	a := r.Analysis
 	if a == nil {
-		return nil, fmt.Errorf("%w: lumina: no analysis: %s", ErrEngine, r.Checks["analyzers"].Detail)
+		return nil, fmt.Errorf("%w: lumina: no analysis: %s", ErrEngine, r.Checks[areport.CheckAnalyzers].Detail)
 	}
 	met := &Metrics{Diag: map[string]float64{}}
 	if g := r.Generator; g != nil {
@@ -217,7 +219,7 @@ func luminaMetrics(rep orchestrator.RepeatResult) (*Metrics, error) {
 	}
 	var names []string
 	for n, c := range r.Checks {
-		if c.Verdict == "fail" && !setupChecks[n] {
+		if c.Verdict == model.Fail && !setupChecks[n] {
 			names = append(names, "check:"+n)
 		}
 	}
@@ -238,7 +240,7 @@ func luminaMetrics(rep orchestrator.RepeatResult) (*Metrics, error) {
 // setupChecks judge the experiment, not the NIC: an event that never
 // applied (an iter-2 drop of a packet that was not retransmitted) or a
 // failed integrity check are not anomalies.
-var setupChecks = map[string]bool{"events_applied": true, "integrity": true, "generator": true}
+var setupChecks = map[string]bool{areport.CheckEventsApplied: true, areport.CheckIntegrity: true, areport.CheckGenerator: true}
 
 // lossLatencies returns the largest NACK reaction latency of the losses and
 // the largest retransmission latency of the dropped packets among them (0

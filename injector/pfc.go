@@ -116,31 +116,33 @@ const (
 type PFCCounters struct {
 	// RxPause (rx_pause): PFC frames received on the port with the
 	// priority's enable bit set, and PAUSE frames (on every priority).
-	RxPause uint64
+	RxPause uint64 `json:"rx_pause"`
 	// TxPause (tx_pause): PFC frames the switch sent from the port with
 	// the priority's enable bit set: XOFF, XON, refreshes and injected
 	// ones.
-	TxPause uint64
+	TxPause uint64 `json:"tx_pause"`
 	// XOFF and XON (xoff, xon): transitions of the port's ingress
 	// accounting for the priority across XOFFBytes (an XOFF sent) and back
 	// to XONBytes (an XON sent).
-	XOFF, XON uint64
+	XOFF uint64 `json:"xoff"`
+	XON  uint64 `json:"xon"`
 	// RxPauseNs (rx_pause_ns): time the port's egress queue for the
 	// priority spent paused by received frames, ns.
-	RxPauseNs int64
+	RxPauseNs int64 `json:"rx_pause_ns"`
 	// LosslessDrops (lossless_drops): lossless frames received on the port
 	// dropped because its ingress accounting was beyond XOFF + headroom.
-	LosslessDrops uint64
+	LosslessDrops uint64 `json:"lossless_drops"`
 	// LossyDrops (lossy_drops): lossy frames to the port dropped because
 	// its egress queue was full (LossyQueueBytes).
-	LossyDrops uint64
+	LossyDrops uint64 `json:"lossy_drops"`
 	// WatchdogDrops (watchdog_drops): lossless frames to or from the port
 	// dropped, and queued ones flushed, while the watchdog had lossless
 	// mode off for the priority.
-	WatchdogDrops uint64
+	WatchdogDrops uint64 `json:"watchdog_drops"`
 	// Storms and Restores (storms, restores): watchdog detections and
 	// restorations.
-	Storms, Restores uint64
+	Storms   uint64 `json:"storms"`
+	Restores uint64 `json:"restores"`
 }
 
 // PFCEventKind is the kind of a PFCEvent. The zero value is invalid.

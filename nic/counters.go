@@ -16,7 +16,10 @@ type EthtoolSource interface {
 	Stats(ifname string) (map[string]uint64, error)
 }
 
-// Counters are one reading of a port's counters, by source.
+// Counters are one reading of a real port's counters, by source (sysfs hw
+// and port counters, ethtool); Map flattens them to the name → value map
+// the analyzers compare (model.Counters), as the software RNIC's typed
+// softrnic.Counters do through CounterMap.
 type Counters struct {
 	// HW is /sys/class/infiniband/IBDEV/ports/PORT/hw_counters/*.
 	HW map[string]uint64 `json:"hw_counters"`

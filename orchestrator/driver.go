@@ -642,7 +642,7 @@ func (d *driver) merge(ctx context.Context) *Report {
 			err = rpt.analyze(stream, d.dir)
 		}
 		if err != nil {
-			rpt.Checks["analyzers"] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
+			rpt.Checks[checkAnalyzers] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
 		}
 	}
 	return rpt

@@ -280,7 +280,10 @@ func (p Params) RNRRetries() int {
 	return *p.RNRRetry
 }
 
-// Counters are counter values under their Mellanox names.
+// Counters are counter values under their Mellanox names: the one form the
+// analyzers take of a NIC's counters, whatever read them (nic.Counters.Map
+// on real hosts, softrnic's CounterMap). The switch's (controlplane.Counters)
+// and the integrity check's inputs (integrity.Counters) count other things.
 type Counters map[string]uint64
 
 // NIC is one host's NIC: the IP addresses (GIDs) it owns and its counters
