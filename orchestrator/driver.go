@@ -26,6 +26,7 @@ import (
 	"github.com/netlumina/lumina/orchestrator/agent"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/sim"
 )
 
 // A testbed decides where one repeat's components live: it starts them
@@ -439,7 +440,7 @@ func (d *driver) traffic(ctx context.Context) error {
 	} else {
 		d.progress(fmt.Sprintf("traffic: run (limit %v on the testbed's clock)", run.Limit))
 	}
-	rctx, rcancel := context.WithTimeout(ctx, agent.WallTime(run.Limit, run.slowdown())+time.Minute)
+	rctx, rcancel := context.WithTimeout(ctx, sim.WallTime(run.Limit, run.slowdown())+time.Minute)
 	defer rcancel()
 	fctx, fcancel := context.WithCancelCause(rctx) // a failed flow stops the others
 	defer fcancel(nil)
@@ -520,7 +521,7 @@ func (d *driver) settle(ctx context.Context) error {
 		// The deadlock window: the switches keep running deadlock-ms (on
 		// the testbed's clock) after the last flow ended; the pfc
 		// analysis looks for pauses still going round a cycle then.
-		wait += agent.WallTime(w, d.run.slowdown())
+		wait += sim.WallTime(w, d.run.slowdown())
 		d.progress(fmt.Sprintf("traffic: the switches run on for the deadlock window, %v of the testbed's clock", w))
 	}
 	if wait > 0 {
@@ -871,10 +872,10 @@ const heldMargin = 20 * time.Millisecond
 func settleTime(run *Run, slowdown int64) time.Duration {
 	var d time.Duration
 	if hold := longestHold(run.Plan); hold > 0 {
-		d = agent.WallTime(hold, slowdown) + heldMargin
+		d = sim.WallTime(hold, slowdown) + heldMargin
 	}
 	if run.pfcOn() {
-		d = max(d, agent.WallTime(longestPause, slowdown)+pfcSettle)
+		d = max(d, sim.WallTime(longestPause, slowdown)+pfcSettle)
 	}
 	return d
 }

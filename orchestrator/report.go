@@ -226,7 +226,7 @@ func (r *Report) htmlRun() *areport.RunInfo {
 // meta is the run metadata the analyzers take: the runtime connections,
 // the test's parameters and the NIC counters (from zero).
 func (r *Run) meta() model.Meta {
-	m := model.Meta{Params: analyzers.ParamsFromConfig(r.Test)}
+	m := model.Meta{Params: analyzers.ParamsFromRun(r.Test, r.Personality)}
 	m.TimestampUncertaintyNs = r.timestampUncertaintyNs()
 	m.MirrorHolds = true // injector.Switch and lumina.p4 write them
 	m.TimerLatenessNs = int64(r.NICTimerLate)

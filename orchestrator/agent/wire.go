@@ -18,13 +18,11 @@ import (
 	"maps"
 	"math"
 	"net/netip"
-	"reflect"
 	"slices"
 	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"gopkg.in/yaml.v3"
 
 	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/generator"
@@ -458,12 +456,12 @@ func NICVersionsFromProto(m *luminav1.NICVersions) (nic.Versions, error) {
 // ---- software RNIC ----
 
 // RNICConfigToProto encodes c; the personality travels as a personality
-// file (PersonalityToYAML).
+// file (softrnic.MarshalPersonality).
 func RNICConfigToProto(c softrnic.Config) *luminav1.RNICConfig {
 	m := &luminav1.RNICConfig{
 		Name:                 c.Name,
 		Mac:                  slices.Clone(c.MAC[:]),
-		PersonalityYaml:      PersonalityToYAML(c.Personality),
+		PersonalityYaml:      softrnic.MarshalPersonality(c.Personality),
 		Seed:                 c.Seed,
 		DisableRp:            c.DisableRP,
 		DisableNp:            c.DisableNP,
@@ -554,44 +552,6 @@ func (d *decoder) rnicConfig(f string, m *luminav1.RNICConfig) softrnic.Config {
 		c.PFC = pc
 	}
 	return c
-}
-
-// PersonalityToYAML returns p as a personality file that
-// softrnic.ParsePersonality reads back as p: yaml.v3's encoding of the
-// struct (softrnic has no marshaller; its yaml tags and the MarshalYAML
-// methods of Duration and CNPScope define the format), with the fields
-// tagged omitempty written even when empty, since ParsePersonality starts
-// from "spec" and would otherwise keep spec's. The zero Personality (the
-// RNIC's default, "spec") is empty.
-func PersonalityToYAML(p softrnic.Personality) []byte {
-	if reflect.ValueOf(p).IsZero() {
-		return nil
-	}
-	var n yaml.Node
-	if err := n.Encode(p); err != nil {
-		// Only a field of a type yaml cannot encode (a func, a channel)
-		// gets here: a programming error that the round-trip test catches.
-		panic(fmt.Sprintf("agent: encoding personality %q: %v", p.Name, err))
-	}
-	has := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		has[n.Content[i].Value] = true
-	}
-	if !has["description"] {
-		n.Content = append(n.Content,
-			&yaml.Node{Kind: yaml.ScalarNode, Value: "description"},
-			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ""})
-	}
-	if !has["adaptive"] {
-		n.Content = append(n.Content,
-			&yaml.Node{Kind: yaml.ScalarNode, Value: "adaptive"},
-			&yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle})
-	}
-	b, err := yaml.Marshal(&n)
-	if err != nil {
-		panic(fmt.Sprintf("agent: encoding personality %q: %v", p.Name, err))
-	}
-	return b
 }
 
 // PersonalityFromYAML parses a personality file (softrnic.ParsePersonality,

@@ -337,9 +337,9 @@ func TestWirePersonalityYAML(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, p) {
 			t.Errorf("%s: ParsePersonality(yaml.Marshal(p)) = %+v, %v; want %+v\n%s", name, got, err, p, b)
 		}
-		got, err = PersonalityFromYAML(PersonalityToYAML(p))
+		got, err = PersonalityFromYAML(softrnic.MarshalPersonality(p))
 		if err != nil || !reflect.DeepEqual(got, p) {
-			t.Errorf("%s: PersonalityFromYAML(PersonalityToYAML(p)) = %+v, %v; want %+v", name, got, err, p)
+			t.Errorf("%s: PersonalityFromYAML(softrnic.MarshalPersonality(p)) = %+v, %v; want %+v", name, got, err, p)
 		}
 	}
 
@@ -353,12 +353,12 @@ func TestWirePersonalityYAML(t *testing.T) {
 		func() softrnic.Personality { p := full; p.Name = ""; return p }(),
 		{},
 	} {
-		got, err := PersonalityFromYAML(PersonalityToYAML(p))
+		got, err := PersonalityFromYAML(softrnic.MarshalPersonality(p))
 		if err != nil || !reflect.DeepEqual(got, p) {
-			t.Errorf("PersonalityFromYAML(PersonalityToYAML(%+v)) = %+v, %v\n%s", p, got, err, PersonalityToYAML(p))
+			t.Errorf("PersonalityFromYAML(softrnic.MarshalPersonality(%+v)) = %+v, %v\n%s", p, got, err, softrnic.MarshalPersonality(p))
 		}
 	}
-	if b := PersonalityToYAML(softrnic.Personality{}); len(b) != 0 {
+	if b := softrnic.MarshalPersonality(softrnic.Personality{}); len(b) != 0 {
 		t.Errorf("the zero personality encodes as %q, want empty", b)
 	}
 }
