@@ -3,6 +3,7 @@ package collie
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"github.com/netlumina/lumina/analyzers/retransmission"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/orchestrator"
-	"github.com/netlumina/lumina/roce"
 )
 
 // LuminaEngine runs each workload through the lumina harness on the sim
@@ -99,17 +99,14 @@ func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
 		msgs = e.Space.Events.Messages
 	}
 	verb, ok := map[string]config.Verb{"WRITE": config.VerbWrite, "READ": config.VerbRead, "SEND": config.VerbSend}[strings.ToUpper(t.Opcode)]
-	switch {
-	case !ok:
+	if !ok {
 		return nil, bad("opcode %q: want WRITE, READ or SEND", t.Opcode)
-	case t.NumQPs < 1 || t.NumQPs > 16384:
-		return nil, bad("num_qps %d: want 1..16384", t.NumQPs)
-	case !roce.ValidMTU(int(t.MTU)):
-		return nil, bad("mtu %d: want %s", t.MTU, roce.MTUChoices)
-	case msgs > 1<<31-1:
-		return nil, bad("events.messages %d: want 1..%d", msgs, 1<<31-1)
-	case t.MessageSizes[0] < 0 || t.MessageSizes[0] > 1<<31:
-		return nil, bad("message size %d: want 0..%d", t.MessageSizes[0], 1<<31)
+	}
+	// Beyond int's range the conversions below would wrap before Validate
+	// could see the values.
+	if t.NumQPs < math.MinInt32 || t.NumQPs > math.MaxInt32 || t.MTU < 0 || t.MTU > math.MaxInt32 ||
+		t.MessageSizes[0] < math.MinInt32 || t.MessageSizes[0] > math.MaxInt32 {
+		return nil, bad("num_qps %d, mtu %d or message size %d out of range", t.NumQPs, t.MTU, t.MessageSizes[0])
 	}
 	test := config.New(fmt.Sprintf("collie-%d", id))
 	test.Seed = seed
@@ -117,7 +114,6 @@ func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
 	tr.NumQPs, tr.Verb, tr.NumMsgsPerQP, tr.MTU = int(t.NumQPs), verb, msgs, int(t.MTU)
 	tr.MessageSize, tr.TxDepth = int(t.MessageSizes[0]), int(max(1, t.WQDepth))
 	types := map[string]config.EventType{"drop": config.EventDrop, "ecn": config.EventECN, "corrupt": config.EventCorrupt, "bit-error": config.EventCorrupt}
-	ppm := tr.PacketsPerMessage()
 	seen := map[[3]int]bool{}
 	for _, ev := range t.Events {
 		if ev.PSN < 0 {
@@ -129,15 +125,8 @@ func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
 		}
 		seen[k] = true
 		typ, ok := types[strings.ToLower(ev.Type)]
-		switch {
-		case !ok:
+		if !ok {
 			return nil, bad("event type %q: want drop, ecn or corrupt", ev.Type)
-		case ev.Msg < 0 || ev.Msg >= msgs:
-			return nil, bad("event msg %d: want 0..%d", ev.Msg, msgs-1)
-		case ev.PSN >= ppm:
-			return nil, bad("event psn %d: want 0..%d (a message of %d bytes at mtu %d)", ev.PSN, ppm-1, tr.MessageSize, tr.MTU)
-		case ev.Iter < 1:
-			return nil, bad("event iter %d: want ≥ 1", ev.Iter)
 		}
 		tr.Events = append(tr.Events, config.Event{QPN: 0, Msg: ev.Msg, PSN: ev.PSN, Type: typ, Iter: ev.Iter})
 	}
@@ -161,6 +150,11 @@ func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
 	// count it over the connection.
 	if tr.TxDepth > 1 {
 		test.IterScope = config.IterScopeConnection
+	}
+	// config's own rules (ranges, events within the message, ...), as
+	// Parse applies them to a file.
+	if err := test.Validate(); err != nil {
+		return nil, bad("%v", err)
 	}
 	test.Normalize() // Hosts and Flows from the fields set above
 	return test, nil

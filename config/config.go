@@ -177,7 +177,7 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 // describes: every default of the schema table and those that depend on
 // other keys (testbed sim, personality spec, two sim dumpers). Programs
 // that build tests (collie's lumina engine) start from it and change what
-// they need; the result is not validated as Parse validates a file.
+// they need, then call Validate.
 func New(name string) *Test {
 	d := newDecoder("")
 	t := &Test{}
@@ -185,6 +185,23 @@ func New(name string) *Test {
 	t.Name = name
 	d.resolve(t)
 	return t
+}
+
+// Validate checks t by every rule Parse applies to a file: it parses t's
+// canonical YAML (Marshal), so that a test built in code is refused
+// exactly where the same test written as a file would be. The errors (an
+// ErrorList) point into that YAML.
+func (t *Test) Validate() error {
+	data, err := t.Marshal()
+	if err != nil {
+		return err
+	}
+	name := t.File
+	if name == "" {
+		name = t.Name + ".yaml"
+	}
+	_, err = Parse(name, data)
+	return err
 }
 
 var (

@@ -165,10 +165,12 @@ type ConnectAttr struct {
 	TrafficClass *uint8
 }
 
-// The QP attributes' defaults: those of the public perftest tools
-// (ib_write_bw … : timeout 14, retry_cnt 7, rnr_retry 7, min_rnr_timer 12,
-// MTU 1024 in RoCE), which the software RNIC and verbs devices share
-// through ConnectAttr.WithDefaults, and which Traffic's zero values take.
+// The QP attributes' defaults, which the software RNIC and verbs devices
+// share through ConnectAttr.WithDefaults and which Traffic's zero values
+// take: timeout 14, retry_cnt 7, rnr_retry 7 and min_rnr_timer 12 are
+// perftest's (linux-rdma/perftest: DEF_QP_TIME, perftest_resources.c);
+// MTU 1024 and 16 outstanding READs are the original Lumina generator's
+// (docs/hardware.md).
 const (
 	DefaultMTU          = 1024
 	DefaultTimeout      = 14 // 4.096 µs × 2^14 ≈ 67 ms

@@ -65,7 +65,7 @@ type PFCConfig struct {
 	MAC [6]byte
 }
 
-// PFCWatchdog configures the switch PFC watchdog (seed 003 §4.3, SONiC
+// PFCWatchdog configures the switch PFC watchdog (Guo et al., "RDMA over Commodity Ethernet at Scale", SIGCOMM 2016, §4.3; SONiC
 // pfcwd with action drop).
 type PFCWatchdog struct {
 	// Detection: a lossless egress queue paused without interruption for
@@ -87,19 +87,20 @@ const (
 	// value; switches derive it from a shared buffer): four 9216-byte
 	// jumbo frames.
 	DefaultXOFFBytes = 4 * 9216
-	// DefaultHeadroomBytes is mlx5's headroom formula (pfc-facts §2.4,
-	// M-BUF) at 100 Gb/s, 7 m of cable and MTU 9216:
+	// DefaultHeadroomBytes is mlx5's headroom formula (Linux
+	// drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c) at 100 Gb/s, 7 m of cable and MTU 9216:
 	// (301 + 2.16×7)×100 + 2.72×9216 = 56,680 bytes. It covers the round
 	// trip of the sim link (2 × 500 ns = 12,500 bytes at 100 Gb/s), a jumbo
 	// frame on the wire each way, the PFC frame and the 802.3 reaction
-	// time (394 quanta = 25,216 bytes at 100 Gb/s, pfc-facts §2.2).
+	// time (394 quanta = 25,216 bytes at 100 Gb/s, IEEE 802.3 Table 31B-1).
 	DefaultHeadroomBytes = 56680
-	// DefaultWatchdogDetection is seed 003's NIC watchdog time and the low
+	// DefaultWatchdogDetection is the NIC watchdog time of Guo et al. (§4.3) and the low
 	// end of SONiC's detection range (100–5000 ms); Huawei's default is
-	// 100 ms too (pfc-facts §4.1, §4.2, §5.1).
+	// 100 ms too (SONiC PFC watchdog HLD; Huawei CloudEngine PFC deadlock
+	// detection documentation).
 	DefaultWatchdogDetection = 100 * time.Millisecond
-	// DefaultWatchdogRestoration is seed 003's switch watchdog default
-	// and SONiC's (pfc-facts §4.1, §5.1).
+	// DefaultWatchdogRestoration is the switch watchdog default of Guo et
+	// al. and SONiC's (SONiC PFC watchdog HLD).
 	DefaultWatchdogRestoration = 200 * time.Millisecond
 	// LossyQueueBytes bounds each (egress port, lossy priority) queue; a
 	// frame that would exceed it is dropped (PFCCounters.LossyDrops): the
@@ -437,7 +438,7 @@ func (s *Switch) pfcReceive(in uint32, frame []byte, rxNs int64, timed bool) boo
 
 // pfcPauseRx applies a pause of quanta for priority p that arrived at at
 // (handled at now ≥ at) to port pp's egress queue. A PFC frame for a lossy
-// priority is counted but not acted on (pfc-facts §6.2); PAUSE applies to
+// priority is counted but not acted on (IEEE 802.1Q Clause 36); PAUSE applies to
 // every priority.
 func (s *Switch) pfcPauseRx(pp *pfcPort, p int, quanta uint16, linkPause bool, at, now int64) {
 	st := s.pfc

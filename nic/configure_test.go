@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,8 +40,9 @@ func TestResolve(t *testing.T) {
 		})
 	}
 	h := &Host{FS: OSFS{Root: "testdata/mlx5"}}
-	if _, err := h.Resolve(Device{IfName: "eth9"}); !errors.Is(err, ErrNoDevice) {
-		t.Errorf("Resolve(eth9) error = %v, want ErrNoDevice", err)
+	// The cause stays matchable beside the package's error (%w twice).
+	if _, err := h.Resolve(Device{IfName: "eth9"}); !errors.Is(err, ErrNoDevice) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Resolve(eth9) error = %v, want ErrNoDevice wrapping fs.ErrNotExist", err)
 	}
 }
 

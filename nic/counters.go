@@ -82,7 +82,7 @@ func (h *Host) ReadCounterSet(dev Device) (*Counters, error) {
 	fsys := h.fs()
 	base := fmt.Sprintf("/sys/class/infiniband/%s/ports/%d", dev.IBDev, dev.Port)
 	if _, err := fsys.Stat(base); err != nil {
-		return c, fmt.Errorf("%w: %s: %v", ErrNoDevice, base, err)
+		return c, fmt.Errorf("%w: %s: %w", ErrNoDevice, base, err)
 	}
 	var bad []string
 	missing := 0

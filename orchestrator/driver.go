@@ -344,7 +344,11 @@ func (d *driver) serveResponders(ctx context.Context) error {
 func (d *driver) startIntake(context.Context) error {
 	d.ig = grpc.NewServer(d.pl.intakeServer...)
 	luminav1.RegisterIntakeServer(d.ig, &intakeServer{install: d.intake.report})
-	go d.ig.Serve(d.pl.intake)
+	go func() {
+		if err := d.ig.Serve(d.pl.intake); err != nil { // nil after Stop
+			fmt.Fprintf(os.Stderr, "lumina: intake server: %v\n", err)
+		}
+	}()
 	return nil
 }
 
@@ -833,7 +837,7 @@ func fetch(dc luminav1.DumperClient, remote, local string, idle time.Duration) e
 		}
 		if err != nil {
 			if context.Cause(ctx) == stalled {
-				return fmt.Errorf("%w: %v", stalled, err)
+				return fmt.Errorf("%w: %w", stalled, err)
 			}
 			return err
 		}

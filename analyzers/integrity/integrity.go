@@ -315,7 +315,7 @@ type switchSeq struct {
 // error wraps ErrOptions.
 func NewChecker(opt Options, sources ...string) (*Checker, error) {
 	if err := opt.Seq.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	mask := opt.TimeMask
 	if mask == 0 {

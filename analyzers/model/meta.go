@@ -102,7 +102,7 @@ type Params struct {
 	// in µs. Nil: unknown, the CNP check is computed with 0 and skipped.
 	MinTimeBetweenCNPsUs *float64 `json:"min_time_between_cnps_us,omitempty"`
 	// NAKTriggersCNP says a NAK is also a CNP trigger (CX5/CX6 with slow
-	// restart, roce-facts §5.1). Default false.
+	// restart; softrnic.Personality.CNPOnNAK). Default false.
 	NAKTriggersCNP bool `json:"nak_triggers_cnp,omitempty"`
 	// CNPScope, when set, is the pacing scope the NIC is expected to use
 	// (per-qp, per-port, per-dest-ip, per-ip-pair): the CNP check then
@@ -573,7 +573,7 @@ func ParseMeta(data []byte) (Meta, error) {
 	}
 	var d metaDoc
 	if err := json.Unmarshal(data, &d); err != nil {
-		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
+		return Meta{}, fmt.Errorf("%w: %w", ErrMeta, err)
 	}
 	m := Meta{Connections: d.Connections, Params: d.Params, Mirror: d.Mirror, Events: d.Events, SwitchPorts: d.Ports, Fabric: d.Fabric}
 	if d.ParamsObj != nil {
@@ -614,10 +614,10 @@ func ParseMeta(data []byte) (Meta, error) {
 	}
 	var err error
 	if m.NICs, err = decodeNICs(d.NICs); err != nil {
-		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
+		return Meta{}, fmt.Errorf("%w: %w", ErrMeta, err)
 	}
 	if m.Switch, err = decodeSwitch(d.Switch); err != nil {
-		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
+		return Meta{}, fmt.Errorf("%w: %w", ErrMeta, err)
 	}
 	if d.SwitchPFC != nil {
 		var n uint64

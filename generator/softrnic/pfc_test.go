@@ -301,7 +301,7 @@ func pfcFrames(log []PFCLogEntry, ev PFCEvent) (xoff, xon int) {
 	return
 }
 
-// TestSlowReceiverMTT: seed 003 §4.4. A 16 MB WRITE into 16 MB of
+// TestSlowReceiverMTT: Guo et al., SIGCOMM 2016, §4.4 (slow receiver). A 16 MB WRITE into 16 MB of
 // registered memory backed by 4 KB pages misses the 2K-entry MTT cache on
 // every page: the receive pipeline falls below line rate and the NIC sends
 // XOFF/XON; with 2 MiB pages it does not pause. No frame is lost.
