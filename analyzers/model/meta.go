@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/internal/safefile"
 	"github.com/netlumina/lumina/roce"
 )
@@ -255,10 +256,10 @@ func (p Params) TransportTimeoutNs() (int64, bool) {
 	return int64(roce.TransportTimeout(*p.Timeout)), true
 }
 
-// Retries returns retry_cnt, 7 when not given.
+// Retries returns retry_cnt, generator.DefaultRetryCnt (7) when not given.
 func (p Params) Retries() int {
 	if p.RetryCnt == nil {
-		return 7
+		return generator.DefaultRetryCnt
 	}
 	return *p.RetryCnt
 }
@@ -272,10 +273,11 @@ func (p Params) ODPAt(ip netip.Addr) bool {
 	return len(p.ODPIPs) == 0 || slices.Contains(p.ODPIPs, ip)
 }
 
-// RNRRetries returns RNRRetry, 7 (infinite) when nil.
+// RNRRetries returns RNRRetry, generator.DefaultRNRRetry (7, infinite)
+// when nil.
 func (p Params) RNRRetries() int {
 	if p.RNRRetry == nil {
-		return 7
+		return generator.DefaultRNRRetry
 	}
 	return *p.RNRRetry
 }
