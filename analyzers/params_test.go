@@ -8,6 +8,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
+	"github.com/netlumina/lumina/generator/softrnic"
 )
 
 // TestParamsFromConfigHosts: a hosts-form test gives every host's facts
@@ -64,9 +65,9 @@ func TestResolveHostNICs(t *testing.T) {
 }
 
 // TestNAKTriggersCNP: a NAK is a CNP trigger with slow restart when the
-// notification point's personality sends CNPs with NAKs: a builtin, a
-// personality file (cx5-fw2.yaml: base cx5), or by name for a hardware
-// NIC.
+// notification point's personality sends CNPs with NAKs: the run's (it
+// wins over the file's), a builtin, a personality file (cx5-fw2.yaml: base
+// cx5), or the builtin that models a hardware NIC's type.
 func TestNAKTriggersCNP(t *testing.T) {
 	tt, err := config.Load("../examples/personality/fast-retransmission-fw2.yaml")
 	if err != nil {
@@ -76,20 +77,34 @@ func TestNAKTriggersCNP(t *testing.T) {
 		name        string
 		personality string
 		nicType     string
+		run         string // the personality the run loaded ("": none)
 		slow        bool
 		want        bool
 	}{
-		{"cx5", "cx5", "", true, true},
-		{"cx4", "cx4", "", true, false},
-		{"spec", "spec", "", true, false},
-		{"file based on cx5", "cx5-fw2.yaml", "", true, true},
-		{"missing file named like a cx5", "cx5-none.yaml", "", true, false},
-		{"hardware cx6", "", "cx6", true, true},
-		{"no slow restart", "cx5", "", false, false},
+		{"cx5", "cx5", "", "", true, true},
+		{"cx4", "cx4", "", "", true, false},
+		{"spec", "spec", "", "", true, false},
+		{"file based on cx5", "cx5-fw2.yaml", "", "", true, true},
+		{"missing file named like a cx5", "cx5-none.yaml", "", "", true, false},
+		{"missing file on a cx4", "cx5-none.yaml", "cx4", "", true, false},
+		{"missing file on a cx5", "cx5-none.yaml", "cx5", "", true, true},
+		{"hardware cx6", "", "cx6", "", true, true},
+		{"hardware e810", "", "e810", "", true, false},
+		{"run's cx4 over the file's cx5", "cx5", "", "cx4", true, false},
+		{"run's cx6 over spec", "spec", "", "cx6", true, true},
+		{"no slow restart", "cx5", "", "", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := config.Host{NIC: config.NIC{Personality: tc.personality, Type: tc.nicType}, RoCE: config.RoCEParameters{SlowRestart: tc.slow}}
-			if got := nakTriggersCNP(tt, h); got != tc.want {
+			var pers map[string]softrnic.Personality
+			if tc.run != "" {
+				p, err := softrnic.LoadPersonality(tc.run)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pers = map[string]softrnic.Personality{"r": p}
+			}
+			if got := nakTriggersCNP(tt, "r", h, pers); got != tc.want {
 				t.Errorf("nakTriggersCNP(%s) = %v, want %v", tc.name, got, tc.want)
 			}
 		})

@@ -111,7 +111,7 @@ func TestSimPipelineReaction(t *testing.T) {
 func tailRun(t *testing.T, pers string, adaptive bool, msg int) (timeout.Result, *testbed, string) {
 	t.Helper()
 	tb := newTestbed(t, bedOpts{pers: pers, reqCfg: softrnic.Config{AdaptiveRetrans: adaptive}})
-	p := tb.connect(model.VerbWrite, "", softrnic.ConnectAttr{Timeout: 14, TimeoutSet: true, RetryCnt: 7, RetryCntSet: true}, 1024)
+	p := tb.connect(model.VerbWrite, "", softrnic.ConnectAttr{Timeout: new(uint8(14)), RetryCnt: new(uint8(7))}, 1024)
 	tb.inject = func(f frameInfo) roce.Event {
 		if f.Dir == sim.AtoB && (f.Rel == msg || f.Rel < msg && f.Round <= 7) {
 			return roce.EventDrop
@@ -284,7 +284,7 @@ func TestSimRead(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s/%d-of-%d", tc.pers, tc.drop+1, tc.n), func(t *testing.T) {
 			tb := newTestbed(t, bedOpts{pers: tc.pers})
-			p := tb.connect(model.VerbRead, "", softrnic.ConnectAttr{Timeout: 8, TimeoutSet: true}, tc.n*1024)
+			p := tb.connect(model.VerbRead, "", softrnic.ConnectAttr{Timeout: new(uint8(8))}, tc.n*1024)
 			tb.inject = func(f frameInfo) roce.Event {
 				if f.Op.IsReadResponse() && f.Rel == tc.drop && f.Round == 1 {
 					return roce.EventDrop

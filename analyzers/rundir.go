@@ -239,7 +239,15 @@ func orderNICs(nics []model.NIC, hosts []string) {
 // (nil) when the flows differ in them. In the hosts form, Params.Hosts
 // also holds every host's addresses and CNP settings, which the checks
 // take per notification point.
-func ParamsFromConfig(t *config.Test) model.Params {
+func ParamsFromConfig(t *config.Test) model.Params { return ParamsFromRun(t, nil) }
+
+// ParamsFromRun is ParamsFromConfig with the software-RNIC personalities a
+// run loaded, by host name (orchestrator.Run.Personality): a NAK's CNP
+// (Personality.CNPOnNAK) and the line rate come from them. A host without
+// one has its personality loaded from t (nic.personality, a file relative
+// to the test file); if that cannot be read (a run directory without the
+// file), the built-in personality that models its nic.type, if any.
+func ParamsFromRun(t *config.Test, pers map[string]softrnic.Personality) model.Params {
 	var p model.Params
 	if !t.HostsForm || len(t.Flows) == 0 {
 		c := *t // Normalize on a copy: t may have been built by hand
@@ -296,7 +304,7 @@ func ParamsFromConfig(t *config.Test) model.Params {
 	p.MinTimeBetweenCNPsUs = &us
 	req := host(f0.From)
 	p.AdaptiveRetrans = req.RoCE.AdaptiveRetrans
-	p.NAKTriggersCNP = nakTriggersCNP(t, np)
+	p.NAKTriggersCNP = nakTriggersCNP(t, npName, np, pers)
 	if m := req.NIC.PrioDSCPMap; len(m) > 0 {
 		p.PrioDSCPMap = m
 	}
@@ -318,8 +326,10 @@ func ParamsFromConfig(t *config.Test) model.Params {
 	}
 	for _, h := range t.Hosts {
 		us := float64(h.RoCE.MinTimeBetweenCNPs)
-		hp := model.HostParams{Name: h.Name, MinTimeBetweenCNPsUs: &us, NAKTriggersCNP: nakTriggersCNP(t, h.Host),
-			LinkGbps: lineRateGbps(t, h.Host)}
+		hp := model.HostParams{Name: h.Name, MinTimeBetweenCNPsUs: &us, NAKTriggersCNP: nakTriggersCNP(t, h.Name, h.Host, pers)}
+		if pp, ok := personalityOf(t, h.Name, h.Host, pers, false); ok {
+			hp.LinkGbps = pp.LineRateGbps
+		}
 		for _, a := range h.NIC.IPList {
 			hp.IPs = append(hp.IPs, a.Addr())
 		}
@@ -331,48 +341,40 @@ func ParamsFromConfig(t *config.Test) model.Params {
 	return p
 }
 
-// nakTriggersCNP says a NAK of h, a host of t, is a CNP trigger: slow
-// restart on, and a software RNIC whose personality sends a CNP with each
-// NAK (softrnic.Personality.CNPOnNAK: cx5, cx6, or a personality file
-// saying cnp-on-nak), or, for a hardware NIC or a personality file that
-// cannot be read (a run directory without it), a CX5 or CX6 (roce-facts
-// §5.1).
-func nakTriggersCNP(t *config.Test, h config.Host) bool {
+// nakTriggersCNP says a NAK of h (host name of t) is a CNP trigger: slow
+// restart on, and a personality that sends a CNP with each NAK
+// (softrnic.Personality.CNPOnNAK; personalityOf).
+func nakTriggersCNP(t *config.Test, name string, h config.Host, pers map[string]softrnic.Personality) bool {
 	if !h.RoCE.SlowRestart {
 		return false
 	}
-	name := h.NIC.Personality
-	if path := config.PersonalityPath(t, name); path != "" {
-		name = path
-	}
-	if name != "" {
-		if p, err := softrnic.LoadPersonality(name); err == nil {
-			return p.CNPOnNAK
-		}
-	}
-	m := strings.ToLower(h.NIC.Personality)
-	if m == "" {
-		m = strings.ToLower(h.NIC.Type)
-	}
-	return m == "cx5" || m == "cx6"
+	p, ok := personalityOf(t, name, h, pers, true)
+	return ok && p.CNPOnNAK
 }
 
-// lineRateGbps is the line rate of h's software RNIC personality (the
-// speed of its switch port in lumina run), 0 for a hardware NIC or a
-// personality that cannot be read.
-func lineRateGbps(t *config.Test, h config.Host) float64 {
-	name := h.NIC.Personality
-	if path := config.PersonalityPath(t, name); path != "" {
-		name = path
+// personalityOf returns the personality of host name (h in t): the run's
+// (pers), else the one its nic.personality names, else, with byType, the
+// built-in personality that models its nic.type (a hardware NIC, or a run
+// directory without the personality file); false if none.
+func personalityOf(t *config.Test, name string, h config.Host, pers map[string]softrnic.Personality, byType bool) (softrnic.Personality, bool) {
+	if p, ok := pers[name]; ok {
+		return p, true
 	}
-	if name == "" {
-		return 0
+	file := h.NIC.Personality
+	if path := config.PersonalityPath(t, file); path != "" {
+		file = path
 	}
-	p, err := softrnic.LoadPersonality(name)
-	if err != nil {
-		return 0
+	if file != "" {
+		if p, err := softrnic.LoadPersonality(file); err == nil {
+			return p, true
+		}
 	}
-	return p.LineRateGbps
+	if byType && h.NIC.Type != "" && !strings.HasSuffix(h.NIC.Type, ".yaml") && !strings.HasSuffix(h.NIC.Type, ".yml") {
+		if p, err := softrnic.LoadPersonality(h.NIC.Type); err == nil {
+			return p, true
+		}
+	}
+	return softrnic.Personality{}, false
 }
 
 func fileExists(p string) bool {

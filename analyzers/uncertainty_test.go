@@ -28,7 +28,7 @@ import (
 //     inconclusive, the run valid and passing, and report.txt says so.
 func TestSimTimestampUncertainty(t *testing.T) {
 	tb := newTestbed(t, bedOpts{pers: "spec"})
-	p := tb.connect(model.VerbWrite, "", softrnic.ConnectAttr{Timeout: 14, TimeoutSet: true, RetryCnt: 7, RetryCntSet: true}, 1024)
+	p := tb.connect(model.VerbWrite, "", softrnic.ConnectAttr{Timeout: new(uint8(14)), RetryCnt: new(uint8(7))}, 1024)
 	tb.inject = func(f frameInfo) roce.Event {
 		if f.Dir == sim.AtoB && f.Rel == 0 {
 			return roce.EventDrop

@@ -94,7 +94,7 @@ func DecodeMetrics(b []byte) (*Metrics, error) {
 	var m Metrics
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("%w: metrics: %v", ErrEngine, err)
+		return nil, fmt.Errorf("%w: metrics: %w", ErrEngine, err)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: metrics: trailing data after the JSON object", ErrEngine)

@@ -3,6 +3,7 @@ package collie
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/netlumina/lumina/analyzers/gbn"
+	"github.com/netlumina/lumina/analyzers/model"
+	areport "github.com/netlumina/lumina/analyzers/report"
 	"github.com/netlumina/lumina/analyzers/retransmission"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/orchestrator"
@@ -96,17 +99,14 @@ func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
 		msgs = e.Space.Events.Messages
 	}
 	verb, ok := map[string]config.Verb{"WRITE": config.VerbWrite, "READ": config.VerbRead, "SEND": config.VerbSend}[strings.ToUpper(t.Opcode)]
-	switch {
-	case !ok:
+	if !ok {
 		return nil, bad("opcode %q: want WRITE, READ or SEND", t.Opcode)
-	case t.NumQPs < 1 || t.NumQPs > 16384:
-		return nil, bad("num_qps %d: want 1..16384", t.NumQPs)
-	case !slices.Contains([]int64{256, 512, 1024, 2048, 4096}, t.MTU):
-		return nil, bad("mtu %d: want 256, 512, 1024, 2048 or 4096", t.MTU)
-	case msgs > 1<<31-1:
-		return nil, bad("events.messages %d: want 1..%d", msgs, 1<<31-1)
-	case t.MessageSizes[0] < 0 || t.MessageSizes[0] > 1<<31:
-		return nil, bad("message size %d: want 0..%d", t.MessageSizes[0], 1<<31)
+	}
+	// Beyond int's range the conversions below would wrap before Validate
+	// could see the values.
+	if t.NumQPs < math.MinInt32 || t.NumQPs > math.MaxInt32 || t.MTU < 0 || t.MTU > math.MaxInt32 ||
+		t.MessageSizes[0] < math.MinInt32 || t.MessageSizes[0] > math.MaxInt32 {
+		return nil, bad("num_qps %d, mtu %d or message size %d out of range", t.NumQPs, t.MTU, t.MessageSizes[0])
 	}
 	test := config.New(fmt.Sprintf("collie-%d", id))
 	test.Seed = seed
@@ -114,7 +114,6 @@ func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
 	tr.NumQPs, tr.Verb, tr.NumMsgsPerQP, tr.MTU = int(t.NumQPs), verb, msgs, int(t.MTU)
 	tr.MessageSize, tr.TxDepth = int(t.MessageSizes[0]), int(max(1, t.WQDepth))
 	types := map[string]config.EventType{"drop": config.EventDrop, "ecn": config.EventECN, "corrupt": config.EventCorrupt, "bit-error": config.EventCorrupt}
-	ppm := tr.PacketsPerMessage()
 	seen := map[[3]int]bool{}
 	for _, ev := range t.Events {
 		if ev.PSN < 0 {
@@ -126,15 +125,8 @@ func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
 		}
 		seen[k] = true
 		typ, ok := types[strings.ToLower(ev.Type)]
-		switch {
-		case !ok:
+		if !ok {
 			return nil, bad("event type %q: want drop, ecn or corrupt", ev.Type)
-		case ev.Msg < 0 || ev.Msg >= msgs:
-			return nil, bad("event msg %d: want 0..%d", ev.Msg, msgs-1)
-		case ev.PSN >= ppm:
-			return nil, bad("event psn %d: want 0..%d (a message of %d bytes at mtu %d)", ev.PSN, ppm-1, tr.MessageSize, tr.MTU)
-		case ev.Iter < 1:
-			return nil, bad("event iter %d: want ≥ 1", ev.Iter)
 		}
 		tr.Events = append(tr.Events, config.Event{QPN: 0, Msg: ev.Msg, PSN: ev.PSN, Type: typ, Iter: ev.Iter})
 	}
@@ -158,6 +150,11 @@ func (e *LuminaEngine) Test(id int, w Workload) (*config.Test, error) {
 	// count it over the connection.
 	if tr.TxDepth > 1 {
 		test.IterScope = config.IterScopeConnection
+	}
+	// config's own rules (ranges, events within the message, ...), as
+	// Parse applies them to a file.
+	if err := test.Validate(); err != nil {
+		return nil, bad("%v", err)
 	}
 	test.Normalize() // Hosts and Flows from the fields set above
 	return test, nil
@@ -201,7 +198,7 @@ func luminaMetrics(rep orchestrator.RepeatResult) (*Metrics, error) {
 	}
 	a := r.Analysis
 	if a == nil {
-		return nil, fmt.Errorf("%w: lumina: no analysis: %s", ErrEngine, r.Checks["analyzers"].Detail)
+		return nil, fmt.Errorf("%w: lumina: no analysis: %s", ErrEngine, r.Checks[areport.CheckAnalyzers].Detail)
 	}
 	met := &Metrics{Diag: map[string]float64{}}
 	if g := r.Generator; g != nil {
@@ -216,7 +213,7 @@ func luminaMetrics(rep orchestrator.RepeatResult) (*Metrics, error) {
 	}
 	var names []string
 	for n, c := range r.Checks {
-		if c.Verdict == "fail" && !setupChecks[n] {
+		if c.Verdict == model.Fail && !setupChecks[n] {
 			names = append(names, "check:"+n)
 		}
 	}
@@ -237,7 +234,7 @@ func luminaMetrics(rep orchestrator.RepeatResult) (*Metrics, error) {
 // setupChecks judge the experiment, not the NIC: an event that never
 // applied (an iter-2 drop of a packet that was not retransmitted) or a
 // failed integrity check are not anomalies.
-var setupChecks = map[string]bool{"events_applied": true, "integrity": true, "generator": true}
+var setupChecks = map[string]bool{areport.CheckEventsApplied: true, areport.CheckIntegrity: true, areport.CheckGenerator: true}
 
 // lossLatencies returns the largest NACK reaction latency of the losses and
 // the largest retransmission latency of the dropped packets among them (0

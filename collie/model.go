@@ -190,7 +190,7 @@ func decodeStrict(data []byte, v any) error {
 func ParseProfile(data []byte) (*Profile, []Planted, error) {
 	var f ModelFile
 	if err := decodeStrict(data, &f); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrProfile, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrProfile, err)
 	}
 	f.Profile.setDefaults()
 	if err := checkPlanted(f.Planted); err != nil {
@@ -205,7 +205,7 @@ func ParsePlanted(data []byte) ([]Planted, error) {
 		Planted []Planted `yaml:"planted"`
 	}
 	if err := decodeStrict(data, &f); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrProfile, err)
+		return nil, fmt.Errorf("%w: %w", ErrProfile, err)
 	}
 	return f.Planted, checkPlanted(f.Planted)
 }

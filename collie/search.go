@@ -270,7 +270,7 @@ func (s *searcher) openLog() error {
 		}
 		var r Record
 		if err := json.Unmarshal(line, &r); err != nil {
-			return fmt.Errorf("%w: %s line %d: %v", ErrLog, s.o.LogPath, n+1, err)
+			return fmt.Errorf("%w: %s line %d: %w", ErrLog, s.o.LogPath, n+1, err)
 		}
 		s.replay = append(s.replay, r)
 	}

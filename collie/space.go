@@ -426,7 +426,7 @@ func ParseSpace(data []byte) (*Space, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(s); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: %v", ErrSpace, err)
+		return nil, fmt.Errorf("%w: %w", ErrSpace, err)
 	}
 	s.setDefaults()
 	if err := s.validate(); err != nil {
@@ -470,7 +470,7 @@ func (s *Space) Validate(w Workload) error {
 	}
 	for i := range w.Traffics {
 		if err := s.validateTraffic(&w.Traffics[i]); err != nil {
-			return fmt.Errorf("%w: traffic %d: %v", ErrWorkload, i, err)
+			return fmt.Errorf("%w: traffic %d: %w", ErrWorkload, i, err)
 		}
 	}
 	return nil

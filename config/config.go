@@ -57,10 +57,9 @@ func Load(path string) (*Test, error) {
 // LoadOptions are overrides that Load applies after parsing, as lumina
 // run's flags do, so that a file can be validated for the run it will get.
 type LoadOptions struct {
-	// Testbed overrides the file's testbed as (*Test).WithTestbed does
-	// (lumina run --testbed), if TestbedSet.
-	Testbed    Testbed
-	TestbedSet bool
+	// Testbed, if not nil, overrides the file's testbed as
+	// (*Test).WithTestbed does (lumina run --testbed).
+	Testbed *Testbed
 	// Resources are the machine's limits to check the test against (see
 	// Resources); the zero value checks only what does not depend on the
 	// machine.
@@ -121,7 +120,7 @@ func Parse(file string, data []byte) (t *Test, err error) {
 	return ParseWith(file, data, LoadOptions{})
 }
 
-// ParseWith is Parse with overrides. With o.TestbedSet, the file must be
+// ParseWith is Parse with overrides. With o.Testbed, the file must be
 // valid as it is (lumina run loads it so) and also after
 // WithTestbed(o.Testbed); the returned Test is the overridden one, and the
 // errors of the override point into the file, at the keys concerned.
@@ -150,8 +149,8 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 	if t != nil {
 		d.resolve(t)
 		d.validate(t)
-		if o.TestbedSet && len(d.errs) == 0 {
-			t = d.override(t, o.Testbed)
+		if o.Testbed != nil && len(d.errs) == 0 {
+			t = d.override(t, *o.Testbed)
 		}
 		if o.Personalities {
 			perrs = d.checkPersonalities(t)
@@ -183,7 +182,7 @@ func ParseWith(file string, data []byte, o LoadOptions) (t *Test, err error) {
 // describes: every default of the schema table and those that depend on
 // other keys (testbed sim, personality spec, two sim dumpers). Programs
 // that build tests (collie's lumina engine) start from it and change what
-// they need; the result is not validated as Parse validates a file.
+// they need, then call Validate.
 func New(name string) *Test {
 	d := newDecoder("")
 	t := &Test{}
@@ -191,6 +190,23 @@ func New(name string) *Test {
 	t.Name = name
 	d.resolve(t)
 	return t
+}
+
+// Validate checks t by every rule Parse applies to a file: it parses t's
+// canonical YAML (Marshal), so that a test built in code is refused
+// exactly where the same test written as a file would be. The errors (an
+// ErrorList) point into that YAML.
+func (t *Test) Validate() error {
+	data, err := t.Marshal()
+	if err != nil {
+		return err
+	}
+	name := t.File
+	if name == "" {
+		name = t.Name + ".yaml"
+	}
+	_, err = Parse(name, data)
+	return err
 }
 
 var (

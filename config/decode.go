@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/netlumina/lumina/roce"
 )
 
 // maxCollected bounds the errors kept while decoding; finish trims the
@@ -882,10 +884,10 @@ func decNumQPs(d *decoder, v *yaml.Node, path string, _, s reflect.Value) {
 }
 
 func decMTU(d *decoder, v *yaml.Node, path string, f, _ reflect.Value) {
-	if mtu, ok := d.intVal(v, path); ok && slices.Contains([]int{256, 512, 1024, 2048, 4096}, mtu) {
+	if mtu, ok := d.intVal(v, path); ok && roce.ValidMTU(mtu) {
 		f.SetInt(int64(mtu))
 	} else if ok {
-		d.fail(v, path, "want 256, 512, 1024, 2048 or 4096, got %d", mtu)
+		d.fail(v, path, "want %s, got %d", roce.MTUChoices, mtu)
 	}
 }
 

@@ -133,7 +133,7 @@ func TestRemoteFabricWithTestbed(t *testing.T) {
 		t.Errorf("WithTestbed(remote) error = %v, want %s", err, want)
 	}
 	// ParseWith points at the keys.
-	_, err = ParseWith("t.yaml", []byte(in), LoadOptions{Testbed: TestbedRemote, TestbedSet: true})
+	_, err = ParseWith("t.yaml", []byte(in), LoadOptions{Testbed: new(TestbedRemote)})
 	want = "t.yaml:2:136: --testbed remote: switch port 6 is both host h2's nic.switch-port and host h3's nic.switch-port: give each its own nic.switch-port, a-port or b-port\n" +
 		"t.yaml:10:5: --testbed remote: link s1–s2 needs a-port and b-port: the switch ports of its ends (a-port on s1, b-port on s2), which its loopback cable joins (docs/fabric.md)"
 	if err == nil || err.Error() != want {

@@ -140,7 +140,7 @@ func TestResourceLimits(t *testing.T) {
 	}{
 		{"traffic: {num-qps: 16384, message-size: 2147483648}\n", LoadOptions{Resources: mem},
 			`t.yaml:1:41: the test needs about 96 TiB of memory on this machine (messages 3 × 16384 QPs × 2147483648 B = 96 TiB, dumpers 8 MiB, held packets 0 B, records 140 MiB: graph data 128 MiB, 0 packets of events and PFC frames, 16384 messages, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit`},
-		{"dumpers:\n  - workers: 64\n", LoadOptions{Resources: mem, Testbed: TestbedNetns, TestbedSet: true},
+		{"dumpers:\n  - workers: 64\n", LoadOptions{Resources: mem, Testbed: new(TestbedNetns)},
 			`t.yaml:2:3: the test needs about 4.6 GiB of memory on this machine (messages 3 × 1 QPs × 4096 B = 12 KiB, dumpers 4.2 GiB, held packets 0 B, records 128 MiB: graph data 128 MiB, 0 packets of events and PFC frames, 1 messages, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit`},
 		// At least 10,000,000 packets × (128+16) B, twice (the dumper
 		// files and the trace) = 2.7 GiB.
@@ -228,7 +228,7 @@ func TestWithTestbed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseWith("t.yaml", []byte(tt.in), LoadOptions{Testbed: tt.tb, TestbedSet: true})
+			got, err := ParseWith("t.yaml", []byte(tt.in), LoadOptions{Testbed: new(tt.tb)})
 			if (err == nil) != (tt.want == "") || err != nil && err.Error() != tt.want {
 				t.Fatalf("ParseWith(--testbed %s) error =\n%v\nwant\n%s", tt.tb, err, tt.want)
 			}
@@ -263,7 +263,7 @@ func TestWithTestbed(t *testing.T) {
 		})
 	}
 	// A file that is invalid by itself stays invalid, whatever the override.
-	if _, err := ParseWith("t.yaml", []byte("testbed: sim\ndumpers: [{backend: afpacket}]\n"), LoadOptions{Testbed: TestbedNetns, TestbedSet: true}); err == nil {
+	if _, err := ParseWith("t.yaml", []byte("testbed: sim\ndumpers: [{backend: afpacket}]\n"), LoadOptions{Testbed: new(TestbedNetns)}); err == nil {
 		t.Errorf("ParseWith: a file invalid as it is passed with --testbed netns")
 	}
 	for _, s := range []string{"sim", "NetNS", "remote"} {

@@ -385,7 +385,7 @@ func TestHostsWarnings(t *testing.T) {
 // reported at the host.
 func TestHostsWithTestbed(t *testing.T) {
 	in := "testbed: sim\nswitch: {control-ip: s}\nhosts:\n  h1: {control-ip: a}\n  h2: {}\nflows: [{name: f, from: h1, to: h2}]\ndumpers: [{control-ip: d}]\n"
-	_, err := ParseWith("t.yaml", []byte(in), LoadOptions{Testbed: TestbedRemote, TestbedSet: true})
+	_, err := ParseWith("t.yaml", []byte(in), LoadOptions{Testbed: new(TestbedRemote)})
 	if want := "t.yaml:5:3: --testbed remote: host h2 has no control-ip"; err == nil || err.Error() != want {
 		t.Errorf("ParseWith(--testbed remote) error = %v, want %s", err, want)
 	}

@@ -42,7 +42,7 @@ func TestRefusedBeforeRun(t *testing.T) {
 		{"dpdk on netns without dpdk", "testbed: netns\ndumpers:\n  - {backend: dpdk}\n", LoadOptions{NoDPDK: true},
 			`t.yaml:3:15: backend dpdk: this lumina was built without it (build with go build -tags dpdk, on Linux with cgo and libdpdk-dev); use backend afpacket`},
 		{"dpdk by --testbed netns without dpdk", "testbed: remote\nrequester: {control-ip: a}\nresponder: {control-ip: b}\nswitch: {control-ip: c}\n" +
-			"dumpers:\n  - {backend: dpdk, control-ip: d}\n", LoadOptions{NoDPDK: true, Testbed: TestbedNetns, TestbedSet: true},
+			"dumpers:\n  - {backend: dpdk, control-ip: d}\n", LoadOptions{NoDPDK: true, Testbed: new(TestbedNetns)},
 			`t.yaml:6:15: backend dpdk: this lumina was built without it (build with go build -tags dpdk, on Linux with cgo and libdpdk-dev); use backend afpacket`},
 		{"dpdk on remote without dpdk", "testbed: remote\nrequester: {control-ip: a}\nresponder: {control-ip: b}\nswitch: {control-ip: c}\n" +
 			"dumpers:\n  - {backend: dpdk, control-ip: d}\n", LoadOptions{NoDPDK: true}, ""}, // the remote agents' binaries decide

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/netlumina/lumina/generator"
 )
 
 // The tables below are the YAML schema: one section per YAML mapping, one
@@ -204,10 +206,10 @@ var trafficSection = sect[Traffic]("`traffic`", []key{
 	{name: "multi-gid", field: "MultiGID", dec: decBool},
 	{name: "barrier-sync", field: "BarrierSync", dec: decBool},
 	{name: "tx-depth", field: "TxDepth", dec: ints(1, inf, ""), def: 1},
-	{name: "min-retransmit-timeout", field: "MinRetransmitTimeout", dec: ints(0, 31, ""), def: 14},
-	{name: "max-retransmit-retry", field: "MaxRetransmitRetry", dec: ints(0, 7, ""), def: 7},
-	{name: "min-rnr-timer", field: "MinRNRTimer", dec: ints(0, 31, "(min-rnr-timer: the IBA encoding, 14 is 1.28 ms)"), def: 12, omit: true},
-	{name: "rnr-retry", field: "RNRRetry", dec: ints(0, 7, "(rnr-retry: 7 is infinite)"), def: 7, omit: true},
+	{name: "min-retransmit-timeout", field: "MinRetransmitTimeout", dec: ints(0, 31, ""), def: generator.DefaultTimeout},
+	{name: "max-retransmit-retry", field: "MaxRetransmitRetry", dec: ints(0, 7, ""), def: generator.DefaultRetryCnt},
+	{name: "min-rnr-timer", field: "MinRNRTimer", dec: ints(0, 31, "(min-rnr-timer: the IBA encoding, 14 is 1.28 ms)"), def: generator.DefaultMinRNRTimer, omit: true},
+	{name: "rnr-retry", field: "RNRRetry", dec: ints(0, 7, "(rnr-retry: 7 is infinite)"), def: generator.DefaultRNRRetry, omit: true},
 	{name: "post-interval-us", field: "PostIntervalUs", dec: ints(0, MaxPostIntervalUs, "(post-interval-us: µs between posting successive messages of a QP)"), omit: true, doc: "`0` (back to back)"},
 	{name: "dscp-list", field: "DSCPList", dec: decDSCPList, omit: true},
 	{name: "data-pkt-events", field: "Events", sub: eventSection, dec: decEvents, omit: true},

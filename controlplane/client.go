@@ -456,7 +456,8 @@ func (s *Switch) readAll(ctx context.Context, q *p4v1.Entity) ([]*p4v1.Entity, e
 	return out, nil
 }
 
-// Counters are the switch's per-port RoCE counters after a test.
+// Counters are the switch's per-port RoCE counters after a test (not a
+// NIC's: model.Counters).
 type Counters struct {
 	RxRoCE      map[uint32]uint64 `json:"rx_roce"`      // RoCE packets received, by ingress port
 	EventDrops  map[uint32]uint64 `json:"event_drops"`  // dropped by events, by ingress port

@@ -14,7 +14,8 @@ import (
 )
 
 // Report is what a dumper reports when it stops: the numbers the
-// orchestrator hands to the integrity check (see Counters).
+// orchestrator hands to the integrity check (see Counters; not a run's
+// report, orchestrator.Report, nor an analysis, report.Report).
 type Report struct {
 	// Name is Config.Name.
 	Name string `json:"name"`

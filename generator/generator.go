@@ -36,30 +36,23 @@ func (v Verb) IsRead() bool { return v == VerbRead }
 // Traffic are the generator's parameters (the YAML test's traffic section).
 // Zero values take the defaults noted.
 type Traffic struct {
-	Verb       Verb `json:"verb"`         // default write
-	NumQPs     int  `json:"num_qps"`      // default 1
-	NumReadQPs int  `json:"num_read_qps"` // send_read: how many of NumQPs READ
-	MsgsPerQP  int  `json:"msgs_per_qp"`  // default 1
-	MsgSize    int  `json:"msg_size"`     // bytes, default 4096 (0 allowed with MsgSizeSet)
-	MsgSizeSet bool `json:"msg_size_set"`
-	MTU        int  `json:"mtu"`      // default 1024
-	TxDepth    int  `json:"tx_depth"` // outstanding messages per QP, default 1
-	Barrier    bool `json:"barrier"`  // post the next round only when every QP completed the current one
+	Verb       Verb `json:"verb"`               // default write
+	NumQPs     int  `json:"num_qps"`            // default 1
+	NumReadQPs int  `json:"num_read_qps"`       // send_read: how many of NumQPs READ
+	MsgsPerQP  int  `json:"msgs_per_qp"`        // default 1
+	MsgSize    *int `json:"msg_size,omitempty"` // bytes, default 4096 (0 is a zero-length message)
+	MTU        int  `json:"mtu"`                // default DefaultMTU
+	TxDepth    int  `json:"tx_depth"`           // outstanding messages per QP, default 1
+	Barrier    bool `json:"barrier"`            // post the next round only when every QP completed the current one
 	MultiGID   bool `json:"multi_gid"`
-	// Timeout and RetryCnt are the QP's timeout exponent and retry_cnt
-	// (defaults 14 and 7 unless Set).
-	Timeout     uint8 `json:"timeout"`
-	TimeoutSet  bool  `json:"timeout_set"`
-	RetryCnt    uint8 `json:"retry_cnt"`
-	RetryCntSet bool  `json:"retry_cnt_set"`
-	// MinRNRTimer is the QP's min_rnr_timer code (0..31, IBA Vol. 1
-	// Table 45; roce.RNRTimer) and RNRRetry its rnr_retry (0..7, 7 =
-	// infinite), set on both sides' QPs (defaults 12 and 7 unless Set:
-	// the software RNIC's and the verbs device's own defaults).
-	MinRNRTimer    uint8 `json:"min_rnr_timer,omitempty"`
-	MinRNRTimerSet bool  `json:"min_rnr_timer_set,omitempty"`
-	RNRRetry       uint8 `json:"rnr_retry,omitempty"`
-	RNRRetrySet    bool  `json:"rnr_retry_set,omitempty"`
+	// Timeout and RetryCnt are the QP's timeout exponent and retry_cnt,
+	// MinRNRTimer its min_rnr_timer code (0..31, IBA Vol. 1 Table 45;
+	// roce.RNRTimer) and RNRRetry its rnr_retry (0..7, 7 = infinite), set
+	// on both sides' QPs; nil takes ConnectAttr's default (DefaultTimeout …).
+	Timeout     *uint8 `json:"timeout,omitempty"`
+	RetryCnt    *uint8 `json:"retry_cnt,omitempty"`
+	MinRNRTimer *uint8 `json:"min_rnr_timer,omitempty"`
+	RNRRetry    *uint8 `json:"rnr_retry,omitempty"`
 	// PostIntervalNs, if > 0, spaces the posts of each QP's messages:
 	// message k of a QP is posted at the start + k × PostIntervalNs, or
 	// later, as soon as fewer than TxDepth of the QP's messages are
@@ -85,34 +78,22 @@ func (t *Traffic) setDefaults() error {
 	if t.MsgsPerQP == 0 {
 		t.MsgsPerQP = 1
 	}
-	if t.MsgSize == 0 && !t.MsgSizeSet {
-		t.MsgSize = 4096
+	if t.MsgSize == nil {
+		t.MsgSize = new(4096)
 	}
 	if t.MTU == 0 {
-		t.MTU = 1024
+		t.MTU = DefaultMTU
 	}
 	if t.TxDepth == 0 {
 		t.TxDepth = 1
 	}
-	if !t.TimeoutSet && t.Timeout == 0 {
-		t.Timeout = 14
-	}
-	if !t.RetryCntSet && t.RetryCnt == 0 {
-		t.RetryCnt = 7
-	}
-	if !t.MinRNRTimerSet && t.MinRNRTimer == 0 {
-		t.MinRNRTimer = 12
-	}
-	if !t.RNRRetrySet && t.RNRRetry == 0 {
-		t.RNRRetry = 7
-	}
 	switch {
 	case t.Verb != VerbWrite && t.Verb != VerbRead && t.Verb != VerbSend && t.Verb != VerbSendRead:
 		return fmt.Errorf("generator: unknown verb %q", t.Verb)
-	case t.NumQPs < 1 || t.MsgsPerQP < 1 || t.MsgSize < 0 || t.TxDepth < 1:
-		return fmt.Errorf("generator: num_qps %d, msgs_per_qp %d, msg_size %d, tx_depth %d out of range", t.NumQPs, t.MsgsPerQP, t.MsgSize, t.TxDepth)
-	case t.MinRNRTimer > 31 || t.RNRRetry > 7:
-		return fmt.Errorf("generator: min_rnr_timer %d (0..31) or rnr_retry %d (0..7) out of range", t.MinRNRTimer, t.RNRRetry)
+	case t.NumQPs < 1 || t.MsgsPerQP < 1 || *t.MsgSize < 0 || t.TxDepth < 1:
+		return fmt.Errorf("generator: num_qps %d, msgs_per_qp %d, msg_size %d, tx_depth %d out of range", t.NumQPs, t.MsgsPerQP, *t.MsgSize, t.TxDepth)
+	case t.MinRNRTimer != nil && *t.MinRNRTimer > 31 || t.RNRRetry != nil && *t.RNRRetry > 7:
+		return fmt.Errorf("generator: min_rnr_timer %d (0..31) or rnr_retry %d (0..7) out of range", deref(t.MinRNRTimer), deref(t.RNRRetry))
 	case t.PostIntervalNs < 0:
 		return fmt.Errorf("generator: post_interval_ns %d is negative", t.PostIntervalNs)
 	case t.Barrier && t.TxDepth != 1:
@@ -123,6 +104,14 @@ func (t *Traffic) setDefaults() error {
 		return fmt.Errorf("generator: num_read_qps %d out of 0..%d", t.NumReadQPs, t.NumQPs)
 	}
 	return nil
+}
+
+// deref is *p, or 0 for nil.
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
+	}
+	return v
 }
 
 // verbOf returns the verb QP i uses.

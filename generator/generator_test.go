@@ -123,12 +123,12 @@ func (b *simBed) run(t *testing.T, tr generator.Traffic) (*generator.Result, []g
 
 func TestGeneratorVerbs(t *testing.T) {
 	tests := []generator.Traffic{
-		{Verb: generator.VerbWrite, NumQPs: 3, MsgsPerQP: 4, MsgSize: 10240},
-		{Verb: generator.VerbWrite, NumQPs: 2, MsgsPerQP: 5, MsgSize: 3000, TxDepth: 3, WithImm: true},
-		{Verb: generator.VerbSend, NumQPs: 2, MsgsPerQP: 6, MsgSize: 2500, Barrier: true},
-		{Verb: generator.VerbRead, NumQPs: 2, MsgsPerQP: 3, MsgSize: 8192, TxDepth: 2},
-		{Verb: generator.VerbSendRead, NumQPs: 3, NumReadQPs: 1, MsgsPerQP: 2, MsgSize: 4096},
-		{Verb: generator.VerbWrite, NumQPs: 1, MsgsPerQP: 1, MsgSize: 0, MsgSizeSet: true},
+		{Verb: generator.VerbWrite, NumQPs: 3, MsgsPerQP: 4, MsgSize: new(10240)},
+		{Verb: generator.VerbWrite, NumQPs: 2, MsgsPerQP: 5, MsgSize: new(3000), TxDepth: 3, WithImm: true},
+		{Verb: generator.VerbSend, NumQPs: 2, MsgsPerQP: 6, MsgSize: new(2500), Barrier: true},
+		{Verb: generator.VerbRead, NumQPs: 2, MsgsPerQP: 3, MsgSize: new(8192), TxDepth: 2},
+		{Verb: generator.VerbSendRead, NumQPs: 3, NumReadQPs: 1, MsgsPerQP: 2, MsgSize: new(4096)},
+		{Verb: generator.VerbWrite, NumQPs: 1, MsgsPerQP: 1, MsgSize: new(0)},
 	}
 	for _, tr := range tests {
 		t.Run(string(tr.Verb), func(t *testing.T) {
@@ -142,7 +142,7 @@ func TestGeneratorVerbs(t *testing.T) {
 					t.Errorf("QP %d: %d completions, %d MCTs; want %d", q.Index, q.Completed, len(q.MCTNs), tr.MsgsPerQP)
 				}
 			}
-			if tr.MsgSize > 0 && !(res.GoodputGbps > 0 && res.GoodputGbps < 100) {
+			if *tr.MsgSize > 0 && !(res.GoodputGbps > 0 && res.GoodputGbps < 100) {
 				t.Errorf("goodput %v Gb/s, want in (0, 100)", res.GoodputGbps)
 			}
 			if !res.Responder.Verified {
@@ -158,7 +158,7 @@ func TestGeneratorVerbs(t *testing.T) {
 
 func TestGeneratorMultiGID(t *testing.T) {
 	b := newSimBed(t, []string{"10.0.0.11", "10.0.0.12", "10.0.0.13"}, []string{"10.0.0.1"})
-	_, conns := b.run(t, generator.Traffic{NumQPs: 4, MultiGID: true, MsgSize: 1024})
+	_, conns := b.run(t, generator.Traffic{NumQPs: 4, MultiGID: true, MsgSize: new(1024)})
 	want := []string{"10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.11"}
 	for i, c := range conns {
 		if c.Requester.IP.String() != want[i] || c.Responder.IP.String() != "10.0.0.1" {

@@ -94,8 +94,8 @@ func TestMuxTwoRolesPerNIC(t *testing.T) {
 		tr       generator.Traffic
 		recvs    int // the responder's receive completions
 	}{
-		{"a→b send", devA, devB, generator.Traffic{Verb: generator.VerbSend, NumQPs: 2, MsgsPerQP: 3, MsgSize: 4096, TxDepth: 2}, 6},
-		{"b→a read", devB, devA, generator.Traffic{Verb: generator.VerbRead, NumQPs: 1, MsgsPerQP: 4, MsgSize: 8192}, 0},
+		{"a→b send", devA, devB, generator.Traffic{Verb: generator.VerbSend, NumQPs: 2, MsgsPerQP: 3, MsgSize: new(4096), TxDepth: 2}, 6},
+		{"b→a read", devB, devA, generator.Traffic{Verb: generator.VerbRead, NumQPs: 1, MsgsPerQP: 4, MsgSize: new(8192)}, 0},
 	}
 	reqs := make([]*generator.Requester, len(flows))
 	served := make([]chan *generator.ResponderStats, len(flows))
@@ -132,7 +132,7 @@ func TestMuxTwoRolesPerNIC(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: Finish: %v", f.name, err)
 		}
-		want := int64(f.tr.NumQPs * f.tr.MsgsPerQP * f.tr.MsgSize)
+		want := int64(f.tr.NumQPs * f.tr.MsgsPerQP * *f.tr.MsgSize)
 		if res.Bytes != want || len(res.Errors) != 0 {
 			t.Errorf("%s: %d bytes, errors %v; want %d bytes, no errors", f.name, res.Bytes, res.Errors, want)
 		}

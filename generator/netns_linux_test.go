@@ -81,8 +81,8 @@ func TestNetnsWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	tr := generator.Traffic{Verb: generator.VerbWrite, NumQPs: 2, MsgsPerQP: 32, MsgSize: 64 << 10, TxDepth: 2,
-		Timeout: 10, TimeoutSet: true} // T_tr 4.2 ms: AF_PACKET may drop under load; Go-back-N repairs it
+	tr := generator.Traffic{Verb: generator.VerbWrite, NumQPs: 2, MsgsPerQP: 32, MsgSize: new(64 << 10), TxDepth: 2,
+		Timeout: new(uint8(10))} // T_tr 4.2 ms: AF_PACKET may drop under load; Go-back-N repairs it
 	r, err := generator.NewRequester(generator.RequesterConfig{Device: req.nic.Device(), Clock: req.loop, Exec: req.exec, Traffic: tr})
 	if err != nil {
 		t.Fatal(err)
@@ -109,5 +109,5 @@ func TestNetnsWrite(t *testing.T) {
 	var c softrnic.Counters
 	req.exec(func() { c = req.nic.Counters() })
 	t.Logf("netns WRITE %d × %d × %d KB: goodput %.3f Gb/s over %v (timeouts %d, NAK retransmissions %d)",
-		tr.NumQPs, tr.MsgsPerQP, tr.MsgSize>>10, res.GoodputGbps, time.Duration(res.DurationNs), c.LocalAckTimeoutErr, c.PacketSeqErr)
+		tr.NumQPs, tr.MsgsPerQP, (*tr.MsgSize)>>10, res.GoodputGbps, time.Duration(res.DurationNs), c.LocalAckTimeoutErr, c.PacketSeqErr)
 }

@@ -75,22 +75,22 @@ func TestPostInterval(t *testing.T) {
 		// want are the exact post times of every QP.
 		want [][]int64
 	}{
-		{"writes 100 µs apart", generator.Traffic{Verb: generator.VerbWrite, MsgsPerQP: 4, MsgSize: 1024, PostIntervalNs: 100 * us},
+		{"writes 100 µs apart", generator.Traffic{Verb: generator.VerbWrite, MsgsPerQP: 4, MsgSize: new(1024), PostIntervalNs: 100 * us},
 			[][]int64{{0, 100 * us, 200 * us, 300 * us}}},
-		{"two QPs of reads 50 µs apart", generator.Traffic{Verb: generator.VerbRead, NumQPs: 2, MsgsPerQP: 3, MsgSize: 1024, PostIntervalNs: 50 * us},
+		{"two QPs of reads 50 µs apart", generator.Traffic{Verb: generator.VerbRead, NumQPs: 2, MsgsPerQP: 3, MsgSize: new(1024), PostIntervalNs: 50 * us},
 			[][]int64{{0, 50 * us, 100 * us}, {0, 50 * us, 100 * us}}},
-		{"tx-depth 2", generator.Traffic{Verb: generator.VerbWrite, MsgsPerQP: 4, MsgSize: 1024, TxDepth: 2, PostIntervalNs: 30 * us},
+		{"tx-depth 2", generator.Traffic{Verb: generator.VerbWrite, MsgsPerQP: 4, MsgSize: new(1024), TxDepth: 2, PostIntervalNs: 30 * us},
 			[][]int64{{0, 30 * us, 60 * us, 90 * us}}},
-		{"barrier", generator.Traffic{Verb: generator.VerbSend, NumQPs: 2, MsgsPerQP: 3, MsgSize: 1024, Barrier: true, PostIntervalNs: 70 * us},
+		{"barrier", generator.Traffic{Verb: generator.VerbSend, NumQPs: 2, MsgsPerQP: 3, MsgSize: new(1024), Barrier: true, PostIntervalNs: 70 * us},
 			[][]int64{{0, 70 * us, 140 * us}, {0, 70 * us, 140 * us}}},
 		// Shorter than a message takes (a 64 KiB WRITE completes after
 		// 6637 ns): each waits for the completion that opens the tx-depth
 		// window (or the barrier), as the check below derives.
-		{"interval shorter than a message", generator.Traffic{Verb: generator.VerbWrite, MsgsPerQP: 4, MsgSize: 65536, PostIntervalNs: 1},
+		{"interval shorter than a message", generator.Traffic{Verb: generator.VerbWrite, MsgsPerQP: 4, MsgSize: new(65536), PostIntervalNs: 1},
 			[][]int64{{0, 6637, 13274, 19911}}},
-		{"tx-depth 2, interval shorter", generator.Traffic{Verb: generator.VerbRead, MsgsPerQP: 5, MsgSize: 65536, TxDepth: 2, PostIntervalNs: 2 * us},
+		{"tx-depth 2, interval shorter", generator.Traffic{Verb: generator.VerbRead, MsgsPerQP: 5, MsgSize: new(65536), TxDepth: 2, PostIntervalNs: 2 * us},
 			[][]int64{{0, 2000, 6637, 12269, 17901}}},
-		{"barrier, interval shorter", generator.Traffic{Verb: generator.VerbWrite, NumQPs: 2, MsgsPerQP: 3, MsgSize: 32768, Barrier: true, PostIntervalNs: 3 * us},
+		{"barrier, interval shorter", generator.Traffic{Verb: generator.VerbWrite, NumQPs: 2, MsgsPerQP: 3, MsgSize: new(32768), Barrier: true, PostIntervalNs: 3 * us},
 			[][]int64{{0, 6638, 13276}, {0, 6638, 13276}}},
 	}
 	for _, tt := range tests {
@@ -138,7 +138,7 @@ func TestPostIntervalNeedsAfter(t *testing.T) {
 	if err == nil {
 		t.Fatal("NewRequester(PostIntervalNs 1000, no After) = nil error, want an error")
 	}
-	for _, tr := range []generator.Traffic{{MinRNRTimer: 32}, {RNRRetry: 8}, {PostIntervalNs: -1}} {
+	for _, tr := range []generator.Traffic{{MinRNRTimer: new(uint8(32))}, {RNRRetry: new(uint8(8))}, {PostIntervalNs: -1}} {
 		if _, err := generator.NewRequester(generator.RequesterConfig{Device: b.req.Device(), Clock: loop, Traffic: tr,
 			After: func(time.Duration, func()) {}}); err == nil {
 			t.Errorf("NewRequester(%+v) = nil error, want out of range", tr)
@@ -155,8 +155,8 @@ func TestRNRAttrs(t *testing.T) {
 		timer, retry uint8
 	}{
 		{"defaults", generator.Traffic{NumQPs: 2}, 12, 7},
-		{"set", generator.Traffic{NumQPs: 2, MinRNRTimer: 14, MinRNRTimerSet: true, RNRRetry: 3, RNRRetrySet: true}, 14, 3},
-		{"zero set", generator.Traffic{NumQPs: 2, MinRNRTimer: 0, MinRNRTimerSet: true, RNRRetry: 0, RNRRetrySet: true}, 0, 0},
+		{"set", generator.Traffic{NumQPs: 2, MinRNRTimer: new(uint8(14)), RNRRetry: new(uint8(3))}, 14, 3},
+		{"zero set", generator.Traffic{NumQPs: 2, MinRNRTimer: new(uint8(0)), RNRRetry: new(uint8(0))}, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,10 +165,11 @@ func TestRNRAttrs(t *testing.T) {
 				if len(attrs) != 2 {
 					t.Fatalf("%s: %d QPs connected, want 2", side, len(attrs))
 				}
-				for i, a := range attrs {
-					if a.MinRNRTimer != tt.timer || !a.MinRNRTimerSet || a.RNRRetry != tt.retry || !a.RNRRetrySet {
-						t.Errorf("%s QP %d: (MinRNRTimer, Set, RNRRetry, Set) = (%d, %v, %d, %v), want (%d, true, %d, true)",
-							side, i, a.MinRNRTimer, a.MinRNRTimerSet, a.RNRRetry, a.RNRRetrySet, tt.timer, tt.retry)
+				for i, c := range attrs {
+					a, err := c.WithDefaults()
+					if err != nil || a.MinRNRTimer != tt.timer || a.RNRRetry != tt.retry {
+						t.Errorf("%s QP %d: (MinRNRTimer, RNRRetry) = (%d, %d) (%v), want (%d, %d)",
+							side, i, a.MinRNRTimer, a.RNRRetry, err, tt.timer, tt.retry)
 					}
 				}
 			}

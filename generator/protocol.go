@@ -94,7 +94,7 @@ func (c *ctl) recv(deadline time.Time) (message, error) {
 	}
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {
-		return message{}, fmt.Errorf("%w: %v", ErrProtocol, err)
+		return message{}, fmt.Errorf("%w: %w", ErrProtocol, err)
 	}
 	if m.Error != "" {
 		return message{}, fmt.Errorf("generator: peer %v: %s", c.conn.RemoteAddr(), m.Error)

@@ -116,7 +116,7 @@ func (r *Requester) Handshake(ctx context.Context, conn net.Conn) ([]Connection,
 		ips := dev.IPs()
 		for i := range t.NumQPs {
 			qp := dev.NewQP()
-			buf := make([]byte, max(t.MsgSize, 1))
+			buf := make([]byte, max(*t.MsgSize, 1))
 			pattern(buf, i, 'q')
 			r.qps = append(r.qps, qp)
 			r.mrs = append(r.mrs, dev.RegMR(buf))
@@ -154,11 +154,11 @@ func (r *Requester) Handshake(ctx context.Context, conn net.Conn) ([]Connection,
 				return
 			}
 			a := ConnectAttr{RemoteQPN: peer.QPN, RemotePSN: psn(peer.IPSN), RemoteIP: peer.IP, RemoteMAC: peer.MAC,
-				LocalIP: mine[i].IP, MTU: t.MTU, Timeout: t.Timeout, TimeoutSet: true, RetryCnt: t.RetryCnt, RetryCntSet: true,
-				RNRRetry: t.RNRRetry, RNRRetrySet: true, MinRNRTimer: t.MinRNRTimer, MinRNRTimerSet: true,
+				LocalIP: mine[i].IP, MTU: t.MTU, Timeout: t.Timeout, RetryCnt: t.RetryCnt,
+				RNRRetry: t.RNRRetry, MinRNRTimer: t.MinRNRTimer,
 				MaxRdAtomic: max(16, t.TxDepth)}
 			if t.DSCP != nil {
-				a.TrafficClass, a.TrafficClassSet = uint8(t.DSCP[i]<<2|2), true
+				a.TrafficClass = new(uint8(t.DSCP[i]<<2 | 2))
 			}
 			if err := qp.Connect(a); err != nil {
 				cerr = fmt.Errorf("generator: connecting QP %d: %w", i, err)
@@ -270,7 +270,7 @@ func (r *Requester) nextRoundLocked() {
 func (r *Requester) postLocked(i int) bool {
 	t := r.cfg.Traffic
 	s := &r.qpState[i]
-	wr := SendWR{ID: uint64(i), Local: r.mrs[i], Length: t.MsgSize,
+	wr := SendWR{ID: uint64(i), Local: r.mrs[i], Length: *t.MsgSize,
 		RemoteAddr: r.peers[i].Addr, RKey: r.peers[i].RKey, Imm: uint32(s.posted)}
 	switch t.verbOf(i) {
 	case VerbWrite:
@@ -389,7 +389,7 @@ func (r *Requester) result() *Result {
 		if s.completed > 0 {
 			q.AvgMCTNs = (s.lastNs - r.startNs) / int64(s.completed)
 		}
-		res.Bytes += int64(s.completed) * int64(t.MsgSize)
+		res.Bytes += int64(s.completed) * int64(*t.MsgSize)
 		res.QPs = append(res.QPs, q)
 	}
 	if res.DurationNs > 0 {

@@ -60,8 +60,8 @@ func Serve(ctx context.Context, cfg ResponderConfig, conn net.Conn) (*ResponderS
 	if len(m.Hello.QPs) != t.NumQPs {
 		return fail(fmt.Errorf("%w: %d QPs for num_qps %d", ErrProtocol, len(m.Hello.QPs), t.NumQPs))
 	}
-	if t.MsgSize > 1<<30 || int64(t.NumQPs)*int64(t.MsgSize) > 8<<30 {
-		return fail(fmt.Errorf("generator: %d QPs × %d B is more memory than the responder allocates", t.NumQPs, t.MsgSize))
+	if *t.MsgSize > 1<<30 || int64(t.NumQPs)*int64(*t.MsgSize) > 8<<30 {
+		return fail(fmt.Errorf("generator: %d QPs × %d B is more memory than the responder allocates", t.NumQPs, *t.MsgSize))
 	}
 	dev := cfg.Device
 	stats := &ResponderStats{}
@@ -91,16 +91,16 @@ func Serve(ctx context.Context, cfg ResponderConfig, conn net.Conn) (*ResponderS
 				cerr = fmt.Errorf("generator: QP %d: requester %v and responder %v differ in address family", i, ip, local)
 				return
 			}
-			buf := make([]byte, max(t.MsgSize, 1))
+			buf := make([]byte, max(*t.MsgSize, 1))
 			pattern(buf, i, 's')
 			mr := dev.RegMR(buf)
 			qp := dev.NewQP()
 			handleQPs(dev, []QP{qp}, onComp)
 			a := ConnectAttr{RemoteQPN: peer.QPN, RemotePSN: psn(peer.IPSN), RemoteIP: ip, RemoteMAC: peer.MAC, LocalIP: local,
-				MTU: t.MTU, Timeout: t.Timeout, TimeoutSet: true, RetryCnt: t.RetryCnt, RetryCntSet: true, MaxRdAtomic: max(16, t.TxDepth),
-				RNRRetry: t.RNRRetry, RNRRetrySet: true, MinRNRTimer: t.MinRNRTimer, MinRNRTimerSet: true}
+				MTU: t.MTU, Timeout: t.Timeout, RetryCnt: t.RetryCnt, MaxRdAtomic: max(16, t.TxDepth),
+				RNRRetry: t.RNRRetry, MinRNRTimer: t.MinRNRTimer}
 			if t.DSCP != nil {
-				a.TrafficClass, a.TrafficClassSet = uint8(t.DSCP[i]<<2|2), true
+				a.TrafficClass = new(uint8(t.DSCP[i]<<2 | 2))
 			}
 			if err := qp.Connect(a); err != nil {
 				cerr = fmt.Errorf("generator: connecting responder QP %d: %w", i, err)
@@ -108,7 +108,7 @@ func Serve(ctx context.Context, cfg ResponderConfig, conn net.Conn) (*ResponderS
 			}
 			if v := t.verbOf(i); v == VerbSend || v == VerbWrite && t.WithImm {
 				for range t.MsgsPerQP {
-					if err := qp.PostRecv(RecvWR{ID: uint64(i), MR: mr, Length: t.MsgSize}); err != nil {
+					if err := qp.PostRecv(RecvWR{ID: uint64(i), MR: mr, Length: *t.MsgSize}); err != nil {
 						cerr = err
 						return
 					}
@@ -148,7 +148,7 @@ func Serve(ctx context.Context, cfg ResponderConfig, conn net.Conn) (*ResponderS
 		stats.Verified = cfg.Verify && m.Complete.OK
 		if stats.Verified {
 			for i, mr := range mrs {
-				if v := t.verbOf(i); (v == VerbWrite || v == VerbSend) && !checkPattern(mr.Buf[:t.MsgSize], i, 'q') {
+				if v := t.verbOf(i); (v == VerbWrite || v == VerbSend) && !checkPattern(mr.Buf[:*t.MsgSize], i, 'q') {
 					stats.BadQPs = append(stats.BadQPs, i)
 					stats.Verified = false
 				}

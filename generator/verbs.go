@@ -136,7 +136,9 @@ const (
 func (s QPState) String() string { return [...]string{"RESET", "RTS", "ERROR"}[min(int(s), 2)] }
 
 // ConnectAttr are the attributes a QP needs to reach its peer (ibv_modify_qp
-// to RTR and RTS in one step).
+// to RTR and RTS in one step). A nil pointer field takes its default
+// (DefaultTimeout …); WithDefaults resolves them, and both devices (the
+// software RNIC and verbs) apply it.
 type ConnectAttr struct {
 	RemoteQPN uint32
 	RemotePSN roce.PSN // the peer's initial send PSN: our responder's expected PSN
@@ -145,28 +147,96 @@ type ConnectAttr struct {
 	// LocalIP selects which of the NIC's addresses (GIDs) the QP uses.
 	// Default: the first.
 	LocalIP netip.Addr
-	// MTU is the path MTU: 256, 512, 1024 (default), 2048 or 4096.
+	// MTU is the path MTU: one of roce.MTUs; 0 is DefaultMTU.
 	MTU int
 	// Timeout is the local ACK timeout exponent (T_tr = 4.096 µs × 2^Timeout;
-	// 0 disables the timer). Default 14 when zero and TimeoutSet is false.
-	Timeout    uint8
-	TimeoutSet bool
-	// RetryCnt is retry_cnt (0-7); default 7 unless RetryCntSet.
-	RetryCnt    uint8
-	RetryCntSet bool
-	// RNRRetry is rnr_retry (7 = infinite); default 7 unless RNRRetrySet.
-	RNRRetry    uint8
-	RNRRetrySet bool
-	// MinRNRTimer is the RNR NAK timer code our responder advertises;
-	// default 12 (0.64 ms) unless MinRNRTimerSet.
-	MinRNRTimer    uint8
-	MinRNRTimerSet bool
-	// MaxRdAtomic bounds outstanding READs we issue (default 16).
+	// 0 disables the timer; 0..31).
+	Timeout *uint8
+	// RetryCnt is retry_cnt (0..7).
+	RetryCnt *uint8
+	// RNRRetry is rnr_retry (0..7, 7 = infinite).
+	RNRRetry *uint8
+	// MinRNRTimer is the RNR NAK timer code our responder advertises
+	// (0..31, IBA Vol. 1 Table 45; roce.RNRTimer).
+	MinRNRTimer *uint8
+	// MaxRdAtomic bounds outstanding READs we issue (<= 0: DefaultMaxRdAtomic).
 	MaxRdAtomic int
-	// TrafficClass is the IP TOS/TC of our packets (DSCP<<2 | ECN). RoCE
-	// NICs with ECN enabled send ECT(0): default 0x02 unless TrafficClassSet.
-	TrafficClass    uint8
-	TrafficClassSet bool
+	// TrafficClass is the IP TOS/TC of our packets (DSCP<<2 | ECN).
+	TrafficClass *uint8
+}
+
+// The QP attributes' defaults, which the software RNIC and verbs devices
+// share through ConnectAttr.WithDefaults and which Traffic's zero values
+// take: timeout 14, retry_cnt 7, rnr_retry 7 and min_rnr_timer 12 are
+// perftest's (linux-rdma/perftest: DEF_QP_TIME, perftest_resources.c);
+// MTU 1024 and 16 outstanding READs are the original Lumina generator's
+// (docs/hardware.md).
+const (
+	DefaultMTU          = 1024
+	DefaultTimeout      = 14 // 4.096 µs × 2^14 ≈ 67 ms
+	DefaultRetryCnt     = 7
+	DefaultRNRRetry     = 7  // infinite
+	DefaultMinRNRTimer  = 12 // 0.64 ms
+	DefaultMaxRdAtomic  = 16
+	DefaultTrafficClass = 0x02 // ECT(0): RoCE NICs with ECN enabled mark their packets so
+)
+
+// QPAttr are a ConnectAttr with every default applied and every range
+// checked (ConnectAttr.WithDefaults): what a device programs into its QP.
+type QPAttr struct {
+	RemoteQPN    uint32
+	RemotePSN    roce.PSN
+	RemoteIP     netip.Addr
+	RemoteMAC    [6]byte
+	LocalIP      netip.Addr // invalid: the device's first address
+	MTU          int        // bytes, one of roce.MTUs
+	Timeout      uint8
+	RetryCnt     uint8
+	RNRRetry     uint8
+	MinRNRTimer  uint8
+	MaxRdAtomic  int
+	TrafficClass uint8
+}
+
+// WithDefaults returns a's attributes with the defaults applied, or an
+// error wrapping ErrBadConnect if one is out of range.
+func (a ConnectAttr) WithDefaults() (QPAttr, error) {
+	or := func(p *uint8, def uint8) uint8 {
+		if p == nil {
+			return def
+		}
+		return *p
+	}
+	r := QPAttr{RemoteQPN: a.RemoteQPN, RemotePSN: a.RemotePSN & roce.PSNMask, RemoteIP: a.RemoteIP, RemoteMAC: a.RemoteMAC,
+		LocalIP: a.LocalIP, MTU: a.MTU, Timeout: or(a.Timeout, DefaultTimeout), RetryCnt: or(a.RetryCnt, DefaultRetryCnt),
+		RNRRetry: or(a.RNRRetry, DefaultRNRRetry), MinRNRTimer: or(a.MinRNRTimer, DefaultMinRNRTimer),
+		MaxRdAtomic: a.MaxRdAtomic, TrafficClass: or(a.TrafficClass, DefaultTrafficClass)}
+	if r.MTU == 0 {
+		r.MTU = DefaultMTU
+	}
+	if r.MaxRdAtomic <= 0 {
+		r.MaxRdAtomic = DefaultMaxRdAtomic
+	}
+	bad := func(format string, args ...any) (QPAttr, error) {
+		return QPAttr{}, fmt.Errorf("%w: "+format, append([]any{ErrBadConnect}, args...)...)
+	}
+	switch {
+	case !roce.ValidMTU(r.MTU):
+		return bad("MTU %d (want %s)", r.MTU, roce.MTUChoices)
+	case r.Timeout > 31:
+		return bad("timeout %d > 31", r.Timeout)
+	case r.RetryCnt > 7:
+		return bad("retry_cnt %d > 7", r.RetryCnt)
+	case r.RNRRetry > 7:
+		return bad("rnr_retry %d > 7", r.RNRRetry)
+	case r.MinRNRTimer > 31:
+		return bad("min_rnr_timer %d > 31", r.MinRNRTimer)
+	case r.RemoteQPN == 0 || r.RemoteQPN > roce.PSNMask:
+		return bad("remote QPN %#x", r.RemoteQPN)
+	case !r.RemoteIP.IsValid():
+		return bad("no remote IP")
+	}
+	return r, nil
 }
 
 // Errors.

@@ -86,7 +86,7 @@
 //   - A PFC frame received on port p pauses p's queues of the enabled
 //     lossless priorities for quanta × 512 bit times at p's speed from its
 //     arrival (a new value replaces the timer; 0 resumes now); PFC for a
-//     lossy priority is counted but not honoured (pfc-facts §6.2), PAUSE
+//     lossy priority is counted but not honoured (IEEE 802.1Q Clause 36), PAUSE
 //     pauses every priority. Received MAC Control frames are consumed,
 //     never forwarded.
 //   - Ingress accounting: bytes received on (port, lossless priority) and
@@ -102,7 +102,7 @@
 //     sessions, sequence register and timestamp rule as RoCE copies, and
 //     counted in mirrored (not in rx_roce/tx_roce). A received frame is
 //     stamped at its arrival, a sent one when it starts transmission.
-//   - Watchdog (PFCWatchdog, SONiC pfcwd action drop, seed 003 §4.3): a
+//   - Watchdog (PFCWatchdog, SONiC pfcwd action drop; Guo et al., SIGCOMM 2016, §4.3): a
 //     lossless egress queue paused without interruption for Detection
 //     (empty or not, as SONiC) is declared stormed at exactly pause start +
 //     Detection: its queue is flushed, new lossless frames to and from the

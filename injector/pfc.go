@@ -65,7 +65,7 @@ type PFCConfig struct {
 	MAC [6]byte
 }
 
-// PFCWatchdog configures the switch PFC watchdog (seed 003 §4.3, SONiC
+// PFCWatchdog configures the switch PFC watchdog (Guo et al., "RDMA over Commodity Ethernet at Scale", SIGCOMM 2016, §4.3; SONiC
 // pfcwd with action drop).
 type PFCWatchdog struct {
 	// Detection: a lossless egress queue paused without interruption for
@@ -87,19 +87,20 @@ const (
 	// value; switches derive it from a shared buffer): four 9216-byte
 	// jumbo frames.
 	DefaultXOFFBytes = 4 * 9216
-	// DefaultHeadroomBytes is mlx5's headroom formula (pfc-facts §2.4,
-	// M-BUF) at 100 Gb/s, 7 m of cable and MTU 9216:
+	// DefaultHeadroomBytes is mlx5's headroom formula (Linux
+	// drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c) at 100 Gb/s, 7 m of cable and MTU 9216:
 	// (301 + 2.16×7)×100 + 2.72×9216 = 56,680 bytes. It covers the round
 	// trip of the sim link (2 × 500 ns = 12,500 bytes at 100 Gb/s), a jumbo
 	// frame on the wire each way, the PFC frame and the 802.3 reaction
-	// time (394 quanta = 25,216 bytes at 100 Gb/s, pfc-facts §2.2).
+	// time (394 quanta = 25,216 bytes at 100 Gb/s, IEEE 802.3 Table 31B-1).
 	DefaultHeadroomBytes = 56680
-	// DefaultWatchdogDetection is seed 003's NIC watchdog time and the low
+	// DefaultWatchdogDetection is the NIC watchdog time of Guo et al. (§4.3) and the low
 	// end of SONiC's detection range (100–5000 ms); Huawei's default is
-	// 100 ms too (pfc-facts §4.1, §4.2, §5.1).
+	// 100 ms too (SONiC PFC watchdog HLD; Huawei CloudEngine PFC deadlock
+	// detection documentation).
 	DefaultWatchdogDetection = 100 * time.Millisecond
-	// DefaultWatchdogRestoration is seed 003's switch watchdog default
-	// and SONiC's (pfc-facts §4.1, §5.1).
+	// DefaultWatchdogRestoration is the switch watchdog default of Guo et
+	// al. and SONiC's (SONiC PFC watchdog HLD).
 	DefaultWatchdogRestoration = 200 * time.Millisecond
 	// LossyQueueBytes bounds each (egress port, lossy priority) queue; a
 	// frame that would exceed it is dropped (PFCCounters.LossyDrops): the
@@ -116,31 +117,33 @@ const (
 type PFCCounters struct {
 	// RxPause (rx_pause): PFC frames received on the port with the
 	// priority's enable bit set, and PAUSE frames (on every priority).
-	RxPause uint64
+	RxPause uint64 `json:"rx_pause"`
 	// TxPause (tx_pause): PFC frames the switch sent from the port with
 	// the priority's enable bit set: XOFF, XON, refreshes and injected
 	// ones.
-	TxPause uint64
+	TxPause uint64 `json:"tx_pause"`
 	// XOFF and XON (xoff, xon): transitions of the port's ingress
 	// accounting for the priority across XOFFBytes (an XOFF sent) and back
 	// to XONBytes (an XON sent).
-	XOFF, XON uint64
+	XOFF uint64 `json:"xoff"`
+	XON  uint64 `json:"xon"`
 	// RxPauseNs (rx_pause_ns): time the port's egress queue for the
 	// priority spent paused by received frames, ns.
-	RxPauseNs int64
+	RxPauseNs int64 `json:"rx_pause_ns"`
 	// LosslessDrops (lossless_drops): lossless frames received on the port
 	// dropped because its ingress accounting was beyond XOFF + headroom.
-	LosslessDrops uint64
+	LosslessDrops uint64 `json:"lossless_drops"`
 	// LossyDrops (lossy_drops): lossy frames to the port dropped because
 	// its egress queue was full (LossyQueueBytes).
-	LossyDrops uint64
+	LossyDrops uint64 `json:"lossy_drops"`
 	// WatchdogDrops (watchdog_drops): lossless frames to or from the port
 	// dropped, and queued ones flushed, while the watchdog had lossless
 	// mode off for the priority.
-	WatchdogDrops uint64
+	WatchdogDrops uint64 `json:"watchdog_drops"`
 	// Storms and Restores (storms, restores): watchdog detections and
 	// restorations.
-	Storms, Restores uint64
+	Storms   uint64 `json:"storms"`
+	Restores uint64 `json:"restores"`
 }
 
 // PFCEventKind is the kind of a PFCEvent. The zero value is invalid.
@@ -435,7 +438,7 @@ func (s *Switch) pfcReceive(in uint32, frame []byte, rxNs int64, timed bool) boo
 
 // pfcPauseRx applies a pause of quanta for priority p that arrived at at
 // (handled at now ≥ at) to port pp's egress queue. A PFC frame for a lossy
-// priority is counted but not acted on (pfc-facts §6.2); PAUSE applies to
+// priority is counted but not acted on (IEEE 802.1Q Clause 36); PAUSE applies to
 // every priority.
 func (s *Switch) pfcPauseRx(pp *pfcPort, p int, quanta uint16, linkPause bool, at, now int64) {
 	st := s.pfc

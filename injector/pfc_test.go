@@ -356,7 +356,7 @@ func TestPFCHeadroomDrop(t *testing.T) {
 // TestPFCSpreadsOverLinks: on sim links at 100 Gb/s, the responder's XOFF
 // stops the switch's queue toward it; the requester's back-to-back burst
 // fills the switch's ingress accounting and the switch pauses the
-// requester (seed 003 Fig. 5 on one switch).
+// requester (Guo et al., SIGCOMM 2016, Fig. 5, on one switch).
 func TestPFCSpreadsOverLinks(t *testing.T) {
 	loop := sim.NewEventLoop()
 	nw := sim.NewNetwork(loop)

@@ -226,8 +226,6 @@ func (t *table) hit(k [4]uint64) (*entry, bool) {
 	return e, e != nil
 }
 
-func mac48(b []byte) uint64 { return roce.MAC(b[:6]).Uint64() }
-
 // MaxSwitches is how many logical switches the ports of one Switch can be
 // partitioned into (lumina.p4's NUM_SWITCHES; ids 0..31, the ids a mirror
 // copy can name: roce.MirrorMeta.Switch).
@@ -252,12 +250,12 @@ func (s *Switch) switchOf(port uint32) uint8 {
 // MAC). It returns the egress port and whether the frame is forwarded.
 func (s *Switch) route(in uint32, frame []byte) (egress uint32, forward bool) {
 	if len(s.t.fabric.entries) > 0 {
-		k := [4]uint64{uint64(s.switchOf(in)), mac48(frame[6:12]), mac48(frame[0:6])}
+		k := [4]uint64{uint64(s.switchOf(in)), roce.MAC(frame[6:12]).Uint64(), roce.MAC(frame[0:6]).Uint64()}
 		if e, ok := s.t.fabric.hit(k); ok && e.action == s.a.forward {
 			return uint32(e.params[0]), true
 		}
 	}
-	if e := s.t.l2.lookup([4]uint64{mac48(frame[0:6])}); e.action == s.a.forward {
+	if e := s.t.l2.lookup([4]uint64{roce.MAC(frame[0:6]).Uint64()}); e.action == s.a.forward {
 		return uint32(e.params[0]), true
 	}
 	return 0, false

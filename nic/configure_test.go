@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/netlumina/lumina/config"
 )
 
 // listing1 is Lumina's Listing 1 (roce-parameters) on a Mellanox NIC, with
@@ -41,8 +40,9 @@ func TestResolve(t *testing.T) {
 		})
 	}
 	h := &Host{FS: OSFS{Root: "testdata/mlx5"}}
-	if _, err := h.Resolve(Device{IfName: "eth9"}); !errors.Is(err, ErrNoDevice) {
-		t.Errorf("Resolve(eth9) error = %v, want ErrNoDevice", err)
+	// The cause stays matchable beside the package's error (%w twice).
+	if _, err := h.Resolve(Device{IfName: "eth9"}); !errors.Is(err, ErrNoDevice) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Resolve(eth9) error = %v, want ErrNoDevice wrapping fs.ErrNotExist", err)
 	}
 }
 
@@ -113,7 +113,7 @@ func TestConfigureDSCPMap(t *testing.T) {
 	root := fakeTree(t, "mlx5")
 	tools := newFakeTools()
 	h := &Host{FS: OSFS{Root: root}, Run: tools}
-	_, p := FromConfig(config.Host{NIC: config.NIC{Type: "cx5", IfName: "enp4s0", PrioDSCPMap: map[int][]int{5: {26, 24}}}})
+	p := Params{Trust: "dscp", DSCP2Prio: DSCP2Prio(map[int][]int{5: {26, 24}})}
 	a, err := h.Configure(context.Background(), mlxDev, p)
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +282,7 @@ func TestConfigureIntel(t *testing.T) {
 	root := fakeTree(t, "e810")
 	fsys := &configfsFS{OSFS: OSFS{Root: root}, state: map[string]string{"roce_dcqcn_enable": "0", "roce_cwnd": "4"}}
 	h := &Host{FS: fsys, Run: newFakeTools()}
-	p := FromRoCEParameters(config.RoCEParameters{DCQCNEnable: true, DCQCNRPEnable: true, DCQCNNPEnable: true, MinTimeBetweenCNPs: 4})
+	p := Params{DCQCNEnable: true, DCQCNRPEnable: true, DCQCNNPEnable: true, MinTimeBetweenCNPs: 4}
 	a, err := h.Configure(context.Background(), Device{IfName: "ens1f0"}, p)
 	if err != nil {
 		t.Fatal(err)
@@ -359,27 +359,6 @@ func TestPackageConfigureRestoreFunc(t *testing.T) {
 	restore()
 	if !strings.HasPrefix(log.String(), "lumina: nic: ") || !strings.Contains(log.String(), "trust back to pcp") {
 		t.Errorf("restore log = %q", log.String())
-	}
-}
-
-func TestFromConfig(t *testing.T) {
-	h := config.Host{
-		NIC:  config.NIC{Type: "cx6", IfName: "enp4s0", PCIAddr: "0000:3b:00.0", IBDevice: "mlx5_1", IBPort: 1, PrioDSCPMap: map[int][]int{5: {1}}},
-		RoCE: config.RoCEParameters{DCQCNRPEnable: false, DCQCNNPEnable: true, MinTimeBetweenCNPs: 0, SlowRestart: true, DCQCNEnable: true},
-	}
-	d, p := FromConfig(h)
-	if want := (Device{IfName: "enp4s0", IBDev: "mlx5_1", Port: 1, PCIAddr: "0000:3b:00.0", Vendor: VendorMellanox}); d != want {
-		t.Errorf("device = %+v, want %+v", d, want)
-	}
-	if !p.DCQCNNPEnable || p.DCQCNRPEnable || !p.SlowRestart || p.AdaptiveRetrans || !p.DCQCNEnable || p.Trust != "dscp" {
-		t.Errorf("params = %+v", p)
-	}
-	if p.DSCP2Prio[1] != 5 || p.DSCP2Prio[0] != 0 || p.DSCP2Prio[63] != 7 || len(p.DSCP2Prio) != 64 {
-		t.Errorf("DSCP2Prio = %v", p.DSCP2Prio)
-	}
-	h.NIC.Type = "e810"
-	if d, p := FromConfig(h); d.Vendor != VendorIntel || p.Trust != "" || p.DSCP2Prio != nil {
-		t.Errorf("e810: %+v %+v", d, p)
 	}
 }
 

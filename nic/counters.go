@@ -16,7 +16,10 @@ type EthtoolSource interface {
 	Stats(ifname string) (map[string]uint64, error)
 }
 
-// Counters are one reading of a port's counters, by source.
+// Counters are one reading of a real port's counters, by source (sysfs hw
+// and port counters, ethtool); Map flattens them to the name → value map
+// the analyzers compare (model.Counters), as the software RNIC's typed
+// softrnic.Counters do through CounterMap.
 type Counters struct {
 	// HW is /sys/class/infiniband/IBDEV/ports/PORT/hw_counters/*.
 	HW map[string]uint64 `json:"hw_counters"`
@@ -79,7 +82,7 @@ func (h *Host) ReadCounterSet(dev Device) (*Counters, error) {
 	fsys := h.fs()
 	base := fmt.Sprintf("/sys/class/infiniband/%s/ports/%d", dev.IBDev, dev.Port)
 	if _, err := fsys.Stat(base); err != nil {
-		return c, fmt.Errorf("%w: %s: %v", ErrNoDevice, base, err)
+		return c, fmt.Errorf("%w: %s: %w", ErrNoDevice, base, err)
 	}
 	var bad []string
 	missing := 0

@@ -8,14 +8,17 @@
 // A Device names one RNIC port: its kernel interface (IfName), its verbs
 // device (IBDev, found from the interface when empty), the verbs port and
 // the PCI function. Params are the knobs of Listing 1 (roce-parameters)
-// plus the DSCP trust state; FromConfig converts a config.Host.
+// plus the DSCP trust state (the orchestrator derives both from a test's
+// config.Host; this package does not import config).
 //
 // A Host is the machine as the package sees it, with everything it touches
 // injectable: the file system (FS; sysfs, configfs and procfs under one
 // root), the command runner for mlxreg and mlnx_qos (Runner) and the
 // ethtool statistics source (Ethtool). The zero Host is the local machine.
 //
-// Where each knob lives (roce-facts §5.4, §6.1):
+// Where each knob lives (NVIDIA's MLNX_OFED DCQCN sysfs and mlxreg
+// ROCE_ACCL documentation; the Linux irdma driver's configfs, Intel E810
+// RDMA user guide):
 //
 //	Mellanox (mlx5, MLNX_OFED sysfs)
 //	  DCQCN NP per priority   /sys/class/net/IF/ecn/roce_np/enable/0..7
@@ -36,7 +39,8 @@
 // dscp2prio table (trust pcp), the driver's default map (priority =
 // DSCP / 8) is taken as the previous one.
 //
-// Counters (roce-facts §6.3, public-lumina-notes §5.6): every file of
+// Counters (NVIDIA, "Understanding mlx5 Linux Counters and Status
+// Parameters"; the Lumina paper's counter_dump.py): every file of
 // /sys/class/infiniband/IBDEV/ports/PORT/hw_counters and …/counters,
 // under their own names, and the driver statistics of `ethtool -S IF`
 // (ETHTOOL_GSTRINGS/ETHTOOL_GSTATS over the SIOCETHTOOL ioctl: ethtool's

@@ -94,7 +94,7 @@ func (h *Host) Resolve(dev Device) (Device, error) {
 	}
 	netdir := "/sys/class/net/" + dev.IfName
 	if _, err := fsys.Stat(netdir); err != nil {
-		return dev, fmt.Errorf("%w: %s: %v", ErrNoDevice, dev.IfName, err)
+		return dev, fmt.Errorf("%w: %s: %w", ErrNoDevice, dev.IfName, err)
 	}
 	if dev.Port == 0 {
 		dev.Port = 1
@@ -275,7 +275,7 @@ func (h *Host) sysfsStep(name, want string) (step, error) {
 	}
 	if err := writable(fsys, name); err != nil {
 		if isPerm(err) {
-			return step{}, fmt.Errorf("%w: %s: %v", ErrReadOnly, name, err)
+			return step{}, fmt.Errorf("%w: %s: %w", ErrReadOnly, name, err)
 		}
 		return step{}, err
 	}
@@ -283,7 +283,7 @@ func (h *Host) sysfsStep(name, want string) (step, error) {
 	s.set = func(_ context.Context, v string) error {
 		err := fsys.WriteFile(name, []byte(v+"\n"))
 		if isPerm(err) {
-			return fmt.Errorf("%w: %v", ErrReadOnly, err)
+			return fmt.Errorf("%w: %w", ErrReadOnly, err)
 		}
 		return err
 	}

@@ -51,7 +51,7 @@ func (h *Host) planIntel(dev Device, p Params) ([]step, error) {
 		}
 		prev = strings.TrimSpace(string(b))
 		if err := writable(fsys, file); err != nil {
-			return fmt.Errorf("%w: %v", ErrReadOnly, err)
+			return fmt.Errorf("%w: %w", ErrReadOnly, err)
 		}
 		return nil
 	})
@@ -62,7 +62,7 @@ func (h *Host) planIntel(dev Device, p Params) ([]step, error) {
 		return with(func() error {
 			err := fsys.WriteFile(file, []byte(v+"\n"))
 			if isPerm(err) {
-				return fmt.Errorf("%w: %v", ErrReadOnly, err)
+				return fmt.Errorf("%w: %w", ErrReadOnly, err)
 			}
 			return err
 		})

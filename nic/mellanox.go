@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// ROCE_ACCL fields Configure sets (roce-facts §6.1).
+// ROCE_ACCL fields Configure sets (NVIDIA's ConnectX mlxreg ROCE_ACCL register: the MLNX_OFED "ROCE ACCL" documentation).
 const (
 	fieldAdpRetrans   = "roce_adp_retrans_en"
 	fieldSlowRestart  = "roce_slow_restart_en"
@@ -75,7 +75,7 @@ func (h *Host) roceAcclSteps(ctx context.Context, dev Device, want map[string]bo
 	run := h.runner()
 	out, err := run.Run(ctx, "mlxreg", "-d", dev.PCIAddr, "--reg_name", "ROCE_ACCL", "--get", "--yes")
 	if err != nil {
-		return nil, fmt.Errorf("%w: mlxreg -d %s --reg_name ROCE_ACCL --get: %v", ErrCommand, dev.PCIAddr, err)
+		return nil, fmt.Errorf("%w: mlxreg -d %s --reg_name ROCE_ACCL --get: %w", ErrCommand, dev.PCIAddr, err)
 	}
 	reg, err := ParseMlxreg(out)
 	if err != nil {
@@ -100,7 +100,7 @@ func (h *Host) roceAcclSteps(ctx context.Context, dev Device, want map[string]bo
 			set: func(ctx context.Context, val string) error {
 				_, err := run.Run(ctx, "mlxreg", "-d", dev.PCIAddr, "--reg_name", "ROCE_ACCL", "--set", field+"="+val, "--yes")
 				if err != nil {
-					return fmt.Errorf("%w: mlxreg --set %s=%s: %v", ErrCommand, field, val, err)
+					return fmt.Errorf("%w: mlxreg --set %s=%s: %w", ErrCommand, field, val, err)
 				}
 				return nil
 			},
@@ -193,7 +193,7 @@ func (h *Host) qosSteps(ctx context.Context, dev Device, p Params) ([]step, erro
 	run := h.runner()
 	out, err := run.Run(ctx, "mlnx_qos", "-i", dev.IfName)
 	if err != nil {
-		return nil, fmt.Errorf("%w: mlnx_qos -i %s: %v", ErrCommand, dev.IfName, err)
+		return nil, fmt.Errorf("%w: mlnx_qos -i %s: %w", ErrCommand, dev.IfName, err)
 	}
 	q, err := ParseMlnxQoS(out)
 	if err != nil {
@@ -204,7 +204,7 @@ func (h *Host) qosSteps(ctx context.Context, dev Device, p Params) ([]step, erro
 		steps = append(steps, step{what: "mlnx_qos " + dev.IfName + " trust", prev: q.Trust, want: p.Trust,
 			set: func(ctx context.Context, v string) error {
 				if _, err := run.Run(ctx, "mlnx_qos", "-i", dev.IfName, "--trust="+v); err != nil {
-					return fmt.Errorf("%w: mlnx_qos --trust=%s: %v", ErrCommand, v, err)
+					return fmt.Errorf("%w: mlnx_qos --trust=%s: %w", ErrCommand, v, err)
 				}
 				return nil
 			}})
@@ -230,7 +230,7 @@ func (h *Host) qosSteps(ctx context.Context, dev Device, p Params) ([]step, erro
 				set: func(ctx context.Context, v string) error {
 					arg := fmt.Sprintf("--dscp2prio=set,%d,%s", d, v)
 					if _, err := run.Run(ctx, "mlnx_qos", "-i", dev.IfName, arg); err != nil {
-						return fmt.Errorf("%w: mlnx_qos %s: %v", ErrCommand, arg, err)
+						return fmt.Errorf("%w: mlnx_qos %s: %w", ErrCommand, arg, err)
 					}
 					return nil
 				}})

@@ -40,7 +40,7 @@ func (h *Host) ReadMRCounters(ibdev string) (map[string]uint64, error) {
 	argv := strings.Fields(rdmaStatMRCommand)
 	out, err := h.runner().Run(context.Background(), argv[0], argv[1:]...)
 	if err != nil {
-		return map[string]uint64{}, fmt.Errorf("%w: %s: %v", ErrCounter, rdmaStatMRCommand, err)
+		return map[string]uint64{}, fmt.Errorf("%w: %s: %w", ErrCounter, rdmaStatMRCommand, err)
 	}
 	all, err := ParseRdmaStatMR(out)
 	if err != nil {

@@ -3,8 +3,6 @@ package nic
 import (
 	"fmt"
 	"strings"
-
-	"github.com/netlumina/lumina/config"
 )
 
 // Vendor is an RNIC family: it decides which knobs exist.
@@ -88,34 +86,7 @@ type Params struct {
 	DSCP2Prio map[int]int
 }
 
-// FromConfig returns the device and parameters of a traffic host in a test
-// config: roce-parameters, plus DSCP trust and the prio-dscp-map (the
-// default map, priority p ← DSCP 8p..8p+7, when empty) on Mellanox NICs,
-// as the public tool's config_traffic_gen does.
-func FromConfig(h config.Host) (Device, Params) {
-	n := h.NIC
-	d := Device{IfName: n.IfName, IBDev: n.IBDevice, Port: n.IBPort, PCIAddr: n.PCIAddr, Vendor: VendorOf(n.Type)}
-	p := FromRoCEParameters(h.RoCE)
-	if d.Vendor == VendorMellanox {
-		p.Trust = "dscp"
-		p.DSCP2Prio = DSCP2Prio(n.PrioDSCPMap)
-	}
-	return d, p
-}
-
-// FromRoCEParameters converts Listing 1's roce-parameters.
-func FromRoCEParameters(r config.RoCEParameters) Params {
-	return Params{
-		DCQCNRPEnable:      r.DCQCNRPEnable,
-		DCQCNNPEnable:      r.DCQCNNPEnable,
-		MinTimeBetweenCNPs: r.MinTimeBetweenCNPs,
-		AdaptiveRetrans:    r.AdaptiveRetrans,
-		SlowRestart:        r.SlowRestart,
-		DCQCNEnable:        r.DCQCNEnable,
-	}
-}
-
-// DSCP2Prio inverts a config prio-dscp-map (priority → DSCPs) into a full
+// DSCP2Prio inverts a prio-dscp-map (priority → DSCPs) into a full
 // DSCP → priority map. DSCPs the map does not name keep the default
 // priority DSCP/8.
 func DSCP2Prio(prioDSCP map[int][]int) map[int]int {

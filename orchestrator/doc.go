@@ -43,7 +43,7 @@
 // hooks (Options.hooks): named callbacks at the plan's installation, at
 // the start of traffic and when the merge has streamed the whole trace.
 //
-// Sim reaches its agents over an in-memory network (internal/memnet), so
+// Sim reaches its agents over an in-memory network (package memnet), so
 // the distributed path (the same requests, typed messages and decoders)
 // runs in every testbed, and no other process can reach a sim run.
 //

@@ -27,6 +27,7 @@ import (
 	"github.com/netlumina/lumina/p4src/tofino/bfrt"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 	"github.com/netlumina/lumina/roce"
+	"github.com/netlumina/lumina/sim"
 )
 
 // A testbed decides where one repeat's components live: it starts them
@@ -362,7 +363,11 @@ func (d *driver) serveResponders(ctx context.Context) error {
 func (d *driver) startIntake(context.Context) error {
 	d.ig = grpc.NewServer(d.pl.intakeServer...)
 	luminav1.RegisterIntakeServer(d.ig, &intakeServer{install: d.intake.report})
-	go d.ig.Serve(d.pl.intake)
+	go func() {
+		if err := d.ig.Serve(d.pl.intake); err != nil { // nil after Stop
+			fmt.Fprintf(os.Stderr, "lumina: intake server: %v\n", err)
+		}
+	}()
 	return nil
 }
 
@@ -461,7 +466,7 @@ func (d *driver) traffic(ctx context.Context) error {
 	} else {
 		d.progress(fmt.Sprintf("traffic: run (limit %v on the testbed's clock)", run.Limit))
 	}
-	rctx, rcancel := context.WithTimeout(ctx, agent.WallTime(run.Limit, run.slowdown())+time.Minute)
+	rctx, rcancel := context.WithTimeout(ctx, sim.WallTime(run.Limit, run.slowdown())+time.Minute)
 	defer rcancel()
 	fctx, fcancel := context.WithCancelCause(rctx) // a failed flow stops the others
 	defer fcancel(nil)
@@ -542,7 +547,7 @@ func (d *driver) settle(ctx context.Context) error {
 		// The deadlock window: the switches keep running deadlock-ms (on
 		// the testbed's clock) after the last flow ended; the pfc
 		// analysis looks for pauses still going round a cycle then.
-		wait += agent.WallTime(w, d.run.slowdown())
+		wait += sim.WallTime(w, d.run.slowdown())
 		d.progress(fmt.Sprintf("traffic: the switches run on for the deadlock window, %v of the testbed's clock", w))
 	}
 	if wait > 0 {
@@ -670,7 +675,7 @@ func (d *driver) merge(ctx context.Context) *Report {
 			err = rpt.analyze(stream, d.dir)
 		}
 		if err != nil {
-			rpt.Checks["analyzers"] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
+			rpt.Checks[checkAnalyzers] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
 		}
 	}
 	return rpt
@@ -871,7 +876,7 @@ func fetch(dc luminav1.DumperClient, remote, local string, idle time.Duration) e
 		}
 		if err != nil {
 			if context.Cause(ctx) == stalled {
-				return fmt.Errorf("%w: %v", stalled, err)
+				return fmt.Errorf("%w: %w", stalled, err)
 			}
 			return err
 		}
@@ -910,10 +915,10 @@ const heldMargin = 20 * time.Millisecond
 func settleTime(run *Run, slowdown int64) time.Duration {
 	var d time.Duration
 	if hold := longestHold(run.Plan); hold > 0 {
-		d = agent.WallTime(hold, slowdown) + heldMargin
+		d = sim.WallTime(hold, slowdown) + heldMargin
 	}
 	if run.pfcOn() {
-		d = max(d, agent.WallTime(longestPause, slowdown)+pfcSettle)
+		d = max(d, sim.WallTime(longestPause, slowdown)+pfcSettle)
 	}
 	return d
 }

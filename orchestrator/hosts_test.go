@@ -12,6 +12,7 @@ import (
 
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/generator"
+	"github.com/netlumina/lumina/injector"
 )
 
 // TestHostsExamples runs the hosts-form examples on sim and checks exact
@@ -165,7 +166,7 @@ func TestHostsPFC(t *testing.T) {
 	if want := map[string]uint32{"h1": 1, "h2": 2, "h3": 32}; !reflect.DeepEqual(rep.SwitchPorts, want) {
 		t.Errorf("switch_ports %v, want %v", rep.SwitchPorts, want)
 	}
-	if sp := rep.SwitchPFC; sp == nil || len(sp.Ports) != 1 || sp.Ports[0] != (SwitchPFCPort{Port: 32, Priority: 3, TxPause: 5}) {
+	if sp := rep.SwitchPFC; sp == nil || len(sp.Ports) != 1 || sp.Ports[0] != (SwitchPFCPort{Port: 32, Priority: 3, PFCCounters: injector.PFCCounters{TxPause: 5}}) {
 		t.Errorf("switch_pfc %+v, want only port 32 priority 3 with 5 pauses sent", sp)
 	}
 	for h, want := range map[string]uint64{"h1": 0, "h2": 0, "h3": 5} {

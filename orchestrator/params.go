@@ -31,10 +31,10 @@ func macDumper(i int) [6]byte { return [6]byte{0x02, 0x4c, 0x00, 0x00, 0x01, byt
 func traffic(f config.Flow) generator.Traffic {
 	tr := f.Traffic
 	g := generator.Traffic{
-		NumQPs: tr.NumQPs, NumReadQPs: tr.NumReadQPs, MsgsPerQP: tr.NumMsgsPerQP, MsgSize: tr.MessageSize, MsgSizeSet: true,
+		NumQPs: tr.NumQPs, NumReadQPs: tr.NumReadQPs, MsgsPerQP: tr.NumMsgsPerQP, MsgSize: new(tr.MessageSize),
 		MTU: tr.MTU, TxDepth: tr.TxDepth, Barrier: tr.BarrierSync, MultiGID: tr.MultiGID,
-		Timeout: uint8(tr.MinRetransmitTimeout), TimeoutSet: true, RetryCnt: uint8(tr.MaxRetransmitRetry), RetryCntSet: true,
-		MinRNRTimer: uint8(tr.MinRNRTimer), MinRNRTimerSet: true, RNRRetry: uint8(tr.RNRRetry), RNRRetrySet: true,
+		Timeout: new(uint8(tr.MinRetransmitTimeout)), RetryCnt: new(uint8(tr.MaxRetransmitRetry)),
+		MinRNRTimer: new(uint8(tr.MinRNRTimer)), RNRRetry: new(uint8(tr.RNRRetry)),
 		PostIntervalNs: int64(tr.PostIntervalUs) * int64(time.Microsecond),
 		DSCP:           tr.DSCPList,
 		Verb:           tr.Verb,
@@ -84,7 +84,23 @@ func nicODP(n config.NIC) *softrnic.ODPConfig {
 
 // nicDevice is a real RNIC's identity and the RoCE parameters to set on it.
 func (r *Run) nicDevice(i int) (nic.Device, nic.Params) {
-	return nic.FromConfig(r.Test.Hosts[i].Host)
+	return nicFromConfig(r.Test.Hosts[i].Host)
+}
+
+// nicFromConfig returns the device and parameters of a traffic host in a
+// test config: roce-parameters, plus DSCP trust and the prio-dscp-map (the
+// default map, priority p ← DSCP 8p..8p+7, when empty) on Mellanox NICs,
+// as the public tool's config_traffic_gen does.
+func nicFromConfig(h config.Host) (nic.Device, nic.Params) {
+	n, r := h.NIC, h.RoCE
+	d := nic.Device{IfName: n.IfName, IBDev: n.IBDevice, Port: n.IBPort, PCIAddr: n.PCIAddr, Vendor: nic.VendorOf(n.Type)}
+	p := nic.Params{DCQCNRPEnable: r.DCQCNRPEnable, DCQCNNPEnable: r.DCQCNNPEnable, MinTimeBetweenCNPs: r.MinTimeBetweenCNPs,
+		AdaptiveRetrans: r.AdaptiveRetrans, SlowRestart: r.SlowRestart, DCQCNEnable: r.DCQCNEnable}
+	if d.Vendor == nic.VendorMellanox {
+		p.Trust = "dscp"
+		p.DSCP2Prio = nic.DSCP2Prio(n.PrioDSCPMap)
+	}
+	return d, p
 }
 
 // dumperConfig is dumper i's configuration: it captures on iface and

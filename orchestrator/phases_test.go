@@ -18,7 +18,7 @@ import (
 
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/generator"
-	"github.com/netlumina/lumina/internal/memnet"
+	"github.com/netlumina/lumina/memnet"
 	"github.com/netlumina/lumina/orchestrator/agent"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 	"github.com/netlumina/lumina/roce"

@@ -100,7 +100,7 @@ func newRemoteBed(ro RemoteOptions) (testbed, error) {
 	}
 	token, err := agent.ReadToken(ro.TokenFile) // the agents' rule: 16 characters or more
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrTestbed, err)
+		return nil, fmt.Errorf("%w: %w", ErrTestbed, err)
 	}
 	if ro.RNIC == "" {
 		ro.RNIC = "verbs"
@@ -155,7 +155,7 @@ func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) 
 		if f.path != "" {
 			data, err := os.ReadFile(f.path)
 			if err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrTestbed, err)
+				return nil, fmt.Errorf("%w: %w", ErrTestbed, err)
 			}
 			*f.dst = data
 		}
@@ -194,7 +194,7 @@ func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) 
 		host, addr := splitHostPort(tg.controlIP, DefaultAgentPort)
 		pem, err := os.ReadFile(filepath.Join(ro.CertDir, host+".pem"))
 		if err != nil {
-			return nil, fmt.Errorf("%w: the certificate of the %s agent: %v", ErrTestbed, tg.role, err)
+			return nil, fmt.Errorf("%w: the certificate of the %s agent: %w", ErrTestbed, tg.role, err)
 		}
 		opts, err := agent.DialOptions(pem, b.token)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/netip"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -29,7 +28,11 @@ import (
 const ReportSchema = "lumina.report/v1"
 
 // Report is report.json: what a network engineer needs to know about one
-// repeat. See docs/run.md for the schema.
+// repeat. See docs/run.md for the schema. It is not the analyzers'
+// report.Report (its Analysis): a repeat has facts a trace alone does not
+// (seeds, NICs, the generator's results, the switch's state), and an
+// invalid or failed repeat has a Report and no analysis. dumper.Report is
+// a third, narrower thing: one dumper's numbers when it stops.
 type Report struct {
 	Schema  string `json:"schema"`
 	Test    string `json:"test"`
@@ -103,20 +106,11 @@ type SwitchPFCReport struct {
 }
 
 // SwitchPFCPort is one (port, priority)'s injector.PFCCounters (those with
-// every count zero left out).
+// every count zero left out), its JSON names the counters' own.
 type SwitchPFCPort struct {
-	Port          uint32 `json:"port"`
-	Priority      int    `json:"priority"`
-	RxPause       uint64 `json:"rx_pause"`
-	TxPause       uint64 `json:"tx_pause"`
-	XOFF          uint64 `json:"xoff"`
-	XON           uint64 `json:"xon"`
-	RxPauseNs     int64  `json:"rx_pause_ns"`
-	LosslessDrops uint64 `json:"lossless_drops"`
-	LossyDrops    uint64 `json:"lossy_drops"`
-	WatchdogDrops uint64 `json:"watchdog_drops"`
-	Storms        uint64 `json:"storms"`
-	Restores      uint64 `json:"restores"`
+	Port     uint32 `json:"port"`
+	Priority int    `json:"priority"`
+	injector.PFCCounters
 }
 
 // SwitchPFCEvent is a watchdog storm or restore on the switch clock.
@@ -132,30 +126,8 @@ type SwitchPFCEvent struct {
 // analysis to the report, and writes report.html to dir.
 func (r *Report) analyze(s *analyzers.Stream, dir string) error {
 	a := s.Finish()
-	c := &a.Checks
-	for name, e := range map[string]CheckEntry{
-		"gbn":            {c.GBN.Verdict, c.GBN.Reason},
-		"retransmission": {c.Retransmission.Verdict, c.Retransmission.Reason},
-		"timeout":        {c.Timeout.Verdict, c.Timeout.Reason},
-		"cnp":            {c.CNP.Verdict, c.CNP.Reason},
-		"counters":       {c.Counters.Verdict, c.Counters.Reason},
-	} {
-		r.Checks[name] = e
-	}
-	if c.Events.Verdict != "" { // the trace holds delayed, reordered or duplicated packets
-		r.Checks[areport.CheckEvents] = CheckEntry{c.Events.Verdict, c.Events.Reason}
-	}
-	if a.PFC.Verdict != "" { // the trace holds PFC frames
-		r.Checks[areport.CheckPFC] = CheckEntry{a.PFC.Verdict, a.PFC.Reason}
-	}
-	if d := a.PFC.Deadlock; d != nil { // a fabric: the pfc analysis's deadlock check
-		r.Checks[areport.CheckDeadlock] = CheckEntry{d.Verdict, d.Reason}
-	}
-	if a.Flows.Verdict != "" { // the connections name their flows (hosts form)
-		r.Checks[areport.CheckFlows] = CheckEntry{a.Flows.Verdict, a.Flows.Reason}
-	}
-	if c.RNR.Verdict != "" { // the trace has an RNR NAK, or the run used ODP
-		r.Checks[areport.CheckRNR] = CheckEntry{c.RNR.Verdict, c.RNR.Reason}
+	for name, o := range a.Outcomes() {
+		r.Checks[name] = CheckEntry{o.Verdict, o.Reason}
 	}
 	r.Analysis = a
 	r.addRunChecks()
@@ -185,14 +157,13 @@ func (r *Report) addRunChecks() {
 			why = "the run did not complete: no analyzer ran"
 		case r.Valid:
 			why = "the run was not analyzed"
-			if c, ok := r.Checks["analyzers"]; ok {
+			if c, ok := r.Checks[areport.CheckAnalyzers]; ok {
 				why += ": " + c.Detail
 			}
 		}
 		a = &areport.Report{Trace: areport.TraceInfo{Path: r.TracePath, Packets: r.Packets}, Connections: []model.Connection{}}
 		for _, c := range r.Connections {
-			a.Connections = append(a.Connections, model.Connection{ID: c.ID, Verb: model.Verb(c.Verb),
-				Requester: modelEndpoint(c.Requester), Responder: modelEndpoint(c.Responder)})
+			a.Connections = append(a.Connections, c.Model())
 		}
 		for _, c := range areport.AllChecks {
 			a.Checks.Skip(c, why)
@@ -213,10 +184,6 @@ func (r *Report) addRunChecks() {
 			a.Checks.Generator = &areport.Generator{Verdict: model.Skip, Reason: why}
 		}
 	}
-}
-
-func modelEndpoint(e EndpointInfo) model.Endpoint {
-	return model.Endpoint{IP: e.IP, QPN: e.QPN, IPSN: e.IPSN}
 }
 
 // htmlRun describes the run for its report.html: test, seed, repeat, NICs
@@ -259,7 +226,7 @@ func (r *Report) htmlRun() *areport.RunInfo {
 // meta is the run metadata the analyzers take: the runtime connections,
 // the test's parameters and the NIC counters (from zero).
 func (r *Run) meta() model.Meta {
-	m := model.Meta{Params: analyzers.ParamsFromConfig(r.Test)}
+	m := model.Meta{Params: analyzers.ParamsFromRun(r.Test, r.Personality)}
 	m.TimestampUncertaintyNs = r.timestampUncertaintyNs()
 	m.MirrorHolds = true // injector.Switch and lumina.p4 write them
 	m.TimerLatenessNs = int64(r.NICTimerLate)
@@ -268,8 +235,7 @@ func (r *Run) meta() model.Meta {
 	w := r.sentUncertaintyNs()
 	m.SentUncertaintyNs = &w
 	for _, c := range r.Connections {
-		m.Connections = append(m.Connections, model.Connection{ID: c.Index, Verb: c.Verb, Flow: c.Flow,
-			Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)})
+		m.Connections = append(m.Connections, modelConnection(c))
 	}
 	if r.pfcOn() {
 		// The pfc analyzer: which switch port is which host, the link
@@ -371,7 +337,13 @@ func endpoint(e generator.Endpoint) model.Endpoint {
 	return model.Endpoint{IP: e.IP, QPN: e.QPN, IPSN: e.IPSN}
 }
 
-// IntegrityReport is the integrity verdict.
+// IntegrityReport is the integrity verdict of report.json's top level:
+// the analysis's areport.Integrity (analysis.checks.integrity, which
+// copies its verdict and reason) and each condition's status
+// (integrity.Verdict.Checks). The two JSON forms are frozen by report.json
+// v1 and differ (here the reason is left out when empty and the
+// conditions are listed; there the reason is always present), so they are
+// two types; integrity.Verdict is the analyzer's in-memory result.
 type IntegrityReport struct {
 	Verdict model.Verdict `json:"verdict"`
 	Reason  string        `json:"reason,omitempty"`
@@ -395,21 +367,33 @@ type UnexpectedEvent = areport.UnexpectedEvent
 // maxListed bounds the lists of SwitchStateReport.
 const maxListed = 20
 
-// ConnectionReport is one QP connection.
+// ConnectionReport is one QP connection of report.json's connections:
+// model.Connection's fields (the same Endpoint and Verb), but for
+// Inferred (a run's connections come from its metadata), in the order of
+// report.json v1, which names the flow before the endpoints where
+// model.Connection (analysis.connections) names it last. Both orders are
+// frozen by the schema; Model and reportConnection convert.
 type ConnectionReport struct {
-	ID   int    `json:"id"`
-	Verb string `json:"verb"`
+	ID   int        `json:"id"`
+	Verb model.Verb `json:"verb"`
 	// Flow is the connection's flow (the hosts form only).
-	Flow      string       `json:"flow,omitempty"`
-	Requester EndpointInfo `json:"requester"`
-	Responder EndpointInfo `json:"responder"`
+	Flow      string         `json:"flow,omitempty"`
+	Requester model.Endpoint `json:"requester"`
+	Responder model.Endpoint `json:"responder"`
 }
 
-// EndpointInfo is one side of a connection.
-type EndpointInfo struct {
-	IP   netip.Addr `json:"ip"` // the netip text form in JSON
-	QPN  uint32     `json:"qpn"`
-	IPSN uint32     `json:"ipsn"`
+// Model returns c as the analyzers take it.
+func (c ConnectionReport) Model() model.Connection {
+	return model.Connection{ID: c.ID, Verb: c.Verb, Flow: c.Flow, Requester: c.Requester, Responder: c.Responder}
+}
+
+func reportConnection(c model.Connection) ConnectionReport {
+	return ConnectionReport{ID: c.ID, Verb: c.Verb, Flow: c.Flow, Requester: c.Requester, Responder: c.Responder}
+}
+
+// modelConnection is a run's connection as the analyzers take it.
+func modelConnection(c generator.Connection) model.Connection {
+	return model.Connection{ID: c.Index, Verb: c.Verb, Flow: c.Flow, Requester: endpoint(c.Requester), Responder: endpoint(c.Responder)}
 }
 
 // EventReport is one configured (expanded) event and whether the trace
@@ -486,6 +470,10 @@ type TimingReport struct {
 	Slowdown int64 `json:"slowdown,omitempty"`
 }
 
+// checkAnalyzers is report.json's entry of a valid run whose analysis
+// failed to run (areport.CheckAnalyzers).
+const checkAnalyzers = areport.CheckAnalyzers
+
 // CheckEntry is one check's verdict.
 type CheckEntry struct {
 	Verdict model.Verdict `json:"verdict"`
@@ -533,9 +521,7 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 		r.NICVersions = run.NICVersions
 	}
 	for _, c := range run.Connections {
-		r.Connections = append(r.Connections, ConnectionReport{ID: c.Index, Verb: string(c.Verb), Flow: c.Flow,
-			Requester: EndpointInfo{c.Requester.IP, c.Requester.QPN, c.Requester.IPSN},
-			Responder: EndpointInfo{c.Responder.IP, c.Responder.QPN, c.Responder.IPSN}})
+		r.Connections = append(r.Connections, reportConnection(modelConnection(c)))
 	}
 	if g := run.Generator; g != nil {
 		r.Generator = &GeneratorReport{GoodputGbps: g.GoodputGbps, DurationNs: g.DurationNs, Bytes: g.Bytes, Errors: g.Errors, QPs: g.QPs,
@@ -573,9 +559,7 @@ func newReport(t *config.Test, rep int, run *Run) *Report {
 				if c == (injector.PFCCounters{}) {
 					continue
 				}
-				sp.Ports = append(sp.Ports, SwitchPFCPort{Port: port, Priority: prio, RxPause: c.RxPause, TxPause: c.TxPause, XOFF: c.XOFF,
-					XON: c.XON, RxPauseNs: c.RxPauseNs, LosslessDrops: c.LosslessDrops, LossyDrops: c.LossyDrops,
-					WatchdogDrops: c.WatchdogDrops, Storms: c.Storms, Restores: c.Restores})
+				sp.Ports = append(sp.Ports, SwitchPFCPort{Port: port, Priority: prio, PFCCounters: c})
 			}
 		}
 		for _, e := range st.Log {
@@ -628,7 +612,7 @@ func (r *Report) merge(ctx context.Context, run *Run) (*analyzers.Stream, error)
 		r.switchState(run, unexpected())
 		r.Valid, r.Error = false, "merging or checking the trace: "+err.Error()
 		r.Integrity = IntegrityReport{Verdict: model.Fail, Reason: err.Error()}
-		r.Checks["integrity"] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
+		r.Checks[areport.CheckIntegrity] = CheckEntry{Verdict: model.Fail, Detail: err.Error()}
 		return nil, nil
 	}
 	run.Integrity = v
@@ -642,7 +626,7 @@ func (r *Report) merge(ctx context.Context, run *Run) (*analyzers.Stream, error)
 		r.Integrity.Verdict = model.Fail
 	}
 	r.Valid = v.Pass
-	r.Checks["integrity"] = CheckEntry{Verdict: r.Integrity.Verdict, Detail: v.Reason}
+	r.Checks[areport.CheckIntegrity] = CheckEntry{Verdict: r.Integrity.Verdict, Detail: v.Reason}
 	if !r.switchState(run, unexpected()) {
 		r.Valid = false
 	}
@@ -670,7 +654,7 @@ func (r *Report) merge(ctx context.Context, run *Run) (*analyzers.Stream, error)
 		ea.Verdict = model.Fail
 	}
 	r.eventsApplied = ea
-	r.Checks["events_applied"] = CheckEntry{Verdict: ea.Verdict, Detail: ea.Reason}
+	r.Checks[areport.CheckEventsApplied] = CheckEntry{Verdict: ea.Verdict, Detail: ea.Reason}
 	gen := &areport.Generator{}
 	if r.Generator != nil {
 		gen = r.generatorNumbers()
@@ -687,7 +671,7 @@ func (r *Report) merge(ctx context.Context, run *Run) (*analyzers.Stream, error)
 		gen.Verdict, gen.Reason = model.Fail, "the responder's memory does not hold the data sent"
 	}
 	r.generator = gen
-	r.Checks["generator"] = CheckEntry{Verdict: gen.Verdict, Detail: gen.Reason}
+	r.Checks[areport.CheckGenerator] = CheckEntry{Verdict: gen.Verdict, Detail: gen.Reason}
 	return stream, serr
 }
 
@@ -906,11 +890,11 @@ func (r *Report) switchState(run *Run, unexpected []UnexpectedEvent) bool {
 		ss.Reasons = append(ss.Reasons, "lumina lost primary arbitration during the run: "+strings.Join(run.LostPrimary, "; "))
 	}
 	if len(ss.Reasons) == 0 {
-		r.Checks["switch_state"] = CheckEntry{Verdict: model.Pass}
+		r.Checks[areport.CheckSwitchState] = CheckEntry{Verdict: model.Pass}
 		return true
 	}
 	ss.Verdict, ss.Reason = model.Fail, strings.Join(ss.Reasons, " | ")
-	r.Checks["switch_state"] = CheckEntry{Verdict: model.Fail, Detail: ss.Reason}
+	r.Checks[areport.CheckSwitchState] = CheckEntry{Verdict: model.Fail, Detail: ss.Reason}
 	return false
 }
 

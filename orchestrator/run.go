@@ -483,7 +483,7 @@ func resolve(in *config.Test, o Options) (*config.Test, error) {
 	if o.Testbed != "" {
 		var err error
 		if tb, err = config.ParseTestbed(o.Testbed); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrTestbed, err)
+			return nil, fmt.Errorf("%w: %w", ErrTestbed, err)
 		}
 	}
 	t := in.OnTestbed(tb) // a copy; dumpers use the testbed's backend

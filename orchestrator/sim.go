@@ -13,7 +13,7 @@ import (
 
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/generator"
-	"github.com/netlumina/lumina/internal/memnet"
+	"github.com/netlumina/lumina/memnet"
 	"github.com/netlumina/lumina/orchestrator/agent"
 	"github.com/netlumina/lumina/sim"
 )
@@ -157,7 +157,11 @@ func (b *simBed) start(name string, ports map[string]sim.Port) (*grpc.ClientConn
 	if err != nil {
 		return nil, err
 	}
-	go g.Serve(ln)
+	go func() {
+		if err := g.Serve(ln); err != nil { // nil after Stop
+			fmt.Fprintf(os.Stderr, "lumina: sim: agent %s: %v\n", name, err)
+		}
+	}()
 	c, err := b.net.GRPC(name)
 	if err != nil {
 		return nil, err

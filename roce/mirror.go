@@ -215,11 +215,11 @@ func SplitMirrorSeq(field uint64) (sw uint8, seq uint64) {
 // Mirror returns the mirror metadata carried by a decoded mirror copy. It
 // does not check that p is one; see LooksMirrored.
 func (p *Packet) Mirror() MirrorMeta {
-	sw, seq := SplitMirrorSeq(mac48(p.SrcMAC))
+	sw, seq := SplitMirrorSeq(MAC(p.SrcMAC).Uint64())
 	m := MirrorMeta{
 		Seq:         seq,
 		Switch:      sw,
-		TimestampNs: mac48(p.DstMAC),
+		TimestampNs: MAC(p.DstMAC).Uint64(),
 		Event:       Event(p.TTL & 7),
 		QDepth:      p.DepthCode().Bytes(),
 	}
@@ -264,8 +264,6 @@ func (p *Packet) DepthCode() DepthCode {
 func (p *Packet) LooksMirrored() bool {
 	return p.MirrorRaw || ((p.TTL < 8 || p.DepthCode().Canonical()) && p.SrcMAC[0]&^((MaxSwitches-1)<<1) == 0 && p.SrcMAC[1] == 0)
 }
-
-func mac48(m [6]byte) uint64 { return MAC(m).Uint64() }
 
 func putMAC48(b []byte, v uint64) {
 	m := MACFromUint64(v)

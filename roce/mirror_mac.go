@@ -64,9 +64,9 @@ func ParseMACMirror(b []byte, m *MACMirror) error {
 	if len(b) < MACMirrorHeaderLen+EthernetLen || binary.BigEndian.Uint16(b[12:]) != EtherTypeLuminaMirror {
 		return ErrNotMACMirror
 	}
-	sw, seq := SplitMirrorSeq(mac48([6]byte(b[6:12])))
+	sw, seq := SplitMirrorSeq(MAC(b[6:12]).Uint64())
 	*m = MACMirror{
-		MirrorMeta: MirrorMeta{TimestampNs: mac48([6]byte(b[0:6])), Seq: seq, Switch: sw, Event: Event(b[14])},
+		MirrorMeta: MirrorMeta{TimestampNs: MAC(b[0:6]).Uint64(), Seq: seq, Switch: sw, Event: Event(b[14])},
 		Sent:       b[15]&MACMirrorSent != 0,
 		Port:       binary.BigEndian.Uint16(b[16:]),
 		Frame:      b[MACMirrorHeaderLen:],

@@ -387,3 +387,29 @@ func FrameTOS(b []byte) uint8 {
 	}
 	return 0
 }
+
+// pauseReaction is the maximum delay from the reception of a PAUSE or PFC
+// frame to the last start of a frame of the paused priority, in pause
+// quanta per link speed (IEEE Std 802.3 Annex 31B, Table 31B-1, "PAUSE
+// reaction timing"; 802.1Q §36.1.3.2 applies it to PFC). At 10 Gb/s the
+// PHY types of the table differ (60 and 67 quanta): the stricter 60 is
+// used.
+var pauseReaction = [...]struct {
+	bps    int64
+	quanta int64
+}{{100e6, 1}, {1e9, 2}, {10e9, 60}, {25e9, 80}, {40e9, 118}, {50e9, 147}, {100e9, 394}, {200e9, 453}, {400e9, 905}}
+
+// PauseReactionBoundNs returns the 802.3 pause reaction bound at linkBps
+// (> 0) in nanoseconds, rounded down: the quanta of the listed speed × 512
+// bit times. An unlisted speed takes the nearest listed speed above it (the
+// last beyond 400 Gb/s) and listed is false.
+func PauseReactionBoundNs(linkBps int64) (ns int64, listed bool) {
+	r := pauseReaction[len(pauseReaction)-1]
+	for _, e := range pauseReaction {
+		if linkBps <= e.bps {
+			r = e
+			break
+		}
+	}
+	return r.quanta * PauseQuantumBits * 1e9 / linkBps, r.bps == linkBps
+}

@@ -201,7 +201,7 @@ func TestSyndrome(t *testing.T) {
 	}
 }
 
-// slowICRC is the obvious reference: copy, mask, checksum (roce-facts §1.8).
+// slowICRC is the obvious reference: copy, mask, checksum (IBA Vol. 1 Annex A17, RoCEv2: the ICRC).
 func slowICRC(l3 []byte, v6 bool, ipHdr, end int) uint32 {
 	b := append([]byte(nil), l3[:end]...)
 	if v6 {

@@ -392,3 +392,17 @@ func (w *timerWaker) Stop() {
 		w.t.Stop()
 	}
 }
+
+// WallTime returns how long d on a loop slowdown times slower than the wall
+// clock takes on the wall clock (NewRealLoopSlow), saturating at about
+// 146 years instead of overflowing.
+func WallTime(d time.Duration, slowdown int64) time.Duration {
+	const most = time.Duration(1 << 62)
+	if slowdown <= 1 {
+		return d
+	}
+	if d > most/time.Duration(slowdown) {
+		return most
+	}
+	return d * time.Duration(slowdown)
+}

@@ -363,3 +363,18 @@ func BenchmarkRealLoopTimerChain(b *testing.B) {
 		})
 	}
 }
+
+func TestWallTime(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		k    int64
+		want time.Duration
+	}{
+		{time.Second, 0, time.Second}, {time.Second, 1, time.Second}, {235 * time.Millisecond, 20, 4700 * time.Millisecond},
+		{1 << 61, 4, 1 << 62}, {time.Duration(1<<63 - 1), 10000, 1 << 62},
+	} {
+		if got := WallTime(c.d, c.k); got != c.want {
+			t.Errorf("WallTime(%v, %d) = %v, want %v", c.d, c.k, got, c.want)
+		}
+	}
+}

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/netlumina/lumina/analyzers/model"
+	areport "github.com/netlumina/lumina/analyzers/report"
 )
 
 // DiffSchema names the JSON form of a Diff. Fields are only ever added.
@@ -325,7 +328,7 @@ func (td *TestDiff) add(k Kind, c Class, subject, base, new, detail string) {
 	td.Findings = append(td.Findings, Finding{Test: td.Name, Kind: k, Class: c, Subject: subject, Base: base, New: new, Detail: detail})
 }
 
-var severity = map[string]int{"pass": 0, "mixed": 1, "fail": 2}
+var severity = map[model.Verdict]int{model.Pass: 0, Mixed: 1, model.Fail: 2}
 
 func (td *TestDiff) compareChecks(b, n *Test) {
 	var names []string
@@ -341,31 +344,31 @@ func (td *TestDiff) compareChecks(b, n *Test) {
 	for _, name := range names {
 		bc, nc := b.Checks[name], n.Checks[name]
 		td.Checks = append(td.Checks, CheckDiff{Name: name, Base: bc, New: nc})
-		bv, nv := "skip", "skip"
+		bv, nv := model.Skip, model.Skip
 		if bc != nil {
 			bv = bc.Verdict()
 		}
 		if nc != nil {
 			nv = nc.Verdict()
 		}
-		if bv == nv || (name != "integrity" && (b.Valid == 0 || n.Valid == 0)) {
+		if bv == nv || (name != areport.CheckIntegrity && (b.Valid == 0 || n.Valid == 0)) {
 			continue // only valid repeats run the other checks
 		}
 		bs := fmt.Sprintf("%s (%s)", bv, countsStr(bc))
 		ns := fmt.Sprintf("%s (%s)", nv, countsStr(nc))
-		missing := func(v string) bool { return v == "skip" || v == "inconclusive" }
+		missing := func(v model.Verdict) bool { return v == model.Skip || v == model.Inconclusive }
 		switch {
-		case name == "integrity":
+		case name == areport.CheckIntegrity:
 			td.add(KindVerdict, Change, name, bs, ns, "trace integrity is the testbed's, not the NIC's: invalid repeats are not compared")
 		case missing(bv) && missing(nv):
 			continue // no data on either side: nothing to compare
-		case bv == "inconclusive" && nv != "pass":
+		case bv == model.Inconclusive && nv != model.Pass:
 			td.add(KindVerdict, Regression, name, bs, ns, "the check now decides and fails (BASE was inconclusive: missing data)")
-		case bv == "inconclusive" || nv == "inconclusive":
+		case bv == model.Inconclusive || nv == model.Inconclusive:
 			td.add(KindVerdict, Change, name, bs, ns, "inconclusive (within the timestamp uncertainty) is missing data: not compared")
-		case bv == "skip" && nv != "pass":
+		case bv == model.Skip && nv != model.Pass:
 			td.add(KindVerdict, Regression, name, bs, ns, "the check now runs and fails")
-		case bv == "skip" || nv == "skip":
+		case bv == model.Skip || nv == model.Skip:
 			td.add(KindVerdict, Change, name, bs, ns, "")
 		case severity[nv] > severity[bv]:
 			td.add(KindVerdict, Regression, name, bs, ns, "")

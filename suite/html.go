@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/report"
 )
 
@@ -161,9 +162,9 @@ func (d *Diff) HTML() ([]byte, error) {
 var htmlTmpl = template.Must(template.New("diff").Funcs(template.FuncMap{
 	"upper":  func(c Class) string { return strings.ToUpper(string(c)) },
 	"counts": countsStr,
-	"verdict": func(c *CheckSummary) string {
+	"verdict": func(c *CheckSummary) model.Verdict {
 		if c == nil {
-			return "skip"
+			return model.Skip
 		}
 		return c.Verdict()
 	},

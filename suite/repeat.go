@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/netlumina/lumina/analyzers/model"
+	areport "github.com/netlumina/lumina/analyzers/report"
 	"github.com/netlumina/lumina/orchestrator"
 )
 
@@ -110,7 +111,7 @@ func TestOf(reps []Repeat) *Test {
 			}
 		}
 		for name, v := range r.Checks {
-			if !r.Valid && name != "integrity" {
+			if !r.Valid && name != areport.CheckIntegrity {
 				continue
 			}
 			cs := t.Checks[name]

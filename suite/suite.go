@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/internal/safefile"
 	"github.com/netlumina/lumina/orchestrator"
@@ -124,22 +125,25 @@ type CheckSummary struct {
 	Inconclusive int `json:"inconclusive,omitempty"`
 }
 
-// Verdict is "pass" (no fail, some pass), "fail" (no pass, some fail),
-// "mixed" (both), else "inconclusive" (some inconclusive) or "skip".
-// Inconclusive repeats are missing data: they count only when no repeat
-// decided.
-func (c *CheckSummary) Verdict() string {
+// Mixed is the verdict of a check that passed on some repeats of a test
+// and failed on others: a suite's verdict, which no single run has.
+const Mixed model.Verdict = "mixed"
+
+// Verdict is pass (no fail, some pass), fail (no pass, some fail), Mixed
+// (both), else inconclusive (some inconclusive) or skip. Inconclusive
+// repeats are missing data: they count only when no repeat decided.
+func (c *CheckSummary) Verdict() model.Verdict {
 	switch {
 	case c.Fail > 0 && c.Pass > 0:
-		return "mixed"
+		return Mixed
 	case c.Fail > 0:
-		return "fail"
+		return model.Fail
 	case c.Pass > 0:
-		return "pass"
+		return model.Pass
 	case c.Inconclusive > 0:
-		return "inconclusive"
+		return model.Inconclusive
 	}
-	return "skip"
+	return model.Skip
 }
 
 // Count is how often something occurred and in how many repeats.

@@ -1,5 +1,5 @@
 // Package cnp checks CNP generation against the notification point's
-// pacing (Lumina §4 and §6.4, Tables 3-4; roce-facts §5.1).
+// pacing (Lumina §4 and §6.4, Tables 3-4; docs/personality.md).
 //
 // Triggers are the ECN-marked data packets delivered to a notification
 // point (NP: the data receiver; the injector's ecn event, or IP ECN = 11)

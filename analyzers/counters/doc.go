@@ -1,5 +1,5 @@
 // Package counters cross-checks NIC hardware counters (Mellanox names,
-// after − before) against what the trace shows (roce-facts §6.3, Lumina
+// after − before) against what the trace shows (NVIDIA, "Understanding mlx5 Linux Counters"; Lumina
 // §4 "hardware network stack counter"). A NIC is identified by its IP
 // addresses; a relation is checked only when the NIC reports the counter.
 //

@@ -1,5 +1,5 @@
 // Package gbn checks a trace against the Go-back-N rules of RC transport
-// (IBA, roce-facts §3-§4, Lumina §4): one finite-state machine for the
+// (IBA Vol. 1 §9.7, Lumina §4): one finite-state machine for the
 // requester and one for the responder of every connection, fed the
 // connection's packets in trace order.
 //

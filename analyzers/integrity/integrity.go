@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/trace"
 )
@@ -68,7 +69,9 @@ func (c Count) String() string {
 	return strconv.FormatUint(c.N, 10)
 }
 
-// Counters are the counters collected after the test, besides the trace.
+// Counters are the counters collected after the test, besides the trace:
+// the switch's and the dumpers' counts the integrity conditions compare
+// the trace with (not a NIC's counters, model.Counters).
 // Unknown counters (the zero Count) skip the conditions that need them, and
 // the Verdict lists those conditions as skipped.
 type Counters struct {
@@ -136,13 +139,15 @@ const (
 	Skipped Status = 3 // the data the condition needs is not available
 )
 
-// String returns "pass", "fail", "skipped" or "Status(N)".
+// String returns "pass", "fail" (model.Pass and model.Fail), "skipped"
+// (report.json's integrity.checks spell it so, unlike model.Skip) or
+// "Status(N)".
 func (s Status) String() string {
 	switch s {
 	case Passed:
-		return "pass"
+		return string(model.Pass)
 	case Failed:
-		return "fail"
+		return string(model.Fail)
 	case Skipped:
 		return "skipped"
 	}
@@ -158,8 +163,9 @@ const (
 	CheckDumpers   = "dumpers"   // 5. no dumper drops; captured == in trace
 )
 
-// Result is the outcome of one condition.
-type Result struct {
+// Condition is the outcome of one condition of the integrity check (the
+// sibling analyzers' Result is a whole check's; here Verdict is).
+type Condition struct {
 	Name   string // one of the Check* names
 	Status Status
 	// Reason says why the condition failed or was skipped; "" when it
@@ -185,7 +191,7 @@ type Verdict struct {
 
 	// Checks has one entry per condition, in order: seq, timestamp,
 	// mirrored, received, dumpers.
-	Checks []Result
+	Checks []Condition
 
 	// Stats counts what the trace contained.
 	Stats Stats
@@ -309,7 +315,7 @@ type switchSeq struct {
 // error wraps ErrOptions.
 func NewChecker(opt Options, sources ...string) (*Checker, error) {
 	if err := opt.Seq.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	mask := opt.TimeMask
 	if mask == 0 {
@@ -539,7 +545,7 @@ func (c *Checker) Finish(cnt Counters) Verdict {
 	if len(c.perSource) > 0 {
 		v.Stats.PerSource = append([]int(nil), c.perSource...)
 	}
-	v.Checks = []Result{
+	v.Checks = []Condition{
 		c.seqResult(cnt.Switches),
 		c.tsResult(),
 		c.mirroredResult(cnt),
@@ -561,14 +567,14 @@ func (c *Checker) Finish(cnt Counters) Verdict {
 	return v
 }
 
-func pass(name string) Result { return Result{Name: name, Status: Passed, FirstBadIndex: -1} }
+func pass(name string) Condition { return Condition{Name: name, Status: Passed, FirstBadIndex: -1} }
 
-func fail(name string, index int, format string, args ...any) Result {
-	return Result{Name: name, Status: Failed, Reason: fmt.Sprintf(format, args...), FirstBadIndex: index}
+func fail(name string, index int, format string, args ...any) Condition {
+	return Condition{Name: name, Status: Failed, Reason: fmt.Sprintf(format, args...), FirstBadIndex: index}
 }
 
-func skip(name, reason string) Result {
-	return Result{Name: name, Status: Skipped, Reason: reason, FirstBadIndex: -1}
+func skip(name, reason string) Condition {
+	return Condition{Name: name, Status: Skipped, Reason: reason, FirstBadIndex: -1}
 }
 
 // sourceName names source src.
@@ -608,7 +614,7 @@ func switchName(sws []SwitchCounters, sw uint8) string {
 	return "switch " + strconv.Itoa(int(sw))
 }
 
-func (c *Checker) seqResult(sws []SwitchCounters) Result {
+func (c *Checker) seqResult(sws []SwitchCounters) Condition {
 	r := c.seqResult1()
 	if r.Status == Failed && c.fabric() && c.n > 0 {
 		r.Reason = switchName(sws, c.seqBad.sw) + ": " + r.Reason
@@ -616,7 +622,7 @@ func (c *Checker) seqResult(sws []SwitchCounters) Result {
 	return r
 }
 
-func (c *Checker) seqResult1() Result {
+func (c *Checker) seqResult1() Condition {
 	if c.n == 0 {
 		if c.opt.AllowEmpty {
 			return pass(CheckSeq)
@@ -645,7 +651,7 @@ func (c *Checker) seqResult1() Result {
 	return pass(CheckSeq)
 }
 
-func (c *Checker) tsResult() Result {
+func (c *Checker) tsResult() Condition {
 	if c.n == 0 && !c.opt.AllowEmpty {
 		return skip(CheckTimestamp, "empty trace")
 	}
@@ -666,7 +672,7 @@ func (c *Checker) tsResult() Result {
 // is known (Counters.Switches), its copies against that number (its
 // sequence counts from 1: as many copies as its last number); with
 // Counters.Switches, no copies of a switch it does not list.
-func (c *Checker) mirroredResult(cnt Counters) Result {
+func (c *Checker) mirroredResult(cnt Counters) Condition {
 	r := countResult(CheckMirrored, c.n, cnt.SwitchMirrored, "switch mirrored %d", "switch mirrored count unknown")
 	if r.Status == Failed {
 		return r
@@ -701,7 +707,7 @@ func (c *Checker) mirroredResult(cnt Counters) Result {
 
 // countResult compares the trace's packet count with a counter; what is
 // the reason's tail, with a %d verb for the counter.
-func countResult(name string, n int, want Count, what, unknown string) Result {
+func countResult(name string, n int, want Count, what, unknown string) Condition {
 	if !want.Known {
 		return skip(name, unknown)
 	}
@@ -714,7 +720,7 @@ func countResult(name string, n int, want Count, what, unknown string) Result {
 // receivedResult is condition received: the packets of the trace but the
 // switch's duplicate copies and the wrapped (PFC/PAUSE) copies against the
 // switch's RoCE received count.
-func (c *Checker) receivedResult(want Count) Result {
+func (c *Checker) receivedResult(want Count) Condition {
 	const what, unknown = "switch received %d RoCE packets", "switch received count unknown"
 	dup, mac := c.stats.Copies, c.stats.MACCopies
 	if (dup == 0 && mac == 0) || !want.Known {
@@ -750,7 +756,7 @@ func dropped(ds []DumperCounters) bool {
 	return false
 }
 
-func (c *Checker) dumperResult(ds []DumperCounters) Result {
+func (c *Checker) dumperResult(ds []DumperCounters) Condition {
 	if len(ds) == 0 {
 		return skip(CheckDumpers, "no dumper counters")
 	}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/internal/safefile"
 	"github.com/netlumina/lumina/roce"
 )
@@ -102,7 +103,7 @@ type Params struct {
 	// in µs. Nil: unknown, the CNP check is computed with 0 and skipped.
 	MinTimeBetweenCNPsUs *float64 `json:"min_time_between_cnps_us,omitempty"`
 	// NAKTriggersCNP says a NAK is also a CNP trigger (CX5/CX6 with slow
-	// restart, roce-facts §5.1). Default false.
+	// restart; softrnic.Personality.CNPOnNAK). Default false.
 	NAKTriggersCNP bool `json:"nak_triggers_cnp,omitempty"`
 	// CNPScope, when set, is the pacing scope the NIC is expected to use
 	// (per-qp, per-port, per-dest-ip, per-ip-pair): the CNP check then
@@ -255,10 +256,10 @@ func (p Params) TransportTimeoutNs() (int64, bool) {
 	return int64(roce.TransportTimeout(*p.Timeout)), true
 }
 
-// Retries returns retry_cnt, 7 when not given.
+// Retries returns retry_cnt, generator.DefaultRetryCnt (7) when not given.
 func (p Params) Retries() int {
 	if p.RetryCnt == nil {
-		return 7
+		return generator.DefaultRetryCnt
 	}
 	return *p.RetryCnt
 }
@@ -272,15 +273,19 @@ func (p Params) ODPAt(ip netip.Addr) bool {
 	return len(p.ODPIPs) == 0 || slices.Contains(p.ODPIPs, ip)
 }
 
-// RNRRetries returns RNRRetry, 7 (infinite) when nil.
+// RNRRetries returns RNRRetry, generator.DefaultRNRRetry (7, infinite)
+// when nil.
 func (p Params) RNRRetries() int {
 	if p.RNRRetry == nil {
-		return 7
+		return generator.DefaultRNRRetry
 	}
 	return *p.RNRRetry
 }
 
-// Counters are counter values under their Mellanox names.
+// Counters are counter values under their Mellanox names: the one form the
+// analyzers take of a NIC's counters, whatever read them (nic.Counters.Map
+// on real hosts, softrnic's CounterMap). The switch's (controlplane.Counters)
+// and the integrity check's inputs (integrity.Counters) count other things.
 type Counters map[string]uint64
 
 // NIC is one host's NIC: the IP addresses (GIDs) it owns and its counters
@@ -570,7 +575,7 @@ func ParseMeta(data []byte) (Meta, error) {
 	}
 	var d metaDoc
 	if err := json.Unmarshal(data, &d); err != nil {
-		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
+		return Meta{}, fmt.Errorf("%w: %w", ErrMeta, err)
 	}
 	m := Meta{Connections: d.Connections, Params: d.Params, Mirror: d.Mirror, Events: d.Events, SwitchPorts: d.Ports, Fabric: d.Fabric}
 	if d.ParamsObj != nil {
@@ -611,10 +616,10 @@ func ParseMeta(data []byte) (Meta, error) {
 	}
 	var err error
 	if m.NICs, err = decodeNICs(d.NICs); err != nil {
-		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
+		return Meta{}, fmt.Errorf("%w: %w", ErrMeta, err)
 	}
 	if m.Switch, err = decodeSwitch(d.Switch); err != nil {
-		return Meta{}, fmt.Errorf("%w: %v", ErrMeta, err)
+		return Meta{}, fmt.Errorf("%w: %w", ErrMeta, err)
 	}
 	if d.SwitchPFC != nil {
 		var n uint64

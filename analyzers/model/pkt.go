@@ -246,8 +246,7 @@ func (d *Decoder) fastFields(frame []byte, f *fields) bool {
 	f.dst = netip.AddrFrom4([4]byte(frame[fastL3+16 : fastL3+20]))
 	f.v4, f.src4, f.dst4 = true, binary.BigEndian.Uint32(frame[fastL3+12:]), binary.BigEndian.Uint32(frame[fastL3+16:])
 	f.tos, f.ttl = frame[fastL3+1], frame[fastL3+8]
-	f.dstMAC = uint64(binary.BigEndian.Uint16(frame[0:]))<<32 | uint64(binary.BigEndian.Uint32(frame[2:]))
-	f.srcMAC = uint64(binary.BigEndian.Uint16(frame[6:]))<<32 | uint64(binary.BigEndian.Uint32(frame[8:]))
+	f.dstMAC, f.srcMAC = roce.MAC(frame[0:6]).Uint64(), roce.MAC(frame[6:12]).Uint64()
 	f.depth = roce.DepthCode(f.ttl>>3)<<6 | roce.DepthCode(frame[fastBTH+4]&0x3F)
 	ext := fastExt
 	if op.HasRETH() {

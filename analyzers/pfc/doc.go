@@ -27,7 +27,7 @@
 // refresh ran out, which is that refresh's reaction, not one from the
 // episode's first pause (measured so, a 400 µs late refresh on netns
 // failed a frame "3.9 ms after the pause"). A frame arriving at d
-// with d − t beyond the bound B = D(s) (802.3 Annex 31B, pfc-facts §2.2:
+// with d − t beyond the bound B = D(s) (IEEE 802.3 Table 31B-1, roce.PauseReactionBoundNs:
 // 394 quanta at 100 Gb/s; an unlisted speed takes the next listed one) +
 // the PFC frame's serialization (84 bytes) + Params.RTTNs + the frame's
 // own serialization (length + 24 bytes) is a violation: fail when

@@ -82,25 +82,12 @@ type Options struct {
 	DeadlockNs int64
 }
 
-// reactionQuanta is the 802.3 Annex 31B maximum reaction time in pause
-// quanta per link speed (pfc-facts §2.2; 10 Gb/s: the stricter 60).
-var reactionQuanta = []struct {
-	gbps   float64
-	quanta int64
-}{{0.1, 1}, {1, 2}, {10, 60}, {25, 80}, {40, 118}, {50, 147}, {100, 394}, {200, 453}, {400, 905}}
-
-// ReactionBoundNs returns the 802.3 reaction bound D(s) at linkBps: the
-// quanta of the listed speed (the nearest listed speed at or above an
-// unlisted one; the last beyond) × 512 bit times.
+// ReactionBoundNs returns the 802.3 reaction bound D(s) at linkBps
+// (roce.PauseReactionBoundNs: the nearest listed speed at or above an
+// unlisted one, the last beyond).
 func ReactionBoundNs(linkBps int64) int64 {
-	q := reactionQuanta[len(reactionQuanta)-1].quanta
-	for _, r := range reactionQuanta {
-		if float64(linkBps) <= r.gbps*1e9 {
-			q = r.quanta
-			break
-		}
-	}
-	return q * roce.PauseQuantumBits * 1e9 / linkBps
+	ns, _ := roce.PauseReactionBoundNs(linkBps)
+	return ns
 }
 
 // dirState is one direction of one (port, priority).

@@ -69,7 +69,7 @@ type checkRow struct {
 
 // runCheckOrder is the order of a run's own checks in the table, before
 // the analyzers' (others follow in name order).
-var runCheckOrder = []string{"integrity", "switch_state", "events_applied", "generator"}
+var runCheckOrder = []string{CheckIntegrity, CheckSwitchState, CheckEventsApplied, CheckGenerator}
 
 // checkRows returns every check of the page: the integrity check, the
 // run's own checks (run may be nil) and every analyzer's check, with a
@@ -78,7 +78,7 @@ func checkRows(r *Report, run *RunInfo) []checkRow {
 	c := &r.Checks
 	rows := []checkRow{}
 	if iv := r.IntegrityVerdict(); iv.Verdict != "" {
-		rows = append(rows, checkRow{Name: "integrity", Verdict: iv.Verdict, Reason: iv.Reason})
+		rows = append(rows, checkRow{Name: CheckIntegrity, Verdict: iv.Verdict, Reason: iv.Reason})
 	}
 	// The run's own checks the analysis carries (a run's, or lumina
 	// analyze's from the run's record).
@@ -154,7 +154,7 @@ func checkRows(r *Report, run *RunInfo) []checkRow {
 				continue
 			}
 			row := checkRow{Name: rc.Name, Verdict: rc.Verdict, Reason: rc.Detail}
-			if g := run.Generator; rc.Name == "generator" && g != nil {
+			if g := run.Generator; rc.Name == CheckGenerator && g != nil {
 				row.Summary = fmt.Sprintf("%.4g Gb/s goodput, %d bytes", g.GoodputGbps, g.Bytes)
 			}
 			own = append(own, row)

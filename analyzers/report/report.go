@@ -53,7 +53,9 @@ const NotSelected = "not selected"
 var AllChecks = []string{CheckGBN, CheckRetransmission, CheckTimeout, CheckCNP, CheckCounters}
 
 // Report is the outcome of an analysis. It marshals to the documented
-// JSON schema; Plots is not part of it.
+// JSON schema; Plots is not part of it. A lumina run's report.json
+// (orchestrator.Report) holds one as its analysis, beside what only the
+// run knows.
 type Report struct {
 	// Valid: the integrity check passed or was skipped (a foreign capture);
 	// the checks ran.
@@ -132,12 +134,56 @@ type Checks struct {
 	RNR rnr.Result `json:"rnr,omitzero"`
 }
 
-// Verdicts returns each check's verdict by name.
-func (c *Checks) Verdicts() map[string]model.Verdict {
-	return map[string]model.Verdict{
-		CheckGBN: c.GBN.Verdict, CheckRetransmission: c.Retransmission.Verdict, CheckTimeout: c.Timeout.Verdict,
-		CheckCNP: c.CNP.Verdict, CheckCounters: c.Counters.Verdict,
+// Outcome is one check's verdict and the reason for it.
+type Outcome struct {
+	Verdict model.Verdict
+	Reason  string
+}
+
+// selectable returns the outcome of each selectable check (AllChecks).
+func (c *Checks) selectable() map[string]Outcome {
+	return map[string]Outcome{
+		CheckGBN:            {c.GBN.Verdict, c.GBN.Reason},
+		CheckRetransmission: {c.Retransmission.Verdict, c.Retransmission.Reason},
+		CheckTimeout:        {c.Timeout.Verdict, c.Timeout.Reason},
+		CheckCNP:            {c.CNP.Verdict, c.CNP.Reason},
+		CheckCounters:       {c.Counters.Verdict, c.Counters.Reason},
 	}
+}
+
+// Verdicts returns each selectable check's verdict by name.
+func (c *Checks) Verdicts() map[string]model.Verdict {
+	m := map[string]model.Verdict{}
+	for name, o := range c.selectable() {
+		m[name] = o.Verdict
+	}
+	return m
+}
+
+// Outcomes returns the outcome of every analyzer check of r by name: the
+// selectable ones (AllChecks) always; events, pfc, deadlock, flows and rnr
+// when they ran (the trace held delayed, reordered or duplicated packets;
+// PFC frames; a fabric; flow names; an RNR NAK or ODP). The run's own
+// checks (CheckIntegrity …) are not in it.
+func (r *Report) Outcomes() map[string]Outcome {
+	m := r.Checks.selectable()
+	c := &r.Checks
+	if c.Events.Verdict != "" {
+		m[CheckEvents] = Outcome{c.Events.Verdict, c.Events.Reason}
+	}
+	if r.PFC.Verdict != "" {
+		m[CheckPFC] = Outcome{r.PFC.Verdict, r.PFC.Reason}
+	}
+	if d := r.PFC.Deadlock; d != nil {
+		m[CheckDeadlock] = Outcome{d.Verdict, d.Reason}
+	}
+	if r.Flows.Verdict != "" {
+		m[CheckFlows] = Outcome{r.Flows.Verdict, r.Flows.Reason}
+	}
+	if c.RNR.Verdict != "" {
+		m[CheckRNR] = Outcome{c.RNR.Verdict, c.RNR.Reason}
+	}
+	return m
 }
 
 // Skip sets check name's verdict to skip with reason, clearing its

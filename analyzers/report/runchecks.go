@@ -17,6 +17,9 @@ const (
 	CheckSwitchState   = "switch_state"
 	CheckEventsApplied = "events_applied"
 	CheckGenerator     = "generator"
+	// CheckAnalyzers is not a check: report.json's checks["analyzers"]
+	// says (fail, with why) that a valid run's analysis could not run.
+	CheckAnalyzers = "analyzers"
 )
 
 // CheckOrder lists every check's name in report order: the run's own,

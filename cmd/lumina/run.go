@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/netlumina/lumina/analyzers/model"
+	areport "github.com/netlumina/lumina/analyzers/report"
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/orchestrator"
@@ -147,7 +149,7 @@ func loadTests(f *runFlags, args []string, stderr io.Writer) ([]*config.Test, er
 		Warn: func(e config.Error) { fmt.Fprintln(stderr, e.Error()) }, Set: *f.sets}
 	if f.testbed != "" {
 		tb, _ := config.ParseTestbed(f.testbed) // checked by check
-		lo.Testbed, lo.TestbedSet = tb, true
+		lo.Testbed = &tb
 	}
 	var tests []*config.Test
 	bad := false
@@ -225,10 +227,10 @@ func repeatOutcome(i int, r orchestrator.RepeatResult) (int, string) {
 		return rep, "INVALID (not analyzed: " + invalidReason(rpt) + ")"
 	}
 	checks := "all checks pass"
-	failed, inconclusive := rpt.Verdicts("fail"), rpt.Verdicts("inconclusive")
+	failed, inconclusive := rpt.Verdicts(model.Fail), rpt.Verdicts(model.Inconclusive)
 	if len(failed) > 0 {
 		checks = "FAILED: " + strings.Join(failed, ", ")
-		if a, ok := rpt.Checks["analyzers"]; ok && a.Verdict == "fail" {
+		if a, ok := rpt.Checks[areport.CheckAnalyzers]; ok && a.Verdict == model.Fail {
 			why := firstLine(a.Detail)
 			if why == "" {
 				why = "analyzer error"
@@ -252,13 +254,13 @@ func invalidReason(r *orchestrator.Report) string {
 		}
 		return why
 	}
-	if c := r.Checks["switch_state"]; c.Verdict == "fail" && r.Integrity.Verdict != "fail" {
+	if c := r.Checks[areport.CheckSwitchState]; c.Verdict == model.Fail && r.Integrity.Verdict != model.Fail {
 		return "switch state is not what the test asked for: " + firstLine(c.Detail)
 	}
 	if why := firstLine(r.Integrity.Reason); why != "" {
 		return "integrity check failed: " + why
 	}
-	if why := firstLine(r.Checks["integrity"].Detail); why != "" {
+	if why := firstLine(r.Checks[areport.CheckIntegrity].Detail); why != "" {
 		return "integrity check failed: " + why
 	}
 	return "integrity check failed"

@@ -55,7 +55,7 @@ func runValidate(_ context.Context, f *validateFlags, args []string, stdout, std
 		if err != nil || f.testbed != tb.String() {
 			return usagef("validate: --testbed must be sim, netns or remote, not %q", f.testbed)
 		}
-		o.Testbed, o.TestbedSet = tb, true
+		o.Testbed = &tb
 	}
 	bad := 0
 	for _, path := range files {

@@ -1,8 +1,12 @@
 package softrnic
 
 // Counters are the NIC's hardware counters, named after the Mellanox
-// hw_counters and port counters they model (roce-facts §6.3). All are
-// cumulative since the NIC was created.
+// hw_counters and port counters they model (the mlx5 counters of the
+// Linux kernel's Documentation/admin-guide/infiniband and NVIDIA's
+// "Understanding mlx5 Linux Counters"). All are cumulative since the NIC
+// was created. Typed fields, because the NIC increments them per packet;
+// CounterMap gives the analyzers' name → value form (model.Counters), as
+// a real port's nic.Counters.Map does.
 type Counters struct {
 	OutOfSequence          uint64 // responder: NAK-sequence-error episodes (out-of-sequence requests)
 	PacketSeqErr           uint64 // requester: NAK-sequence-error packets received

@@ -5,7 +5,7 @@ import "time"
 // DCQCN reaction point (Zhu et al., SIGCOMM 2015, §3.1) with the ConnectX
 // firmware defaults NVIDIA documents ("DCQCN CC Parameters": rpg_*,
 // dce_tcp_g, dce_tcp_rtt, initial_alpha_value, rate_reduce_monitor_period;
-// roce-facts §5.2, §5.3): rates in Mb/s, α in units of 1/1024. The α
+// docs/personality.md): rates in Mb/s, α in units of 1/1024. The α
 // update period is dce_tcp_rtt, 1 µs, not the paper's K = 55 µs (the
 // DCQCN authors' simulator value).
 const (
@@ -14,7 +14,7 @@ const (
 	rpHAIRateMbps     = 50
 	rpThreshold       = 1 // F
 	rpTimeReset       = 300 * time.Microsecond
-	rpByteReset       = 32767 * 64 // bytes (64-byte granules; see roce-facts §9)
+	rpByteReset       = 32767 * 64 // bytes (64-byte granules, as NVIDIA's rpg_byte_reset counts)
 	rpGD              = 11
 	rpDceTCPG         = 1019
 	rpInitialAlpha    = 1023

@@ -12,7 +12,7 @@
 // posts WRITE/SEND (with immediate) and READ, PostRecv posts receive buffers;
 // completions go to a handler or PollCQ, with ibv_wc_status-like statuses.
 //
-// # Behaviour (roce-facts §3-§5)
+// # Behaviour (IBA Vol. 1 Ch. 9; Lumina §6; docs/personality.md)
 //
 // Requester: MTU segmentation with FIRST/MIDDLE/LAST/ONLY opcodes, RETH on
 // the first WRITE packet, AckReq on the last packet (and every AckReqEvery),
@@ -62,11 +62,12 @@
 // Receiver: frames enter an RX buffer (RxBufferBytes) drained by a receive
 // pipeline costing (len+20)·8/RxPipelineGbps ns per frame plus
 // MTTMissPenalty per page of registered memory missing from an LRU MTT
-// cache of MTTCacheEntries pages of PFCConfig.PageSize (seed 003 §4.4: 2K
+// cache of MTTCacheEntries pages of PFCConfig.PageSize (Guo et al.,
+// "RDMA over Commodity Ethernet at Scale", SIGCOMM 2016, §4.4: 2K
 // entries cover 8 MB of 4 KB pages). At RxXoffBytes the NIC sends XOFF
 // (0xFFFF quanta, refreshed every half pause while above XON), at
 // RxXonBytes an XON; a full buffer drops (rx_discards_phy). StallRx stops
-// the pipeline (rx-stall); the storm watchdog (StormWatchdog, seed 003
+// the pipeline (rx-stall); the storm watchdog (StormWatchdog, Guo et al.
 // §4.3) then stops pause generation for good. PFCLog records the frames
 // and watchdog events; the counters carry the mlx5 ethtool names.
 //

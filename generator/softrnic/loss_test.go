@@ -63,7 +63,7 @@ func dropResponse(psn roce.PSN, rounds ...int) func(frameRec) bool {
 }
 
 func TestLossRecovery(t *testing.T) {
-	fast := ConnectAttr{Timeout: 8, TimeoutSet: true, MinRNRTimer: 1, MinRNRTimerSet: true} // T_tr = 1.048576 ms, RNR 10 µs
+	fast := ConnectAttr{Timeout: new(uint8(8)), MinRNRTimer: new(uint8(1))} // T_tr = 1.048576 ms, RNR 10 µs
 	tests := []struct {
 		name     string
 		op       WROpcode
@@ -103,7 +103,7 @@ func TestLossRecovery(t *testing.T) {
 			// The re-ACK of duplicate 0 is progress: the retry count starts
 			// again, and RETRY_EXC_ERR follows retry_cnt retries of PSN 1 alone.
 			name: "write tail dropped forever: RETRY_EXC_ERR after retry_cnt retries without progress", op: WRWrite, size: 2048,
-			attr:     ConnectAttr{Timeout: 8, TimeoutSet: true, RetryCnt: 3, RetryCntSet: true},
+			attr:     ConnectAttr{Timeout: new(uint8(8)), RetryCnt: new(uint8(3))},
 			drop:     dropAt(1, 1, 2, 3, 4, 5, 6, 7, 8),
 			want:     "0 1x 0 1x A0 1x 1x 1x",
 			status:   StatusRetryExcErr,
@@ -145,7 +145,7 @@ func TestLossRecovery(t *testing.T) {
 		},
 		{
 			name: "send without receive buffer: RNR NAK, then RNR_RETRY_EXC_ERR", op: WRSend, size: 100,
-			attr:     ConnectAttr{Timeout: 8, TimeoutSet: true, RNRRetry: 2, RNRRetrySet: true, MinRNRTimer: 1, MinRNRTimerSet: true},
+			attr:     ConnectAttr{Timeout: new(uint8(8)), RNRRetry: new(uint8(2)), MinRNRTimer: new(uint8(1))},
 			noRecv:   true,
 			want:     "0 R0 0 R0 0 R0",
 			status:   StatusRNRRetryExcErr,
@@ -207,7 +207,7 @@ func bytesEqualFor(op WROpcode, p *pair, n int) bool {
 // every further timeout waits the same.
 func TestTimeoutExact(t *testing.T) {
 	for _, timeout := range []uint8{1, 10, 14} {
-		p := newPair(t, pairOpts{attr: ConnectAttr{Timeout: timeout, TimeoutSet: true, RetryCnt: 3, RetryCntSet: true}})
+		p := newPair(t, pairOpts{attr: ConnectAttr{Timeout: new(uint8(timeout)), RetryCnt: new(uint8(3))}})
 		p.drop = dropAt(0, 1, 2, 3)
 		fill(p.reqMR.Buf[:64], 3)
 		p.rq.PostSend(SendWR{ID: 1, Op: WRWrite, Local: p.reqMR, Length: 64, RemoteAddr: p.rspMR.Addr, RKey: p.rspMR.RKey})
@@ -253,7 +253,7 @@ func TestRemoteAccessError(t *testing.T) {
 }
 
 func TestCorruptedPacketIsDroppedSilently(t *testing.T) {
-	p := newPair(t, pairOpts{attr: ConnectAttr{Timeout: 8, TimeoutSet: true}})
+	p := newPair(t, pairOpts{attr: ConnectAttr{Timeout: new(uint8(8))}})
 	p.mutate = func(f frameRec, frame []byte) {
 		if f.Dir == sim.AtoB && f.PSN == 1 && f.Round == 1 {
 			frame[14+4] ^= 0xFF // IP identification: covered by the ICRC
@@ -282,7 +282,7 @@ func TestAckEveryDuplicate(t *testing.T) {
 		{"cx5", "0 1 A1x 0 1 A1"},
 	} {
 		t.Run(tc.pers, func(t *testing.T) {
-			p := newPair(t, pairOpts{pers: tc.pers, attr: ConnectAttr{Timeout: 8, TimeoutSet: true}})
+			p := newPair(t, pairOpts{pers: tc.pers, attr: ConnectAttr{Timeout: new(uint8(8))}})
 			p.drop = func(f frameRec) bool { return f.Op == roce.RCAcknowledge && f.Round == 1 }
 			if err := p.rq.PostSend(SendWR{ID: 1, Op: WRWrite, Local: p.reqMR, Length: 2048, RemoteAddr: p.rspMR.Addr, RKey: p.rspMR.RKey}); err != nil {
 				t.Fatal(err)
@@ -303,7 +303,7 @@ func TestAckEveryDuplicate(t *testing.T) {
 // packet, on a real-time testbed) starts no second go-back: it is counted
 // in packet_seq_err and the round under way repairs it.
 func TestNAKDuringGoBackRound(t *testing.T) {
-	p := newPair(t, pairOpts{attr: ConnectAttr{Timeout: 8, TimeoutSet: true}})
+	p := newPair(t, pairOpts{attr: ConnectAttr{Timeout: new(uint8(8))}})
 	injected := false
 	p.drop = func(f frameRec) bool {
 		if f.Dir == sim.AtoB && !f.Op.IsAck() && f.PSN == 3 && f.Round == 2 && !injected {

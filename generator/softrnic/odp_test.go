@@ -337,7 +337,7 @@ func TestODPTraces(t *testing.T) {
 		},
 		{
 			name: "rnr_retry 0: the first RNR NAK fails the READ", rspODP: odp,
-			attr:  ConnectAttr{RNRRetry: 0, RNRRetrySet: true},
+			attr:  ConnectAttr{RNRRetry: new(uint8(0))},
 			posts: []odpPost{{0, WRRead}},
 			want: func(k odpTimes) []odpEv {
 				return []odpEv{req(0, 0), rnr(k.nak-k.da, 0), resp(k.dq+k.pf, 0)}
@@ -364,10 +364,9 @@ func TestODPTraces(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			attr := tc.attr
-			attr.Timeout, attr.TimeoutSet = 14, true
-			attr.MinRNRTimer, attr.MinRNRTimerSet = 14, true
-			if !attr.RNRRetrySet {
-				attr.RNRRetry, attr.RNRRetrySet = 7, true
+			attr.Timeout, attr.MinRNRTimer = new(uint8(14)), new(uint8(14))
+			if attr.RNRRetry == nil {
+				attr.RNRRetry = new(uint8(7))
 			}
 			p := newPair(t, pairOpts{persVal: odpPersonality(t), attr: attr,
 				reqCfg: Config{ODP: tc.reqODP, ODPInTest: !tc.notInTest},
@@ -530,7 +529,7 @@ func TestODPMultiPacketREAD(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			attr := ConnectAttr{Timeout: 14, TimeoutSet: true, MinRNRTimer: 14, MinRNRTimerSet: true}
+			attr := ConnectAttr{Timeout: new(uint8(14)), MinRNRTimer: new(uint8(14))}
 			p := newPair(t, pairOpts{persVal: odpPersonality(t), attr: attr,
 				reqCfg: Config{ODP: tc.reqODP, ODPInTest: true}, rspCfg: Config{ODP: tc.rspODP, ODPInTest: true}})
 			k := newMPTimes(p, newODPTimes(p))
@@ -595,7 +594,7 @@ func (k mpTimes) resps(tm int64) []odpEv {
 // With PFC on (its own transmit path), the duplicate READ's window still
 // ends when its response has left: a READ posted after it is answered.
 func TestODPDupWindowEndsWithPFC(t *testing.T) {
-	attr := ConnectAttr{Timeout: 14, TimeoutSet: true, MinRNRTimer: 14, MinRNRTimerSet: true}
+	attr := ConnectAttr{Timeout: new(uint8(14)), MinRNRTimer: new(uint8(14))}
 	pfc := &PFCConfig{Priorities: 0x08}
 	p := newPair(t, pairOpts{persVal: odpPersonality(t), attr: attr,
 		reqCfg: Config{ODPInTest: true, PFC: pfc}, rspCfg: Config{ODP: &ODPConfig{}, ODPInTest: true, PFC: pfc}})
@@ -661,7 +660,7 @@ func TestODPShortRNRWait(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			attr := ConnectAttr{Timeout: 14, TimeoutSet: true, MinRNRTimer: 1, MinRNRTimerSet: true}
+			attr := ConnectAttr{Timeout: new(uint8(14)), MinRNRTimer: new(uint8(1))}
 			p := newPair(t, pairOpts{persVal: odpPersonality(t), attr: attr,
 				reqCfg: Config{ODPInTest: true}, rspCfg: Config{ODP: &ODPConfig{}, ODPInTest: true}})
 			k := newODPTimes(p)
@@ -696,7 +695,7 @@ func TestODPShortRNRWait(t *testing.T) {
 func TestODPNoStaleRNRNak(t *testing.T) {
 	rnr1 := roce.RNRSyndrome(1)
 	ackSyn := roce.ACKSyndrome(roce.CreditCountInvalid)
-	attr := ConnectAttr{Timeout: 14, TimeoutSet: true, MinRNRTimer: 1, MinRNRTimerSet: true}
+	attr := ConnectAttr{Timeout: new(uint8(14)), MinRNRTimer: new(uint8(1))}
 	p := newPair(t, pairOpts{persVal: odpPersonality(t), attr: attr,
 		reqCfg: Config{ODPInTest: true}, rspCfg: Config{ODP: &ODPConfig{PageFault: 400 * time.Microsecond}, ODPInTest: true}})
 	k := newODPTimes(p)
@@ -727,7 +726,7 @@ func TestODPNoStaleRNRNak(t *testing.T) {
 // (used to count 7 expirations during the fault and fail the QP with
 // RETRY_EXC_ERR without a single retransmission).
 func TestODPTimerHeldDuringLocalFault(t *testing.T) {
-	attr := ConnectAttr{Timeout: 1, TimeoutSet: true, RetryCnt: 7, RetryCntSet: true}
+	attr := ConnectAttr{Timeout: new(uint8(1)), RetryCnt: new(uint8(7))}
 	p := newPair(t, pairOpts{persVal: odpPersonality(t), attr: attr,
 		reqCfg: Config{ODP: &ODPConfig{}, ODPInTest: true}, rspCfg: Config{ODPInTest: true}})
 	if err := p.rq.PostSend(SendWR{ID: 1, Op: WRRead, Local: p.reqMR, Length: odpSize, RemoteAddr: p.rspMR.Addr, RKey: p.rspMR.RKey}); err != nil {

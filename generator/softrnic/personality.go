@@ -14,7 +14,7 @@ import (
 
 // CNPScope is the domain within which the notification point paces CNPs:
 // one timer per QP, per port, per destination IP, or per (source,
-// destination) IP pair (Lumina §6.4, roce-facts §5.1).
+// destination) IP pair (Lumina §6.4; docs/personality.md).
 type CNPScope uint8
 
 // CNP pacing scopes.
@@ -191,19 +191,20 @@ type Personality struct {
 	// CX5 per-destination-IP).
 	CNPScope CNPScope `yaml:"cnp-scope"`
 	// CNPOnNAK makes the notification point send a CNP with each NAK when
-	// slow restart is enabled (roce-facts §5.1: CX5/CX6 yes, CX4 no).
+	// slow restart is enabled (CX5/CX6 yes, CX4 no: docs/personality.md).
 	CNPOnNAK bool `yaml:"cnp-on-nak"`
 
 	// AckEveryDuplicate makes the responder acknowledge every duplicate
 	// SEND/WRITE request (with the last executed PSN) as rxe does after IBA
-	// C9-105 (roce-facts §4.2). False: only a duplicate with AckReq set is
+	// C9-105 (InfiniBand Architecture Specification Vol. 1, compliance
+	// statement C9-105; the Linux rxe driver's rxe_resp.c). False: only a duplicate with AckReq set is
 	// acknowledged again. The ConnectX ACK policy is not documented
-	// (roce-facts §9); the cx personalities keep false, the behaviour
+	// (neither NVIDIA nor the IBA says which duplicates it acknowledges); the cx personalities keep false, the behaviour
 	// lumina's earlier runs were compared with public Lumina under.
 	AckEveryDuplicate bool `yaml:"ack-every-duplicate"`
 
 	// PFC and the receive pipeline (used only when Config.PFC is set; see
-	// pfc.go and pfc-facts). Zero values are valid: each field documents
+	// pfc.go and docs/pfc.md). Zero values are valid: each field documents
 	// what zero means. The fields have no omitempty so that a personality
 	// file written from a Personality reads back the same on top of spec.
 
@@ -213,7 +214,8 @@ type Personality struct {
 	// ConnectX measurement is public; the cx personalities take the 802.3
 	// maximum for their speed (118 quanta at 40G = 1510 ns, 394 quanta at
 	// 100G = 2017 ns), the peer response time SONiC's Mellanox headroom
-	// calculation assumes (pfc-facts §2.2, S-HR). Zero: immediate.
+	// calculation assumes (IEEE 802.3 Table 31B-1, roce.PauseReactionBoundNs;
+	// SONiC's buffer_headroom_mellanox.lua). Zero: immediate.
 	PauseReactionDelay Duration `yaml:"pause-reaction-delay"`
 	// RxBufferBytes is the lossless receive buffer the receive pipeline
 	// drains (mlx5 port buffer 0: 130944 of a 262016-byte port buffer, the
@@ -223,31 +225,34 @@ type Personality struct {
 	// RxXoffBytes is the buffer occupancy at which the NIC sends XOFF, and
 	// RxXonBytes the occupancy at or below which it sends XON. Zero: the
 	// mlx5 port_buffer.c rule for a 7 m cable and a 1500-byte MTU
-	// (pfc-facts §2.4): xoff = size − ((301 + 2.16·7)·speed_Gbps +
+	// (Linux drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c): xoff = size − ((301 + 2.16·7)·speed_Gbps +
 	// 2.72·1500), xon = xoff − 9216.
 	RxXoffBytes int `yaml:"rx-xoff-bytes"`
 	RxXonBytes  int `yaml:"rx-xon-bytes"`
 	// RxPipelineGbps is the receive pipeline's rate without translation
 	// misses: a frame of n bytes costs (n+20)·8/rate ns. The cx
 	// personalities use the raw rate of the card's PCIe host interface,
-	// faster than the port (seed 003 §4.4: a 40GbE NIC on PCIe Gen3 x8,
+	// faster than the port (Guo et al., "RDMA over Commodity Ethernet at Scale", SIGCOMM 2016
+	// §4.4: a 40GbE NIC on PCIe Gen3 x8,
 	// 64 Gb/s): CX4 Lx Gen3 x8 64, CX5 Gen3 x16 126 (8 GT/s × 16 ×
 	// 128/130), CX6 Dx Gen4 x16 252. Zero: the line rate, where every
 	// stall leaves a backlog that never drains while the link is busy.
 	RxPipelineGbps float64 `yaml:"rx-pipeline-gbps"`
 	// MTTCacheEntries is the size of the NIC's memory translation cache:
-	// each entry translates one page of registered memory (seed 003 §4.4:
+	// each entry translates one page of registered memory (Guo et al.,
+	// SIGCOMM 2016, §4.4:
 	// 2K entries, 8 MB with 4 KB pages). Zero: no translation model.
 	MTTCacheEntries int `yaml:"mtt-cache-entries"`
 	// MTTMissPenalty is what one translation miss adds to a frame's
 	// receive-pipeline cost: one read of host memory over PCIe. Not
-	// published for ConnectX (pfc-facts §7); pcie-bench (Neugebauer et
+	// published for ConnectX; pcie-bench (Neugebauer et
 	// al., SIGCOMM'18) measured small DMA reads at roughly 0.5-1 µs on
 	// Xeon servers, so the cx personalities use 1 µs. Zero: misses are free.
 	MTTMissPenalty Duration `yaml:"mtt-miss-penalty"`
 	// StormWatchdog is the NIC's PFC storm prevention: when the receive
 	// pipeline has been stopped this long while the NIC generates pauses,
-	// it stops generating pauses for good (seed 003 §4.3, default 100 ms;
+	// it stops generating pauses for good (Guo et al., SIGCOMM 2016, §4.3,
+	// default 100 ms;
 	// mlx5 pfc-prevention-tout "auto" = 100 ms; tx_pause_storm_error_events).
 	// The warning (tx_pause_storm_warning_events) comes at max(80 ms, 85%)
 	// of it (mlx5). Zero: no watchdog (pfc-prevention-tout 0).
@@ -393,8 +398,8 @@ var ErrNoPersonality = errors.New("no software personality for this NIC model")
 // whose NIC is of type nicType (config's nic.type) with the personality
 // named personality. It refuses e810 unless the personality is a file:
 // the Lumina paper measured only ConnectX-4 Lx, ConnectX-5 and ConnectX-6
-// Dx (§6), and roce-facts has a single E810 fact (no CNP on NAK, §5.1), no
-// NACK latency, timeout or retry numbers, so any builtin personality would
+// Dx (§6): no E810 NACK latency, timeout or retry numbers are published, no
+// measured baseline, so any builtin personality would
 // make an "E810" run silently behave like another NIC. Other types (cx4,
 // cx5, cx6, empty) are accepted.
 func CheckNICType(nicType, personality string) error {

@@ -108,7 +108,7 @@ func TestPipelineDelaysReaction(t *testing.T) {
 func tailTimeouts(t *testing.T, pers string, adaptive bool, msgIdx, earlier int, timeout uint8) ([]time.Duration, Status) {
 	t.Helper()
 	p := newPair(t, pairOpts{pers: pers, reqCfg: Config{AdaptiveRetrans: adaptive},
-		attr: ConnectAttr{Timeout: timeout, TimeoutSet: true, RetryCnt: 7, RetryCntSet: true}})
+		attr: ConnectAttr{Timeout: new(uint8(timeout)), RetryCnt: new(uint8(7))}})
 	p.drop = func(f frameRec) bool {
 		return f.Dir == sim.AtoB && (int(f.PSN) == msgIdx || int(f.PSN) < msgIdx && f.Round <= earlier)
 	}
@@ -227,7 +227,7 @@ func TestFirstTimeoutSpread(t *testing.T) {
 	draw := func(seed uint64) []time.Duration {
 		var out []time.Duration
 		for i := range 20 {
-			p := newPair(t, pairOpts{pers: "cx6", attr: ConnectAttr{Timeout: 14, TimeoutSet: true, RetryCnt: 1, RetryCntSet: true}})
+			p := newPair(t, pairOpts{pers: "cx6", attr: ConnectAttr{Timeout: new(uint8(14)), RetryCnt: new(uint8(1))}})
 			p.req.trng = rand.New(rand.NewPCG(seed, uint64(i))) // as New does from Config.Seed
 			p.drop = func(f frameRec) bool { return f.Dir == sim.AtoB && f.Round == 1 }
 			p.rq.PostSend(SendWR{ID: 1, Op: WRWrite, Local: p.reqMR, Length: 1024, RemoteAddr: p.rspMR.Addr, RKey: p.rspMR.RKey})

@@ -25,7 +25,7 @@ type PFCConfig struct {
 	// QPs' traffic class and for ACKs and CNPs alike. Default: all 0.
 	DSCPToPriority [64]uint8
 	// PageSize is the size in bytes of the pages backing registered memory,
-	// for the MTT model: one translation-cache entry per page (seed 003
+	// for the MTT model: one translation-cache entry per page (Guo et al., SIGCOMM 2016,
 	// §4.4). Default 0: DefaultPageSize (4 KiB); 2 MiB models huge pages.
 	PageSize int
 }
@@ -41,7 +41,7 @@ const DefaultRxBufferBytes = 130944
 
 // pfcXoffQuanta is the pause time of the XOFF frames the NIC sends: the
 // maximum, refreshed at half its duration while the buffer stays above XON
-// (pfc-facts §1.4: implementations send a large value and an explicit XON).
+// (docs/pfc.md: implementations send a large value and an explicit XON).
 const pfcXoffQuanta = 0xFFFF
 
 // pfcLogSize bounds the PFC log (PFCLog); later entries are not kept.
@@ -97,25 +97,21 @@ func (e PFCLogEntry) String() string {
 	return s
 }
 
-// pauseReactionQuanta is the 802.3 Annex 31B maximum reaction time of a
-// paused transmitter, in pause quanta per link speed (pfc-facts §2.2; at
-// 10 Gb/s the sources disagree, 60 vs 67: the stricter is used).
-var pauseReactionQuanta = []struct {
-	gbps   float64
-	quanta int64
-}{{0.1, 1}, {1, 2}, {10, 60}, {25, 80}, {40, 118}, {50, 147}, {100, 394}, {200, 453}, {400, 905}}
-
 // PauseReactionBound returns the 802.3 bound on the time from receiving a
 // PAUSE/PFC frame to the last start of a frame of the paused priority at
-// gbps (pfc-facts §2.2, §6.3), rounded down to the nanosecond, and false for
-// a speed the table does not list (e.g. 100 Gb/s: 394 quanta = 2017 ns).
+// gbps (roce.PauseReactionBoundNs: IEEE 802.3 Table 31B-1), rounded down to
+// the nanosecond, and false for a speed the table does not list (e.g.
+// 100 Gb/s: 394 quanta = 2017 ns).
 func PauseReactionBound(gbps float64) (time.Duration, bool) {
-	for _, r := range pauseReactionQuanta {
-		if r.gbps == gbps {
-			return time.Duration(r.quanta * roce.PauseQuantumBits * 1e9 / int64(gbps*1e9)), true
-		}
+	bps := int64(gbps * 1e9)
+	if bps <= 0 {
+		return 0, false
 	}
-	return 0, false
+	ns, ok := roce.PauseReactionBoundNs(bps)
+	if !ok {
+		return 0, false
+	}
+	return time.Duration(ns), true
 }
 
 // rxThresholds returns the receive buffer size and XOFF/XON thresholds of
@@ -159,7 +155,8 @@ func (p *Personality) validatePFC() error {
 }
 
 // PFCCounters are the PFC counters of a NIC with PFC configured, named
-// after the mlx5 ethtool counters (pfc-facts §3.2). Per-priority entries
+// after the mlx5 ethtool counters (Linux
+// Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst). Per-priority entries
 // are exported only for the lossless priorities.
 type PFCCounters struct {
 	Enabled    bool  // PFC is configured: Map exports these counters
@@ -360,7 +357,7 @@ func (n *NIC) PFCLog() []PFCLogEntry {
 
 // StallRx stops the NIC's receive pipeline at start (on the NIC's clock,
 // Now; a past start means now) for duration, or until the end with
-// duration 0: the rx-stall event, seed 003's broken NIC. With PFC the
+// duration 0: the rx-stall event, the malfunctioning NIC of Guo et al., SIGCOMM 2016, §4.3. With PFC the
 // receive buffer fills, the NIC pauses its peer until the storm watchdog
 // gives up, then drops; without PFC every frame received during the stall
 // is dropped (rx_discards).
@@ -810,7 +807,8 @@ func (n *NIC) mttMisses(f []byte) int {
 	return misses
 }
 
-// mttCache is an LRU cache of page translations (seed 003 §4.4; the real
+// mttCache is an LRU cache of page translations (Guo et al., SIGCOMM
+// 2016, §4.4; the real
 // cache's associativity is not public).
 type mttCache struct {
 	idx        map[uint64]int32

@@ -94,11 +94,11 @@ func (r *pfcRig) arrival(t int64, n int) int64 {
 func (r *pfcRig) qp(dscp uint8, peer *QP) *QP {
 	q := r.a.CreateQP()
 	attr := ConnectAttr{RemoteQPN: 0x100, RemotePSN: 0, RemoteIP: netip.MustParseAddr("10.0.0.2"), RemoteMAC: [6]byte{2, 0, 0, 0, 0, 2},
-		TrafficClass: dscp << 2, TrafficClassSet: true}
+		TrafficClass: new(uint8(dscp << 2))}
 	if peer != nil {
 		attr.RemoteQPN, attr.RemotePSN = peer.QPN(), peer.PSN()
 		if err := peer.Connect(ConnectAttr{RemoteQPN: q.QPN(), RemotePSN: q.PSN(), RemoteIP: r.a.IPs()[0], RemoteMAC: r.a.MAC(),
-			TrafficClass: dscp << 2, TrafficClassSet: true}); err != nil {
+			TrafficClass: new(uint8(dscp << 2))}); err != nil {
 			r.t.Fatal(err)
 		}
 	}
@@ -301,7 +301,7 @@ func pfcFrames(log []PFCLogEntry, ev PFCEvent) (xoff, xon int) {
 	return
 }
 
-// TestSlowReceiverMTT: seed 003 §4.4. A 16 MB WRITE into 16 MB of
+// TestSlowReceiverMTT: Guo et al., SIGCOMM 2016, §4.4 (slow receiver). A 16 MB WRITE into 16 MB of
 // registered memory backed by 4 KB pages misses the 2K-entry MTT cache on
 // every page: the receive pipeline falls below line rate and the NIC sends
 // XOFF/XON; with 2 MiB pages it does not pause. No frame is lost.

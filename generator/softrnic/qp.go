@@ -16,7 +16,7 @@ type QP struct {
 	qpn     uint32
 	sqPSN   roce.PSN // initial send PSN (IPSN)
 	state   QPState
-	attr    ConnectAttr
+	attr    QPAttr
 	localIP netip.Addr
 	mtu     int
 	udpSrc  uint16
@@ -102,42 +102,13 @@ func (qp *QP) State() QPState { return qp.state }
 func (qp *QP) LocalIP() netip.Addr { return qp.localIP }
 
 // Connect moves the QP to RTS towards its peer.
-func (qp *QP) Connect(a ConnectAttr) error {
+func (qp *QP) Connect(c ConnectAttr) error {
 	if qp.state != QPReset {
 		return fmt.Errorf("%w: connect in state %v", ErrBadConnect, qp.state)
 	}
-	if a.MTU == 0 {
-		a.MTU = 1024
-	}
-	switch a.MTU {
-	case 256, 512, 1024, 2048, 4096:
-	default:
-		return fmt.Errorf("%w: MTU %d (want 256, 512, 1024, 2048 or 4096)", ErrBadConnect, a.MTU)
-	}
-	if !a.TimeoutSet && a.Timeout == 0 {
-		a.Timeout = 14
-	}
-	if !a.RetryCntSet && a.RetryCnt == 0 {
-		a.RetryCnt = 7
-	}
-	if !a.RNRRetrySet && a.RNRRetry == 0 {
-		a.RNRRetry = 7
-	}
-	if !a.MinRNRTimerSet && a.MinRNRTimer == 0 {
-		a.MinRNRTimer = 12
-	}
-	if !a.TrafficClassSet && a.TrafficClass == 0 {
-		a.TrafficClass = 0x02
-	}
-	if a.MaxRdAtomic <= 0 {
-		a.MaxRdAtomic = 16
-	}
-	if a.Timeout > 31 || a.RetryCnt > 7 || a.RNRRetry > 7 || a.MinRNRTimer > 31 {
-		return fmt.Errorf("%w: timeout %d retry_cnt %d rnr_retry %d min_rnr_timer %d out of range",
-			ErrBadConnect, a.Timeout, a.RetryCnt, a.RNRRetry, a.MinRNRTimer)
-	}
-	if a.RemoteQPN == 0 || a.RemoteQPN > roce.PSNMask || !a.RemoteIP.IsValid() {
-		return fmt.Errorf("%w: remote QPN %#x IP %v", ErrBadConnect, a.RemoteQPN, a.RemoteIP)
+	a, err := c.WithDefaults()
+	if err != nil {
+		return err
 	}
 	if !a.LocalIP.IsValid() {
 		a.LocalIP = qp.nic.cfg.IPs[0]
@@ -146,14 +117,14 @@ func (qp *QP) Connect(a ConnectAttr) error {
 		return fmt.Errorf("%w: %v", ErrUnknownAddr, a.LocalIP)
 	}
 	if a.LocalIP.Is4() != a.RemoteIP.Is4() {
-		return fmt.Errorf("%w: local %v and remote %v are of different families", ErrBadConnect, a.LocalIP, a.RemoteIP)
+		return fmt.Errorf("%w: local %v and remote %v differ in address family", ErrBadConnect, a.LocalIP, a.RemoteIP)
 	}
 	qp.attr = a
 	qp.localIP = a.LocalIP
 	qp.mtu = a.MTU
 	qp.udpSrc = roce.UDPSourcePort(qp.qpn, a.RemoteQPN)
 	qp.assignPSN, qp.compPSN = qp.sqPSN, qp.sqPSN
-	qp.ePSN = a.RemotePSN & roce.PSNMask
+	qp.ePSN = a.RemotePSN
 	qp.rp.lineMbps = qp.nic.pers.LineRateGbps * 1000
 	qp.state = QPRTS
 	qp.resetRetries()

@@ -57,7 +57,7 @@ func TestTimerNeverEarlyRealTime(t *testing.T) {
 		qp := nic.CreateQP()
 		mr := nic.RegMR(make([]byte, 8192))
 		err = qp.Connect(ConnectAttr{RemoteQPN: 0x123, RemotePSN: 7, RemoteIP: netip.MustParseAddr("10.0.0.2"),
-			RemoteMAC: [6]byte{2, 0, 0, 0, 0, 2}, Timeout: timeout, TimeoutSet: true, RetryCnt: retries, RetryCntSet: true})
+			RemoteMAC: [6]byte{2, 0, 0, 0, 0, 2}, Timeout: new(uint8(timeout)), RetryCnt: new(uint8(retries))})
 		if err == nil {
 			err = qp.PostSend(SendWR{ID: 1, Op: WRWrite, Local: mr, Length: 8192, RemoteAddr: 0x1000, RKey: 1})
 		}

@@ -18,7 +18,7 @@ import (
 func TestTapDecodesInTshark(t *testing.T) {
 	tshark := testutil.RequireTshark(t)
 	for _, op := range []WROpcode{WRWrite, WRRead, WRSendImm} {
-		p := newPair(t, pairOpts{attr: ConnectAttr{Timeout: 8, TimeoutSet: true}})
+		p := newPair(t, pairOpts{attr: ConnectAttr{Timeout: new(uint8(8))}})
 		path := filepath.Join(t.TempDir(), "tap.pcap")
 		f, err := os.Create(path)
 		if err != nil {

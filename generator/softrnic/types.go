@@ -14,6 +14,7 @@ type (
 	RecvWR       = generator.RecvWR
 	QPState      = generator.QPState
 	ConnectAttr  = generator.ConnectAttr
+	QPAttr       = generator.QPAttr
 )
 
 // Re-exported constants (see package generator).

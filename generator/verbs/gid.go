@@ -94,7 +94,7 @@ func ReadGIDTable(root, dev string, port int) ([]GID, error) {
 	es, err := os.ReadDir(filepath.Join(base, "gids"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s port %d: %v", ErrNoDevice, dev, port, err)
+			return nil, fmt.Errorf("%w: %s port %d: %w", ErrNoDevice, dev, port, err)
 		}
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func plan(cfg Config) (devicePlan, error) {
 	if p.NetDev != "" {
 		b, err := os.ReadFile(filepath.Join(rootOr(cfg.Root), "sys/class/net", p.NetDev, "address"))
 		if err != nil {
-			return p, fmt.Errorf("%w: MAC of %s: %v", ErrNoDevice, p.NetDev, err)
+			return p, fmt.Errorf("%w: MAC of %s: %w", ErrNoDevice, p.NetDev, err)
 		}
 		var mac [6]byte
 		if _, err := fmt.Sscanf(strings.TrimSpace(string(b)), "%x:%x:%x:%x:%x:%x", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5]); err != nil {

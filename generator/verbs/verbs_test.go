@@ -97,9 +97,9 @@ func TestResolveAttrs(t *testing.T) {
 	}{
 		{"defaults (public tool)", func(*generator.ConnectAttr) {}, caps, func(*qpAttrs) {}, nil},
 		{"generator's values", func(a *generator.ConnectAttr) {
-			a.LocalIP, a.MTU, a.Timeout, a.TimeoutSet, a.RetryCnt, a.RetryCntSet = ip("10.0.0.12"), 4096, 0, true, 3, true
-			a.RNRRetry, a.RNRRetrySet, a.MinRNRTimer, a.MinRNRTimerSet, a.MaxRdAtomic = 0, true, 1, true, 4
-			a.TrafficClass, a.TrafficClassSet = 26<<2|2, true
+			a.LocalIP, a.MTU, a.Timeout, a.RetryCnt = ip("10.0.0.12"), 4096, new(uint8(0)), new(uint8(3))
+			a.RNRRetry, a.MinRNRTimer, a.MaxRdAtomic = new(uint8(0)), new(uint8(1)), 4
+			a.TrafficClass = new(uint8(26<<2 | 2))
 		}, caps, func(r *qpAttrs) {
 			r.LocalIP, r.SGIDIndex, r.MTU, r.Timeout, r.RetryCnt, r.RNRRetry, r.MinRNRTimer, r.MaxRdAtomic, r.TrafficClass =
 				ip("10.0.0.12"), 5, 5, 0, 3, 0, 1, 4, 26<<2|2
@@ -107,22 +107,26 @@ func TestResolveAttrs(t *testing.T) {
 		// Fukuoka et al., Analyzing Performance Pitfalls of On-Demand
 		// Paging of InfiniBand, Figs. 2, 6: min RNR timer 1.28 ms.
 		{"ODP paper: min_rnr_timer 14, rnr_retry 7", func(a *generator.ConnectAttr) {
-			a.MinRNRTimer, a.MinRNRTimerSet, a.RNRRetry, a.RNRRetrySet = 14, true, 7, true
+			a.MinRNRTimer, a.RNRRetry = new(uint8(14)), new(uint8(7))
 		}, caps, func(r *qpAttrs) { r.MinRNRTimer, r.RNRRetry = 14, 7 }, nil},
 		{"min_rnr_timer 0 set (655.36 ms, not the default)", func(a *generator.ConnectAttr) {
-			a.MinRNRTimer, a.MinRNRTimerSet = 0, true
+			a.MinRNRTimer = new(uint8(0))
 		}, caps, func(r *qpAttrs) { r.MinRNRTimer = 0 }, nil},
 		{"min_rnr_timer 31, rnr_retry 3", func(a *generator.ConnectAttr) {
-			a.MinRNRTimer, a.MinRNRTimerSet, a.RNRRetry, a.RNRRetrySet = 31, true, 3, true
+			a.MinRNRTimer, a.RNRRetry = new(uint8(31)), new(uint8(3))
 		}, caps, func(r *qpAttrs) { r.MinRNRTimer, r.RNRRetry = 31, 3 }, nil},
-		{"values without Set: defaults", func(a *generator.ConnectAttr) { a.MinRNRTimer, a.RNRRetry = 14, 3 }, caps, func(*qpAttrs) {}, nil},
+		// The software RNIC and verbs apply one ConnectAttr.WithDefaults: a
+		// value given is the QP's on both (with twin XSet flags, verbs took
+		// 14 for a Timeout of 5 given without TimeoutSet, the software RNIC 5).
+		{"timeout 5", func(a *generator.ConnectAttr) { a.Timeout = new(uint8(5)) }, caps, func(r *qpAttrs) { r.Timeout = 5 }, nil},
+		{"timeout 0 (no timer)", func(a *generator.ConnectAttr) { a.Timeout = new(uint8(0)) }, caps, func(r *qpAttrs) { r.Timeout = 0 }, nil},
 		{"unknown caps: no clamping", func(*generator.ConnectAttr) {}, devCaps{}, func(r *qpAttrs) { r.MaxRdAtomic = 16 }, nil},
 		{"MTU above the port's", func(a *generator.ConnectAttr) { a.MTU = 4096 }, devCaps{ActiveMTU: 3}, nil, generator.ErrBadConnect},
 		{"bad MTU", func(a *generator.ConnectAttr) { a.MTU = 1500 }, caps, nil, generator.ErrBadConnect},
-		{"retry_cnt 8", func(a *generator.ConnectAttr) { a.RetryCnt, a.RetryCntSet = 8, true }, caps, nil, generator.ErrBadConnect},
-		{"rnr_retry 8", func(a *generator.ConnectAttr) { a.RNRRetry, a.RNRRetrySet = 8, true }, caps, nil, generator.ErrBadConnect},
-		{"timeout 32", func(a *generator.ConnectAttr) { a.Timeout, a.TimeoutSet = 32, true }, caps, nil, generator.ErrBadConnect},
-		{"min_rnr_timer 32", func(a *generator.ConnectAttr) { a.MinRNRTimer, a.MinRNRTimerSet = 32, true }, caps, nil, generator.ErrBadConnect},
+		{"retry_cnt 8", func(a *generator.ConnectAttr) { a.RetryCnt = new(uint8(8)) }, caps, nil, generator.ErrBadConnect},
+		{"rnr_retry 8", func(a *generator.ConnectAttr) { a.RNRRetry = new(uint8(8)) }, caps, nil, generator.ErrBadConnect},
+		{"timeout 32", func(a *generator.ConnectAttr) { a.Timeout = new(uint8(32)) }, caps, nil, generator.ErrBadConnect},
+		{"min_rnr_timer 32", func(a *generator.ConnectAttr) { a.MinRNRTimer = new(uint8(32)) }, caps, nil, generator.ErrBadConnect},
 		{"QPN 0", func(a *generator.ConnectAttr) { a.RemoteQPN = 0 }, caps, nil, generator.ErrBadConnect},
 		{"QPN 25 bits", func(a *generator.ConnectAttr) { a.RemoteQPN = 1 << 24 }, caps, nil, generator.ErrBadConnect},
 		{"no remote IP", func(a *generator.ConnectAttr) { a.RemoteIP = netip.Addr{} }, caps, nil, generator.ErrBadConnect},

@@ -135,7 +135,7 @@ func (r Real) Await(ctx context.Context, loop sim.Loop, done <-chan struct{}, li
 func (Real) await(ctx context.Context, loop sim.Loop, done <-chan struct{}, wait, limit time.Duration) string {
 	wall := wait
 	if s, ok := loop.(interface{ Slowdown() int64 }); ok {
-		wall = WallTime(wait, s.Slowdown())
+		wall = sim.WallTime(wait, s.Slowdown())
 	}
 	t := time.NewTimer(wall)
 	defer t.Stop()
@@ -147,18 +147,4 @@ func (Real) await(ctx context.Context, loop sim.Loop, done <-chan struct{}, wait
 	case <-ctx.Done():
 		return "interrupted: " + ctx.Err().Error()
 	}
-}
-
-// WallTime returns how long d on a loop slowdown times slower than the wall
-// clock takes on the wall clock (sim.NewRealLoopSlow), saturating at about
-// 146 years instead of overflowing.
-func WallTime(d time.Duration, slowdown int64) time.Duration {
-	const most = time.Duration(1 << 62)
-	if slowdown <= 1 {
-		return d
-	}
-	if d > most/time.Duration(slowdown) {
-		return most
-	}
-	return d * time.Duration(slowdown)
 }

@@ -6,21 +6,6 @@ import (
 	"time"
 )
 
-func TestWallTime(t *testing.T) {
-	for _, c := range []struct {
-		d    time.Duration
-		k    int64
-		want time.Duration
-	}{
-		{time.Second, 0, time.Second}, {time.Second, 1, time.Second}, {235 * time.Millisecond, 20, 4700 * time.Millisecond},
-		{1 << 61, 4, 1 << 62}, {time.Duration(1<<63 - 1), 10000, 1 << 62},
-	} {
-		if got := WallTime(c.d, c.k); got != c.want {
-			t.Errorf("WallTime(%v, %d) = %v, want %v", c.d, c.k, got, c.want)
-		}
-	}
-}
-
 // TestRealLoopSlowdown: the real Env's loop runs as many times slower as
 // asked, and Await's limit is on that loop's clock: 2 ms at 20× slower
 // lasts at least 40 ms of wall time.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/netlumina/lumina/generator"
 	"github.com/netlumina/lumina/generator/softrnic"
-	"github.com/netlumina/lumina/internal/memnet"
+	"github.com/netlumina/lumina/memnet"
 	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 	"github.com/netlumina/lumina/sim"
 )
@@ -215,10 +215,10 @@ func runFlows(t *testing.T, flows []testFlow, order []int) flowOutcome {
 // at the same instants.
 func TestAgentFlowsDeterministic(t *testing.T) {
 	flows := []testFlow{
-		{from: 0, to: 1, tr: generator.Traffic{Verb: generator.VerbWrite, NumQPs: 2, MsgsPerQP: 4, MsgSize: 8192, TxDepth: 2}},
-		{from: 0, to: 2, delay: 3 * time.Microsecond, tr: generator.Traffic{Verb: generator.VerbSend, NumQPs: 1, MsgsPerQP: 5, MsgSize: 4096}},
-		{from: 2, to: 0, tr: generator.Traffic{Verb: generator.VerbRead, NumQPs: 1, MsgsPerQP: 3, MsgSize: 16384}},
-		{from: 1, to: 0, tr: generator.Traffic{Verb: generator.VerbWrite, NumQPs: 1, MsgsPerQP: 2, MsgSize: 2048, WithImm: true}},
+		{from: 0, to: 1, tr: generator.Traffic{Verb: generator.VerbWrite, NumQPs: 2, MsgsPerQP: 4, MsgSize: new(8192), TxDepth: 2}},
+		{from: 0, to: 2, delay: 3 * time.Microsecond, tr: generator.Traffic{Verb: generator.VerbSend, NumQPs: 1, MsgsPerQP: 5, MsgSize: new(4096)}},
+		{from: 2, to: 0, tr: generator.Traffic{Verb: generator.VerbRead, NumQPs: 1, MsgsPerQP: 3, MsgSize: new(16384)}},
+		{from: 1, to: 0, tr: generator.Traffic{Verb: generator.VerbWrite, NumQPs: 1, MsgsPerQP: 2, MsgSize: new(2048), WithImm: true}},
 	}
 	recvs := []int{0, 5, 0, 2} // the responder's receive completions
 	a := runFlows(t, flows, []int{0, 1, 2, 3})
@@ -227,7 +227,7 @@ func TestAgentFlowsDeterministic(t *testing.T) {
 	}
 	for i, f := range flows {
 		res := a.results[i]
-		want := int64(f.tr.NumQPs * f.tr.MsgsPerQP * f.tr.MsgSize)
+		want := int64(f.tr.NumQPs * f.tr.MsgsPerQP * *f.tr.MsgSize)
 		if res.Bytes != want || len(res.Errors) != 0 {
 			t.Errorf("flow %d: %d bytes, errors %v; want %d bytes, none", i, res.Bytes, res.Errors, want)
 		}
@@ -270,7 +270,7 @@ func TestAgentFlowsDeterministic(t *testing.T) {
 // result, counted from the flow's own start, is the same.
 func TestAgentFlowStartDelay(t *testing.T) {
 	const delay = 7300 * time.Nanosecond
-	f := testFlow{from: 0, to: 1, tr: generator.Traffic{Verb: generator.VerbWrite, NumQPs: 2, MsgsPerQP: 3, MsgSize: 4096}}
+	f := testFlow{from: 0, to: 1, tr: generator.Traffic{Verb: generator.VerbWrite, NumQPs: 2, MsgsPerQP: 3, MsgSize: new(4096)}}
 	now := runFlows(t, []testFlow{f}, []int{0})
 	f.delay = delay
 	later := runFlows(t, []testFlow{f}, []int{0})

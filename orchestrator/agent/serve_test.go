@@ -47,7 +47,7 @@ func TestServeNeedsSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := generator.Traffic{Verb: generator.VerbWrite, NumQPs: 2, MsgsPerQP: 3, MsgSize: 4096}
+	tr := generator.Traffic{Verb: generator.VerbWrite, NumQPs: 2, MsgsPerQP: 3, MsgSize: new(4096)}
 	// The strangers, in order, each done before the next.
 	for _, first := range []string{
 		`{"hello":{"version":1,"traffic":{"verb":"write","num_qps":1},"qps":[{"ip":"10.0.0.9","mac":"02:00:00:00:00:09","qpn":5,"ipsn":1}]}}` + "\n",
@@ -86,7 +86,7 @@ func TestServeNeedsSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Responder == nil || !res.Responder.Verified || res.Bytes != int64(tr.NumQPs*tr.MsgsPerQP*tr.MsgSize) {
-		t.Errorf("result: %d bytes, responder %+v; want %d bytes and the responder's memory verified", res.Bytes, res.Responder, tr.NumQPs*tr.MsgsPerQP*tr.MsgSize)
+	if res.Responder == nil || !res.Responder.Verified || res.Bytes != int64(tr.NumQPs*tr.MsgsPerQP**tr.MsgSize) {
+		t.Errorf("result: %d bytes, responder %+v; want %d bytes and the responder's memory verified", res.Bytes, res.Responder, tr.NumQPs*tr.MsgsPerQP**tr.MsgSize)
 	}
 }

@@ -37,20 +37,62 @@ type Agent struct {
 	ServerOpts []grpc.ServerOption
 	// Env is where the components live. Default Real{}.
 	Env Env
+	// Log receives what the agent cannot return to a caller (a server
+	// that stopped on an error). Default os.Stderr.
+	Log io.Writer
 
-	mu      sync.Mutex
-	dumper  *dumper.Dumper
-	dpath   string
-	loop    sim.Loop
-	dev     generator.Device
-	exec    generator.Exec
-	softNIC *softrnic.NIC    // the software RNIC, for StallRx; nil for verbs
-	sw      *injector.Switch // the switch Injector.Start started, for Timing and PFC
+	// mu guards the fields below: the components the services started
+	// (dumper and its output path, the RNIC's loop, device and Exec, the
+	// software RNIC, the switch), the traffic lateness bookkeeping and
+	// the closers. It is held only to read or set them, never across a
+	// component's own work (nic.Configure, opening a device, a dumper's
+	// Stop): starting marks a component being started in between, so a
+	// second Start is refused without waiting.
+	mu       sync.Mutex
+	starting map[string]bool // "dumper", "rnic", "injector": a Start in progress
+	dumper   *dumper.Dumper
+	dpath    string
+	loop     sim.Loop
+	dev      generator.Device
+	exec     generator.Exec
+	softNIC  *softrnic.NIC    // the software RNIC, for StallRx; nil for verbs
+	sw       *injector.Switch // the switch Injector.Start started, for Timing and PFC
 	// inTraffic counts the Run calls in traffic; lateMax is the loop's
 	// largest timer lateness since the first of them started.
 	inTraffic int
 	lateMax   time.Duration
 	closers   []func()
+}
+
+// logf writes a line to a.Log.
+func (a *Agent) logf(format string, args ...any) {
+	w := a.Log
+	if w == nil {
+		w = os.Stderr
+	}
+	fmt.Fprintf(w, "lumina: agent: "+format+"\n", args...)
+}
+
+// begin marks component (see starting) as being started, or returns false
+// if it is running (running reports it) or being started; end clears the
+// mark.
+func (a *Agent) begin(component string, running func() bool) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.starting[component] || running() {
+		return false
+	}
+	if a.starting == nil {
+		a.starting = map[string]bool{}
+	}
+	a.starting[component] = true
+	return true
+}
+
+func (a *Agent) end(component string) {
+	a.mu.Lock()
+	delete(a.starting, component)
+	a.mu.Unlock()
 }
 
 func (a *Agent) env() Env {
@@ -172,10 +214,15 @@ func (ds dumperSvc) Start(ctx context.Context, req *luminav1.DumperStartRequest)
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.dumper != nil {
+	if !a.begin("dumper", func() bool { return a.dumper != nil }) {
 		return nil, status.Error(codes.FailedPrecondition, "a dumper is already running")
+	}
+	defer a.end("dumper")
+	var closers []func()
+	keep := func() {
+		a.mu.Lock()
+		a.closers = append(a.closers, closers...)
+		a.mu.Unlock()
 	}
 	if cfg.Backend == "sim" {
 		loop, _, release := a.env().Loop(1)
@@ -185,17 +232,22 @@ func (ds dumperSvc) Start(ctx context.Context, req *luminav1.DumperStartRequest)
 			return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 		}
 		cfg.SimPort = port
-		a.closers = append(a.closers, func() { closePort(); release() })
+		closers = append(closers, func() { closePort(); release() })
 	}
 	d, err := dumper.New(cfg)
 	if err != nil {
+		keep()
 		return nil, badRequest("%v", err)
 	}
 	if err := d.Start(context.Background()); err != nil {
+		keep()
 		return nil, status.Errorf(codes.Internal, "starting the dumper: %v", err)
 	}
+	closers = append(closers, func() { d.Stop() })
+	keep()
+	a.mu.Lock()
 	a.dumper, a.dpath = d, d.Config().OutPath
-	a.closers = append(a.closers, func() { d.Stop() })
+	a.mu.Unlock()
 	return &luminav1.DumperStartResponse{}, nil
 }
 
@@ -276,10 +328,17 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 	}
 	rc := spec.RNIC
 	mac := net.HardwareAddr(rc.MAC[:])
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.dev != nil {
+	if !a.begin("rnic", func() bool { return a.dev != nil }) {
 		return nil, status.Error(codes.FailedPrecondition, "an RNIC is already running")
+	}
+	defer a.end("rnic")
+	// The closers of what this Start opened: the agent's on success, and
+	// also on a failure after nic.Configure (Close restores the NIC).
+	var closers []func()
+	keep := func() {
+		a.mu.Lock()
+		a.closers = append(a.closers, closers...)
+		a.mu.Unlock()
 	}
 	loop, exec, release := a.env().Loop(int64(req.GetSlowdown()))
 	var dev generator.Device
@@ -301,9 +360,11 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 			return nil, badRequest("%v", err)
 		}
 		dev = nc.Device()
+		a.mu.Lock()
 		a.softNIC = nc
+		a.mu.Unlock()
 		versions = NICVersionsToProto(nic.Versions{Driver: "lumina softrnic", Personality: rc.Personality.Name})
-		a.closers = append(a.closers, func() { closePort(); release() })
+		closers = append(closers, func() { closePort(); release() })
 	case "verbs":
 		if spec.Configure != nil {
 			restore, err := nic.Configure(ctx, spec.Device, *spec.Configure)
@@ -311,7 +372,7 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 				release()
 				return nil, status.Errorf(codes.FailedPrecondition, "configuring %s: %v", spec.Device.IfName, err)
 			}
-			a.closers = append(a.closers, restore)
+			closers = append(closers, restore)
 		}
 		// ODP memory on a real NIC: the page fault time is the NIC's own,
 		// so only enabled and prefetch reach it (docs/hardware.md).
@@ -319,6 +380,7 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 			IPs: rc.IPs, Seed: rc.Seed, ODP: rc.ODP != nil, ODPPrefetch: rc.ODP != nil && rc.ODP.Prefetch})
 		if err != nil {
 			release()
+			keep()
 			return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 		}
 		dev = vd
@@ -328,7 +390,7 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 		if v, err := nic.ReadVersions(spec.Device); err == nil {
 			versions = NICVersionsToProto(v)
 		}
-		a.closers = append(a.closers, func() { vd.Close(); release() })
+		closers = append(closers, func() { vd.Close(); release() })
 	default:
 		release()
 		return nil, badRequest("unknown RNIC backend %q (softrnic or verbs)", spec.Backend)
@@ -337,7 +399,10 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 	// several flows, #30): each takes the completions of its own QPs.
 	var mux *generator.Mux
 	exec(func() { mux = generator.NewMux(dev) })
+	keep()
+	a.mu.Lock()
 	a.loop, a.dev, a.exec = loop, mux, exec
+	a.mu.Unlock()
 	return &luminav1.StartNICResponse{Mac: mac.String(), Versions: versions}, nil
 }
 
@@ -608,6 +673,10 @@ func (g generatorSvc) Counters(ctx context.Context, _ *luminav1.CountersRequest)
 
 // Start (Injector) attaches interfaces as switch ports and serves P4Runtime.
 func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.InjectorStartResponse, error) {
+	if !a.begin("injector", func() bool { return a.sw != nil }) {
+		return nil, status.Error(codes.FailedPrecondition, "a switch is already running")
+	}
+	defer a.end("injector")
 	env := a.env()
 	loop, exec, release := env.Loop(int64(req.GetSlowdown()))
 	var sw *injector.Switch
@@ -647,7 +716,11 @@ func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.Inj
 	}
 	g := grpc.NewServer(append(slices.Clip(a.ServerOpts), injector.ServerOption())...)
 	injector.NewServer(sw, 0).Register(g)
-	go g.Serve(ln)
+	go func() {
+		if err := g.Serve(ln); err != nil { // nil after Stop
+			a.logf("P4Runtime server on %v: %v", ln.Addr(), err)
+		}
+	}()
 	a.mu.Lock()
 	a.closers = append(a.closers, func() { g.Stop(); cleanup() })
 	a.sw = sw

@@ -18,13 +18,11 @@ import (
 	"maps"
 	"math"
 	"net/netip"
-	"reflect"
 	"slices"
 	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"gopkg.in/yaml.v3"
 
 	"github.com/netlumina/lumina/dumper"
 	"github.com/netlumina/lumina/generator"
@@ -458,12 +456,12 @@ func NICVersionsFromProto(m *luminav1.NICVersions) (nic.Versions, error) {
 // ---- software RNIC ----
 
 // RNICConfigToProto encodes c; the personality travels as a personality
-// file (PersonalityToYAML).
+// file (softrnic.MarshalPersonality).
 func RNICConfigToProto(c softrnic.Config) *luminav1.RNICConfig {
 	m := &luminav1.RNICConfig{
 		Name:                 c.Name,
 		Mac:                  slices.Clone(c.MAC[:]),
-		PersonalityYaml:      PersonalityToYAML(c.Personality),
+		PersonalityYaml:      softrnic.MarshalPersonality(c.Personality),
 		Seed:                 c.Seed,
 		DisableRp:            c.DisableRP,
 		DisableNp:            c.DisableNP,
@@ -556,44 +554,6 @@ func (d *decoder) rnicConfig(f string, m *luminav1.RNICConfig) softrnic.Config {
 	return c
 }
 
-// PersonalityToYAML returns p as a personality file that
-// softrnic.ParsePersonality reads back as p: yaml.v3's encoding of the
-// struct (softrnic has no marshaller; its yaml tags and the MarshalYAML
-// methods of Duration and CNPScope define the format), with the fields
-// tagged omitempty written even when empty, since ParsePersonality starts
-// from "spec" and would otherwise keep spec's. The zero Personality (the
-// RNIC's default, "spec") is empty.
-func PersonalityToYAML(p softrnic.Personality) []byte {
-	if reflect.ValueOf(p).IsZero() {
-		return nil
-	}
-	var n yaml.Node
-	if err := n.Encode(p); err != nil {
-		// Only a field of a type yaml cannot encode (a func, a channel)
-		// gets here: a programming error that the round-trip test catches.
-		panic(fmt.Sprintf("agent: encoding personality %q: %v", p.Name, err))
-	}
-	has := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		has[n.Content[i].Value] = true
-	}
-	if !has["description"] {
-		n.Content = append(n.Content,
-			&yaml.Node{Kind: yaml.ScalarNode, Value: "description"},
-			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ""})
-	}
-	if !has["adaptive"] {
-		n.Content = append(n.Content,
-			&yaml.Node{Kind: yaml.ScalarNode, Value: "adaptive"},
-			&yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle})
-	}
-	b, err := yaml.Marshal(&n)
-	if err != nil {
-		panic(fmt.Sprintf("agent: encoding personality %q: %v", p.Name, err))
-	}
-	return b
-}
-
 // PersonalityFromYAML parses a personality file (softrnic.ParsePersonality,
 // which validates it). Empty data is the zero Personality.
 func PersonalityFromYAML(data []byte) (softrnic.Personality, error) {
@@ -622,23 +582,23 @@ func TrafficToProto(t generator.Traffic) *luminav1.Traffic {
 		NumQps:      int64(t.NumQPs),
 		NumReadQps:  int64(t.NumReadQPs),
 		MsgsPerQp:   int64(t.MsgsPerQP),
-		MsgSize:     int64(t.MsgSize),
-		MsgSizeSet:  t.MsgSizeSet,
+		MsgSize:     int64(deref(t.MsgSize)),
+		MsgSizeSet:  t.MsgSize != nil,
 		Mtu:         int64(t.MTU),
 		TxDepth:     int64(t.TxDepth),
 		Barrier:     t.Barrier,
 		MultiGid:    t.MultiGID,
-		Timeout:     uint32(t.Timeout),
-		TimeoutSet:  t.TimeoutSet,
-		RetryCnt:    uint32(t.RetryCnt),
-		RetryCntSet: t.RetryCntSet,
+		Timeout:     uint32(deref(t.Timeout)),
+		TimeoutSet:  t.Timeout != nil,
+		RetryCnt:    uint32(deref(t.RetryCnt)),
+		RetryCntSet: t.RetryCnt != nil,
 		Dscp:        int64s(t.DSCP),
 		WithImm:     t.WithImm,
 
-		MinRnrTimer:    uint32(t.MinRNRTimer),
-		MinRnrTimerSet: t.MinRNRTimerSet,
-		RnrRetry:       uint32(t.RNRRetry),
-		RnrRetrySet:    t.RNRRetrySet,
+		MinRnrTimer:    uint32(deref(t.MinRNRTimer)),
+		MinRnrTimerSet: t.MinRNRTimer != nil,
+		RnrRetry:       uint32(deref(t.RNRRetry)),
+		RnrRetrySet:    t.RNRRetry != nil,
 		PostIntervalNs: t.PostIntervalNs,
 	}
 }
@@ -654,29 +614,43 @@ func (d *decoder) traffic(f string, m *luminav1.Traffic) generator.Traffic {
 		return generator.Traffic{}
 	}
 	return generator.Traffic{
-		Verb:        d.verb(f+".verb", m.GetVerb()),
-		NumQPs:      d.int(f+".num_qps", m.GetNumQps()),
-		NumReadQPs:  d.int(f+".num_read_qps", m.GetNumReadQps()),
-		MsgsPerQP:   d.int(f+".msgs_per_qp", m.GetMsgsPerQp()),
-		MsgSize:     d.int(f+".msg_size", m.GetMsgSize()),
-		MsgSizeSet:  m.GetMsgSizeSet(),
-		MTU:         d.int(f+".mtu", m.GetMtu()),
-		TxDepth:     d.int(f+".tx_depth", m.GetTxDepth()),
-		Barrier:     m.GetBarrier(),
-		MultiGID:    m.GetMultiGid(),
-		Timeout:     d.uint8(f+".timeout", m.GetTimeout()),
-		TimeoutSet:  m.GetTimeoutSet(),
-		RetryCnt:    d.uint8(f+".retry_cnt", m.GetRetryCnt()),
-		RetryCntSet: m.GetRetryCntSet(),
-		DSCP:        d.ints(f+".dscp", m.GetDscp()),
-		WithImm:     m.GetWithImm(),
+		Verb:       d.verb(f+".verb", m.GetVerb()),
+		NumQPs:     d.int(f+".num_qps", m.GetNumQps()),
+		NumReadQPs: d.int(f+".num_read_qps", m.GetNumReadQps()),
+		MsgsPerQP:  d.int(f+".msgs_per_qp", m.GetMsgsPerQp()),
+		MsgSize:    opt(d.int(f+".msg_size", m.GetMsgSize()), m.GetMsgSizeSet()),
+		MTU:        d.int(f+".mtu", m.GetMtu()),
+		TxDepth:    d.int(f+".tx_depth", m.GetTxDepth()),
+		Barrier:    m.GetBarrier(),
+		MultiGID:   m.GetMultiGid(),
+		Timeout:    opt(d.uint8(f+".timeout", m.GetTimeout()), m.GetTimeoutSet()),
+		RetryCnt:   opt(d.uint8(f+".retry_cnt", m.GetRetryCnt()), m.GetRetryCntSet()),
+		DSCP:       d.ints(f+".dscp", m.GetDscp()),
+		WithImm:    m.GetWithImm(),
 
-		MinRNRTimer:    d.uint8(f+".min_rnr_timer", m.GetMinRnrTimer()),
-		MinRNRTimerSet: m.GetMinRnrTimerSet(),
-		RNRRetry:       d.uint8(f+".rnr_retry", m.GetRnrRetry()),
-		RNRRetrySet:    m.GetRnrRetrySet(),
+		MinRNRTimer:    opt(d.uint8(f+".min_rnr_timer", m.GetMinRnrTimer()), m.GetMinRnrTimerSet()),
+		RNRRetry:       opt(d.uint8(f+".rnr_retry", m.GetRnrRetry()), m.GetRnrRetrySet()),
 		PostIntervalNs: m.GetPostIntervalNs(),
 	}
+}
+
+// The proto's optional generator fields are a value and a _set flag (the
+// wire format older agents speak); the generator's are pointers, nil unset.
+
+// deref is *p, or the zero value for nil.
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
+	}
+	return v
+}
+
+// opt is &v if set, else nil.
+func opt[T any](v T, set bool) *T {
+	if !set {
+		return nil
+	}
+	return &v
 }
 
 // ResultToProto encodes r.

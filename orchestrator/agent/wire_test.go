@@ -194,10 +194,10 @@ func fullNICParams() nic.Params {
 }
 
 func fullTraffic() generator.Traffic {
-	return generator.Traffic{Verb: generator.VerbSendRead, NumQPs: 2, NumReadQPs: 1, MsgsPerQP: 10, MsgSize: 1 << 20,
-		MsgSizeSet: true, MTU: 4096, TxDepth: 3, Barrier: true, MultiGID: true, Timeout: 255, TimeoutSet: true,
-		RetryCnt: 6, RetryCntSet: true, DSCP: []int{26, 48}, WithImm: true,
-		MinRNRTimer: 14, MinRNRTimerSet: true, RNRRetry: 3, RNRRetrySet: true, PostIntervalNs: 3_000_000}
+	return generator.Traffic{Verb: generator.VerbSendRead, NumQPs: 2, NumReadQPs: 1, MsgsPerQP: 10, MsgSize: new(1 << 20),
+		MTU: 4096, TxDepth: 3, Barrier: true, MultiGID: true, Timeout: new(uint8(255)),
+		RetryCnt: new(uint8(6)), DSCP: []int{26, 48}, WithImm: true,
+		MinRNRTimer: new(uint8(14)), RNRRetry: new(uint8(3)), PostIntervalNs: 3_000_000}
 }
 
 func fullEndpoint(i uint32) generator.Endpoint {
@@ -337,9 +337,9 @@ func TestWirePersonalityYAML(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, p) {
 			t.Errorf("%s: ParsePersonality(yaml.Marshal(p)) = %+v, %v; want %+v\n%s", name, got, err, p, b)
 		}
-		got, err = PersonalityFromYAML(PersonalityToYAML(p))
+		got, err = PersonalityFromYAML(softrnic.MarshalPersonality(p))
 		if err != nil || !reflect.DeepEqual(got, p) {
-			t.Errorf("%s: PersonalityFromYAML(PersonalityToYAML(p)) = %+v, %v; want %+v", name, got, err, p)
+			t.Errorf("%s: PersonalityFromYAML(softrnic.MarshalPersonality(p)) = %+v, %v; want %+v", name, got, err, p)
 		}
 	}
 
@@ -353,12 +353,12 @@ func TestWirePersonalityYAML(t *testing.T) {
 		func() softrnic.Personality { p := full; p.Name = ""; return p }(),
 		{},
 	} {
-		got, err := PersonalityFromYAML(PersonalityToYAML(p))
+		got, err := PersonalityFromYAML(softrnic.MarshalPersonality(p))
 		if err != nil || !reflect.DeepEqual(got, p) {
-			t.Errorf("PersonalityFromYAML(PersonalityToYAML(%+v)) = %+v, %v\n%s", p, got, err, PersonalityToYAML(p))
+			t.Errorf("PersonalityFromYAML(softrnic.MarshalPersonality(%+v)) = %+v, %v\n%s", p, got, err, softrnic.MarshalPersonality(p))
 		}
 	}
-	if b := PersonalityToYAML(softrnic.Personality{}); len(b) != 0 {
+	if b := softrnic.MarshalPersonality(softrnic.Personality{}); len(b) != 0 {
 		t.Errorf("the zero personality encodes as %q, want empty", b)
 	}
 }
