@@ -79,6 +79,12 @@ type Options struct {
 	// trace has other connections. An index out of range is ErrQP.
 	// Default nil: every connection.
 	QP *int
+	// Workers is the number of goroutines decoding the trace in Analyze
+	// while one more runs the analyses in trace order (shard.go): the
+	// report is the same for any number. Default (0): GOMAXPROCS; 1:
+	// the whole pass on the calling goroutine. A Stream (lumina run)
+	// analyzes on its caller's goroutine.
+	Workers int
 }
 
 // Source is a trace that can be read (twice, when connections must be
@@ -158,7 +164,12 @@ func Analyze(ctx context.Context, src Source, meta model.Meta, opt Options) (*Re
 	if err != nil {
 		return nil, err
 	}
-	if err := pass(ctx, src, s.Packet); err != nil {
+	if w := workers(opt.Workers); w > 1 {
+		err = shardPass(ctx, src, s.m, w)
+	} else {
+		err = pass(ctx, src, s.Packet)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return s.Finish(), nil

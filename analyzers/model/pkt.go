@@ -291,19 +291,41 @@ func (d *Decoder) parsedFields(f *fields) {
 // reports false, so the analyzers never see it; it still sets p.Index and
 // p.Switch (the copy's switch, when d.Mirror).
 func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
+	ok, _, _ := d.decode(tp, p, false)
+	return ok
+}
+
+// DecodeDeferred is Decode without the one step that depends on the
+// frames decoded before: the extension of the 48-bit switch timestamp
+// across wraps. When Decode would have unwrapped a timestamp (d.Mirror),
+// hasRaw is set and raw is that timestamp; whoever sees the packets in
+// trace order then calls Unwrap(raw) for each (whether ok or not, as
+// Decode does) and, when ok, sets p.TimeNs to the result. Decoders that
+// share d's settings and Table can thus decode batches of a trace in
+// parallel (each with its own Decoder: the connection cache is per
+// Decoder) and give the packets Decode gives.
+func (d *Decoder) DecodeDeferred(tp *trace.Packet, p *Pkt) (ok bool, raw uint64, hasRaw bool) {
+	return d.decode(tp, p, true)
+}
+
+// Unwrap is the timestamp extension DecodeDeferred leaves out, applied
+// to the raw timestamps in trace order.
+func (d *Decoder) Unwrap(raw uint64) int64 { return d.unwrap(raw) }
+
+func (d *Decoder) decode(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw uint64, hasRaw bool) {
 	if tp.IsMACMirror() {
 		*p = Pkt{Index: tp.Index, Conn: -1}
 		if d.Mirror {
 			p.Switch, _, _, _ = trace.MirrorSwitchSeq(tp.Data)
 		}
-		return false
+		return false, 0, false
 	}
 	var f fields
 	d.frame, d.origLen, d.pkParsed = tp.Data, tp.OrigLen, false
 	if d.slow || !d.fastFields(tp.Data, &f) {
 		d.pkParsed = true
 		if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
-			return false
+			return false, 0, false
 		}
 		d.parsedFields(&f)
 	}
@@ -316,7 +338,11 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 	}
 	if d.Mirror {
 		sw, _ := roce.SplitMirrorSeq(f.srcMAC)
-		p.TimeNs = d.unwrap(f.dstMAC)
+		if deferred {
+			raw, hasRaw = f.dstMAC, true
+		} else {
+			p.TimeNs = d.unwrap(f.dstMAC)
+		}
 		p.Switch = sw
 		p.Event = roce.Event(f.ttl & 7)
 		if !p.Event.Valid() {
@@ -335,7 +361,7 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 		p.Kind = KindOther
 	case op.IsAck():
 		if !f.hasAETH {
-			return false
+			return false, raw, hasRaw
 		}
 		s := f.syndrome
 		p.MSN = f.msn
@@ -381,7 +407,7 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 			d.Table.Assign(p)
 		}
 	}
-	return true
+	return true, raw, hasRaw
 }
 
 // assign4 is d.Table.Assign(p) for an IPv4 frame, cached.

@@ -1,0 +1,294 @@
+package analyzers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/netlumina/lumina/analyzers/integrity"
+	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/analyzers/pfc"
+	"github.com/netlumina/lumina/trace"
+)
+
+// The analysis pass on more than one goroutine (Options.Workers > 1).
+//
+// Three kinds of goroutines, fed in batches of consecutive packets:
+//
+//   - the reader reads the trace (trace.Reader) and copies the frames of a
+//     batch into the batch's buffer; it decides from the first RoCE frame
+//     whether the trace carries mirror metadata (decoding that batch
+//     itself, as the one-goroutine pass does);
+//   - Workers decoders each take the next batch and do everything that
+//     reads a frame and no state of the analysis: model.Decoder's
+//     DecodeDeferred (each decoder its own Decoder: the connection cache
+//     is per Decoder, the Table is shared and read only), the integrity
+//     check's frame fields (integrity.ParseFrame) and the PFC priority
+//     (pfc.Analyzer.Priority);
+//   - the consumer (the goroutine calling Analyze) takes the batches in
+//     trace order, each once decoded, and runs the rest of mainPass.packet
+//     on its packets in order: the switch timestamps' unwrap
+//     (model.Decoder.Unwrap), the integrity check, the PFC and fabric
+//     analyses, the trace totals, the per-connection analyzers and the
+//     graphs' collector.
+//
+// Every analyzer thus sees the packets of the one-goroutine pass, in the
+// same order, on one goroutine: the report is the one-goroutine report,
+// byte for byte (TestWorkersIdentical). Batches are recycled: at most
+// shardBatches(workers) batches of shardBatchLen packets and about
+// shardBatchBytes bytes of frames are in flight (bounded memory, no
+// allocation per packet).
+
+const (
+	shardBatchLen   = 2048      // packets per batch
+	shardBatchBytes = 512 << 10 // frame bytes per batch (then one more frame)
+)
+
+// shardBatches is the number of batches in flight with n decoders.
+func shardBatches(n int) int { return 2*n + 4 }
+
+// workers is Options.Workers resolved: 0 is GOMAXPROCS.
+func workers(n int) int {
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	return max(n, 1)
+}
+
+// pktState is what a decoder found of a packet, besides its model.Pkt.
+type pktState struct {
+	integ  integrity.Frame
+	raw    uint64 // the switch timestamp to unwrap (hasRaw)
+	hasRaw bool
+	ok     bool // Decode reported true
+	mac    bool // a wrapped MAC Control copy (trace.IsMACMirror)
+	prio   int8 // pfc priority (ok)
+}
+
+type batch struct {
+	buf  []byte
+	tps  []trace.Packet // Data in buf
+	pkts []model.Pkt
+	st   []pktState
+	// mirror is the decoders' model.Decoder.Mirror for this batch.
+	mirror bool
+	// decoded: the reader decoded the batch (the trace's mirror metadata
+	// was undecided at its start). foreignAt ≥ 0 is the packet before
+	// which the decision applies (gbn.SetForeign, the consumer's
+	// Decoder.Mirror).
+	decoded   bool
+	foreignAt int
+	ready     chan struct{} // decoded
+	err       error         // the reader's error after the batch's packets
+}
+
+func (b *batch) reset() {
+	b.buf, b.tps = b.buf[:0], b.tps[:0] // pkts and st: len shardBatchLen
+	b.decoded, b.foreignAt, b.err = false, -1, nil
+}
+
+// shardPass runs the main pass of m over the trace src on n decoders.
+func shardPass(ctx context.Context, src Source, m *mainPass, n int) error {
+	rc, err := src.Open()
+	if err != nil {
+		return fmt.Errorf("analyzers: %w", err)
+	}
+	defer rc.Close()
+	tr, err := trace.NewReader(rc)
+	if err != nil {
+		return fmt.Errorf("analyzers: %s: %w", src.Name(), err)
+	}
+	if lt := tr.LinkType(); lt != trace.LinkTypeEthernet {
+		return fmt.Errorf("analyzers: %s: link type %v %w", src.Name(), lt, ErrLinkType)
+	}
+	nb := shardBatches(n)
+	free := make(chan *batch, nb)
+	for range nb {
+		free <- &batch{buf: make([]byte, 0, shardBatchBytes+trace.MaxPacketSize), tps: make([]trace.Packet, 0, shardBatchLen),
+			pkts: make([]model.Pkt, shardBatchLen), st: make([]pktState, shardBatchLen), foreignAt: -1, ready: make(chan struct{}, 1)}
+	}
+	work := make(chan *batch, nb)
+	order := make(chan *batch, nb)
+	stop := make(chan struct{}) // the consumer stopped early
+	var wg sync.WaitGroup
+	checkInteg := m.a.opt.Checked == nil
+	pfcA := m.a.pfc
+	for range n {
+		dec := m.dec // a copy: its own connection cache
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range work {
+				dec.Mirror = b.mirror
+				decodeBatch(&dec, b, checkInteg, pfcA)
+				b.ready <- struct{}{}
+			}
+		}()
+	}
+	// The reader.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		defer close(order)
+		rd := readerState{dec: m.dec, decided: m.decided}
+		var tp trace.Packet
+		for cnt := 0; ; {
+			var b *batch
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			b.reset()
+			for len(b.tps) < shardBatchLen && len(b.buf) < shardBatchBytes {
+				if cnt&0xFFFF == 0 && ctx.Err() != nil {
+					b.err = ctx.Err()
+					break
+				}
+				cnt++
+				if err := tr.ReadPacket(&tp); err != nil {
+					if err != io.EOF {
+						b.err = fmt.Errorf("analyzers: %s: %w", src.Name(), err)
+					} else {
+						b.err = io.EOF
+					}
+					break
+				}
+				off := len(b.buf)
+				b.buf = append(b.buf, tp.Data...)
+				tp.Data = b.buf[off:len(b.buf):len(b.buf)]
+				b.tps = append(b.tps, tp)
+			}
+			b.mirror = rd.dec.Mirror
+			if !rd.decided {
+				rd.decodeUndecided(b, checkInteg, pfcA)
+			}
+			order <- b
+			if b.decoded {
+				b.ready <- struct{}{}
+			} else {
+				work <- b
+			}
+			if b.err != nil {
+				return
+			}
+		}
+	}()
+	err = m.consume(order, free)
+	if err != nil {
+		close(stop)
+		for b := range order { // let the reader and decoders finish
+			<-b.ready
+		}
+	}
+	wg.Wait()
+	return err
+}
+
+// readerState is the reader's decision on the trace's mirror metadata.
+type readerState struct {
+	dec     model.Decoder
+	decided bool
+}
+
+// decodeUndecided decodes b as mainPass.packet does while the trace's
+// mirror metadata is undecided: each frame may decide it.
+func (rd *readerState) decodeUndecided(b *batch, checkInteg bool, pfcA *pfc.Analyzer) {
+	b.decoded = true
+	for i := range b.tps {
+		tp := &b.tps[i]
+		if !rd.decided {
+			if rd.decided = detectMirror(&rd.dec, tp); rd.decided {
+				b.foreignAt, b.mirror = i, rd.dec.Mirror
+			}
+		}
+		decodeOne(&rd.dec, tp, &b.pkts[i], &b.st[i], checkInteg, pfcA)
+	}
+}
+
+func decodeBatch(dec *model.Decoder, b *batch, checkInteg bool, pfcA *pfc.Analyzer) {
+	for i := range b.tps {
+		decodeOne(dec, &b.tps[i], &b.pkts[i], &b.st[i], checkInteg, pfcA)
+	}
+}
+
+func decodeOne(dec *model.Decoder, tp *trace.Packet, p *model.Pkt, st *pktState, checkInteg bool, pfcA *pfc.Analyzer) {
+	*st = pktState{}
+	if checkInteg {
+		st.integ = integrity.ParseFrame(tp.Data)
+	}
+	if tp.IsMACMirror() {
+		st.mac = true
+		return
+	}
+	st.ok, st.raw, st.hasRaw = dec.DecodeDeferred(tp, p)
+	if st.ok {
+		st.prio = int8(pfcA.Priority(tp.Data))
+	}
+}
+
+// consume runs the analysis of the batches of order, in order, and
+// returns them to free; it returns the reader's error (nil at the end of
+// the trace).
+func (m *mainPass) consume(order <-chan *batch, free chan<- *batch) error {
+	for b := range order {
+		<-b.ready
+		mirror := m.dec.Mirror
+		for i := range b.tps {
+			if i == b.foreignAt {
+				m.decided, m.dec.Mirror, mirror = true, b.mirror, b.mirror
+				m.a.gbn.SetForeign(!mirror)
+			}
+			m.packetDecoded(&b.tps[i], &b.pkts[i], &b.st[i], mirror)
+		}
+		err := b.err
+		free <- b
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return err
+		}
+	}
+	return nil
+}
+
+// packetDecoded is mainPass.packet of a frame a decoder read as p and st.
+func (m *mainPass) packetDecoded(tp *trace.Packet, p *model.Pkt, st *pktState, mirror bool) {
+	r := m.r
+	r.Trace.Packets++
+	if m.a.opt.Checked == nil {
+		m.a.integ.AddParsedFrame(&st.integ, -1, tp.Index)
+	}
+	if st.mac {
+		m.a.pfc.MAC(tp.Data, tp.Index)
+		return
+	}
+	if st.hasRaw {
+		if t := m.dec.Unwrap(st.raw); st.ok {
+			p.TimeNs = t
+		}
+	}
+	if !st.ok {
+		return
+	}
+	m.a.pfc.ObservePriority(p, int(st.prio), tp.OrigLen)
+	if r.Trace.RoCEPackets == 0 {
+		r.Trace.FirstNs = p.TimeNs
+	}
+	r.Trace.LastNs = p.TimeNs
+	r.Trace.RoCEPackets++
+	if p.Conn < 0 && p.Kind != model.KindCNP {
+		r.Trace.Unattributed++
+	}
+	if m.a.fab != nil && !m.a.fab.copyOf(p) {
+		return
+	}
+	m.a.observe(p)
+	if m.a.seq != nil {
+		m.a.seq.Add(tp, p, mirror)
+	}
+}
