@@ -109,21 +109,17 @@ func shardPass(ctx context.Context, src Source, m *mainPass, n int) error {
 		free <- &batch{buf: make([]byte, 0, shardBatchBytes+trace.MaxPacketSize), tps: make([]trace.Packet, 0, shardBatchLen),
 			pkts: make([]model.Pkt, shardBatchLen), st: make([]pktState, shardBatchLen), foreignAt: -1, ready: make(chan struct{}, 1)}
 	}
-	work := make(chan *batch, nb)
+	sr := &shardRun{work: make(chan *batch, nb), checkInteg: m.a.opt.Checked == nil, pfc: m.a.pfc}
 	order := make(chan *batch, nb)
 	stop := make(chan struct{}) // the consumer stopped early
 	var wg sync.WaitGroup
-	checkInteg := m.a.opt.Checked == nil
-	pfcA := m.a.pfc
-	for range n {
+	for range n - 2 { // the reader and the consumer decode too
 		dec := m.dec // a copy: its own connection cache
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for b := range work {
-				dec.Mirror = b.mirror
-				decodeBatch(&dec, b, checkInteg, pfcA)
-				b.ready <- struct{}{}
+			for b := range sr.work {
+				sr.decode(&dec, b)
 			}
 		}()
 	}
@@ -131,16 +127,26 @@ func shardPass(ctx context.Context, src Source, m *mainPass, n int) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer close(work)
+		defer close(sr.work)
 		defer close(order)
 		rd := readerState{dec: m.dec, decided: m.decided}
+		hdec := m.dec // to decode the others' batches with
 		var tp trace.Packet
 		for cnt := 0; ; {
 			var b *batch
-			select {
-			case b = <-free:
-			case <-stop:
-				return
+			for b == nil { // a free batch; while none, decode one
+				select {
+				case b = <-free:
+					continue
+				default:
+				}
+				select {
+				case b = <-free:
+				case w := <-sr.work:
+					sr.decode(&hdec, w)
+				case <-stop:
+					return
+				}
 			}
 			b.reset()
 			for len(b.tps) < shardBatchLen && len(b.buf) < shardBatchBytes {
@@ -164,20 +170,20 @@ func shardPass(ctx context.Context, src Source, m *mainPass, n int) error {
 			}
 			b.mirror = rd.dec.Mirror
 			if !rd.decided {
-				rd.decodeUndecided(b, checkInteg, pfcA)
+				rd.decodeUndecided(b, sr)
 			}
 			order <- b
 			if b.decoded {
 				b.ready <- struct{}{}
 			} else {
-				work <- b
+				sr.work <- b
 			}
 			if b.err != nil {
 				return
 			}
 		}
 	}()
-	err = m.consume(order, free)
+	err = m.consume(order, free, sr)
 	if err != nil {
 		close(stop)
 		for b := range order { // let the reader and decoders finish
@@ -188,6 +194,45 @@ func shardPass(ctx context.Context, src Source, m *mainPass, n int) error {
 	return err
 }
 
+// shardRun is what the goroutines of a pass share.
+type shardRun struct {
+	work       chan *batch // batches to decode
+	checkInteg bool
+	pfc        *pfc.Analyzer
+}
+
+// decode decodes b with dec (set to b's mirror setting) and marks it
+// ready.
+func (sr *shardRun) decode(dec *model.Decoder, b *batch) {
+	dec.Mirror = b.mirror
+	for i := range b.tps {
+		sr.decodeOne(dec, &b.tps[i], &b.pkts[i], &b.st[i])
+	}
+	b.ready <- struct{}{}
+}
+
+// wait returns once b is decoded, decoding other batches with dec
+// meanwhile.
+func (sr *shardRun) wait(b *batch, dec *model.Decoder) {
+	for {
+		select {
+		case <-b.ready:
+			return
+		default:
+		}
+		select {
+		case <-b.ready:
+			return
+		case w, ok := <-sr.work:
+			if !ok { // every batch is handed out
+				<-b.ready
+				return
+			}
+			sr.decode(dec, w)
+		}
+	}
+}
+
 // readerState is the reader's decision on the trace's mirror metadata.
 type readerState struct {
 	dec     model.Decoder
@@ -196,7 +241,7 @@ type readerState struct {
 
 // decodeUndecided decodes b as mainPass.packet does while the trace's
 // mirror metadata is undecided: each frame may decide it.
-func (rd *readerState) decodeUndecided(b *batch, checkInteg bool, pfcA *pfc.Analyzer) {
+func (rd *readerState) decodeUndecided(b *batch, sr *shardRun) {
 	b.decoded = true
 	for i := range b.tps {
 		tp := &b.tps[i]
@@ -205,19 +250,15 @@ func (rd *readerState) decodeUndecided(b *batch, checkInteg bool, pfcA *pfc.Anal
 				b.foreignAt, b.mirror = i, rd.dec.Mirror
 			}
 		}
-		decodeOne(&rd.dec, tp, &b.pkts[i], &b.st[i], checkInteg, pfcA)
+		sr.decodeOne(&rd.dec, tp, &b.pkts[i], &b.st[i])
 	}
 }
 
-func decodeBatch(dec *model.Decoder, b *batch, checkInteg bool, pfcA *pfc.Analyzer) {
-	for i := range b.tps {
-		decodeOne(dec, &b.tps[i], &b.pkts[i], &b.st[i], checkInteg, pfcA)
-	}
-}
-
-func decodeOne(dec *model.Decoder, tp *trace.Packet, p *model.Pkt, st *pktState, checkInteg bool, pfcA *pfc.Analyzer) {
+// decodeOne does what mainPass.packet does with tp's frame that needs no
+// state of the analysis.
+func (sr *shardRun) decodeOne(dec *model.Decoder, tp *trace.Packet, p *model.Pkt, st *pktState) {
 	*st = pktState{}
-	if checkInteg {
+	if sr.checkInteg {
 		st.integ = integrity.ParseFrame(tp.Data)
 	}
 	if tp.IsMACMirror() {
@@ -226,16 +267,17 @@ func decodeOne(dec *model.Decoder, tp *trace.Packet, p *model.Pkt, st *pktState,
 	}
 	st.ok, st.raw, st.hasRaw = dec.DecodeDeferred(tp, p)
 	if st.ok {
-		st.prio = int8(pfcA.Priority(tp.Data))
+		st.prio = int8(sr.pfc.Priority(tp.Data))
 	}
 }
 
 // consume runs the analysis of the batches of order, in order, and
 // returns them to free; it returns the reader's error (nil at the end of
 // the trace).
-func (m *mainPass) consume(order <-chan *batch, free chan<- *batch) error {
+func (m *mainPass) consume(order <-chan *batch, free chan<- *batch, sr *shardRun) error {
+	hdec := m.dec // to decode the others' batches with
 	for b := range order {
-		<-b.ready
+		sr.wait(b, &hdec)
 		mirror := m.dec.Mirror
 		for i := range b.tps {
 			if i == b.foreignAt {
