@@ -35,6 +35,7 @@ func init() {
 			outDir := fs.String("o", "", "write report.json, report.txt and report.html into `DIR`")
 			htmlOut := fs.String("html", "", "write the interactive report page (report.html's) to `FILE`")
 			qp := optUint(fs, "qp", math.MaxInt32, "analyze only connection `N` (0-based, as the report lists them; default: all)")
+			workers := fs.Int("workers", 0, "goroutines of the analysis pass, `N` (the report is the same for any N; default 0: GOMAXPROCS; 1: one)")
 			// analyzeRun analyzes one trace or run directory.
 			analyzeRun := func(ctx context.Context, arg string, sel []string, outDir, htmlOut string, stdout io.Writer) error {
 				in, err := analyzers.ReadInputs(arg, *metaPath)
@@ -55,7 +56,10 @@ func init() {
 				}
 				// Without a page to write, the graphs' packets are not
 				// collected: report.json and report.txt do not use them.
-				opt := analyzers.Options{Checks: sel, Name: tracePath, NoPlots: outDir == "" && htmlOut == ""}
+				if *workers < 0 {
+					return usagef("--workers %d: want 0 (GOMAXPROCS) or more", *workers)
+				}
+				opt := analyzers.Options{Checks: sel, Name: tracePath, NoPlots: outDir == "" && htmlOut == "", Workers: *workers}
 				if qp.set {
 					n := int(qp.v)
 					opt.QP = &n
