@@ -386,14 +386,19 @@ func (m *mainPass) packet(tp *trace.Packet) {
 	}
 	r := m.r
 	r.Trace.Packets++
-	if m.a.opt.Checked == nil {
-		m.a.integ.AddFrame(tp.Data, -1, tp.Index)
-	}
 	if tp.IsMACMirror() {
+		if m.a.opt.Checked == nil {
+			m.a.integ.AddFrame(tp.Data, -1, tp.Index)
+		}
 		m.a.pfc.MAC(tp.Data, tp.Index)
 		return
 	}
-	if !m.dec.Decode(tp, &m.p) {
+	ok := m.dec.Decode(tp, &m.p)
+	if m.a.opt.Checked == nil { // the integrity check's state is its own: after Decode, it reads what Decode read
+		f := integFrame(&m.dec, tp.Data)
+		m.a.integ.AddParsedFrame(&f, -1, tp.Index)
+	}
+	if !ok {
 		return
 	}
 	m.a.pfc.Observe(&m.p, tp.Data, tp.OrigLen)

@@ -258,16 +258,19 @@ func (rd *readerState) decodeUndecided(b *batch, sr *shardRun) {
 // state of the analysis.
 func (sr *shardRun) decodeOne(dec *model.Decoder, tp *trace.Packet, p *model.Pkt, st *pktState) {
 	*st = pktState{}
-	if sr.checkInteg {
-		st.integ = integrity.ParseFrame(tp.Data)
-	}
 	if tp.IsMACMirror() {
 		st.mac = true
+		if sr.checkInteg {
+			st.integ = integrity.ParseFrame(tp.Data)
+		}
 		return
 	}
 	st.ok, st.raw, st.hasRaw = dec.DecodeDeferred(tp, p)
 	if st.ok {
 		st.prio = int8(sr.pfc.Priority(tp.Data))
+	}
+	if sr.checkInteg {
+		st.integ = integFrame(dec, tp.Data)
 	}
 }
 
@@ -333,4 +336,12 @@ func (m *mainPass) packetDecoded(tp *trace.Packet, p *model.Pkt, st *pktState, m
 	if m.a.seq != nil {
 		m.a.seq.Add(tp, p, mirror)
 	}
+}
+
+// integFrame is integrity.ParseFrame of frame, which dec decoded last.
+func integFrame(dec *model.Decoder, frame []byte) integrity.Frame {
+	if seqField, ts, ttl, ok := dec.LastMirrorFields(); ok {
+		return integrity.MirrorFrame(seqField, ts, ttl)
+	}
+	return integrity.ParseFrame(frame)
 }

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netlumina/lumina/analyzers/integrity"
 	"github.com/netlumina/lumina/analyzers/internal/tracetest"
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/report"
+	"github.com/netlumina/lumina/trace"
 )
 
 // analyzeWorkers analyzes b with opt on 1, 2 and 4 workers and fails
@@ -146,4 +148,42 @@ func readCorpusBytes(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return []byte(s), nil
+}
+
+// TestIntegFrameFast checks that the integrity check's fields taken from
+// the decoder's fast path (model.Decoder.LastMirrorFields) are those
+// integrity.ParseFrame reads, on every frame of the synthetic trace, the
+// example trace and the fuzz corpus, with and without mirror metadata.
+func TestIntegFrameFast(t *testing.T) {
+	s := newSynth(t, 4)
+	traces := [][]byte{s.pcap(t, 20_000)}
+	if b, err := os.ReadFile("../examples/traces/write-drop.pcap"); err == nil {
+		traces = append(traces, b)
+	}
+	corpus, _ := filepath.Glob("testdata/fuzz/FuzzAnalyze/*")
+	for _, f := range corpus {
+		if b, err := readCorpusBytes(f); err == nil {
+			traces = append(traces, b)
+		}
+	}
+	fast := 0
+	for _, b := range traces {
+		for _, mirror := range []bool{true, false} {
+			dec := decoder(model.Meta{}, Options{}, 1024)
+			dec.Mirror = mirror
+			var p model.Pkt
+			_ = pass(context.Background(), Bytes("t", b), func(tp *trace.Packet) {
+				dec.Decode(tp, &p)
+				if _, _, _, ok := dec.LastMirrorFields(); ok {
+					fast++
+				}
+				if got, want := integFrame(&dec, tp.Data), integrity.ParseFrame(tp.Data); got != want {
+					t.Fatalf("frame %d: %+v, want %+v", tp.Index, got, want)
+				}
+			})
+		}
+	}
+	if fast < 20_000 {
+		t.Errorf("%d frames read by the fast path, want the synthetic trace's at least", fast)
+	}
 }

@@ -500,6 +500,15 @@ func ParseFrame(frame []byte) Frame {
 	return Frame{TsNs: ts, Seq: seq, Switch: sw, Event: frameEvent(frame), OK: true}
 }
 
+// MirrorFrame is the Frame ParseFrame returns for an untagged IPv4 mirror
+// copy whose source MAC (switch and sequence number) is seqField, whose
+// destination MAC (timestamp) is tsNs and whose TTL is ttl: for a caller
+// that read these fields already (model.Decoder.LastMirrorFields).
+func MirrorFrame(seqField, tsNs uint64, ttl uint8) Frame {
+	sw, seq := roce.SplitMirrorSeq(seqField)
+	return Frame{TsNs: tsNs, Seq: seq, Switch: sw, Event: roce.Event(ttl & 7), OK: true}
+}
+
 // AddParsedFrame is AddFrame of the frame ParseFrame read as f.
 func (c *Checker) AddParsedFrame(f *Frame, src, srcIndex int) {
 	switch {

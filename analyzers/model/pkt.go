@@ -161,6 +161,28 @@ type Decoder struct {
 	// frames' connection is found without hashing addresses.
 	conns    [64]connEnt
 	connsFor *Table
+	fast     fastMirror
+}
+
+// fastMirror is what the fast path read of the last frame's mirror
+// fields (LastMirrorFields).
+type fastMirror struct {
+	seqField, ts uint64
+	ttl          uint8
+	ok           bool
+}
+
+// LastMirrorFields returns what the last Decode (or DecodeDeferred) read
+// of its frame when it read the frame without parsing it (an untagged
+// IPv4 RoCE frame): the 48-bit fields a mirror copy carries in its source
+// MAC (switch and sequence number, trace.MirrorFields' seq) and
+// destination MAC (timestamp), and the IPv4 TTL (event and queue depth
+// bits). ok is false when the frame was parsed, or not decoded: the
+// caller reads the frame itself then. It saves reading the same bytes
+// twice (the integrity check reads these of every frame).
+func (d *Decoder) LastMirrorFields() (seqField, tsNs uint64, ttl uint8, ok bool) {
+	f := &d.fast
+	return f.seqField, f.ts, f.ttl, f.ok
 }
 
 // connEnt is a cached Table.Assign: k1 the IPv4 source and destination,
@@ -314,6 +336,7 @@ func (d *Decoder) Unwrap(raw uint64) int64 { return d.unwrap(raw) }
 
 func (d *Decoder) decode(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw uint64, hasRaw bool) {
 	if tp.IsMACMirror() {
+		d.fast.ok = false
 		*p = Pkt{Index: tp.Index, Conn: -1}
 		if d.Mirror {
 			p.Switch, _, _, _ = trace.MirrorSwitchSeq(tp.Data)
@@ -323,11 +346,14 @@ func (d *Decoder) decode(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw 
 	var f fields
 	d.frame, d.origLen, d.pkParsed = tp.Data, tp.OrigLen, false
 	if d.slow || !d.fastFields(tp.Data, &f) {
+		d.fast.ok = false
 		d.pkParsed = true
 		if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
 			return false, 0, false
 		}
 		d.parsedFields(&f)
+	} else {
+		d.fast = fastMirror{seqField: f.srcMAC, ts: f.dstMAC, ttl: f.ttl, ok: true}
 	}
 	op := f.op
 	*p = Pkt{Index: tp.Index, TimeNs: tp.TimeNs, Conn: -1, Op: op, PSN: f.psn,
