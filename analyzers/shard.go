@@ -15,24 +15,32 @@ import (
 
 // The analysis pass on more than one goroutine (Options.Workers > 1).
 //
-// Three kinds of goroutines, fed in batches of consecutive packets:
+// The trace flows in batches of consecutive packets through three roles:
 //
-//   - the reader reads the trace (trace.Reader) and copies the frames of a
-//     batch into the batch's buffer; it decides from the first RoCE frame
-//     whether the trace carries mirror metadata (decoding that batch
-//     itself, as the one-goroutine pass does);
-//   - Workers decoders each take the next batch and do everything that
-//     reads a frame and no state of the analysis: model.Decoder's
-//     DecodeDeferred (each decoder its own Decoder: the connection cache
-//     is per Decoder, the Table is shared and read only), the integrity
-//     check's frame fields (integrity.ParseFrame) and the PFC priority
-//     (pfc.Analyzer.Priority);
+//   - the reader reads the trace (trace.Reader, which checks the file's
+//     framing and gives the one-goroutine pass's errors) and copies the
+//     frames of a batch into the batch's buffer; it decides from the first
+//     RoCE frame whether the trace carries mirror metadata (decoding that
+//     batch itself, frame by frame, as the one-goroutine pass does);
+//   - decoding does everything that reads a frame and no state of the
+//     analysis: model.Decoder.DecodeDeferred (each goroutine has its own
+//     Decoder: the connection cache is per Decoder; the Table is shared
+//     and read only), the integrity check's frame fields
+//     (integrity.ParseFrame, or the decoder's, integFrame) and the PFC
+//     priority (pfc.Analyzer.Priority);
 //   - the consumer (the goroutine calling Analyze) takes the batches in
 //     trace order, each once decoded, and runs the rest of mainPass.packet
 //     on its packets in order: the switch timestamps' unwrap
 //     (model.Decoder.Unwrap), the integrity check, the PFC and fabric
 //     analyses, the trace totals, the per-connection analyzers and the
 //     graphs' collector.
+//
+// Decoding has no goroutine of its own with two workers: the reader
+// decodes a queued batch while no batch is free to read into, the
+// consumer while the next batch in order is not decoded yet; each worker
+// past two is a goroutine that only decodes. So the work spreads over
+// the workers whichever side is slower, with no more goroutines than
+// workers.
 //
 // Every analyzer thus sees the packets of the one-goroutine pass, in the
 // same order, on one goroutine: the report is the one-goroutine report,
@@ -42,8 +50,8 @@ import (
 // allocation per packet).
 
 const (
-	shardBatchLen   = 2048      // packets per batch
-	shardBatchBytes = 512 << 10 // frame bytes per batch (then one more frame)
+	shardBatchLen   = 1024      // packets per batch
+	shardBatchBytes = 256 << 10 // frame bytes per batch (then one more frame)
 )
 
 // shardBatches is the number of batches in flight with n decoders.
