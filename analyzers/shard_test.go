@@ -80,7 +80,8 @@ func TestWorkersIdentical(t *testing.T) {
 		}
 	}
 	analyzeWorkers(t, "synth-truncated", syn[:len(syn)-100], meta, Options{})
-	for _, f := range []string{"../examples/traces/write-drop.pcap", "../examples/traces/mixed.pcapng"} {
+	for _, f := range []string{"../examples/traces/write-drop.pcap", "../examples/traces/mixed.pcapng", "report/testdata/kinds-foreign.pcap",
+		"report/testdata/kinds-mirror.pcap", "../cmd/lumina/testdata/odp-two-reads.pcap"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -107,6 +108,11 @@ func TestWorkersIdentical(t *testing.T) {
 	if err != nil || len(corpus) == 0 {
 		t.Fatalf("no fuzz corpus: %v", err)
 	}
+	readerCorpus, err := filepath.Glob("../trace/testdata/fuzz/FuzzReader/*") // malformed files: the same errors
+	if err != nil || len(readerCorpus) == 0 {
+		t.Fatalf("no reader fuzz corpus: %v", err)
+	}
+	corpus = append(corpus, readerCorpus...)
 	for _, f := range corpus {
 		b, err := readCorpusBytes(f)
 		if err != nil {
