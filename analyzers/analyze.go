@@ -401,7 +401,7 @@ func (m *mainPass) packet(tp *trace.Packet) {
 	if !ok {
 		return
 	}
-	m.a.pfc.Observe(&m.p, tp.Data, tp.OrigLen)
+	m.a.pfc.ObservePriority(&m.p, pfcPriority(&m.dec, m.a.pfc, tp.Data), tp.OrigLen)
 	if r.Trace.RoCEPackets == 0 {
 		r.Trace.FirstNs = m.p.TimeNs
 	}

@@ -275,7 +275,7 @@ func (sr *shardRun) decodeOne(dec *model.Decoder, tp *trace.Packet, p *model.Pkt
 	}
 	st.ok, st.raw, st.hasRaw = dec.DecodeDeferred(tp, p)
 	if st.ok {
-		st.prio = int8(sr.pfc.Priority(tp.Data))
+		st.prio = int8(pfcPriority(dec, sr.pfc, tp.Data))
 	}
 	if sr.checkInteg {
 		st.integ = integFrame(dec, tp.Data)
@@ -352,4 +352,12 @@ func integFrame(dec *model.Decoder, frame []byte) integrity.Frame {
 		return integrity.MirrorFrame(seqField, ts, ttl)
 	}
 	return integrity.ParseFrame(frame)
+}
+
+// pfcPriority is a.Priority(frame) of the frame dec decoded last.
+func pfcPriority(dec *model.Decoder, a *pfc.Analyzer, frame []byte) int {
+	if tos, ok := dec.LastTOS(); ok {
+		return a.PriorityOfTOS(tos)
+	}
+	return a.Priority(frame)
 }

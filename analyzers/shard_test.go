@@ -14,6 +14,7 @@ import (
 	"github.com/netlumina/lumina/analyzers/internal/tracetest"
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/analyzers/report"
+	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/trace"
 )
 
@@ -156,9 +157,10 @@ func readCorpusBytes(path string) ([]byte, error) {
 	return []byte(s), nil
 }
 
-// TestIntegFrameFast checks that the integrity check's fields taken from
-// the decoder's fast path (model.Decoder.LastMirrorFields) are those
-// integrity.ParseFrame reads, on every frame of the synthetic trace, the
+// TestIntegFrameFast checks that the integrity check's fields and the
+// TOS (the PFC priority's) taken from the decoder's fast path
+// (model.Decoder.LastMirrorFields, LastTOS) are those integrity.ParseFrame
+// and roce.FrameTOS read, on every frame of the synthetic trace, the
 // example trace and the fuzz corpus, with and without mirror metadata.
 func TestIntegFrameFast(t *testing.T) {
 	s := newSynth(t, 4)
@@ -185,6 +187,9 @@ func TestIntegFrameFast(t *testing.T) {
 				}
 				if got, want := integFrame(&dec, tp.Data), integrity.ParseFrame(tp.Data); got != want {
 					t.Fatalf("frame %d: %+v, want %+v", tp.Index, got, want)
+				}
+				if tos, ok := dec.LastTOS(); ok && tos != roce.FrameTOS(tp.Data) {
+					t.Fatalf("frame %d: TOS %#x, want %#x", tp.Index, tos, roce.FrameTOS(tp.Data))
 				}
 			})
 		}

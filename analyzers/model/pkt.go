@@ -168,9 +168,14 @@ type Decoder struct {
 // fields (LastMirrorFields).
 type fastMirror struct {
 	seqField, ts uint64
-	ttl          uint8
+	ttl, tos     uint8
 	ok           bool
 }
+
+// LastTOS returns the IPv4 TOS byte (DSCP and ECN: roce.FrameTOS) of the
+// last frame Decode read without parsing it; ok is false as for
+// LastMirrorFields.
+func (d *Decoder) LastTOS() (tos uint8, ok bool) { return d.fast.tos, d.fast.ok }
 
 // LastMirrorFields returns what the last Decode (or DecodeDeferred) read
 // of its frame when it read the frame without parsing it (an untagged
@@ -353,7 +358,7 @@ func (d *Decoder) decode(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw 
 		}
 		d.parsedFields(&f)
 	} else {
-		d.fast = fastMirror{seqField: f.srcMAC, ts: f.dstMAC, ttl: f.ttl, ok: true}
+		d.fast = fastMirror{seqField: f.srcMAC, ts: f.dstMAC, ttl: f.ttl, tos: f.tos, ok: true}
 	}
 	op := f.op
 	*p = Pkt{Index: tp.Index, TimeNs: tp.TimeNs, Conn: -1, Op: op, PSN: f.psn,

@@ -613,8 +613,12 @@ func (a *Analyzer) fromHost(x *portPrio, p *model.Pkt, origLen int) {
 }
 
 // priority returns the priority of a RoCE frame from its DSCP.
-func (a *Analyzer) priority(b []byte) int {
-	dscp := roce.FrameTOS(b) >> 2
+func (a *Analyzer) priority(b []byte) int { return a.PriorityOfTOS(roce.FrameTOS(b)) }
+
+// PriorityOfTOS is Priority of a frame whose IP TOS byte (roce.FrameTOS)
+// is tos.
+func (a *Analyzer) PriorityOfTOS(tos uint8) int {
+	dscp := tos >> 2
 	if m := a.opt.DSCPToPriority; m != nil {
 		return int(m[dscp] & 7)
 	}
