@@ -145,14 +145,19 @@ func Analyze(ctx context.Context, src Source, meta model.Meta, opt Options) (*Re
 		d := dec
 		decided := meta.Mirror != nil
 		var p model.Pkt
-		if err := pass(ctx, src, func(tp *trace.Packet) {
-			if !decided {
-				decided = detectMirror(&d, tp)
-			}
-			if d.Decode(tp, &p) {
-				in.Observe(&p)
-			}
-		}); err != nil {
+		if w := workers(opt.Workers); w > 1 {
+			err = inferShard(ctx, src, d, decided, in, w)
+		} else {
+			err = pass(ctx, src, func(tp *trace.Packet) {
+				if !decided {
+					decided = detectMirror(&d, tp)
+				}
+				if d.Decode(tp, &p) {
+					in.Observe(&p)
+				}
+			})
+		}
+		if err != nil {
 			return nil, err
 		}
 		conns = in.Connections()
@@ -165,7 +170,8 @@ func Analyze(ctx context.Context, src Source, meta model.Meta, opt Options) (*Re
 		return nil, err
 	}
 	if w := workers(opt.Workers); w > 1 {
-		err = shardPass(ctx, src, s.m, w)
+		m := s.m
+		err = shardPass(ctx, src, shardSpec{dec: m.dec, decided: m.decided, checkInteg: m.a.opt.Checked == nil, pfc: m.a.pfc}, w, m.consume)
 	} else {
 		err = pass(ctx, src, s.Packet)
 	}

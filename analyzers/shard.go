@@ -97,8 +97,17 @@ func (b *batch) reset() {
 	b.decoded, b.foreignAt, b.err = false, -1, nil
 }
 
-// shardPass runs the main pass of m over the trace src on n decoders.
-func shardPass(ctx context.Context, src Source, m *mainPass, n int) error {
+// shardSpec is what the reader and the decoders of a pass need.
+type shardSpec struct {
+	dec        model.Decoder // the decoders' settings (each goroutine a copy)
+	decided    bool          // dec.Mirror is decided
+	checkInteg bool          // read the integrity check's fields
+	pfc        *pfc.Analyzer // read the PFC priority; nil: not
+}
+
+// shardPass runs a pass over the trace src on n > 1 workers: consume is
+// the in-order side (mainPass.consume, or the inference's).
+func shardPass(ctx context.Context, src Source, spec shardSpec, n int, consume func(order <-chan *batch, free chan<- *batch, sr *shardRun) error) error {
 	rc, err := src.Open()
 	if err != nil {
 		return fmt.Errorf("analyzers: %w", err)
@@ -117,12 +126,12 @@ func shardPass(ctx context.Context, src Source, m *mainPass, n int) error {
 		free <- &batch{buf: make([]byte, 0, shardBatchBytes+trace.MaxPacketSize), tps: make([]trace.Packet, 0, shardBatchLen),
 			pkts: make([]model.Pkt, shardBatchLen), st: make([]pktState, shardBatchLen), foreignAt: -1, ready: make(chan struct{}, 1)}
 	}
-	sr := &shardRun{work: make(chan *batch, nb), checkInteg: m.a.opt.Checked == nil, pfc: m.a.pfc}
+	sr := &shardRun{work: make(chan *batch, nb), checkInteg: spec.checkInteg, pfc: spec.pfc}
 	order := make(chan *batch, nb)
 	stop := make(chan struct{}) // the consumer stopped early
 	var wg sync.WaitGroup
 	for range n - 2 { // the reader and the consumer decode too
-		dec := m.dec // a copy: its own connection cache
+		dec := spec.dec // a copy: its own connection cache
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -137,8 +146,8 @@ func shardPass(ctx context.Context, src Source, m *mainPass, n int) error {
 		defer wg.Done()
 		defer close(sr.work)
 		defer close(order)
-		rd := readerState{dec: m.dec, decided: m.decided}
-		hdec := m.dec // to decode the others' batches with
+		rd := readerState{dec: spec.dec, decided: spec.decided}
+		hdec := spec.dec // to decode the others' batches with
 		var tp trace.Packet
 		for cnt := 0; ; {
 			var b *batch
@@ -191,7 +200,7 @@ func shardPass(ctx context.Context, src Source, m *mainPass, n int) error {
 			}
 		}
 	}()
-	err = m.consume(order, free, sr)
+	err = consume(order, free, sr)
 	if err != nil {
 		close(stop)
 		for b := range order { // let the reader and decoders finish
@@ -274,7 +283,7 @@ func (sr *shardRun) decodeOne(dec *model.Decoder, tp *trace.Packet, p *model.Pkt
 		return
 	}
 	st.ok, st.raw, st.hasRaw = dec.DecodeDeferred(tp, p)
-	if st.ok {
+	if st.ok && sr.pfc != nil {
 		st.prio = int8(pfcPriority(dec, sr.pfc, tp.Data))
 	}
 	if sr.checkInteg {
@@ -287,8 +296,7 @@ func (sr *shardRun) decodeOne(dec *model.Decoder, tp *trace.Packet, p *model.Pkt
 // the trace).
 func (m *mainPass) consume(order <-chan *batch, free chan<- *batch, sr *shardRun) error {
 	hdec := m.dec // to decode the others' batches with
-	for b := range order {
-		sr.wait(b, &hdec)
+	return consumeBatches(order, free, sr, &hdec, func(b *batch) {
 		mirror := m.dec.Mirror
 		for i := range b.tps {
 			if i == b.foreignAt {
@@ -297,6 +305,16 @@ func (m *mainPass) consume(order <-chan *batch, free chan<- *batch, sr *shardRun
 			}
 			m.packetDecoded(&b.tps[i], &b.pkts[i], &b.st[i], mirror)
 		}
+	})
+}
+
+// consumeBatches calls fn with the batches of order, in order, each once
+// decoded (decoding others with hdec meanwhile), and returns them to
+// free; it returns the reader's error (nil at the end of the trace).
+func consumeBatches(order <-chan *batch, free chan<- *batch, sr *shardRun, hdec *model.Decoder, fn func(*batch)) error {
+	for b := range order {
+		sr.wait(b, hdec)
+		fn(b)
 		err := b.err
 		free <- b
 		switch {
@@ -307,6 +325,29 @@ func (m *mainPass) consume(order <-chan *batch, free chan<- *batch, sr *shardRun
 		}
 	}
 	return nil
+}
+
+// inferShard is the inference pass of Analyze (connections inferred) on
+// n > 1 workers: in.Observe sees the packets the one-goroutine pass gives
+// it, in the same order.
+func inferShard(ctx context.Context, src Source, dec model.Decoder, decided bool, in *model.Inferrer, n int) error {
+	d := dec // the in-order side's: the timestamps' unwrap
+	return shardPass(ctx, src, shardSpec{dec: dec, decided: decided}, n, func(order <-chan *batch, free chan<- *batch, sr *shardRun) error {
+		hdec := dec
+		return consumeBatches(order, free, sr, &hdec, func(b *batch) {
+			for i := range b.tps {
+				p, st := &b.pkts[i], &b.st[i]
+				if st.hasRaw {
+					if t := d.Unwrap(st.raw); st.ok {
+						p.TimeNs = t
+					}
+				}
+				if st.ok {
+					in.Observe(p)
+				}
+			}
+		})
+	})
 }
 
 // packetDecoded is mainPass.packet of a frame a decoder read as p and st.
