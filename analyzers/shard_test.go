@@ -198,3 +198,30 @@ func TestIntegFrameFast(t *testing.T) {
 		t.Errorf("%d frames read by the fast path, want the synthetic trace's at least", fast)
 	}
 }
+
+// TestWorkersAllocs checks that the analysis on workers allocates per
+// run, not per packet: a trace four times longer (no losses nor CNPs,
+// whose records are the results) costs no more allocations, beyond a
+// slack for the runtime's own.
+func TestWorkersAllocs(t *testing.T) {
+	mk := func(n int) (Source, model.Meta) {
+		s := newSynth(t, 8)
+		s.dropEvery, s.ecnEvery = 1<<30, 1<<30
+		return Bytes("synth", s.pcap(t, n)), synthMeta(s)
+	}
+	const n = 40 * shardBatchLen
+	var allocs [2]float64
+	for i, k := range []int{1, 4} {
+		src, meta := mk(k * n)
+		allocs[i] = testing.AllocsPerRun(3, func() {
+			r, err := Analyze(context.Background(), src, meta, Options{Workers: 2, NoPlots: true})
+			if err != nil || r.Trace.Packets < k*n {
+				t.Fatalf("%v, %d packets", err, r.Trace.Packets)
+			}
+		})
+	}
+	t.Logf("allocations per run: %v for %d packets, %v for %d", allocs[0], n, allocs[1], 4*n)
+	if allocs[1] > allocs[0]+50 {
+		t.Errorf("%v allocations for %d packets, %v for %d: it allocates per packet", allocs[1], 4*n, allocs[0], n)
+	}
+}
