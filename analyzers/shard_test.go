@@ -81,6 +81,10 @@ func TestWorkersIdentical(t *testing.T) {
 		}
 	}
 	analyzeWorkers(t, "synth-truncated", syn[:len(syn)-100], meta, Options{})
+	qp := 3
+	analyzeWorkers(t, "synth-qp", syn, meta, Options{QP: &qp})
+	analyzeWorkers(t, "synth-checked", syn, meta, Options{Checked: &integrity.Verdict{Pass: true}})
+	analyzeWorkers(t, "synth-nomirror", syn, meta, Options{MirrorPort: -1, Checks: []string{"gbn", "cnp"}})
 	for _, f := range []string{"../examples/traces/write-drop.pcap", "../examples/traces/mixed.pcapng", "report/testdata/kinds-foreign.pcap",
 		"report/testdata/kinds-mirror.pcap", "../cmd/lumina/testdata/odp-two-reads.pcap"} {
 		b, err := os.ReadFile(f)
