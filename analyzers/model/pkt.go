@@ -161,21 +161,20 @@ type Decoder struct {
 	// frames' connection is found without hashing addresses.
 	conns    [64]connEnt
 	connsFor *Table
-	fast     fastMirror
-}
-
-// fastMirror is what the fast path read of the last frame's mirror
-// fields (LastMirrorFields).
-type fastMirror struct {
-	seqField, ts uint64
-	ttl, tos     uint8
-	ok           bool
+	// fastOK: the fast path read d.frame (an untagged IPv4 RoCE frame
+	// of at least fastExt bytes).
+	fastOK bool
 }
 
 // LastTOS returns the IPv4 TOS byte (DSCP and ECN: roce.FrameTOS) of the
 // last frame Decode read without parsing it; ok is false as for
 // LastMirrorFields.
-func (d *Decoder) LastTOS() (tos uint8, ok bool) { return d.fast.tos, d.fast.ok }
+func (d *Decoder) LastTOS() (tos uint8, ok bool) {
+	if !d.fastOK {
+		return 0, false
+	}
+	return d.frame[fastL3+1], true
+}
 
 // LastMirrorFields returns what the last Decode (or DecodeDeferred) read
 // of its frame when it read the frame without parsing it (an untagged
@@ -186,8 +185,12 @@ func (d *Decoder) LastTOS() (tos uint8, ok bool) { return d.fast.tos, d.fast.ok 
 // caller reads the frame itself then. It saves reading the same bytes
 // twice (the integrity check reads these of every frame).
 func (d *Decoder) LastMirrorFields() (seqField, tsNs uint64, ttl uint8, ok bool) {
-	f := &d.fast
-	return f.seqField, f.ts, f.ttl, f.ok
+	if !d.fastOK {
+		return 0, 0, 0, false
+	}
+	b := d.frame[:fastExt] // the fast path's layout, as fastFields reads it
+	return uint64(binary.BigEndian.Uint16(b[6:]))<<32 | uint64(binary.BigEndian.Uint32(b[8:])),
+		uint64(binary.BigEndian.Uint16(b[0:]))<<32 | uint64(binary.BigEndian.Uint32(b[2:])), b[fastL3+8], true
 }
 
 // connEnt is a cached Table.Assign: k1 the IPv4 source and destination,
@@ -341,7 +344,7 @@ func (d *Decoder) Unwrap(raw uint64) int64 { return d.unwrap(raw) }
 
 func (d *Decoder) decode(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw uint64, hasRaw bool) {
 	if tp.IsMACMirror() {
-		d.fast.ok = false
+		d.fastOK = false
 		*p = Pkt{Index: tp.Index, Conn: -1}
 		if d.Mirror {
 			p.Switch, _, _, _ = trace.MirrorSwitchSeq(tp.Data)
@@ -351,14 +354,14 @@ func (d *Decoder) decode(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw 
 	var f fields
 	d.frame, d.origLen, d.pkParsed = tp.Data, tp.OrigLen, false
 	if d.slow || !d.fastFields(tp.Data, &f) {
-		d.fast.ok = false
+		d.fastOK = false
 		d.pkParsed = true
 		if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
 			return false, 0, false
 		}
 		d.parsedFields(&f)
 	} else {
-		d.fast = fastMirror{seqField: f.srcMAC, ts: f.dstMAC, ttl: f.ttl, tos: f.tos, ok: true}
+		d.fastOK = true
 	}
 	op := f.op
 	*p = Pkt{Index: tp.Index, TimeNs: tp.TimeNs, Conn: -1, Op: op, PSN: f.psn,
