@@ -79,11 +79,12 @@ type Options struct {
 	// trace has other connections. An index out of range is ErrQP.
 	// Default nil: every connection.
 	QP *int
-	// Workers is the number of goroutines decoding the trace in Analyze
-	// while one more runs the analyses in trace order (shard.go): the
-	// report is the same for any number. Default (0): GOMAXPROCS; 1:
-	// the whole pass on the calling goroutine. A Stream (lumina run)
-	// analyzes on its caller's goroutine.
+	// Workers is the number of goroutines of Analyze's passes (shard.go):
+	// one reads the trace, one runs the analyses in trace order, and all
+	// decode batches of packets; the report is the same for any number.
+	// Default (0): GOMAXPROCS; 1: the whole pass on the calling
+	// goroutine. A Stream (lumina run) analyzes on its caller's
+	// goroutine.
 	Workers int
 }
 
