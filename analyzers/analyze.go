@@ -79,6 +79,13 @@ type Options struct {
 	// trace has other connections. An index out of range is ErrQP.
 	// Default nil: every connection.
 	QP *int
+	// Workers is the number of goroutines of Analyze's passes (shard.go):
+	// one reads the trace, one runs the analyses in trace order, and all
+	// decode batches of packets; the report is the same for any number.
+	// Default (0): GOMAXPROCS; 1: the whole pass on the calling
+	// goroutine. A Stream (lumina run) analyzes on its caller's
+	// goroutine.
+	Workers int
 }
 
 // Source is a trace that can be read (twice, when connections must be
@@ -139,14 +146,19 @@ func Analyze(ctx context.Context, src Source, meta model.Meta, opt Options) (*Re
 		d := dec
 		decided := meta.Mirror != nil
 		var p model.Pkt
-		if err := pass(ctx, src, func(tp *trace.Packet) {
-			if !decided {
-				decided = detectMirror(&d, tp)
-			}
-			if d.Decode(tp, &p) {
-				in.Observe(&p)
-			}
-		}); err != nil {
+		if w := workers(opt.Workers); w > 1 {
+			err = inferShard(ctx, src, d, decided, in, w)
+		} else {
+			err = pass(ctx, src, func(tp *trace.Packet) {
+				if !decided {
+					decided = detectMirror(&d, tp)
+				}
+				if d.Decode(tp, &p) {
+					in.Observe(&p)
+				}
+			})
+		}
+		if err != nil {
 			return nil, err
 		}
 		conns = in.Connections()
@@ -158,7 +170,13 @@ func Analyze(ctx context.Context, src Source, meta model.Meta, opt Options) (*Re
 	if err != nil {
 		return nil, err
 	}
-	if err := pass(ctx, src, s.Packet); err != nil {
+	if w := workers(opt.Workers); w > 1 {
+		m := s.m
+		err = shardPass(ctx, src, shardSpec{dec: m.dec, decided: m.decided, checkInteg: m.a.opt.Checked == nil, pfc: m.a.pfc}, w, m.consume)
+	} else {
+		err = pass(ctx, src, s.Packet)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return s.Finish(), nil
@@ -375,17 +393,22 @@ func (m *mainPass) packet(tp *trace.Packet) {
 	}
 	r := m.r
 	r.Trace.Packets++
-	if m.a.opt.Checked == nil {
-		m.a.integ.AddFrame(tp.Data, -1, tp.Index)
-	}
 	if tp.IsMACMirror() {
+		if m.a.opt.Checked == nil {
+			m.a.integ.AddFrame(tp.Data, -1, tp.Index)
+		}
 		m.a.pfc.MAC(tp.Data, tp.Index)
 		return
 	}
-	if !m.dec.Decode(tp, &m.p) {
+	ok := m.dec.Decode(tp, &m.p)
+	if m.a.opt.Checked == nil { // the integrity check's state is its own: after Decode, it reads what Decode read
+		f := integFrame(&m.dec, tp.Data)
+		m.a.integ.AddParsedFrame(&f, -1, tp.Index)
+	}
+	if !ok {
 		return
 	}
-	m.a.pfc.Observe(&m.p, tp.Data, tp.OrigLen)
+	m.a.pfc.ObservePriority(&m.p, pfcPriority(&m.dec, m.a.pfc, tp.Data), tp.OrigLen)
 	if r.Trace.RoCEPackets == 0 {
 		r.Trace.FirstNs = m.p.TimeNs
 	}

@@ -3,8 +3,11 @@ package analyzers
 import (
 	"context"
 	"os"
+	"strconv"
 	"testing"
+	"time"
 
+	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/trace"
 )
 
@@ -50,7 +53,7 @@ func BenchmarkAnalyzeRun(b *testing.B) {
 		noPlots bool
 	}{{"json", true}, {"html", false}} { // lumina analyze --format json; with -o (report.html)
 		b.Run(bc.name, func(b *testing.B) {
-			opt := Options{Name: in.Trace, Integrity: DirIntegrity(dir), NoPlots: bc.noPlots}
+			opt := Options{Name: in.Trace, Integrity: DirIntegrity(dir), NoPlots: bc.noPlots, Workers: benchWorkers()}
 			b.SetBytes(size)
 			b.ReportAllocs()
 			var cpu cpuMeter
@@ -67,5 +70,69 @@ func BenchmarkAnalyzeRun(b *testing.B) {
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "packets/s")
 			cpu.report(b, n)
 		})
+	}
+}
+
+// benchWorkers is LUMINA_BENCH_WORKERS (default 0: GOMAXPROCS, which
+// -cpu sets).
+func benchWorkers() int {
+	n, _ := strconv.Atoi(os.Getenv("LUMINA_BENCH_WORKERS"))
+	return n
+}
+
+// BenchmarkAnalyzeWorkers analyzes the same trace on one worker and on
+// two (Options.Workers), alternately in each iteration, and reports the
+// wall-time ratio (speedup: one worker's time over two's) and each one's
+// packets per CPU-second. The trace is LUMINA_BENCH_RUN's (a lumina run
+// directory, read from its file as lumina analyze --format json does) or
+// else the in-memory synthetic trace of BenchmarkAnalyze. The ratio needs
+// two idle cores: on a loaded machine it is the share the others left.
+// Run: LUMINA_BENCH_RUN=DIR go test ./analyzers -run '^$' -bench AnalyzeWorkers -benchtime 3x -cpu 2
+func BenchmarkAnalyzeWorkers(b *testing.B) {
+	var src Source
+	var meta model.Meta
+	opt := Options{NoPlots: true}
+	n := 0
+	if dir := os.Getenv("LUMINA_BENCH_RUN"); dir != "" {
+		in, err := ReadInputs(dir, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := trace.ReadFile(in.Trace, func(trace.Packet) error { n++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+		src, meta, opt.Integrity = File(in.Trace), in.Meta, DirIntegrity(dir)
+	} else {
+		n = 2_000_000
+		if v, err := strconv.Atoi(os.Getenv("LUMINA_BENCH_PACKETS")); err == nil && v > 0 {
+			n = v
+		}
+		s := newSynth(b, 16)
+		meta = synthMeta(s)
+		src = Bytes("synth", s.pcap(b, n))
+		n = s.index
+	}
+	b.ReportAllocs()
+	var wall, cpu [2]int64
+	for range b.N {
+		for i, w := range []int{1, 2} {
+			opt.Workers = w
+			t0, c0 := time.Now(), processCPUNs()
+			r, err := Analyze(context.Background(), src, meta, opt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			wall[i] += int64(time.Since(t0))
+			cpu[i] += processCPUNs() - c0
+			if r.Trace.Packets != n {
+				b.Fatalf("%d packets, want %d", r.Trace.Packets, n)
+			}
+		}
+	}
+	b.ReportMetric(float64(wall[0])/float64(wall[1]), "speedup-2w")
+	for i, name := range []string{"packets/cpu-s-1w", "packets/cpu-s-2w"} {
+		if cpu[i] > 0 {
+			b.ReportMetric(float64(n)*float64(b.N)/(float64(cpu[i])/1e9), name)
+		}
 	}
 }

@@ -478,16 +478,52 @@ func (c *Checker) addMAC(sw uint8, seq, tsNs uint64, src, srcIndex int) {
 // reports false, adding nothing, if the frame is too short to be a mirror
 // copy. It does not allocate.
 func (c *Checker) AddFrame(frame []byte, src, srcIndex int) bool {
+	f := ParseFrame(frame)
+	c.AddParsedFrame(&f, src, srcIndex)
+	return f.OK
+}
+
+// Frame is what AddFrame reads of a frame: ParseFrame reads it (without
+// the checker's state, so frames can be parsed on several goroutines) and
+// AddParsedFrame adds it, in trace order.
+type Frame struct {
+	TsNs, Seq uint64
+	Switch    uint8
+	Event     roce.Event
+	MAC       bool // a wrapped MAC Control copy (trace.IsMACMirror)
+	OK        bool // long enough to be a mirror copy
+}
+
+// ParseFrame reads the mirror fields of frame for AddParsedFrame.
+func ParseFrame(frame []byte) Frame {
 	sw, seq, ts, ok := trace.MirrorSwitchSeq(frame)
 	if !ok {
-		return false
+		return Frame{}
 	}
 	if trace.IsMACMirror(frame) {
-		c.addMAC(sw, seq, ts, src, srcIndex)
-		return true
+		return Frame{TsNs: ts, Seq: seq, Switch: sw, MAC: true, OK: true}
 	}
-	c.addEvent(sw, seq, ts, frameEvent(frame), src, srcIndex)
-	return true
+	return Frame{TsNs: ts, Seq: seq, Switch: sw, Event: frameEvent(frame), OK: true}
+}
+
+// MirrorFrame is the Frame ParseFrame returns for an untagged IPv4 mirror
+// copy whose source MAC (switch and sequence number) is seqField, whose
+// destination MAC (timestamp) is tsNs and whose TTL is ttl: for a caller
+// that read these fields already (model.Decoder.LastMirrorFields).
+func MirrorFrame(seqField, tsNs uint64, ttl uint8) Frame {
+	sw, seq := roce.SplitMirrorSeq(seqField)
+	return Frame{TsNs: tsNs, Seq: seq, Switch: sw, Event: roce.Event(ttl & 7), OK: true}
+}
+
+// AddParsedFrame is AddFrame of the frame ParseFrame read as f.
+func (c *Checker) AddParsedFrame(f *Frame, src, srcIndex int) {
+	switch {
+	case !f.OK:
+	case f.MAC:
+		c.addMAC(f.Switch, f.Seq, f.TsNs, src, srcIndex)
+	default:
+		c.addEvent(f.Switch, f.Seq, f.TsNs, f.Event, src, srcIndex)
+	}
 }
 
 // frameEvent returns the event of a mirror copy: the low 3 bits of the TTL

@@ -161,6 +161,36 @@ type Decoder struct {
 	// frames' connection is found without hashing addresses.
 	conns    [64]connEnt
 	connsFor *Table
+	// fastOK: the fast path read d.frame (an untagged IPv4 RoCE frame
+	// of at least fastExt bytes).
+	fastOK bool
+}
+
+// LastTOS returns the IPv4 TOS byte (DSCP and ECN: roce.FrameTOS) of the
+// last frame Decode read without parsing it; ok is false as for
+// LastMirrorFields.
+func (d *Decoder) LastTOS() (tos uint8, ok bool) {
+	if !d.fastOK {
+		return 0, false
+	}
+	return d.frame[fastL3+1], true
+}
+
+// LastMirrorFields returns what the last Decode (or DecodeDeferred) read
+// of its frame when it read the frame without parsing it (an untagged
+// IPv4 RoCE frame): the 48-bit fields a mirror copy carries in its source
+// MAC (switch and sequence number, trace.MirrorFields' seq) and
+// destination MAC (timestamp), and the IPv4 TTL (event and queue depth
+// bits). ok is false when the frame was parsed, or not decoded: the
+// caller reads the frame itself then. It saves reading the same bytes
+// twice (the integrity check reads these of every frame).
+func (d *Decoder) LastMirrorFields() (seqField, tsNs uint64, ttl uint8, ok bool) {
+	if !d.fastOK {
+		return 0, 0, 0, false
+	}
+	b := d.frame[:fastExt] // the fast path's layout, as fastFields reads it
+	return uint64(binary.BigEndian.Uint16(b[6:]))<<32 | uint64(binary.BigEndian.Uint32(b[8:])),
+		uint64(binary.BigEndian.Uint16(b[0:]))<<32 | uint64(binary.BigEndian.Uint32(b[2:])), b[fastL3+8], true
 }
 
 // connEnt is a cached Table.Assign: k1 the IPv4 source and destination,
@@ -290,21 +320,47 @@ func (d *Decoder) parsedFields(f *fields) {
 // reports false, so the analyzers never see it; it still sets p.Index and
 // p.Switch (the copy's switch, when d.Mirror).
 func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
+	ok, _, _ := d.decode(tp, p, false)
+	return ok
+}
+
+// DecodeDeferred is Decode without the one step that depends on the
+// frames decoded before: the extension of the 48-bit switch timestamp
+// across wraps. When Decode would have unwrapped a timestamp (d.Mirror),
+// hasRaw is set and raw is that timestamp; whoever sees the packets in
+// trace order then calls Unwrap(raw) for each (whether ok or not, as
+// Decode does) and, when ok, sets p.TimeNs to the result. Decoders that
+// share d's settings and Table can thus decode batches of a trace in
+// parallel (each with its own Decoder: the connection cache is per
+// Decoder) and give the packets Decode gives.
+func (d *Decoder) DecodeDeferred(tp *trace.Packet, p *Pkt) (ok bool, raw uint64, hasRaw bool) {
+	return d.decode(tp, p, true)
+}
+
+// Unwrap is the timestamp extension DecodeDeferred leaves out, applied
+// to the raw timestamps in trace order.
+func (d *Decoder) Unwrap(raw uint64) int64 { return d.unwrap(raw) }
+
+func (d *Decoder) decode(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw uint64, hasRaw bool) {
 	if tp.IsMACMirror() {
+		d.fastOK = false
 		*p = Pkt{Index: tp.Index, Conn: -1}
 		if d.Mirror {
 			p.Switch, _, _, _ = trace.MirrorSwitchSeq(tp.Data)
 		}
-		return false
+		return false, 0, false
 	}
 	var f fields
 	d.frame, d.origLen, d.pkParsed = tp.Data, tp.OrigLen, false
 	if d.slow || !d.fastFields(tp.Data, &f) {
+		d.fastOK = false
 		d.pkParsed = true
 		if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
-			return false
+			return false, 0, false
 		}
 		d.parsedFields(&f)
+	} else {
+		d.fastOK = true
 	}
 	op := f.op
 	*p = Pkt{Index: tp.Index, TimeNs: tp.TimeNs, Conn: -1, Op: op, PSN: f.psn,
@@ -315,7 +371,11 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 	}
 	if d.Mirror {
 		sw, _ := roce.SplitMirrorSeq(f.srcMAC)
-		p.TimeNs = d.unwrap(f.dstMAC)
+		if deferred {
+			raw, hasRaw = f.dstMAC, true
+		} else {
+			p.TimeNs = d.unwrap(f.dstMAC)
+		}
 		p.Switch = sw
 		p.Event = roce.Event(f.ttl & 7)
 		if !p.Event.Valid() {
@@ -334,7 +394,7 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 		p.Kind = KindOther
 	case op.IsAck():
 		if !f.hasAETH {
-			return false
+			return false, raw, hasRaw
 		}
 		s := f.syndrome
 		p.MSN = f.msn
@@ -380,7 +440,7 @@ func (d *Decoder) Decode(tp *trace.Packet, p *Pkt) bool {
 			d.Table.Assign(p)
 		}
 	}
-	return true
+	return true, raw, hasRaw
 }
 
 // assign4 is d.Table.Assign(p) for an IPv4 frame, cached.

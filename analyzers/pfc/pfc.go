@@ -459,7 +459,16 @@ func (a *Analyzer) restore(x *portPrio, d *dirState, at int64) {
 // Observe feeds one RoCE packet with its frame (for the DSCP) and its
 // length on the wire.
 func (a *Analyzer) Observe(p *model.Pkt, frame []byte, origLen int) {
-	prio := a.priority(frame)
+	a.ObservePriority(p, a.priority(frame), origLen)
+}
+
+// Priority is the priority Observe reads from frame (its DSCP, mapped
+// by Options.DSCPToPriority). It reads no state Observe changes: frames
+// can be read on other goroutines than the one calling Observe.
+func (a *Analyzer) Priority(frame []byte) int { return a.priority(frame) }
+
+// ObservePriority is Observe of a frame of priority prio (Priority).
+func (a *Analyzer) ObservePriority(p *model.Pkt, prio, origLen int) {
 	atSrc, atDst := true, true
 	if a.fab != nil {
 		// Every switch copies the packet: the one-switch analysis reads
@@ -591,8 +600,12 @@ func (a *Analyzer) fromHost(x *portPrio, p *model.Pkt, origLen int) {
 }
 
 // priority returns the priority of a RoCE frame from its DSCP.
-func (a *Analyzer) priority(b []byte) int {
-	dscp := roce.FrameTOS(b) >> 2
+func (a *Analyzer) priority(b []byte) int { return a.PriorityOfTOS(roce.FrameTOS(b)) }
+
+// PriorityOfTOS is Priority of a frame whose IP TOS byte (roce.FrameTOS)
+// is tos.
+func (a *Analyzer) PriorityOfTOS(tos uint8) int {
+	dscp := tos >> 2
 	if m := a.opt.DSCPToPriority; m != nil {
 		return int(m[dscp] & 7)
 	}

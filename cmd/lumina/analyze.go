@@ -24,6 +24,7 @@ type analyzeFlags struct {
 	metaPath, checks, format, outDir, htmlOut string
 	timeoutExp, uncert, tolerance, qp         *optional[uint64]
 	minCNP                                    *optional[float64]
+	workers                                   int
 	sel                                       []string // checks, as a list (set by check)
 }
 
@@ -40,6 +41,7 @@ func (f *analyzeFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.outDir, "o", "", "write report.json, report.txt and report.html into `DIR`")
 	fs.StringVar(&f.htmlOut, "html", "", "write the interactive report page (report.html's) to `FILE`")
 	f.qp = optUint(fs, "qp", math.MaxInt32, "analyze only connection `N` (0-based, as the report lists them; default: all)")
+	fs.IntVar(&f.workers, "workers", 0, "goroutines of the analysis pass, `N` (the report is the same for any N; default 0: GOMAXPROCS; 1: one)")
 }
 
 func (f *analyzeFlags) check(args []string) error {
@@ -48,6 +50,9 @@ func (f *analyzeFlags) check(args []string) error {
 	}
 	if f.format != "text" && f.format != "json" {
 		return usagef("unknown format %q (want text or json)", f.format)
+	}
+	if f.workers < 0 {
+		return usagef("--workers %d: want 0 (GOMAXPROCS) or more", f.workers)
 	}
 	f.sel = nil
 	for _, c := range strings.Split(f.checks, ",") {
@@ -166,7 +171,7 @@ func (f *analyzeFlags) overrideMeta(meta *model.Meta) {
 // page to write (noPlots), the graphs' packets are not collected:
 // report.json and report.txt do not use them.
 func (f *analyzeFlags) options(arg string, in *analyzers.Inputs, noPlots bool) analyzers.Options {
-	opt := analyzers.Options{Checks: f.sel, Name: in.Trace, NoPlots: noPlots}
+	opt := analyzers.Options{Checks: f.sel, Name: in.Trace, NoPlots: noPlots, Workers: f.workers}
 	if f.qp.set {
 		n := int(f.qp.v)
 		opt.QP = &n

@@ -58,6 +58,14 @@ func TestAnalyzeGolden(t *testing.T) {
 			}},
 		{name: "analyze-bad-uncertainty", args: []string{"analyze", "--timestamp-uncertainty", "-5", sample}},
 		{name: "analyze-help", args: []string{"help", "analyze"}},
+		{name: "analyze-bad-workers", args: []string{"analyze", "--workers", "-1", sample}},
+		// The report of any number of workers is the one-worker report
+		// (analyzers.Options.Workers): the golden files differ only in
+		// their first line (TestAnalyzeWorkersGolden).
+		{name: "analyze-uncertainty-workers-1", args: []string{"analyze", "--workers", "1", "--timeout", "14", "--timestamp-uncertainty", "2000", "$TMP/timeout.pcap"},
+			setup: timeoutTrace},
+		{name: "analyze-uncertainty-workers-3", args: []string{"analyze", "--workers", "3", "--timeout", "14", "--timestamp-uncertainty", "2000", "$TMP/timeout.pcap"},
+			setup: timeoutTrace},
 	}
 	runGolden(t, cases)
 }
@@ -211,5 +219,22 @@ func TestAnalyzeHTMLFlag(t *testing.T) {
 	}
 	if len(d.Conns) != 1 || pkts != len(decodeLines(t, sample)) {
 		t.Errorf("graph data: %d connections, %d packets; want 1 with every packet of the trace (%d)", len(d.Conns), pkts, len(decodeLines(t, sample)))
+	}
+}
+
+// TestAnalyzeWorkersGolden checks that the golden outputs of lumina
+// analyze on 1 and 3 workers are the same but for the command line.
+func TestAnalyzeWorkersGolden(t *testing.T) {
+	var rest []string
+	for _, n := range []string{"1", "3"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "golden", "analyze-uncertainty-workers-"+n+".golden"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, r, _ := strings.Cut(string(b), "\n")
+		rest = append(rest, r)
+	}
+	if rest[0] != rest[1] || !strings.Contains(rest[0], "timeout") {
+		t.Errorf("outputs on 1 and 3 workers differ:\n%s\n---\n%s", rest[0], rest[1])
 	}
 }
