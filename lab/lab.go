@@ -280,22 +280,21 @@ func (l *Lab) Wait(ctx context.Context, ids []string, progress func(*Result)) ([
 			}
 		}
 	}
-	// Watch for new results, and read the pending ones now and every 2 s
-	// (a watcher misses nothing while connected; the reads cover a
-	// reconnection).
-	w, err := l.Results.WatchAll(ctx, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, err
-	}
-	defer w.Stop()
+	// Read the pending results now and every second, and watch for new
+	// ones in between. Each read has its own timeout: a request whose
+	// reply was lost to a server restart must not hold the loop. The
+	// watcher is best effort (it cannot start while a cluster elects a
+	// leader, and stops with a connection); the reads do not miss.
 	poll := func() error {
 		for id := range pending {
-			r, ok, err := l.Result(ctx, id)
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			r, ok, err := l.Result(rctx, id)
+			cancel()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				return nil // retried at the next poll
+				return nil // read again at the next poll
 			}
 			if ok {
 				take(r)
@@ -303,16 +302,29 @@ func (l *Lab) Wait(ctx context.Context, ids []string, progress func(*Result)) ([
 		}
 		return nil
 	}
+	// The watcher starts beside the polls: its creation may wait for a
+	// reply lost to a restart.
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	watcher := make(chan jetstream.KeyWatcher, 1)
+	go func() {
+		if w, err := l.Results.WatchAll(wctx, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes()); err == nil {
+			watcher <- w
+		}
+	}()
+	var upd <-chan jetstream.KeyValueEntry
 	if err := poll(); err != nil {
 		return nil, err
 	}
-	tick := time.NewTicker(2 * time.Second)
+	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	upd := w.Updates()
 	for len(pending) > 0 {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case w := <-watcher:
+			defer w.Stop()
+			upd = w.Updates()
 		case e, ok := <-upd:
 			if !ok {
 				upd = nil // closed: the polls carry on

@@ -69,8 +69,11 @@ func ParseTestbed(file string, data []byte) (*Testbed, error) {
 		}
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
+	if tb.Name == "" {
+		return nil, fmt.Errorf("%s: name: required (the testbed's lease key)", file)
+	}
 	if err := ValidPool(tb.Name); err != nil {
-		return nil, fmt.Errorf("%s:1:1: name: %v", file, strings.Replace(err.Error(), "pool", "testbed name", 1))
+		return nil, fmt.Errorf("%s: name: %v", file, strings.Replace(err.Error(), "pool", "testbed name", 1))
 	}
 	if _, err := config.ParseTestbed(tb.Testbed); err != nil {
 		return nil, fmt.Errorf("%s: testbed: want sim, netns or remote, not %q", file, tb.Testbed)

@@ -34,9 +34,11 @@ type Worker struct {
 	Store   ResultStore
 	// Run runs a job (default RunTest).
 	Run RunFunc
-	// WorkDir is where runs write before Store moves them (default
-	// os.TempDir(); put it on the results' file system so that a
-	// DirStore renames instead of copying).
+	// WorkDir is where runs write before Store moves them, in
+	// WorkDir/<Name>/ (default os.TempDir(); put it on the results' file
+	// system so that a DirStore renames instead of copying). A killed
+	// worker leaves its run there; a worker of the same name starting
+	// again removes it.
 	WorkDir string
 	// Log receives one line per job and per trouble (default discarded).
 	Log io.Writer
@@ -80,6 +82,17 @@ func (w *Worker) Serve(ctx context.Context) error {
 		hb = min(w.Lab.LeaseTTL, ci.Config.AckWait) / 4
 	}
 	fetchWait := max(min(2*time.Second, w.Lab.LeaseTTL/3), 100*time.Millisecond)
+	if w.WorkDir == "" {
+		w.WorkDir = os.TempDir()
+	}
+	w.WorkDir = filepath.Join(w.WorkDir, workerDirName(w.Name))
+	if err := os.RemoveAll(w.WorkDir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(w.WorkDir, 0o755); err != nil {
+		return err
+	}
+	defer os.Remove(w.WorkDir)
 	done := 0
 	for ctx.Err() == nil && (w.MaxJobs == 0 || done < w.MaxJobs) {
 		l, err := w.acquire(ctx)
@@ -212,11 +225,6 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, l *lease, hb tim
 	}
 	w.logf("job %s (%s, repeat set %d, delivery %d) on %s", job.ID, job.File, job.Repeat, at.Delivery, w.Testbed.Name)
 
-	if err := os.MkdirAll(w.WorkDir, 0o755); w.WorkDir != "" && err != nil {
-		w.logf("job %s: %v", job.ID, err)
-		_ = msg.NakWithDelay(hb)
-		return
-	}
 	runDir, err := os.MkdirTemp(w.WorkDir, ".run-"+job.ID+"-")
 	if err != nil {
 		w.logf("job %s: %v", job.ID, err)
@@ -306,6 +314,20 @@ func retry(ctx context.Context, deadline time.Time, wait time.Duration, f func()
 		}
 		sleep(ctx, wait)
 	}
+}
+
+// workerDirName is name as one path element.
+func workerDirName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') || (i == 0 && c == '.') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
 }
 
 // DefaultWorkDir is a worker's work directory under a results root.

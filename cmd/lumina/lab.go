@@ -32,7 +32,9 @@ func init() {
 			}
 		},
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer, io.Writer) error {
-			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error { return labMain(ctx, args, stdout, stderr) }
+			return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+				return labMain(ctx, args, stdout, stderr)
+			}
 		},
 	})
 }
