@@ -164,8 +164,10 @@ func (l *Lab) Submit(ctx context.Context, jobs []JobSpec) error {
 			return fmt.Errorf("lab: submitting %s (%s): %w", j.ID, j.File, err)
 		}
 		if !ack.Duplicate {
-			if err := l.Results.Purge(ctx, j.ID); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-				return fmt.Errorf("lab: clearing the old result of %s: %w", j.ID, err)
+			if _, err := l.Results.Get(ctx, j.ID); err == nil {
+				if err := l.Results.Purge(ctx, j.ID); err != nil {
+					return fmt.Errorf("lab: clearing the old result of %s: %w", j.ID, err)
+				}
 			}
 		}
 	}
@@ -238,11 +240,15 @@ func (l *Lab) Status(ctx context.Context) (*Status, error) {
 		st.Leases = append(st.Leases, ls)
 	}
 	sort.Slice(st.Leases, func(i, j int) bool { return st.Leases[i].Testbed < st.Leases[j].Testbed })
-	rs, err := l.Results.Status(ctx)
+	// Count the keys: the bucket's message count would also count the
+	// purge markers of resubmitted jobs.
+	rk, err := l.Results.ListKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
-	st.Done = rs.Values()
+	for range rk.Keys() {
+		st.Done++
+	}
 	return &st, nil
 }
 

@@ -316,8 +316,8 @@ func TestLabSixtyJobs(t *testing.T) {
 	if again := submit(t, l, "p", 60, map[string]string{"firmware": "22.39"}); strings.Join(again, " ") != strings.Join(ids, " ") {
 		t.Fatal("a second identical submission gave other job ids")
 	}
-	if st, err := l.Status(context.Background()); err != nil || len(st.Pools) != 1 || st.Pools[0].Queued != 60 {
-		t.Fatalf("status after submitting twice: %+v %v, want 60 queued", st, err)
+	if st, err := l.Status(context.Background()); err != nil || len(st.Pools) != 1 || st.Pools[0].Queued != 60 || st.Done != 0 {
+		t.Fatalf("status after submitting twice: %+v %v, want 60 queued, none done", st, err)
 	}
 	b := newBench()
 	b.workers(t, l, "p", root, "tbA", "tbA", "tbB")

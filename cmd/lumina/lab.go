@@ -158,7 +158,7 @@ func labServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cluster := fs.String("cluster", "", "cluster `name`: run as one server of a JetStream cluster")
 	clusterListen := fs.String("cluster-listen", "127.0.0.1:6222", "cluster route `address`")
 	routes := fs.String("routes", "", "comma-separated route `URLs` of the other servers (nats-route://host:6222)")
-	config := fs.String("config", "", "nats-server configuration `file` (TLS, accounts, cluster); the flags above but --store are then ignored")
+	config := fs.String("config", "", "nats-server configuration `file` (TLS, accounts, cluster); --listen, --name and the cluster flags are then ignored")
 	logOn := fs.Bool("log", false, "the server's log on stderr")
 	pos, err := labParse(fs, args, stdout)
 	if err != nil {
