@@ -285,10 +285,11 @@ func labWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// labStore is the results store of a worker: the directories, then (at
-// merge) h-parquet's Parquet tables under the same root.
+// labStore is the results store of a worker: (at merge) h-parquet's
+// Parquet tables under root, then the directories. The Parquet store goes
+// first: the DirStore moves runDir away.
 func labStore(root string, flat bool) lab.ResultStore {
-	return lab.Stores{lab.DirStore{Root: root, Flat: flat}} // h-parquet: append the Parquet store here
+	return lab.Stores{lab.DirStore{Root: root, Flat: flat}} // h-parquet: prepend the Parquet store here
 }
 
 func labSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
