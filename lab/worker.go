@@ -104,13 +104,17 @@ func (w *Worker) Serve(ctx context.Context) error {
 			sleep(ctx, hb)
 			continue
 		}
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(fetchWait))
+		// The fetch ends with ctx (a stopping worker does not wait out
+		// fetchWait).
+		fctx, fcancel := context.WithTimeout(ctx, fetchWait)
+		batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
 		var msg jetstream.Msg
 		if err == nil {
 			for m := range batch.Messages() {
 				msg = m
 			}
 		}
+		fcancel()
 		if msg == nil {
 			l.release(ctx)
 			// Let another worker of this testbed have a turn.
