@@ -36,6 +36,9 @@ type JobSpec struct {
 	YAML   []byte            `json:"yaml,omitempty"`
 	Pool   string            `json:"pool"`
 	Labels map[string]string `json:"labels,omitempty"`
+	// Set are --set PATH=VALUE overrides of the test (lumina lab submit
+	// --set), applied on the worker before the testbed file's.
+	Set []string `json:"set,omitempty"`
 	// Repeat is the repeat set, 0..N-1 (lumina lab submit --repeats N).
 	Repeat int `json:"repeat"`
 	// Submitted is when it was submitted (not part of ID).
@@ -68,6 +71,11 @@ const MaxRepeats = 10000
 // JobID is the job's deterministic id: 16 hex digits of the SHA-256 of the
 // file's bytes, its path, the pool, the labels (sorted) and the repeat set.
 func JobID(file string, yaml []byte, pool string, labels map[string]string, repeat int) string {
+	return jobID(file, yaml, pool, labels, nil, repeat)
+}
+
+// jobID is JobID with the job's --set overrides (in order) hashed too.
+func jobID(file string, yaml []byte, pool string, labels map[string]string, set []string, repeat int) string {
 	h := sha256.New()
 	w := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
 	w("lumina-lab-job-v1")
@@ -82,6 +90,10 @@ func JobID(file string, yaml []byte, pool string, labels map[string]string, repe
 	for _, k := range keys {
 		w(k)
 		w(labels[k])
+	}
+	for _, st := range set {
+		w("set")
+		w(st)
 	}
 	fmt.Fprintf(h, "repeat=%d", repeat)
 	return hex.EncodeToString(h.Sum(nil))[:16]
@@ -152,8 +164,22 @@ func ValidPool(name string) error {
 // machine's resources, which are the worker's): an invalid file gives a
 // config.ErrorList (FILE:LINE:COL) and no jobs.
 func Jobs(files []string, pool string, labels map[string]string, repeats int, now time.Time) ([]JobSpec, error) {
+	return JobsWith(files, pool, labels, nil, repeats, now)
+}
+
+// JobsWith is Jobs with --set PATH=VALUE overrides of every test, checked
+// as lumina run --set checks them and part of each job's id.
+func JobsWith(files []string, pool string, labels map[string]string, set []string, repeats int, now time.Time) ([]JobSpec, error) {
 	if err := ValidPool(pool); err != nil {
 		return nil, err
+	}
+	var settings []config.Setting
+	for _, st := range set {
+		s, err := config.ParseSetting(st)
+		if err != nil {
+			return nil, err
+		}
+		settings = append(settings, s)
 	}
 	if repeats < 1 || repeats > MaxRepeats {
 		return nil, fmt.Errorf("repeats must be 1..%d, not %d", MaxRepeats, repeats)
@@ -171,7 +197,7 @@ func Jobs(files []string, pool string, labels map[string]string, repeats int, no
 			other = append(other, fmt.Errorf("%s: larger than %d MiB", f, config.MaxFileSize>>20))
 			continue
 		}
-		t, err := config.ParseWith(f, data, config.LoadOptions{Personalities: true})
+		t, err := config.ParseWith(f, data, config.LoadOptions{Personalities: true, Set: settings})
 		var list config.ErrorList
 		if errors.As(err, &list) {
 			errs = append(errs, list...)
@@ -181,8 +207,8 @@ func Jobs(files []string, pool string, labels map[string]string, repeats int, no
 			continue
 		}
 		for r := range repeats {
-			jobs = append(jobs, JobSpec{ID: JobID(f, data, pool, labels, r), Test: t.Name, File: f, YAML: data,
-				Pool: pool, Labels: labels, Repeat: r, Submitted: now.UTC()})
+			jobs = append(jobs, JobSpec{ID: jobID(f, data, pool, labels, set, r), Test: t.Name, File: f, YAML: data,
+				Pool: pool, Labels: labels, Set: set, Repeat: r, Submitted: now.UTC()})
 		}
 	}
 	if len(other) > 0 {

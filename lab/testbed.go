@@ -133,7 +133,16 @@ func (o Outcome) Passed() bool {
 // --set settings and remote options.
 func RunTest(ctx context.Context, job JobSpec, tb *Testbed, outDir string) Outcome {
 	kind, _ := config.ParseTestbed(tb.Testbed) // checked by ParseTestbed
-	t, err := config.ParseWith(job.File, job.YAML, config.LoadOptions{Testbed: kind, TestbedSet: true, Personalities: true, Set: tb.settings})
+	var settings []config.Setting
+	for _, st := range job.Set {
+		s, err := config.ParseSetting(st)
+		if err != nil {
+			return Outcome{Error: err.Error()}
+		}
+		settings = append(settings, s)
+	}
+	settings = append(settings, tb.settings...)
+	t, err := config.ParseWith(job.File, job.YAML, config.LoadOptions{Testbed: kind, TestbedSet: true, Personalities: true, Set: settings})
 	if err != nil {
 		return Outcome{Error: err.Error()}
 	}

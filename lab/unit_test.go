@@ -47,6 +47,16 @@ func TestJobsInvalidFile(t *testing.T) {
 	if _, err := Jobs([]string{quickstart}, "p", nil, 0, time.Now()); err == nil {
 		t.Fatal("0 repeats accepted")
 	}
+	// --set: checked against the file, part of the id.
+	if _, err := JobsWith([]string{quickstart}, "p", nil, []string{"traffic.mtu=2000"}, 1, time.Now()); !errors.Is(err, config.ErrInvalid) ||
+		!strings.Contains(err.Error(), "(--set traffic.mtu=2000)") {
+		t.Fatalf("a bad --set: %v", err)
+	}
+	plain, err1 := Jobs([]string{quickstart}, "p", nil, 1, time.Now())
+	set, err2 := JobsWith([]string{quickstart}, "p", nil, []string{"traffic.mtu=2048"}, 1, time.Now())
+	if err1 != nil || err2 != nil || plain[0].ID == set[0].ID || len(set[0].Set) != 1 {
+		t.Fatalf("--set: %v %v; ids %s %s, want different", err1, err2, plain[0].ID, set[0].ID)
+	}
 }
 
 func TestParseTestbed(t *testing.T) {

@@ -116,7 +116,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 		}
 		fcancel()
 		if msg == nil {
-			l.release(ctx)
+			l.release(context.WithoutCancel(ctx)) // also when stopping: the lease need not wait out its TTL
 			// Let another worker of this testbed have a turn.
 			sleep(ctx, time.Duration(50+rand.IntN(150))*time.Millisecond)
 			continue

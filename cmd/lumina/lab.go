@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/lab"
 )
 
@@ -147,6 +148,18 @@ func (l labels) Set(s string) error {
 		return err
 	}
 	l[k] = v
+	return nil
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, " ") }
+func (l *stringList) Set(s string) error {
+	if _, err := config.ParseSetting(s); err != nil {
+		return err
+	}
+	*l = append(*l, s)
 	return nil
 }
 
@@ -299,6 +312,8 @@ func labSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	lbl := labels{}
 	fs.Var(lbl, "label", "`K=V` label of every job (repeatable), e.g. firmware=22.39")
 	repeats := fs.Int("repeats", 1, "repeat sets: each test file is `n` jobs")
+	var set stringList
+	fs.Var(&set, "set", "`PATH=VALUE` override of every test (repeatable; as lumina run --set, docs/run.md), applied on the worker before its testbed file's")
 	pos, err := labParse(fs, args, stdout)
 	if err != nil {
 		return helpOK(err)
@@ -316,7 +331,7 @@ func labSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usagef("lab submit: %v", err)
 	}
-	jobs, err := lab.Jobs(files, *pool, lbl, *repeats, time.Now())
+	jobs, err := lab.JobsWith(files, *pool, lbl, set, *repeats, time.Now())
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return &usageError{"lab submit: invalid test files; nothing was submitted"}
@@ -545,6 +560,8 @@ func labRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	parallel := fs.Int("parallel", 1, "sim testbeds (one worker each) running jobs at once")
 	lbl := labels{}
 	fs.Var(lbl, "label", "`K=V` label of every job (repeatable)")
+	var set stringList
+	fs.Var(&set, "set", "`PATH=VALUE` override of every test (repeatable; as lumina run --set)")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	pos, err := labParse(fs, args, stdout)
 	if err != nil {
@@ -560,7 +577,7 @@ func labRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usagef("lab run: %v", err)
 	}
-	jobs, err := lab.Jobs(files, "local", lbl, 1, time.Now())
+	jobs, err := lab.JobsWith(files, "local", lbl, set, 1, time.Now())
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return &usageError{"lab run: invalid test files; nothing was run"}

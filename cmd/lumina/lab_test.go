@@ -49,6 +49,14 @@ func TestLabRunCLI(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, ".lab-work")); !os.IsNotExist(err) {
 		t.Errorf("lab run left its work directory: %v", err)
 	}
+	// --set reaches the worker's run: config.yaml holds the test as run.
+	out2 := filepath.Join(t.TempDir(), "set")
+	if code, _, stderr := runCLI("lab", "run", "-q", "--set", "traffic.mtu=2048", "-o", out2, filepath.Join(ex, "quickstart.yaml")); code > 1 {
+		t.Fatalf("lab run --set: exit %d: %s", code, stderr) // 1: its checks may fail at that MTU
+	}
+	if cfg, err := os.ReadFile(filepath.Join(out2, "quickstart", "0", "config.yaml")); err != nil || !regexp.MustCompile(`(?m)^\s+mtu: 2048$`).Match(cfg) {
+		t.Errorf("lab run --set traffic.mtu=2048: config.yaml %v without mtu: 2048:\n%s", err, cfg)
+	}
 }
 
 func TestLabCLIErrors(t *testing.T) {
