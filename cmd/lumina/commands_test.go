@@ -25,7 +25,7 @@ func TestCommandTable(t *testing.T) {
 		}
 		names = append(names, c.name)
 	}
-	want := []string{"agent", "analyze", "collie", "completion", "decode", "diff", "dump", "export", "help", "init", "injector", "run", "validate", "version"}
+	want := []string{"agent", "analyze", "collie", "completion", "decode", "diff", "dump", "export", "help", "init", "injector", "lab", "run", "validate", "version"}
 	if !slices.Equal(names, want) {
 		t.Errorf("commands = %v, want %v (sorted)", names, want)
 	}

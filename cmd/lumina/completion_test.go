@@ -101,7 +101,7 @@ func TestCompletionBash(t *testing.T) {
 		line string // the words, the last one being completed
 		want string
 	}{
-		{"lumina ", "agent analyze collie completion decode diff dump export help init injector run validate version"},
+		{"lumina ", "agent analyze collie completion decode diff dump export help init injector lab run validate version"},
 		{"lumina ru", "run"},
 		{"lumina run --tes", "--testbed"},
 		{"lumina run -", "--agent-certs --agent-token-file --bfrt --device-config --format --intake-addr --intake-listen --memory-limit --p4info --retries --rnic --seed --set --testbed --tofino -o -q"},
