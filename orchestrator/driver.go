@@ -207,6 +207,9 @@ func (d *driver) startSwitch(ctx context.Context) error {
 		d.p4addr = ir.GetP4RuntimeAddr()
 	} else {
 		d.progress("injector: P4Runtime target at " + d.p4addr)
+		if err := checkSwitchClock(ctx, d.p4addr, pl.p4rtDial, run.slowdown()); err != nil {
+			return err
+		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

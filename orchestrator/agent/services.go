@@ -276,6 +276,10 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 	}
 	rc := spec.RNIC
 	mac := net.HardwareAddr(rc.MAC[:])
+	if k := req.GetSlowdown(); k > 1 && spec.Backend == "verbs" {
+		// The NIC's own timers, pauses and line rate run in real time.
+		return nil, badRequest("slowdown %d: a verbs NIC runs in real time (slowdown is for the software RNIC)", k)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.dev != nil {
