@@ -12,6 +12,7 @@ import (
 
 	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/injector"
+	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 )
 
 // remoteSlowdownProblem says why ro.Slowdown cannot run: out of range, or
@@ -72,4 +73,23 @@ func checkSwitchClock(ctx context.Context, addr string, dial []grpc.DialOption, 
 		return fmt.Errorf("%w: remote: the switch at %s runs its clock %d× slower than the wall clock (lumina injector --slowdown %d), this run %d×: give lumina run --slowdown %d (with --rnic softrnic) or restart the injector with --slowdown %d",
 			ErrTestbed, addr, got, got, want, got, want)
 	}
+}
+
+// startSoftTiming connects, on a remote run on the models' clock (whose
+// switch checkSwitchClock found to be `lumina injector` at the run's
+// slowdown), to the injector's Timing on its P4Runtime address and takes
+// the timing so far, which starts it afresh: collect's Timing is then
+// this run's, and the analyzers allow for the switch's measured
+// timestamp uncertainty as on netns. (A real-time remote run keeps
+// switch.timestamp-uncertainty-ns, as on a Tofino.)
+func (d *driver) startSoftTiming(ctx context.Context) error {
+	conn, err := grpc.NewClient(d.p4addr, d.pl.p4rtDial...)
+	if err != nil {
+		return err
+	}
+	d.softTiming = conn
+	if _, err := luminav1.NewInjectorClient(conn).Timing(ctx, &luminav1.InjectorTimingRequest{}); err != nil {
+		return fmt.Errorf("injector timing at %s: %w", d.p4addr, err)
+	}
+	return nil
 }

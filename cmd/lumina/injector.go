@@ -16,6 +16,7 @@ import (
 	"github.com/netlumina/lumina/orchestrator/agent"
 	"github.com/netlumina/lumina/p4src/tofino/bfrt"
 	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrtfake"
+	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 	"github.com/netlumina/lumina/sim"
 )
 
@@ -150,6 +151,7 @@ func runInjector(ctx context.Context, f *injectorFlags, _ []string, _, stderr io
 	}
 	g := grpc.NewServer(append(opts, injector.ServerOption())...)
 	injector.NewServer(sw, f.device).Register(g)
+	luminav1.RegisterInjectorServer(g, injectorTiming{sw: sw})
 	if f.slowdown > 1 {
 		fmt.Fprintf(stderr, "lumina: injector: the switch's clock runs %d× slower than the wall clock\n", f.slowdown)
 	}
@@ -181,4 +183,19 @@ func serveBfRt(ctx context.Context, sw *injector.Switch, listen string) (string,
 			return c
 		}}
 	return srv.Start(ctx)
+}
+
+// injectorTiming is the Injector service of `lumina injector`: only
+// Timing, which returns the switch's timing since the previous call and
+// starts it afresh (Switch.TakeTiming): a remote run on the models' clock
+// takes it at its start and after traffic, for its timestamp uncertainty
+// as on netns (docs/run.md#remote-slowdown). The other methods are the
+// agent's (it starts the switch); here they are unimplemented.
+type injectorTiming struct {
+	luminav1.UnimplementedInjectorServer
+	sw *injector.Switch
+}
+
+func (s injectorTiming) Timing(context.Context, *luminav1.InjectorTimingRequest) (*luminav1.InjectorTimingResponse, error) {
+	return agent.InjectorTimingToProto(s.sw.TakeTiming()), nil
 }
