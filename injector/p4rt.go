@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/big"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -12,6 +13,7 @@ import (
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -313,8 +315,24 @@ func (s *Server) checkPrimary(ctx context.Context, role string, eid *p4v1.Uint12
 	return nil
 }
 
-// Capabilities reports the P4Runtime version implemented (APIVersion).
-func (s *Server) Capabilities(context.Context, *p4v1.CapabilitiesRequest) (*p4v1.CapabilitiesResponse, error) {
+// SlowdownHeader is the gRPC response header of Capabilities in which
+// the server states how many times slower than the wall clock its
+// switch's clock runs (the loop's Slowdown; "1": real time). Standard
+// P4Runtime clients ignore it; `lumina run` on the remote testbed checks
+// it against its --slowdown (docs/run.md#remote-slowdown), since a switch
+// and RNICs on different clocks would model nonsense.
+const SlowdownHeader = "lumina-slowdown"
+
+// Capabilities reports the P4Runtime version implemented (APIVersion),
+// and the switch's clock in the SlowdownHeader header.
+func (s *Server) Capabilities(ctx context.Context, _ *p4v1.CapabilitiesRequest) (*p4v1.CapabilitiesResponse, error) {
+	k := int64(1)
+	if l, ok := s.sw.loop.(interface{ Slowdown() int64 }); ok {
+		k = l.Slowdown()
+	}
+	// Outside a gRPC call (a test calling the method) there is no header
+	// to set: that error is not the caller's.
+	_ = grpc.SetHeader(ctx, metadata.Pairs(SlowdownHeader, strconv.FormatInt(k, 10)))
 	return &p4v1.CapabilitiesResponse{P4RuntimeApiVersion: APIVersion}, nil
 }
 

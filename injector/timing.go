@@ -55,6 +55,19 @@ func (s *Switch) Timing() Timing {
 	}
 }
 
+// TakeTiming returns Timing and starts the statistics afresh: one run's,
+// on a switch that serves one run after another (`lumina injector` on a
+// remote testbed, whose Injector.Timing this is).
+func (s *Switch) TakeTiming() Timing {
+	t := s.Timing()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// What arrived between the two locks is dropped with the rest: the
+	// caller takes the timing between runs, when the switch is idle.
+	s.timing = timingStats{}
+	return t
+}
+
 // timingStats accumulates Timing. Guarded by Switch.mu.
 type timingStats struct {
 	late     durationHist

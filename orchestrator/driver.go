@@ -167,6 +167,9 @@ type driver struct {
 	ig         *grpc.Server
 	// startIntake on a Tofino (pl.bfrt): the BfRt connection.
 	tofino *tofino
+	// softTiming: on a remote run on the models' clock, the connection to
+	// `lumina injector`'s Timing (softclock.go).
+	softTiming *grpc.ClientConn
 }
 
 // responder is one flow's responder: the address its requester dials and
@@ -199,6 +202,9 @@ func (d *driver) close() {
 	if d.tofino != nil {
 		d.tofino.close()
 	}
+	if d.softTiming != nil {
+		d.softTiming.Close()
+	}
 }
 
 // startSwitch starts the software switch (Injector.Start) or finds the
@@ -217,6 +223,9 @@ func (d *driver) startSwitch(ctx context.Context) error {
 		d.p4addr = ir.GetP4RuntimeAddr()
 	} else {
 		d.progress("injector: P4Runtime target at " + d.p4addr)
+		if err := checkSwitchClock(ctx, d.p4addr, pl.p4rtDial, run.slowdown()); err != nil {
+			return err
+		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -230,9 +239,14 @@ func (d *driver) startSwitch(ctx context.Context) error {
 	}
 	election := uint64(run.Repeat + 1)
 	if pl.p4info != nil {
-		return cp.SetPipelineWith(cctx, pl.p4info, pl.deviceConfig, election)
+		err = cp.SetPipelineWith(cctx, pl.p4info, pl.deviceConfig, election)
+	} else {
+		err = cp.SetPipeline(cctx, pl.deviceConfig, election)
 	}
-	return cp.SetPipeline(cctx, pl.deviceConfig, election)
+	if err == nil && pl.injector == nil && run.slowdown() > 1 {
+		err = d.startSoftTiming(cctx)
+	}
+	return err
 }
 
 // startDumpers starts every dumper (Dumper.Start).
@@ -602,8 +616,11 @@ func (d *driver) collect(ctx context.Context) error {
 	}
 	scancel()
 	run.LostPrimary = cp.LostPrimary()
-	if pl.injector != nil {
-		tr, err := luminav1.NewInjectorClient(pl.injector).Timing(ctx, &luminav1.InjectorTimingRequest{})
+	if timing := pl.injector; timing != nil || d.softTiming != nil {
+		if timing == nil {
+			timing = d.softTiming
+		}
+		tr, err := luminav1.NewInjectorClient(timing).Timing(ctx, &luminav1.InjectorTimingRequest{})
 		if err != nil {
 			return fmt.Errorf("injector timing: %w", err)
 		}

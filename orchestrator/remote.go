@@ -59,6 +59,15 @@ type RemoteOptions struct {
 	// "lumina"), Tofino the chip (1, default, or 2).
 	BfRt, BfRtProgram string
 	Tofino            int
+	// Slowdown runs the testbed's software components K times slower
+	// than the wall clock, as netns-slowdown does on netns: the agents'
+	// software RNICs (RNIC "softrnic"; refused with "verbs": a real NIC
+	// runs in real time) and the driver's waits; the switch must be a
+	// `lumina injector --slowdown K` with the same K (it states its clock
+	// on P4Runtime Capabilities, injector.SlowdownHeader; a Tofino, which
+	// states none, runs in real time: refused above 1). 0 or 1: real time.
+	// docs/run.md#remote-slowdown.
+	Slowdown int
 }
 
 func splitHostPort(s string, def int) (host, addr string) {
@@ -120,6 +129,9 @@ func newRemoteBed(ro RemoteOptions) (testbed, error) {
 	if ro.BfRtProgram == "" {
 		ro.BfRtProgram = "lumina"
 	}
+	if err := remoteSlowdownProblem(ro); err != nil {
+		return nil, err
+	}
 	return &remoteBed{opt: ro, token: token}, nil
 }
 
@@ -134,6 +146,7 @@ func (b *remoteBed) close() {
 
 func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) (*placement, error) {
 	t, ro := run.Test, b.opt
+	run.remoteSlowdown = int64(max(ro.Slowdown, 1))
 	pl := &placement{realTime: true, rnic: ro.RNIC, token: b.token, hosts: make([]*grpc.ClientConn, len(t.Hosts)),
 		bfrtProgram: ro.BfRtProgram, tofinoChip: bfrt.Chip(ro.Tofino)}
 	if ro.BfRt != "" {

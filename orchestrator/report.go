@@ -465,7 +465,8 @@ type TimingReport struct {
 	// sim and with a hardware RNIC.
 	NICRxLateNs int64 `json:"nic_rx_late_ns,omitempty"`
 	// Slowdown is how many times slower than the wall clock the software
-	// RNICs and switch ran (netns-slowdown on netns; absent: real time or
+	// RNICs and switch ran (netns-slowdown on netns, lumina run --slowdown
+	// on a remote testbed of software components; absent: real time or
 	// the sim's virtual clock). Every time in the report is on their clock.
 	Slowdown int64 `json:"slowdown,omitempty"`
 }
@@ -938,7 +939,11 @@ func (r *Report) textRun() *areport.RunInfo {
 	add := func(format string, args ...any) { info.Notes = append(info.Notes, fmt.Sprintf(format, args...)) }
 	if tm := r.Timing; tm != nil {
 		if tm.Slowdown > 1 {
-			add("clock: the software RNICs and switch ran %d× slower than the wall clock (netns-slowdown); times are on their clock", tm.Slowdown)
+			key := "netns-slowdown"
+			if r.Testbed == config.TestbedRemote.String() {
+				key = "lumina run --slowdown"
+			}
+			add("clock: the software RNICs and switch ran %d× slower than the wall clock (%s); times are on their clock", tm.Slowdown, key)
 		}
 		if tm.UncertaintyNs > 0 || tm.Frames > 0 {
 			add("timestamps: uncertainty %d ns; switch pipeline ran %d/%d/%d ns (p50/p99/max) after arrival over %d frames",

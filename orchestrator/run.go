@@ -199,6 +199,9 @@ type Run struct {
 	// switches keep running after the last flow ended.
 	fabric   *fabric
 	deadlock time.Duration
+	// remoteSlowdown is RemoteOptions.Slowdown on the remote testbed
+	// (0 elsewhere).
+	remoteSlowdown int64
 
 	// Filled by the driver.
 	HostPorts   []uint32 // switch ports of the traffic hosts, t.Hosts order
@@ -369,12 +372,13 @@ func (r *Run) lineGbps() float64 {
 func (r *Run) deadlockWindow() time.Duration { return r.deadlock }
 
 // slowdown is how many times slower than the wall clock the testbed's
-// software components run: netns-slowdown on netns, else 1.
+// software components run: netns-slowdown on netns, RemoteOptions.Slowdown
+// on remote (software RNICs and `lumina injector` only), else 1.
 func (r *Run) slowdown() int64 {
 	if r.Test.Testbed == config.TestbedNetns {
 		return int64(max(r.Test.NetnsSlowdown, 1))
 	}
-	return 1
+	return max(r.remoteSlowdown, 1)
 }
 
 // timestampUncertaintyNs is the timestamp uncertainty the analyzers
@@ -499,6 +503,9 @@ func newTestbed(t *config.Test, o Options) (testbed, error) {
 	case config.TestbedSim:
 		return newSimBed(), nil
 	case config.TestbedNetns:
+		if o.Remote.Slowdown > 1 {
+			return nil, fmt.Errorf("%w: netns: slowdown %d is the remote testbed's (lumina run --slowdown); on netns the test's netns-slowdown sets it", ErrTestbed, o.Remote.Slowdown)
+		}
 		return newNetnsBed()
 	case config.TestbedRemote:
 		return newRemoteBed(o.Remote)

@@ -11,10 +11,12 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/netlumina/lumina/config"
 	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/orchestrator/agent"
 	"github.com/netlumina/lumina/p4src/tofino/bfrt"
 	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrtfake"
+	luminav1 "github.com/netlumina/lumina/proto/luminav1"
 	"github.com/netlumina/lumina/sim"
 )
 
@@ -41,6 +43,7 @@ type injectorFlags struct {
 	ports                               portFlags
 	device                              uint64
 	bfrt                                string
+	slowdown                            int
 }
 
 func (f *injectorFlags) define(fs *flag.FlagSet) {
@@ -54,6 +57,8 @@ func (f *injectorFlags) define(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.device, "device-id", 0, "P4Runtime device `id`")
 	fs.StringVar(&f.bfrt, "bfrt", "", "also serve a BfRt `address` as a Tofino's bf_switchd would for lumina's pauses and PFC counters "+
 		"(the packet generator's apps drive the switch's pause injection; plaintext; docs/tofino.md §8)")
+	fs.IntVar(&f.slowdown, "slowdown", 1, "run the switch's clock `k` times slower than the wall clock, as netns-slowdown does on netns: "+
+		"for a remote testbed of software RNICs, whose `lumina run --rnic softrnic --slowdown k` must give the same k (docs/run.md#remote-slowdown)")
 }
 
 func (f *injectorFlags) check(args []string) error {
@@ -62,6 +67,9 @@ func (f *injectorFlags) check(args []string) error {
 	}
 	if secure := f.tokenFile != "" || f.clientCA != ""; secure != (f.tlsDir != "") {
 		return usagef("injector: --tls-dir goes with --token-file, --client-ca or both")
+	}
+	if f.slowdown < 1 || f.slowdown > config.MaxNetnsSlowdown {
+		return usagef("injector: --slowdown must be 1..%d, not %d", config.MaxNetnsSlowdown, f.slowdown)
 	}
 	return nil
 }
@@ -112,7 +120,9 @@ func runInjector(ctx context.Context, f *injectorFlags, _ []string, _, stderr io
 		return err
 	}
 	defer ln.Close()
-	loop := sim.NewRealLoop()
+	// With --slowdown the switch's clock, its timestamps and the packet
+	// generator's timers (--bfrt) are the models' clock, as on netns.
+	loop := sim.NewRealLoopSlow(int64(f.slowdown))
 	loop.Start()
 	defer loop.Close()
 	cfg := injector.Config{Seed: uint64(time.Now().UnixNano())}
@@ -141,6 +151,10 @@ func runInjector(ctx context.Context, f *injectorFlags, _ []string, _, stderr io
 	}
 	g := grpc.NewServer(append(opts, injector.ServerOption())...)
 	injector.NewServer(sw, f.device).Register(g)
+	luminav1.RegisterInjectorServer(g, injectorTiming{sw: sw})
+	if f.slowdown > 1 {
+		fmt.Fprintf(stderr, "lumina: injector: the switch's clock runs %d× slower than the wall clock\n", f.slowdown)
+	}
 	fmt.Fprintf(stderr, "lumina: injector: %d ports, P4Runtime on %s\n", len(f.ports), ln.Addr())
 	go func() { <-ctx.Done(); g.Stop() }()
 	if err := g.Serve(ln); err != nil && ctx.Err() == nil {
@@ -169,4 +183,19 @@ func serveBfRt(ctx context.Context, sw *injector.Switch, listen string) (string,
 			return c
 		}}
 	return srv.Start(ctx)
+}
+
+// injectorTiming is the Injector service of `lumina injector`: only
+// Timing, which returns the switch's timing since the previous call and
+// starts it afresh (Switch.TakeTiming): a remote run on the models' clock
+// takes it at its start and after traffic, for its timestamp uncertainty
+// as on netns (docs/run.md#remote-slowdown). The other methods are the
+// agent's (it starts the switch); here they are unimplemented.
+type injectorTiming struct {
+	luminav1.UnimplementedInjectorServer
+	sw *injector.Switch
+}
+
+func (s injectorTiming) Timing(context.Context, *luminav1.InjectorTimingRequest) (*luminav1.InjectorTimingResponse, error) {
+	return agent.InjectorTimingToProto(s.sw.TakeTiming()), nil
 }

@@ -51,6 +51,8 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&r.DeviceConfig, "device-config", "", "remote: packed Tofino device config `file` (docs/tofino.md)")
 	fs.StringVar(&r.BfRt, "bfrt", "", "remote: the Tofino's BfRt server `host[:port]` (bf_switchd, port 50052): pauses by its packet generator, PFC counters (docs/tofino.md §8)")
 	fs.IntVar(&r.Tofino, "tofino", 1, "remote: the Tofino `generation` behind --bfrt: 1 or 2")
+	fs.IntVar(&r.Slowdown, "slowdown", 1, "remote, --rnic softrnic: run the software RNICs `k` times slower than the wall clock, as netns-slowdown does on netns; "+
+		"the switch must be lumina injector --slowdown k (docs/run.md#remote-slowdown)")
 }
 
 func (f *runFlags) check(args []string) error {
@@ -62,6 +64,9 @@ func (f *runFlags) check(args []string) error {
 	}
 	if f.retries < 0 {
 		return usagef("run: --retries must be >= 0, not %d", f.retries)
+	}
+	if f.remote.Slowdown < 1 || f.remote.Slowdown > config.MaxNetnsSlowdown {
+		return usagef("run: --slowdown must be 1..%d, not %d", config.MaxNetnsSlowdown, f.remote.Slowdown)
 	}
 	if f.format != "text" && f.format != "json" {
 		return usagef("run: --format must be text or json, not %q", f.format)

@@ -503,9 +503,21 @@ func (n *NIC) pfcTxTick(now int64) {
 		}
 	}
 	if frame != nil {
-		n.port.Send(frame)
+		// A PFC frame pauses the peer from when it leaves: on a real-time
+		// testbed the write may return well after now (a starved process),
+		// and the port's transmit timestamp (the kernel's, as the switch
+		// stamps its own PFC frames) puts the tx pause counters on the
+		// departure the switch sees. On virtual time the port has none.
+		sent := now
+		if tp, ok := n.port.(sim.TxTimedPort); ok && mac {
+			if tx, ok := tp.SendTimed(frame); ok {
+				sent = max(now, tx)
+			}
+		} else {
+			n.port.Send(frame)
+		}
 		if mac {
-			n.pfcSent(frame, now)
+			n.pfcSent(frame, sent)
 		} else {
 			if dataQP != nil {
 				dataQP.onWire(n.loop.Now())

@@ -69,6 +69,11 @@ type SwitchLayout struct {
 	// switch's management address at that port (`lumina injector
 	// --bfrt`: the packet generator's pauses, docs/tofino.md §8).
 	BfRtPort int
+	// Slowdown, if above 1, runs the switch's clock that many times
+	// slower than the wall clock (`lumina injector --slowdown`), for runs
+	// with `lumina run --rnic softrnic --slowdown` of the same value
+	// (docs/run.md#remote-slowdown).
+	Slowdown int
 }
 
 // NewRemote builds a remote lab running luminaBinary (a built
@@ -194,6 +199,9 @@ func NewRemoteWith(t testing.TB, luminaBinary string, o SwitchLayout) *Remote {
 			args := append(append([]string{"injector", "--listen", addr}, swPorts...), "--token-file", lab.TokenFile, "--tls-dir", tls)
 			if o.BfRtPort != 0 {
 				args = append(args, "--bfrt", net.JoinHostPort(lab.IPs[h], strconv.Itoa(o.BfRtPort)))
+			}
+			if o.Slowdown > 1 {
+				args = append(args, "--slowdown", strconv.Itoa(o.Slowdown))
 			}
 			start(h, args...)
 		} else {

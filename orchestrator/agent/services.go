@@ -328,6 +328,10 @@ func (g generatorSvc) StartNIC(ctx context.Context, req *luminav1.StartNICReques
 	}
 	rc := spec.RNIC
 	mac := net.HardwareAddr(rc.MAC[:])
+	if k := req.GetSlowdown(); k > 1 && spec.Backend == "verbs" {
+		// The NIC's own timers, pauses and line rate run in real time.
+		return nil, badRequest("slowdown %d: a verbs NIC runs in real time (slowdown is for the software RNIC)", k)
+	}
 	if !a.begin("rnic", func() bool { return a.dev != nil }) {
 		return nil, status.Error(codes.FailedPrecondition, "an RNIC is already running")
 	}
