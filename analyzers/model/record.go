@@ -43,10 +43,15 @@ func ReadRecord(path string, limit int64, o safefile.Options) ([]byte, error) {
 	tooLarge := func() error {
 		return &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: above the %s limit", safefile.ErrTooLarge, safefile.Size(limit))}
 	}
-	if st, err := f.Stat(); err == nil && st.Size() > limit {
+	st, err := f.Stat()
+	if err == nil && st.Size() > limit {
 		return nil, tooLarge()
 	}
-	out, err := filterRecord(f, limit)
+	size := int64(0)
+	if err == nil {
+		size = st.Size()
+	}
+	out, err := filterRecord(f, size, limit)
 	if err == errTooLarge {
 		return nil, tooLarge()
 	}
@@ -62,10 +67,11 @@ func ReadRecordFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
 		return os.ReadFile(path) // as before: a FIFO, a directory's error
 	}
-	return filterRecord(f, -1)
+	return filterRecord(f, st.Size(), -1)
 }
 
 var (
@@ -75,17 +81,17 @@ var (
 	errWhole = errors.New("read whole")
 )
 
-// filterRecord reads f (a regular file, at its start) to its end, at most
-// limit bytes (limit < 0: no limit; more gives errTooLarge), and returns
+// filterRecord reads f (a regular file of size bytes, at its start) to
+// its end, at most limit bytes (limit < 0: no limit; more gives errTooLarge), and returns
 // its bytes with the per-message lists replaced (ReadRecord). When the
 // result is not valid JSON (so that the replacement could change what a
 // decoder says), it reads f again whole and returns that.
-func filterRecord(f *os.File, limit int64) ([]byte, error) {
+func filterRecord(f io.ReadSeeker, size, limit int64) ([]byte, error) {
 	var out bytes.Buffer
-	if st, err := f.Stat(); err == nil && st.Size() > 0 && st.Size() < 1<<30 {
+	if size > 0 {
 		// At most readRecordBuf ahead of what a file with long lists
 		// needs; the buffer grows as the file's other bytes need.
-		out.Grow(int(min(st.Size(), readRecordBuf)) + 1)
+		out.Grow(int(min(size, readRecordBuf)) + 1)
 	}
 	s := recordFilter{r: bufio.NewReaderSize(f, readRecordBuf), out: &out, limit: limit}
 	skipped, err := s.run()
