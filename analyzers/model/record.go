@@ -82,8 +82,8 @@ var (
 )
 
 // filterRecord reads f (a regular file of size bytes, at its start) to
-// its end, at most limit bytes (limit < 0: no limit; more gives errTooLarge), and returns
-// its bytes with the per-message lists replaced (ReadRecord). When the
+// its end, at most limit bytes (limit < 0: no limit; more gives
+// errTooLarge), and returns its bytes with the per-message lists replaced (ReadRecord). When the
 // result is not valid JSON (so that the replacement could change what a
 // decoder says), it reads f again whole and returns that.
 func filterRecord(f io.ReadSeeker, size, limit int64) ([]byte, error) {
@@ -129,6 +129,7 @@ type recordFilter struct {
 	// stack holds, for each open object or array, its kind and for an
 	// object the key of the value being read (when short and unescaped).
 	stack []frame
+	deep  int          // open objects and arrays below the stack's maxDepth
 	key   [maxKey]byte // the key being read
 	nkey  int          // its length, -1 when longer than maxKey or escaped
 }
@@ -148,6 +149,9 @@ const (
 	keyQPs
 	keyCompletion
 )
+
+// maxDepth is the depth recordFilter follows (the lists are at 5).
+const maxDepth = 5
 
 // maxKey is the longest key recordFilter remembers.
 const maxKey = len("message_completion_ns")
@@ -200,7 +204,7 @@ func (s *recordFilter) run() (bool, error) {
 			return false, err
 		}
 		var top *frame
-		if len(s.stack) > 0 {
+		if len(s.stack) > 0 && s.deep == 0 {
 			top = &s.stack[len(s.stack)-1]
 		}
 		switch c {
@@ -222,11 +226,13 @@ func (s *recordFilter) run() (bool, error) {
 				skipped = true
 				continue
 			}
-			s.stack = append(s.stack, frame{array: true})
+			s.push(frame{array: true})
 		case '{':
-			s.stack = append(s.stack, frame{inKey: true})
+			s.push(frame{inKey: true})
 		case ']', '}':
-			if top != nil {
+			if s.deep > 0 {
+				s.deep--
+			} else if top != nil {
 				s.stack = s.stack[:len(s.stack)-1]
 			}
 		case ',':
@@ -235,6 +241,14 @@ func (s *recordFilter) run() (bool, error) {
 			}
 		}
 		s.out.WriteByte(c)
+	}
+}
+
+func (s *recordFilter) push(f frame) {
+	if len(s.stack) < maxDepth {
+		s.stack = append(s.stack, f)
+	} else {
+		s.deep++
 	}
 }
 

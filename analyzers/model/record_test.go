@@ -181,3 +181,23 @@ func FuzzReadRecord(f *testing.F) {
 		sameParse(t, b, got)
 	})
 }
+
+// TestReadRecordDeep: nesting past the lists' depth is followed without
+// keeping it, and the lists are found after it.
+func TestReadRecordDeep(t *testing.T) {
+	deep := strings.Repeat(`{"a": [`, 2_000) + strings.Repeat(`]}`, 2_000)
+	for _, in := range []string{
+		`{"x": ` + deep + `, "generator": {"qps": [{"x": [[[[{"message_completion_ns": [1]}]]]], "message_completion_ns": [1, 2]}]}}`,
+		`{"x": ` + deep + `}`,
+	} {
+		got, err := filterRecord(strings.NewReader(in), int64(len(in)), -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Replace(in, `"message_completion_ns": [1, 2]`, `"message_completion_ns": []`, 1)
+		if string(got) != want {
+			t.Errorf("got %.80s…, want %.80s…", got[len(deep):], want[len(deep):])
+		}
+		sameParse(t, []byte(in), got)
+	}
+}
