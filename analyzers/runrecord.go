@@ -3,7 +3,6 @@ package analyzers
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -67,7 +66,7 @@ type oldCheck struct {
 // verdict differs from the one r computed from the trace.
 func ApplyRunRecord(r *report.Report, dir string) error {
 	path := filepath.Join(dir, "report.json")
-	b, err := os.ReadFile(path)
+	b, err := model.ReadRecordFile(path) // without its per-message lists
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,9 @@ package analyzers_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -88,5 +90,54 @@ func TestApplyRunRecord(t *testing.T) {
 				t.Errorf("Text ends %q, want %q", txt[strings.LastIndex(strings.TrimSuffix(txt, "\n"), "\n")+1:], tt.result)
 			}
 		})
+	}
+}
+
+// TestApplyRunRecordMemory: the bytes allocated to apply a run's record
+// do not grow with the number of messages its generator.qps lists (issue
+// #36, item 3): 100,000 messages cost less than 64 KiB more than 1,000,
+// where reading the record whole costs more than the file (1.6 MB).
+func TestApplyRunRecordMemory(t *testing.T) {
+	alloc := func(msgs int) uint64 {
+		dir := t.TempDir()
+		var b strings.Builder
+		b.WriteString(`{"valid": true, "analysis": {"checks": {"generator": {"verdict": "pass"}}}, "generator": {"goodput_gbps": 4.5, "qps": [`)
+		for q := range 8 {
+			if q > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`{"qp": 1, "message_completion_ns": [`)
+			for i := range msgs / 8 {
+				if i > 0 {
+					b.WriteString(",\n          ")
+				}
+				b.WriteString(strconv.Itoa(1_000_000 + i*8_193))
+			}
+			b.WriteString(`]}`)
+		}
+		b.WriteString(`]}}`)
+		if err := os.WriteFile(filepath.Join(dir, "report.json"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		best := ^uint64(0)
+		for range 3 {
+			r := &report.Report{Valid: true, Integrity: report.Integrity{Verdict: model.Pass}}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			if err := analyzers.ApplyRunRecord(r, dir); err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			if r.Checks.Generator == nil || r.Checks.Generator.Verdict != model.Pass {
+				t.Fatalf("generator %+v, want pass", r.Checks.Generator)
+			}
+			best = min(best, after.TotalAlloc-before.TotalAlloc)
+		}
+		return best
+	}
+	small, large := alloc(1_000), alloc(100_000)
+	t.Logf("allocated %d B at 1,000 messages, %d B at 100,000", small, large)
+	if large > small+64<<10 {
+		t.Errorf("applying a record of 100,000 messages allocated %d B, 1,000 %d B: grows with the messages", large, small)
 	}
 }

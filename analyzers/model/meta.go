@@ -693,9 +693,11 @@ func LoadMeta(path string) (Meta, error) {
 
 // LoadMetaWith is LoadMeta with o (safefile.NoFollow for a file inside a
 // result directory). The file is read with the limit of a run's records
-// (safefile.MaxRecordSize); a FIFO or a device is refused.
+// (safefile.MaxRecordSize); a FIFO or a device is refused. Its
+// per-message lists are not kept (ReadRecord): the memory is that of the
+// rest of the file.
 func LoadMetaWith(path string, o safefile.Options) (Meta, error) {
-	b, err := safefile.ReadFile(path, safefile.MaxRecordSize, o)
+	b, err := ReadRecord(path, safefile.MaxRecordSize, o)
 	if err != nil {
 		return Meta{}, err
 	}
