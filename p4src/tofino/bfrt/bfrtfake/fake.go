@@ -365,10 +365,14 @@ func (s *Server) modify(ts *tableState, pipe uint32, te *pb.TableEntry) (*PauseA
 		return nil, status.Errorf(codes.InvalidArgument, "%s: app %d of %d", t.Name, beUint(keys[0]), t.Size)
 	}
 	k := entryKey(pipe, keys)
-	e := ts.entries[k]
-	if e == nil {
-		e = &entry{pipe: pipe, keys: keys, data: map[uint32]*pb.DataField{}}
-		ts.entries[k] = e
+	// The update is checked on a copy of the entry and stored only when
+	// every check passes: a refused write leaves the entry as it was.
+	e := &entry{pipe: pipe, keys: keys, data: map[uint32]*pb.DataField{}}
+	if old := ts.entries[k]; old != nil {
+		e.action = old.action
+		for id, df := range old.data {
+			e.data[id] = df
+		}
 	}
 	wasOn := e.data[12].GetBoolVal()
 	if a := te.GetData().GetActionId(); a != 0 {
@@ -401,10 +405,15 @@ func (s *Server) modify(ts *tableState, pipe uint32, te *pb.TableEntry) (*PauseA
 			return nil, status.Errorf(codes.InvalidArgument, "%s: offset %d size %d with %d bytes", t.Name, off, size, len(e.data[1].GetStream()))
 		}
 	}
-	if t.Type != "PktgenAppCfg" || wasOn || !e.data[12].GetBoolVal() {
-		return nil, nil
+	var st *PauseApp
+	if t.Type == "PktgenAppCfg" && !wasOn && e.data[12].GetBoolVal() {
+		var err error
+		if st, err = s.start(t, pipe, uint32(beUint(keys[0])), e); err != nil {
+			return nil, err
+		}
 	}
-	return s.start(t, pipe, uint32(beUint(keys[0])), e)
+	ts.entries[k] = e
+	return st, nil
 }
 
 // start checks an app being enabled and returns what it generates.
@@ -439,9 +448,10 @@ func (s *Server) start(t *bfrt.Table, pipe, app uint32, e *entry) (*PauseApp, er
 	}
 	var tmpl []byte
 	for _, be := range s.tables[t.Name[:len(t.Name)-len("app_cfg")]+"pkt_buffer"].entries {
-		if be.pipe == pipe && beUint(be.keys[0]) <= off && off+n <= beUint(be.keys[0])+beUint(be.keys[1]) {
-			b := be.data[1].GetStream()
-			tmpl = append([]byte(nil), b[off-beUint(be.keys[0]):off-beUint(be.keys[0])+n]...)
+		b, k0 := be.data[1].GetStream(), beUint(be.keys[0])
+		// Bounds on the stored bytes too, not only on the key's size.
+		if be.pipe == pipe && k0 <= off && off+n <= k0+beUint(be.keys[1]) && off-k0+n <= uint64(len(b)) {
+			tmpl = append([]byte(nil), b[off-k0:off-k0+n]...)
 		}
 	}
 	if tmpl == nil {
