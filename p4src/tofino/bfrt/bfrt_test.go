@@ -273,3 +273,44 @@ func TestReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEnableBatch: the enables of three pauses, two on pipe 1's port 144
+// and 150 and one on pipe 0's port 4, go out as one WriteRequest per pipe
+// holding every enable of the pipe as its updates (pipe 1 first, the pipe
+// of the first pause), byte for byte.
+func TestEnableBatch(t *testing.T) {
+	c, _ := connect(t, bfrt.Tofino1)
+	p := examplePause
+	p2, p3 := p, p
+	p2.Port, p3.Port = 4, 150
+	plan, err := bfrt.PlanPauses(bfrt.Tofino1, []bfrt.Pause{p, p2, p3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := c.BatchRequests(plan.Enable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u32 := func(v uint32) []byte { return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)} }
+	enable := func(app uint32) []byte {
+		te := cat(varint(1, 0xFF020002), lenField(3, boolean(12, true)), lenField(2, lenField(1, varint(1, 1), lenField(2, lenField(1, u32(app))))))
+		return lenField(3, varint(1, uint64(pb.Update_MODIFY)), lenField(2, lenField(1, te)))
+	}
+	request := func(pipe uint64, updates ...[]byte) []byte {
+		return cat(lenField(1, varint(2, pipe), varint(3, 0xFF), varint(4, 0xFF)), varint(2, 1), cat(updates...), lenField(5, []byte("lumina")))
+	}
+	// Pipe 1: apps 0 and 4 (1–3 are never used); pipe 0: app 0.
+	want := [][]byte{request(1, enable(0), enable(4)), request(0, enable(0))}
+	if len(reqs) != len(want) {
+		t.Fatalf("%d requests, want %d", len(reqs), len(want))
+	}
+	for i, req := range reqs {
+		got, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want[i]) {
+			t.Errorf("request %d:\n got %x\nwant %x", i, got, want[i])
+		}
+	}
+}

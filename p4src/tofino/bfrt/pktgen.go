@@ -5,7 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
+
+	"google.golang.org/grpc/codes"
 
 	"github.com/netlumina/lumina/roce"
 
@@ -211,7 +214,64 @@ func PlanPauses(chip Chip, pauses []Pause) (*PausePlan, error) {
 			Data: []KV{{"app_enable", true}}}})
 		plan.Apps = append(plan.Apps, PipeApp{pipe, uint32(app)})
 	}
+	// The enables of one pipe go together (EnableRequests: a request has
+	// one target pipe), the pipes in the order the pauses first use them.
+	first := map[uint32]int{}
+	for i, a := range plan.Apps {
+		if _, ok := first[a.Pipe]; !ok {
+			first[a.Pipe] = i
+		}
+	}
+	sort.SliceStable(plan.Enable, func(i, j int) bool {
+		return first[*plan.Enable[i].Entry.Pipe] < first[*plan.Enable[j].Entry.Pipe]
+	})
 	return plan, nil
+}
+
+// BatchRequests are the requests WriteBatch sends for ws: consecutive
+// writes with the same target pipe go in one WriteRequest, as its
+// updates in order (a WriteRequest has one target; bf_rt applies its
+// updates one after the other, bfruntime.proto's WriteRequest).
+func (c *Client) BatchRequests(ws []Write) ([]*pb.WriteRequest, error) {
+	var out []*pb.WriteRequest
+	samePipe := func(a, b *uint32) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+	var last *uint32
+	for i, w := range ws {
+		req, err := c.WriteRequest(w.Type, w.Entry)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && samePipe(last, w.Entry.Pipe) {
+			r := out[len(out)-1]
+			r.Updates = append(r.Updates, req.Updates...)
+		} else {
+			out = append(out, req)
+		}
+		last = w.Entry.Pipe
+	}
+	return out, nil
+}
+
+// WriteBatch writes ws with BatchRequests' requests: the plan's Enable,
+// all of a pipe's apps in one request, so that their timers start
+// together and not one round trip apart.
+func (c *Client) WriteBatch(ctx context.Context, ws []Write) error {
+	reqs, err := c.BatchRequests(ws)
+	if err != nil {
+		return err
+	}
+	for _, req := range reqs {
+		resp, err := c.rt.Write(ctx, req)
+		if err != nil {
+			return fmt.Errorf("bfrt: %d updates from %s: %w", len(req.Updates), ws[0].Entry.Table, err)
+		}
+		for i, st := range resp.GetStatus() {
+			if st.GetCanonicalCode() != int32(codes.OK) {
+				return fmt.Errorf("bfrt: update %d of %d: %s (code %d)", i, len(req.Updates), st.GetMessage(), st.GetCanonicalCode())
+			}
+		}
+	}
+	return nil
 }
 
 // Apply writes the plan: Setup, then Enable (the timers start there).

@@ -11,7 +11,8 @@
 // It checks what the hardware needs and a wrong plan would miss: the
 // pipe's pktgen port enabled before an app of the pipe is, the template in
 // the pipe's buffer, 16-byte aligned, at least the chip's minimum length,
-// app fields in range.
+// app fields in range. A request is applied whole or not at all: a
+// refused update leaves every entry as it was before the request.
 package bfrtfake
 
 import (
@@ -288,6 +289,9 @@ func (v *service) Write(_ context.Context, r *pb.WriteRequest) (*pb.WriteRespons
 	s.mu.Lock()
 	s.writes = append(s.writes, r)
 	var starts []PauseApp
+	// A request is applied all or nothing (ROLLBACK_ON_ERROR): undo puts
+	// back what its earlier updates changed when a later one is refused.
+	var undo []func()
 	err := func() error {
 		if !s.clients[r.GetClientId()] {
 			return status.Errorf(codes.FailedPrecondition, "client %d has not subscribed", r.GetClientId())
@@ -314,7 +318,7 @@ func (v *service) Write(_ context.Context, r *pb.WriteRequest) (*pb.WriteRespons
 				pipes = []uint32{0} // keyed by device port
 			}
 			for _, pipe := range pipes {
-				st, err := s.modify(ts, pipe, te)
+				st, err := s.modify(ts, pipe, te, &undo)
 				if err != nil {
 					return err
 				}
@@ -325,6 +329,11 @@ func (v *service) Write(_ context.Context, r *pb.WriteRequest) (*pb.WriteRespons
 		}
 		return nil
 	}()
+	if err != nil {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
 	on := s.OnPause
 	s.mu.Unlock()
 	if err != nil {
@@ -342,7 +351,7 @@ func (v *service) Write(_ context.Context, r *pb.WriteRequest) (*pb.WriteRespons
 
 // modify merges te into ts's entry; it returns the app that starts when
 // app_enable goes from false to true.
-func (s *Server) modify(ts *tableState, pipe uint32, te *pb.TableEntry) (*PauseApp, error) {
+func (s *Server) modify(ts *tableState, pipe uint32, te *pb.TableEntry, undo *[]func()) (*PauseApp, error) {
 	t := ts.t
 	var keys [][]byte
 	for i, kf := range te.GetKey().GetFields() {
@@ -412,6 +421,14 @@ func (s *Server) modify(ts *tableState, pipe uint32, te *pb.TableEntry) (*PauseA
 			return nil, err
 		}
 	}
+	old := ts.entries[k]
+	*undo = append(*undo, func() {
+		if old == nil {
+			delete(ts.entries, k)
+		} else {
+			ts.entries[k] = old
+		}
+	})
 	ts.entries[k] = e
 	return st, nil
 }
