@@ -209,6 +209,18 @@ func TestFakeRefusedWriteKeepsNothing(t *testing.T) {
 	if es, err := c.Read(ctx, bfrt.Entry{Table: "pktgen.pkt_buffer", Pipe: &pipe}, 10); err != nil || len(es) != 0 {
 		t.Fatalf("buffer entries after the refused write: %v %v, want none", es, err)
 	}
+	// One request of two updates, the second refused (offset 8 is not
+	// 16-byte aligned): the first, valid on its own, is not stored either.
+	buf := func(off uint64) bfrt.Write {
+		return bfrt.Write{Type: pb.Update_MODIFY, Entry: bfrt.Entry{Table: "pktgen.pkt_buffer", Pipe: &pipe,
+			Keys: []bfrt.KV{{Name: "pkt_buffer_offset", Val: off}, {Name: "pkt_buffer_size", Val: uint64(62)}}, Data: []bfrt.KV{{Name: "buffer", Val: make([]byte, 62)}}}}
+	}
+	if err := c.WriteBatch(ctx, []bfrt.Write{buf(0), buf(8)}); err == nil || !strings.Contains(err.Error(), "offset 8 size 62") {
+		t.Fatalf("batch with a misaligned buffer: %v", err)
+	}
+	if es, err := c.Read(ctx, bfrt.Entry{Table: "pktgen.pkt_buffer", Pipe: &pipe}, 10); err != nil || len(es) != 0 {
+		t.Fatalf("buffer entries after the refused batch: %v %v, want none", es, err)
+	}
 	app := func(enable bool, extra ...bfrt.KV) error {
 		return c.Write(ctx, pb.Update_MODIFY, bfrt.Entry{Table: "pktgen.app_cfg", Pipe: &pipe, Keys: []bfrt.KV{{Name: "app_id", Val: uint64(0)}},
 			Action: "trigger_timer_one_shot", Data: append([]bfrt.KV{{Name: "timer_nanosec", Val: uint64(1000)}, {Name: "pkt_len", Val: uint64(62)},
