@@ -72,9 +72,11 @@ type placement struct {
 	p4rtDial             []grpc.DialOption
 	p4info, deviceConfig []byte
 	// bfrt is the switch's BfRt server (remote, a Tofino: pauses by its
-	// packet generator, tofino.go), the program bound there and the chip.
+	// packet generator, tofino.go), the program bound there, the chip
+	// and its pipe-local pktgen port (lumina.p4's LUMINA_PKTGEN_PORT).
 	bfrt, bfrtProgram string
 	tofinoChip        bfrt.Chip
+	pktgenPort        uint32
 
 	// rnic is the agents' RNIC: "softrnic" or "verbs".
 	rnic string

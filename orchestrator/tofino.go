@@ -95,7 +95,7 @@ func (d *driver) tofinoSetup(ctx context.Context) error {
 	if len(pauses) == 0 {
 		return nil
 	}
-	plan, err := bfrt.PlanPauses(pl.tofinoChip, pauses)
+	plan, err := bfrt.PlanPausesOn(pl.tofinoChip, pl.pktgenPort, pauses)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,8 @@ func TestTofinoPauses(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.pl.injector = nil
-	d.pl.bfrt, d.pl.bfrtProgram, d.pl.tofinoChip = addr, "lumina", bfrt.Tofino1
+	// A program built with -DLUMINA_PKTGEN_PORT=70 (`--pktgen-port 70`).
+	d.pl.bfrt, d.pl.bfrtProgram, d.pl.tofinoChip, d.pl.pktgenPort = addr, "lumina", bfrt.Tofino1, 70
 	// Before the intake: everything but the enables, one update a request.
 	if err := d.tofinoSetup(ctx); err != nil {
 		t.Fatal(err)
@@ -76,6 +77,12 @@ func TestTofinoPauses(t *testing.T) {
 	ws := srv.Writes()
 	if len(got) != 0 || len(ws) != 7 {
 		t.Fatalf("set-up: %d pauses started, %d writes, want none and 7 (2 PFC enables, port, 2 buffers, 2 apps)", len(got), len(ws))
+	}
+	// The generator on the host's pipe's port 70 (port_cfg is the first
+	// pktgen write, after the 2 PFC enables).
+	if te := ws[2].GetUpdates()[0].GetEntity().GetTableEntry(); te.GetTableId() != 0xFF020001 ||
+		string(te.GetKey().GetFields()[0].GetExact().GetValue()) != string([]byte{0, 0, 0, byte(d.pl.hostPorts[0]&^0x7F | 70)}) {
+		t.Errorf("pktgen port_cfg %v, want port 70 of host port %d's pipe", te, d.pl.hostPorts[0])
 	}
 	for i, w := range ws {
 		if te := w.GetUpdates()[0].GetEntity().GetTableEntry(); len(w.GetUpdates()) != 1 || te.GetTableId() == 0xFF020002 && !hasFalseEnable(te) {
@@ -158,5 +165,11 @@ func TestRemotePauseNeedsBfRt(t *testing.T) {
 	}
 	if _, err := newRemoteBed(RemoteOptions{TokenFile: token, CertDir: dir, Tofino: 3}); err == nil || !strings.Contains(err.Error(), "Tofino 3 (1 or 2)") {
 		t.Errorf("Tofino 3: %v", err)
+	}
+	if _, err := newRemoteBed(RemoteOptions{TokenFile: token, CertDir: dir, Tofino: 1, PktgenPort: 6}); err == nil || !strings.Contains(err.Error(), "--pktgen-port 6 is not a pktgen port of Tofino 1") {
+		t.Errorf("Tofino 1 pktgen port 6: %v", err)
+	}
+	if _, err := newRemoteBed(RemoteOptions{TokenFile: token, CertDir: dir, Tofino: 2, PktgenPort: 6}); err != nil {
+		t.Errorf("Tofino 2 pktgen port 6: %v", err)
 	}
 }

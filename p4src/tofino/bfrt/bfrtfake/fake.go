@@ -438,7 +438,14 @@ func (s *Server) start(t *bfrt.Table, pipe, app uint32, e *entry) (*PauseApp, er
 	if a := t.ActionByID(e.action); a == nil || a.Name != "trigger_timer_one_shot" {
 		return nil, status.Errorf(codes.FailedPrecondition, "%s app %d: enabled without a one-shot timer action", t.Name, app)
 	}
-	port := s.Chip.PktgenPort(pipe)
+	if e.data[15] == nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "%s app %d: pipe_local_source_port never written (its packets would not enter on the pktgen port)", t.Name, app)
+	}
+	local := uint32(beUint(e.data[15].GetStream()))
+	if err := s.Chip.CheckPktgenPort(local); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%s app %d: %v", t.Name, app, err)
+	}
+	port := pipe<<7 | local
 	pc := s.tables[t.Name[:len(t.Name)-len("app_cfg")]+"port_cfg"].entries[entryKey(0, [][]byte{be32(port)})]
 	if pc == nil || !pc.data[2].GetBoolVal() {
 		return nil, status.Errorf(codes.FailedPrecondition, "%s app %d of pipe %d enabled before pktgen on port %d", t.Name, app, pipe, port)
@@ -456,8 +463,8 @@ func (s *Server) start(t *bfrt.Table, pipe, app uint32, e *entry) (*PauseApp, er
 	min := uint64(11)
 	if s.Chip == bfrt.Tofino2 {
 		min = 59
-		if e.data[28] == nil || uint32(get(28)) != port&0x7F {
-			return nil, status.Errorf(codes.FailedPrecondition, "%s app %d: assigned_chnl_id is not the pipe's pktgen port %d", t.Name, app, port&0x7F)
+		if e.data[28] == nil || uint32(get(28)) != local {
+			return nil, status.Errorf(codes.FailedPrecondition, "%s app %d: assigned_chnl_id is not its pipe_local_source_port %d", t.Name, app, local)
 		}
 	}
 	if n < min {

@@ -224,7 +224,7 @@ func TestFakeRefusedWriteKeepsNothing(t *testing.T) {
 	app := func(enable bool, extra ...bfrt.KV) error {
 		return c.Write(ctx, pb.Update_MODIFY, bfrt.Entry{Table: "pktgen.app_cfg", Pipe: &pipe, Keys: []bfrt.KV{{Name: "app_id", Val: uint64(0)}},
 			Action: "trigger_timer_one_shot", Data: append([]bfrt.KV{{Name: "timer_nanosec", Val: uint64(1000)}, {Name: "pkt_len", Val: uint64(62)},
-				{Name: "pkt_buffer_offset", Val: uint64(0)}, {Name: "batch_count_cfg", Val: uint64(0)}, {Name: "packets_per_batch_cfg", Val: uint64(0)},
+				{Name: "pkt_buffer_offset", Val: uint64(0)}, {Name: "pipe_local_source_port", Val: uint64(68)}, {Name: "batch_count_cfg", Val: uint64(0)}, {Name: "packets_per_batch_cfg", Val: uint64(0)},
 				{Name: "ibg", Val: uint64(1000)}, {Name: "ipg", Val: uint64(0)}, {Name: "app_enable", Val: enable}}, extra...)})
 	}
 	if err := app(true); err == nil || !strings.Contains(err.Error(), "no template at offset 0 (62 bytes) in pipe 0's buffer") {
