@@ -18,8 +18,11 @@
 //     target of its own on remote), connect as primary, push the pipeline;
 //  2. startDumpers: Dumper.Start on each dumper's agent;
 //  3. startNICs: Generator.StartNIC on every traffic host;
-//  4. serveResponders, startIntake: Generator.Serve on each flow's to host
-//     (one responder per flow), and the Intake service: each flow's
+//  4. serveResponders, tofinoSetup, startIntake: Generator.Serve on each
+//     flow's to host (one responder per flow); on a Tofino, the BfRt
+//     set-up of PFC, counters and the pauses' packet generator up to the
+//     apps' enables, which the intake sends (tofino.go); and the Intake
+//     service: each flow's
 //     requester reports its connections (Lumina §3.4), and once every flow
 //     has, the control plane installs the test's entries for all of them,
 //     numbered globally in flow order, before any traffic (intakeBarrier);

@@ -72,9 +72,11 @@ type placement struct {
 	p4rtDial             []grpc.DialOption
 	p4info, deviceConfig []byte
 	// bfrt is the switch's BfRt server (remote, a Tofino: pauses by its
-	// packet generator, tofino.go), the program bound there and the chip.
+	// packet generator, tofino.go), the program bound there, the chip
+	// and its pipe-local pktgen port (lumina.p4's LUMINA_PKTGEN_PORT).
 	bfrt, bfrtProgram string
 	tofinoChip        bfrt.Chip
+	pktgenPort        uint32
 
 	// rnic is the agents' RNIC: "softrnic" or "verbs".
 	rnic string
@@ -133,7 +135,7 @@ func drive(ctx context.Context, tb testbed, run *Run, dir string, progress func(
 	}
 	d := &driver{run: run, pl: pl, dir: dir, progress: progress, hooks: h}
 	run.HostPorts = pl.hostPorts
-	err = d.phases(ctx, d.startSwitch, d.startDumpers, d.startNICs, d.serveResponders, d.startIntake, d.traffic, d.settle, d.collect)
+	err = d.phases(ctx, d.startSwitch, d.startDumpers, d.startNICs, d.serveResponders, d.tofinoSetup, d.startIntake, d.traffic, d.settle, d.collect)
 	d.close()
 	tb.close()
 	if err != nil {
@@ -165,7 +167,7 @@ type driver struct {
 	responders []responder
 	intake     *intakeBarrier
 	ig         *grpc.Server
-	// startIntake on a Tofino (pl.bfrt): the BfRt connection.
+	// tofinoSetup on a Tofino (pl.bfrt): the BfRt connection.
 	tofino *tofino
 	// softTiming: on a remote run on the models' clock, the connection to
 	// `lumina injector`'s Timing (softclock.go).

@@ -56,9 +56,12 @@ type RemoteOptions struct {
 	// sent by the Tofino's packet generator and the switch's PFC counters
 	// are read from $PORT_STAT (docs/tofino.md §8). Required for a test
 	// with pauses. BfRtProgram is the program bound there (default
-	// "lumina"), Tofino the chip (1, default, or 2).
+	// "lumina"), Tofino the chip (1, default, or 2). PktgenPort is the
+	// pipe-local pktgen port, lumina.p4's LUMINA_PKTGEN_PORT (0: its
+	// default, 68 on Tofino 1, 6 on Tofino 2; bfrt.Chip.CheckPktgenPort).
 	BfRt, BfRtProgram string
 	Tofino            int
+	PktgenPort        int
 	// Slowdown runs the testbed's software components K times slower
 	// than the wall clock, as netns-slowdown does on netns: the agents'
 	// software RNICs (RNIC "softrnic"; refused with "verbs": a real NIC
@@ -126,6 +129,12 @@ func newRemoteBed(ro RemoteOptions) (testbed, error) {
 	if ro.Tofino != 1 && ro.Tofino != 2 {
 		return nil, fmt.Errorf("%w: remote: Tofino %d (1 or 2)", ErrTestbed, ro.Tofino)
 	}
+	if ro.PktgenPort == 0 {
+		ro.PktgenPort = int(bfrt.Chip(ro.Tofino).DefaultPktgenPort())
+	}
+	if ro.PktgenPort < 0 || bfrt.Chip(ro.Tofino).CheckPktgenPort(uint32(ro.PktgenPort)) != nil {
+		return nil, fmt.Errorf("%w: remote: --pktgen-port %d is not a pktgen port of Tofino %d (68..71 on Tofino 1, 0..7 on Tofino 2; lumina.p4's LUMINA_PKTGEN_PORT)", ErrTestbed, ro.PktgenPort, ro.Tofino)
+	}
 	if ro.BfRtProgram == "" {
 		ro.BfRtProgram = "lumina"
 	}
@@ -148,7 +157,7 @@ func (b *remoteBed) place(ctx context.Context, run *Run, progress func(string)) 
 	t, ro := run.Test, b.opt
 	run.remoteSlowdown = int64(max(ro.Slowdown, 1))
 	pl := &placement{realTime: true, rnic: ro.RNIC, token: b.token, hosts: make([]*grpc.ClientConn, len(t.Hosts)),
-		bfrtProgram: ro.BfRtProgram, tofinoChip: bfrt.Chip(ro.Tofino)}
+		bfrtProgram: ro.BfRtProgram, tofinoChip: bfrt.Chip(ro.Tofino), pktgenPort: uint32(ro.PktgenPort)}
 	if ro.BfRt != "" {
 		_, pl.bfrt = splitHostPort(ro.BfRt, bfrt.DefaultPort)
 	}

@@ -31,21 +31,35 @@ type tofino struct {
 // bfrt_python use 0).
 const bfrtClientID = 1
 
-// tofinoPauses connects to the switch's BfRt server, turns PFC on for the
-// hosts' priorities on their ports, reads the ports' PFC counters, and
-// writes the packet generator's plan for the test's pauses (start-us;
-// config refuses the others on remote), whose timers start at the last
-// write: the intake, as for the software switch.
-func (d *driver) tofinoPauses(ctx context.Context) error {
+// tofinoSetupTimeout bounds the BfRt set-up before the intake: the dial,
+// subscribe and bind, the BfRt info, the PFC writes, the counter baseline
+// and the packet generator's set-up writes.
+const tofinoSetupTimeout = 30 * time.Second
+
+// tofinoEnableTimeout bounds the apps' enables at the intake.
+const tofinoEnableTimeout = 10 * time.Second
+
+// tofinoSetup, a phase before the intake on a Tofino (pl.bfrt), connects
+// to the switch's BfRt server, turns PFC on for the hosts' priorities on
+// their ports, reads the ports' PFC counters (the baseline the counters
+// check takes its counts from), and writes the packet generator's plan
+// for the test's pauses (start-us; config refuses the others on remote)
+// up to the apps' enables: the pktgen ports, the templates, the apps
+// disabled (docs/tofino.md §8). Nothing of it waits for the intake, so
+// none of its round trips lands between the intake and the pauses.
+func (d *driver) tofinoSetup(ctx context.Context) error {
 	run, pl := d.run, d.pl
-	d.progress("tofino: BfRt: bind, PFC enable, counters, packet generator")
+	if pl.injector != nil || pl.bfrt == "" {
+		return nil
+	}
+	d.progress("tofino: BfRt: bind, PFC enable, counters, packet generator set-up")
 	conn, err := grpc.NewClient(pl.bfrt, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return fmt.Errorf("bfrt %s: %w", pl.bfrt, err)
 	}
 	tf := &tofino{conn: conn, base: map[uint32]bfrt.PortPFC{}}
 	d.tofino = tf
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, tofinoSetupTimeout)
 	defer cancel()
 	if tf.c, err = bfrt.Connect(cctx, conn, 0, bfrtClientID, pl.bfrtProgram); err != nil {
 		return fmt.Errorf("bfrt %s: %w", pl.bfrt, err)
@@ -81,12 +95,29 @@ func (d *driver) tofinoPauses(ctx context.Context) error {
 	if len(pauses) == 0 {
 		return nil
 	}
-	plan, err := bfrt.PlanPauses(pl.tofinoChip, pauses)
+	plan, err := bfrt.PlanPausesOn(pl.tofinoChip, pl.pktgenPort, pauses)
 	if err != nil {
 		return err
 	}
 	tf.plan = plan
-	return tf.c.Apply(cctx, plan.Setup, plan.Enable)
+	return tf.c.Apply(cctx, plan.Setup)
+}
+
+// tofinoPauses, at the intake, enables the apps tofinoSetup wrote: every
+// app of a pipe in one WriteRequest (bfrt.Client.WriteBatch), so their
+// timers start together, one request and no other round trip after the
+// intake.
+func (d *driver) tofinoPauses(ctx context.Context) error {
+	tf := d.tofino
+	if tf == nil || tf.c == nil {
+		return fmt.Errorf("bfrt %s: not set up before the intake", d.pl.bfrt)
+	}
+	if tf.plan == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, tofinoEnableTimeout)
+	defer cancel()
+	return tf.c.WriteBatch(cctx, tf.plan.Enable)
 }
 
 // switchOfPort is the logical switch of a host's port (0 without a
@@ -103,7 +134,7 @@ func (r *Run) switchOfPort(port uint32) uint8 {
 }
 
 // readTofinoPFC reads the hosts' ports' per-priority PFC frame counts
-// ($PORT_STAT) since tofinoPauses into the switch's PFC counters.
+// ($PORT_STAT) since tofinoSetup into the switch's PFC counters.
 func (d *driver) readTofinoPFC(ctx context.Context) error {
 	tf := d.tofino
 	st := &agent.SwitchPFCStatus{Counters: map[uint32][roce.PFCPriorities]injector.PFCCounters{}}

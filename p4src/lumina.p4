@@ -83,12 +83,21 @@
 #endif
 
 /* The pipe-local port the packet generator's packets arrive on: the pktgen
- * port whose generator the control plane enables (p4src/tofino/bfrt
- * Chip.PktgenPort: 68 on Tofino 1, 6 on Tofino 2), the recirculation port
- * by default. Generated pauses are told from held packets by their first
+ * port whose generator the control plane enables and which it writes as
+ * each app's pipe_local_source_port (p4src/tofino/bfrt
+ * Chip.DefaultPktgenPort, PlanPausesOn). Its own default per chip, not
+ * the recirculation port's: 68 on Tofino 1 (pktgen ports 68..71 of every
+ * pipe; 68 is also the recirculation port there), 6 on Tofino 2 (pktgen
+ * ports 0..7 of every pipe). Overriding it (bf-p4c -DLUMINA_PKTGEN_PORT=N)
+ * needs `lumina run --pktgen-port N`; overriding LUMINA_RECIRC_PORT does
+ * not move it. Generated pauses are told from held packets by their first
  * byte (IngressParser). */
 #ifndef LUMINA_PKTGEN_PORT
-#define LUMINA_PKTGEN_PORT LUMINA_RECIRC_PORT
+#if __TARGET_TOFINO__ == 2
+#define LUMINA_PKTGEN_PORT 6
+#else
+#define LUMINA_PKTGEN_PORT 68
+#endif
 #endif
 
 typedef bit<48> mac_addr_t;
@@ -263,8 +272,8 @@ parser IngressParser(packet_in pkt, out headers_t hdr, out ig_meta_t meta,
         pkt.advance(PORT_METADATA_SIZE);
         meta = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
         /* A recirculation port carries recirculated packets, which start
-         * with a hold_h (first byte: kind, 1..3). The pktgen port (the
-         * recirculation port by default) carries the packet generator's
+         * with a hold_h (first byte: kind, 1..3). The pktgen port (on
+         * Tofino 1 the recirculation port by default) carries the packet generator's
          * pauses, which start with its 6-byte timer header (first byte:
          * pipe << 3 | app on Tofino 1, pipe << 4 | app on Tofino 2; the
          * control plane never uses apps 1..3, so never 1..3), then a

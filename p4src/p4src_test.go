@@ -378,3 +378,21 @@ func TestP4DepthCode(t *testing.T) {
 		}
 	}
 }
+
+// TestP4PktgenPort: lumina.p4's LUMINA_PKTGEN_PORT has its own default per
+// chip, the pipe-local port the Go side enables and writes as the apps'
+// source port (bfrt Chip.DefaultPktgenPort), and a valid pktgen port of
+// the chip; it does not follow LUMINA_RECIRC_PORT, which Tofino 2 users
+// are told to override (docs/tofino.md §8).
+func TestP4PktgenPort(t *testing.T) {
+	m := regexp.MustCompile(`#ifndef LUMINA_PKTGEN_PORT\n#if __TARGET_TOFINO__ == 2\n#define LUMINA_PKTGEN_PORT (\d+)\n#else\n#define LUMINA_PKTGEN_PORT (\d+)\n#endif\n#endif`).FindStringSubmatch(string(Source))
+	if m == nil {
+		t.Fatal("lumina.p4: LUMINA_PKTGEN_PORT has no numeric default per chip (#if __TARGET_TOFINO__ == 2 … #else … #endif)")
+	}
+	for i, chip := range []bfrt.Chip{bfrt.Tofino2, bfrt.Tofino1} {
+		v, _ := strconv.Atoi(m[i+1])
+		if uint32(v) != chip.DefaultPktgenPort() || chip.CheckPktgenPort(uint32(v)) != nil {
+			t.Errorf("Tofino %d: LUMINA_PKTGEN_PORT %d, the Go side's %d", chip, v, chip.DefaultPktgenPort())
+		}
+	}
+}

@@ -104,7 +104,7 @@ func TestCompletionBash(t *testing.T) {
 		{"lumina ", "agent analyze collie completion decode diff dump export help init injector lab run validate version"},
 		{"lumina ru", "run"},
 		{"lumina run --tes", "--testbed"},
-		{"lumina run -", "--agent-certs --agent-token-file --bfrt --device-config --format --intake-addr --intake-listen --memory-limit --p4info --retries --rnic --seed --set --slowdown --testbed --tofino -o -q"},
+		{"lumina run -", "--agent-certs --agent-token-file --bfrt --device-config --format --intake-addr --intake-listen --memory-limit --p4info --pktgen-port --retries --rnic --seed --set --slowdown --testbed --tofino -o -q"},
 		{"lumina run ", "a.yaml b.yml sub"},
 		{"lumina validate --testbed sim ", "a.yaml b.yml sub"},
 		{"lumina run --seed ", ""},

@@ -51,6 +51,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&r.DeviceConfig, "device-config", "", "remote: packed Tofino device config `file` (docs/tofino.md)")
 	fs.StringVar(&r.BfRt, "bfrt", "", "remote: the Tofino's BfRt server `host[:port]` (bf_switchd, port 50052): pauses by its packet generator, PFC counters (docs/tofino.md §8)")
 	fs.IntVar(&r.Tofino, "tofino", 1, "remote: the Tofino `generation` behind --bfrt: 1 or 2")
+	fs.IntVar(&r.PktgenPort, "pktgen-port", 0, "remote: the pipe-local pktgen `port` lumina.p4 was built with (-DLUMINA_PKTGEN_PORT; 0: its default, 68 on Tofino 1, 6 on Tofino 2)")
 	fs.IntVar(&r.Slowdown, "slowdown", 1, "remote, --rnic softrnic: run the software RNICs `k` times slower than the wall clock, as netns-slowdown does on netns; "+
 		"the switch must be lumina injector --slowdown k (docs/run.md#remote-slowdown)")
 }

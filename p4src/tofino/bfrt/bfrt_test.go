@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +115,7 @@ func TestPauseWritesTofino1(t *testing.T) {
 			stream(1, u32(20000)...),           // timer_nanosec 20 µs
 			stream(13, 0, 62),                  // pkt_len
 			stream(14, 0, 0),                   // pkt_buffer_offset
+			stream(15, u32(68)...),             // pipe_local_source_port: the packets enter on pipe 1's port 68
 			stream(17, 0, 9),                   // batch_count_cfg: 10 frames − 1
 			stream(18, 0, 0),                   // packets_per_batch_cfg: 1 − 1
 			stream(19, u32(20000)...),          // ibg 20 µs
@@ -271,5 +273,89 @@ func TestReadBack(t *testing.T) {
 	}
 	if err := c.Apply(ctx, []bfrt.Write{bfrt.PFCEnable(144, 1<<3)}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEnableBatch: the enables of three pauses, two on pipe 1's port 144
+// and 150 and one on pipe 0's port 4, go out as one WriteRequest per pipe
+// holding every enable of the pipe as its updates (pipe 1 first, the pipe
+// of the first pause), byte for byte.
+func TestEnableBatch(t *testing.T) {
+	c, _ := connect(t, bfrt.Tofino1)
+	p := examplePause
+	p2, p3 := p, p
+	p2.Port, p3.Port = 4, 150
+	plan, err := bfrt.PlanPauses(bfrt.Tofino1, []bfrt.Pause{p, p2, p3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := c.BatchRequests(plan.Enable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u32 := func(v uint32) []byte { return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)} }
+	enable := func(app uint32) []byte {
+		te := cat(varint(1, 0xFF020002), lenField(3, boolean(12, true)), lenField(2, lenField(1, varint(1, 1), lenField(2, lenField(1, u32(app))))))
+		return lenField(3, varint(1, uint64(pb.Update_MODIFY)), lenField(2, lenField(1, te)))
+	}
+	request := func(pipe uint64, updates ...[]byte) []byte {
+		return cat(lenField(1, varint(2, pipe), varint(3, 0xFF), varint(4, 0xFF)), varint(2, 1), cat(updates...), lenField(5, []byte("lumina")))
+	}
+	// Pipe 1: apps 0 and 4 (1–3 are never used); pipe 0: app 0.
+	want := [][]byte{request(1, enable(0), enable(4)), request(0, enable(0))}
+	if len(reqs) != len(want) {
+		t.Fatalf("%d requests, want %d", len(reqs), len(want))
+	}
+	for i, req := range reqs {
+		got, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want[i]) {
+			t.Errorf("request %d:\n got %x\nwant %x", i, got, want[i])
+		}
+	}
+}
+
+// TestPktgenPortOverride: a program built with -DLUMINA_PKTGEN_PORT=70
+// and `--pktgen-port 70`: the generator is enabled on pipe 1's port 70
+// (196 − 68 + 70 = 198), and the app's packets enter there; a port that is
+// not a pktgen port of the chip is refused, and the fake refuses an app
+// whose source port's generator is not enabled.
+func TestPktgenPortOverride(t *testing.T) {
+	plan, err := bfrt.PlanPausesOn(bfrt.Tofino1, 70, []bfrt.Pause{examplePause})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := plan.Setup[0].Entry.Keys[0]; plan.Setup[0].Entry.Table != "pktgen.port_cfg" || k.Val != uint64(198) {
+		t.Errorf("port_cfg %v, want dev_port 198", plan.Setup[0].Entry)
+	}
+	var src any
+	for _, kv := range plan.Setup[2].Entry.Data {
+		if kv.Name == "pipe_local_source_port" {
+			src = kv.Val
+		}
+	}
+	if src != uint64(70) {
+		t.Errorf("pipe_local_source_port %v, want 70", src)
+	}
+	for _, bad := range []struct {
+		chip bfrt.Chip
+		port uint32
+	}{{bfrt.Tofino1, 6}, {bfrt.Tofino1, 72}, {bfrt.Tofino2, 8}, {bfrt.Tofino2, 68}} {
+		if _, err := bfrt.PlanPausesOn(bad.chip, bad.port, []bfrt.Pause{examplePause}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("pktgen port %d", bad.port)) {
+			t.Errorf("Tofino %d port %d: %v", bad.chip, bad.port, err)
+		}
+	}
+	// The fake: the generator enabled on the default port 68, the app's
+	// packets entering on 70: refused.
+	c, _ := connect(t, bfrt.Tofino1)
+	def, err := bfrt.PlanPauses(bfrt.Tofino1, []bfrt.Pause{examplePause})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Apply(context.Background(), def.Setup[:1], plan.Setup[1:], plan.Enable)
+	if err == nil || !strings.Contains(err.Error(), "enabled before pktgen on port 198") {
+		t.Errorf("app on port 70, generator on 68: %v", err)
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
+
+	"google.golang.org/grpc/codes"
 
 	"github.com/netlumina/lumina/roce"
 
@@ -46,20 +49,40 @@ func (c Chip) Apps() int {
 	return 8
 }
 
-// PktgenPort is the device port whose pktgen lumina enables in pipe: 68 on
-// Tofino 1 (the pktgen port group 68–71; port 68 is also the pipe's
-// recirculation port) and 6 on Tofino 2 (ports 0–7; 6 exists in every
-// pipe by default, tna_pktgen's test.py), with the pipe in bits 8:7.
-func (c Chip) PktgenPort(pipe uint32) uint32 {
+// DefaultPktgenPort is the pipe-local pktgen port lumina uses unless told
+// otherwise, lumina.p4's LUMINA_PKTGEN_PORT default: 68 on Tofino 1 (the
+// pktgen ports 68–71 of every pipe) and 6 on Tofino 2 (pktgen channels
+// 0–7; tna_pktgen's test.py uses 6, which exists in every pipe). The two
+// sides must agree (docs/tofino.md §8): a program built with
+// -DLUMINA_PKTGEN_PORT=N needs `lumina run --pktgen-port N`.
+func (c Chip) DefaultPktgenPort() uint32 {
 	if c == Tofino2 {
-		return pipe<<7 | 6
+		return 6
 	}
-	return pipe<<7 | 68
+	return 68
 }
 
+// CheckPktgenPort refuses a pipe-local port that is not a pktgen port of
+// c: 68–71 on Tofino 1, 0–7 on Tofino 2 (the channel an app is assigned
+// to, bf_pktgen_tof2_cfg's assigned_chnl_id "legal value: 0-7").
+func (c Chip) CheckPktgenPort(local uint32) error {
+	if c == Tofino2 && local > 7 {
+		return fmt.Errorf("%w: pktgen port %d: Tofino 2's pktgen ports are 0..7 of a pipe", ErrPause, local)
+	}
+	if c != Tofino2 && (local < 68 || local > 71) {
+		return fmt.Errorf("%w: pktgen port %d: Tofino 1's pktgen ports are 68..71 of a pipe", ErrPause, local)
+	}
+	return nil
+}
+
+// PktgenPort is the device port of pipe's default pktgen port
+// (DefaultPktgenPort, the pipe in bits 8:7).
+func (c Chip) PktgenPort(pipe uint32) uint32 { return pipe<<7 | c.DefaultPktgenPort() }
+
 // usableApp reports whether lumina uses app id a. Generated packets arrive
-// on the recirculation port (LUMINA_RECIRC_PORT is the pktgen port),
-// where lumina.p4 tells them from held packets by the first byte: a
+// on the pktgen port, which on Tofino 1 is also the recirculation port by
+// default (68), where lumina.p4 tells them from held packets by the first
+// byte: a
 // hold_h's kind is 1, 2 or 3, a pktgen timer header's first byte is
 // pipe << 3 | app (Tofino 1) or pipe << 4 | app (Tofino 2). Apps 1–3 are
 // therefore never used, in any pipe.
@@ -134,6 +157,18 @@ type PipeApp struct{ Pipe, App uint32 }
 // Interval until the control plane disabled it, which would put the
 // count back in software's timing.
 func PlanPauses(chip Chip, pauses []Pause) (*PausePlan, error) {
+	return PlanPausesOn(chip, chip.DefaultPktgenPort(), pauses)
+}
+
+// PlanPausesOn is PlanPauses with the pipe-local pktgen port local
+// (lumina.p4's LUMINA_PKTGEN_PORT): each pipe's generator is enabled on
+// its port local, and each app's packets enter the pipe there
+// (pipe_local_source_port), where lumina.p4 parses them as generated
+// pauses.
+func PlanPausesOn(chip Chip, local uint32, pauses []Pause) (*PausePlan, error) {
+	if err := chip.CheckPktgenPort(local); err != nil {
+		return nil, err
+	}
 	plan := &PausePlan{}
 	type pipeState struct {
 		nextApp int
@@ -166,7 +201,7 @@ func PlanPauses(chip Chip, pauses []Pause) (*PausePlan, error) {
 			st = &pipeState{}
 			pipes[pipe] = st
 			plan.Setup = append(plan.Setup, Write{pb.Update_MODIFY, Entry{Table: "pktgen.port_cfg",
-				Keys: []KV{{"dev_port", uint64(chip.PktgenPort(pipe))}},
+				Keys: []KV{{"dev_port", uint64(pipe<<7 | local)}},
 				Data: []KV{{"pktgen_enable", true}}}})
 		}
 		for st.nextApp < chip.Apps() && !usableApp(st.nextApp) {
@@ -191,6 +226,7 @@ func PlanPauses(chip Chip, pauses []Pause) (*PausePlan, error) {
 			{"timer_nanosec", uint64(p.Start.Nanoseconds())},
 			{"pkt_len", uint64(len(tmpl))},
 			{"pkt_buffer_offset", uint64(off)},
+			{"pipe_local_source_port", uint64(local)},
 			{"batch_count_cfg", uint64(n - 1)},
 			{"packets_per_batch_cfg", uint64(0)},
 			{"ibg", uint64(p.Interval.Nanoseconds())},
@@ -202,7 +238,7 @@ func PlanPauses(chip Chip, pauses []Pause) (*PausePlan, error) {
 		}
 		if chip == Tofino2 {
 			// Each app names its pktgen channel on Tofino 2 (test.py).
-			data = append(data, KV{"assigned_chnl_id", uint64(chip.PktgenPort(pipe) & 0x7F)})
+			data = append(data, KV{"assigned_chnl_id", uint64(local)})
 		}
 		key := []KV{{"app_id", uint64(app)}}
 		plan.Setup = append(plan.Setup, Write{pb.Update_MODIFY, Entry{Table: "pktgen.app_cfg", Pipe: &pp, Keys: key,
@@ -211,7 +247,64 @@ func PlanPauses(chip Chip, pauses []Pause) (*PausePlan, error) {
 			Data: []KV{{"app_enable", true}}}})
 		plan.Apps = append(plan.Apps, PipeApp{pipe, uint32(app)})
 	}
+	// The enables of one pipe go together (EnableRequests: a request has
+	// one target pipe), the pipes in the order the pauses first use them.
+	first := map[uint32]int{}
+	for i, a := range plan.Apps {
+		if _, ok := first[a.Pipe]; !ok {
+			first[a.Pipe] = i
+		}
+	}
+	sort.SliceStable(plan.Enable, func(i, j int) bool {
+		return first[*plan.Enable[i].Entry.Pipe] < first[*plan.Enable[j].Entry.Pipe]
+	})
 	return plan, nil
+}
+
+// BatchRequests are the requests WriteBatch sends for ws: consecutive
+// writes with the same target pipe go in one WriteRequest, as its
+// updates in order (a WriteRequest has one target; bf_rt applies its
+// updates one after the other, bfruntime.proto's WriteRequest).
+func (c *Client) BatchRequests(ws []Write) ([]*pb.WriteRequest, error) {
+	var out []*pb.WriteRequest
+	samePipe := func(a, b *uint32) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+	var last *uint32
+	for i, w := range ws {
+		req, err := c.WriteRequest(w.Type, w.Entry)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && samePipe(last, w.Entry.Pipe) {
+			r := out[len(out)-1]
+			r.Updates = append(r.Updates, req.Updates...)
+		} else {
+			out = append(out, req)
+		}
+		last = w.Entry.Pipe
+	}
+	return out, nil
+}
+
+// WriteBatch writes ws with BatchRequests' requests: the plan's Enable,
+// all of a pipe's apps in one request, so that their timers start
+// together and not one round trip apart.
+func (c *Client) WriteBatch(ctx context.Context, ws []Write) error {
+	reqs, err := c.BatchRequests(ws)
+	if err != nil {
+		return err
+	}
+	for _, req := range reqs {
+		resp, err := c.rt.Write(ctx, req)
+		if err != nil {
+			return fmt.Errorf("bfrt: %d updates from %s: %w", len(req.Updates), ws[0].Entry.Table, err)
+		}
+		for i, st := range resp.GetStatus() {
+			if st.GetCanonicalCode() != int32(codes.OK) {
+				return fmt.Errorf("bfrt: update %d of %d: %s (code %d)", i, len(req.Updates), st.GetMessage(), st.GetCanonicalCode())
+			}
+		}
+	}
+	return nil
 }
 
 // Apply writes the plan: Setup, then Enable (the timers start there).

@@ -11,7 +11,8 @@
 // It checks what the hardware needs and a wrong plan would miss: the
 // pipe's pktgen port enabled before an app of the pipe is, the template in
 // the pipe's buffer, 16-byte aligned, at least the chip's minimum length,
-// app fields in range.
+// app fields in range. A request is applied whole or not at all: a
+// refused update leaves every entry as it was before the request.
 package bfrtfake
 
 import (
@@ -288,6 +289,9 @@ func (v *service) Write(_ context.Context, r *pb.WriteRequest) (*pb.WriteRespons
 	s.mu.Lock()
 	s.writes = append(s.writes, r)
 	var starts []PauseApp
+	// A request is applied all or nothing (ROLLBACK_ON_ERROR): undo puts
+	// back what its earlier updates changed when a later one is refused.
+	var undo []func()
 	err := func() error {
 		if !s.clients[r.GetClientId()] {
 			return status.Errorf(codes.FailedPrecondition, "client %d has not subscribed", r.GetClientId())
@@ -314,7 +318,7 @@ func (v *service) Write(_ context.Context, r *pb.WriteRequest) (*pb.WriteRespons
 				pipes = []uint32{0} // keyed by device port
 			}
 			for _, pipe := range pipes {
-				st, err := s.modify(ts, pipe, te)
+				st, err := s.modify(ts, pipe, te, &undo)
 				if err != nil {
 					return err
 				}
@@ -325,6 +329,11 @@ func (v *service) Write(_ context.Context, r *pb.WriteRequest) (*pb.WriteRespons
 		}
 		return nil
 	}()
+	if err != nil {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
 	on := s.OnPause
 	s.mu.Unlock()
 	if err != nil {
@@ -342,7 +351,7 @@ func (v *service) Write(_ context.Context, r *pb.WriteRequest) (*pb.WriteRespons
 
 // modify merges te into ts's entry; it returns the app that starts when
 // app_enable goes from false to true.
-func (s *Server) modify(ts *tableState, pipe uint32, te *pb.TableEntry) (*PauseApp, error) {
+func (s *Server) modify(ts *tableState, pipe uint32, te *pb.TableEntry, undo *[]func()) (*PauseApp, error) {
 	t := ts.t
 	var keys [][]byte
 	for i, kf := range te.GetKey().GetFields() {
@@ -365,10 +374,14 @@ func (s *Server) modify(ts *tableState, pipe uint32, te *pb.TableEntry) (*PauseA
 		return nil, status.Errorf(codes.InvalidArgument, "%s: app %d of %d", t.Name, beUint(keys[0]), t.Size)
 	}
 	k := entryKey(pipe, keys)
-	e := ts.entries[k]
-	if e == nil {
-		e = &entry{pipe: pipe, keys: keys, data: map[uint32]*pb.DataField{}}
-		ts.entries[k] = e
+	// The update is checked on a copy of the entry and stored only when
+	// every check passes: a refused write leaves the entry as it was.
+	e := &entry{pipe: pipe, keys: keys, data: map[uint32]*pb.DataField{}}
+	if old := ts.entries[k]; old != nil {
+		e.action = old.action
+		for id, df := range old.data {
+			e.data[id] = df
+		}
 	}
 	wasOn := e.data[12].GetBoolVal()
 	if a := te.GetData().GetActionId(); a != 0 {
@@ -401,10 +414,23 @@ func (s *Server) modify(ts *tableState, pipe uint32, te *pb.TableEntry) (*PauseA
 			return nil, status.Errorf(codes.InvalidArgument, "%s: offset %d size %d with %d bytes", t.Name, off, size, len(e.data[1].GetStream()))
 		}
 	}
-	if t.Type != "PktgenAppCfg" || wasOn || !e.data[12].GetBoolVal() {
-		return nil, nil
+	var st *PauseApp
+	if t.Type == "PktgenAppCfg" && !wasOn && e.data[12].GetBoolVal() {
+		var err error
+		if st, err = s.start(t, pipe, uint32(beUint(keys[0])), e); err != nil {
+			return nil, err
+		}
 	}
-	return s.start(t, pipe, uint32(beUint(keys[0])), e)
+	old := ts.entries[k]
+	*undo = append(*undo, func() {
+		if old == nil {
+			delete(ts.entries, k)
+		} else {
+			ts.entries[k] = old
+		}
+	})
+	ts.entries[k] = e
+	return st, nil
 }
 
 // start checks an app being enabled and returns what it generates.
@@ -412,7 +438,14 @@ func (s *Server) start(t *bfrt.Table, pipe, app uint32, e *entry) (*PauseApp, er
 	if a := t.ActionByID(e.action); a == nil || a.Name != "trigger_timer_one_shot" {
 		return nil, status.Errorf(codes.FailedPrecondition, "%s app %d: enabled without a one-shot timer action", t.Name, app)
 	}
-	port := s.Chip.PktgenPort(pipe)
+	if e.data[15] == nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "%s app %d: pipe_local_source_port never written (its packets would not enter on the pktgen port)", t.Name, app)
+	}
+	local := uint32(beUint(e.data[15].GetStream()))
+	if err := s.Chip.CheckPktgenPort(local); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%s app %d: %v", t.Name, app, err)
+	}
+	port := pipe<<7 | local
 	pc := s.tables[t.Name[:len(t.Name)-len("app_cfg")]+"port_cfg"].entries[entryKey(0, [][]byte{be32(port)})]
 	if pc == nil || !pc.data[2].GetBoolVal() {
 		return nil, status.Errorf(codes.FailedPrecondition, "%s app %d of pipe %d enabled before pktgen on port %d", t.Name, app, pipe, port)
@@ -430,8 +463,8 @@ func (s *Server) start(t *bfrt.Table, pipe, app uint32, e *entry) (*PauseApp, er
 	min := uint64(11)
 	if s.Chip == bfrt.Tofino2 {
 		min = 59
-		if e.data[28] == nil || uint32(get(28)) != port&0x7F {
-			return nil, status.Errorf(codes.FailedPrecondition, "%s app %d: assigned_chnl_id is not the pipe's pktgen port %d", t.Name, app, port&0x7F)
+		if e.data[28] == nil || uint32(get(28)) != local {
+			return nil, status.Errorf(codes.FailedPrecondition, "%s app %d: assigned_chnl_id is not its pipe_local_source_port %d", t.Name, app, local)
 		}
 	}
 	if n < min {
@@ -439,9 +472,10 @@ func (s *Server) start(t *bfrt.Table, pipe, app uint32, e *entry) (*PauseApp, er
 	}
 	var tmpl []byte
 	for _, be := range s.tables[t.Name[:len(t.Name)-len("app_cfg")]+"pkt_buffer"].entries {
-		if be.pipe == pipe && beUint(be.keys[0]) <= off && off+n <= beUint(be.keys[0])+beUint(be.keys[1]) {
-			b := be.data[1].GetStream()
-			tmpl = append([]byte(nil), b[off-beUint(be.keys[0]):off-beUint(be.keys[0])+n]...)
+		b, k0 := be.data[1].GetStream(), beUint(be.keys[0])
+		// Bounds on the stored bytes too, not only on the key's size.
+		if be.pipe == pipe && k0 <= off && off+n <= k0+beUint(be.keys[1]) && off-k0+n <= uint64(len(b)) {
+			tmpl = append([]byte(nil), b[off-k0:off-k0+n]...)
 		}
 	}
 	if tmpl == nil {

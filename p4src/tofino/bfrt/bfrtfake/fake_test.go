@@ -14,6 +14,7 @@ import (
 	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/p4src/tofino/bfrt"
 	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrtfake"
+	pb "github.com/netlumina/lumina/proto/bfrt/bfrtpb"
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/sim"
 )
@@ -167,5 +168,70 @@ func TestFakeRefusesWrongOrder(t *testing.T) {
 	err = c.Apply(ctx, plan.Setup[1:], plan.Enable) // without the port_cfg write
 	if err == nil || !strings.Contains(err.Error(), "tf1.pktgen.app_cfg app 0 of pipe 1 enabled before pktgen on port 196") {
 		t.Errorf("enable before the port: %v", err)
+	}
+}
+
+// TestFakeRefusedWriteKeepsNothing: a refused write leaves the entry as it
+// was. A pkt_buffer entry of size 62 given 10 bytes is refused and not
+// stored, so an app then enabled on offset 0 is refused for want of a
+// template (it used to slice past the stored 10 bytes and panic the
+// server); an app write refused for one bad field stores none of the
+// others.
+func TestFakeRefusedWriteKeepsNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := &bfrtfake.Server{Chip: bfrt.Tofino1}
+	addr, err := srv.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c, err := bfrt.Connect(ctx, conn, 0, 1, "lumina")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	pipe := uint32(0)
+	if err := c.Write(ctx, pb.Update_MODIFY, bfrt.Entry{Table: "pktgen.port_cfg", Keys: []bfrt.KV{{Name: "dev_port", Val: uint64(68)}},
+		Data: []bfrt.KV{{Name: "pktgen_enable", Val: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Write(ctx, pb.Update_MODIFY, bfrt.Entry{Table: "pktgen.pkt_buffer", Pipe: &pipe,
+		Keys: []bfrt.KV{{Name: "pkt_buffer_offset", Val: uint64(0)}, {Name: "pkt_buffer_size", Val: uint64(62)}}, Data: []bfrt.KV{{Name: "buffer", Val: make([]byte, 10)}}})
+	if err == nil || !strings.Contains(err.Error(), "offset 0 size 62 with 10 bytes") {
+		t.Fatalf("short buffer: %v", err)
+	}
+	if es, err := c.Read(ctx, bfrt.Entry{Table: "pktgen.pkt_buffer", Pipe: &pipe}, 10); err != nil || len(es) != 0 {
+		t.Fatalf("buffer entries after the refused write: %v %v, want none", es, err)
+	}
+	// One request of two updates, the second refused (offset 8 is not
+	// 16-byte aligned): the first, valid on its own, is not stored either.
+	buf := func(off uint64) bfrt.Write {
+		return bfrt.Write{Type: pb.Update_MODIFY, Entry: bfrt.Entry{Table: "pktgen.pkt_buffer", Pipe: &pipe,
+			Keys: []bfrt.KV{{Name: "pkt_buffer_offset", Val: off}, {Name: "pkt_buffer_size", Val: uint64(62)}}, Data: []bfrt.KV{{Name: "buffer", Val: make([]byte, 62)}}}}
+	}
+	if err := c.WriteBatch(ctx, []bfrt.Write{buf(0), buf(8)}); err == nil || !strings.Contains(err.Error(), "offset 8 size 62") {
+		t.Fatalf("batch with a misaligned buffer: %v", err)
+	}
+	if es, err := c.Read(ctx, bfrt.Entry{Table: "pktgen.pkt_buffer", Pipe: &pipe}, 10); err != nil || len(es) != 0 {
+		t.Fatalf("buffer entries after the refused batch: %v %v, want none", es, err)
+	}
+	app := func(enable bool, extra ...bfrt.KV) error {
+		return c.Write(ctx, pb.Update_MODIFY, bfrt.Entry{Table: "pktgen.app_cfg", Pipe: &pipe, Keys: []bfrt.KV{{Name: "app_id", Val: uint64(0)}},
+			Action: "trigger_timer_one_shot", Data: append([]bfrt.KV{{Name: "timer_nanosec", Val: uint64(1000)}, {Name: "pkt_len", Val: uint64(62)},
+				{Name: "pkt_buffer_offset", Val: uint64(0)}, {Name: "pipe_local_source_port", Val: uint64(68)}, {Name: "batch_count_cfg", Val: uint64(0)}, {Name: "packets_per_batch_cfg", Val: uint64(0)},
+				{Name: "ibg", Val: uint64(1000)}, {Name: "ipg", Val: uint64(0)}, {Name: "app_enable", Val: enable}}, extra...)})
+	}
+	if err := app(true); err == nil || !strings.Contains(err.Error(), "no template at offset 0 (62 bytes) in pipe 0's buffer") {
+		t.Fatalf("app on the refused buffer: %v", err)
+	}
+	// The refused enable stored nothing either: the app reads back empty.
+	if es, err := c.Read(ctx, bfrt.Entry{Table: "pktgen.app_cfg", Pipe: &pipe, Keys: []bfrt.KV{{Name: "app_id", Val: uint64(0)}}}, 10); err != nil || len(es) != 0 {
+		t.Fatalf("app entries after the refused enable: %+v %v, want none", es, err)
 	}
 }
