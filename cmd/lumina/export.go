@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -296,7 +294,7 @@ func exportStoreCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("lumina export store", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	root := fs.String("root", "", "results store `directory` (required)")
-	job := fs.String("job", "", "job `id`: storing the same id again replaces its rows (default: dirs-HASH of the directories' absolute paths)")
+	job := fs.String("job", "", "job `id`: storing the same id again replaces its rows (default: content-HASH of the report.json files and the job's test, testbed, nic, firmware and labels, so only a re-export of the same results with the same metadata replaces)")
 	testbed := fs.String("testbed", "", "testbed `name` (default: report.json's)")
 	nic := fs.String("nic", "", "NIC partition `value` (default: the label nic, else the requester's personality or driver)")
 	fw := fs.String("firmware", "", "firmware partition `value` (default: the label firmware, else the requester's firmware, else unknown)")
@@ -338,16 +336,9 @@ func exportStoreCmd(args []string, stdout, stderr io.Writer) error {
 		dirs = append(dirs, d...)
 	}
 	if j.ID == "" {
-		var abs []string
-		for _, p := range pos {
-			a, err := filepath.Abs(p)
-			if err != nil {
-				return fmt.Errorf("export store: %w", err)
-			}
-			abs = append(abs, a)
+		if j.ID, err = store.ContentID(j, dirs...); err != nil {
+			return fmt.Errorf("export store: %w", err)
 		}
-		sum := sha256.Sum256([]byte(strings.Join(abs, "\x00")))
-		j.ID = "dirs-" + hex.EncodeToString(sum[:8])
 	}
 	files, err := store.Add(*root, j, dirs...)
 	if err != nil {
