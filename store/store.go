@@ -393,7 +393,13 @@ func writeFile[T any](dir, name string, rows []T) (string, error) {
 		return "", fmt.Errorf("store: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
-	w := parquet.NewGenericWriter[T](tmp, parquet.Compression(&parquet.Zstd))
+	zc, err := NewZstd()
+	if err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("store: %w", err)
+	}
+	defer zc.Close()
+	w := parquet.NewGenericWriter[T](tmp, parquet.Compression(zc))
 	if _, err := w.Write(rows); err != nil {
 		tmp.Close()
 		return "", fmt.Errorf("store: %s: %w", name, err)
