@@ -141,7 +141,7 @@ func TestResourceLimits(t *testing.T) {
 		{"traffic: {num-qps: 16384, message-size: 2147483648}\n", LoadOptions{Resources: mem},
 			`t.yaml:1:41: the test needs about 96 TiB of memory on this machine (messages 3 × 16384 QPs × 2147483648 B = 96 TiB, dumpers 8 MiB, held packets 0 B, records 140 MiB: graph data 128 MiB, 0 packets of events and PFC frames, 16384 messages, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit`},
 		{"dumpers:\n  - workers: 64\n", LoadOptions{Resources: mem, Testbed: new(TestbedNetns)},
-			`t.yaml:2:3: the test needs about 4.6 GiB of memory on this machine (messages 3 × 1 QPs × 4096 B = 12 KiB, dumpers 4.2 GiB, held packets 0 B, records 128 MiB: graph data 128 MiB, 0 packets of events and PFC frames, 1 messages, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit`},
+			`t.yaml:2:3: the test needs about 4.5 GiB of memory on this machine (messages 3 × 1 QPs × 4096 B = 12 KiB, dumpers 4.2 GiB, held packets 0 B, records 1.8 KiB: graph data 1 KiB, 0 packets of events and PFC frames, 1 messages, base 256 MiB), more than the limit of 4 GiB; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit`},
 		// At least 10,000,000 packets × (128+16) B, twice (the dumper
 		// files and the trace) = 2.7 GiB.
 		{"num-repeats: 1\ntraffic: {num-msgs-per-qp: 1000, message-size: 10240000}\n", LoadOptions{Resources: disk},

@@ -320,11 +320,11 @@ func TestEstimateFlows(t *testing.T) {
 	// go-back-N 2 × 2 messages × 2 packets = 8. Packets: 24·2.2 = 52 and
 	// 6·2.2 + 8 = 21.
 	// The trace at its smallest: the 24 and 2 × 2 data packets of 144 B
-	// (the READ requests not counted). Records: the graph data, the 8
-	// packets the drops add, 8 messages.
+	// (the READ requests not counted). Records: the graph data of the 73
+	// packets, the 8 packets the drops add, 8 messages.
 	want := Estimate{MinPackets: 30, EventPackets: 8, Packets: 73,
 		TraceBytes: 73 * (128 + 16), MinTraceBytes: 28 * (128 + 16), GeneratorBytes: 3*2*4096 + 3*1*2048, DumperBytes: 2 * (4 << 20),
-		RecordBytes: PlotMemory + 8*PacketMemory + (2*3+1*2)*MessageMemory}
+		PlotBytes: 73 * PlotPacketMemory, RecordBytes: 73*PlotPacketMemory + 8*PacketMemory + (2*3+1*2)*MessageMemory}
 	want.DiskBytes, want.SpoolBytes = 2*want.TraceBytes, want.TraceBytes
 	want.MemoryBytes = want.GeneratorBytes + want.DumperBytes + want.RecordBytes + BaseMemory
 	if got != want {

@@ -94,9 +94,12 @@ type Estimate struct {
 	// events: every packet an event matches, at most what a 400 Gb/s link
 	// carries during the hold.
 	HoldBytes int64
+	// PlotBytes is report.html's graph data: PlotPacketMemory a packet
+	// and PFC frame (Packets, PFCFrames), at most PlotMemory however long the trace.
+	PlotBytes int64
 	// RecordBytes is what the run keeps of the traffic until its
-	// analysis ends (the generators' and analyzers' records): PlotMemory
-	// for report.html's graph data, however long the trace; PacketMemory
+	// analysis ends (the generators' and analyzers' records): PlotBytes
+	// for report.html's graph data; PacketMemory
 	// per packet the events add (EventPackets: each one a loss, a hold or
 	// a copy the analyzers may keep a result for) and per PFC frame;
 	// MessageMemory per message. Nothing is kept per packet of the
@@ -136,10 +139,17 @@ const (
 	MessageMemory = 768
 )
 
-// PlotMemory is report.html's graph data, which a run builds whatever the
-// trace's length: at most 64 MiB of packet records (report.MaxPlotBytes)
-// and as much again while the page encodes them.
-const PlotMemory = 128 << 20
+// PlotPacketMemory is report.html's graph data per packet of the trace:
+// the analyzers keep one packet record of report.RecordBytes (64 B) for
+// each of the first report.MaxPlotPackets packets, and as much again while
+// the page encodes it. PlotMemory bounds it whatever the trace's length:
+// at most 64 MiB of packet records (report.MaxPlotBytes) and as much again
+// while the page encodes them. (config does not import the analyzers;
+// TestPlotMemoryIsReports checks both against analyzers/report.)
+const (
+	PlotPacketMemory = 2 * 64
+	PlotMemory       = 128 << 20
+)
 
 // pcapRecordOverhead is a pcap record header.
 const pcapRecordOverhead = 16
@@ -225,7 +235,8 @@ func (t *Test) Estimate() Estimate {
 		}
 		e.DumperBytes += int64(max(dm.Workers, 1)) * per
 	}
-	e.RecordBytes = PlotMemory + (e.EventPackets+e.PFCFrames)*PacketMemory + qpMsgs*MessageMemory
+	e.PlotBytes = min(PlotMemory, (e.Packets+e.PFCFrames)*PlotPacketMemory)
+	e.RecordBytes = e.PlotBytes + (e.EventPackets+e.PFCFrames)*PacketMemory + qpMsgs*MessageMemory
 	e.MemoryBytes = e.GeneratorBytes + e.DumperBytes + e.HoldBytes + e.RecordBytes + BaseMemory
 	return e
 }
@@ -484,7 +495,7 @@ func (d *decoder) checkResources(t *Test, r Resources) {
 		}
 		d.errorAt(at, fmt.Sprintf("the test needs about %s of memory on this machine (%s, dumpers %s, held packets %s, records %s: graph data %s, %d packets of events and PFC frames, %d messages, base %s), more than the limit of %s; use fewer QPs, messages or events, smaller messages or fewer dumper workers, or raise the limit with --memory-limit",
 			Bytes(e.MemoryBytes), msgs, Bytes(e.DumperBytes), Bytes(e.HoldBytes),
-			Bytes(e.RecordBytes), Bytes(PlotMemory), e.EventPackets+e.PFCFrames, qpMsgs, Bytes(BaseMemory), Bytes(r.MemoryBytes)))
+			Bytes(e.RecordBytes), Bytes(e.PlotBytes), e.EventPackets+e.PFCFrames, qpMsgs, Bytes(BaseMemory), Bytes(r.MemoryBytes)))
 	}
 	// What the disk need is counted in, and where to point: the PFC
 	// frames' entry when they are most of it, else the repeats.

@@ -379,11 +379,9 @@ func (d *driver) serveResponders(ctx context.Context) error {
 func (d *driver) startIntake(context.Context) error {
 	d.ig = grpc.NewServer(d.pl.intakeServer...)
 	luminav1.RegisterIntakeServer(d.ig, &intakeServer{install: d.intake.report})
-	go func() {
-		if err := d.ig.Serve(d.pl.intake); err != nil { // nil after Stop
-			fmt.Fprintf(os.Stderr, "lumina: intake server: %v\n", err)
-		}
-	}()
+	go agent.ServeGRPC(d.ig, d.pl.intake, func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "lumina: intake server: "+format+"\n", args...)
+	})
 	return nil
 }
 

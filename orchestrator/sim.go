@@ -157,11 +157,9 @@ func (b *simBed) start(name string, ports map[string]sim.Port) (*grpc.ClientConn
 	if err != nil {
 		return nil, err
 	}
-	go func() {
-		if err := g.Serve(ln); err != nil { // nil after Stop
-			fmt.Fprintf(os.Stderr, "lumina: sim: agent %s: %v\n", name, err)
-		}
-	}()
+	go agent.ServeGRPC(g, ln, func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "lumina: sim: agent %s: %s\n", name, fmt.Sprintf(format, args...))
+	})
 	c, err := b.net.GRPC(name)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,8 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/internal/safefile"
 	"github.com/netlumina/lumina/orchestrator"
 	"github.com/netlumina/lumina/suite"
@@ -177,6 +180,42 @@ func AddResults(root string, job Job, resultsDir string) ([]string, error) {
 	return add(root, job, dirs, names)
 }
 
+// ContentID is the job id of results stored without one (`lumina export
+// store` without --job): "content-" and 16 hex digits of the SHA-256 of
+// each run directory's report.json bytes, in order, and of the job's
+// metadata that changes the rows (test, testbed, NIC, firmware, labels).
+// Storing the same results with the same metadata again gives the same
+// id, so it replaces them; a new run written to the same directory, or
+// the same results under another firmware or label, is a new job and
+// adds rows. The directories' paths do not enter it.
+func ContentID(job Job, runDirs ...string) (string, error) {
+	h := sha256.New()
+	field := func(s string) { fmt.Fprintf(h, "%d:%s", len(s), s) }
+	for _, d := range runDirs {
+		p := filepath.Join(d, "report.json")
+		b, err := safefile.ReadFile(p, safefile.MaxRecordSize, safefile.Options{})
+		if err != nil {
+			return "", fmt.Errorf("store: %w", err)
+		}
+		field("report")
+		field(string(b))
+	}
+	field("test")
+	field(job.Test)
+	field("testbed")
+	field(job.Testbed)
+	field("nic")
+	field(job.NIC)
+	field("firmware")
+	field(job.Firmware)
+	for _, k := range slices.Sorted(maps.Keys(job.Labels)) {
+		field("label")
+		field(k)
+		field(job.Labels[k])
+	}
+	return "content-" + hex.EncodeToString(h.Sum(nil)[:8]), nil
+}
+
 // RunDirs lists the repeat directories (holding report.json) under dir,
 // by test and repeat: dir itself when it is one; its all-digit
 // subdirectories when it is one test's directory (OUT/<test>); else
@@ -254,7 +293,7 @@ func readReport(dir string) (*orchestrator.Report, error) {
 
 func runRow(job Job, when time.Time, rp suite.Repeat) RunRow {
 	row := RunRow{JobID: job.ID, Time: when, Test: rp.Test, File: rp.File, Testbed: rp.Testbed, Labels: map[string]string{},
-		Seed: rp.Seed, Repeat: int64(rp.Repeat), RepeatSet: int64(job.RepeatSet), Worker: job.Worker, Delivery: int64(job.Delivery), Dir: rp.Dir, Valid: rp.Valid, Verdict: "pass", Checks: map[string]string{},
+		Seed: rp.Seed, Repeat: int64(rp.Repeat), RepeatSet: int64(job.RepeatSet), Worker: job.Worker, Delivery: int64(job.Delivery), Dir: rp.Dir, Valid: rp.Valid, Verdict: string(model.Pass), Checks: map[string]string{},
 		Violations: rp.Violations, CountersOK: rp.CountersOK, CountersMismatch: rp.CountersMismatch,
 		CNPDecided: rp.CNPDecided, CNPScopes: rp.CNPScopes}
 	if job.Test != "" {
@@ -266,13 +305,13 @@ func runRow(job Job, when time.Time, rp suite.Repeat) RunRow {
 	maps.Copy(row.Labels, job.Labels)
 	for k, v := range rp.Checks {
 		row.Checks[k] = string(v)
-		if v == "fail" {
+		if v.Failed() {
 			row.Failed = append(row.Failed, k)
 		}
 	}
 	sort.Strings(row.Failed)
 	if len(row.Failed) > 0 || !rp.Valid {
-		row.Verdict = "fail"
+		row.Verdict = string(model.Fail)
 	}
 	for _, role := range slices.Sorted(maps.Keys(rp.NIC)) {
 		id := rp.NIC[role]
@@ -354,7 +393,13 @@ func writeFile[T any](dir, name string, rows []T) (string, error) {
 		return "", fmt.Errorf("store: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
-	w := parquet.NewGenericWriter[T](tmp, parquet.Compression(&parquet.Zstd))
+	zc, err := NewZstd()
+	if err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("store: %w", err)
+	}
+	defer zc.Close()
+	w := parquet.NewGenericWriter[T](tmp, parquet.Compression(zc))
 	if _, err := w.Write(rows); err != nil {
 		tmp.Close()
 		return "", fmt.Errorf("store: %s: %w", name, err)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -149,8 +147,13 @@ type PacketRow struct {
 
 // ExportParquet writes the trace of arg (a trace file, or a run directory
 // whose trace it decodes with the run's connections) to out as Parquet, one
-// row per frame, rowGroup rows per row group: memory is bounded by one
-// row group whatever the trace's length. The file is written atomically
+// row per frame, rowGroup rows per row group: the live heap is one row
+// group's column buffers (about 15 MiB at 64 Ki rows), the zstd encoder
+// (store.Zstd, a few MiB) and the footer's metadata, which grows by about
+// 30 KB a row group (Parquet writes it at the end): 20 MB live at 0.13 M
+// and 2.1 M packets, 24 MB at 10.5 M; the resident set is that twice
+// over for the GC's headroom (GOGC=100) and the binary (docs/lab-results.md).
+// The file is written atomically
 // (a temporary file renamed into place). It returns the rows written.
 func ExportParquet(ctx context.Context, arg, out string, rowGroup int) (int64, error) {
 	in, err := analyzers.ReadInputs(arg, "")
@@ -184,7 +187,13 @@ func ExportParquet(ctx context.Context, arg, out string, rowGroup int) (int64, e
 		return 0, err
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
-	w := parquet.NewGenericWriter[PacketRow](tmp, parquet.Compression(&parquet.Zstd), parquet.MaxRowsPerRowGroup(int64(rowGroup)),
+	zc, err := store.NewZstd()
+	if err != nil {
+		tmp.Close()
+		return 0, err
+	}
+	defer zc.Close()
+	w := parquet.NewGenericWriter[PacketRow](tmp, parquet.Compression(zc), parquet.MaxRowsPerRowGroup(int64(rowGroup)),
 		parquet.CreatedBy("lumina", version, ""))
 	const batch = 1024
 	buf := make([]PacketRow, 0, batch)
@@ -296,7 +305,7 @@ func exportStoreCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("lumina export store", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	root := fs.String("root", "", "results store `directory` (required)")
-	job := fs.String("job", "", "job `id`: storing the same id again replaces its rows (default: dirs-HASH of the directories' absolute paths)")
+	job := fs.String("job", "", "job `id`: storing the same id again replaces its rows (default: content-HASH of the report.json files and the job's test, testbed, nic, firmware and labels, so only a re-export of the same results with the same metadata replaces)")
 	testbed := fs.String("testbed", "", "testbed `name` (default: report.json's)")
 	nic := fs.String("nic", "", "NIC partition `value` (default: the label nic, else the requester's personality or driver)")
 	fw := fs.String("firmware", "", "firmware partition `value` (default: the label firmware, else the requester's firmware, else unknown)")
@@ -338,16 +347,9 @@ func exportStoreCmd(args []string, stdout, stderr io.Writer) error {
 		dirs = append(dirs, d...)
 	}
 	if j.ID == "" {
-		var abs []string
-		for _, p := range pos {
-			a, err := filepath.Abs(p)
-			if err != nil {
-				return fmt.Errorf("export store: %w", err)
-			}
-			abs = append(abs, a)
+		if j.ID, err = store.ContentID(j, dirs...); err != nil {
+			return fmt.Errorf("export store: %w", err)
 		}
-		sum := sha256.Sum256([]byte(strings.Join(abs, "\x00")))
-		j.ID = "dirs-" + hex.EncodeToString(sum[:8])
 	}
 	files, err := store.Add(*root, j, dirs...)
 	if err != nil {

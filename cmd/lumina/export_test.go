@@ -260,3 +260,47 @@ func TestDiffStore(t *testing.T) {
 		}
 	}
 }
+
+// TestExportStoreDefaultJobID: without --job, the job id comes from the
+// results and the metadata given, not the directory's path: the same
+// directory exported under two firmwares keeps both (the id of the
+// directories' paths deleted the first), and a re-export of the same
+// results with the same metadata replaces its rows.
+func TestExportStoreDefaultJobID(t *testing.T) {
+	tmp := t.TempDir()
+	diffSetup(t, tmp)
+	root := filepath.Join(tmp, "store")
+	dir := filepath.Join(tmp, "base")
+	export := func(args ...string) {
+		t.Helper()
+		a := append([]string{"export", "store", "--root", root, "--date", "2026-11-27"}, args...)
+		if code, stdout, stderr := runCLI(append(a, dir)...); code != 0 {
+			t.Fatalf("%q: exit %d, %q %q", a, code, stdout, stderr)
+		}
+	}
+	files := func() []string {
+		t.Helper()
+		f, err := filepath.Glob(filepath.Join(root, "*", "*", "*", "*", "*.parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range f {
+			f[i], _ = filepath.Rel(root, filepath.Dir(f[i]))
+		}
+		return f
+	}
+	export("--firmware", "A")
+	export("--firmware", "B")
+	export("--firmware", "B", "--label", "build=7")
+	got := files()
+	want := []string{"losses/nic=cx5/firmware=A/date=2026-11-27", "losses/nic=cx5/firmware=B/date=2026-11-27", "losses/nic=cx5/firmware=B/date=2026-11-27",
+		"runs/nic=cx5/firmware=A/date=2026-11-27", "runs/nic=cx5/firmware=B/date=2026-11-27", "runs/nic=cx5/firmware=B/date=2026-11-27"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("after firmware A, B, B+label: %q, want %q", got, want)
+	}
+	export("--firmware", "A")
+	export("--firmware", "B", "--label", "build=7")
+	if got := files(); !slices.Equal(got, want) {
+		t.Errorf("after re-exporting the same results: %q, want %q (the same job replaced)", got, want)
+	}
+}

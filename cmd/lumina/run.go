@@ -85,8 +85,18 @@ func runTests(ctx context.Context, f *runFlags, args []string, stdout, stderr io
 			return fmt.Errorf("run: --agent-token-file: %w", err)
 		}
 	}
-	tests, err := loadTests(f, args, stderr)
+	tests, loadErrs, err := loadTests(f, args, stderr)
 	if err != nil {
+		if f.format == "json" {
+			// One document whatever happens: the load errors, nothing run.
+			s := runSummary{Errors: loadErrs}
+			if s.Errors == nil {
+				s.Errors = []string{err.Error()}
+			}
+			if werr := s.write(stdout); werr != nil {
+				return werr
+			}
+		}
 		return err
 	}
 	o := f.options(stderr)
@@ -144,12 +154,19 @@ func (f *runFlags) options(stderr io.Writer) orchestrator.Options {
 }
 
 // loadTests loads and validates every test file args name, with the
-// flags' overrides, printing every error; one invalid file is a usage
-// error: a typo in the tenth file should not surface after nine runs.
-func loadTests(f *runFlags, args []string, stderr io.Writer) ([]*config.Test, error) {
+// flags' overrides, printing every error (and returning the lines
+// printed); one invalid file is a usage error: a typo in the tenth file
+// should not surface after nine runs.
+func loadTests(f *runFlags, args []string, stderr io.Writer) ([]*config.Test, []string, error) {
 	files, err := testFiles(args)
 	if err != nil {
-		return nil, usagef("run: %v", err)
+		err = usagef("run: %v", err)
+		return nil, []string{"lumina: " + err.Error()}, err
+	}
+	var errs []string
+	printErr := func(s string) {
+		fmt.Fprintln(stderr, s)
+		errs = append(errs, s)
 	}
 	lo := config.LoadOptions{Resources: resources(f.mem, f.out), Personalities: true, NoDPDK: !dumper.DPDKAvailable,
 		Warn: func(e config.Error) { fmt.Fprintln(stderr, e.Error()) }, Set: *f.sets}
@@ -165,20 +182,20 @@ func loadTests(f *runFlags, args []string, stderr io.Writer) ([]*config.Test, er
 		switch {
 		case errors.As(err, &list):
 			for _, e := range list {
-				fmt.Fprintln(stderr, e.Error())
+				printErr(e.Error())
 			}
 			bad = true
 		case err != nil:
-			fmt.Fprintf(stderr, "lumina: %v\n", err)
+			printErr(fmt.Sprintf("lumina: %v", err))
 			bad = true
 		default:
 			tests = append(tests, t)
 		}
 	}
 	if bad {
-		return nil, &usageError{"run: invalid test files; nothing was run"}
+		return nil, errs, &usageError{"run: invalid test files; nothing was run"}
 	}
-	return tests, nil
+	return tests, nil, nil
 }
 
 // testFiles expands folders into their *.yaml and *.yml files, sorted.

@@ -26,6 +26,9 @@ type runSummary struct {
 	// repeats are those that ran.
 	Interrupted bool          `json:"interrupted,omitempty"`
 	Tests       []testSummary `json:"tests"`
+	// Errors: the test files could not be loaded (exit 2) and nothing
+	// ran; each error as stderr gives it (FILE:LINE:COL: message).
+	Errors []string `json:"errors,omitempty"`
 }
 
 // testSummary is one test file's repeats.
@@ -121,7 +124,7 @@ func summarizeRepeat(i int, r orchestrator.RepeatResult) repeatSummary {
 // write prints the summary as indented JSON.
 func (s *runSummary) write(w io.Writer) error {
 	s.Schema = runSchema
-	s.OK = !s.Interrupted && len(s.Tests) > 0
+	s.OK = !s.Interrupted && len(s.Tests) > 0 && len(s.Errors) == 0
 	if s.Tests == nil {
 		s.Tests = []testSummary{}
 	}

@@ -110,3 +110,44 @@ func TestRepeatSummaryInvalid(t *testing.T) {
 		t.Errorf("invalid repeat:\n got %+v\nwant %+v", rs, want)
 	}
 }
+
+// TestRunFormatJSONLoadErrors: with invalid test files, --format json
+// still prints its one document: nothing ran, and errors holds each
+// load error as stderr gives it (exit 2).
+func TestRunFormatJSONLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(good, starterTest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("traffic:\n  mtu: 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{good, bad}, []string{bad + ":2:8: mtu: want 256, 512, 1024, 2048 or 4096, got 7"}},
+		{[]string{filepath.Join(dir, "nope.yaml")}, []string{"lumina: run: stat " + filepath.Join(dir, "nope.yaml") + ": no such file or directory"}},
+	} {
+		code, out, stderr := runCLI(append([]string{"run", "-q", "-o", filepath.Join(dir, "out"), "--format", "json"}, tc.args...)...)
+		if code != 2 {
+			t.Errorf("%q: exit %d, want 2\n%s", tc.args, code, stderr)
+		}
+		var s map[string]any
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatalf("%q: stdout is not the JSON document: %v\n%q", tc.args, err, out)
+		}
+		want := map[string]any{"schema": "lumina.run/v1", "ok": false, "tests": []any{}, "errors": []any{}}
+		for _, e := range tc.want {
+			want["errors"] = append(want["errors"].([]any), e)
+		}
+		if !reflect.DeepEqual(s, want) {
+			t.Errorf("%q: document %v, want %v", tc.args, s, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
+		t.Errorf("results directory: %v, want none (nothing ran)", err)
+	}
+}

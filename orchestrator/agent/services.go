@@ -720,11 +720,10 @@ func (a *Agent) injectorStart(req *luminav1.InjectorStartRequest) (*luminav1.Inj
 	}
 	g := grpc.NewServer(append(slices.Clip(a.ServerOpts), injector.ServerOption())...)
 	injector.NewServer(sw, 0).Register(g)
-	go func() {
-		if err := g.Serve(ln); err != nil { // nil after Stop
-			a.logf("P4Runtime server on %v: %v", ln.Addr(), err)
-		}
-	}()
+	addr := ln.Addr()
+	go ServeGRPC(g, ln, func(format string, args ...any) {
+		a.logf("P4Runtime server on %v: "+format, append([]any{addr}, args...)...)
+	})
 	a.mu.Lock()
 	a.closers = append(a.closers, func() { g.Stop(); cleanup() })
 	a.sw = sw
