@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -101,31 +100,8 @@ func jobID(file string, yaml []byte, pool string, labels map[string]string, set 
 
 // SuiteFiles expands a suite: each argument is a test YAML file or a
 // directory, which means every *.yaml and *.yml directly in it (sorted), as
-// lumina run reads them.
-func SuiteFiles(args []string) ([]string, error) {
-	var out []string
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			out = append(out, a)
-			continue
-		}
-		var found []string
-		for _, pat := range []string{"*.yaml", "*.yml"} {
-			m, _ := filepath.Glob(filepath.Join(a, pat))
-			found = append(found, m...)
-		}
-		if len(found) == 0 {
-			return nil, fmt.Errorf("%s: no .yaml test files", a)
-		}
-		sort.Strings(found)
-		out = append(out, found...)
-	}
-	return out, nil
-}
+// lumina run reads them (config.TestFiles).
+func SuiteFiles(args []string) ([]string, error) { return config.TestFiles(args) }
 
 // ParseLabel reads "k=v"; k is a non-empty word of letters, digits, '_',
 // '-' and '.'.

@@ -250,27 +250,15 @@ func RunDirs(dir string) ([]string, error) {
 	return out, nil
 }
 
-// repeatDirs lists dir's all-digit subdirectories holding report.json, by
-// number.
+// repeatDirs lists dir's repeat directories (suite.RepeatDirs), by number.
 func repeatDirs(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
+	ns, err := suite.RepeatDirs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, err
 	}
-	var ns []int
-	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
-		if !e.IsDir() || err != nil || n < 0 || strconv.Itoa(n) != e.Name() {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), "report.json")); err == nil {
-			ns = append(ns, n)
-		}
-	}
-	sort.Ints(ns)
-	var out []string
-	for _, n := range ns {
-		out = append(out, filepath.Join(dir, strconv.Itoa(n)))
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = filepath.Join(dir, strconv.Itoa(n))
 	}
 	return out, nil
 }

@@ -245,9 +245,10 @@ func Read(outDir string) (*Suite, error) {
 	return s, nil
 }
 
-// repeatDirs returns the repeat subdirectories of testDir holding a
-// report.json, by repeat number.
-func repeatDirs(testDir string) ([]int, error) {
+// RepeatDirs returns the repeat numbers of testDir's subdirectories that
+// hold a report.json (OUT/<test>/<repeat>/, as lumina run writes them), in
+// order.
+func RepeatDirs(testDir string) ([]int, error) {
 	ents, err := os.ReadDir(testDir)
 	if err != nil {
 		return nil, fmt.Errorf("suite: %w", err)
@@ -268,7 +269,7 @@ func repeatDirs(testDir string) ([]int, error) {
 
 // readTest summarizes testDir; nil if it holds no repeat.
 func readTest(testDir, rel string) (*Test, error) {
-	reps, err := repeatDirs(testDir)
+	reps, err := RepeatDirs(testDir)
 	if err != nil || len(reps) == 0 {
 		return nil, err
 	}
@@ -362,7 +363,7 @@ func Load(path string) (*Suite, error) {
 		}
 		return &Suite{Schema: Schema, Dir: path, Tests: []*Test{summarizeTest([]*orchestrator.Report{r}, []string{"."})}}, nil
 	}
-	if reps, err := repeatDirs(path); err == nil && len(reps) > 0 {
+	if reps, err := RepeatDirs(path); err == nil && len(reps) > 0 {
 		t, err := readTest(path, ".")
 		if err != nil {
 			return nil, err

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/netlumina/lumina/analyzers/model"
@@ -158,7 +155,7 @@ func (f *runFlags) options(stderr io.Writer) orchestrator.Options {
 // printed); one invalid file is a usage error: a typo in the tenth file
 // should not surface after nine runs.
 func loadTests(f *runFlags, args []string, stderr io.Writer) ([]*config.Test, []string, error) {
-	files, err := testFiles(args)
+	files, err := config.TestFiles(args)
 	if err != nil {
 		err = usagef("run: %v", err)
 		return nil, []string{"lumina: " + err.Error()}, err
@@ -196,32 +193,6 @@ func loadTests(f *runFlags, args []string, stderr io.Writer) ([]*config.Test, []
 		return nil, errs, &usageError{"run: invalid test files; nothing was run"}
 	}
 	return tests, nil, nil
-}
-
-// testFiles expands folders into their *.yaml and *.yml files, sorted.
-func testFiles(args []string) ([]string, error) {
-	var out []string
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			out = append(out, a)
-			continue
-		}
-		var found []string
-		for _, pat := range []string{"*.yaml", "*.yml"} {
-			m, _ := filepath.Glob(filepath.Join(a, pat))
-			found = append(found, m...)
-		}
-		if len(found) == 0 {
-			return nil, fmt.Errorf("%s: no .yaml test files", a)
-		}
-		sort.Strings(found)
-		out = append(out, found...)
-	}
-	return out, nil
 }
 
 // repeatStatus is the status line of the i-th repeat of test name:

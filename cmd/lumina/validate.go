@@ -43,7 +43,7 @@ func runValidate(_ context.Context, f *validateFlags, args []string, stdout, std
 			files = append(files, a) // validateFile reports a missing file
 			continue
 		}
-		fs, err := testFiles([]string{a})
+		fs, err := config.TestFiles([]string{a})
 		if err != nil {
 			return usagef("validate: %v", err)
 		}
