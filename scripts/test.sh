@@ -15,13 +15,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-say() { printf '== %s\n' "$*" >&2; }
+say() { printf '== %s %s\n' "$(date +%T)" "$*" >&2; }
 
 need=()
 command -v tshark >/dev/null 2>&1 || need+=(tshark)
 command -v tcpdump >/dev/null 2>&1 || need+=(tcpdump)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v zsh >/dev/null 2>&1 || need+=(zsh)    # lumina completion zsh|fish
+command -v fish >/dev/null 2>&1 || need+=(fish)
 pkg-config --exists libdpdk 2>/dev/null || need+=(libdpdk-dev)
 pkg-config --exists libibverbs 2>/dev/null || need+=(libibverbs-dev)
 if [ ${#need[@]} -gt 0 ]; then
@@ -68,7 +70,11 @@ say "staticcheck ($("$staticcheck" -version))"
 "$staticcheck" -tags verbs ./...
 
 say "go test -race"
-go test -race -count=1 ./...
+# The longest packages first (go test runs them in this order, two at a
+# time on two cores): the end-to-end tests alone take about five minutes,
+# mostly in real time (netns, remote), and would otherwise start last and
+# run with nothing beside them.
+go test -race -count=1 ./tests/ ./analyzers/ ./orchestrator/ ./collie/ ./cmd/lumina/ ./lab/ ./dumper/ ./...
 
 say "go test -tags verbs (the libibverbs layer against the installed headers)"
 go test -count=1 -tags verbs ./generator/verbs/ ./nic/

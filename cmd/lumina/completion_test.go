@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/netlumina/lumina/internal/testutil"
 )
 
 func completionScript(t *testing.T, shell string) string {
@@ -60,14 +62,11 @@ func TestCompletionContents(t *testing.T) {
 }
 
 // TestCompletionSyntax: each script parses in its shell (bash -n, zsh -n,
-// fish -n); a shell that is not installed is skipped.
+// fish -n); a shell that is not installed skips the test (fails it under CI: scripts/test.sh installs zsh and fish).
 func TestCompletionSyntax(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		t.Run(shell, func(t *testing.T) {
-			bin, err := exec.LookPath(shell)
-			if err != nil {
-				t.Skipf("%s not installed", shell)
-			}
+			bin := testutil.RequireTool(t, shell, shell)
 			f := filepath.Join(t.TempDir(), "lumina."+shell)
 			if err := os.WriteFile(f, []byte(completionScript(t, shell)), 0o644); err != nil {
 				t.Fatal(err)
@@ -82,10 +81,7 @@ func TestCompletionSyntax(t *testing.T) {
 // TestCompletionBash runs the bash script's function on command lines and
 // checks what it offers.
 func TestCompletionBash(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("bash not installed")
-	}
+	bash := testutil.RequireTool(t, "bash", "bash")
 	dir := t.TempDir()
 	for _, f := range []string{"a.yaml", "b.yml", "c.txt", "t.pcap"} {
 		write(t, dir, f, nil)
@@ -142,10 +138,7 @@ func quoteAll(ws []string) []string {
 // TestCompletionFish asks fish what it completes (complete -C) with the
 // script loaded.
 func TestCompletionFish(t *testing.T) {
-	fish, err := exec.LookPath("fish")
-	if err != nil {
-		t.Skip("fish not installed")
-	}
+	fish := testutil.RequireTool(t, "fish", "fish")
 	dir, home := t.TempDir(), t.TempDir()
 	for _, f := range []string{"a.yaml", "c.txt"} {
 		write(t, dir, f, nil)
@@ -187,10 +180,7 @@ func TestCompletionFish(t *testing.T) {
 // functions stubbed to print their arguments: which command line gets
 // which _arguments specs.
 func TestCompletionZsh(t *testing.T) {
-	zsh, err := exec.LookPath("zsh")
-	if err != nil {
-		t.Skip("zsh not installed")
-	}
+	zsh := testutil.RequireTool(t, "zsh", "zsh")
 	script := filepath.Join(t.TempDir(), "_lumina")
 	if err := os.WriteFile(script, []byte(completionScript(t, "zsh")), 0o644); err != nil {
 		t.Fatal(err)
