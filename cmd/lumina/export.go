@@ -67,16 +67,9 @@ func exportParquetCmd(ctx context.Context, args []string, stdout, stderr io.Writ
 		fmt.Fprintln(fs.Output(), "Usage: lumina export parquet -o FILE [--row-group N] TRACE|RUN_DIR\n\nOne row per frame of the trace (a run directory: its trace, with its connections), decoded as the analyzers decode it.")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseSubFlags(fs, args, stdout)
 	if err != nil {
-		for _, a := range args {
-			if a == "-h" || a == "-help" || a == "--help" {
-				fs.SetOutput(stdout)
-				fs.Usage()
-				return errHelp
-			}
-		}
-		return &usageError{err.Error()}
+		return err
 	}
 	if len(pos) != 1 {
 		return usagef("export parquet needs one TRACE or RUN_DIR")
@@ -316,16 +309,9 @@ func exportStoreCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(fs.Output(), "Usage: lumina export store --root ROOT [flags] RESULTS_DIR|TEST_DIR|RUN_DIR...\n\nAdd runs (report.json files) to the Parquet results store: runs and losses tables partitioned by nic, firmware and date.")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseSubFlags(fs, args, stdout)
 	if err != nil {
-		for _, a := range args {
-			if a == "-h" || a == "-help" || a == "--help" {
-				fs.SetOutput(stdout)
-				fs.Usage()
-				return errHelp
-			}
-		}
-		return &usageError{err.Error()}
+		return err
 	}
 	if *root == "" || len(pos) == 0 {
 		return usagef("export store needs --root ROOT and at least one directory")

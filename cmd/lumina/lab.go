@@ -49,13 +49,16 @@ func (*labCmdFlags) argWords([]*command) []string {
 	return w
 }
 
-// runLab is lumina lab: one of its subcommands.
+// runLab is lumina lab: the subcommand args[0] (check found it).
 func runLab(ctx context.Context, _ *labCmdFlags, args []string, stdout, stderr io.Writer) error {
-	err := labMain(ctx, args, stdout, stderr)
-	if errors.Is(err, errHelp) {
-		return nil
+	for _, sub := range labSubs {
+		if sub.name == args[0] {
+			if err := sub.fn(ctx, args[1:], stdout, stderr); !errors.Is(err, errHelp) {
+				return err
+			}
+		}
 	}
-	return err
+	return nil
 }
 
 // labHelp prints the subcommands' usage after lab's.
@@ -73,18 +76,6 @@ var labSubs = []struct {
 	{"serve", labServe}, {"worker", labWorker}, {"submit", labSubmit}, {"status", labStatus}, {"wait", labWait}, {"run", labRun},
 }
 
-func labMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("lab needs a subcommand: serve, worker, submit, status, wait or run")
-	}
-	for _, sub := range labSubs {
-		if sub.name == args[0] {
-			return sub.fn(ctx, args[1:], stdout, stderr)
-		}
-	}
-	return usagef("lab: unknown subcommand %q (want serve, worker, submit, status, wait or run)", args[0])
-}
-
 // labFlags is a lab subcommand's flag set; usage is its synopsis.
 func labFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("lumina lab "+name, flag.ContinueOnError)
@@ -94,27 +85,6 @@ func labFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
-}
-
-// labParse parses flags anywhere among the arguments; -h prints the usage
-// to stdout (errHelp).
-func labParse(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if a == "-h" || a == "-help" || a == "--help" {
-			fs.SetOutput(stdout)
-		}
-	}
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil, errHelp
-	}
-	if err != nil {
-		return nil, &usageError{err.Error()}
-	}
-	return pos, nil
 }
 
 // labConn holds the client flags every subcommand but serve and run takes.
@@ -199,7 +169,7 @@ func labServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	routes := fs.String("routes", "", "comma-separated route `URLs` of the other servers (nats-route://host:6222)")
 	config := fs.String("config", "", "nats-server configuration `file` (TLS, accounts, cluster); --listen, --name and the cluster flags are then ignored")
 	logOn := fs.Bool("log", false, "the server's log on stderr")
-	pos, err := labParse(fs, args, stdout)
+	pos, err := parseSubFlags(fs, args, stdout)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -280,7 +250,7 @@ func labWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	name := fs.String("name", "", "worker `name` (default host:pid)")
 	maxJobs := fs.Int("max-jobs", 0, "stop after `n` jobs (0: until interrupted)")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
-	pos, err := labParse(fs, args, stdout)
+	pos, err := parseSubFlags(fs, args, stdout)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -359,7 +329,7 @@ func labSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	repeats := fs.Int("repeats", 1, "repeat sets: each test file is `n` jobs")
 	var set stringList
 	fs.Var(&set, "set", "`PATH=VALUE` override of every test (repeatable; as lumina run --set, docs/run.md), applied on the worker before its testbed file's")
-	pos, err := labParse(fs, args, stdout)
+	pos, err := parseSubFlags(fs, args, stdout)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -400,7 +370,7 @@ func labStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := labFlags("status", "[--json] [--nats URL]", stderr)
 	c := addLabConn(fs)
 	asJSON := fs.Bool("json", false, "print the status as JSON")
-	pos, err := labParse(fs, args, stdout)
+	pos, err := parseSubFlags(fs, args, stdout)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -443,7 +413,7 @@ func labWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	c := addLabConn(fs)
 	junit := fs.String("junit", "", "write the verdicts as JUnit XML to `file` (Jenkins, GitLab)")
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: wait until every job has a result)")
-	pos, err := labParse(fs, args, stdout)
+	pos, err := parseSubFlags(fs, args, stdout)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -608,7 +578,7 @@ func labRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var set stringList
 	fs.Var(&set, "set", "`PATH=VALUE` override of every test (repeatable; as lumina run --set)")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
-	pos, err := labParse(fs, args, stdout)
+	pos, err := parseSubFlags(fs, args, stdout)
 	if err != nil {
 		return helpOK(err)
 	}

@@ -279,6 +279,28 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseSubFlags parses a subcommand's flags anywhere among its arguments
+// (lab's and export's subcommands); -h prints the usage to stdout, once,
+// and returns errHelp.
+func parseSubFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout)
+		}
+	}
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, errHelp
+	}
+	if err != nil {
+		return nil, &usageError{err.Error()}
+	}
+	return pos, nil
+}
+
 func suggest(cs []*command, name string) string {
 	for _, c := range cs {
 		if strings.HasPrefix(c.name, name) || strings.HasPrefix(name, c.name) {
