@@ -335,21 +335,30 @@ func selectChecks(names []string) (map[string]bool, error) {
 	return sel, nil
 }
 
-// pass streams the packets of src to fn, checking ctx every 64Ki packets.
-func pass(ctx context.Context, src Source, fn func(*trace.Packet)) error {
-	rc, err := src.Open()
-	if err != nil {
-		return fmt.Errorf("analyzers: %w", err)
+// openTrace opens src as a trace of Ethernet frames (as lumina decode: the
+// analyzers decode Ethernet frames only); the caller closes rc.
+func openTrace(src Source) (rc io.ReadCloser, tr *trace.Reader, err error) {
+	if rc, err = src.Open(); err != nil {
+		return nil, nil, fmt.Errorf("analyzers: %w", err)
 	}
-	defer rc.Close()
-	tr, err := trace.NewReader(rc)
-	if err != nil {
-		return fmt.Errorf("analyzers: %s: %w", src.Name(), err)
+	if tr, err = trace.NewReader(rc); err != nil {
+		rc.Close()
+		return nil, nil, fmt.Errorf("analyzers: %s: %w", src.Name(), err)
 	}
 	if lt := tr.LinkType(); lt != trace.LinkTypeEthernet {
-		// As lumina decode: the analyzers decode Ethernet frames only.
-		return fmt.Errorf("analyzers: %s: link type %v %w", src.Name(), lt, ErrLinkType)
+		rc.Close()
+		return nil, nil, fmt.Errorf("analyzers: %s: link type %v %w", src.Name(), lt, ErrLinkType)
 	}
+	return rc, tr, nil
+}
+
+// pass streams the packets of src to fn, checking ctx every 64Ki packets.
+func pass(ctx context.Context, src Source, fn func(*trace.Packet)) error {
+	rc, tr, err := openTrace(src)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
 	var tp trace.Packet // one variable for the whole pass: &tp escapes
 	for n := 0; ; n++ {
 		if n&0xFFFF == 0 && ctx.Err() != nil {

@@ -108,18 +108,11 @@ type shardSpec struct {
 // shardPass runs a pass over the trace src on n > 1 workers: consume is
 // the in-order side (mainPass.consume, or the inference's).
 func shardPass(ctx context.Context, src Source, spec shardSpec, n int, consume func(order <-chan *batch, free chan<- *batch, sr *shardRun) error) error {
-	rc, err := src.Open()
+	rc, tr, err := openTrace(src)
 	if err != nil {
-		return fmt.Errorf("analyzers: %w", err)
+		return err
 	}
 	defer rc.Close()
-	tr, err := trace.NewReader(rc)
-	if err != nil {
-		return fmt.Errorf("analyzers: %s: %w", src.Name(), err)
-	}
-	if lt := tr.LinkType(); lt != trace.LinkTypeEthernet {
-		return fmt.Errorf("analyzers: %s: link type %v %w", src.Name(), lt, ErrLinkType)
-	}
 	nb := shardBatches(n)
 	free := make(chan *batch, nb)
 	for range nb {

@@ -71,19 +71,7 @@ func StartServer(o ServerOptions) (*server.Server, error) {
 			so.Routes = append(so.Routes, u)
 		}
 	}
-	s, err := server.NewServer(so)
-	if err != nil {
-		return nil, fmt.Errorf("lab: nats server: %w", err)
-	}
-	if o.Log {
-		s.ConfigureLogger()
-	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		s.Shutdown()
-		return nil, errors.New("lab: nats server not ready for connections within 10 s")
-	}
-	return s, nil
+	return startNATS(so, o.Log)
 }
 
 // ServerFromConfig starts an embedded server from a nats-server
@@ -100,6 +88,12 @@ func ServerFromConfig(file, storeDir string, log bool) (*server.Server, error) {
 		so.StoreDir = storeDir
 	}
 	so.NoSigs, so.NoLog = true, !log
+	return startNATS(so, log)
+}
+
+// startNATS starts the embedded server with options so and waits until
+// it accepts connections (10 s at most).
+func startNATS(so *server.Options, log bool) (*server.Server, error) {
 	s, err := server.NewServer(so)
 	if err != nil {
 		return nil, fmt.Errorf("lab: nats server: %w", err)

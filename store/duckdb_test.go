@@ -250,7 +250,7 @@ func TestDuckDBFlaky(t *testing.T) {
 
 func readReportT(t *testing.T, dir string) *orchestrator.Report {
 	t.Helper()
-	r, err := readReport(dir)
+	r, err := suite.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,8 @@
 package store
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,7 +18,6 @@ import (
 
 	"github.com/netlumina/lumina/analyzers/model"
 	"github.com/netlumina/lumina/internal/safefile"
-	"github.com/netlumina/lumina/orchestrator"
 	"github.com/netlumina/lumina/suite"
 )
 
@@ -98,7 +95,7 @@ func add(root string, job Job, runDirs, names []string) ([]string, error) {
 	runs := map[string][]RunRow{}
 	losses := map[string][]LossRow{}
 	for i, dir := range runDirs {
-		r, err := readReport(dir)
+		r, err := suite.ReadReport(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -261,22 +258,6 @@ func repeatDirs(dir string) ([]string, error) {
 		out[i] = filepath.Join(dir, strconv.Itoa(n))
 	}
 	return out, nil
-}
-
-func readReport(dir string) (*orchestrator.Report, error) {
-	p := filepath.Join(dir, "report.json")
-	b, err := safefile.ReadFile(p, safefile.MaxRecordSize, safefile.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return nil, fmt.Errorf("store: %s: %w", p, suite.ErrNotReport)
-	}
-	var r orchestrator.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("store: %s: %w", p, err)
-	}
-	return &r, nil
 }
 
 func runRow(job Job, when time.Time, rp suite.Repeat) RunRow {

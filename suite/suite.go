@@ -277,7 +277,7 @@ func readTest(testDir, rel string) (*Test, error) {
 	var dirs []string
 	for _, n := range reps {
 		dir := filepath.Join(testDir, strconv.Itoa(n))
-		r, err := readReport(dir)
+		r, err := ReadReport(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -287,7 +287,10 @@ func readTest(testDir, rel string) (*Test, error) {
 	return summarizeTest(reports, dirs), nil
 }
 
-func readReport(dir string) (*orchestrator.Report, error) {
+// ReadReport reads a repeat directory's report.json (bounded, as
+// safefile reads records); a file that is not a JSON object is
+// ErrNotReport.
+func ReadReport(dir string) (*orchestrator.Report, error) {
 	b, err := safefile.ReadFile(filepath.Join(dir, "report.json"), safefile.MaxRecordSize, safefile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("suite: %w", err)
@@ -357,7 +360,7 @@ func Load(path string) (*Suite, error) {
 		return readSuiteFile(path)
 	}
 	if _, err := os.Stat(filepath.Join(path, "report.json")); err == nil {
-		r, err := readReport(path)
+		r, err := ReadReport(path)
 		if err != nil {
 			return nil, err
 		}
