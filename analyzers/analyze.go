@@ -476,8 +476,15 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 		reqODP = func(c model.Conn) bool { return params.ODPAt(c.Requester.IP) }
 	}
 	a.reqODP = reqODP
-	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred, ODP: params.ODP, RequesterODP: a.reqODP})
-	a.retx = retransmission.New(t, retransmission.Options{RetryCnt: params.Retries(), RTTNs: params.RTTNs})
+	// The earliest a transport timer can expire, as the timeout check
+	// bounds it (Finish): a READ re-sent sooner continues a go-back.
+	var minTimeout int64
+	if ttr, ok := params.TransportTimeoutNs(); ok {
+		minTimeout = max(ttr-max(a.opt.TimeoutToleranceNs, params.RTTNs/2, DefaultTimeoutToleranceNs), 1)
+	}
+	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred, ODP: params.ODP, RequesterODP: a.reqODP,
+		MinTimeoutNs: minTimeout})
+	a.retx = retransmission.New(t, retransmission.Options{RetryCnt: params.Retries(), RTTNs: params.RTTNs, MinTimeoutNs: minTimeout})
 	ro := rnr.Options{UncertaintyNs: params.TimestampUncertaintyNs, RNRRetry: params.RNRRetries(), ODP: params.ODP, RequesterODP: reqODP}
 	if params.Timeout != nil && *params.Timeout > 0 {
 		ro.TimeoutNs = int64(roce.TransportTimeout(*params.Timeout))

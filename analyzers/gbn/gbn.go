@@ -106,6 +106,10 @@ type Options struct {
 	// re-sent before the responder answered it at all is its first
 	// execution, not a duplicate. Default false.
 	ODP bool
+	// MinTimeoutNs is the earliest a requester's transport timer can
+	// expire (T_tr less the timeout check's tolerance); 0 when unknown.
+	// See continuesGoBack.
+	MinTimeoutNs int64
 	// RequesterODP says whether the requester of connection c uses ODP
 	// memory (model.Params.ODPAt of its address): a READ requester whose
 	// response buffer page-faults drops the responses silently and
@@ -182,6 +186,8 @@ type conn struct {
 	// reqODP: the requester uses ODP memory (Options.RequesterODP).
 	reqODP bool
 	fatal  bool
+	// write: verb is WRITE or SEND.
+	write bool
 
 	// WRITE/SEND: responder = receiver, requester = sender.
 	recv receiver
@@ -256,12 +262,14 @@ type readReceiver struct {
 	rnr    bool
 	rnrPSN roce.PSN
 	// reissuing: a go-back re-issued a READ and re-sends the requests
-	// after it as they follow (from reissueNxt, Fig. 11), while
-	// progress stays at reissueProg.
-	reissuing   bool
-	reissueNxt  roce.PSN
-	progress    int
-	reissueProg int
+	// after it as they follow (from reissueNxt, Fig. 11; see
+	// continuesGoBack); progress counted reissueProg when it began, its
+	// last request left at reissueLastT.
+	reissuing    bool
+	reissueNxt   roce.PSN
+	progress     int
+	reissueProg  int
+	reissueLastT int64
 }
 
 type rng struct{ start, end roce.PSN }
@@ -293,6 +301,7 @@ func New(t *model.Table, opt Options) *Checker {
 	for i, tc := range t.Conns {
 		cs := &c.conns[i]
 		cs.id, cs.verb, cs.ipsn = tc.ID, tc.Verb, tc.IPSN
+		cs.write = tc.Verb == model.VerbWrite || tc.Verb == model.VerbSend
 		cs.reqODP = opt.RequesterODP != nil && opt.RequesterODP(tc)
 		cs.recv.ePSN = tc.IPSN
 		cs.snd.cur, cs.snd.sndNxt, cs.snd.una = tc.IPSN.Add(-1), tc.IPSN, tc.IPSN
@@ -358,6 +367,16 @@ func (c *Checker) Observe(p *model.Pkt) {
 	cs := &c.conns[p.Conn]
 	if cs.fatal {
 		return
+	}
+	if p.Kind == model.KindData && p.Event == roce.EventNone && p.Delivered && p.Dir == model.ToResponder && cs.write {
+		if s, r := &cs.snd, &cs.recv; s.sent && p.PSN == s.sndNxt && p.PSN == s.cur.Next() && p.PSN == r.ePSN && !r.gap {
+			// The common packet: the requester's next new PSN, the one
+			// the responder expects, no loss episode open. What sendData
+			// and recvData do with it.
+			s.cur, s.sndNxt = p.PSN, p.PSN.Next()
+			r.nakOut, r.ePSN = false, p.PSN.Next()
+			return
+		}
 	}
 	if p.Kind == model.KindNakFatal {
 		cs.fatal = true
@@ -734,10 +753,10 @@ func (c *Checker) readRequestSent(cs *conn, p *model.Pkt) {
 		}
 		r.ends = append(r.ends, rng{psn, end})
 		r.reqNxt = end.Next()
-	case r.reissuing && psn == r.reissueNxt && r.progress == r.reissueProg:
-		r.reissueNxt = end.Next() // the go-back re-sends the next READ
+	case r.reissuing && psn == r.reissueNxt && c.continuesGoBack(r, p):
+		r.reissueNxt, r.reissueLastT = end.Next(), p.TimeNs // the go-back re-sends the next READ
 	default: // re-issued request: the NAK's role
-		r.reissuing, r.reissueNxt, r.reissueProg = true, end.Next(), r.progress
+		r.reissuing, r.reissueNxt, r.reissueProg, r.reissueLastT = true, end.Next(), r.progress, p.TimeNs
 		rnr := r.rnr && psn == r.rnrPSN
 		r.rnr = false
 		cs.naks++
@@ -769,6 +788,22 @@ func (c *Checker) readRequestSent(cs *conn, p *model.Pkt) {
 		r.gap, r.reissued = false, true
 		r.noProgress++
 	}
+}
+
+// continuesGoBack says whether p, a READ request at the PSN after the
+// last request of the go-back under way, belongs to it: when no response
+// came since it began, or when only its own requests were answered and p
+// left sooner after the previous one than a transport timer can expire
+// (the responses to a go-back's first requests may overtake its later
+// ones). The retransmission tracker decides the same way.
+func (c *Checker) continuesGoBack(r *readReceiver, p *model.Pkt) bool {
+	if r.progress == r.reissueProg {
+		return true
+	}
+	if r.ePSN.Sub(p.PSN) > 0 {
+		return false
+	}
+	return c.opt.MinTimeoutNs <= 0 || p.TimeNs-r.reissueLastT < c.opt.MinTimeoutNs
 }
 
 // readResponseDelivered: the requester received a READ response.

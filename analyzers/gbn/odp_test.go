@@ -35,6 +35,7 @@ func TestODPSequences(t *testing.T) {
 		{"fig6-left-pinned", tracetest.ODPTwoReads, false, nil, true, 2},
 		{"fig6-middle", tracetest.ODPTwoReadsLocal, true, nil, true, 1},
 		{"fig11", tracetest.ODPThreeReads, true, nil, true, 1},
+		{"fig11-overtaken", tracetest.ODPThreeReadsOvertaken, true, nil, true, 1},
 		// Both READs left before the RNR NAK and the responder answered
 		// both after its fault (seen on netns under load): the go-back
 		// re-sends both, and the replay answers from the first.

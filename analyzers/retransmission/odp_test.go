@@ -20,17 +20,32 @@ func TestODPGoBacks(t *testing.T) {
 		name, script string
 		want         []string // "kind rel idle implied"
 		stats        ConnStats
+		minTimeout   int64
 	}{
-		{"fig2-left", tracetest.ODPRemote, []string{"rnr 0 4565000 false"}, ConnStats{RNR: 1}},
-		{"fig2-middle", tracetest.ODPLocal, []string{"timeout 0 522000 false"}, ConnStats{Timeouts: 1, Spurious: 1}},
-		{"fig6-left", tracetest.ODPTwoReads, []string{"rnr 0 4565000 false", "timeout 1 499923000 false"}, ConnStats{RNR: 1, Timeouts: 1, Spurious: 1}},
-		{"fig11", tracetest.ODPThreeReads, []string{"rnr 0 4565000 false", "fast 1 10000 false"}, ConnStats{RNR: 1, Fast: 1, Spurious: 1}},
-		{"implied", "Q0:2 r0x r1 Q0:2 r0 r1", []string{"fast 0 300 true"}, ConnStats{Implied: 1, Losses: 1}},
+		{"fig2-left", tracetest.ODPRemote, []string{"rnr 0 4565000 false"}, ConnStats{RNR: 1}, 0},
+		{"fig2-middle", tracetest.ODPLocal, []string{"timeout 0 522000 false"}, ConnStats{Timeouts: 1, Spurious: 1}, 0},
+		{"fig6-left", tracetest.ODPTwoReads, []string{"rnr 0 4565000 false", "timeout 1 499923000 false"}, ConnStats{RNR: 1, Timeouts: 1, Spurious: 1}, 0},
+		{"fig11", tracetest.ODPThreeReads, []string{"rnr 0 4565000 false", "fast 1 10000 false"}, ConnStats{RNR: 1, Fast: 1, Spurious: 1}, 0},
+		// The response to the go-back's first request overtakes its second
+		// (7 µs later): still one go-back, with the timeout known (a timer
+		// cannot expire that soon) and without it (the PSN order decides).
+		{"fig11-overtaken", tracetest.ODPThreeReadsOvertaken, []string{"rnr 0 4565000 false", "fast 1 10000 false"},
+			ConnStats{RNR: 1, Fast: 1, Spurious: 1}, 0},
+		{"fig11-overtaken-timeout-known", tracetest.ODPThreeReadsOvertaken, []string{"rnr 0 4565000 false", "fast 1 10000 false"},
+			ConnStats{RNR: 1, Fast: 1, Spurious: 1}, 67_000_000},
+		// The next request re-sent after its predecessor's response and
+		// later than a timer can expire is a timeout go-back of its own;
+		// with the timeout unknown the order makes it the NAK's.
+		{"next-after-timer", "Q0:1 Q1:1 N0 Q0:1 r0 @70000000 Q1:1 r1", []string{"fast 0 200 false", "timeout 1 70000000 false"},
+			ConnStats{Fast: 1, Timeouts: 1, Spurious: 2}, 67_000_000},
+		{"next-after-timer-unknown", "Q0:1 Q1:1 N0 Q0:1 r0 @70000000 Q1:1 r1", []string{"fast 0 200 false"},
+			ConnStats{Fast: 1, Spurious: 1}, 0},
+		{"implied", "Q0:2 r0x r1 Q0:2 r0 r1", []string{"fast 0 300 true"}, ConnStats{Implied: 1, Losses: 1}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conns := tracetest.Conns(1, 0, model.VerbRead)
 			tab, pkts := tracetest.Script(t, conns, tc.script)
-			tr := New(tab, Options{})
+			tr := New(tab, Options{MinTimeoutNs: tc.minTimeout})
 			for i := range pkts {
 				tr.Observe(&pkts[i])
 			}

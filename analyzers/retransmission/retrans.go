@@ -139,6 +139,12 @@ type Options struct {
 	// RTTNs is the testbed's switch↔NIC round trip; half of it is
 	// subtracted in the *_corrected_ns fields. Default 0: no correction.
 	RTTNs int64
+	// MinTimeoutNs is the earliest a requester's transport timer can
+	// expire (T_tr less the timeout check's tolerance); 0 when the QP
+	// timeout is unknown. A READ re-sent sooner than that after the
+	// previous request of a go-back under way continues that go-back
+	// (see readRequest).
+	MinTimeoutNs int64
 }
 
 const maxRounds = 32
@@ -148,10 +154,10 @@ type round struct{ start, reach roce.PSN }
 // sentNew is a recent first transmission of a PSN, remembered in case the
 // switch held an earlier one (then it was a retransmission).
 type sentNew struct {
-	psn          roce.PSN
 	idx          int
 	t, idle      int64
 	epoch        int
+	psn          roce.PSN
 	hasIdle, nak bool
 }
 
@@ -179,6 +185,8 @@ type connTrk struct {
 	id   int
 	verb model.Verb
 	ipsn roce.PSN
+	// write: verb is WRITE or SEND (the data flow to the responder).
+	write bool
 
 	// Data stream as sent.
 	sent        bool
@@ -222,12 +230,14 @@ type connTrk struct {
 	// (the responder may execute the READ once its page fault resolves,
 	// Fukuoka et al., Analyzing Performance Pitfalls of On-Demand Paging
 	// of InfiniBand, Fig. 2). reissueNxt: a go-back re-sends the
-	// requests after the first as they follow (reissuing), one go-back,
-	// until the next progress (reissueEpoch).
+	// requests after the first as they follow (reissuing), one go-back:
+	// see readRequest. reissueEpoch is the progress count when it began,
+	// reissueLastT when its last request was sent.
 	rnrHold      bool
 	reissuing    bool
 	reissueNxt   roce.PSN
 	reissueEpoch int
+	reissueLastT int64
 }
 
 // Tracker follows every connection of a Table. It does not allocate per
@@ -248,6 +258,7 @@ func New(t *model.Table, opt Options) *Tracker {
 	for i, c := range t.Conns {
 		ct := &tr.conns[i]
 		ct.id, ct.verb, ct.ipsn = c.ID, c.Verb, c.IPSN
+		ct.write = c.Verb == model.VerbWrite || c.Verb == model.VerbSend
 		ct.cur, ct.sndNxt, ct.ePSN, ct.una = c.IPSN.Add(-1), c.IPSN, c.IPSN, c.IPSN
 		ct.reqNxt, ct.rspReqNxt = c.IPSN, c.IPSN
 		ct.curRound = -1
@@ -266,6 +277,11 @@ func (tr *Tracker) Observe(p *model.Pkt) {
 	}
 	ct := &tr.conns[p.Conn]
 	if ct.fatal {
+		return
+	}
+	if p.Kind == model.KindData && p.Event == roce.EventNone && p.Delivered && p.Dir == model.ToResponder && ct.write &&
+		ct.sent && p.PSN == ct.sndNxt && p.PSN == ct.ePSN && len(ct.open) == 0 {
+		tr.nextData(ct, p)
 		return
 	}
 	if ct.lastGB >= 0 && p.Dir == model.ToRequester && p.Delivered && !p.Copy() && (p.Kind == model.KindAck || p.Kind == model.KindReadResp) {
@@ -317,6 +333,18 @@ func (tr *Tracker) Observe(p *model.Pkt) {
 			tr.readFeedback(ct, p)
 		}
 	}
+}
+
+// nextData is the common packet of a WRITE/SEND connection: the next new
+// PSN, as the receiver expects it, no event, no loss open. It does what
+// remember, writeGoBack (nothing: the PSN was not sent before), data and
+// receive do with such a packet.
+func (tr *Tracker) nextData(ct *connTrk, p *model.Pkt) {
+	tr.remember(ct, p)
+	psn := p.PSN
+	ct.curRound = -1
+	ct.cur, ct.sndNxt, ct.ePSN = psn, psn.Next(), psn.Next()
+	ct.lastAct, ct.actValid = p.TimeNs, true
 }
 
 // writeGoBack detects the start of a retransmission sequence by the
@@ -423,11 +451,16 @@ func (tr *Tracker) remember(ct *connTrk, p *model.Pkt) {
 	if ct.sent && p.PSN.LessThan(ct.sndNxt) {
 		return
 	}
-	s := sentNew{psn: p.PSN, idx: p.Index, t: p.TimeNs, epoch: ct.stats.Epochs, nak: ct.nakPending && ct.nakPSN == p.PSN}
+	// Field by field: a sentNew built on the stack and then copied is read
+	// back in wider loads than it was written with, which stalls store
+	// forwarding (Intel 64 and IA-32 Architectures Optimization Reference
+	// Manual, "Store Forwarding") on every new packet.
+	s := &ct.recent[uint(ct.nrecent)%recentNew]
+	s.psn, s.idx, s.t, s.epoch, s.nak = p.PSN, p.Index, p.TimeNs, ct.stats.Epochs, ct.nakPending && ct.nakPSN == p.PSN
+	s.idle, s.hasIdle = 0, false
 	if ct.actValid {
 		s.idle, s.hasIdle = p.TimeNs-ct.lastAct, true
 	}
-	ct.recent[ct.nrecent%recentNew] = s
 	ct.nrecent++
 }
 
@@ -543,11 +576,11 @@ func (tr *Tracker) readRequest(ct *connTrk, p *model.Pkt) {
 	case psn.Sub(ct.reqNxt) >= 0:
 		ct.reqNxt = psn.Add(p.NPkts)
 		ct.reissuing = false
-	case ct.reissuing && psn == ct.reissueNxt && ct.stats.Epochs == ct.reissueEpoch:
+	case ct.reissuing && psn == ct.reissueNxt && tr.continuesGoBack(ct, p):
 		// The next request of a go-back under way (Fukuoka et al., Fig.
 		// 11: the requester re-sends the 2nd and 3rd READs after one NAK).
 		p.Retx = true
-		ct.reissueNxt = psn.Add(p.NPkts)
+		ct.reissueNxt, ct.reissueLastT = psn.Add(p.NPkts), p.TimeNs
 	default:
 		p.Retx = true
 		kind := KindTimeout
@@ -564,7 +597,7 @@ func (tr *Tracker) readRequest(ct *connTrk, p *model.Pkt) {
 		tr.goBack(ct, p, kind, ct.ePSN)
 		tr.res.GoBacks[len(tr.res.GoBacks)-1].Implied = implied
 		ct.gap, ct.lateFix, ct.nakPending, ct.rnrHold = false, false, false, false
-		ct.reissuing, ct.reissueNxt, ct.reissueEpoch = true, psn.Add(p.NPkts), ct.stats.Epochs
+		ct.reissuing, ct.reissueNxt, ct.reissueEpoch, ct.reissueLastT = true, psn.Add(p.NPkts), ct.stats.Epochs, p.TimeNs
 		if p.Delivered && kind == KindTimeout {
 			for i := range ct.open {
 				if o := &ct.open[i]; !o.reissued && o.psn.Sub(psn) >= 0 && o.psn.Sub(psn.Add(p.NPkts)) < 0 {
@@ -584,6 +617,25 @@ func (tr *Tracker) readRequest(ct *connTrk, p *model.Pkt) {
 	if p.Delivered && psn.Sub(ct.rspReqNxt) >= 0 {
 		ct.rspReqNxt = psn.Add(p.NPkts)
 	}
+}
+
+// continuesGoBack says whether p, a READ request at the PSN that follows
+// the last request of the go-back under way, is part of that go-back. It
+// is when nothing was answered since the go-back began; and when only
+// the go-back's own requests were answered (responses up to p's PSN) and
+// p left sooner after the previous request than a transport timer can
+// expire: a go-back-N re-sends the whole window, but the responses to
+// its first requests may overtake its later ones (a busy requester), and
+// that later request is no timeout. With the QP timeout unknown the
+// order alone decides.
+func (tr *Tracker) continuesGoBack(ct *connTrk, p *model.Pkt) bool {
+	if ct.stats.Epochs == ct.reissueEpoch {
+		return true
+	}
+	if ct.ePSN.Sub(p.PSN) > 0 {
+		return false
+	}
+	return tr.opt.MinTimeoutNs <= 0 || p.TimeNs-ct.reissueLastT < tr.opt.MinTimeoutNs
 }
 
 // data handles a data packet (WRITE/SEND request or READ response) as sent.

@@ -35,4 +35,11 @@ var (
 	ODPThreeReads = Timed(At{0, "Q0:1"}, At{141_000, "R0:14"}, At{538_000, "r0"}, At{4_565_000, "Q0:1"}, At{4_568_000, "Q1:1"},
 		At{4_645_000, "r0"}, At{6_000_000, "Q2:1"}, At{6_005_000, "N1"}, At{6_010_000, "Q1:1"}, At{6_012_000, "Q2:1"},
 		At{6_017_000, "r1"}, At{6_019_000, "r2"})
+	// ODPThreeReadsOvertaken is ODPThreeReads with the go-back's second
+	// request (the 3rd READ) leaving 7 µs after the response to its first
+	// (a busy requester; seen on the netns testbed): one go-back still,
+	// no timeout.
+	ODPThreeReadsOvertaken = Timed(At{0, "Q0:1"}, At{141_000, "R0:14"}, At{538_000, "r0"}, At{4_565_000, "Q0:1"}, At{4_568_000, "Q1:1"},
+		At{4_645_000, "r0"}, At{6_000_000, "Q2:1"}, At{6_005_000, "N1"}, At{6_010_000, "Q1:1"}, At{6_011_000, "r1"},
+		At{6_018_000, "Q2:1"}, At{6_020_000, "r2"})
 )
