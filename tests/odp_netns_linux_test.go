@@ -46,7 +46,7 @@ func odpSequence(t *testing.T, dir string) []string {
 // PSNs, RNR timer codes: what the model decides, not the machine's timing)
 // and the sim run's verdicts: every check passes but
 // odp-two-reads' rnr, which names the second READ's silent timeout.
-// The examples run at netns-slowdown 20, so that the gaps the model leaves
+// The examples run at netns-slowdown 50, so that the gaps the model leaves
 // between requests (the duplicate READ served for 80 µs) stay on the
 // models' clock under the machine's scheduling.
 func TestNetnsODP(t *testing.T) {
