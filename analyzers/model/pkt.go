@@ -202,30 +202,6 @@ type connEnt struct {
 	dir    Dir
 }
 
-// fields are the fields of a RoCE frame that Decode reads.
-type fields struct {
-	op         roce.Opcode
-	psn        roce.PSN
-	destQP     uint32
-	ackReq     bool
-	src, dst   netip.Addr // !v4
-	payloadLen int
-	tos, ttl   uint8
-	srcMAC     uint64 // 48 bits: a mirror copy's switch and sequence number
-	dstMAC     uint64 // 48 bits: a mirror copy's timestamp
-	depth      roce.DepthCode
-	hold       roce.HoldCode
-	hasAETH    bool
-	syndrome   roce.Syndrome
-	msn        uint32
-	hasRETH    bool
-	dmaLen     uint32
-	// v4: src4 and dst4 are the IPv4 addresses (the fast path), src and
-	// dst are not set.
-	v4         bool
-	src4, dst4 uint32
-}
-
 // opClass is what Decode needs of an opcode: one lookup in opClasses
 // instead of a dozen calls of roce.Opcode's methods (each its own lookup
 // in roce's table, several with their own branches).
@@ -239,9 +215,8 @@ type opClass struct {
 	// RDETH, DETH or FETH).
 	fast bool
 	ext  uint8 // Opcode.ExtLen
-	reth bool  // Opcode.HasRETH: at the start of the extended headers
-	aeth bool  // Opcode.HasAETH: after the RETH and AtomicETH if any
-	// aethOff is the AETH's offset in the extended headers.
+	// aethOff is the offset of an acknowledgement's AETH in the extended
+	// headers (after the RETH and AtomicETH of the opcodes with them).
 	aethOff uint8
 }
 
@@ -269,7 +244,7 @@ var opClasses = func() (t [256]opClass) {
 		}
 		c.data = op.IsData()
 		c.fast = (op.Transport() == roce.TransportRC || op.IsCNP()) && !op.HasRDETH() && !op.HasDETH() && !op.HasFETH()
-		c.ext, c.reth, c.aeth = uint8(op.ExtLen()), op.HasRETH(), op.HasAETH()
+		c.ext = uint8(op.ExtLen())
 		if op.HasRETH() {
 			c.aethOff += roce.RETHLen
 		}
@@ -289,90 +264,183 @@ const (
 	fastExt = fastBTH + roce.BTHLen
 )
 
-// fastFields reads f from frame when the frame has the common shape (an
+// decodeFast decodes tp into p when its frame has the common shape (an
 // RC RoCEv2 packet or a CNP over untagged IPv4 without options or
 // fragmentation, its BTH captured, its lengths consistent) and reports
-// whether it did; it gives what Parse would give, and reports false for
-// any other frame (Parse decides).
-func (d *Decoder) fastFields(frame []byte, f *fields) bool {
+// whether it did (fast) and what decode returns then; it gives what
+// parsing the frame gives (decodeParsed), and reports fast false for any
+// other frame, which it may have written to p (decodeParsed decides). It
+// reads the fields it needs straight from the frame into p: no copy in
+// between, and each with one load of the frame's bytes (an array copied
+// to the stack and read back with wider loads than were stored stalls on
+// store forwarding, see Intel's optimization manual, "Store
+// Forwarding": reading the MACs that way cost ~20 ns a packet).
+func (d *Decoder) decodeFast(tp *trace.Packet, p *Pkt, deferred bool) (fast, ok bool, raw uint64, hasRaw bool) {
+	frame := tp.Data
 	if len(frame) < fastExt {
-		return false
+		return
 	}
 	// EtherType IPv4, version 4 with a 20-byte header, protocol UDP, no
-	// fragment: one load each for the first three.
+	// fragment.
 	if binary.BigEndian.Uint32(frame[12:])>>8 != 0x08_00_45 || frame[fastL3+9] != 17 ||
 		binary.BigEndian.Uint16(frame[fastL3+6:])&0x3FFF != 0 {
-		return false
+		return
 	}
 	ipLen := int(binary.BigEndian.Uint16(frame[fastL3+2:]))
 	udpLen := int(binary.BigEndian.Uint16(frame[fastL4+4:]))
 	if fastL4+udpLen != fastL3+ipLen || udpLen < roce.UDPLen+roce.BTHLen+roce.ICRCLen {
-		return false
+		return
 	}
+	holdAt := fastL4 + 6 // the hold: the UDP checksum (roce.Packet.HoldCode)
 	switch udpDst := binary.BigEndian.Uint16(frame[fastL4+2:]); {
 	case udpDst == roce.UDPPort:
-		f.hold = roce.HoldCode(binary.BigEndian.Uint16(frame[fastL4+6:])) // the UDP checksum
 	case d.Parser.MirrorPort != 0 && udpDst == d.Parser.MirrorPort:
-		f.hold = roce.HoldCode(binary.BigEndian.Uint16(frame[fastL4:])) // a raw copy's source port
+		holdAt = fastL4 // a raw copy's: its source port
 	default:
-		return false
+		return
 	}
 	op := roce.Opcode(frame[fastBTH])
 	c := &opClasses[op]
 	if !c.fast {
-		return false
+		return
 	}
 	pad := int(frame[fastBTH+1]>>4) & 3
-	f.payloadLen = fastL3 + ipLen - roce.ICRCLen - (fastExt + int(c.ext)) - pad
-	if f.payloadLen < 0 {
-		return false
+	payloadLen := fastL3 + ipLen - roce.ICRCLen - (fastExt + int(c.ext)) - pad
+	if payloadLen < 0 {
+		return
 	}
-	f.op = op
+	// The frame is the fast path's to decode.
+	*p = Pkt{}
+	p.Index, p.TimeNs, p.Conn, p.Op, p.PayloadLen = tp.Index, tp.TimeNs, -1, op, payloadLen
 	// BTH bytes 4..11: resv6 (the depth's low bits), DestQP, AckReq,
 	// PSN.
 	bth := binary.BigEndian.Uint64(frame[fastBTH+4:])
-	f.psn = roce.PSN(bth & 0xFF_FFFF)
-	f.ackReq = bth&(0x80<<24) != 0
-	f.destQP = uint32(bth>>32) & 0xFF_FFFF
-	f.v4 = true
-	f.src4, f.dst4 = binary.BigEndian.Uint32(frame[fastL3+12:]), binary.BigEndian.Uint32(frame[fastL3+16:])
-	f.tos, f.ttl = frame[fastL3+1], frame[fastL3+8]
-	// The two MACs as 48-bit numbers (roce.MAC.Uint64), each with one
-	// 8-byte load from the frame: a MAC array copied to the stack and
-	// read back with wider loads than were stored stalls on store
-	// forwarding (Intel's optimization manual, "Store Forwarding"), which
-	// cost ~20 ns a packet.
-	f.dstMAC = binary.BigEndian.Uint64(frame[0:]) >> 16
-	f.srcMAC = binary.BigEndian.Uint64(frame[4:]) & (1<<48 - 1)
-	f.depth = roce.DepthCode(f.ttl>>3)<<6 | roce.DepthCode(bth>>56&0x3F)
-	if c.reth {
-		if f.hasRETH = fastExt+roce.RETHLen <= len(frame); f.hasRETH {
-			f.dmaLen = binary.BigEndian.Uint32(frame[fastExt+12:])
-		}
+	p.PSN, p.DestQP, p.AckReq = roce.PSN(bth&0xFF_FFFF), uint32(bth>>32)&0xFF_FFFF, bth&(0x80<<24) != 0
+	src4, dst4 := binary.BigEndian.Uint32(frame[fastL3+12:]), binary.BigEndian.Uint32(frame[fastL3+16:])
+	p.SrcIP, p.DstIP = addrFrom4(src4), addrFrom4(dst4)
+	p.NPkts = 1
+	if p.FrameLen = tp.OrigLen; p.FrameLen == 0 {
+		p.FrameLen = len(tp.Data)
 	}
-	if c.aeth {
+	if d.Mirror {
+		// The MACs as 48-bit numbers (roce.MAC.Uint64), one 8-byte load
+		// each.
+		dstMAC := binary.BigEndian.Uint64(frame[0:]) >> 16
+		srcMAC := binary.BigEndian.Uint64(frame[4:]) & (1<<48 - 1)
+		if deferred {
+			raw, hasRaw = dstMAC, true
+		} else {
+			p.TimeNs = d.unwrap(dstMAC)
+		}
+		ttl := frame[fastL3+8]
+		d.mirrorMeta(p, srcMAC, ttl, roce.HoldCode(binary.BigEndian.Uint16(frame[holdAt:])),
+			roce.DepthCode(ttl>>3)<<6|roce.DepthCode(bth>>56&0x3F))
+	}
+	p.Delivered = Delivered(p.Event)
+	p.Kind = c.kind
+	if c.ack {
 		at := fastExt + int(c.aethOff)
-		if f.hasAETH = at+roce.AETHLen <= len(frame); f.hasAETH {
-			aeth := binary.BigEndian.Uint32(frame[at:])
-			f.syndrome, f.msn = roce.Syndrome(aeth>>24), aeth&0xFF_FFFF
+		if at+roce.AETHLen > len(frame) {
+			return true, false, raw, hasRaw
 		}
+		aeth := binary.BigEndian.Uint32(frame[at:])
+		setAck(p, roce.Syndrome(aeth>>24), aeth&0xFF_FFFF)
 	}
-	return true
+	if p.Kind == KindReadReq && fastExt+roce.RETHLen <= len(frame) { // its RETH: first after the BTH
+		d.setDMALen(p, binary.BigEndian.Uint32(frame[fastExt+12:]))
+	}
+	if p.Delivered && c.data && (p.Event == roce.EventECN || frame[fastL3+1]&3 == 3) {
+		p.CE = true
+	}
+	if d.Table != nil {
+		d.assign4(p, src4, dst4)
+	}
+	return true, true, raw, hasRaw
 }
 
-// parsedFields reads f from d.pk, parsed.
-func (d *Decoder) parsedFields(f *fields) {
+// mirrorMeta sets p's fields from the mirror metadata of its frame: the
+// source MAC's switch, the TTL's event, the hold and the queue depth.
+func (d *Decoder) mirrorMeta(p *Pkt, srcMAC uint64, ttl uint8, hold roce.HoldCode, depth roce.DepthCode) {
+	p.Switch, _ = roce.SplitMirrorSeq(srcMAC)
+	if p.Event = roce.Event(ttl & 7); !p.Event.Valid() {
+		p.Event = roce.EventNone
+	}
+	if d.Holds && roce.Event(ttl&7).Held() {
+		p.HoldNs, p.HoldUnitNs = hold.Ns(), hold.Unit()
+	}
+	p.QDepth, p.QDepthUnit = depth.Bytes(), depth.Unit()
+}
+
+// setAck sets the kind of an acknowledgement p from its AETH.
+func setAck(p *Pkt, s roce.Syndrome, msn uint32) {
+	p.MSN = msn
+	switch s.Type() {
+	case roce.AckTypeACK:
+		p.Kind = KindAck
+	case roce.AckTypeRNR:
+		p.Kind = KindRNR
+		p.RNRTimer = s.Value()
+	case roce.AckTypeNAK:
+		p.NAKCode = s.NAKCode()
+		p.Kind = KindNakFatal
+		if p.NAKCode == roce.NAKPSNSequenceError {
+			p.Kind = KindNak
+		}
+	default:
+		p.Kind = KindOther
+	}
+}
+
+// setDMALen sets the DMA length of a READ request p and the number of
+// response packets it asks for.
+func (d *Decoder) setDMALen(p *Pkt, dmaLen uint32) {
+	p.DMALen = dmaLen
+	mtu := d.MTU
+	if mtu <= 0 {
+		mtu = 1024
+	}
+	p.NPkts = max(1, int((uint64(dmaLen)+uint64(mtu)-1)/uint64(mtu)))
+}
+
+// decodeParsed decodes tp, which d.pk holds parsed, into p: decode's
+// answer for the frames decodeFast does not read.
+func (d *Decoder) decodeParsed(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw uint64, hasRaw bool) {
 	pk := &d.pk
-	*f = fields{op: pk.Opcode, psn: pk.BTH.PSN(), destQP: pk.BTH.DestQP(), ackReq: pk.BTH.AckReq(),
-		src: pk.SrcIP, dst: pk.DstIP, payloadLen: pk.PayloadLen, tos: pk.TOS, ttl: pk.TTL,
-		srcMAC: roce.MAC(pk.SrcMAC).Uint64(), dstMAC: roce.MAC(pk.DstMAC).Uint64(),
-		depth: pk.DepthCode(), hold: pk.HoldCode()}
-	if pk.AETH != nil {
-		f.hasAETH, f.syndrome, f.msn = true, pk.AETH.Syndrome(), pk.AETH.MSN()
+	op := pk.Opcode
+	c := &opClasses[op]
+	*p = Pkt{}
+	p.Index, p.TimeNs, p.Conn, p.Op, p.PSN = tp.Index, tp.TimeNs, -1, op, pk.BTH.PSN()
+	p.SrcIP, p.DstIP = pk.SrcIP, pk.DstIP
+	p.DestQP, p.NPkts, p.PayloadLen, p.AckReq = pk.BTH.DestQP(), 1, pk.PayloadLen, pk.BTH.AckReq()
+	if p.FrameLen = tp.OrigLen; p.FrameLen == 0 {
+		p.FrameLen = len(tp.Data)
 	}
-	if pk.RETH != nil {
-		f.hasRETH, f.dmaLen = true, pk.RETH.DMALength()
+	if d.Mirror {
+		if ts := roce.MAC(pk.DstMAC).Uint64(); deferred {
+			raw, hasRaw = ts, true
+		} else {
+			p.TimeNs = d.unwrap(ts)
+		}
+		d.mirrorMeta(p, roce.MAC(pk.SrcMAC).Uint64(), pk.TTL, pk.HoldCode(), pk.DepthCode())
 	}
+	p.Delivered = Delivered(p.Event)
+	p.Kind = c.kind
+	if c.ack {
+		if pk.AETH == nil {
+			return false, raw, hasRaw
+		}
+		setAck(p, pk.AETH.Syndrome(), pk.AETH.MSN())
+	}
+	if p.Kind == KindReadReq && pk.RETH != nil {
+		d.setDMALen(p, pk.RETH.DMALength())
+	}
+	if p.Delivered && c.data && (p.Event == roce.EventECN || pk.TOS&3 == 3) {
+		p.CE = true
+	}
+	if d.Table != nil {
+		d.Table.Assign(p)
+	}
+	return true, raw, hasRaw
 }
 
 // Decode fills p from tp and reports whether tp is an RC RoCE packet (or a
@@ -411,91 +479,17 @@ func (d *Decoder) decode(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw 
 		}
 		return false, 0, false
 	}
-	var f fields
 	d.frame, d.origLen, d.pkParsed = tp.Data, tp.OrigLen, false
-	if d.fastOK = !d.slow && d.fastFields(tp.Data, &f); !d.fastOK {
-		d.pkParsed = true
-		if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
-			return false, 0, false
-		}
-		d.parsedFields(&f)
-	}
-	op := f.op
-	c := &opClasses[op]
-	// Cleared, then set field by field: a composite literal is built on
-	// the stack, then copied with wide loads that stall on store
-	// forwarding (see fastFields).
-	*p = Pkt{}
-	p.Index, p.TimeNs, p.Conn, p.Op, p.PSN = tp.Index, tp.TimeNs, -1, op, f.psn
-	if f.v4 {
-		p.SrcIP, p.DstIP = addrFrom4(f.src4), addrFrom4(f.dst4)
-	} else {
-		p.SrcIP, p.DstIP = f.src, f.dst
-	}
-	p.DestQP, p.NPkts, p.PayloadLen, p.AckReq = f.destQP, 1, f.payloadLen, f.ackReq
-	if p.FrameLen = tp.OrigLen; p.FrameLen == 0 {
-		p.FrameLen = len(tp.Data)
-	}
-	if d.Mirror {
-		sw, _ := roce.SplitMirrorSeq(f.srcMAC)
-		if deferred {
-			raw, hasRaw = f.dstMAC, true
-		} else {
-			p.TimeNs = d.unwrap(f.dstMAC)
-		}
-		p.Switch = sw
-		p.Event = roce.Event(f.ttl & 7)
-		if !p.Event.Valid() {
-			p.Event = roce.EventNone
-		}
-		if d.Holds && roce.Event(f.ttl&7).Held() {
-			p.HoldNs, p.HoldUnitNs = f.hold.Ns(), f.hold.Unit()
-		}
-		p.QDepth, p.QDepthUnit = f.depth.Bytes(), f.depth.Unit()
-	}
-	p.Delivered = Delivered(p.Event)
-	p.Kind = c.kind
-	if c.ack {
-		if !f.hasAETH {
-			return false, raw, hasRaw
-		}
-		s := f.syndrome
-		p.MSN = f.msn
-		switch s.Type() {
-		case roce.AckTypeACK:
-			p.Kind = KindAck
-		case roce.AckTypeRNR:
-			p.Kind = KindRNR
-			p.RNRTimer = s.Value()
-		case roce.AckTypeNAK:
-			p.NAKCode = s.NAKCode()
-			p.Kind = KindNakFatal
-			if p.NAKCode == roce.NAKPSNSequenceError {
-				p.Kind = KindNak
-			}
-		default:
-			p.Kind = KindOther
+	if !d.slow {
+		if d.fastOK, ok, raw, hasRaw = d.decodeFast(tp, p, deferred); d.fastOK {
+			return ok, raw, hasRaw
 		}
 	}
-	if p.Kind == KindReadReq && f.hasRETH {
-		p.DMALen = f.dmaLen
-		mtu := d.MTU
-		if mtu <= 0 {
-			mtu = 1024
-		}
-		p.NPkts = max(1, int((uint64(p.DMALen)+uint64(mtu)-1)/uint64(mtu)))
+	d.fastOK, d.pkParsed = false, true
+	if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
+		return false, 0, false
 	}
-	if p.Delivered && c.data && (p.Event == roce.EventECN || f.tos&3 == 3) {
-		p.CE = true
-	}
-	if d.Table != nil {
-		if f.v4 {
-			d.assign4(p, &f)
-		} else {
-			d.Table.Assign(p)
-		}
-	}
-	return true, raw, hasRaw
+	return d.decodeParsed(tp, p, deferred)
 }
 
 // addrFrom4 is the IPv4 address a (big-endian: its first byte the most
@@ -504,8 +498,9 @@ func addrFrom4(a uint32) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(a >> 24), byte(a >> 16), byte(a >> 8), byte(a)})
 }
 
-// assign4 is d.Table.Assign(p) for an IPv4 frame, cached.
-func (d *Decoder) assign4(p *Pkt, f *fields) {
+// assign4 is d.Table.Assign(p) for an IPv4 frame from src4 to dst4,
+// cached.
+func (d *Decoder) assign4(p *Pkt, src4, dst4 uint32) {
 	var mode uint64
 	switch {
 	case p.Kind == KindOther:
@@ -521,7 +516,7 @@ func (d *Decoder) assign4(p *Pkt, f *fields) {
 	if d.connsFor != d.Table {
 		d.conns, d.connsFor = [64]connEnt{}, d.Table
 	}
-	k1, k2 := uint64(f.src4)<<32|uint64(f.dst4), uint64(p.DestQP)<<2|mode
+	k1, k2 := uint64(src4)<<32|uint64(dst4), uint64(p.DestQP)<<2|mode
 	e := &d.conns[(k1*0x9E3779B97F4A7C15^k2*0xC2B2AE3D27D4EB4F)>>58]
 	if e.k1 == k1 && e.k2 == k2 {
 		p.Conn, p.Dir = int(e.conn), e.dir
