@@ -2,7 +2,6 @@ package model
 
 import (
 	"encoding/binary"
-	"net/netip"
 
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/trace"
@@ -59,40 +58,18 @@ func (k Kind) String() string {
 // IsRequest reports whether packets of kind k are sent by a requester.
 func (k Kind) IsRequest() bool { return k == KindData || k == KindReadReq }
 
-// Pkt is one RoCE packet of a trace as the analyzers see it.
+// Pkt is one RoCE packet of a trace as the analyzers see it. It holds
+// no pointers (IP, not netip.Addr: copies of it are plain memory copies,
+// the GC does not scan slices of it), and its fields are ordered by size,
+// without padding between them: 144 bytes.
 type Pkt struct {
 	Index  int   // frame index in the trace (0-based)
 	TimeNs int64 // switch timestamp (mirror traces, unwrapped) or capture time
 	Conn   int   // index into Table.Conns; -1 when unknown
-	Dir    Dir
-	Kind   Kind
-	Op     roce.Opcode
-	PSN    roce.PSN
-	Event  roce.Event
-	// Delivered: the packet reached its destination intact (event neither
-	// drop nor corrupt).
-	Delivered bool
-	// CE: the packet was delivered ECN-marked (event ecn, or the IP ECN
-	// bits are 11).
-	CE     bool
-	AckReq bool
 	// NPkts is, for a READ request, the number of response packets (PSNs)
 	// it covers; 1 otherwise.
 	NPkts      int
-	DMALen     uint32
 	PayloadLen int
-	NAKCode    roce.NAKCode
-	// RNRTimer is an RNR NAK's minimum RNR timer code (0..31,
-	// roce.RNRTimer); 0 otherwise.
-	RNRTimer uint8
-	// MSN is the AETH's MSN of an ACK, NAK or RNR NAK; 0 otherwise.
-	MSN    uint32
-	SrcIP  netip.Addr
-	DstIP  netip.Addr
-	DestQP uint32
-	// Retx is set by the retransmission tracker when this data packet
-	// re-sends a PSN already sent.
-	Retx bool
 	// HoldNs is, for a Late packet of a mirror trace, how long the switch
 	// held it (roce.MirrorMeta.HoldNs): it arrived at TimeNs − HoldNs. The
 	// true hold is in [HoldNs, HoldNs+HoldUnitNs). HoldUnitNs is 0 when the
@@ -108,6 +85,31 @@ type Pkt struct {
 	// (the capture's original length; the mirror copy keeps it): its
 	// serialization time on the egress link.
 	FrameLen int
+	PSN      roce.PSN
+	DMALen   uint32
+	// MSN is the AETH's MSN of an ACK, NAK or RNR NAK; 0 otherwise.
+	MSN    uint32
+	DestQP uint32
+	SrcIP  IP
+	DstIP  IP
+	Dir    Dir
+	Kind   Kind
+	Op     roce.Opcode
+	Event  roce.Event
+	// Delivered: the packet reached its destination intact (event neither
+	// drop nor corrupt).
+	Delivered bool
+	// CE: the packet was delivered ECN-marked (event ecn, or the IP ECN
+	// bits are 11).
+	CE      bool
+	AckReq  bool
+	NAKCode roce.NAKCode
+	// RNRTimer is an RNR NAK's minimum RNR timer code (0..31,
+	// roce.RNRTimer); 0 otherwise.
+	RNRTimer uint8
+	// Retx is set by the retransmission tracker when this data packet
+	// re-sends a PSN already sent.
+	Retx bool
 	// Switch is the logical switch whose copy this is
 	// (roce.MirrorMeta.Switch; Fabric.Switches[Switch] names it): 0 in a
 	// one-switch run and when the trace is not a mirror trace.
@@ -317,7 +319,8 @@ func (d *Decoder) decodeFast(tp *trace.Packet, p *Pkt, deferred bool) (fast, ok 
 	bth := binary.BigEndian.Uint64(frame[fastBTH+4:])
 	p.PSN, p.DestQP, p.AckReq = roce.PSN(bth&0xFF_FFFF), uint32(bth>>32)&0xFF_FFFF, bth&(0x80<<24) != 0
 	src4, dst4 := binary.BigEndian.Uint32(frame[fastL3+12:]), binary.BigEndian.Uint32(frame[fastL3+16:])
-	p.SrcIP, p.DstIP = addrFrom4(src4), addrFrom4(dst4)
+	p.SrcIP.set4(src4)
+	p.DstIP.set4(dst4)
 	p.NPkts = 1
 	if p.FrameLen = tp.OrigLen; p.FrameLen == 0 {
 		p.FrameLen = len(tp.Data)
@@ -410,7 +413,7 @@ func (d *Decoder) decodeParsed(tp *trace.Packet, p *Pkt, deferred bool) (ok bool
 	c := &opClasses[op]
 	*p = Pkt{}
 	p.Index, p.TimeNs, p.Conn, p.Op, p.PSN = tp.Index, tp.TimeNs, -1, op, pk.BTH.PSN()
-	p.SrcIP, p.DstIP = pk.SrcIP, pk.DstIP
+	p.SrcIP, p.DstIP = IPFrom(pk.SrcIP), IPFrom(pk.DstIP)
 	p.DestQP, p.NPkts, p.PayloadLen, p.AckReq = pk.BTH.DestQP(), 1, pk.PayloadLen, pk.BTH.AckReq()
 	if p.FrameLen = tp.OrigLen; p.FrameLen == 0 {
 		p.FrameLen = len(tp.Data)
@@ -490,12 +493,6 @@ func (d *Decoder) decode(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw 
 		return false, 0, false
 	}
 	return d.decodeParsed(tp, p, deferred)
-}
-
-// addrFrom4 is the IPv4 address a (big-endian: its first byte the most
-// significant).
-func addrFrom4(a uint32) netip.Addr {
-	return netip.AddrFrom4([4]byte{byte(a >> 24), byte(a >> 16), byte(a >> 8), byte(a)})
 }
 
 // assign4 is d.Table.Assign(p) for an IPv4 frame from src4 to dst4,
