@@ -3,6 +3,7 @@ package model_test
 import (
 	"bytes"
 	"math/rand/v2"
+	"net/netip"
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers/internal/tracetest"
@@ -175,5 +176,30 @@ func TestDecodeTableChange(t *testing.T) {
 	d.Table = model.NewTable(append(conns[1:2:2], conns[0]))
 	if !d.Decode(&tp, &p) || p.Conn != 1 {
 		t.Fatalf("with it second: conn %d, want 1", p.Conn)
+	}
+}
+
+// TestDecodeOtherUnassigned: a packet of kind other gets no connection,
+// even with the keys of an empty entry of the connection cache (zero
+// addresses, QPN 0), after packets that filled the cache.
+func TestDecodeOtherUnassigned(t *testing.T) {
+	zero := netip.IPv4Unspecified()
+	conns := []model.Connection{{Requester: model.Endpoint{IP: zero, QPN: 1}, Responder: model.Endpoint{IP: zero, QPN: 0}}}
+	d := model.Decoder{Parser: roce.Parser{MirrorPort: roce.DefaultMirrorPort}, MTU: 1024, Table: model.NewTable(conns)}
+	for _, spec := range []roce.FrameSpec{
+		{SrcIP: zero, DstIP: zero, DestQP: 0, Opcode: roce.RCWriteOnly, Payload: make([]byte, 8)}, // conn 0: fills the cache
+		{SrcIP: zero, DstIP: zero, DestQP: 0, Opcode: roce.RCFetchAdd},                            // other
+	} {
+		frame, err := spec.Append(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p model.Pkt
+		if !d.Decode(&trace.Packet{Data: frame, LinkType: trace.LinkTypeEthernet}, &p) {
+			t.Fatalf("%v: not decoded", spec.Opcode)
+		}
+		if want := map[model.Kind]int{model.KindData: 0, model.KindOther: -1}[p.Kind]; p.Conn != want {
+			t.Errorf("%v (%v): conn %d, want %d", spec.Opcode, p.Kind, p.Conn, want)
+		}
 	}
 }

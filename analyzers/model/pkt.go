@@ -196,13 +196,17 @@ func (d *Decoder) LastMirrorFields() (seqField, tsNs uint64, ttl uint8, ok bool)
 }
 
 // connEnt is a cached Table.Assign: k1 the IPv4 source and destination,
-// k2 the destination QPN and the kind of lookup (1 request, 2 response,
-// 3 CNP; 0: empty).
+// k2 the destination QPN and the kind of lookup (kindLookup), or
+// emptyConn.
 type connEnt struct {
 	k1, k2 uint64
 	conn   int32
 	dir    Dir
 }
+
+// emptyConn is the k2 of an empty connEnt: no packet's (a QPN has 24
+// bits).
+const emptyConn = ^uint64(0)
 
 // opClass is what Decode needs of an opcode: one lookup in opClasses
 // instead of a dozen calls of roce.Opcode's methods (each its own lookup
@@ -356,7 +360,15 @@ func (d *Decoder) decodeFast(tp *trace.Packet, p *Pkt, deferred bool) (fast, ok 
 		p.CE = true
 	}
 	if d.Table != nil {
-		d.assign4(p, src4, dst4)
+		// d.Table.Assign(p), cached by addresses, QPN and kind of lookup
+		// (in line: a call would cost as much as the lookup).
+		k1, k2 := uint64(src4)<<32|uint64(dst4), uint64(p.DestQP)<<2|uint64(kindLookup[p.Kind])
+		e := &d.conns[(k1*0x9E3779B97F4A7C15^k2*0xC2B2AE3D27D4EB4F)>>58]
+		if e.k1 == k1 && e.k2 == k2 && d.connsFor == d.Table {
+			p.Conn, p.Dir = int(e.conn), e.dir
+		} else {
+			d.assignMiss(p, e, k1, k2)
+		}
 	}
 	return true, true, raw, hasRaw
 }
@@ -495,29 +507,36 @@ func (d *Decoder) decode(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw 
 	return d.decodeParsed(tp, p, deferred)
 }
 
-// assign4 is d.Table.Assign(p) for an IPv4 frame from src4 to dst4,
-// cached.
-func (d *Decoder) assign4(p *Pkt, src4, dst4 uint32) {
-	var mode uint64
-	switch {
-	case p.Kind == KindOther:
+// kindLookup is the kind of Table lookup a packet of a kind needs: 1
+// request, 2 response, 3 CNP (connEnt.k2), 0 none (KindOther).
+var kindLookup = func() (t [256]uint8) {
+	for k := range t {
+		switch k := Kind(k); {
+		case k == KindOther || int(k) >= len(kindNames):
+		case k == KindCNP:
+			t[k] = 3
+		case k.IsRequest():
+			t[k] = 1
+		default:
+			t[k] = 2
+		}
+	}
+	return t
+}()
+
+// assignMiss assigns p's connection when e, the entry of the connection
+// cache for p's keys k1 and k2, holds another (or is the cache of another
+// Table), and caches it in e.
+func (d *Decoder) assignMiss(p *Pkt, e *connEnt, k1, k2 uint64) {
+	if k2&3 == 0 { // KindOther: no connection, not cached
 		p.Conn, p.Dir = -1, DirNone
 		return
-	case p.Kind == KindCNP:
-		mode = 3
-	case p.Kind.IsRequest():
-		mode = 1
-	default:
-		mode = 2
 	}
 	if d.connsFor != d.Table {
-		d.conns, d.connsFor = [64]connEnt{}, d.Table
-	}
-	k1, k2 := uint64(src4)<<32|uint64(dst4), uint64(p.DestQP)<<2|mode
-	e := &d.conns[(k1*0x9E3779B97F4A7C15^k2*0xC2B2AE3D27D4EB4F)>>58]
-	if e.k1 == k1 && e.k2 == k2 {
-		p.Conn, p.Dir = int(e.conn), e.dir
-		return
+		for i := range d.conns {
+			d.conns[i] = connEnt{k2: emptyConn}
+		}
+		d.connsFor = d.Table
 	}
 	d.Table.Assign(p)
 	*e = connEnt{k1: k1, k2: k2, conn: int32(p.Conn), dir: p.Dir}
