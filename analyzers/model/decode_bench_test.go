@@ -52,6 +52,12 @@ func BenchmarkDecode(b *testing.B) {
 		Table: model.NewTable(in.Meta.Connections), Holds: in.Meta.Params.MirrorHolds}
 	if in.Meta.Mirror != nil {
 		d.Mirror = *in.Meta.Mirror
+	} else { // as the analysis decides: from the first frame
+		var pk roce.Packet
+		d.Mirror = d.Parser.Parse(tps[0].Data, tps[0].OrigLen, &pk) == nil && pk.LooksMirrored()
+	}
+	if !d.Mirror {
+		b.Logf("not a mirror trace")
 	}
 	var p model.Pkt
 	b.ReportAllocs()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers/internal/tracetest"
@@ -79,6 +80,23 @@ func mutate(rng *rand.Rand, f []byte) []byte {
 	return g
 }
 
+// dirty sets every field of p to a value that is not its zero value.
+func dirty(p *model.Pkt) {
+	v := reflect.ValueOf(p).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Int, reflect.Int64:
+			f.SetInt(-7)
+		case reflect.Uint8, reflect.Uint32:
+			f.SetUint(7)
+		case reflect.Bool:
+			f.SetBool(true)
+		default:
+			f.Set(reflect.ValueOf(model.IPFrom(netip.MustParseAddr("fd00::7"))))
+		}
+	}
+}
+
 // TestDecodeFast: the decoder's fast path (which reads the fields of
 // common frames without parsing them) decodes every frame, and every
 // variant of one, as parsing it does; a frame it reads parses, and
@@ -101,10 +119,15 @@ func TestDecodeFast(t *testing.T) {
 				fastN := 0
 				for i, f := range frames {
 					tp := trace.Packet{Index: i, TimeNs: int64(i) * 7, Data: f, OrigLen: len(f) + i%2*100, LinkType: trace.LinkTypeEthernet}
-					var pf, ps model.Pkt
+					var pf, ps, pd model.Pkt
+					again := fast // in the same state: decodes the frame again below
 					okf, oks := fast.Decode(&tp, &pf), slow.Decode(&tp, &ps)
 					if okf != oks || pf != ps {
 						t.Fatalf("mirror %v holds %v port %d frame %d (% x):\nfast %v %+v\nslow %v %+v", mirror, holds, port, i, f, okf, pf, oks, ps)
+					}
+					dirty(&pd) // the fast path sets every field (no zeroing first)
+					if again.Decode(&tp, &pd) && pd != pf {
+						t.Fatalf("frame %d decoded over another packet:\n%+v\nwant %+v", i, pd, pf)
 					}
 					if okf {
 						fastN++
