@@ -190,7 +190,7 @@ func (d *Decoder) LastMirrorFields() (seqField, tsNs uint64, ttl uint8, ok bool)
 	if !d.fastOK {
 		return 0, 0, 0, false
 	}
-	b := d.frame[:fastExt] // the fast path's layout, as fastFields reads it
+	b := d.frame[:fastExt] // the fast path's layout, as decodeFast reads it
 	return uint64(binary.BigEndian.Uint16(b[6:]))<<32 | uint64(binary.BigEndian.Uint32(b[8:])),
 		uint64(binary.BigEndian.Uint16(b[0:]))<<32 | uint64(binary.BigEndian.Uint32(b[2:])), b[fastL3+8], true
 }
@@ -274,13 +274,14 @@ const (
 // RC RoCEv2 packet or a CNP over untagged IPv4 without options or
 // fragmentation, its BTH captured, its lengths consistent) and reports
 // whether it did (fast) and what decode returns then; it gives what
-// parsing the frame gives (decodeParsed), and reports fast false for any
-// other frame, which it may have written to p (decodeParsed decides). It
-// reads the fields it needs straight from the frame into p: no copy in
-// between, and each with one load of the frame's bytes (an array copied
-// to the stack and read back with wider loads than were stored stalls on
-// store forwarding, see Intel's optimization manual, "Store
-// Forwarding": reading the MACs that way cost ~20 ns a packet).
+// parsing the frame gives (decodeParsed), and reports fast false, p left
+// alone, for any other frame (decodeParsed decides). It reads the fields
+// it needs straight from the frame into p: no copy in between, and each
+// with one load of the frame's bytes (an array copied to the stack and
+// read back with wider loads than were stored stalls on store
+// forwarding, see the Intel 64 and IA-32 Architectures Optimization
+// Reference Manual, "Store Forwarding": reading the MACs that way cost
+// ~20 ns a packet).
 func (d *Decoder) decodeFast(tp *trace.Packet, p *Pkt, deferred bool) (fast, ok bool, raw uint64, hasRaw bool) {
 	frame := tp.Data
 	if len(frame) < fastExt {
