@@ -431,7 +431,7 @@ func (m *mainPass) packet(tp *trace.Packet) {
 	}
 	m.a.observe(&m.p)
 	if m.a.seq != nil { // after the analyzers: p.Retx is set
-		m.a.seq.AddParsed(tp, &m.p, m.dec.Packet(), m.dec.Mirror) // the frame Decode parsed
+		m.a.seq.AddDecoded(tp, &m.p, &m.dec, m.dec.Mirror) // the frame Decode read, parsed if kept
 	}
 }
 

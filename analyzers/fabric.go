@@ -136,7 +136,7 @@ func pairKey(a, b netip.Addr) [2]netip.Addr {
 func (v *fabricView) copyOf(p *model.Pkt) bool {
 	v.hops.Observe(p)
 	if p.Conn < 0 {
-		o, ok := v.pairObs[pairKey(p.SrcIP, p.DstIP)]
+		o, ok := v.pairObs[pairKey(p.SrcIP.Addr(), p.DstIP.Addr())]
 		return ok && p.Switch == o
 	}
 	sw := p.Switch % roce.MaxSwitches

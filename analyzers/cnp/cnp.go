@@ -308,14 +308,14 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	t := at
 	switch {
 	case p.CE:
-		npIP, rpIP = p.DstIP, p.SrcIP
+		npIP, rpIP = p.DstIP.Addr(), p.SrcIP.Addr()
 		npSide = 0
 		if p.Dir == model.ToResponder {
 			npSide = 1
 		}
 		a.conns[p.Conn].ECNTriggers++
 	case p.Kind == model.KindNak && a.nak[2*p.Conn+nakSide(p)]:
-		npIP, rpIP = p.SrcIP, p.DstIP
+		npIP, rpIP = p.SrcIP.Addr(), p.DstIP.Addr()
 		npSide = nakSide(p)
 		a.conns[p.Conn].NAKTriggers++
 		t = p.TimeNs // the NP sent it: no egress queue between
@@ -352,8 +352,8 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 // p has left it, serialized: p waits until the frames ahead of it have
 // left, at least the time its queue depth takes at LinkBps.
 func (a *Analyzer) depart(p *model.Pkt) int64 {
-	k, bps := egressKey{host: -1, ip: p.DstIP}, a.opt.LinkBps
-	if h, ok := a.hostIdx[p.DstIP]; ok {
+	k, bps := egressKey{host: -1, ip: p.DstIP.Addr()}, a.opt.LinkBps
+	if h, ok := a.hostIdx[p.DstIP.Addr()]; ok {
 		k = egressKey{host: h}
 		if b := a.opt.Hosts[h].LinkBps; b > 0 {
 			bps = b

@@ -73,14 +73,14 @@ func (t *Tally) get(a netip.Addr) *ipCounts {
 func (t *Tally) Observe(p *model.Pkt) {
 	switch {
 	case p.Kind == model.KindCNP:
-		t.get(p.SrcIP).cnpFrom++
+		t.get(p.SrcIP.Addr()).cnpFrom++
 		if p.Delivered {
-			t.get(p.DstIP).cnpTo++
+			t.get(p.DstIP.Addr()).cnpTo++
 		}
 	case p.Event == roce.EventCorrupt:
-		t.get(p.DstIP).corruptTo++
+		t.get(p.DstIP.Addr()).corruptTo++
 	case p.CE:
-		t.get(p.DstIP).ceTo++
+		t.get(p.DstIP.Addr()).ceTo++
 	}
 }
 

@@ -250,7 +250,7 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	b := a.bin(p.TimeNs)
 	a.lastNs = max(a.lastNs, p.TimeNs)
 	if p.Delivered {
-		if h, ok := a.hostOf[p.DstIP]; ok {
+		if h, ok := a.hostOf[p.DstIP.Addr()]; ok {
 			q := &a.ports[h]
 			q.samples++
 			if p.QDepth > 0 {

@@ -67,7 +67,7 @@ func (s *scen) data(t int64, c, n int, depth int64) { s.pkt(t, c, n, depth, func
 func (s *scen) pkt(t int64, c, n int, depth int64, mod func(*model.Pkt)) {
 	conn := s.t.Conns[c]
 	p := model.Pkt{Index: s.idx, TimeNs: t, Conn: c, Dir: model.ToResponder, Kind: model.KindData, Delivered: true, PSN: s.next[c],
-		PayloadLen: n, SrcIP: conn.Requester.IP, DstIP: conn.Responder.IP, DestQP: conn.Responder.QPN, NPkts: 1, QDepth: depth}
+		PayloadLen: n, SrcIP: model.IPFrom(conn.Requester.IP), DstIP: model.IPFrom(conn.Responder.IP), DestQP: conn.Responder.QPN, NPkts: 1, QDepth: depth}
 	s.next[c] = s.next[c].Next()
 	mod(&p)
 	s.idx++
@@ -77,7 +77,7 @@ func (s *scen) pkt(t int64, c, n int, depth int64, mod func(*model.Pkt)) {
 func (s *scen) cnp(t int64, c int) {
 	conn := s.t.Conns[c]
 	p := model.Pkt{Index: s.idx, TimeNs: t, Conn: c, Dir: model.ToRequester, Kind: model.KindCNP, Delivered: true,
-		SrcIP: conn.Responder.IP, DstIP: conn.Requester.IP, DestQP: conn.Requester.QPN, NPkts: 1}
+		SrcIP: model.IPFrom(conn.Responder.IP), DstIP: model.IPFrom(conn.Requester.IP), DestQP: conn.Requester.QPN, NPkts: 1}
 	s.idx++
 	s.a.Observe(&p)
 }
@@ -460,7 +460,7 @@ func TestObserveAllocs(t *testing.T) {
 	s := newScen(Options{MaxBins: 8, MinBinNs: 100}, flowSpec{"a", 1, 9, 2}, flowSpec{"b", 2, 9, 1})
 	c := s.t.Conns[1]
 	p := model.Pkt{Conn: 1, Dir: model.ToResponder, Kind: model.KindData, Delivered: true, PayloadLen: 1024,
-		SrcIP: c.Requester.IP, DstIP: c.Responder.IP, QDepth: 12345}
+		SrcIP: model.IPFrom(c.Requester.IP), DstIP: model.IPFrom(c.Responder.IP), QDepth: 12345}
 	now := int64(0)
 	n := testing.AllocsPerRun(1000, func() {
 		now += 977 // the bins double along the way

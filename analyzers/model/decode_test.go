@@ -3,6 +3,8 @@ package model_test
 import (
 	"bytes"
 	"math/rand/v2"
+	"net/netip"
+	"reflect"
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers/internal/tracetest"
@@ -78,6 +80,23 @@ func mutate(rng *rand.Rand, f []byte) []byte {
 	return g
 }
 
+// dirty sets every field of p to a value that is not its zero value.
+func dirty(p *model.Pkt) {
+	v := reflect.ValueOf(p).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Int, reflect.Int64:
+			f.SetInt(-7)
+		case reflect.Uint8, reflect.Uint32:
+			f.SetUint(7)
+		case reflect.Bool:
+			f.SetBool(true)
+		default:
+			f.Set(reflect.ValueOf(model.IPFrom(netip.MustParseAddr("fd00::7"))))
+		}
+	}
+}
+
 // TestDecodeFast: the decoder's fast path (which reads the fields of
 // common frames without parsing them) decodes every frame, and every
 // variant of one, as parsing it does; a frame it reads parses, and
@@ -100,10 +119,15 @@ func TestDecodeFast(t *testing.T) {
 				fastN := 0
 				for i, f := range frames {
 					tp := trace.Packet{Index: i, TimeNs: int64(i) * 7, Data: f, OrigLen: len(f) + i%2*100, LinkType: trace.LinkTypeEthernet}
-					var pf, ps model.Pkt
+					var pf, ps, pd model.Pkt
+					again := fast // in the same state: decodes the frame again below
 					okf, oks := fast.Decode(&tp, &pf), slow.Decode(&tp, &ps)
 					if okf != oks || pf != ps {
 						t.Fatalf("mirror %v holds %v port %d frame %d (% x):\nfast %v %+v\nslow %v %+v", mirror, holds, port, i, f, okf, pf, oks, ps)
+					}
+					dirty(&pd) // the fast path sets every field (no zeroing first)
+					if again.Decode(&tp, &pd) && pd != pf {
+						t.Fatalf("frame %d decoded over another packet:\n%+v\nwant %+v", i, pd, pf)
 					}
 					if okf {
 						fastN++
@@ -175,5 +199,30 @@ func TestDecodeTableChange(t *testing.T) {
 	d.Table = model.NewTable(append(conns[1:2:2], conns[0]))
 	if !d.Decode(&tp, &p) || p.Conn != 1 {
 		t.Fatalf("with it second: conn %d, want 1", p.Conn)
+	}
+}
+
+// TestDecodeOtherUnassigned: a packet of kind other gets no connection,
+// even with the keys of an empty entry of the connection cache (zero
+// addresses, QPN 0), after packets that filled the cache.
+func TestDecodeOtherUnassigned(t *testing.T) {
+	zero := netip.IPv4Unspecified()
+	conns := []model.Connection{{Requester: model.Endpoint{IP: zero, QPN: 1}, Responder: model.Endpoint{IP: zero, QPN: 0}}}
+	d := model.Decoder{Parser: roce.Parser{MirrorPort: roce.DefaultMirrorPort}, MTU: 1024, Table: model.NewTable(conns)}
+	for _, spec := range []roce.FrameSpec{
+		{SrcIP: zero, DstIP: zero, DestQP: 0, Opcode: roce.RCWriteOnly, Payload: make([]byte, 8)}, // conn 0: fills the cache
+		{SrcIP: zero, DstIP: zero, DestQP: 0, Opcode: roce.RCFetchAdd},                            // other
+	} {
+		frame, err := spec.Append(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p model.Pkt
+		if !d.Decode(&trace.Packet{Data: frame, LinkType: trace.LinkTypeEthernet}, &p) {
+			t.Fatalf("%v: not decoded", spec.Opcode)
+		}
+		if want := map[model.Kind]int{model.KindData: 0, model.KindOther: -1}[p.Kind]; p.Conn != want {
+			t.Errorf("%v (%v): conn %d, want %d", spec.Opcode, p.Kind, p.Conn, want)
+		}
 	}
 }

@@ -43,7 +43,7 @@ func (in *Inferrer) Observe(p *Pkt) {
 	if (p.Kind == KindData && !p.Op.IsLast() || p.Kind == KindReadResp && !p.Op.IsLast()) && p.PayloadLen > in.mtu {
 		in.mtu = p.PayloadLen // FIRST and MIDDLE packets carry exactly one MTU
 	}
-	k := flowKey{p.SrcIP, p.DstIP, p.DestQP, req}
+	k := flowKey{p.SrcIP.Addr(), p.DstIP.Addr(), p.DestQP, req}
 	f := in.flows[k]
 	if f == nil {
 		f = &flowStat{first: p.PSN, last: p.PSN, lastEnd: p.PSN}

@@ -2,7 +2,6 @@ package model
 
 import (
 	"encoding/binary"
-	"net/netip"
 
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/trace"
@@ -59,40 +58,18 @@ func (k Kind) String() string {
 // IsRequest reports whether packets of kind k are sent by a requester.
 func (k Kind) IsRequest() bool { return k == KindData || k == KindReadReq }
 
-// Pkt is one RoCE packet of a trace as the analyzers see it.
+// Pkt is one RoCE packet of a trace as the analyzers see it. It holds
+// no pointers (IP, not netip.Addr: copies of it are plain memory copies,
+// the GC does not scan slices of it), and its fields are ordered by size,
+// without padding between them: 144 bytes.
 type Pkt struct {
 	Index  int   // frame index in the trace (0-based)
 	TimeNs int64 // switch timestamp (mirror traces, unwrapped) or capture time
 	Conn   int   // index into Table.Conns; -1 when unknown
-	Dir    Dir
-	Kind   Kind
-	Op     roce.Opcode
-	PSN    roce.PSN
-	Event  roce.Event
-	// Delivered: the packet reached its destination intact (event neither
-	// drop nor corrupt).
-	Delivered bool
-	// CE: the packet was delivered ECN-marked (event ecn, or the IP ECN
-	// bits are 11).
-	CE     bool
-	AckReq bool
 	// NPkts is, for a READ request, the number of response packets (PSNs)
 	// it covers; 1 otherwise.
 	NPkts      int
-	DMALen     uint32
 	PayloadLen int
-	NAKCode    roce.NAKCode
-	// RNRTimer is an RNR NAK's minimum RNR timer code (0..31,
-	// roce.RNRTimer); 0 otherwise.
-	RNRTimer uint8
-	// MSN is the AETH's MSN of an ACK, NAK or RNR NAK; 0 otherwise.
-	MSN    uint32
-	SrcIP  netip.Addr
-	DstIP  netip.Addr
-	DestQP uint32
-	// Retx is set by the retransmission tracker when this data packet
-	// re-sends a PSN already sent.
-	Retx bool
 	// HoldNs is, for a Late packet of a mirror trace, how long the switch
 	// held it (roce.MirrorMeta.HoldNs): it arrived at TimeNs − HoldNs. The
 	// true hold is in [HoldNs, HoldNs+HoldUnitNs). HoldUnitNs is 0 when the
@@ -108,6 +85,31 @@ type Pkt struct {
 	// (the capture's original length; the mirror copy keeps it): its
 	// serialization time on the egress link.
 	FrameLen int
+	PSN      roce.PSN
+	DMALen   uint32
+	// MSN is the AETH's MSN of an ACK, NAK or RNR NAK; 0 otherwise.
+	MSN    uint32
+	DestQP uint32
+	SrcIP  IP
+	DstIP  IP
+	Dir    Dir
+	Kind   Kind
+	Op     roce.Opcode
+	Event  roce.Event
+	// Delivered: the packet reached its destination intact (event neither
+	// drop nor corrupt).
+	Delivered bool
+	// CE: the packet was delivered ECN-marked (event ecn, or the IP ECN
+	// bits are 11).
+	CE      bool
+	AckReq  bool
+	NAKCode roce.NAKCode
+	// RNRTimer is an RNR NAK's minimum RNR timer code (0..31,
+	// roce.RNRTimer); 0 otherwise.
+	RNRTimer uint8
+	// Retx is set by the retransmission tracker when this data packet
+	// re-sends a PSN already sent.
+	Retx bool
 	// Switch is the logical switch whose copy this is
 	// (roce.MirrorMeta.Switch; Fabric.Switches[Switch] names it): 0 in a
 	// one-switch run and when the trace is not a mirror trace.
@@ -188,42 +190,76 @@ func (d *Decoder) LastMirrorFields() (seqField, tsNs uint64, ttl uint8, ok bool)
 	if !d.fastOK {
 		return 0, 0, 0, false
 	}
-	b := d.frame[:fastExt] // the fast path's layout, as fastFields reads it
+	b := d.frame[:fastExt] // the fast path's layout, as decodeFast reads it
 	return uint64(binary.BigEndian.Uint16(b[6:]))<<32 | uint64(binary.BigEndian.Uint32(b[8:])),
 		uint64(binary.BigEndian.Uint16(b[0:]))<<32 | uint64(binary.BigEndian.Uint32(b[2:])), b[fastL3+8], true
 }
 
 // connEnt is a cached Table.Assign: k1 the IPv4 source and destination,
-// k2 the destination QPN and the kind of lookup (1 request, 2 response,
-// 3 CNP; 0: empty).
+// k2 the destination QPN and the kind of lookup (kindLookup), or
+// emptyConn.
 type connEnt struct {
 	k1, k2 uint64
 	conn   int32
 	dir    Dir
 }
 
-// fields are the fields of a RoCE frame that Decode reads.
-type fields struct {
-	op         roce.Opcode
-	psn        roce.PSN
-	destQP     uint32
-	ackReq     bool
-	src, dst   netip.Addr
-	payloadLen int
-	tos, ttl   uint8
-	srcMAC     uint64 // 48 bits: a mirror copy's switch and sequence number
-	dstMAC     uint64 // 48 bits: a mirror copy's timestamp
-	depth      roce.DepthCode
-	hold       roce.HoldCode
-	hasAETH    bool
-	syndrome   roce.Syndrome
-	msn        uint32
-	hasRETH    bool
-	dmaLen     uint32
-	// v4: src4 and dst4 are the IPv4 addresses (the fast path).
-	v4         bool
-	src4, dst4 uint32
+// emptyConn is the k2 of an empty connEnt: no packet's (a QPN has 24
+// bits).
+const emptyConn = ^uint64(0)
+
+// opClass is what Decode needs of an opcode: one lookup in opClasses
+// instead of a dozen calls of roce.Opcode's methods (each its own lookup
+// in roce's table, several with their own branches).
+type opClass struct {
+	// kind is the packet's Kind, but for an acknowledgement (ack), whose
+	// AETH decides it.
+	kind Kind
+	ack  bool // Opcode.IsAck
+	data bool // Opcode.IsData
+	// fast: the fast path reads the opcode's packets (RC or CNP, without
+	// RDETH, DETH or FETH).
+	fast bool
+	ext  uint8 // Opcode.ExtLen
+	// aethOff is the offset of an acknowledgement's AETH in the extended
+	// headers (after the RETH and AtomicETH of the opcodes with them).
+	aethOff uint8
 }
+
+// opClasses is opClass of every opcode, derived from roce's Opcode
+// methods.
+var opClasses = func() (t [256]opClass) {
+	for i := range t {
+		op := roce.Opcode(i)
+		c := &t[i]
+		switch {
+		case op.IsCNP():
+			c.kind = KindCNP
+		case op.Transport() != roce.TransportRC:
+			c.kind = KindOther
+		case op.IsAck():
+			c.ack = true
+		case op.IsReadRequest():
+			c.kind = KindReadReq
+		case op.IsReadResponse():
+			c.kind = KindReadResp
+		case op.IsWrite() || op.IsSend():
+			c.kind = KindData
+		default:
+			c.kind = KindOther
+		}
+		c.data = op.IsData()
+		c.fast = (op.Transport() == roce.TransportRC || op.IsCNP()) && !op.HasRDETH() && !op.HasDETH() && !op.HasFETH()
+		c.ext = uint8(op.ExtLen())
+		if op.HasRETH() {
+			c.aethOff += roce.RETHLen
+		}
+		if op.HasAtomicETH() {
+			c.aethOff += roce.AtomicETHLen
+		}
+	}
+	return t
+}()
 
 // Offsets of the fast path's frames: Ethernet without VLAN tags, IPv4
 // without options, UDP, BTH.
@@ -234,84 +270,201 @@ const (
 	fastExt = fastBTH + roce.BTHLen
 )
 
-// fastFields reads f from frame when the frame has the common shape (an
+// decodeFast decodes tp into p when its frame has the common shape (an
 // RC RoCEv2 packet or a CNP over untagged IPv4 without options or
 // fragmentation, its BTH captured, its lengths consistent) and reports
-// whether it did; it gives what Parse would give, and reports false for
-// any other frame (Parse decides).
-func (d *Decoder) fastFields(frame []byte, f *fields) bool {
-	if len(frame) < fastExt || frame[12] != 0x08 || frame[13] != 0x00 || frame[fastL3] != 0x45 ||
-		frame[fastL3+9] != 17 || binary.BigEndian.Uint16(frame[fastL3+6:])&0x3FFF != 0 {
-		return false
+// whether it did (fast) and what decode returns then; it gives what
+// parsing the frame gives (decodeParsed), and reports fast false, p left
+// alone, for any other frame (decodeParsed decides). It reads the fields
+// it needs straight from the frame into p: no copy in between, and each
+// with one load of the frame's bytes (an array copied to the stack and
+// read back with wider loads than were stored stalls on store
+// forwarding, see the Intel 64 and IA-32 Architectures Optimization
+// Reference Manual, "Store Forwarding": reading the MACs that way cost
+// ~20 ns a packet).
+func (d *Decoder) decodeFast(tp *trace.Packet, p *Pkt, deferred bool) (fast, ok bool, raw uint64, hasRaw bool) {
+	frame := tp.Data
+	if len(frame) < fastExt {
+		return
+	}
+	// EtherType IPv4, version 4 with a 20-byte header, protocol UDP, no
+	// fragment.
+	if binary.BigEndian.Uint32(frame[12:])>>8 != 0x08_00_45 || frame[fastL3+9] != 17 ||
+		binary.BigEndian.Uint16(frame[fastL3+6:])&0x3FFF != 0 {
+		return
 	}
 	ipLen := int(binary.BigEndian.Uint16(frame[fastL3+2:]))
 	udpLen := int(binary.BigEndian.Uint16(frame[fastL4+4:]))
 	if fastL4+udpLen != fastL3+ipLen || udpLen < roce.UDPLen+roce.BTHLen+roce.ICRCLen {
-		return false
+		return
 	}
-	udpSrc, udpDst := binary.BigEndian.Uint16(frame[fastL4:]), binary.BigEndian.Uint16(frame[fastL4+2:])
-	switch {
+	holdAt := fastL4 + 6 // the hold: the UDP checksum (roce.Packet.HoldCode)
+	switch udpDst := binary.BigEndian.Uint16(frame[fastL4+2:]); {
 	case udpDst == roce.UDPPort:
-		f.hold = roce.HoldCode(binary.BigEndian.Uint16(frame[fastL4+6:])) // the UDP checksum
 	case d.Parser.MirrorPort != 0 && udpDst == d.Parser.MirrorPort:
-		f.hold = roce.HoldCode(udpSrc) // a raw copy's source port
+		holdAt = fastL4 // a raw copy's: its source port
 	default:
-		return false
+		return
 	}
 	op := roce.Opcode(frame[fastBTH])
-	if op.Transport() != roce.TransportRC && !op.IsCNP() || op.HasRDETH() || op.HasDETH() || op.HasFETH() {
-		return false
+	c := &opClasses[op]
+	if !c.fast {
+		return
 	}
-	payloadOff := fastExt + op.ExtLen()
 	pad := int(frame[fastBTH+1]>>4) & 3
-	f.payloadLen = fastL3 + ipLen - roce.ICRCLen - payloadOff - pad
-	if f.payloadLen < 0 {
-		return false
+	payloadLen := fastL3 + ipLen - roce.ICRCLen - (fastExt + int(c.ext)) - pad
+	if payloadLen < 0 {
+		return
 	}
-	f.op = op
-	f.psn = roce.PSN(uint32(frame[fastBTH+9])<<16 | uint32(frame[fastBTH+10])<<8 | uint32(frame[fastBTH+11]))
-	f.destQP = uint32(frame[fastBTH+5])<<16 | uint32(frame[fastBTH+6])<<8 | uint32(frame[fastBTH+7])
-	f.ackReq = frame[fastBTH+8]&0x80 != 0
-	f.src = netip.AddrFrom4([4]byte(frame[fastL3+12 : fastL3+16]))
-	f.dst = netip.AddrFrom4([4]byte(frame[fastL3+16 : fastL3+20]))
-	f.v4, f.src4, f.dst4 = true, binary.BigEndian.Uint32(frame[fastL3+12:]), binary.BigEndian.Uint32(frame[fastL3+16:])
-	f.tos, f.ttl = frame[fastL3+1], frame[fastL3+8]
-	f.dstMAC, f.srcMAC = roce.MAC(frame[0:6]).Uint64(), roce.MAC(frame[6:12]).Uint64()
-	f.depth = roce.DepthCode(f.ttl>>3)<<6 | roce.DepthCode(frame[fastBTH+4]&0x3F)
-	ext := fastExt
-	if op.HasRETH() {
-		f.hasRETH = ext+roce.RETHLen <= len(frame)
-		if f.hasRETH {
-			f.dmaLen = binary.BigEndian.Uint32(frame[ext+12:])
+	// The frame is the fast path's to decode. Every field of p is set
+	// once, each with its own store: the fields set below, then the rest
+	// (their zero values) here. Clearing p first (*p = Pkt{}) stores most
+	// bytes twice, which cost ~5 ns a packet (BenchmarkDecode); a
+	// composite literal is built on the stack and copied, with a failed
+	// store forwarding. TestDecodeFast decodes into a Pkt whose every
+	// field is set, to catch a field left out.
+	p.Index, p.TimeNs, p.Conn, p.Op, p.PayloadLen = tp.Index, tp.TimeNs, -1, op, payloadLen
+	p.HoldNs, p.HoldUnitNs, p.QDepth, p.QDepthUnit = 0, 0, 0, 0
+	p.DMALen, p.MSN = 0, 0
+	p.Dir, p.Event, p.CE, p.NAKCode, p.RNRTimer, p.Retx, p.Switch = DirNone, roce.EventNone, false, 0, 0, false, 0
+	// BTH bytes 4..11: resv6 (the depth's low bits), DestQP, AckReq,
+	// PSN.
+	bth := binary.BigEndian.Uint64(frame[fastBTH+4:])
+	p.PSN, p.DestQP, p.AckReq = roce.PSN(bth&0xFF_FFFF), uint32(bth>>32)&0xFF_FFFF, bth&(0x80<<24) != 0
+	src4, dst4 := binary.BigEndian.Uint32(frame[fastL3+12:]), binary.BigEndian.Uint32(frame[fastL3+16:])
+	p.SrcIP.set4(src4)
+	p.DstIP.set4(dst4)
+	p.NPkts = 1
+	if p.FrameLen = tp.OrigLen; p.FrameLen == 0 {
+		p.FrameLen = len(tp.Data)
+	}
+	if d.Mirror {
+		// The MACs as 48-bit numbers (roce.MAC.Uint64), one 8-byte load
+		// each.
+		dstMAC := binary.BigEndian.Uint64(frame[0:]) >> 16
+		srcMAC := binary.BigEndian.Uint64(frame[4:]) & (1<<48 - 1)
+		if deferred {
+			raw, hasRaw = dstMAC, true
+		} else {
+			p.TimeNs = d.unwrap(dstMAC)
 		}
-		ext += roce.RETHLen
+		ttl := frame[fastL3+8]
+		d.mirrorMeta(p, srcMAC, ttl, roce.HoldCode(binary.BigEndian.Uint16(frame[holdAt:])),
+			roce.DepthCode(ttl>>3)<<6|roce.DepthCode(bth>>56&0x3F))
 	}
-	if op.HasAtomicETH() {
-		ext += roce.AtomicETHLen
+	p.Delivered = Delivered(p.Event)
+	p.Kind = c.kind
+	if c.ack {
+		at := fastExt + int(c.aethOff)
+		if at+roce.AETHLen > len(frame) {
+			return true, false, raw, hasRaw
+		}
+		aeth := binary.BigEndian.Uint32(frame[at:])
+		setAck(p, roce.Syndrome(aeth>>24), aeth&0xFF_FFFF)
 	}
-	if op.HasAETH() {
-		f.hasAETH = ext+roce.AETHLen <= len(frame)
-		if f.hasAETH {
-			f.syndrome = roce.Syndrome(frame[ext])
-			f.msn = uint32(frame[ext+1])<<16 | uint32(frame[ext+2])<<8 | uint32(frame[ext+3])
+	if p.Kind == KindReadReq && fastExt+roce.RETHLen <= len(frame) { // its RETH: first after the BTH
+		d.setDMALen(p, binary.BigEndian.Uint32(frame[fastExt+12:]))
+	}
+	if p.Delivered && c.data && (p.Event == roce.EventECN || frame[fastL3+1]&3 == 3) {
+		p.CE = true
+	}
+	if d.Table != nil {
+		// d.Table.Assign(p), cached by addresses, QPN and kind of lookup
+		// (in line: a call would cost as much as the lookup).
+		k1, k2 := uint64(src4)<<32|uint64(dst4), uint64(p.DestQP)<<2|uint64(kindLookup[p.Kind])
+		e := &d.conns[(k1*0x9E3779B97F4A7C15^k2*0xC2B2AE3D27D4EB4F)>>58]
+		if e.k1 == k1 && e.k2 == k2 && d.connsFor == d.Table {
+			p.Conn, p.Dir = int(e.conn), e.dir
+		} else {
+			d.assignMiss(p, e, k1, k2)
 		}
 	}
-	return true
+	return true, true, raw, hasRaw
 }
 
-// parsedFields reads f from d.pk, parsed.
-func (d *Decoder) parsedFields(f *fields) {
+// mirrorMeta sets p's fields from the mirror metadata of its frame: the
+// source MAC's switch, the TTL's event, the hold and the queue depth.
+func (d *Decoder) mirrorMeta(p *Pkt, srcMAC uint64, ttl uint8, hold roce.HoldCode, depth roce.DepthCode) {
+	p.Switch, _ = roce.SplitMirrorSeq(srcMAC)
+	if p.Event = roce.Event(ttl & 7); !p.Event.Valid() {
+		p.Event = roce.EventNone
+	}
+	if d.Holds && roce.Event(ttl&7).Held() {
+		p.HoldNs, p.HoldUnitNs = hold.Ns(), hold.Unit()
+	}
+	p.QDepth, p.QDepthUnit = depth.Bytes(), depth.Unit()
+}
+
+// setAck sets the kind of an acknowledgement p from its AETH.
+func setAck(p *Pkt, s roce.Syndrome, msn uint32) {
+	p.MSN = msn
+	switch s.Type() {
+	case roce.AckTypeACK:
+		p.Kind = KindAck
+	case roce.AckTypeRNR:
+		p.Kind = KindRNR
+		p.RNRTimer = s.Value()
+	case roce.AckTypeNAK:
+		p.NAKCode = s.NAKCode()
+		p.Kind = KindNakFatal
+		if p.NAKCode == roce.NAKPSNSequenceError {
+			p.Kind = KindNak
+		}
+	default:
+		p.Kind = KindOther
+	}
+}
+
+// setDMALen sets the DMA length of a READ request p and the number of
+// response packets it asks for.
+func (d *Decoder) setDMALen(p *Pkt, dmaLen uint32) {
+	p.DMALen = dmaLen
+	mtu := d.MTU
+	if mtu <= 0 {
+		mtu = 1024
+	}
+	p.NPkts = max(1, int((uint64(dmaLen)+uint64(mtu)-1)/uint64(mtu)))
+}
+
+// decodeParsed decodes tp, which d.pk holds parsed, into p: decode's
+// answer for the frames decodeFast does not read.
+func (d *Decoder) decodeParsed(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw uint64, hasRaw bool) {
 	pk := &d.pk
-	*f = fields{op: pk.Opcode, psn: pk.BTH.PSN(), destQP: pk.BTH.DestQP(), ackReq: pk.BTH.AckReq(),
-		src: pk.SrcIP, dst: pk.DstIP, payloadLen: pk.PayloadLen, tos: pk.TOS, ttl: pk.TTL,
-		srcMAC: roce.MAC(pk.SrcMAC).Uint64(), dstMAC: roce.MAC(pk.DstMAC).Uint64(),
-		depth: pk.DepthCode(), hold: pk.HoldCode()}
-	if pk.AETH != nil {
-		f.hasAETH, f.syndrome, f.msn = true, pk.AETH.Syndrome(), pk.AETH.MSN()
+	op := pk.Opcode
+	c := &opClasses[op]
+	*p = Pkt{}
+	p.Index, p.TimeNs, p.Conn, p.Op, p.PSN = tp.Index, tp.TimeNs, -1, op, pk.BTH.PSN()
+	p.SrcIP, p.DstIP = IPFrom(pk.SrcIP), IPFrom(pk.DstIP)
+	p.DestQP, p.NPkts, p.PayloadLen, p.AckReq = pk.BTH.DestQP(), 1, pk.PayloadLen, pk.BTH.AckReq()
+	if p.FrameLen = tp.OrigLen; p.FrameLen == 0 {
+		p.FrameLen = len(tp.Data)
 	}
-	if pk.RETH != nil {
-		f.hasRETH, f.dmaLen = true, pk.RETH.DMALength()
+	if d.Mirror {
+		if ts := roce.MAC(pk.DstMAC).Uint64(); deferred {
+			raw, hasRaw = ts, true
+		} else {
+			p.TimeNs = d.unwrap(ts)
+		}
+		d.mirrorMeta(p, roce.MAC(pk.SrcMAC).Uint64(), pk.TTL, pk.HoldCode(), pk.DepthCode())
 	}
+	p.Delivered = Delivered(p.Event)
+	p.Kind = c.kind
+	if c.ack {
+		if pk.AETH == nil {
+			return false, raw, hasRaw
+		}
+		setAck(p, pk.AETH.Syndrome(), pk.AETH.MSN())
+	}
+	if p.Kind == KindReadReq && pk.RETH != nil {
+		d.setDMALen(p, pk.RETH.DMALength())
+	}
+	if p.Delivered && c.data && (p.Event == roce.EventECN || pk.TOS&3 == 3) {
+		p.CE = true
+	}
+	if d.Table != nil {
+		d.Table.Assign(p)
+	}
+	return true, raw, hasRaw
 }
 
 // Decode fills p from tp and reports whether tp is an RC RoCE packet (or a
@@ -350,121 +503,49 @@ func (d *Decoder) decode(tp *trace.Packet, p *Pkt, deferred bool) (ok bool, raw 
 		}
 		return false, 0, false
 	}
-	var f fields
 	d.frame, d.origLen, d.pkParsed = tp.Data, tp.OrigLen, false
-	if d.slow || !d.fastFields(tp.Data, &f) {
-		d.fastOK = false
-		d.pkParsed = true
-		if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
-			return false, 0, false
-		}
-		d.parsedFields(&f)
-	} else {
-		d.fastOK = true
-	}
-	op := f.op
-	*p = Pkt{Index: tp.Index, TimeNs: tp.TimeNs, Conn: -1, Op: op, PSN: f.psn,
-		SrcIP: f.src, DstIP: f.dst, DestQP: f.destQP, NPkts: 1, PayloadLen: f.payloadLen,
-		AckReq: f.ackReq, FrameLen: tp.OrigLen}
-	if p.FrameLen == 0 {
-		p.FrameLen = len(tp.Data)
-	}
-	if d.Mirror {
-		sw, _ := roce.SplitMirrorSeq(f.srcMAC)
-		if deferred {
-			raw, hasRaw = f.dstMAC, true
-		} else {
-			p.TimeNs = d.unwrap(f.dstMAC)
-		}
-		p.Switch = sw
-		p.Event = roce.Event(f.ttl & 7)
-		if !p.Event.Valid() {
-			p.Event = roce.EventNone
-		}
-		if d.Holds && roce.Event(f.ttl&7).Held() {
-			p.HoldNs, p.HoldUnitNs = f.hold.Ns(), f.hold.Unit()
-		}
-		p.QDepth, p.QDepthUnit = f.depth.Bytes(), f.depth.Unit()
-	}
-	p.Delivered = Delivered(p.Event)
-	switch {
-	case op.IsCNP():
-		p.Kind = KindCNP
-	case op.Transport() != roce.TransportRC:
-		p.Kind = KindOther
-	case op.IsAck():
-		if !f.hasAETH {
-			return false, raw, hasRaw
-		}
-		s := f.syndrome
-		p.MSN = f.msn
-		switch s.Type() {
-		case roce.AckTypeACK:
-			p.Kind = KindAck
-		case roce.AckTypeRNR:
-			p.Kind = KindRNR
-			p.RNRTimer = s.Value()
-		case roce.AckTypeNAK:
-			p.NAKCode = s.NAKCode()
-			p.Kind = KindNakFatal
-			if p.NAKCode == roce.NAKPSNSequenceError {
-				p.Kind = KindNak
-			}
-		default:
-			p.Kind = KindOther
-		}
-	case op.IsReadRequest():
-		p.Kind = KindReadReq
-		if f.hasRETH {
-			p.DMALen = f.dmaLen
-			mtu := d.MTU
-			if mtu <= 0 {
-				mtu = 1024
-			}
-			p.NPkts = max(1, int((uint64(p.DMALen)+uint64(mtu)-1)/uint64(mtu)))
-		}
-	case op.IsReadResponse():
-		p.Kind = KindReadResp
-	case op.IsWrite() || op.IsSend():
-		p.Kind = KindData
-	default:
-		p.Kind = KindOther
-	}
-	if p.Delivered && op.IsData() && (p.Event == roce.EventECN || f.tos&3 == 3) {
-		p.CE = true
-	}
-	if d.Table != nil {
-		if f.v4 {
-			d.assign4(p, &f)
-		} else {
-			d.Table.Assign(p)
+	if !d.slow {
+		if d.fastOK, ok, raw, hasRaw = d.decodeFast(tp, p, deferred); d.fastOK {
+			return ok, raw, hasRaw
 		}
 	}
-	return true, raw, hasRaw
+	d.fastOK, d.pkParsed = false, true
+	if err := d.Parser.Parse(tp.Data, tp.OrigLen, &d.pk); err != nil {
+		return false, 0, false
+	}
+	return d.decodeParsed(tp, p, deferred)
 }
 
-// assign4 is d.Table.Assign(p) for an IPv4 frame, cached.
-func (d *Decoder) assign4(p *Pkt, f *fields) {
-	var mode uint64
-	switch {
-	case p.Kind == KindOther:
+// kindLookup is the kind of Table lookup a packet of a kind needs: 1
+// request, 2 response, 3 CNP (connEnt.k2), 0 none (KindOther).
+var kindLookup = func() (t [256]uint8) {
+	for k := range t {
+		switch k := Kind(k); {
+		case k == KindOther || int(k) >= len(kindNames):
+		case k == KindCNP:
+			t[k] = 3
+		case k.IsRequest():
+			t[k] = 1
+		default:
+			t[k] = 2
+		}
+	}
+	return t
+}()
+
+// assignMiss assigns p's connection when e, the entry of the connection
+// cache for p's keys k1 and k2, holds another (or is the cache of another
+// Table), and caches it in e.
+func (d *Decoder) assignMiss(p *Pkt, e *connEnt, k1, k2 uint64) {
+	if k2&3 == 0 { // KindOther: no connection, not cached
 		p.Conn, p.Dir = -1, DirNone
 		return
-	case p.Kind == KindCNP:
-		mode = 3
-	case p.Kind.IsRequest():
-		mode = 1
-	default:
-		mode = 2
 	}
 	if d.connsFor != d.Table {
-		d.conns, d.connsFor = [64]connEnt{}, d.Table
-	}
-	k1, k2 := uint64(f.src4)<<32|uint64(f.dst4), uint64(p.DestQP)<<2|mode
-	e := &d.conns[(k1*0x9E3779B97F4A7C15^k2*0xC2B2AE3D27D4EB4F)>>58]
-	if e.k1 == k1 && e.k2 == k2 {
-		p.Conn, p.Dir = int(e.conn), e.dir
-		return
+		for i := range d.conns {
+			d.conns[i] = connEnt{k2: emptyConn}
+		}
+		d.connsFor = d.Table
 	}
 	d.Table.Assign(p)
 	*e = connEnt{k1: k1, k2: k2, conn: int32(p.Conn), dir: p.Dir}

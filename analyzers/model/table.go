@@ -125,12 +125,12 @@ func (t *Table) Assign(p *Pkt) {
 	case KindOther:
 		p.Conn, p.Dir = -1, DirNone
 	case KindCNP:
-		p.Conn, p.Dir = t.Lookup(p.SrcIP, p.DstIP, p.DestQP, false)
+		p.Conn, p.Dir = t.Lookup(p.SrcIP.Addr(), p.DstIP.Addr(), p.DestQP, false)
 		if p.Conn < 0 {
-			p.Conn, p.Dir = t.Lookup(p.SrcIP, p.DstIP, p.DestQP, true)
+			p.Conn, p.Dir = t.Lookup(p.SrcIP.Addr(), p.DstIP.Addr(), p.DestQP, true)
 		}
 	default:
-		p.Conn, p.Dir = t.Lookup(p.SrcIP, p.DstIP, p.DestQP, p.Kind.IsRequest())
+		p.Conn, p.Dir = t.Lookup(p.SrcIP.Addr(), p.DstIP.Addr(), p.DestQP, p.Kind.IsRequest())
 	}
 }
 

@@ -121,8 +121,8 @@ func (a *Analyzer) fabricObserve(p *model.Pkt, sw, prio int) {
 	if p.Late() || p.Copy() || p.Conn < 0 || p.Dir == model.DirNone || sw < 0 || sw >= len(fb.seen) {
 		return
 	}
-	src, ok1 := fb.hostIdx[p.SrcIP]
-	dst, ok2 := fb.hostIdx[p.DstIP]
+	src, ok1 := fb.hostIdx[p.SrcIP.Addr()]
+	dst, ok2 := fb.hostIdx[p.DstIP.Addr()]
 	if !ok1 || !ok2 {
 		fb.unrouted++
 		return

@@ -162,7 +162,7 @@ func (s *fabScen) dataNow(ts int64, sw string, conn int, depth int64) {
 	frame[12], frame[13], frame[14], frame[15] = 0x08, 0x00, 0x45, 24<<2
 	c := s.tab.Conns[conn]
 	p := model.Pkt{Index: s.idx, TimeNs: ts, Conn: conn, Dir: model.ToResponder, Kind: model.KindData,
-		SrcIP: c.Requester.IP, DstIP: c.Responder.IP, Delivered: true, QDepth: depth, Switch: uint8(id)}
+		SrcIP: model.IPFrom(c.Requester.IP), DstIP: model.IPFrom(c.Responder.IP), Delivered: true, QDepth: depth, Switch: uint8(id)}
 	s.a.Observe(&p, frame, len(frame))
 	s.idx++
 }

@@ -49,7 +49,7 @@ func manyHosts(t *testing.T, depth int64, egress uint16, egressHost string) {
 		frame[12], frame[13], frame[14], frame[15] = 0x08, 0x00, 0x45, 24<<2
 		cn := tab.Conns[c]
 		p := model.Pkt{Index: idx, TimeNs: ts, Conn: c, Dir: model.ToResponder, Kind: model.KindData,
-			SrcIP: cn.Requester.IP, DstIP: cn.Responder.IP, Delivered: true}
+			SrcIP: model.IPFrom(cn.Requester.IP), DstIP: model.IPFrom(cn.Responder.IP), Delivered: true}
 		if cn.Responder.IP == ip(9) {
 			p.QDepth = depth
 		}

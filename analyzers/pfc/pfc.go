@@ -475,7 +475,7 @@ func (a *Analyzer) ObservePriority(p *model.Pkt, prio, origLen int) {
 		// a host's packets at its own switch.
 		sw := int(p.Switch)
 		a.fabricObserve(p, sw, prio)
-		atSrc, atDst = a.atHostSwitch(p.SrcIP, sw), a.atHostSwitch(p.DstIP, sw)
+		atSrc, atDst = a.atHostSwitch(p.SrcIP.Addr(), sw), a.atHostSwitch(p.DstIP.Addr(), sw)
 	}
 	if atSrc && p.Conn >= 0 && p.Dir != model.DirNone && !p.Late() && !p.Copy() {
 		fi := 2 * p.Conn
@@ -493,12 +493,12 @@ func (a *Analyzer) ObservePriority(p *model.Pkt, prio, origLen int) {
 	if p.Late() || p.Copy() {
 		return
 	}
-	if h, ok := a.hostOf[p.SrcIP]; ok && atSrc {
+	if h, ok := a.hostOf[p.SrcIP.Addr()]; ok && atSrc {
 		if x := a.pp[uint32(a.hosts[h].Port)<<3|uint32(prio)]; x != nil {
 			a.fromHost(x, p, origLen)
 		}
 	}
-	if h, ok := a.hostOf[p.DstIP]; ok && atDst {
+	if h, ok := a.hostOf[p.DstIP.Addr()]; ok && atDst {
 		if x := a.pp[uint32(a.hosts[h].Port)<<3|uint32(prio)]; x != nil {
 			x.bytesTo += int64(origLen)
 			a.settle(x, &x.rx, DirReceived, p.TimeNs)

@@ -48,9 +48,9 @@ func (s *scen) dataDSCP(ts int64, toRsp bool, dscp byte) {
 	frame := make([]byte, 100)
 	frame[12], frame[13] = 0x08, 0x00
 	frame[14], frame[15] = 0x45, dscp<<2
-	p := model.Pkt{Index: s.idx, TimeNs: ts, Conn: 0, Dir: model.ToResponder, Kind: model.KindData, SrcIP: reqIP, DstIP: rspIP, Delivered: true}
+	p := model.Pkt{Index: s.idx, TimeNs: ts, Conn: 0, Dir: model.ToResponder, Kind: model.KindData, SrcIP: model.IPFrom(reqIP), DstIP: model.IPFrom(rspIP), Delivered: true}
 	if !toRsp {
-		p.Dir, p.Kind, p.SrcIP, p.DstIP = model.ToRequester, model.KindAck, rspIP, reqIP
+		p.Dir, p.Kind, p.SrcIP, p.DstIP = model.ToRequester, model.KindAck, model.IPFrom(rspIP), model.IPFrom(reqIP)
 	}
 	s.a.Observe(&p, frame, len(frame))
 	s.idx++

@@ -218,14 +218,14 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	switch {
 	case p.Kind == model.KindRNR && p.Dir == model.ToRequester:
 		if p.Delivered {
-			a.recv[p.DstIP]++ // the requester receives a switch's copy too
+			a.recv[p.DstIP.Addr()]++ // the requester receives a switch's copy too
 		}
 		if p.Copy() {
 			return
 		}
 		a.naks++
 		if !cs.nakRow || cs.nakPSN != p.PSN {
-			a.naked[p.SrcIP]++
+			a.naked[p.SrcIP.Addr()]++
 			cs.nakRow, cs.nakPSN = true, p.PSN
 		}
 		if !p.Delivered {
