@@ -286,8 +286,16 @@ func portOf(e model.Endpoint) string {
 	return e.IP.String()
 }
 
-// Observe feeds one packet.
+// Observe feeds one packet. It is inlined: without egress queues to
+// replay, only CNPs, ECN-marked packets and NAKs are looked at further.
 func (a *Analyzer) Observe(p *model.Pkt) {
+	if !a.opt.EgressQueues && !p.CE && p.Kind != model.KindCNP && p.Kind != model.KindNak {
+		return
+	}
+	a.observe(p)
+}
+
+func (a *Analyzer) observe(p *model.Pkt) {
 	at := p.TimeNs // when the NP sees p if it is an ECN trigger
 	if a.opt.EgressQueues && p.Event != roce.EventDrop {
 		at = a.depart(p)

@@ -69,8 +69,16 @@ func (t *Tally) get(a netip.Addr) *ipCounts {
 	return c
 }
 
-// Observe feeds one packet (of any connection or none).
+// Observe feeds one packet (of any connection or none). It is inlined:
+// most packets are none of those it counts.
 func (t *Tally) Observe(p *model.Pkt) {
+	if p.Kind != model.KindCNP && p.Event != roce.EventCorrupt && !p.CE {
+		return
+	}
+	t.observe(p)
+}
+
+func (t *Tally) observe(p *model.Pkt) {
 	switch {
 	case p.Kind == model.KindCNP:
 		t.get(p.SrcIP).cnpFrom++
