@@ -226,6 +226,24 @@ type Analyzer struct {
 	busy    map[egressKey]int64 // per egress port: the last departure's end (EgressQueues)
 	hostIdx map[netip.Addr]int  // Options.Hosts by address (hostOf's answer, once)
 	inexact int
+	// depart runs on every packet with EgressQueues: busyHost holds busy
+	// for the ports of Options.Hosts (egressKey{host: h}, set if busyIn),
+	// read without hashing; dst caches, by connection and direction
+	// (2*conn + dir-1), the hostIdx answer for the last destination
+	// address; ser is the last serialization time computed, of serN
+	// bytes at serBps (most frames have one length).
+	busyHost            []int64
+	busyIn              []bool
+	dst                 []dstHost
+	serN, serBps, serNs int64
+	serOK               bool
+}
+
+// dstHost is a cached hostIdx lookup.
+type dstHost struct {
+	ip     netip.Addr
+	h      int
+	ok, in bool // in: ip, h and ok are set
 }
 
 // egressKey is a switch egress port: its host in Options.Hosts, else
@@ -241,7 +259,7 @@ func New(t *model.Table, opt Options) *Analyzer {
 	a := &Analyzer{opt: opt, table: t, conns: make([]ConnCNP, len(t.Conns)), perQP: make([]last, n),
 		port: make([]string, n), thr: make([][nReplays]int64, n), nak: make([]bool, n), npOf: make([]int, n),
 		perPort: map[string]*last{}, perDst: map[dstKey]*last{}, perPair: map[pairKey]*last{}, busy: map[egressKey]int64{},
-		hostIdx: map[netip.Addr]int{}}
+		hostIdx: map[netip.Addr]int{}, busyHost: make([]int64, len(opt.Hosts)), busyIn: make([]bool, len(opt.Hosts)), dst: make([]dstHost, n)}
 	for h := range opt.Hosts {
 		for _, ip := range opt.Hosts[h].IPs {
 			if _, dup := a.hostIdx[ip]; !dup {
@@ -360,26 +378,56 @@ func (a *Analyzer) observe(p *model.Pkt) {
 // p has left it, serialized: p waits until the frames ahead of it have
 // left, at least the time its queue depth takes at LinkBps.
 func (a *Analyzer) depart(p *model.Pkt) int64 {
-	k, bps := egressKey{host: -1, ip: p.DstIP}, a.opt.LinkBps
-	if h, ok := a.hostIdx[p.DstIP]; ok {
-		k = egressKey{host: h}
-		if b := a.opt.Hosts[h].LinkBps; b > 0 {
-			bps = b
+	bps := a.opt.LinkBps
+	h, host := a.hostOfDst(p)
+	var b int64
+	var set bool
+	if host {
+		if hb := a.opt.Hosts[h].LinkBps; hb > 0 {
+			bps = hb
 		}
+		b, set = a.busyHost[h], a.busyIn[h]
+	} else {
+		b, set = a.busy[egressKey{host: -1, ip: p.DstIP}]
 	}
 	wait := int64(0)
-	if b, ok := a.busy[k]; ok && b > p.TimeNs {
+	if set && b > p.TimeNs {
 		wait = b - p.TimeNs
 	}
-	if lo := bitsNs(p.QDepth, bps, false); wait < lo {
-		wait = lo
-		if p.CE {
-			a.inexact++
+	if p.QDepth > 0 { // an empty queue takes no time: no division
+		if lo := bitsNs(p.QDepth, bps, false); wait < lo {
+			wait = lo
+			if p.CE {
+				a.inexact++
+			}
 		}
 	}
-	end := p.TimeNs + wait + bitsNs(int64(p.FrameLen), bps, true)
-	a.busy[k] = end
+	if n := int64(p.FrameLen); !a.serOK || n != a.serN || bps != a.serBps {
+		a.serN, a.serBps, a.serNs, a.serOK = n, bps, bitsNs(n, bps, true), true
+	}
+	end := p.TimeNs + wait + a.serNs
+	if host {
+		a.busyHost[h], a.busyIn[h] = end, true
+	} else {
+		a.busy[egressKey{host: -1, ip: p.DstIP}] = end
+	}
 	return end
+}
+
+// hostOfDst returns the host in Options.Hosts owning p's destination
+// address, if any (hostIdx).
+func (a *Analyzer) hostOfDst(p *model.Pkt) (int, bool) {
+	k := 2*p.Conn + int(p.Dir) - 1
+	if p.Conn < 0 || k >= len(a.dst) || p.Dir != model.ToResponder && p.Dir != model.ToRequester {
+		h, ok := a.hostIdx[p.DstIP]
+		return h, ok
+	}
+	c := &a.dst[k]
+	if !c.in || c.ip != p.DstIP {
+		c.h, c.ok = a.hostIdx[p.DstIP]
+		c.ip, c.in = p.DstIP, true
+	}
+	return c.h, c.ok
 }
 
 // bitsNs is the time n bytes take at bps bit/s, rounded up (as the
