@@ -237,6 +237,9 @@ type Analyzer struct {
 	dst                 []dstHost
 	serN, serBps, serNs int64
 	serOK               bool
+	// scopes caches, by connection side, its last trigger's pacing
+	// domains (scopeCache).
+	scopes []scopeCache
 }
 
 // dstHost is a cached hostIdx lookup.
@@ -259,7 +262,8 @@ func New(t *model.Table, opt Options) *Analyzer {
 	a := &Analyzer{opt: opt, table: t, conns: make([]ConnCNP, len(t.Conns)), perQP: make([]last, n),
 		port: make([]string, n), thr: make([][nReplays]int64, n), nak: make([]bool, n), npOf: make([]int, n),
 		perPort: map[string]*last{}, perDst: map[dstKey]*last{}, perPair: map[pairKey]*last{}, busy: map[egressKey]int64{},
-		hostIdx: map[netip.Addr]int{}, busyHost: make([]int64, len(opt.Hosts)), busyIn: make([]bool, len(opt.Hosts)), dst: make([]dstHost, n)}
+		hostIdx: map[netip.Addr]int{}, busyHost: make([]int64, len(opt.Hosts)), busyIn: make([]bool, len(opt.Hosts)), dst: make([]dstHost, n),
+		scopes: make([]scopeCache, n)}
 	for h := range opt.Hosts {
 		for _, ip := range opt.Hosts[h].IPs {
 			if _, dup := a.hostIdx[ip]; !dup {
@@ -351,27 +355,43 @@ func (a *Analyzer) observe(p *model.Pkt) {
 	k := 2*p.Conn + npSide
 	th := &a.thr[k]
 	a.fire(p.Conn, 0, th, &a.perQP[k], t)
+	sc := &a.scopes[k]
+	if sc.port == nil || sc.np != npIP || sc.rp != rpIP {
+		a.lookupScopes(sc, k, npIP, rpIP)
+	}
+	a.fire(p.Conn, 1, th, sc.port, t)
+	a.fire(p.Conn, 2, th, sc.dst, t)
+	a.fire(p.Conn, 3, th, sc.pair, t)
+}
+
+// scopeCache is the pacing domains of a connection side's last trigger
+// (the port's, the destination's, the pair's), for its addresses np and
+// rp. The maps' entries are never replaced: a side's next trigger, of
+// the same addresses as a rule, finds them without hashing.
+type scopeCache struct {
+	port, dst, pair *last
+	np, rp          netip.Addr
+}
+
+// lookupScopes fills sc with the pacing domains of side k's trigger from
+// npIP to rpIP, adding those not seen yet.
+func (a *Analyzer) lookupScopes(sc *scopeCache, k int, npIP, rpIP netip.Addr) {
 	port := a.port[k]
-	lp := a.perPort[port]
-	if lp == nil {
-		lp = &last{}
-		a.perPort[port] = lp
+	if sc.port = a.perPort[port]; sc.port == nil {
+		sc.port = &last{}
+		a.perPort[port] = sc.port
 	}
-	a.fire(p.Conn, 1, th, lp, t)
 	dk := dstKey{a.npOf[k], rpIP}
-	ld := a.perDst[dk]
-	if ld == nil {
-		ld = &last{}
-		a.perDst[dk] = ld
+	if sc.dst = a.perDst[dk]; sc.dst == nil {
+		sc.dst = &last{}
+		a.perDst[dk] = sc.dst
 	}
-	a.fire(p.Conn, 2, th, ld, t)
 	pk := pairKey{npIP, rpIP}
-	lk := a.perPair[pk]
-	if lk == nil {
-		lk = &last{}
-		a.perPair[pk] = lk
+	if sc.pair = a.perPair[pk]; sc.pair == nil {
+		sc.pair = &last{}
+		a.perPair[pk] = sc.pair
 	}
-	a.fire(p.Conn, 3, th, lk, t)
+	sc.np, sc.rp = npIP, rpIP
 }
 
 // depart replays p's egress port (Options.EgressQueues) and returns when

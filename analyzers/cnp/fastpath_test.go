@@ -87,3 +87,40 @@ func TestDepartIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestScopesIdentical checks the pacing domains each connection side
+// caches: an analyzer whose caches are emptied before every packet gives
+// the same result on random packets (ECN marks, NAK triggers, addresses
+// changing now and then), with hosts and egress queues or without.
+func TestScopesIdentical(t *testing.T) {
+	conns := tracetest.Conns(4, 0xFFFFF0, model.VerbWrite)
+	tab := model.NewTable(conns)
+	hosts := []Host{{Name: "r", IPs: []netip.Addr{conns[0].Responder.IP}, LinkBps: 25e9, Known: true, MinTimeBetweenCNPsNs: 2000, NAKTriggers: true},
+		{Name: "q1", IPs: []netip.Addr{conns[1].Requester.IP}, Known: true, MinTimeBetweenCNPsNs: 6000}}
+	for seed := range uint64(60) {
+		opt := Options{Known: true, MinTimeBetweenCNPsNs: 4000, NAKTriggers: seed%2 == 0, UncertaintyNs: int64(seed % 3 * 500), LinkBps: 100e9}
+		if seed%3 == 0 {
+			opt.Hosts, opt.EgressQueues = hosts, seed%2 == 1
+		}
+		cached, bare := New(tab, opt), New(tab, opt)
+		r := rand.New(rand.NewPCG(seed, 8))
+		for _, p := range tracetest.RandomPkts(r, conns, 3000, false) {
+			if r.IntN(4) == 0 && p.Delivered && p.Kind != model.KindCNP {
+				p.CE = true
+			}
+			if r.IntN(40) == 0 {
+				p.SrcIP = netip.AddrFrom4([4]byte{10, 9, 9, byte(r.IntN(3))})
+			}
+			cached.Observe(&p)
+			clear(bare.scopes)
+			bare.Observe(&p)
+		}
+		a, b := cached.Finish(), bare.Finish()
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("seed %d: results differ:\ncached %+v\nbare %+v", seed, a, b)
+		}
+		if len(a.Conns) == 0 || a.Conns[0].ECNTriggers == 0 {
+			t.Fatalf("seed %d: no ECN triggers: %+v", seed, a)
+		}
+	}
+}
