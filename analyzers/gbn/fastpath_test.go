@@ -21,7 +21,7 @@ func TestFastPathIdentical(t *testing.T) {
 			conns := tracetest.Conns(3, 0xFFFFF0-uint32(seed%64), verb)
 			tab := model.NewTable(conns)
 			pkts := tracetest.RandomPkts(rand.New(rand.NewPCG(seed, 2)), conns, 2000, seed%2 == 0)
-			opt := Options{RetryCnt: 3 + int(seed%5), CheckStartPSN: seed%3 > 0, Foreign: seed%5 == 0, ODP: seed%4 == 0}
+			opt := Options{RetryCnt: 3 + int(seed%5), CheckStartPSN: seed%3 > 0, Foreign: seed%5 == 0, ODP: seed%4 == 0, MinTimeoutNs: int64(seed % 3 * 3000)}
 			if seed%8 == 0 {
 				opt.RequesterODP = func(c model.Conn) bool { return c.ID%2 == 0 }
 			}

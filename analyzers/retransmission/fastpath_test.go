@@ -21,7 +21,7 @@ func TestFastPathIdentical(t *testing.T) {
 			conns := tracetest.Conns(3, 0xFFFFF0-uint32(seed%64), verb)
 			tab := model.NewTable(conns)
 			pkts := tracetest.RandomPkts(rand.New(rand.NewPCG(seed, 1)), conns, 2000, seed%2 == 0)
-			opt := Options{RetryCnt: 3 + int(seed%5), RTTNs: int64(seed % 3 * 100)}
+			opt := Options{RetryCnt: 3 + int(seed%5), RTTNs: int64(seed % 3 * 100), MinTimeoutNs: int64(seed % 3 * 3000)}
 			on, off := New(tab, opt), New(tab, opt)
 			for i := range off.conns {
 				off.conns[i].write, off.conns[i].read = false, false
