@@ -226,6 +226,27 @@ type Analyzer struct {
 	busy    map[egressKey]int64 // per egress port: the last departure's end (EgressQueues)
 	hostIdx map[netip.Addr]int  // Options.Hosts by address (hostOf's answer, once)
 	inexact int
+	// depart runs on every packet with EgressQueues: busyHost holds busy
+	// for the ports of Options.Hosts (egressKey{host: h}, set if busyIn),
+	// read without hashing; dst caches, by connection and direction
+	// (2*conn + dir-1), the hostIdx answer for the last destination
+	// address; ser is the last serialization time computed, of serN
+	// bytes at serBps (most frames have one length).
+	busyHost            []int64
+	busyIn              []bool
+	dst                 []dstHost
+	serN, serBps, serNs int64
+	serOK               bool
+	// scopes caches, by connection side, its last trigger's pacing
+	// domains (scopeCache).
+	scopes []scopeCache
+}
+
+// dstHost is a cached hostIdx lookup.
+type dstHost struct {
+	ip     model.IP
+	h      int
+	ok, in bool // in: ip, h and ok are set
 }
 
 // egressKey is a switch egress port: its host in Options.Hosts, else
@@ -241,7 +262,8 @@ func New(t *model.Table, opt Options) *Analyzer {
 	a := &Analyzer{opt: opt, table: t, conns: make([]ConnCNP, len(t.Conns)), perQP: make([]last, n),
 		port: make([]string, n), thr: make([][nReplays]int64, n), nak: make([]bool, n), npOf: make([]int, n),
 		perPort: map[string]*last{}, perDst: map[dstKey]*last{}, perPair: map[pairKey]*last{}, busy: map[egressKey]int64{},
-		hostIdx: map[netip.Addr]int{}}
+		hostIdx: map[netip.Addr]int{}, busyHost: make([]int64, len(opt.Hosts)), busyIn: make([]bool, len(opt.Hosts)), dst: make([]dstHost, n),
+		scopes: make([]scopeCache, n)}
 	for h := range opt.Hosts {
 		for _, ip := range opt.Hosts[h].IPs {
 			if _, dup := a.hostIdx[ip]; !dup {
@@ -286,8 +308,16 @@ func portOf(e model.Endpoint) string {
 	return e.IP.String()
 }
 
-// Observe feeds one packet.
+// Observe feeds one packet. It is inlined: without egress queues to
+// replay, only CNPs, ECN-marked packets and NAKs are looked at further.
 func (a *Analyzer) Observe(p *model.Pkt) {
+	if !a.opt.EgressQueues && !p.CE && p.Kind != model.KindCNP && p.Kind != model.KindNak {
+		return
+	}
+	a.observe(p)
+}
+
+func (a *Analyzer) observe(p *model.Pkt) {
 	at := p.TimeNs // when the NP sees p if it is an ECN trigger
 	if a.opt.EgressQueues && p.Event != roce.EventDrop {
 		at = a.depart(p)
@@ -303,19 +333,19 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	if p.Conn < 0 {
 		return
 	}
-	var npIP, rpIP netip.Addr
+	var npIP, rpIP model.IP
 	var npSide int // 0 requester, 1 responder
 	t := at
 	switch {
 	case p.CE:
-		npIP, rpIP = p.DstIP.Addr(), p.SrcIP.Addr()
+		npIP, rpIP = p.DstIP, p.SrcIP
 		npSide = 0
 		if p.Dir == model.ToResponder {
 			npSide = 1
 		}
 		a.conns[p.Conn].ECNTriggers++
 	case p.Kind == model.KindNak && a.nak[2*p.Conn+nakSide(p)]:
-		npIP, rpIP = p.SrcIP.Addr(), p.DstIP.Addr()
+		npIP, rpIP = p.SrcIP, p.DstIP
 		npSide = nakSide(p)
 		a.conns[p.Conn].NAKTriggers++
 		t = p.TimeNs // the NP sent it: no egress queue between
@@ -325,53 +355,100 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 	k := 2*p.Conn + npSide
 	th := &a.thr[k]
 	a.fire(p.Conn, 0, th, &a.perQP[k], t)
+	sc := &a.scopes[k]
+	if sc.port == nil || sc.np != npIP || sc.rp != rpIP {
+		a.lookupScopes(sc, k, npIP, rpIP)
+	}
+	a.fire(p.Conn, 1, th, sc.port, t)
+	a.fire(p.Conn, 2, th, sc.dst, t)
+	a.fire(p.Conn, 3, th, sc.pair, t)
+}
+
+// scopeCache is the pacing domains of a connection side's last trigger
+// (the port's, the destination's, the pair's), for its addresses np and
+// rp. The maps' entries are never replaced: a side's next trigger, of
+// the same addresses as a rule, finds them without hashing.
+type scopeCache struct {
+	port, dst, pair *last
+	np, rp          model.IP
+}
+
+// lookupScopes fills sc with the pacing domains of side k's trigger from
+// npIP to rpIP, adding those not seen yet.
+func (a *Analyzer) lookupScopes(sc *scopeCache, k int, np, rp model.IP) {
+	npIP, rpIP := np.Addr(), rp.Addr()
 	port := a.port[k]
-	lp := a.perPort[port]
-	if lp == nil {
-		lp = &last{}
-		a.perPort[port] = lp
+	if sc.port = a.perPort[port]; sc.port == nil {
+		sc.port = &last{}
+		a.perPort[port] = sc.port
 	}
-	a.fire(p.Conn, 1, th, lp, t)
 	dk := dstKey{a.npOf[k], rpIP}
-	ld := a.perDst[dk]
-	if ld == nil {
-		ld = &last{}
-		a.perDst[dk] = ld
+	if sc.dst = a.perDst[dk]; sc.dst == nil {
+		sc.dst = &last{}
+		a.perDst[dk] = sc.dst
 	}
-	a.fire(p.Conn, 2, th, ld, t)
 	pk := pairKey{npIP, rpIP}
-	lk := a.perPair[pk]
-	if lk == nil {
-		lk = &last{}
-		a.perPair[pk] = lk
+	if sc.pair = a.perPair[pk]; sc.pair == nil {
+		sc.pair = &last{}
+		a.perPair[pk] = sc.pair
 	}
-	a.fire(p.Conn, 3, th, lk, t)
+	sc.np, sc.rp = np, rp
 }
 
 // depart replays p's egress port (Options.EgressQueues) and returns when
 // p has left it, serialized: p waits until the frames ahead of it have
 // left, at least the time its queue depth takes at LinkBps.
 func (a *Analyzer) depart(p *model.Pkt) int64 {
-	k, bps := egressKey{host: -1, ip: p.DstIP.Addr()}, a.opt.LinkBps
-	if h, ok := a.hostIdx[p.DstIP.Addr()]; ok {
-		k = egressKey{host: h}
-		if b := a.opt.Hosts[h].LinkBps; b > 0 {
-			bps = b
+	bps := a.opt.LinkBps
+	h, host := a.hostOfDst(p)
+	var b int64
+	var set bool
+	if host {
+		if hb := a.opt.Hosts[h].LinkBps; hb > 0 {
+			bps = hb
 		}
+		b, set = a.busyHost[h], a.busyIn[h]
+	} else {
+		b, set = a.busy[egressKey{host: -1, ip: p.DstIP.Addr()}]
 	}
 	wait := int64(0)
-	if b, ok := a.busy[k]; ok && b > p.TimeNs {
+	if set && b > p.TimeNs {
 		wait = b - p.TimeNs
 	}
-	if lo := bitsNs(p.QDepth, bps, false); wait < lo {
-		wait = lo
-		if p.CE {
-			a.inexact++
+	if p.QDepth > 0 { // an empty queue takes no time: no division
+		if lo := bitsNs(p.QDepth, bps, false); wait < lo {
+			wait = lo
+			if p.CE {
+				a.inexact++
+			}
 		}
 	}
-	end := p.TimeNs + wait + bitsNs(int64(p.FrameLen), bps, true)
-	a.busy[k] = end
+	if n := int64(p.FrameLen); !a.serOK || n != a.serN || bps != a.serBps {
+		a.serN, a.serBps, a.serNs, a.serOK = n, bps, bitsNs(n, bps, true), true
+	}
+	end := p.TimeNs + wait + a.serNs
+	if host {
+		a.busyHost[h], a.busyIn[h] = end, true
+	} else {
+		a.busy[egressKey{host: -1, ip: p.DstIP.Addr()}] = end
+	}
 	return end
+}
+
+// hostOfDst returns the host in Options.Hosts owning p's destination
+// address, if any (hostIdx).
+func (a *Analyzer) hostOfDst(p *model.Pkt) (int, bool) {
+	k := 2*p.Conn + int(p.Dir) - 1
+	if p.Conn < 0 || k >= len(a.dst) || p.Dir != model.ToResponder && p.Dir != model.ToRequester {
+		h, ok := a.hostIdx[p.DstIP.Addr()]
+		return h, ok
+	}
+	c := &a.dst[k]
+	if !c.in || c.ip != p.DstIP {
+		c.h, c.ok = a.hostIdx[p.DstIP.Addr()]
+		c.ip, c.in = p.DstIP, true
+	}
+	return c.h, c.ok
 }
 
 // bitsNs is the time n bytes take at bps bit/s, rounded up (as the

@@ -47,6 +47,11 @@ type ipCounts struct {
 // allocates only the first time an address has a counted event.
 type Tally struct {
 	ips map[netip.Addr]*ipCounts
+	// last is the counts of address lastIP, the last one counted: the
+	// marked packets of an incast go to one address, found without
+	// hashing it (the map's entries are never replaced).
+	lastIP netip.Addr
+	last   *ipCounts
 }
 
 // NewTally returns an empty Tally.
@@ -61,16 +66,28 @@ func (t *Tally) CEMarkedTo(a netip.Addr) int64 {
 }
 
 func (t *Tally) get(a netip.Addr) *ipCounts {
+	if t.last != nil && t.lastIP == a {
+		return t.last
+	}
 	c := t.ips[a]
 	if c == nil {
 		c = &ipCounts{}
 		t.ips[a] = c
 	}
+	t.lastIP, t.last = a, c
 	return c
 }
 
-// Observe feeds one packet (of any connection or none).
+// Observe feeds one packet (of any connection or none). It is inlined:
+// most packets are none of those it counts.
 func (t *Tally) Observe(p *model.Pkt) {
+	if p.Kind != model.KindCNP && p.Event != roce.EventCorrupt && !p.CE {
+		return
+	}
+	t.observe(p)
+}
+
+func (t *Tally) observe(p *model.Pkt) {
 	switch {
 	case p.Kind == model.KindCNP:
 		t.get(p.SrcIP.Addr()).cnpFrom++

@@ -77,13 +77,22 @@ type Options struct {
 const histLen = 64
 
 type seen struct {
-	psn  roce.PSN
 	t    int64
 	idx  int
+	psn  roce.PSN
 	copy bool
 	// reorder: a packet a reorder event held (released with the packets
 	// whose count its overtaker reached, it is none of theirs).
 	reorder bool
+}
+
+// set records p in s field by field: a seen built first and then copied
+// is written to the stack and read back in wider loads, which stalls
+// store forwarding (Intel 64 and IA-32 Architectures Optimization
+// Reference Manual, "Store Forwarding") on every packet.
+func (s *seen) set(p *model.Pkt) {
+	s.t, s.idx, s.psn = p.TimeNs, p.Index, p.PSN
+	s.copy, s.reorder = p.Event == roce.EventDuplicate, p.Event == roce.EventReorder
 }
 
 type flow struct {
@@ -123,13 +132,20 @@ type Analyzer struct {
 	flows   []flow // 2 per connection: data, response
 	entries []Entry
 	occ     map[key]int
+	// dataDir is, by connection, the direction of its data packets
+	// (dataDir of its verb): the flow of a packet without reading the
+	// table's connection.
+	dataDir []model.Dir
 }
 
 // New returns an Analyzer for the connections of t.
 func New(t *model.Table, opt Options) *Analyzer {
-	a := &Analyzer{opt: opt, table: t, flows: make([]flow, 2*len(t.Conns)), occ: map[key]int{}}
+	a := &Analyzer{opt: opt, table: t, flows: make([]flow, 2*len(t.Conns)), occ: map[key]int{}, dataDir: make([]model.Dir, len(t.Conns))}
 	for i := range a.flows {
 		a.flows[i].dup = -1
+	}
+	for i, c := range t.Conns {
+		a.dataDir[i] = dataDir(c.Verb)
 	}
 	for _, e := range opt.Events {
 		if e.Conn >= 0 && e.Conn < len(t.Conns) && e.Type.Held() {
@@ -157,20 +173,43 @@ func dataDir(v model.Verb) model.Dir {
 	return model.ToResponder
 }
 
-// Observe feeds one packet.
+// Observe feeds one packet. Most packets carry no event: they are only
+// recorded in their flow's history.
 func (a *Analyzer) Observe(p *model.Pkt) {
 	if p.Conn < 0 || p.Kind == model.KindCNP || p.Kind == model.KindOther {
 		return
 	}
-	c := &a.table.Conns[p.Conn] // not copied: most packets need only its verb
-	dir, fi := DirData, 2*p.Conn
-	if p.Dir != dataDir(c.Verb) {
-		dir, fi = DirResponse, fi+1
+	fi := 2 * p.Conn
+	if p.Dir != a.dataDir[p.Conn] {
+		fi++
+	}
+	f := &a.flows[fi]
+	if p.Event != roce.EventNone {
+		a.event(f, fi, p)
+	}
+	if f.deps != nil {
+		f.deps[uint(f.n)%depLen].set(p)
+	}
+	f.hist[uint(f.n)%histLen].set(p)
+	f.n++
+	if f.first != nil {
+		if slot := &f.first[uint32(p.PSN)%firstLen]; slot.idx == 0 && slot.t == 0 || slot.psn != p.PSN {
+			slot.set(p)
+		}
+	}
+}
+
+// event measures a packet of flow fi (f) with a switch event, before it
+// is recorded.
+func (a *Analyzer) event(f *flow, fi int, p *model.Pkt) {
+	c := &a.table.Conns[p.Conn]
+	dir := DirData
+	if fi&1 == 1 {
+		dir = DirResponse
 		if c.Verb == model.VerbRead {
 			dir = DirRequest
 		}
 	}
-	f := &a.flows[fi]
 	switch p.Event {
 	case roce.EventDelay, roce.EventReorder:
 		if p.HoldUnitNs > 0 {
@@ -193,17 +232,6 @@ func (a *Analyzer) Observe(p *model.Pkt) {
 		a.entries = append(a.entries, a.entry(*c, dir, p, -1))
 		f.dup = len(a.entries) - 1
 		a.entries[f.dup].Copies = &one
-	}
-	sn := seen{psn: p.PSN, t: p.TimeNs, idx: p.Index, copy: p.Event == roce.EventDuplicate, reorder: p.Event == roce.EventReorder}
-	if f.deps != nil {
-		f.deps[f.n%depLen] = sn
-	}
-	f.hist[f.n%histLen] = sn
-	f.n++
-	if f.first != nil {
-		if slot := &f.first[uint32(p.PSN)%firstLen]; slot.idx == 0 && slot.t == 0 || slot.psn != p.PSN {
-			*slot = sn
-		}
 	}
 }
 

@@ -119,6 +119,22 @@ type Analyzer struct {
 	t0      int64
 	started bool
 	lastNs  int64
+	// binIdx is the bin of the times t0+[binLo, binHi) (empty: none),
+	// the last packet's: the next one is most often in it too, and
+	// finding it takes no division.
+	binIdx       int
+	binLo, binHi int64
+	// dst caches, by connection and direction (2*conn + dir-1), the
+	// host of the last destination address (hostOf) of that flow of
+	// packets: one address almost always, read without hashing it.
+	dst []dstHost
+}
+
+// dstHost is a cached hostOf lookup.
+type dstHost struct {
+	ip     model.IP
+	h      int
+	ok, in bool // in: ip, h and ok are set
 }
 
 // New returns an Analyzer for the connections of t. It measures nothing
@@ -180,6 +196,7 @@ func New(t *model.Table, opt Options) *Analyzer {
 		a.host(c.Responder.IP)
 	}
 	a.ports = make([]portState, len(a.hosts))
+	a.dst = make([]dstHost, 2*len(t.Conns))
 	for i := range a.ports {
 		p := &a.ports[i]
 		p.hist = make([]int64, depthCodes)
@@ -211,12 +228,31 @@ func (a *Analyzer) bin(t int64) int {
 		a.t0, a.started = t, true
 	}
 	d := max(t-a.t0, 0)
+	if d >= a.binLo && d < a.binHi {
+		return a.binIdx
+	}
 	for d/a.w >= int64(a.n) {
 		a.double()
 	}
 	i := int(d / a.w)
 	a.hi = max(a.hi, i)
+	a.binIdx, a.binLo, a.binHi = i, int64(i)*a.w, int64(i)*a.w+a.w
 	return i
+}
+
+// hostOfDst returns the host owning p's destination address, if any.
+func (a *Analyzer) hostOfDst(p *model.Pkt) (int, bool) {
+	k := 2*p.Conn + int(p.Dir) - 1
+	if p.Conn < 0 || k >= len(a.dst) || p.Dir != model.ToResponder && p.Dir != model.ToRequester {
+		h, ok := a.hostOf[p.DstIP.Addr()]
+		return h, ok
+	}
+	c := &a.dst[k]
+	if !c.in || c.ip != p.DstIP {
+		c.h, c.ok = a.hostOf[p.DstIP.Addr()]
+		c.ip, c.in = p.DstIP, true
+	}
+	return c.h, c.ok
 }
 
 // double halves the number of bins in use by merging neighbours: sums
@@ -240,17 +276,22 @@ func (a *Analyzer) double() {
 	}
 	a.w *= 2
 	a.hi /= 2
+	a.binLo, a.binHi = 0, 0 // the bins moved
 }
 
-// Observe feeds one packet.
+// Observe feeds one packet. It is inlined: without flows (a two-host
+// test) it does nothing.
 func (a *Analyzer) Observe(p *model.Pkt) {
-	if len(a.flows) == 0 {
-		return
+	if len(a.flows) > 0 {
+		a.observe(p)
 	}
+}
+
+func (a *Analyzer) observe(p *model.Pkt) {
 	b := a.bin(p.TimeNs)
 	a.lastNs = max(a.lastNs, p.TimeNs)
 	if p.Delivered {
-		if h, ok := a.hostOf[p.DstIP.Addr()]; ok {
+		if h, ok := a.hostOfDst(p); ok {
 			q := &a.ports[h]
 			q.samples++
 			if p.QDepth > 0 {

@@ -186,8 +186,8 @@ type conn struct {
 	// reqODP: the requester uses ODP memory (Options.RequesterODP).
 	reqODP bool
 	fatal  bool
-	// write: verb is WRITE or SEND.
-	write bool
+	// write: verb is WRITE or SEND; read: verb is READ.
+	write, read bool
 
 	// WRITE/SEND: responder = receiver, requester = sender.
 	recv receiver
@@ -302,6 +302,7 @@ func New(t *model.Table, opt Options) *Checker {
 		cs := &c.conns[i]
 		cs.id, cs.verb, cs.ipsn = tc.ID, tc.Verb, tc.IPSN
 		cs.write = tc.Verb == model.VerbWrite || tc.Verb == model.VerbSend
+		cs.read = tc.Verb == model.VerbRead
 		cs.reqODP = opt.RequesterODP != nil && opt.RequesterODP(tc)
 		cs.recv.ePSN = tc.IPSN
 		cs.snd.cur, cs.snd.sndNxt, cs.snd.una = tc.IPSN.Add(-1), tc.IPSN, tc.IPSN
@@ -375,6 +376,22 @@ func (c *Checker) Observe(p *model.Pkt) {
 			// and recvData do with it.
 			s.cur, s.sndNxt = p.PSN, p.PSN.Next()
 			r.nakOut, r.ePSN = false, p.PSN.Next()
+			return
+		}
+	}
+	if p.Kind == model.KindReadResp && p.Event == roce.EventNone && p.Delivered && p.Dir == model.ToRequester && cs.read {
+		s, r, psn := &cs.rsnd, &cs.rrecv, p.PSN
+		if psn == s.sndNxt && psn == s.cur.Next() && !s.pending && psn.LessThan(s.reqNxt) &&
+			psn == r.ePSN && !r.rnr && !r.gap && psn.LessThan(r.reqNxt) {
+			// The common packet: the responder's next new response, the
+			// one the requester expects, requested and delivered. What
+			// readResponseSent and readResponseDelivered do with it.
+			s.cur, s.sndNxt = psn, psn.Next()
+			r.progress++
+			r.reissued, r.noProgress, r.ePSN = false, 0, psn.Next()
+			for len(r.ends) > 0 && r.ends[0].end.LessThan(r.ePSN) {
+				r.ends = append(r.ends[:0], r.ends[1:]...)
+			}
 			return
 		}
 	}

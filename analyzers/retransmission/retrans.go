@@ -185,8 +185,9 @@ type connTrk struct {
 	id   int
 	verb model.Verb
 	ipsn roce.PSN
-	// write: verb is WRITE or SEND (the data flow to the responder).
-	write bool
+	// write: verb is WRITE or SEND (the data flow to the responder);
+	// read: verb is READ.
+	write, read bool
 
 	// Data stream as sent.
 	sent        bool
@@ -259,6 +260,7 @@ func New(t *model.Table, opt Options) *Tracker {
 		ct := &tr.conns[i]
 		ct.id, ct.verb, ct.ipsn = c.ID, c.Verb, c.IPSN
 		ct.write = c.Verb == model.VerbWrite || c.Verb == model.VerbSend
+		ct.read = c.Verb == model.VerbRead
 		ct.cur, ct.sndNxt, ct.ePSN, ct.una = c.IPSN.Add(-1), c.IPSN, c.IPSN, c.IPSN
 		ct.reqNxt, ct.rspReqNxt = c.IPSN, c.IPSN
 		ct.curRound = -1
@@ -279,10 +281,15 @@ func (tr *Tracker) Observe(p *model.Pkt) {
 	if ct.fatal {
 		return
 	}
-	if p.Kind == model.KindData && p.Event == roce.EventNone && p.Delivered && p.Dir == model.ToResponder && ct.write &&
-		ct.sent && p.PSN == ct.sndNxt && p.PSN == ct.ePSN && len(ct.open) == 0 {
-		tr.nextData(ct, p)
-		return
+	if p.Event == roce.EventNone && p.Delivered && ct.sent && p.PSN == ct.sndNxt && p.PSN == ct.ePSN && len(ct.open) == 0 {
+		switch {
+		case p.Kind == model.KindData && p.Dir == model.ToResponder && ct.write:
+			tr.nextData(ct, p)
+			return
+		case p.Kind == model.KindReadResp && p.Dir == model.ToRequester && ct.read && ct.lastGB < 0 && !ct.rnrHold:
+			tr.nextResponse(ct, p)
+			return
+		}
 	}
 	if ct.lastGB >= 0 && p.Dir == model.ToRequester && p.Delivered && !p.Copy() && (p.Kind == model.KindAck || p.Kind == model.KindReadResp) {
 		if g := &tr.res.GoBacks[ct.lastGB]; p.PSN.Sub(g.PSN) >= 0 && p.Index > g.Index {
@@ -345,6 +352,21 @@ func (tr *Tracker) nextData(ct *connTrk, p *model.Pkt) {
 	ct.curRound = -1
 	ct.cur, ct.sndNxt, ct.ePSN = psn, psn.Next(), psn.Next()
 	ct.lastAct, ct.actValid = p.TimeNs, true
+}
+
+// nextResponse is the common packet of a READ connection: the next new
+// response PSN, as the requester expects it, no event, no loss open, no
+// go-back waiting for its answer. It does what data and receive do with
+// such a packet: progress.
+func (tr *Tracker) nextResponse(ct *connTrk, p *model.Pkt) {
+	psn := p.PSN
+	ct.curRound = -1
+	ct.cur, ct.sndNxt, ct.ePSN = psn, psn.Next(), psn.Next()
+	ct.gap = false
+	tr.progress(ct, p.TimeNs)
+	if ct.nr > 0 {
+		tr.pruneRounds(ct)
+	}
 }
 
 // writeGoBack detects the start of a retransmission sequence by the

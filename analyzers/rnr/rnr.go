@@ -198,8 +198,17 @@ func New(t *model.Table, opt Options) *Analyzer {
 // so far, or the run used ODP.
 func (a *Analyzer) Applies() bool { return a.any || a.opt.ODP }
 
-// Observe feeds one packet.
+// Observe feeds one packet. It is inlined: most packets are data
+// packets sent for the first time with no event, which it does not look
+// at further (no RNR NAK, no retry, no event to record).
 func (a *Analyzer) Observe(p *model.Pkt) {
+	if p.Kind == model.KindData && p.Event == roce.EventNone && !p.Retx {
+		return
+	}
+	a.observe(p)
+}
+
+func (a *Analyzer) observe(p *model.Pkt) {
 	if p.Kind == model.KindRNR {
 		a.any = true
 	}
