@@ -515,6 +515,14 @@ func MirrorFrame(seqField, tsNs uint64, ttl uint8) Frame {
 	return Frame{TsNs: tsNs, Seq: seq, Switch: sw, Event: roce.Event(ttl & 7), OK: true}
 }
 
+// AddMirrorFields is AddParsedFrame of MirrorFrame(seqField, tsNs, ttl),
+// without the Frame: the common packet's call, from the fields the
+// decoder read.
+func (c *Checker) AddMirrorFields(seqField, tsNs uint64, ttl uint8, src, srcIndex int) {
+	sw, seq := roce.SplitMirrorSeq(seqField)
+	c.addEvent(sw, seq, tsNs, roce.Event(ttl&7), src, srcIndex)
+}
+
 // AddParsedFrame is AddFrame of the frame ParseFrame read as f.
 func (c *Checker) AddParsedFrame(f *Frame, src, srcIndex int) {
 	switch {
