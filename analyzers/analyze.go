@@ -411,7 +411,7 @@ func (m *mainPass) packet(tp *trace.Packet) {
 	}
 	ok := m.dec.Decode(tp, &m.p)
 	if m.a.opt.Checked == nil { // the integrity check's state is its own: after Decode, it reads what Decode read
-		if seqField, ts, ttl, ok := m.dec.LastMirrorFields(); ok { // integFrame's fields, with no Frame between
+		if seqField, ts, ttl, ok := m.dec.LastMirrorFields(); ok { // setIntegFrame's fields, with no Frame between
 			m.a.integ.AddMirrorFields(seqField, ts, ttl, -1, tp.Index)
 		} else {
 			f := integrity.ParseFrame(tp.Data)

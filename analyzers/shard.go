@@ -26,7 +26,7 @@ import (
 //     analysis: model.Decoder.DecodeDeferred (each goroutine has its own
 //     Decoder: the connection cache is per Decoder; the Table is shared
 //     and read only), the integrity check's frame fields
-//     (integrity.ParseFrame, or the decoder's, integFrame) and the PFC
+//     (integrity.ParseFrame, or the decoder's, setIntegFrame) and the PFC
 //     priority (pfc.Analyzer.Priority);
 //   - the consumer (the goroutine calling Analyze) takes the batches in
 //     trace order, each once decoded, and runs the rest of mainPass.packet
@@ -267,20 +267,23 @@ func (rd *readerState) decodeUndecided(b *batch, sr *shardRun) {
 // decodeOne does what mainPass.packet does with tp's frame that needs no
 // state of the analysis.
 func (sr *shardRun) decodeOne(dec *model.Decoder, tp *trace.Packet, p *model.Pkt, st *pktState) {
-	*st = pktState{}
+	// st's fields are set one by one, none twice (no pktState{} stored
+	// whole first: see integrity.Frame.SetMirror).
 	if tp.IsMACMirror() {
-		st.mac = true
+		st.mac, st.ok, st.raw, st.hasRaw, st.prio = true, false, 0, false, 0
 		if sr.checkInteg {
 			st.integ = integrity.ParseFrame(tp.Data)
 		}
 		return
 	}
+	st.mac = false
 	st.ok, st.raw, st.hasRaw = dec.DecodeDeferred(tp, p)
+	st.prio = 0
 	if st.ok && sr.pfc != nil {
 		st.prio = int8(pfcPriority(dec, sr.pfc, tp.Data))
 	}
 	if sr.checkInteg {
-		st.integ = integFrame(dec, tp.Data)
+		setIntegFrame(&st.integ, dec, tp.Data)
 	}
 }
 
@@ -380,12 +383,14 @@ func (m *mainPass) packetDecoded(tp *trace.Packet, p *model.Pkt, st *pktState, m
 	}
 }
 
-// integFrame is integrity.ParseFrame of frame, which dec decoded last.
-func integFrame(dec *model.Decoder, frame []byte) integrity.Frame {
+// setIntegFrame sets *f to integrity.ParseFrame of frame, which dec
+// decoded last: from the fields the decoder read when it could.
+func setIntegFrame(f *integrity.Frame, dec *model.Decoder, frame []byte) {
 	if seqField, ts, ttl, ok := dec.LastMirrorFields(); ok {
-		return integrity.MirrorFrame(seqField, ts, ttl)
+		f.SetMirror(seqField, ts, ttl)
+		return
 	}
-	return integrity.ParseFrame(frame)
+	*f = integrity.ParseFrame(frame)
 }
 
 // pfcPriority is a.Priority(frame) of the frame dec decoded last.

@@ -511,8 +511,19 @@ func ParseFrame(frame []byte) Frame {
 // destination MAC (timestamp) is tsNs and whose TTL is ttl: for a caller
 // that read these fields already (model.Decoder.LastMirrorFields).
 func MirrorFrame(seqField, tsNs uint64, ttl uint8) Frame {
+	var f Frame
+	f.SetMirror(seqField, tsNs, ttl)
+	return f
+}
+
+// SetMirror sets every field of f to MirrorFrame(seqField, tsNs, ttl)
+// in place: a Frame built whole and then copied is written in narrow
+// stores and read back in wider loads, which stalls store forwarding
+// (Intel 64 and IA-32 Architectures Optimization Reference Manual,
+// "Store Forwarding") on every packet of a pass with workers.
+func (f *Frame) SetMirror(seqField, tsNs uint64, ttl uint8) {
 	sw, seq := roce.SplitMirrorSeq(seqField)
-	return Frame{TsNs: tsNs, Seq: seq, Switch: sw, Event: roce.Event(ttl & 7), OK: true}
+	f.TsNs, f.Seq, f.Switch, f.Event, f.MAC, f.OK = tsNs, seq, sw, roce.Event(ttl&7), false, true
 }
 
 // AddMirrorFields is AddParsedFrame of MirrorFrame(seqField, tsNs, ttl),
