@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/internal/testutil"
 	"github.com/netlumina/lumina/trace"
 )
 
@@ -18,12 +19,12 @@ import (
 // processes hold the cores; CPU time does not.
 type cpuMeter struct{ start int64 }
 
-func (m *cpuMeter) begin() { m.start = processCPUNs() }
+func (m *cpuMeter) begin() { m.start = testutil.ProcessCPUNs() }
 
 // report adds the packets/cpu-s metric for n packets per iteration; it
 // reports nothing where the process's CPU time is unknown.
 func (m *cpuMeter) report(b *testing.B, n int) {
-	end := processCPUNs()
+	end := testutil.ProcessCPUNs()
 	if m.start <= 0 || end <= m.start {
 		return
 	}
@@ -117,13 +118,13 @@ func BenchmarkAnalyzeWorkers(b *testing.B) {
 	for range b.N {
 		for i, w := range []int{1, 2} {
 			opt.Workers = w
-			t0, c0 := time.Now(), processCPUNs()
+			t0, c0 := time.Now(), testutil.ProcessCPUNs()
 			r, err := Analyze(context.Background(), src, meta, opt)
 			if err != nil {
 				b.Fatal(err)
 			}
 			wall[i] += int64(time.Since(t0))
-			cpu[i] += processCPUNs() - c0
+			cpu[i] += testutil.ProcessCPUNs() - c0
 			if r.Trace.Packets != n {
 				b.Fatalf("%d packets, want %d", r.Trace.Packets, n)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/internal/testutil"
 	"github.com/netlumina/lumina/trace"
 )
 
@@ -62,13 +63,13 @@ func BenchmarkObserve(b *testing.B) {
 		b.StopTimer()
 		a := newPass().a
 		b.StartTimer()
-		c0 := processCPUNs()
+		c0 := testutil.ProcessCPUNs()
 		for i := range pkts {
 			p := &pkts[i]
 			p.Retx = false // set by the previous iteration's observe
 			a.observe(p)
 		}
-		cpu += processCPUNs() - c0
+		cpu += testutil.ProcessCPUNs() - c0
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(pkts)), "ns/packet")
 	if cpu > 0 {

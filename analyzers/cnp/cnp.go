@@ -234,19 +234,12 @@ type Analyzer struct {
 	// bytes at serBps (most frames have one length).
 	busyHost            []int64
 	busyIn              []bool
-	dst                 []dstHost
+	dst                 model.HostCache
 	serN, serBps, serNs int64
 	serOK               bool
 	// scopes caches, by connection side, its last trigger's pacing
 	// domains (scopeCache).
 	scopes []scopeCache
-}
-
-// dstHost is a cached hostIdx lookup.
-type dstHost struct {
-	ip     model.IP
-	h      int
-	ok, in bool // in: ip, h and ok are set
 }
 
 // egressKey is a switch egress port: its host in Options.Hosts, else
@@ -262,8 +255,9 @@ func New(t *model.Table, opt Options) *Analyzer {
 	a := &Analyzer{opt: opt, table: t, conns: make([]ConnCNP, len(t.Conns)), perQP: make([]last, n),
 		port: make([]string, n), thr: make([][nReplays]int64, n), nak: make([]bool, n), npOf: make([]int, n),
 		perPort: map[string]*last{}, perDst: map[dstKey]*last{}, perPair: map[pairKey]*last{}, busy: map[egressKey]int64{},
-		hostIdx: map[netip.Addr]int{}, busyHost: make([]int64, len(opt.Hosts)), busyIn: make([]bool, len(opt.Hosts)), dst: make([]dstHost, n),
+		hostIdx: map[netip.Addr]int{}, busyHost: make([]int64, len(opt.Hosts)), busyIn: make([]bool, len(opt.Hosts)),
 		scopes: make([]scopeCache, n)}
+	a.dst = model.NewHostCache(a.hostIdx, len(t.Conns))
 	for h := range opt.Hosts {
 		for _, ip := range opt.Hosts[h].IPs {
 			if _, dup := a.hostIdx[ip]; !dup {
@@ -400,7 +394,7 @@ func (a *Analyzer) lookupScopes(sc *scopeCache, k int, np, rp model.IP) {
 // left, at least the time its queue depth takes at LinkBps.
 func (a *Analyzer) depart(p *model.Pkt) int64 {
 	bps := a.opt.LinkBps
-	h, host := a.hostOfDst(p)
+	h, host := a.dst.Dst(p)
 	var b int64
 	var set bool
 	if host {
@@ -433,22 +427,6 @@ func (a *Analyzer) depart(p *model.Pkt) int64 {
 		a.busy[egressKey{host: -1, ip: p.DstIP.Addr()}] = end
 	}
 	return end
-}
-
-// hostOfDst returns the host in Options.Hosts owning p's destination
-// address, if any (hostIdx).
-func (a *Analyzer) hostOfDst(p *model.Pkt) (int, bool) {
-	k := 2*p.Conn + int(p.Dir) - 1
-	if p.Conn < 0 || k >= len(a.dst) || p.Dir != model.ToResponder && p.Dir != model.ToRequester {
-		h, ok := a.hostIdx[p.DstIP.Addr()]
-		return h, ok
-	}
-	c := &a.dst[k]
-	if !c.in || c.ip != p.DstIP {
-		c.h, c.ok = a.hostIdx[p.DstIP.Addr()]
-		c.ip, c.in = p.DstIP, true
-	}
-	return c.h, c.ok
 }
 
 // bitsNs is the time n bytes take at bps bit/s, rounded up (as the

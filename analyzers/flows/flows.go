@@ -127,14 +127,7 @@ type Analyzer struct {
 	// dst caches, by connection and direction (2*conn + dir-1), the
 	// host of the last destination address (hostOf) of that flow of
 	// packets: one address almost always, read without hashing it.
-	dst []dstHost
-}
-
-// dstHost is a cached hostOf lookup.
-type dstHost struct {
-	ip     model.IP
-	h      int
-	ok, in bool // in: ip, h and ok are set
+	dst model.HostCache
 }
 
 // New returns an Analyzer for the connections of t. It measures nothing
@@ -196,7 +189,7 @@ func New(t *model.Table, opt Options) *Analyzer {
 		a.host(c.Responder.IP)
 	}
 	a.ports = make([]portState, len(a.hosts))
-	a.dst = make([]dstHost, 2*len(t.Conns))
+	a.dst = model.NewHostCache(a.hostOf, len(t.Conns))
 	for i := range a.ports {
 		p := &a.ports[i]
 		p.hist = make([]int64, depthCodes)
@@ -240,21 +233,6 @@ func (a *Analyzer) bin(t int64) int {
 	return i
 }
 
-// hostOfDst returns the host owning p's destination address, if any.
-func (a *Analyzer) hostOfDst(p *model.Pkt) (int, bool) {
-	k := 2*p.Conn + int(p.Dir) - 1
-	if p.Conn < 0 || k >= len(a.dst) || p.Dir != model.ToResponder && p.Dir != model.ToRequester {
-		h, ok := a.hostOf[p.DstIP.Addr()]
-		return h, ok
-	}
-	c := &a.dst[k]
-	if !c.in || c.ip != p.DstIP {
-		c.h, c.ok = a.hostOf[p.DstIP.Addr()]
-		c.ip, c.in = p.DstIP, true
-	}
-	return c.h, c.ok
-}
-
 // double halves the number of bins in use by merging neighbours: sums
 // for the goodput, maxima for the depth.
 func (a *Analyzer) double() {
@@ -291,7 +269,7 @@ func (a *Analyzer) observe(p *model.Pkt) {
 	b := a.bin(p.TimeNs)
 	a.lastNs = max(a.lastNs, p.TimeNs)
 	if p.Delivered {
-		if h, ok := a.hostOfDst(p); ok {
+		if h, ok := a.dst.Dst(p); ok {
 			q := &a.ports[h]
 			q.samples++
 			if p.QDepth > 0 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/netlumina/lumina/analyzers"
 	"github.com/netlumina/lumina/analyzers/model"
+	"github.com/netlumina/lumina/internal/testutil"
 	"github.com/netlumina/lumina/roce"
 	"github.com/netlumina/lumina/trace"
 )
@@ -62,7 +63,7 @@ func BenchmarkDecode(b *testing.B) {
 	var p model.Pkt
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := processCPUNs()
+	cpu0 := testutil.ProcessCPUNs()
 	var sink uint64
 	for range b.N {
 		for i := range tps {
@@ -76,7 +77,7 @@ func BenchmarkDecode(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(tps)), "ns/packet")
 	if cpu0 > 0 { // the CPU time is known
-		b.ReportMetric(float64(processCPUNs()-cpu0)/float64(b.N*len(tps)), "cpu-ns/packet")
+		b.ReportMetric(float64(testutil.ProcessCPUNs()-cpu0)/float64(b.N*len(tps)), "cpu-ns/packet")
 	}
 	_ = sink
 }

@@ -1,6 +1,0 @@
-//go:build !unix
-
-package analyzers
-
-// processCPUNs is unknown here: benchmarks report no packets/cpu-s.
-func processCPUNs() int64 { return 0 }
