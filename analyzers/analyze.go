@@ -481,10 +481,12 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 	}
 	a.reqODP = reqODP
 	// The earliest a transport timer can expire, as the timeout check
-	// bounds it (Finish): a READ re-sent sooner continues a go-back.
+	// bounds it (Finish: the tolerance, then the timestamps' uncertainty
+	// below the bound): a READ re-sent sooner continues a go-back.
 	var minTimeout int64
 	if ttr, ok := params.TransportTimeoutNs(); ok {
-		minTimeout = max(ttr-max(a.opt.TimeoutToleranceNs, params.RTTNs/2, DefaultTimeoutToleranceNs), 1)
+		tol := max(a.opt.TimeoutToleranceNs, params.RTTNs/2, DefaultTimeoutToleranceNs)
+		minTimeout = max(ttr-tol-params.TimestampUncertaintyNs, 1)
 	}
 	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred, ODP: params.ODP, RequesterODP: a.reqODP,
 		MinTimeoutNs: minTimeout})

@@ -812,15 +812,19 @@ func (c *Checker) readRequestSent(cs *conn, p *model.Pkt) {
 // came since it began, or when only its own requests were answered and p
 // left sooner after the previous one than a transport timer can expire
 // (the responses to a go-back's first requests may overtake its later
-// ones). The retransmission tracker decides the same way.
+// ones); not when an RNR NAK for p's PSN came since, nor with the QP
+// timeout unknown. The retransmission tracker decides the same way.
 func (c *Checker) continuesGoBack(r *readReceiver, p *model.Pkt) bool {
+	if r.rnr && r.rnrPSN == p.PSN {
+		return false // an RNR NAK for p's PSN came since: p answers it
+	}
 	if r.progress == r.reissueProg {
 		return true
 	}
-	if r.ePSN.Sub(p.PSN) > 0 {
+	if r.ePSN.Sub(p.PSN) > 0 || c.opt.MinTimeoutNs <= 0 {
 		return false
 	}
-	return c.opt.MinTimeoutNs <= 0 || p.TimeNs-r.reissueLastT < c.opt.MinTimeoutNs
+	return p.TimeNs-r.reissueLastT < c.opt.MinTimeoutNs
 }
 
 // readResponseDelivered: the requester received a READ response.

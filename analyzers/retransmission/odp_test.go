@@ -27,19 +27,23 @@ func TestODPGoBacks(t *testing.T) {
 		{"fig6-left", tracetest.ODPTwoReads, []string{"rnr 0 4565000 false", "timeout 1 499923000 false"}, ConnStats{RNR: 1, Timeouts: 1, Spurious: 1}, 0},
 		{"fig11", tracetest.ODPThreeReads, []string{"rnr 0 4565000 false", "fast 1 10000 false"}, ConnStats{RNR: 1, Fast: 1, Spurious: 1}, 0},
 		// The response to the go-back's first request overtakes its second
-		// (7 µs later): still one go-back, with the timeout known (a timer
-		// cannot expire that soon) and without it (the PSN order decides).
+		// (7 µs later): still one go-back when the timeout is known (a
+		// timer cannot expire that soon); with it unknown, the second is a
+		// go-back of its own, as before any response came.
 		{"fig11-overtaken", tracetest.ODPThreeReadsOvertaken, []string{"rnr 0 4565000 false", "fast 1 10000 false"},
-			ConnStats{RNR: 1, Fast: 1, Spurious: 1}, 0},
-		{"fig11-overtaken-timeout-known", tracetest.ODPThreeReadsOvertaken, []string{"rnr 0 4565000 false", "fast 1 10000 false"},
 			ConnStats{RNR: 1, Fast: 1, Spurious: 1}, 67_000_000},
+		{"fig11-overtaken-timeout-unknown", tracetest.ODPThreeReadsOvertaken,
+			[]string{"rnr 0 4565000 false", "fast 1 10000 false", "timeout 2 7000 false"}, ConnStats{RNR: 1, Fast: 1, Timeouts: 1, Spurious: 2}, 0},
 		// The next request re-sent after its predecessor's response and
-		// later than a timer can expire is a timeout go-back of its own;
-		// with the timeout unknown the order makes it the NAK's.
+		// later than a timer can expire is a timeout go-back of its own.
 		{"next-after-timer", "Q0:1 Q1:1 N0 Q0:1 r0 @70000000 Q1:1 r1", []string{"fast 0 200 false", "timeout 1 70000000 false"},
 			ConnStats{Fast: 1, Timeouts: 1, Spurious: 2}, 67_000_000},
-		{"next-after-timer-unknown", "Q0:1 Q1:1 N0 Q0:1 r0 @70000000 Q1:1 r1", []string{"fast 0 200 false"},
-			ConnStats{Fast: 1, Spurious: 1}, 0},
+		// An RNR NAK for the next request's PSN came after the go-back
+		// began: the next request answers it, a go-back of its own.
+		{"rnr-for-next", "Q0:1 Q1:1 R0:14 @1000000 Q0:1 r0 R1:14 @1000000 Q1:1 r1", []string{"rnr 0 1000100 false", "rnr 1 1000100 false"},
+			ConnStats{RNR: 2}, 67_000_000},
+		{"rnr-for-next-timeout-unknown", "Q0:1 Q1:1 R0:14 @1000000 Q0:1 r0 R1:14 @1000000 Q1:1 r1", []string{"rnr 0 1000100 false", "rnr 1 1000100 false"},
+			ConnStats{RNR: 2}, 0},
 		{"implied", "Q0:2 r0x r1 Q0:2 r0 r1", []string{"fast 0 300 true"}, ConnStats{Implied: 1, Losses: 1}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

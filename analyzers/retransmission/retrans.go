@@ -648,16 +648,20 @@ func (tr *Tracker) readRequest(ct *connTrk, p *model.Pkt) {
 // p left sooner after the previous request than a transport timer can
 // expire: a go-back-N re-sends the whole window, but the responses to
 // its first requests may overtake its later ones (a busy requester), and
-// that later request is no timeout. With the QP timeout unknown the
-// order alone decides.
+// that later request is no timeout. With the QP timeout unknown, or a
+// NAK or RNR NAK for p's PSN since the go-back began, p starts a go-back
+// of its own.
 func (tr *Tracker) continuesGoBack(ct *connTrk, p *model.Pkt) bool {
+	if (ct.nakPending || ct.rnrHold) && ct.nakPSN == p.PSN {
+		return false // a NAK or RNR NAK for p's PSN came since: p answers it
+	}
 	if ct.stats.Epochs == ct.reissueEpoch {
 		return true
 	}
-	if ct.ePSN.Sub(p.PSN) > 0 {
+	if ct.ePSN.Sub(p.PSN) > 0 || tr.opt.MinTimeoutNs <= 0 {
 		return false
 	}
-	return tr.opt.MinTimeoutNs <= 0 || p.TimeNs-ct.reissueLastT < tr.opt.MinTimeoutNs
+	return p.TimeNs-ct.reissueLastT < tr.opt.MinTimeoutNs
 }
 
 // data handles a data packet (WRITE/SEND request or READ response) as sent.

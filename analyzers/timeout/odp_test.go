@@ -36,7 +36,6 @@ func TestODP(t *testing.T) {
 		{"fig6-left", tracetest.ODPTwoReads, true, model.Pass, [][]int{nil}, [][]int64{{499_923_000}}, "1/recovered"},
 		{"fig6-middle", tracetest.ODPTwoReadsLocal, true, model.Pass, [][]int{{0}}, [][]int64{{522_000, 500_000_000}}, "0/recovered"},
 		{"fig11", tracetest.ODPThreeReads, true, model.Pass, nil, nil, ""},
-		{"fig11-overtaken", tracetest.ODPThreeReadsOvertaken, true, model.Pass, nil, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := check(t, model.VerbRead, tc.script, Options{TransportTimeoutNs: ttr, RequesterODP: func(model.Conn) bool { return tc.odp }})
