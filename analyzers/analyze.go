@@ -466,6 +466,13 @@ type pipeline struct {
 	reqODP func(c model.Conn) bool
 }
 
+// timeoutToleranceNs widens the timeout check's bound on both sides
+// (Options.TimeoutToleranceNs, at least half the RTT and
+// DefaultTimeoutToleranceNs).
+func (a *pipeline) timeoutToleranceNs() int64 {
+	return max(a.opt.TimeoutToleranceNs, a.params.RTTNs/2, DefaultTimeoutToleranceNs)
+}
+
 func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Options) *pipeline {
 	a := &pipeline{table: t, params: params, opt: opt, tally: counters.NewTally()}
 	var err error
@@ -485,8 +492,7 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 	// below the bound): a READ re-sent sooner continues a go-back.
 	var minTimeout int64
 	if ttr, ok := params.TransportTimeoutNs(); ok {
-		tol := max(a.opt.TimeoutToleranceNs, params.RTTNs/2, DefaultTimeoutToleranceNs)
-		minTimeout = max(ttr-tol-params.TimestampUncertaintyNs, 1)
+		minTimeout = max(ttr-a.timeoutToleranceNs()-params.TimestampUncertaintyNs, 1)
 	}
 	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred, ODP: params.ODP, RequesterODP: a.reqODP,
 		MinTimeoutNs: minTimeout})
@@ -575,8 +581,7 @@ func (a *pipeline) finish(r *Report, meta model.Meta, selected map[string]bool) 
 	if retry == 0 {
 		retry = -1
 	}
-	tol := max(a.opt.TimeoutToleranceNs, a.params.RTTNs/2, DefaultTimeoutToleranceNs)
-	to := timeout.Check(&rt, a.table, timeout.Options{TransportTimeoutNs: ttr, RetryCnt: retry, ToleranceNs: tol,
+	to := timeout.Check(&rt, a.table, timeout.Options{TransportTimeoutNs: ttr, RetryCnt: retry, ToleranceNs: a.timeoutToleranceNs(),
 		UncertaintyNs: a.params.TimestampUncertaintyNs, LatenessNs: a.params.TimerLatenessNs, RequesterODP: a.reqODP})
 	cn := a.cnp.Finish()
 	pf := a.pfc.Finish()

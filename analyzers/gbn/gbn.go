@@ -108,7 +108,7 @@ type Options struct {
 	ODP bool
 	// MinTimeoutNs is the earliest a requester's transport timer can
 	// expire (T_tr less the timeout check's tolerance); 0 when unknown.
-	// See continuesGoBack.
+	// See model.ContinuesGoBack.
 	MinTimeoutNs int64
 	// RequesterODP says whether the requester of connection c uses ODP
 	// memory (model.Params.ODPAt of its address): a READ requester whose
@@ -263,7 +263,7 @@ type readReceiver struct {
 	rnrPSN roce.PSN
 	// reissuing: a go-back re-issued a READ and re-sends the requests
 	// after it as they follow (from reissueNxt, Fig. 11; see
-	// continuesGoBack); progress counted reissueProg when it began, its
+	// model.ContinuesGoBack); progress counted reissueProg when it began, its
 	// last request left at reissueLastT.
 	reissuing    bool
 	reissueNxt   roce.PSN
@@ -770,7 +770,8 @@ func (c *Checker) readRequestSent(cs *conn, p *model.Pkt) {
 		}
 		r.ends = append(r.ends, rng{psn, end})
 		r.reqNxt = end.Next()
-	case r.reissuing && psn == r.reissueNxt && c.continuesGoBack(r, p):
+	case r.reissuing && psn == r.reissueNxt && model.ContinuesGoBack(p, r.rnr && r.rnrPSN == psn, r.progress != r.reissueProg,
+		r.ePSN, r.reissueLastT, c.opt.MinTimeoutNs):
 		r.reissueNxt, r.reissueLastT = end.Next(), p.TimeNs // the go-back re-sends the next READ
 	default: // re-issued request: the NAK's role
 		r.reissuing, r.reissueNxt, r.reissueProg, r.reissueLastT = true, end.Next(), r.progress, p.TimeNs
@@ -805,26 +806,6 @@ func (c *Checker) readRequestSent(cs *conn, p *model.Pkt) {
 		r.gap, r.reissued = false, true
 		r.noProgress++
 	}
-}
-
-// continuesGoBack says whether p, a READ request at the PSN after the
-// last request of the go-back under way, belongs to it: when no response
-// came since it began, or when only its own requests were answered and p
-// left sooner after the previous one than a transport timer can expire
-// (the responses to a go-back's first requests may overtake its later
-// ones); not when an RNR NAK for p's PSN came since, nor with the QP
-// timeout unknown. The retransmission tracker decides the same way.
-func (c *Checker) continuesGoBack(r *readReceiver, p *model.Pkt) bool {
-	if r.rnr && r.rnrPSN == p.PSN {
-		return false // an RNR NAK for p's PSN came since: p answers it
-	}
-	if r.progress == r.reissueProg {
-		return true
-	}
-	if r.ePSN.Sub(p.PSN) > 0 || c.opt.MinTimeoutNs <= 0 {
-		return false
-	}
-	return p.TimeNs-r.reissueLastT < c.opt.MinTimeoutNs
 }
 
 // readResponseDelivered: the requester received a READ response.

@@ -143,7 +143,7 @@ type Options struct {
 	// expire (T_tr less the timeout check's tolerance); 0 when the QP
 	// timeout is unknown. A READ re-sent sooner than that after the
 	// previous request of a go-back under way continues that go-back
-	// (see readRequest).
+	// (model.ContinuesGoBack).
 	MinTimeoutNs int64
 }
 
@@ -232,7 +232,7 @@ type connTrk struct {
 	// Fukuoka et al., Analyzing Performance Pitfalls of On-Demand Paging
 	// of InfiniBand, Fig. 2). reissueNxt: a go-back re-sends the
 	// requests after the first as they follow (reissuing), one go-back:
-	// see readRequest. reissueEpoch is the progress count when it began,
+	// see model.ContinuesGoBack. reissueEpoch is the progress count when it began,
 	// reissueLastT when its last request was sent.
 	rnrHold      bool
 	reissuing    bool
@@ -598,7 +598,8 @@ func (tr *Tracker) readRequest(ct *connTrk, p *model.Pkt) {
 	case psn.Sub(ct.reqNxt) >= 0:
 		ct.reqNxt = psn.Add(p.NPkts)
 		ct.reissuing = false
-	case ct.reissuing && psn == ct.reissueNxt && tr.continuesGoBack(ct, p):
+	case ct.reissuing && psn == ct.reissueNxt && model.ContinuesGoBack(p, (ct.nakPending || ct.rnrHold) && ct.nakPSN == psn,
+		ct.stats.Epochs != ct.reissueEpoch, ct.ePSN, ct.reissueLastT, tr.opt.MinTimeoutNs):
 		// The next request of a go-back under way (Fukuoka et al., Fig.
 		// 11: the requester re-sends the 2nd and 3rd READs after one NAK).
 		p.Retx = true
@@ -639,29 +640,6 @@ func (tr *Tracker) readRequest(ct *connTrk, p *model.Pkt) {
 	if p.Delivered && psn.Sub(ct.rspReqNxt) >= 0 {
 		ct.rspReqNxt = psn.Add(p.NPkts)
 	}
-}
-
-// continuesGoBack says whether p, a READ request at the PSN that follows
-// the last request of the go-back under way, is part of that go-back. It
-// is when nothing was answered since the go-back began; and when only
-// the go-back's own requests were answered (responses up to p's PSN) and
-// p left sooner after the previous request than a transport timer can
-// expire: a go-back-N re-sends the whole window, but the responses to
-// its first requests may overtake its later ones (a busy requester), and
-// that later request is no timeout. With the QP timeout unknown, or a
-// NAK or RNR NAK for p's PSN since the go-back began, p starts a go-back
-// of its own.
-func (tr *Tracker) continuesGoBack(ct *connTrk, p *model.Pkt) bool {
-	if (ct.nakPending || ct.rnrHold) && ct.nakPSN == p.PSN {
-		return false // a NAK or RNR NAK for p's PSN came since: p answers it
-	}
-	if ct.stats.Epochs == ct.reissueEpoch {
-		return true
-	}
-	if ct.ePSN.Sub(p.PSN) > 0 || tr.opt.MinTimeoutNs <= 0 {
-		return false
-	}
-	return p.TimeNs-ct.reissueLastT < tr.opt.MinTimeoutNs
 }
 
 // data handles a data packet (WRITE/SEND request or READ response) as sent.
