@@ -21,14 +21,8 @@ type collieCmdFlags struct{}
 
 func (*collieCmdFlags) define(*flag.FlagSet) {}
 
-func (*collieCmdFlags) check(args []string) error {
-	if len(args) == 0 {
-		return usagef("collie needs a subcommand: search or check")
-	}
-	if args[0] != "search" && args[0] != "check" {
-		return usagef("collie: unknown subcommand %q (want search or check)", args[0])
-	}
-	return nil
+func (f *collieCmdFlags) check(args []string) error {
+	return checkSubcommand("collie", args, f.argWords(nil))
 }
 
 // runCollie is lumina collie: search or check.

@@ -25,14 +25,8 @@ type exportCmdFlags struct{}
 
 func (*exportCmdFlags) define(*flag.FlagSet) {}
 
-func (*exportCmdFlags) check(args []string) error {
-	if len(args) == 0 {
-		return usagef("export needs a subcommand: parquet or store")
-	}
-	if args[0] != "parquet" && args[0] != "store" {
-		return usagef("export: unknown subcommand %q (want parquet or store)", args[0])
-	}
-	return nil
+func (f *exportCmdFlags) check(args []string) error {
+	return checkSubcommand("export", args, f.argWords(nil))
 }
 
 // runExport is lumina export: parquet or store.

@@ -28,16 +28,8 @@ type labCmdFlags struct{}
 
 func (*labCmdFlags) define(*flag.FlagSet) {}
 
-func (*labCmdFlags) check(args []string) error {
-	if len(args) == 0 {
-		return usagef("lab needs a subcommand: serve, worker, submit, status, wait or run")
-	}
-	for _, sub := range labSubs {
-		if sub.name == args[0] {
-			return nil
-		}
-	}
-	return usagef("lab: unknown subcommand %q (want serve, worker, submit, status, wait or run)", args[0])
+func (f *labCmdFlags) check(args []string) error {
+	return checkSubcommand("lab", args, f.argWords(nil))
 }
 
 // argWords: lab's subcommands, for completion.

@@ -22,6 +22,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -231,6 +232,19 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// checkSubcommand is the check of a command (name) whose first argument
+// is one of its subcommands, subs (its argWords).
+func checkSubcommand(name string, args, subs []string) error {
+	want := strings.Join(subs[:len(subs)-1], ", ") + " or " + subs[len(subs)-1]
+	if len(args) == 0 {
+		return usagef("%s needs a subcommand: %s", name, want)
+	}
+	if !slices.Contains(subs, args[0]) {
+		return usagef("%s: unknown subcommand %q (want %s)", name, args[0], want)
+	}
+	return nil
+}
 
 // errInterrupted: the command was interrupted (Ctrl-C); exit 130 with one
 // "lumina: interrupted" line. A command's own context.Canceled counts too.
