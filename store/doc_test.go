@@ -99,25 +99,9 @@ func parseDocQueries(lines []string) []docQuery {
 // table formats a query's result: a header and the rows, columns aligned.
 func table(t *testing.T, db *sql.DB, q string) []string {
 	t.Helper()
-	rs, err := db.Query(q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rs.Close()
-	cols, err := rs.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cols, data := query(t, db, q)
 	cells := [][]string{cols}
-	for rs.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rs.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
+	for _, vals := range data {
 		row := make([]string, len(cols))
 		for i, v := range vals {
 			switch x := v.(type) {
@@ -132,9 +116,6 @@ func table(t *testing.T, db *sql.DB, q string) []string {
 			}
 		}
 		cells = append(cells, row)
-	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
 	}
 	width := make([]int, len(cols))
 	for _, r := range cells {

@@ -44,20 +44,17 @@ func duck(t *testing.T, root string) *sql.DB {
 	return db
 }
 
-// rows runs q and returns every row as its columns formatted with %v,
-// joined by " ".
-func rows(t *testing.T, db *sql.DB, q string, args ...any) []string {
+// query runs q and returns its column names and every row's values.
+func query(t *testing.T, db *sql.DB, q string, args ...any) (cols []string, out [][]any) {
 	t.Helper()
 	rs, err := db.Query(q, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 	defer rs.Close()
-	cols, err := rs.Columns()
-	if err != nil {
+	if cols, err = rs.Columns(); err != nil {
 		t.Fatal(err)
 	}
-	var out []string
 	for rs.Next() {
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
@@ -67,14 +64,26 @@ func rows(t *testing.T, db *sql.DB, q string, args ...any) []string {
 		if err := rs.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
-		var s []string
-		for _, v := range vals {
-			s = append(s, fmt.Sprint(v))
-		}
-		out = append(out, strings.Join(s, " "))
+		out = append(out, vals)
 	}
 	if err := rs.Err(); err != nil {
 		t.Fatal(err)
+	}
+	return cols, out
+}
+
+// rows runs q and returns every row as its columns formatted with %v,
+// joined by " ".
+func rows(t *testing.T, db *sql.DB, q string, args ...any) []string {
+	t.Helper()
+	_, vals := query(t, db, q, args...)
+	var out []string
+	for _, row := range vals {
+		var s []string
+		for _, v := range row {
+			s = append(s, fmt.Sprint(v))
+		}
+		out = append(out, strings.Join(s, " "))
 	}
 	return out
 }
