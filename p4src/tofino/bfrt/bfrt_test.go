@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
@@ -30,22 +28,11 @@ func connect(t *testing.T, chip bfrt.Chip) (*bfrt.Client, *bfrtfake.Server) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	srv := &bfrtfake.Server{Chip: chip}
-	addr, err := srv.Start(ctx)
+	c, done, err := srv.Client(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
-	defer ccancel()
-	c, err := bfrt.Connect(cctx, conn, 0, 1, "lumina")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	t.Cleanup(done)
 	return c, srv
 }
 

@@ -28,6 +28,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/netlumina/lumina/p4src/tofino/bfrt"
@@ -195,6 +196,27 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 
 // Stop stops serving.
 func (s *Server) Stop() { s.srv.Stop() }
+
+// Client starts s and connects a BfRt client to it as lumina does
+// (device 0, client 1, program "lumina"); done closes the client and its
+// connection. s stops with ctx.
+func (s *Server) Client(ctx context.Context) (c *bfrt.Client, done func(), err error) {
+	addr, err := s.Start(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		s.Stop()
+		return nil, nil, err
+	}
+	if c, err = bfrt.Connect(ctx, conn, 0, 1, "lumina"); err != nil {
+		conn.Close()
+		s.Stop()
+		return nil, nil, err
+	}
+	return c, func() { c.Close(); conn.Close() }, nil
+}
 
 // Writes returns the write requests received, in order.
 func (s *Server) Writes() []*pb.WriteRequest {

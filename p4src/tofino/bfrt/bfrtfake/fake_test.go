@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	"github.com/netlumina/lumina/injector"
 	"github.com/netlumina/lumina/p4src/tofino/bfrt"
 	"github.com/netlumina/lumina/p4src/tofino/bfrt/bfrtfake"
@@ -92,20 +89,11 @@ func fakeDrivesSoftwareSwitch(t *testing.T, chip bfrt.Chip) {
 		}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr, err := srv.Start(ctx)
+	c, done, err := srv.Client(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	c, err := bfrt.Connect(ctx, conn, 0, 1, "lumina")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	defer done()
 	plan, err := bfrt.PlanPauses(chip, []bfrt.Pause{{Port: ev.Port, Priority: ev.Priority, Quanta: ev.Quanta,
 		Start: ev.Start, Duration: ev.Duration, Interval: ev.Interval, SrcMAC: switchMAC}})
 	if err != nil {
@@ -147,20 +135,11 @@ func TestFakeRefusesWrongOrder(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv := &bfrtfake.Server{Chip: bfrt.Tofino1}
-	addr, err := srv.Start(ctx)
+	c, done, err := srv.Client(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	c, err := bfrt.Connect(ctx, conn, 0, 1, "lumina")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	defer done()
 	plan, err := bfrt.PlanPauses(bfrt.Tofino1, []bfrt.Pause{{Port: hostPort, Priority: 3, Quanta: 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -181,21 +160,12 @@ func TestFakeRefusedWriteKeepsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv := &bfrtfake.Server{Chip: bfrt.Tofino1}
-	addr, err := srv.Start(ctx)
+	c, done, err := srv.Client(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	c, err := bfrt.Connect(ctx, conn, 0, 1, "lumina")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	defer done()
 	pipe := uint32(0)
 	if err := c.Write(ctx, pb.Update_MODIFY, bfrt.Entry{Table: "pktgen.port_cfg", Keys: []bfrt.KV{{Name: "dev_port", Val: uint64(68)}},
 		Data: []bfrt.KV{{Name: "pktgen_enable", Val: true}}}); err != nil {
