@@ -12,38 +12,50 @@ import (
 )
 
 // odpSequence is the packet sequence of the trace in dir as `lumina
-// decode` prints it, one "OPCODE psn+N [rnr(timer=…)]" per packet: PSNs
-// relative to the first packet's, timestamps left out (a real clock's).
+// decode` prints it, one "OPCODE psn+N [rnr(timer=…)]" per packet, in two
+// parts: the packets the first packet's sender sent, in their order, then
+// the packets the other host sent, in theirs. PSNs are relative to the
+// first packet's; timestamps are left out (a real clock's), and so is how
+// the two hosts' packets interleave: on a real clock a response can reach
+// the switch before a request its requester sent right behind the one it
+// answers (a scheduling delay of tens of µs), which changes no decision of
+// either model. What each host sends, and in which order, is the models'.
 func odpSequence(t *testing.T, dir string) []string {
 	t.Helper()
 	r := lumina(t, "decode", filepath.Join(dir, "trace.pcap"))
-	var out []string
-	base := -1
+	var first, other []string
+	base, firstSrc := -1, ""
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		f := strings.Fields(line)
-		if len(f) < 8 || !strings.HasPrefix(f[7], "psn=") {
+		if len(f) < 8 || f[3] != ">" || !strings.HasPrefix(f[7], "psn=") {
 			t.Fatalf("decode line %q: want INDEX TIME SRC > DST OPCODE qp= psn= ...", line)
 		}
 		psn, err := strconv.Atoi(strings.TrimPrefix(f[7], "psn="))
 		if err != nil {
 			t.Fatalf("decode line %q: %v", line, err)
 		}
+		src, _, _ := strings.Cut(f[2], ":")
 		if base < 0 {
-			base = psn
+			base, firstSrc = psn, src
 		}
 		s := f[5] + " psn+" + strconv.Itoa(psn-base)
 		if i := strings.Index(line, " rnr(timer="); i >= 0 {
 			s += " " + strings.Fields(line[i:])[0]
 		}
-		out = append(out, s)
+		if src == firstSrc {
+			first = append(first, "> "+s)
+		} else {
+			other = append(other, "< "+s)
+		}
 	}
-	return out
+	return append(first, other...)
 }
 
 // TestNetnsODP runs the ODP examples (docs/odp.md) on netns: each host a
 // lumina agent in its own namespace, the software RNIC on a real clock.
-// Each run is valid with the sim run's packet sequence (opcodes, relative
-// PSNs, RNR timer codes: what the model decides, not the machine's timing)
+// Each run is valid with the sim run's packet sequence of each host
+// (opcodes, relative PSNs, RNR timer codes: what the models decide, not
+// the machine's timing; odpSequence)
 // and the sim run's verdicts: every check passes but
 // odp-two-reads' rnr, which names the second READ's silent timeout.
 // The examples run at netns-slowdown 50, so that the gaps the model leaves
