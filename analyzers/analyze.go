@@ -496,7 +496,8 @@ func newPipeline(t *model.Table, meta model.Meta, params model.Params, opt Optio
 	}
 	a.gbn = gbn.New(t, gbn.Options{RetryCnt: params.Retries(), CheckStartPSN: !inferred, ODP: params.ODP, RequesterODP: a.reqODP,
 		MinTimeoutNs: minTimeout})
-	a.retx = retransmission.New(t, retransmission.Options{RetryCnt: params.Retries(), RTTNs: params.RTTNs, MinTimeoutNs: minTimeout})
+	a.retx = retransmission.New(t, retransmission.Options{RetryCnt: params.Retries(), RTTNs: params.RTTNs, MinTimeoutNs: minTimeout,
+		AckLatenessNs: params.CNPLatenessNs})
 	ro := rnr.Options{UncertaintyNs: params.TimestampUncertaintyNs, RNRRetry: params.RNRRetries(), ODP: params.ODP, RequesterODP: reqODP}
 	if params.Timeout != nil && *params.Timeout > 0 {
 		ro.TimeoutNs = int64(roce.TransportTimeout(*params.Timeout))

@@ -143,7 +143,10 @@ type Params struct {
 	// gap between two triggers' stamps is off from the gap the NP saw by
 	// up to TimestampUncertaintyNs + this; the CNP check is inconclusive,
 	// not failed, on decisions within that of min_time_between_cnps
-	// (analyzers/cnp). Default 0.
+	// (analyzers/cnp). The retransmission tracker applies the same bound
+	// to ACKs: a WRITE/SEND requester re-sending on a timeout a PSN an ACK
+	// stamped at most this much earlier acknowledged had not taken that
+	// ACK yet (analyzers/retransmission Options.AckLatenessNs). Default 0.
 	CNPLatenessNs int64 `json:"cnp_lateness_ns,omitempty"`
 	// SentUncertaintyNs, W, is how much later than its departure the
 	// switch's timestamp of a frame it sent (a PFC pause) may be, as lumina

@@ -145,9 +145,29 @@ type Options struct {
 	// previous request of a go-back under way continues that go-back
 	// (model.ContinuesGoBack).
 	MinTimeoutNs int64
+	// AckLatenessNs is how much later than its switch timestamp an ACK
+	// may have reached the requester's RNIC (model.Params.CNPLatenessNs:
+	// the software switch's pipeline lateness plus the software RNIC's
+	// receive lateness, measured on netns; 0 on sim and for hardware). A
+	// WRITE/SEND timeout go-back that re-sends a PSN an ACK stamped at most
+	// this much earlier acknowledged shows the requester had not taken that
+	// ACK yet: its timer ran from before it (unseenProgress).
+	AckLatenessNs int64
 }
 
 const maxRounds = 32
+
+// progressRec is the requester's state before one progress event of a
+// WRITE/SEND connection (Options.AckLatenessNs > 0): what it knew if the
+// ACK of that progress had not reached it yet.
+type progressRec struct {
+	t       int64    // the ACK's switch timestamp
+	una     roce.PSN // before it
+	lastAct int64    // before it
+	epoch   int      // before it
+}
+
+const recentProgress = 8
 
 type round struct{ start, reach roce.PSN }
 
@@ -239,6 +259,13 @@ type connTrk struct {
 	reissueNxt   roce.PSN
 	reissueEpoch int
 	reissueLastT int64
+
+	// lastTx is when the requester last sent a data packet (WRITE/SEND);
+	// progs the recent progress events (a ring, nprogs in it), kept only
+	// with Options.AckLatenessNs > 0.
+	lastTx int64
+	progs  [recentProgress]progressRec
+	nprogs int
 }
 
 // Tracker follows every connection of a Table. It does not allocate per
@@ -312,7 +339,7 @@ func (tr *Tracker) Observe(p *model.Pkt) {
 				tr.remember(ct, p)
 				tr.writeGoBack(ct, p)
 				tr.data(ct, p)
-				ct.lastAct, ct.actValid = p.TimeNs, true
+				ct.lastAct, ct.actValid, ct.lastTx = p.TimeNs, true, p.TimeNs
 			}
 		case p.Dir == model.ToRequester && p.Delivered && (p.Kind == model.KindAck || p.Kind == model.KindNak || p.Kind == model.KindRNR):
 			tr.writeFeedback(ct, p)
@@ -351,7 +378,7 @@ func (tr *Tracker) nextData(ct *connTrk, p *model.Pkt) {
 	psn := p.PSN
 	ct.curRound = -1
 	ct.cur, ct.sndNxt, ct.ePSN = psn, psn.Next(), psn.Next()
-	ct.lastAct, ct.actValid = p.TimeNs, true
+	ct.lastAct, ct.actValid, ct.lastTx = p.TimeNs, true, p.TimeNs
 }
 
 // nextResponse is the common packet of a READ connection: the next new
@@ -389,13 +416,51 @@ func (tr *Tracker) writeGoBack(ct *connTrk, p *model.Pkt) {
 		ct.nakPending = false
 		ct.handled, ct.handledPSN = true, ct.nakPSN
 	}
+	if kind == KindTimeout && psn.LessThan(ct.una) {
+		if e, ok := tr.unseenProgress(ct, psn, p.TimeNs); ok {
+			tr.addGoBack(ct, p, kind, e.una, e.epoch, p.TimeNs-max(e.lastAct, ct.lastTx), true)
+			return
+		}
+	}
 	tr.goBack(ct, p, kind, ct.una)
 }
 
+// unseenProgress returns the requester's state before the progress that
+// acknowledged psn, when that progress's ACK is stamped at most
+// Options.AckLatenessNs before t: a requester re-sending psn on a timeout
+// at t had not taken that ACK (nor any later one: it takes them in
+// order), so its timer ran from its last transmission or the progress
+// before. On netns the software switch can forward a frame milliseconds
+// after stamping it when the machine is busy; on sim and hardware the
+// lateness is 0 and a re-send of an acknowledged PSN is measured from the
+// ACK, as any go-back.
+func (tr *Tracker) unseenProgress(ct *connTrk, psn roce.PSN, t int64) (progressRec, bool) {
+	for i := range min(ct.nprogs, recentProgress) {
+		e := ct.progs[(ct.nprogs-1-i)%recentProgress] // newest first
+		if t-e.t > tr.opt.AckLatenessNs {
+			break
+		}
+		if !psn.LessThan(e.una) { // the requester knew psn unacknowledged then
+			return e, true
+		}
+	}
+	return progressRec{}, false
+}
+
 func (tr *Tracker) goBack(ct *connTrk, p *model.Pkt, kind string, una roce.PSN) {
-	g := GoBack{Conn: ct.id, Kind: kind, PSN: p.PSN, Una: una, Index: p.Index, TimeNs: p.TimeNs, Epoch: ct.stats.Epochs}
+	var idle int64
 	if ct.actValid {
-		g.IdleNs = p.TimeNs - ct.lastAct
+		idle = p.TimeNs - ct.lastAct
+	}
+	tr.addGoBack(ct, p, kind, una, ct.stats.Epochs, idle, ct.actValid)
+}
+
+// addGoBack records a go-back of p with the requester's view una, epoch
+// and idle time (hasIdle).
+func (tr *Tracker) addGoBack(ct *connTrk, p *model.Pkt, kind string, una roce.PSN, epoch int, idle int64, hasIdle bool) {
+	g := GoBack{Conn: ct.id, Kind: kind, PSN: p.PSN, Una: una, Index: p.Index, TimeNs: p.TimeNs, Epoch: epoch}
+	if hasIdle {
+		g.IdleNs = idle
 	}
 	if kind != KindRNR && len(ct.open) == 0 {
 		g.Spurious = CauseDelivered
@@ -435,6 +500,10 @@ func (tr *Tracker) writeFeedback(ct *connTrk, p *model.Pkt) {
 		acked = p.PSN
 	}
 	if acked.Sub(ct.una) > 0 {
+		if tr.opt.AckLatenessNs > 0 {
+			ct.progs[ct.nprogs%recentProgress] = progressRec{t: p.TimeNs, una: ct.una, lastAct: ct.lastAct, epoch: ct.stats.Epochs}
+			ct.nprogs++
+		}
 		ct.una = acked
 		tr.progress(ct, p.TimeNs)
 		if ct.nakPending && ct.nakPSN.LessThan(ct.una) {

@@ -123,3 +123,32 @@ func TestReadReissueResponse(t *testing.T) {
 		t.Errorf("WRITE timeout: reissue_response_ns %s, want none", ns(res.Losses[0].ReissueResponseNs))
 	}
 }
+
+// TestAckNotYetTaken: on netns a busy machine can hold an ACK in the
+// software switch for milliseconds after its stamp, so the requester's
+// timer for PSN 3 expires (17 ms after its re-send of 3) although the
+// trace shows 3 acknowledged 10.3 ms before. Within Options.AckLatenessNs
+// the second re-send continues the first one's episode, measured from
+// that re-send; beyond it (or at 0: sim, hardware) it is a go-back of its
+// own measured from the ACK.
+func TestAckNotYetTaken(t *testing.T) {
+	const script = "0 1 2 3x A2 @16800000 3 @6700000 A3 @10300000 3"
+	for _, tt := range []struct {
+		lateness int64
+		want     string
+	}{
+		{0, "timeout una 3 idle 16800000 epoch 1; timeout una 4 idle 10300000 epoch 2"},
+		{10_000_000, "timeout una 3 idle 16800000 epoch 1; timeout una 4 idle 10300000 epoch 2"},
+		{10_300_000, "timeout una 3 idle 16800000 epoch 1; timeout una 3 idle 17000000 epoch 1"},
+		{16_000_000, "timeout una 3 idle 16800000 epoch 1; timeout una 3 idle 17000000 epoch 1"},
+	} {
+		res := track(t, model.VerbWrite, script, tracetest.Options{}, Options{AckLatenessNs: tt.lateness})
+		var got []string
+		for _, g := range res.GoBacks {
+			got = append(got, fmt.Sprintf("%s una %d idle %d epoch %d", g.Kind, g.Una.Sub(0xFFFFF0), g.IdleNs, g.Epoch))
+		}
+		if s := strings.Join(got, "; "); s != tt.want {
+			t.Errorf("lateness %d: go-backs %s, want %s", tt.lateness, s, tt.want)
+		}
+	}
+}
