@@ -37,10 +37,7 @@ func (m *cpuMeter) report(b *testing.B, n int) {
 // plot data (json: lumina analyze --format json) and with it (html).
 // Run: LUMINA_BENCH_RUN=DIR go test ./analyzers -run '^$' -bench AnalyzeRun -benchtime 3x -cpu 1
 func BenchmarkAnalyzeRun(b *testing.B) {
-	dir := os.Getenv("LUMINA_BENCH_RUN")
-	if dir == "" {
-		b.Skip("LUMINA_BENCH_RUN not set")
-	}
+	dir := testutil.BenchRun(b)
 	in, err := ReadInputs(dir, "")
 	if err != nil {
 		b.Fatal(err)

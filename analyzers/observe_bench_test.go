@@ -17,10 +17,7 @@ import (
 // before the timed loop, as lumina analyze --format json analyzes them.
 // Run: LUMINA_BENCH_RUN=DIR go test ./analyzers -run '^$' -bench Observe -cpu 1
 func BenchmarkObserve(b *testing.B) {
-	dir := os.Getenv("LUMINA_BENCH_RUN")
-	if dir == "" {
-		b.Skip("LUMINA_BENCH_RUN not set")
-	}
+	dir := testutil.BenchRun(b)
 	limit := 300_000
 	if v, err := strconv.Atoi(os.Getenv("LUMINA_BENCH_PACKETS")); err == nil && v > 0 {
 		limit = v

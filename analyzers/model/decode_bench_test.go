@@ -1,7 +1,6 @@
 package model_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/netlumina/lumina/analyzers"
@@ -18,10 +17,7 @@ import (
 // integrity check reads): the per-packet cost of decoding alone.
 // Run: LUMINA_BENCH_RUN=DIR go test ./analyzers/model -run '^$' -bench Decode -cpu 1
 func BenchmarkDecode(b *testing.B) {
-	dir := os.Getenv("LUMINA_BENCH_RUN")
-	if dir == "" {
-		b.Skip("LUMINA_BENCH_RUN not set")
-	}
+	dir := testutil.BenchRun(b)
 	in, err := analyzers.ReadInputs(dir, "")
 	if err != nil {
 		b.Fatal(err)
@@ -48,6 +44,9 @@ func BenchmarkDecode(b *testing.B) {
 	})
 	if err != nil {
 		b.Fatal(err)
+	}
+	if len(tps) == 0 {
+		b.Fatalf("%s: %d frames, want more than %d (the benchmark decodes from frame %d on)", in.Trace, seen, skip, skip+1)
 	}
 	d := model.Decoder{Parser: roce.Parser{MirrorPort: roce.DefaultMirrorPort}, MTU: 1024,
 		Table: model.NewTable(in.Meta.Connections), Holds: in.Meta.Params.MirrorHolds}

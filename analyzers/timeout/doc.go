@@ -7,8 +7,13 @@
 // found is measured as the idle time before it: from the requester's last
 // transmission or the last progress (an ACK or in-order READ response that
 // acknowledged something new) to the first packet of the go-back (READ:
-// the re-issued request), in switch timestamps. Consecutive timeouts of a
-// connection without progress between them form one episode, reported with
+// the re-issued request), in switch timestamps. An ACK stamped at most
+// model.Params.CNPLatenessNs (netns: switch and RNIC lateness) before a
+// WRITE/SEND re-send of what it acknowledged had not reached the
+// requester: that interval runs from before the ACK, in the episode the
+// ACK would have ended (retransmission.Options.AckLatenessNs).
+// Consecutive timeouts of a connection without progress between them
+// form one episode, reported with
 // its intervals, its number of retries, and how it ended (recovered,
 // gave-up, unresolved).
 //

@@ -44,3 +44,15 @@ func RequireTshark(t testing.TB) string {
 	t.Helper()
 	return RequireTool(t, "tshark", "tshark")
 }
+
+// BenchRun returns the lumina run directory the benchmarks that read a
+// real trace use, named by LUMINA_BENCH_RUN, and skips b when it is unset
+// (an optional input, never a missing requirement).
+func BenchRun(b *testing.B) string {
+	b.Helper()
+	dir := os.Getenv("LUMINA_BENCH_RUN")
+	if dir == "" {
+		b.Skip("LUMINA_BENCH_RUN not set")
+	}
+	return dir
+}
