@@ -80,8 +80,8 @@ type Options struct {
 	// Default nil: every connection.
 	QP *int
 	// Workers is the number of goroutines of Analyze's passes (shard.go):
-	// one reads the trace, one runs the analyses in trace order, and all
-	// decode batches of packets; the report is the same for any number.
+	// all read and decode batches of packets, one runs the analyses in
+	// trace order; the report is the same for any number.
 	// Default (0): GOMAXPROCS; 1: the whole pass on the calling
 	// goroutine. A Stream (lumina run) analyzes on its caller's
 	// goroutine.
@@ -112,7 +112,13 @@ type bytesSource struct {
 }
 
 func (b bytesSource) Name() string                 { return b.name }
-func (b bytesSource) Open() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b.b)), nil }
+func (b bytesSource) Open() (io.ReadCloser, error) { return bytesReader{bytes.NewReader(b.b)}, nil }
+
+// bytesReader is a bytes.Reader with a Close, still an io.ReaderAt (the
+// passes on workers read a pcap file's chunks with ReadAt: shard.go).
+type bytesReader struct{ *bytes.Reader }
+
+func (bytesReader) Close() error { return nil }
 
 // Bytes returns an in-memory trace as a Source.
 func Bytes(name string, b []byte) Source { return bytesSource{name, b} }

@@ -21,7 +21,11 @@ import (
 //     framing and gives the one-goroutine pass's errors) and copies the
 //     frames of a batch into the batch's buffer; it decides from the first
 //     RoCE frame whether the trace carries mirror metadata (decoding that
-//     batch itself, frame by frame, as the one-goroutine pass does);
+//     batch itself, frame by frame, as the one-goroutine pass does). On a
+//     pcap file (or Bytes) no goroutine only reads: every worker reads
+//     batches in turn, straight into their buffers, and decodes what it
+//     read (shard_chunk.go); what follows describes the one reader
+//     goroutine of the others (pcapng);
 //   - decoding does everything that reads a frame and no state of the
 //     analysis: model.Decoder.DecodeDeferred (each goroutine has its own
 //     Decoder: the connection cache is per Decoder; the Table is shared
@@ -73,6 +77,10 @@ type pktState struct {
 	ok     bool // Decode reported true
 	mac    bool // a wrapped MAC Control copy (trace.IsMACMirror)
 	prio   int8 // pfc priority (ok)
+	// origLen is the frame's trace.Packet.OrigLen (ok): the consumer
+	// reads the frame's trace.Packet only for a MAC Control copy and the
+	// graphs, so that it moves fewer of the decoders' bytes between cores.
+	origLen uint32 // OrigLen is a pcap or pcapng 32-bit field
 }
 
 type batch struct {
@@ -113,6 +121,11 @@ func shardPass(ctx context.Context, src Source, spec shardSpec, n int, consume f
 		return err
 	}
 	defer rc.Close()
+	if ra, ok := rc.(io.ReaderAt); ok {
+		if ch, ok := tr.Chunker(ra); ok {
+			return chunkPass(ctx, src, ch, spec, n, consume)
+		}
+	}
 	nb := shardBatches(n)
 	free := make(chan *batch, nb)
 	for range nb {
@@ -206,9 +219,10 @@ func shardPass(ctx context.Context, src Source, spec shardSpec, n int, consume f
 
 // shardRun is what the goroutines of a pass share.
 type shardRun struct {
-	work       chan *batch // batches to decode
+	work       chan *batch // batches to decode (nil: chunk)
 	checkInteg bool
 	pfc        *pfc.Analyzer
+	chunk      *chunkRead // a pcap file read in turns (shard_chunk.go); nil: one reader
 }
 
 // decode decodes b with dec (set to b's mirror setting) and marks it
@@ -229,6 +243,20 @@ func (sr *shardRun) wait(b *batch, dec *model.Decoder) {
 		case <-b.ready:
 			return
 		default:
+		}
+		if cr := sr.chunk; cr != nil { // read and decode a batch, if one is free
+			select {
+			case f := <-cr.free:
+				if !sr.readBatch(f, dec, true) {
+					cr.free <- f
+					<-b.ready
+					return
+				}
+				continue
+			default:
+			}
+			<-b.ready
+			return
 		}
 		select {
 		case <-b.ready:
@@ -278,7 +306,7 @@ func (sr *shardRun) decodeOne(dec *model.Decoder, tp *trace.Packet, p *model.Pkt
 	}
 	st.mac = false
 	st.ok, st.raw, st.hasRaw = dec.DecodeDeferred(tp, p)
-	st.prio = 0
+	st.prio, st.origLen = 0, uint32(tp.OrigLen)
 	if st.ok && sr.pfc != nil {
 		st.prio = int8(pfcPriority(dec, sr.pfc, tp.Data))
 	}
@@ -294,12 +322,16 @@ func (m *mainPass) consume(order <-chan *batch, free chan<- *batch, sr *shardRun
 	hdec := m.dec // to decode the others' batches with
 	return consumeBatches(order, free, sr, &hdec, func(b *batch) {
 		mirror := m.dec.Mirror
+		if len(b.tps) == 0 {
+			return
+		}
+		base := b.tps[0].Index // the batch's packets are consecutive
 		for i := range b.tps {
 			if i == b.foreignAt {
 				m.decided, m.dec.Mirror, mirror = true, b.mirror, b.mirror
 				m.a.gbn.SetForeign(!mirror)
 			}
-			m.packetDecoded(&b.tps[i], &b.pkts[i], &b.st[i], mirror)
+			m.packetDecoded(&b.tps[i], base+i, &b.pkts[i], &b.st[i], mirror)
 		}
 	})
 }
@@ -346,15 +378,16 @@ func inferShard(ctx context.Context, src Source, dec model.Decoder, decided bool
 	})
 }
 
-// packetDecoded is mainPass.packet of a frame a decoder read as p and st.
-func (m *mainPass) packetDecoded(tp *trace.Packet, p *model.Pkt, st *pktState, mirror bool) {
+// packetDecoded is mainPass.packet of the frame tp, of index idx, a
+// decoder read as p and st.
+func (m *mainPass) packetDecoded(tp *trace.Packet, idx int, p *model.Pkt, st *pktState, mirror bool) {
 	r := m.r
 	r.Trace.Packets++
 	if m.a.opt.Checked == nil {
-		m.a.integ.AddParsedFrame(&st.integ, -1, tp.Index)
+		m.a.integ.AddParsedFrame(&st.integ, -1, idx)
 	}
 	if st.mac {
-		m.a.pfc.MAC(tp.Data, tp.Index)
+		m.a.pfc.MAC(tp.Data, idx)
 		return
 	}
 	if st.hasRaw {
@@ -365,7 +398,7 @@ func (m *mainPass) packetDecoded(tp *trace.Packet, p *model.Pkt, st *pktState, m
 	if !st.ok {
 		return
 	}
-	m.a.pfc.ObservePriority(p, int(st.prio), tp.OrigLen)
+	m.a.pfc.ObservePriority(p, int(st.prio), int(st.origLen))
 	if r.Trace.RoCEPackets == 0 {
 		r.Trace.FirstNs = p.TimeNs
 	}

@@ -1,7 +1,10 @@
 package analyzers
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -229,5 +232,57 @@ func TestWorkersAllocs(t *testing.T) {
 	t.Logf("allocations per run: %v for %d packets, %v for %d", allocs[0], n, allocs[1], 4*n)
 	if allocs[1] > allocs[0]+50 {
 		t.Errorf("%v allocations for %d packets, %v for %d: it allocates per packet", allocs[1], 4*n, allocs[0], n)
+	}
+}
+
+// TestWorkersChunks checks the pass on workers over a pcap trace read in
+// chunks under the read turn (shard_chunk.go): batches cut by their
+// packet count (records of 80 bytes) and by their buffer (144 bytes, a
+// record read again by the next batch), a file as the same bytes in
+// memory, and a record damaged deep in the trace, which every number of
+// workers reports as one does, after the same packets.
+func TestWorkersChunks(t *testing.T) {
+	s := newSynth(t, 8)
+	meta := synthMeta(s)
+	small := s.pcapSnap(t, 3*chunkBatchLen+77, 64)
+	if n := 3 * chunkBatchLen * 80; len(small) < n { // the count, not the bytes, cuts its batches
+		t.Fatalf("%d bytes, want at least %d", len(small), n)
+	}
+	analyzeWorkers(t, "synth-64", small, meta, Options{})
+	long := newSynth(t, 8).pcap(t, 3*chunkBatchBytes/144)
+	analyzeWorkers(t, "synth-128", long, meta, Options{})
+
+	bad := bytes.Clone(long)
+	const damaged = chunkBatchBytes/144 + 1000 // in the second batch or later
+	off := 24
+	for range damaged {
+		off += 16 + int(binary.LittleEndian.Uint32(bad[off+8:]))
+	}
+	binary.LittleEndian.PutUint32(bad[off+8:], trace.MaxPacketSize+1)
+	analyzeWorkers(t, "synth-damaged", bad, meta, Options{})
+	_, err := Analyze(context.Background(), Bytes("synth-damaged", bad), meta, Options{Workers: 2})
+	if want := fmt.Sprintf("packet %d at offset %d", damaged, off); !errors.Is(err, trace.ErrCorrupt) || !strings.Contains(err.Error(), want) {
+		t.Errorf("damaged record: error %v, want one wrapping %v about %s", err, trace.ErrCorrupt, want)
+	}
+
+	path := filepath.Join(t.TempDir(), "synth.pcap")
+	if err := os.WriteFile(path, long, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for _, src := range []Source{Bytes(path, long), File(path)} {
+		r, err := Analyze(context.Background(), src, meta, Options{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.MarshalIndent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = got
+		} else if string(got) != string(want) {
+			t.Errorf("file on two workers: report differs from the same bytes':\n%s", firstDiff(string(got), string(want)))
+		}
 	}
 }

@@ -164,10 +164,13 @@ func putMAC48(b []byte, v uint64) {
 }
 
 // pcap writes n packets of s as a trace with the dumpers' snap length.
-func (s *synth) pcap(tb testing.TB, n int) []byte {
+func (s *synth) pcap(tb testing.TB, n int) []byte { return s.pcapSnap(tb, n, 128) }
+
+// pcapSnap is pcap with frames cut to snaplen bytes.
+func (s *synth) pcapSnap(tb testing.TB, n, snaplen int) []byte {
 	var buf bytes.Buffer
-	buf.Grow(n * (16 + 128))
-	w, err := trace.NewPcapWriter(&buf, 128, trace.LinkTypeEthernet)
+	buf.Grow(n * (16 + snaplen))
+	w, err := trace.NewPcapWriter(&buf, snaplen, trace.LinkTypeEthernet)
 	if err != nil {
 		tb.Fatal(err)
 	}
