@@ -100,6 +100,15 @@ type batch struct {
 	err       error         // the reader's error after the batch's packets
 }
 
+// alloc gives b its buffers, for n packets in about bytes of frames, at
+// its first use: a pass allocates only the batches the trace fills.
+func (b *batch) alloc(bytes, n int) {
+	if b.buf == nil {
+		b.buf, b.tps = make([]byte, 0, bytes), make([]trace.Packet, 0, n)
+		b.pkts, b.st = make([]model.Pkt, n), make([]pktState, n)
+	}
+}
+
 func (b *batch) reset() {
 	b.buf, b.tps = b.buf[:0], b.tps[:0] // pkts and st: len shardBatchLen
 	b.decoded, b.foreignAt, b.err = false, -1, nil
@@ -128,9 +137,8 @@ func shardPass(ctx context.Context, src Source, spec shardSpec, n int, consume f
 	}
 	nb := shardBatches(n)
 	free := make(chan *batch, nb)
-	for range nb {
-		free <- &batch{buf: make([]byte, 0, shardBatchBytes+trace.MaxPacketSize), tps: make([]trace.Packet, 0, shardBatchLen),
-			pkts: make([]model.Pkt, shardBatchLen), st: make([]pktState, shardBatchLen), foreignAt: -1, ready: make(chan struct{}, 1)}
+	for range nb { // their buffers: at their first read (batch.alloc)
+		free <- &batch{foreignAt: -1, ready: make(chan struct{}, 1)}
 	}
 	sr := &shardRun{work: make(chan *batch, nb), checkInteg: spec.checkInteg, pfc: spec.pfc}
 	order := make(chan *batch, nb)
@@ -171,6 +179,7 @@ func shardPass(ctx context.Context, src Source, spec shardSpec, n int, consume f
 					return
 				}
 			}
+			b.alloc(shardBatchBytes+trace.MaxPacketSize, shardBatchLen)
 			b.reset()
 			for len(b.tps) < shardBatchLen && len(b.buf) < shardBatchBytes {
 				if cnt&0xFFFF == 0 && ctx.Err() != nil {

@@ -49,9 +49,8 @@ func chunkPass(ctx context.Context, src Source, ch *trace.Chunker, spec shardSpe
 	nb := shardBatches(n)
 	cr := &chunkRead{ctx: ctx, name: src.Name(), ch: ch, rd: readerState{dec: spec.dec, decided: spec.decided},
 		order: make(chan *batch, nb), free: make(chan *batch, nb)}
-	for range nb {
-		cr.free <- &batch{buf: make([]byte, 0, chunkBatchBytes), tps: make([]trace.Packet, 0, chunkBatchLen),
-			pkts: make([]model.Pkt, chunkBatchLen), st: make([]pktState, chunkBatchLen), foreignAt: -1, ready: make(chan struct{}, 1)}
+	for range nb { // their buffers: at their first read (batch.alloc)
+		cr.free <- &batch{foreignAt: -1, ready: make(chan struct{}, 1)}
 	}
 	sr := &shardRun{checkInteg: spec.checkInteg, pfc: spec.pfc, chunk: cr}
 	stop := make(chan struct{}) // the consumer returned
@@ -105,6 +104,7 @@ func (sr *shardRun) readBatch(b *batch, dec *model.Decoder, try bool) bool {
 		cr.mu.Unlock()
 		return false
 	}
+	b.alloc(chunkBatchBytes, chunkBatchLen)
 	b.reset()
 	err := cr.ctx.Err()
 	if err == nil {

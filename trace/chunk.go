@@ -83,10 +83,8 @@ func (c *Chunker) Next(buf []byte, pkts []Packet) ([]byte, []Packet, error) {
 			r.err = r.errf(r.off, true, "%w record (want %d bytes, have %d)", ErrTruncated, rec, len(b))
 			return buf, pkts, r.err
 		}
-		sec, frac, origLen := r.u32(b[0:]), r.u32(b[4:]), r.u32(b[12:])
-		pkts = append(pkts, Packet{Index: r.index, TimeNs: int64(sec)*1e9 + int64(frac)*r.fracMul, Data: b[pcapRecordHeaderLen:rec:rec],
-			OrigLen: int(max(capLen, origLen)), LinkType: r.linkType})
-		r.index++
+		pkts = pkts[:len(pkts)+1]
+		r.setPcap(&pkts[len(pkts)-1], b, capLen, rec)
 		r.off += int64(rec)
 		b = b[rec:]
 	}
