@@ -80,8 +80,9 @@ type Options struct {
 	// Default nil: every connection.
 	QP *int
 	// Workers is the number of goroutines of Analyze's passes (shard.go):
-	// all read and decode batches of packets, one runs the analyses in
-	// trace order; the report is the same for any number.
+	// all read (a pcap trace; a pcapng one has one reader) and decode
+	// batches of packets, one runs the analyses in trace order; the
+	// report is the same for any number.
 	// Default (0): GOMAXPROCS; 1: the whole pass on the calling
 	// goroutine. A Stream (lumina run) analyzes on its caller's
 	// goroutine.
