@@ -110,7 +110,7 @@ func (b *batch) alloc(bytes, n int) {
 }
 
 func (b *batch) reset() {
-	b.buf, b.tps = b.buf[:0], b.tps[:0] // pkts and st: len shardBatchLen
+	b.buf, b.tps = b.buf[:0], b.tps[:0] // pkts and st keep their length
 	b.decoded, b.foreignAt, b.err = false, -1, nil
 }
 
@@ -253,19 +253,12 @@ func (sr *shardRun) wait(b *batch, dec *model.Decoder) {
 			return
 		default:
 		}
-		if cr := sr.chunk; cr != nil { // read and decode a batch, if one is free
-			select {
-			case f := <-cr.free:
-				if !sr.readBatch(f, dec, true) {
-					cr.free <- f
-					<-b.ready
-					return
-				}
-				continue
-			default:
+		if sr.chunk != nil {
+			if !sr.readFree(dec) {
+				<-b.ready
+				return
 			}
-			<-b.ready
-			return
+			continue
 		}
 		select {
 		case <-b.ready:

@@ -88,6 +88,20 @@ func chunkPass(ctx context.Context, src Source, ch *trace.Chunker, spec shardSpe
 	return err
 }
 
+// readFree reads and decodes a batch (readBatch) if one is free and no
+// other goroutine holds the read turn; it reports whether it did.
+func (sr *shardRun) readFree(dec *model.Decoder) bool {
+	select {
+	case f := <-sr.chunk.free:
+		if sr.readBatch(f, dec, true) {
+			return true
+		}
+		sr.chunk.free <- f
+	default:
+	}
+	return false
+}
+
 // readBatch reads the next batch of the trace into b under the read turn
 // and decodes it with dec; it returns false, b untouched, when the
 // reading ended, or when try is set and another goroutine holds the turn.

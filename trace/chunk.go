@@ -84,7 +84,10 @@ func (c *Chunker) Next(buf []byte, pkts []Packet) ([]byte, []Packet, error) {
 			return buf, pkts, r.err
 		}
 		pkts = pkts[:len(pkts)+1]
-		r.setPcap(&pkts[len(pkts)-1], b, capLen, rec)
+		q := &pkts[len(pkts)-1]
+		q.Interface = 0 // pcap has one
+		r.setPcapPacket(q, b[:rec:rec])
+		r.index++
 		r.off += int64(rec)
 		b = b[rec:]
 	}

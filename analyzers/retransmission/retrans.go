@@ -418,7 +418,7 @@ func (tr *Tracker) writeGoBack(ct *connTrk, p *model.Pkt) {
 	}
 	if kind == KindTimeout && psn.LessThan(ct.una) {
 		if e, ok := tr.unseenProgress(ct, psn, p.TimeNs); ok {
-			tr.addGoBack(ct, p, kind, e.una, e.epoch, p.TimeNs-max(e.lastAct, ct.lastTx), true)
+			tr.addGoBack(ct, p, kind, e.una, e.epoch, p.TimeNs-max(e.lastAct, ct.lastTx))
 			return
 		}
 	}
@@ -452,16 +452,13 @@ func (tr *Tracker) goBack(ct *connTrk, p *model.Pkt, kind string, una roce.PSN) 
 	if ct.actValid {
 		idle = p.TimeNs - ct.lastAct
 	}
-	tr.addGoBack(ct, p, kind, una, ct.stats.Epochs, idle, ct.actValid)
+	tr.addGoBack(ct, p, kind, una, ct.stats.Epochs, idle)
 }
 
 // addGoBack records a go-back of p with the requester's view una, epoch
-// and idle time (hasIdle).
-func (tr *Tracker) addGoBack(ct *connTrk, p *model.Pkt, kind string, una roce.PSN, epoch int, idle int64, hasIdle bool) {
-	g := GoBack{Conn: ct.id, Kind: kind, PSN: p.PSN, Una: una, Index: p.Index, TimeNs: p.TimeNs, Epoch: epoch}
-	if hasIdle {
-		g.IdleNs = idle
-	}
+// and idle time (0: unknown).
+func (tr *Tracker) addGoBack(ct *connTrk, p *model.Pkt, kind string, una roce.PSN, epoch int, idle int64) {
+	g := GoBack{Conn: ct.id, Kind: kind, PSN: p.PSN, Una: una, Index: p.Index, TimeNs: p.TimeNs, Epoch: epoch, IdleNs: idle}
 	if kind != KindRNR && len(ct.open) == 0 {
 		g.Spurious = CauseDelivered
 		tr.spurious(ct, g, -1)
