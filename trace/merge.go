@@ -479,7 +479,18 @@ func (m *seqMerge) next() (j int, ooo, ok bool, err error) {
 
 // advance reads the next packet of in (source name) into h.
 func (h *mergeHead) advance(in packetSource, name string, sp SeqSpace) error {
-	p, err := in.Next()
+	var err error
+	if r, ok := in.(*Reader); ok {
+		// In place: a Packet returned by Next and copied into h.p is read
+		// back in wide loads of the narrow stores that built it, which
+		// stalls store forwarding (Reader.setPcapPacket).
+		err = r.ReadPacket(&h.p)
+	} else {
+		var p Packet
+		if p, err = in.Next(); err == nil {
+			h.p = p
+		}
+	}
 	if err == io.EOF {
 		h.ok = false
 		h.p = Packet{}
@@ -489,19 +500,19 @@ func (h *mergeHead) advance(in packetSource, name string, sp SeqSpace) error {
 		h.ok = false
 		return fmt.Errorf("trace: merge: %s: %w", name, err)
 	}
-	if err := checkMirrorCopy(p, name); err != nil {
+	if err := checkMirrorCopy(&h.p, name); err != nil {
 		h.ok = false
 		return err
 	}
-	field, _, _ := MirrorFields(p.Data)
+	field, _, _ := MirrorFields(h.p.Data)
 	_, seq := roce.SplitMirrorSeq(field)
-	h.p, h.pos, h.ok = p, sp.pos(seq), true
+	h.pos, h.ok = sp.pos(seq), true
 	return nil
 }
 
 // checkMirrorCopy returns ErrNotMirrorCopy, naming the source and the
 // packet, if p is not an Ethernet frame of at least MirrorHeaderLen bytes.
-func checkMirrorCopy(p Packet, name string) error {
+func checkMirrorCopy(p *Packet, name string) error {
 	if p.LinkType != LinkTypeEthernet {
 		return fmt.Errorf("trace: merge: %s: packet %d: %w (link type %v, want %v)",
 			name, p.Index, ErrNotMirrorCopy, p.LinkType, LinkTypeEthernet)

@@ -182,7 +182,7 @@ func (o MergeOptions) mergeSwitches(out func(src int, p Packet) error, stats *Me
 				srcErr = fmt.Errorf("trace: merge: %s: %w", name, err)
 				break
 			}
-			if err := checkMirrorCopy(p, name); err != nil {
+			if err := checkMirrorCopy(&p, name); err != nil {
 				srcErr = err
 				break
 			}
