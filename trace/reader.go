@@ -228,8 +228,9 @@ func ReadFile(path string, fn func(p Packet) error) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	var p Packet // filled in place (see setPcapPacket)
 	for {
-		p, err := r.Next()
+		err := r.ReadPacket(&p)
 		if err == io.EOF {
 			return nil
 		}
