@@ -391,7 +391,10 @@ func (o MergeOptions) mergeDirect(out func(src int, p Packet) error, srcs []Merg
 // packetSource is what a merge reads: a Reader, or a spill file of the
 // merge of several switches.
 type packetSource interface {
-	Next() (Packet, error)
+	// ReadPacket fills *p in place: a Packet returned by value and copied
+	// is read back in wide loads of the narrow stores that built it, which
+	// stalls store forwarding (Reader.setPcapPacket).
+	ReadPacket(p *Packet) error
 }
 
 // seqMerge is the k-way merge by sequence number of its inputs, pulled one
@@ -479,18 +482,7 @@ func (m *seqMerge) next() (j int, ooo, ok bool, err error) {
 
 // advance reads the next packet of in (source name) into h.
 func (h *mergeHead) advance(in packetSource, name string, sp SeqSpace) error {
-	var err error
-	if r, ok := in.(*Reader); ok {
-		// In place: a Packet returned by Next and copied into h.p is read
-		// back in wide loads of the narrow stores that built it, which
-		// stalls store forwarding (Reader.setPcapPacket).
-		err = r.ReadPacket(&h.p)
-	} else {
-		var p Packet
-		if p, err = in.Next(); err == nil {
-			h.p = p
-		}
-	}
+	err := in.ReadPacket(&h.p)
 	if err == io.EOF {
 		h.ok = false
 		h.p = Packet{}

@@ -59,9 +59,10 @@ type spill struct {
 	empty bool // no file: only err
 }
 
-// Next returns the next packet of the spill (Data valid until the next
-// call), then err or io.EOF.
-func (s *spill) Next() (Packet, error) {
+// ReadPacket reads the next packet of the spill into *p, field by field
+// (Data valid until the next call; p left as it was on error), then
+// returns err or io.EOF.
+func (s *spill) ReadPacket(p *Packet) error {
 	if s.empty {
 		return s.end()
 	}
@@ -69,7 +70,7 @@ func (s *spill) Next() (Packet, error) {
 		if err == io.EOF {
 			return s.end()
 		}
-		return Packet{}, fmt.Errorf("reading a spill file: %w", err)
+		return fmt.Errorf("reading a spill file: %w", err)
 	}
 	le := binary.LittleEndian
 	n := int(le.Uint32(s.hdr[20:]))
@@ -78,28 +79,27 @@ func (s *spill) Next() (Packet, error) {
 	}
 	s.data = s.data[:n]
 	if _, err := io.ReadFull(s.r, s.data); err != nil {
-		return Packet{}, fmt.Errorf("reading a spill file: %w", err)
+		return fmt.Errorf("reading a spill file: %w", err)
 	}
-	return Packet{
-		Index:     int(le.Uint64(s.hdr[0:])),
-		TimeNs:    int64(le.Uint64(s.hdr[8:])),
-		OrigLen:   int(le.Uint32(s.hdr[16:])),
-		Data:      s.data,
-		LinkType:  LinkTypeEthernet,
-		Interface: int(le.Uint32(s.hdr[24:])),
-	}, nil
+	p.Index = int(le.Uint64(s.hdr[0:]))
+	p.TimeNs = int64(le.Uint64(s.hdr[8:]))
+	p.OrigLen = int(le.Uint32(s.hdr[16:]))
+	p.Data = s.data
+	p.LinkType = LinkTypeEthernet
+	p.Interface = int(le.Uint32(s.hdr[24:]))
+	return nil
 }
 
-func (s *spill) end() (Packet, error) {
+func (s *spill) end() error {
 	if !s.ended {
 		s.ended = true
 		*s.live--
 	}
 	if s.err != nil && *s.live == 0 {
 		// The error is the source's: it names the source already.
-		return Packet{}, spillErr{s.err}
+		return spillErr{s.err}
 	}
-	return Packet{}, io.EOF
+	return io.EOF
 }
 
 // spillErr carries a source's error through a spill, unwrapped again by
