@@ -759,9 +759,7 @@ func (r *Report) applyObserver() (observe func(trace.Packet), unexpected func() 
 	var p roce.Packet
 	pr := roce.Parser{}
 	observe = func(tp trace.Packet) {
-		// An untagged IPv4 copy whose TTL carries no event (its low 3
-		// bits, roce.MirrorMeta.Event) is most of a trace: no parse.
-		if d := tp.Data; len(d) > 22 && d[12] == 0x08 && d[13] == 0x00 && d[22]&7 == 0 {
+		if roce.FrameEvent(tp.Data) == roce.EventNone { // most copies: no parse
 			return
 		}
 		if pr.Parse(tp.Data, tp.OrigLen, &p) != nil {

@@ -229,6 +229,36 @@ func (p *Packet) Mirror() MirrorMeta {
 	return m
 }
 
+// FrameEvent returns the event of a mirror copy (MirrorMeta.Event, what
+// Parse and Mirror give) straight from its frame: the low 3 bits of the
+// TTL of an IPv4 or the hop limit of an IPv6 packet in an Ethernet frame
+// with up to two VLAN tags (the bits above carry the queue depth,
+// DepthCode); EventNone for other frames.
+func FrameEvent(frame []byte) Event {
+	off := 12
+	for range 3 {
+		if len(frame) < off+2 {
+			return EventNone
+		}
+		l3 := off + 2
+		switch binary.BigEndian.Uint16(frame[off:]) {
+		case EtherTypeVLAN, EtherTypeQinQ:
+			off += 4
+			continue
+		case EtherTypeIPv4:
+			if len(frame) > l3+8 {
+				return Event(frame[l3+8] & 7)
+			}
+		case EtherTypeIPv6:
+			if len(frame) > l3+7 {
+				return Event(frame[l3+7] & 7)
+			}
+		}
+		return EventNone
+	}
+	return EventNone
+}
+
 // HoldCode returns the hold field of a mirror copy (MirrorMeta.HoldNs): the
 // UDP source port of a raw copy, the UDP checksum of a restored one. It is
 // meaningful only on a copy whose event is Held.

@@ -84,9 +84,7 @@ func (c *Chunker) Next(buf []byte, pkts []Packet) ([]byte, []Packet, error) {
 			return buf, pkts, r.err
 		}
 		pkts = pkts[:len(pkts)+1]
-		q := &pkts[len(pkts)-1]
-		q.Interface = 0 // pcap has one
-		r.setPcapPacket(q, b[:rec:rec])
+		r.setPcapPacket(&pkts[len(pkts)-1], b[:rec:rec])
 		r.index++
 		r.off += int64(rec)
 		b = b[rec:]

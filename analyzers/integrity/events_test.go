@@ -39,7 +39,7 @@ func TestDuplicateCopies(t *testing.T) {
 			t.Errorf("Finish(received %d, mirrored %d) = %q, copies %d; want %q, 2", tt.received, tt.mirrored, v, v.Stats.Copies, tt.want)
 		}
 	}
-	if e := frameEvent([]byte{1, 2}); e != roce.EventNone {
-		t.Errorf("frameEvent(short) = %v", e)
+	if e := roce.FrameEvent([]byte{1, 2}); e != roce.EventNone {
+		t.Errorf("FrameEvent(short) = %v", e)
 	}
 }

@@ -503,7 +503,7 @@ func ParseFrame(frame []byte) Frame {
 	if trace.IsMACMirror(frame) {
 		return Frame{TsNs: ts, Seq: seq, Switch: sw, MAC: true, OK: true}
 	}
-	return Frame{TsNs: ts, Seq: seq, Switch: sw, Event: frameEvent(frame), OK: true}
+	return Frame{TsNs: ts, Seq: seq, Switch: sw, Event: roce.FrameEvent(frame), OK: true}
 }
 
 // MirrorFrame is the Frame ParseFrame returns for an untagged IPv4 mirror
@@ -543,36 +543,6 @@ func (c *Checker) AddParsedFrame(f *Frame, src, srcIndex int) {
 	default:
 		c.addEvent(f.Switch, f.Seq, f.TsNs, f.Event, src, srcIndex)
 	}
-}
-
-// frameEvent returns the event of a mirror copy: the low 3 bits of the TTL
-// of an IPv4 or the hop limit of an IPv6 packet in an Ethernet frame with up
-// to two VLAN tags (the bits above carry the queue depth, roce.DepthCode);
-// roce.EventNone for other frames.
-func frameEvent(frame []byte) roce.Event {
-	off := 12
-	for range 3 {
-		if len(frame) < off+2 {
-			return roce.EventNone
-		}
-		et := uint16(frame[off])<<8 | uint16(frame[off+1])
-		l3 := off + 2
-		switch et {
-		case 0x8100, 0x88a8:
-			off += 4
-			continue
-		case 0x0800:
-			if len(frame) > l3+8 {
-				return roce.Event(frame[l3+8] & 7)
-			}
-		case 0x86dd:
-			if len(frame) > l3+7 {
-				return roce.Event(frame[l3+7] & 7)
-			}
-		}
-		return roce.EventNone
-	}
-	return roce.EventNone
 }
 
 // Observe adds p, which came from source src at index p.Index within it.
