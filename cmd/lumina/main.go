@@ -6,6 +6,9 @@
 // Exit codes: 0 success, 1 failure (an invalid file, a failed check, an I/O
 // error), 2 usage error, 130 interrupted (SIGINT or SIGTERM).
 //
+// LUMINA_CPUPROFILE=FILE writes a CPU profile of the command to FILE
+// (cpuprofile.go), for go tool pprof and scripts/pgo.sh.
+//
 // The path from main to a command reads top to bottom: main calls run,
 // which finds the command in the table below (commands), parses its flags
 // (the command's flags type defines them), checks the arguments (the flags
@@ -33,7 +36,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := exitCode(run(ctx, os.Args[1:], os.Stdout, os.Stderr), os.Stderr)
+	code := exitCode(profiled(os.Getenv(cpuProfileEnv), func() error { return run(ctx, os.Args[1:], os.Stdout, os.Stderr) }), os.Stderr)
 	stop()
 	os.Exit(code)
 }
