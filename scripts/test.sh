@@ -38,6 +38,13 @@ fi
 if [ "$(id -u)" = 0 ]; then
   export LUMINA_REQUIRE_ALL="${LUMINA_REQUIRE_ALL:-1}"
 fi
+# Everything here is built without cmd/lumina/default.pgo, the profile `go
+# build ./cmd/lumina` optimizes lumina with (scripts/pgo.sh): it changes
+# which calls the compiler inlines, not what the code does, and with it
+# every package lumina imports would be compiled twice more (plain and
+# -race, with the profile), minutes of CI's budget. TestDefaultPGO checks
+# that the profile is one the compiler reads.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-pgo=off"
 
 say "gofmt"
 bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
