@@ -1,8 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 )
@@ -25,25 +25,47 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	w := &firstErrWriter{w: f}
+	if err := pprof.StartCPUProfile(w); err != nil {
 		f.Close()
 		os.Remove(path)
 		return nil, fmt.Errorf("%s: %s: %w", cpuProfileEnv, path, err)
 	}
 	return func() error {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
+		pprof.StopCPUProfile() // it has written the whole profile when it returns
+		err := w.err
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %s: %w", cpuProfileEnv, path, err)
 		}
 		return nil
 	}, nil
 }
 
-// profiled is run with the CPU profile of cpuProfileEnv around it: an
+// firstErrWriter keeps the first error of its writes: runtime/pprof
+// ignores the errors of the writer it streams a CPU profile to.
+type firstErrWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *firstErrWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
+}
+
+// profiled is run with the CPU profile of cpuProfileEnv around it. An
 // error of the profile (the file cannot be created or written) is the
-// command's error when the command succeeded, and is joined to its
-// error otherwise.
-func profiled(path string, run func() error) error {
+// command's error when the command succeeded; after a failed command it
+// is printed on stderr, and the command's error (and so its exit code)
+// stands.
+func profiled(path string, stderr io.Writer, run func() error) error {
 	stop, err := startCPUProfile(path)
 	if err != nil {
 		return err
@@ -53,7 +75,7 @@ func profiled(path string, run func() error) error {
 		if runErr == nil {
 			return err
 		}
-		return errors.Join(runErr, err)
+		fmt.Fprintf(stderr, "lumina: %v\n", err)
 	}
 	return runErr
 }

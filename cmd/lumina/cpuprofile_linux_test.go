@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -42,7 +44,7 @@ func burnCPU(t *testing.T, d time.Duration) uint64 {
 func TestProfiled(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cpu.prof")
-	if err := profiled(path, func() error { burnCPU(t, 300*time.Millisecond); return nil }); err != nil {
+	if err := profiled(path, io.Discard, func() error { burnCPU(t, 300*time.Millisecond); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	// The profile holds the samples of the function that ran (its name
@@ -53,20 +55,39 @@ func TestProfiled(t *testing.T) {
 
 	// The command's error is returned as it is.
 	boom := errors.New("boom")
-	if err := profiled(filepath.Join(dir, "2.prof"), func() error { return boom }); err != boom {
+	if err := profiled(filepath.Join(dir, "2.prof"), io.Discard, func() error { return boom }); err != boom {
 		t.Errorf("profiled returned %v, want the command's error", err)
 	}
 
+	// A profile that cannot be written (a full device): the command's
+	// success becomes an error; after its failure the error is printed
+	// and the command's stands.
+	t.Run("full", func(t *testing.T) {
+		// null(4): writes to /dev/full fail with ENOSPC. Not a device
+		// (a container without it): creating it would be a file.
+		if fi, err := os.Stat("/dev/full"); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			t.Skipf("no /dev/full device: %v", err)
+		}
+		var stderr strings.Builder
+		short := func() error { burnCPU(t, 50*time.Millisecond); return nil }
+		if err := profiled("/dev/full", &stderr, short); err == nil || !strings.Contains(err.Error(), cpuProfileEnv) {
+			t.Errorf("a profile on /dev/full: %v, want an error naming %s", err, cpuProfileEnv)
+		}
+		if err := profiled("/dev/full", &stderr, func() error { short(); return boom }); err != boom || !strings.Contains(stderr.String(), "/dev/full") {
+			t.Errorf("a failed command with a profile on /dev/full: %v, stderr %q; want its error, and the profile's on stderr", err, stderr.String())
+		}
+	})
+
 	// No profile: the command runs alone.
 	ran := false
-	if err := profiled("", func() error { ran = true; return nil }); err != nil || !ran {
+	if err := profiled("", io.Discard, func() error { ran = true; return nil }); err != nil || !ran {
 		t.Errorf("without a profile: err %v, ran %v", err, ran)
 	}
 
 	// A file that cannot be created: an error naming the variable, and the
 	// command does not run.
 	ran = false
-	err := profiled(filepath.Join(dir, "missing", "cpu.prof"), func() error { ran = true; return nil })
+	err := profiled(filepath.Join(dir, "missing", "cpu.prof"), io.Discard, func() error { ran = true; return nil })
 	if err == nil || !strings.Contains(err.Error(), cpuProfileEnv) || ran {
 		t.Errorf("an uncreatable profile: err %v, ran %v; want an error naming %s and no run", err, ran, cpuProfileEnv)
 	}

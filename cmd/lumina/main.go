@@ -36,7 +36,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := exitCode(profiled(os.Getenv(cpuProfileEnv), func() error { return run(ctx, os.Args[1:], os.Stdout, os.Stderr) }), os.Stderr)
+	code := exitCode(profiled(os.Getenv(cpuProfileEnv), os.Stderr, func() error { return run(ctx, os.Args[1:], os.Stdout, os.Stderr) }), os.Stderr)
 	stop()
 	os.Exit(code)
 }
